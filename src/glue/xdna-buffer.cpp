@@ -1,0 +1,207 @@
+// XDNA buffer type: device-visible memory that holds both the model's weights and activations.
+//
+// When the buffer's usage is WEIGHTS (llama.cpp's model loader sets it before loading), set_tensor
+// converts each weight of a type with an NPU contract into the packed tile layout, once, in place:
+// the buffer holds the only copy. get_tensor undoes the conversion byte-exactly, so the scheduler
+// can still hand a weight to the CPU. Every other buffer is plain memory in ggml's layout.
+#include "xdna-device-context.h"
+
+#include "weight-layout.h"
+
+#include "ggml-impl.h"
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+namespace xdna {
+
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+struct XdnaBufferContext {
+    std::unique_ptr<DeviceBuffer>           memory;
+    std::mutex                              mutex;
+    std::unordered_set<const ggml_tensor *> padding_cleared;  // packed tensors whose tile padding is zeroed
+};
+
+XdnaBufferContext * ctx_of(ggml_backend_buffer_t buffer) {
+    return static_cast<XdnaBufferContext *>(buffer->context);
+}
+
+// Packed layout of a tensor that could be a weight. Only leaves (no op, not a view) are candidates:
+// activations computed by ops are never padded, which keeps compute buffers at ggml_nbytes.
+bool packable_layout(const ggml_tensor * t, WeightLayout & L) {
+    return t->op == GGML_OP_NONE && t->view_src == nullptr && ggml_is_contiguous(t) &&
+           make_weight_layout(t->type, t->ne, L);
+}
+
+void buffer_free(ggml_backend_buffer_t buffer) {
+    delete ctx_of(buffer);
+}
+
+void * buffer_get_base(ggml_backend_buffer_t buffer) {
+    return ctx_of(buffer)->memory->host_ptr();
+}
+
+size_t tensor_offset(ggml_backend_buffer_t buffer, const ggml_tensor * t) {
+    return static_cast<const char *>(t->data) - static_cast<const char *>(buffer_get_base(buffer));
+}
+
+void ensure_padding_cleared(ggml_backend_buffer_t buffer, const ggml_tensor * t, const WeightLayout & L) {
+    auto * ctx = ctx_of(buffer);
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    if (ctx->padding_cleared.insert(t).second) {
+        clear_weight_padding(L, t->data);
+    }
+}
+
+void warn_if_malformed(const ggml_tensor * t, const void * data, size_t offset, size_t size) {
+    // A NaN/Inf block scale is stored faithfully (the CPU would compute NaN from it too), but say so.
+    const size_t row = ggml_row_size(t->type, t->ne[0]);
+    if (offset % row == 0 && size % row == 0 && !ggml_validate_row_data(t->type, data, size)) {
+        GGML_LOG_WARN("xdna: tensor '%s' (%s) holds NaN/Inf values or block scales; stored unchanged\n", t->name,
+                      ggml_type_name(t->type));
+    }
+}
+
+void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor * t, const void * data, size_t offset, size_t size) {
+    WeightLayout L;
+    if (t->view_src != nullptr && tensor_is_packed(t->view_src) && make_weight_layout(t->view_src->type, t->view_src->ne, L)) {
+        ensure_padding_cleared(buffer, t->view_src, L);
+        pack_weight_bytes(L, data, t->view_offs + offset, size, t->view_src->data);
+        return;
+    }
+    if (tensor_is_packed(t) && make_weight_layout(t->type, t->ne, L)) {
+        GGML_ASSERT(tensor_offset(buffer, t) + L.total_bytes <= buffer->size);
+        warn_if_malformed(t, data, offset, size);
+        ensure_padding_cleared(buffer, t, L);
+        pack_weight_bytes(L, data, offset, size, t->data);
+        return;
+    }
+    std::memcpy(static_cast<char *>(t->data) + offset, data, size);
+}
+
+void buffer_get_tensor(ggml_backend_buffer_t, const ggml_tensor * t, void * data, size_t offset, size_t size) {
+    WeightLayout L;
+    if (t->view_src != nullptr && tensor_is_packed(t->view_src) && make_weight_layout(t->view_src->type, t->view_src->ne, L)) {
+        unpack_weight_bytes(L, t->view_src->data, t->view_offs + offset, size, data);
+        return;
+    }
+    if (tensor_is_packed(t) && make_weight_layout(t->type, t->ne, L)) {
+        unpack_weight_bytes(L, t->data, offset, size, data);
+        return;
+    }
+    std::memcpy(data, static_cast<const char *>(t->data) + offset, size);
+}
+
+void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor * t, uint8_t value, size_t offset, size_t size) {
+    if (tensor_is_packed(t) || (t->view_src != nullptr && tensor_is_packed(t->view_src))) {
+        std::vector<uint8_t> bytes(size, value);
+        buffer_set_tensor(buffer, t, bytes.data(), offset, size);
+        return;
+    }
+    std::memset(static_cast<char *>(t->data) + offset, value, size);
+}
+
+bool buffer_cpy_tensor(ggml_backend_buffer_t buffer, const ggml_tensor * src, ggml_tensor * dst) {
+    if (src->buffer == nullptr || !ggml_backend_buffer_is_host(src->buffer) || !ggml_is_contiguous(src)) {
+        return false;  // ggml falls back to get_tensor + set_tensor
+    }
+    buffer_set_tensor(buffer, dst, src->data, 0, ggml_nbytes(src));
+    return true;
+}
+
+void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
+    auto * ctx = ctx_of(buffer);
+    std::memset(ctx->memory->host_ptr(), value, buffer->size);
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    ctx->padding_cleared.clear();  // padding of packed weights now holds `value`
+}
+
+void buffer_reset(ggml_backend_buffer_t buffer) {
+    auto * ctx = ctx_of(buffer);
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    ctx->padding_cleared.clear();
+}
+
+const ggml_backend_buffer_i kBufferInterface = {
+    /* .free_buffer     = */ buffer_free,
+    /* .get_base        = */ buffer_get_base,
+    /* .init_tensor     = */ nullptr,
+    /* .memset_tensor   = */ buffer_memset_tensor,
+    /* .set_tensor      = */ buffer_set_tensor,
+    /* .get_tensor      = */ buffer_get_tensor,
+    /* .set_tensor_2d   = */ nullptr,
+    /* .get_tensor_2d   = */ nullptr,
+    /* .cpy_tensor      = */ buffer_cpy_tensor,
+    /* .clear           = */ buffer_clear,
+    /* .reset           = */ buffer_reset,
+};
+
+const char * buft_get_name(ggml_backend_buffer_type_t buft) {
+    return static_cast<XdnaDeviceContext *>(buft->context)->name.c_str();
+}
+
+ggml_backend_buffer_t buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
+    auto * dctx = static_cast<XdnaDeviceContext *>(buft->context);
+    auto ctx = std::make_unique<XdnaBufferContext>();
+    ctx->memory = dctx->device->allocate(size, BufferRole::data);
+    if (!ctx->memory) {
+        GGML_LOG_ERROR("xdna: failed to allocate %zu bytes of device memory\n", size);
+        return nullptr;
+    }
+    return ggml_backend_buffer_init(buft, kBufferInterface, ctx.release(), size);
+}
+
+size_t buft_get_alignment(ggml_backend_buffer_type_t) {
+    return kAlignment;
+}
+
+size_t buft_get_alloc_size(ggml_backend_buffer_type_t, const ggml_tensor * t) {
+    WeightLayout L;
+    size_t bytes = ggml_nbytes(t);
+    if (packable_layout(t, L) && L.total_bytes > bytes) {
+        bytes = L.total_bytes;
+    }
+    return bytes;
+}
+
+bool buft_is_host(ggml_backend_buffer_type_t) {
+    // Not host memory in ggml's sense: weights are not in ggml's layout, so nobody may read them directly.
+    return false;
+}
+
+}  // namespace
+
+void init_buffer_type(XdnaDeviceContext & ctx, ggml_backend_dev_t dev) {
+    ctx.buffer_type.iface = {
+        /* .get_name       = */ buft_get_name,
+        /* .alloc_buffer   = */ buft_alloc_buffer,
+        /* .get_alignment  = */ buft_get_alignment,
+        /* .get_max_size   = */ nullptr,
+        /* .get_alloc_size = */ buft_get_alloc_size,
+        /* .is_host        = */ buft_is_host,
+    };
+    ctx.buffer_type.device = dev;
+    ctx.buffer_type.context = &ctx;
+}
+
+bool is_xdna_buffer(ggml_backend_buffer_t buffer) {
+    return buffer != nullptr && buffer->iface.get_base == buffer_get_base;
+}
+
+DeviceBuffer * device_buffer_of(ggml_backend_buffer_t buffer) {
+    return is_xdna_buffer(buffer) ? ctx_of(buffer)->memory.get() : nullptr;
+}
+
+bool tensor_is_packed(const ggml_tensor * t) {
+    WeightLayout L;
+    return t->buffer != nullptr && is_xdna_buffer(t->buffer) &&
+           ggml_backend_buffer_get_usage(t->buffer) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS && packable_layout(t, L);
+}
+
+}  // namespace xdna

@@ -1,0 +1,37 @@
+// State shared by the ggml device, its buffer type and every backend (stream) created on it.
+#pragma once
+
+#include "device.h"
+
+#include "ggml-backend-impl.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace xdna {
+
+struct XdnaDeviceContext {
+    std::unique_ptr<Device>   device;
+    std::string               name;
+    std::string               description;
+    ggml_backend_buffer_type  buffer_type{};
+    std::mutex                run_mutex;  // one submission at a time per device
+};
+
+// Buffer type of the device: weights (converted at load) and activations alike.
+void init_buffer_type(XdnaDeviceContext & ctx, ggml_backend_dev_t dev);
+
+// Whether `buffer` was allocated by an XDNA buffer type.
+bool is_xdna_buffer(ggml_backend_buffer_t buffer);
+
+// Device memory behind an XDNA ggml buffer.
+DeviceBuffer * device_buffer_of(ggml_backend_buffer_t buffer);
+
+// Whether `t` is stored in the packed weight layout: a whole (non-view) tensor of a type with an NPU
+// contract in an XDNA buffer whose usage is WEIGHTS.
+bool tensor_is_packed(const ggml_tensor * t);
+
+ggml_backend_t make_backend(XdnaDeviceContext & ctx, ggml_backend_dev_t dev);
+
+}  // namespace xdna

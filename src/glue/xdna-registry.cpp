@@ -1,0 +1,225 @@
+// ggml registry "XDNA" and its device: what llama.cpp sees when it loads libggml-xdna.so.
+//
+// The device is an ACCEL device: llama.cpp adds ACCEL devices to every context and offers their
+// default buffer type first for weights, which is how the weights reach set_tensor (and the packed
+// layout) at load time without any -ngl or patch.
+#include "ggml-xdna.h"
+#include "xdna-device-context.h"
+
+#include "matmul-plan.h"
+
+#include "ggml-cpu.h"
+#include "ggml-impl.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+namespace xdna {
+
+namespace {
+
+XdnaDeviceContext * dctx(ggml_backend_dev_t dev) {
+    return static_cast<XdnaDeviceContext *>(dev->context);
+}
+
+const char * dev_get_name(ggml_backend_dev_t dev) {
+    return dctx(dev)->name.c_str();
+}
+
+const char * dev_get_description(ggml_backend_dev_t dev) {
+    return dctx(dev)->description.c_str();
+}
+
+void dev_get_memory(ggml_backend_dev_t, size_t * free, size_t * total) {
+    // The NPU uses system memory; report what the host has.
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long avail = sysconf(_SC_AVPHYS_PAGES);
+    const long page = sysconf(_SC_PAGE_SIZE);
+    *total = pages > 0 ? static_cast<size_t>(pages) * page : 0;
+    *free = avail > 0 ? static_cast<size_t>(avail) * page : 0;
+}
+
+enum ggml_backend_dev_type dev_get_type(ggml_backend_dev_t) {
+    return GGML_BACKEND_DEVICE_TYPE_ACCEL;
+}
+
+void dev_get_props(ggml_backend_dev_t dev, ggml_backend_dev_props * props) {
+    props->name = dev_get_name(dev);
+    props->description = dev_get_description(dev);
+    props->type = dev_get_type(dev);
+    props->device_id = nullptr;
+    dev_get_memory(dev, &props->memory_free, &props->memory_total);
+    props->caps = {
+        /* .async                = */ false,
+        /* .host_buffer          = */ false,
+        // No buffer_from_host_ptr: wrapping mmap'd file memory would skip set_tensor, and with it the
+        // one-time conversion of the weights into the kernels' layout.
+        /* .buffer_from_host_ptr = */ false,
+        /* .events               = */ false,
+        /* .mmap_support         = */ true,
+    };
+}
+
+ggml_backend_t dev_init_backend(ggml_backend_dev_t dev, const char *) {
+    return make_backend(*dctx(dev), dev);
+}
+
+ggml_backend_buffer_type_t dev_get_buffer_type(ggml_backend_dev_t dev) {
+    return &dctx(dev)->buffer_type;
+}
+
+bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor * op) {
+    switch (op->op) {
+        case GGML_OP_NONE:
+        case GGML_OP_RESHAPE:
+        case GGML_OP_VIEW:
+        case GGML_OP_PERMUTE:
+        case GGML_OP_TRANSPOSE:
+            return true;
+        case GGML_OP_MUL_MAT: {
+            const ggml_tensor * src0 = op->src[0];
+            const ggml_tensor * src1 = op->src[1];
+            // A view into a packed weight is not in ggml's layout and not a whole packed matrix.
+            if (src0->view_src != nullptr && tensor_is_packed(src0->view_src)) {
+                return false;
+            }
+            if (tensor_is_packed(src1) || (src1->view_src != nullptr && tensor_is_packed(src1->view_src))) {
+                return false;
+            }
+            std::string why;
+            return matmul_supported(op, why);
+        }
+        default:
+            return false;
+    }
+}
+
+bool dev_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft) {
+    return buft == &dctx(dev)->buffer_type;
+}
+
+const ggml_backend_device_i kDeviceInterface = {
+    /* .get_name             = */ dev_get_name,
+    /* .get_description      = */ dev_get_description,
+    /* .get_memory           = */ dev_get_memory,
+    /* .get_type             = */ dev_get_type,
+    /* .get_props            = */ dev_get_props,
+    /* .init_backend         = */ dev_init_backend,
+    /* .get_buffer_type      = */ dev_get_buffer_type,
+    /* .get_host_buffer_type = */ nullptr,
+    /* .buffer_from_host_ptr = */ nullptr,
+    /* .supports_op          = */ dev_supports_op,
+    /* .supports_buft        = */ dev_supports_buft,
+    /* .offload_op           = */ nullptr,
+    /* .event_new            = */ nullptr,
+    /* .event_free           = */ nullptr,
+    /* .event_synchronize    = */ nullptr,
+};
+
+struct Registry {
+    std::unique_ptr<XdnaDeviceContext> context;
+    ggml_backend_device                device{};
+    bool                               has_device = false;
+};
+
+// Which device GGML_XDNA_DEVICE asks for. Unknown values are an error naming the accepted ones.
+bool parse_device_choice(std::string & choice) {
+    const char * env = std::getenv("GGML_XDNA_DEVICE");
+    choice = (env == nullptr || *env == '\0') ? "auto" : env;
+    if (choice == "auto" || choice == "sim" || choice == "xrt") {
+        return true;
+    }
+    GGML_LOG_ERROR("xdna: GGML_XDNA_DEVICE='%s' is not valid; accepted values: auto, sim, xrt. No XDNA device registered.\n",
+                   choice.c_str());
+    return false;
+}
+
+std::unique_ptr<Device> open_chosen_device(const std::string & choice) {
+    std::string why;
+    if (choice == "sim") {
+        auto d = open_device(DeviceKind::sim, why);
+        if (!d) {
+            GGML_LOG_ERROR("xdna: simulator unavailable: %s\n", why.c_str());
+        }
+        return d;
+    }
+    auto d = open_device(DeviceKind::xrt, why);
+    if (!d) {
+        if (choice == "xrt") {
+            GGML_LOG_ERROR("xdna: no XDNA NPU: %s\n", why.c_str());
+        } else {
+            GGML_LOG_INFO("xdna: no XDNA NPU (%s); no device registered. Set GGML_XDNA_DEVICE=sim to use the simulator.\n",
+                          why.c_str());
+        }
+    }
+    return d;
+}
+
+const char * reg_get_name(ggml_backend_reg_t) {
+    return "XDNA";
+}
+
+Registry & registry_state(ggml_backend_reg_t reg) {
+    return *static_cast<Registry *>(reg->context);
+}
+
+size_t reg_get_device_count(ggml_backend_reg_t reg) {
+    return registry_state(reg).has_device ? 1 : 0;
+}
+
+ggml_backend_dev_t reg_get_device(ggml_backend_reg_t reg, size_t index) {
+    GGML_ASSERT(index < reg_get_device_count(reg));
+    return &registry_state(reg).device;
+}
+
+void * reg_get_proc_address(ggml_backend_reg_t, const char *) {
+    return nullptr;
+}
+
+const ggml_backend_reg_i kRegistryInterface = {
+    /* .get_name         = */ reg_get_name,
+    /* .get_device_count = */ reg_get_device_count,
+    /* .get_device       = */ reg_get_device,
+    /* .get_proc_address = */ reg_get_proc_address,
+};
+
+}  // namespace
+
+}  // namespace xdna
+
+ggml_backend_reg_t ggml_backend_xdna_reg(void) {
+    using namespace xdna;
+    static Registry state;
+    static ggml_backend_reg reg = {
+        /* .api_version = */ GGML_BACKEND_API_VERSION,
+        /* .iface       = */ kRegistryInterface,
+        /* .context     = */ &state,
+    };
+    static bool initialized = [] {
+        ggml_cpu_init();  // the simulator's kernels use ggml-cpu's block dot products and fp16 tables
+        std::string choice;
+        if (!parse_device_choice(choice)) {
+            return true;
+        }
+        std::unique_ptr<Device> device = open_chosen_device(choice);
+        if (!device) {
+            return true;
+        }
+        state.context = std::make_unique<XdnaDeviceContext>();
+        state.context->device = std::move(device);
+        state.context->name = state.context->device->info().name;
+        state.context->description = state.context->device->info().description;
+        state.device = {kDeviceInterface, &reg, state.context.get()};
+        init_buffer_type(*state.context, &state.device);
+        state.has_device = true;
+        GGML_LOG_INFO("xdna: device %s: %s\n", state.context->name.c_str(), state.context->description.c_str());
+        return true;
+    }();
+    (void) initialized;
+    return &reg;
+}
+
+GGML_BACKEND_DL_IMPL(ggml_backend_xdna_reg)

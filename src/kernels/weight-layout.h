@@ -1,0 +1,63 @@
+// Packed weight layout: the GGUF's own block bytes, re-tiled so that each core tile is one
+// contiguous run of memory the NPU's DMA can stream linearly (pre-packed weights stream at several
+// times the bandwidth of weights re-laid out by strided DMA descriptors).
+//
+// A weight tensor of type T with ne = {K, M, ne2, ne3} is seen as `mats` = ne2*ne3 matrices of M rows.
+// Each matrix is padded to Mp = ceil(M/TM)*TM rows and Kp = ceil(K/TK)*TK columns with all-zero blocks
+// (zero scales: the padding contributes exactly 0) and stored as
+//     [mat][m_tile][k_tile][row in tile][TK/blck blocks]
+// so a tile is TM consecutive row segments, each segment TK/blck consecutive GGUF blocks.
+// Nothing is decoded or re-quantized: the bytes per weight are the GGUF's plus the tile padding.
+#pragma once
+
+#include "ggml.h"
+#include "matmul-contract.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace xdna {
+
+struct WeightLayout {
+    ggml_type type = GGML_TYPE_COUNT;
+    int64_t   k = 0;         // valid columns (ne0)
+    int64_t   rows = 0;      // valid rows per matrix (ne1)
+    int64_t   mats = 0;      // ne2 * ne3
+    int       tile_m = 0;
+    int       tile_k = 0;
+    int64_t   m_tiles = 0;
+    int64_t   k_tiles = 0;
+    size_t    row_bytes = 0;     // bytes of one unpadded GGUF row
+    size_t    segment_bytes = 0; // bytes of one row inside one tile (TK/blck blocks)
+    size_t    tile_bytes = 0;
+    size_t    mat_bytes = 0;
+    size_t    total_bytes = 0;
+
+    int64_t padded_k() const { return k_tiles * tile_k; }
+    int64_t padded_rows() const { return m_tiles * tile_m; }
+    size_t  original_bytes() const { return row_bytes * rows * mats; }
+
+    // Byte offset, in the packed buffer, of tile (mt, kt) of matrix `mat`.
+    size_t tile_offset(int64_t mat, int64_t mt, int64_t kt) const {
+        return mat * mat_bytes + (mt * k_tiles + kt) * tile_bytes;
+    }
+};
+
+// Layout for a tensor's type and shape under its contract; `ok` is false if the type has no contract
+// or ne0 is not a whole number of blocks.
+bool make_weight_layout(ggml_type type, const int64_t ne[4], WeightLayout & out);
+
+// Pack whole original rows [first_row, first_row + n_rows) (global row = mat*rows + row) from `src`
+// (GGUF row-major bytes of just those rows) into `packed`. Padding is not touched.
+void pack_weight_rows(const WeightLayout & L, const void * src, int64_t first_row, int64_t n_rows, void * packed);
+
+// Write zeros into every padding byte of `packed` (rows beyond M, blocks beyond K).
+void clear_weight_padding(const WeightLayout & L, void * packed);
+
+// Copy the original byte range [offset, offset+size) of the GGUF row-major tensor out of `packed`.
+void unpack_weight_bytes(const WeightLayout & L, const void * packed, size_t offset, size_t size, void * dst);
+
+// Copy the original byte range [offset, offset+size) from `src` into its packed positions.
+void pack_weight_bytes(const WeightLayout & L, const void * src, size_t offset, size_t size, void * packed);
+
+}  // namespace xdna

@@ -1,0 +1,41 @@
+// Planning: turns one ggml MUL_MAT (any M, N, K, broadcast batch dims) into kernel invocations on
+// whole tiles. Tails are padded inside the packed operands, so no shape constraint reaches the user.
+#pragma once
+
+#include "activation-layout.h"
+#include "matmul-contract.h"
+#include "weight-layout.h"
+
+#include "ggml.h"
+
+#include <string>
+
+namespace xdna {
+
+// Whether the NPU can compute this MUL_MAT at all (types and strides); `why` says why not.
+bool matmul_supported(const ggml_tensor * dst, std::string & why);
+
+struct MatmulPlan {
+    const MatmulContract * contract = nullptr;
+    WeightLayout     weights;       // packed layout of all src0 matrices
+    ActivationLayout activations;   // layout of one (i12, i13) slice of src1
+    int64_t n_slices = 0;           // dst->ne[2] * dst->ne[3]
+    int64_t ne2 = 0;                // dst->ne[2], to split a slice index into (i2, i3)
+    int64_t bcast2 = 1, bcast3 = 1; // src1 slices per src0 matrix in dims 2 and 3
+    int64_t src0_ne2 = 1;
+
+    // src0 matrix used by dst slice s (broadcast as ggml defines it).
+    int64_t weight_matrix(int64_t s) const {
+        const int64_t i2 = s % ne2, i3 = s / ne2;
+        return (i2 / bcast2) + (i3 / bcast3) * src0_ne2;
+    }
+    size_t activation_bytes() const { return activations.total_bytes * n_slices; }
+};
+
+// Plan dst = MUL_MAT(src0, src1). Returns false with `why` for an op matmul_supported() refuses.
+bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why);
+
+// Copy a plain (ggml row-major, any row strides) src0 into the packed layout at `packed`.
+void pack_plain_weights(const ggml_tensor * src0, const WeightLayout & L, void * packed);
+
+}  // namespace xdna

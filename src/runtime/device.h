@@ -1,0 +1,111 @@
+// Device-neutral NPU runtime interface.
+//
+// The ggml glue and the planner talk only to this interface; the simulator (src/sim) and the XRT
+// device implement it. The unit of work is a batch of kernel invocations submitted at once and
+// waited on once (on XRT: one xrt::runlist), because each host/NPU round trip costs ~100 us.
+#pragma once
+
+#include "matmul-contract.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+struct DeviceInfo {
+    std::string name;         // short, e.g. "XDNA0"
+    std::string description;  // e.g. "XDNA2 simulator, 8x4 tiles"
+    int         columns = 0;  // AIE array columns
+    int         rows = 0;     // compute rows per column
+    bool        simulated = false;
+};
+
+// What a buffer holds; XRT places weights and data differently (both host_only BOs today).
+enum class BufferRole { weights, data };
+
+// Device-visible memory that the host also maps.
+class DeviceBuffer {
+public:
+    virtual ~DeviceBuffer() = default;
+    virtual void * host_ptr() = 0;
+    virtual size_t size() const = 0;
+    // Make host writes in [offset, offset+size) visible to the device / device writes visible to the host.
+    virtual void sync_to_device(size_t offset, size_t size) = 0;
+    virtual void sync_from_device(size_t offset, size_t size) = 0;
+};
+
+struct BufferSlice {
+    DeviceBuffer * buffer = nullptr;
+    size_t         offset = 0;
+    void *         host() const { return static_cast<char *>(buffer->host_ptr()) + offset; }
+};
+
+// One matmul contract call: out[n][m] = sum_k W[m][k] * A[n][k] for a whole (padded) matrix.
+// W is in the packed weight layout (weight-layout.h), A in the activation layout (activation-layout.h),
+// out is fp32 with a row stride of `out_row_stride` floats; only the valid m < M, n < N are written.
+struct MatmulInvocation {
+    const MatmulContract * contract = nullptr;
+    TileShape   tile{};
+    BufferSlice weights;
+    BufferSlice activations;
+    BufferSlice out;
+    int64_t     m = 0, n = 0;           // valid output rows (weights) and columns (tokens)
+    int64_t     m_tiles = 0, n_tiles = 0, k_tiles = 0;
+    size_t      weight_tile_bytes = 0;  // bytes of one packed W tile
+    size_t      act_row_bytes = 0;      // bytes of one activation row (padded K)
+    int64_t     out_row_stride = 0;     // floats between consecutive tokens in out
+
+    uint64_t macs() const { return static_cast<uint64_t>(m_tiles * tile.m) * (n_tiles * tile.n) * (k_tiles * tile.k); }
+    uint64_t weight_bytes() const { return weight_tile_bytes * m_tiles * k_tiles; }
+    uint64_t activation_bytes() const { return act_row_bytes * n_tiles * tile.n; }
+    uint64_t out_bytes() const { return static_cast<uint64_t>(m) * n * sizeof(float); }
+};
+
+struct Batch {
+    std::vector<MatmulInvocation> matmuls;
+    bool empty() const { return matmuls.empty(); }
+};
+
+// Per-invocation accounting that every device reports (the sim counts, XRT measures).
+struct InvocationStats {
+    uint64_t macs = 0;
+    uint64_t bytes_read = 0;
+    uint64_t bytes_written = 0;
+};
+
+struct Status {
+    bool        ok = true;
+    std::string message;
+    static Status success() { return {}; }
+    static Status error(std::string msg) { return {false, std::move(msg)}; }
+};
+
+class Device {
+public:
+    virtual ~Device() = default;
+    virtual const DeviceInfo & info() const = 0;
+
+    // Allocate device-visible, host-mapped memory. Returns nullptr when out of memory.
+    virtual std::unique_ptr<DeviceBuffer> allocate(size_t bytes, BufferRole role) = 0;
+
+    // Whether a kernel for this contract and tile shape is available on this device.
+    virtual bool has_kernel(const MatmulContract & contract, const TileShape & tile) const = 0;
+
+    // Run every invocation of the batch; returns when all are done, the timeout passed, or one failed.
+    // The host must have synced the inputs; outputs are synced back before return.
+    virtual Status run(const Batch & batch, std::chrono::milliseconds timeout) = 0;
+
+    // Statistics of the invocations of the last run, in submission order.
+    virtual const std::vector<InvocationStats> & last_stats() const = 0;
+};
+
+enum class DeviceKind { sim, xrt };
+
+// Open a device of the given kind; nullptr with `why` set when none is available.
+std::unique_ptr<Device> open_device(DeviceKind kind, std::string & why);
+
+}  // namespace xdna
