@@ -1,0 +1,81 @@
+// What the device claims: every claimed weight type at any batch size, nothing it cannot run.
+#include "backend-harness.h"
+#include "test-random.h"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+using namespace xdna_test;
+
+namespace {
+
+struct Ctx {
+    ggml_context * ctx;
+    Ctx() {
+        ggml_init_params p = {ggml_tensor_overhead() * 16, nullptr, true};
+        ctx = ggml_init(p);
+    }
+    ~Ctx() { ggml_free(ctx); }
+};
+
+bool supports_mul_mat(ggml_type wt, ggml_type xt, int64_t k, int64_t n) {
+    Ctx c;
+    ggml_tensor * w = ggml_new_tensor_2d(c.ctx, wt, k, 64);
+    ggml_tensor * x = ggml_new_tensor_2d(c.ctx, xt, k, n);
+    return ggml_backend_dev_supports_op(xdna_device(), ggml_mul_mat(c.ctx, w, x));
+}
+
+TEST(SupportsOp, ClaimedWeightTypesAtEveryBatchSize) {
+    for (ggml_type t : {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
+                        GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+                        GGML_TYPE_Q6_K}) {
+        for (int64_t n : {1, 2, 31, 512, 1000}) {
+            EXPECT_TRUE(supports_mul_mat(t, GGML_TYPE_F32, 256, n)) << ggml_type_name(t) << " n=" << n;
+        }
+    }
+}
+
+TEST(SupportsOp, RefusesWhatHasNoKernel) {
+    EXPECT_FALSE(supports_mul_mat(GGML_TYPE_IQ2_XXS, GGML_TYPE_F32, 256, 8));  // IQ types stay on the CPU
+    EXPECT_FALSE(supports_mul_mat(GGML_TYPE_IQ4_NL, GGML_TYPE_F32, 256, 8));
+    EXPECT_FALSE(supports_mul_mat(GGML_TYPE_MXFP4, GGML_TYPE_F32, 256, 8));
+    EXPECT_FALSE(supports_mul_mat(GGML_TYPE_Q4_K, GGML_TYPE_Q8_0, 256, 8));    // quantized src1
+    Ctx c;
+    ggml_tensor * a = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 16, 16);
+    EXPECT_FALSE(ggml_backend_dev_supports_op(xdna_device(), ggml_add(c.ctx, a, a)));
+    EXPECT_FALSE(ggml_backend_dev_supports_op(xdna_device(), ggml_soft_max(c.ctx, a)));
+}
+
+TEST(SupportsOp, ViewOpsAreNoOps) {
+    Ctx c;
+    ggml_tensor * a = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 16, 16);
+    EXPECT_TRUE(ggml_backend_dev_supports_op(xdna_device(), ggml_reshape_1d(c.ctx, a, 256)));
+    EXPECT_TRUE(ggml_backend_dev_supports_op(xdna_device(), ggml_view_1d(c.ctx, a, 8, 0)));
+    EXPECT_TRUE(ggml_backend_dev_supports_op(xdna_device(), ggml_transpose(c.ctx, a)));
+    EXPECT_TRUE(ggml_backend_dev_supports_op(xdna_device(), ggml_permute(c.ctx, ggml_reshape_3d(c.ctx, a, 4, 4, 16), 1, 0, 2, 3)));
+}
+
+TEST(SupportsOp, ViewsOfPackedWeightsAreRefusedButReadable) {
+    // A view into a packed weight is not a whole packed matrix: refused, yet get_tensor on it gives the
+    // original bytes so the CPU can take the op.
+    ggml_backend_buffer_type_t buft = ggml_backend_dev_buffer_type(xdna_device());
+    Ctx c;
+    ggml_tensor * w = ggml_new_tensor_2d(c.ctx, GGML_TYPE_Q8_0, 64, 10);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(c.ctx, buft);
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    const std::vector<uint8_t> bytes = random_weights(GGML_TYPE_Q8_0, 64, 10);
+    ggml_backend_tensor_set(w, bytes.data(), 0, bytes.size());
+
+    ggml_tensor * rows = ggml_view_2d(c.ctx, w, 64, 4, w->nb[1], 3 * w->nb[1]);
+    ggml_tensor * x = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 64, 2);
+    EXPECT_FALSE(ggml_backend_dev_supports_op(xdna_device(), ggml_mul_mat(c.ctx, rows, x)));
+    EXPECT_TRUE(ggml_backend_dev_supports_op(xdna_device(), ggml_mul_mat(c.ctx, w, x)));
+
+    std::vector<uint8_t> got(ggml_nbytes(rows));
+    ggml_backend_tensor_get(rows, got.data(), 0, got.size());
+    EXPECT_EQ(0, std::memcmp(got.data(), bytes.data() + 3 * w->nb[1], got.size()));
+    ggml_backend_buffer_free(buf);
+}
+
+}  // namespace

@@ -1,0 +1,112 @@
+// The packed weight layout: byte-exact round trips, zeroed padding, tiles holding the right rows.
+#include "weight-layout.h"
+
+#include "test-random.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace xdna;
+using namespace xdna_test;
+
+namespace {
+
+struct Shape {
+    ggml_type type;
+    int64_t   k, rows, mats;
+};
+
+class WeightLayoutTest : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(WeightLayoutTest, PackUnpackIsByteExactAndTilesHoldTheirRows) {
+    const Shape s = GetParam();
+    SCOPED_TRACE(testing::Message() << "seed " << test_seed());
+    const int64_t ne[4] = {s.k, s.rows, s.mats, 1};
+    WeightLayout L;
+    ASSERT_TRUE(make_weight_layout(s.type, ne, L));
+    EXPECT_EQ(L.padded_k() % ggml_blck_size(s.type), 0);
+    EXPECT_GE(L.padded_k(), s.k);
+    EXPECT_LT(L.padded_k() - s.k, L.tile_k);
+    EXPECT_GE(L.padded_rows(), s.rows);
+
+    const std::vector<uint8_t> orig = random_weights(s.type, s.k, s.rows * s.mats);
+    ASSERT_EQ(orig.size(), L.original_bytes());
+
+    std::vector<uint8_t> packed(L.total_bytes, 0xA5);  // garbage where padding must be cleared
+    clear_weight_padding(L, packed.data());
+    pack_weight_rows(L, orig.data(), 0, s.rows * s.mats, packed.data());
+
+    // Every packed byte is either an original byte or zero padding.
+    size_t nonpad = 0;
+    for (int64_t mat = 0; mat < L.mats; ++mat) {
+        for (int64_t mt = 0; mt < L.m_tiles; ++mt) {
+            for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
+                const uint8_t * tile = packed.data() + L.tile_offset(mat, mt, kt);
+                for (int r = 0; r < L.tile_m; ++r) {
+                    const int64_t row = mt * L.tile_m + r;
+                    for (size_t b = 0; b < L.segment_bytes; ++b) {
+                        const size_t in_row = kt * L.segment_bytes + b;
+                        const uint8_t got = tile[r * L.segment_bytes + b];
+                        if (row < L.rows && in_row < L.row_bytes) {
+                            ASSERT_EQ(got, orig[(mat * L.rows + row) * L.row_bytes + in_row]);
+                            ++nonpad;
+                        } else {
+                            ASSERT_EQ(got, 0) << "padding not cleared";
+                        }
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_EQ(nonpad, orig.size());
+
+    // Whole and partial reads give back the original bytes.
+    std::vector<uint8_t> back(orig.size(), 0);
+    unpack_weight_bytes(L, packed.data(), 0, back.size(), back.data());
+    EXPECT_EQ(0, std::memcmp(back.data(), orig.data(), orig.size()));
+
+    std::uniform_int_distribution<size_t> pick(0, orig.size() - 1);
+    for (int i = 0; i < 20; ++i) {
+        size_t a = pick(rng()), b = pick(rng());
+        if (a > b) std::swap(a, b);
+        std::vector<uint8_t> part(b - a + 1);
+        unpack_weight_bytes(L, packed.data(), a, part.size(), part.data());
+        ASSERT_EQ(0, std::memcmp(part.data(), orig.data() + a, part.size())) << "range " << a << ".." << b;
+    }
+
+    // Packing an arbitrary byte range in pieces gives the same buffer as packing whole rows.
+    std::vector<uint8_t> pieces(L.total_bytes, 0);
+    size_t pos = 0;
+    while (pos < orig.size()) {
+        const size_t n = std::min<size_t>(orig.size() - pos, 1 + pick(rng()) % 997);
+        pack_weight_bytes(L, orig.data() + pos, pos, n, pieces.data());
+        pos += n;
+    }
+    EXPECT_EQ(0, std::memcmp(pieces.data(), packed.data(), packed.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, WeightLayoutTest,
+                         ::testing::Values(Shape{GGML_TYPE_Q4_K, 768, 67, 1}, Shape{GGML_TYPE_Q6_K, 256, 130, 2},
+                                           Shape{GGML_TYPE_Q4_0, 32 * 37, 65, 1}, Shape{GGML_TYPE_Q8_0, 96, 3, 3},
+                                           Shape{GGML_TYPE_Q5_1, 320, 129, 1}, Shape{GGML_TYPE_F16, 129, 70, 1},
+                                           Shape{GGML_TYPE_F32, 1, 5, 1}, Shape{GGML_TYPE_BF16, 300, 64, 2}));
+
+TEST(WeightLayout, RefusesTypesWithoutContractAndPartialBlocks) {
+    WeightLayout L;
+    const int64_t ne[4] = {256, 8, 1, 1};
+    EXPECT_FALSE(make_weight_layout(GGML_TYPE_IQ2_XXS, ne, L));
+    const int64_t bad[4] = {100, 8, 1, 1};  // not a whole number of 32-blocks
+    EXPECT_FALSE(make_weight_layout(GGML_TYPE_Q4_0, bad, L));
+}
+
+TEST(WeightLayout, Q4KStaysWithinItsBitsPlusPadding) {
+    // Llama 3.1 8B ffn_down: no padding at all, so exactly 4.5 bits per weight.
+    const int64_t ne[4] = {14336, 4096, 1, 1};
+    WeightLayout L;
+    ASSERT_TRUE(make_weight_layout(GGML_TYPE_Q4_K, ne, L));
+    EXPECT_EQ(L.total_bytes, L.original_bytes());
+    EXPECT_DOUBLE_EQ(8.0 * L.total_bytes / (14336.0 * 4096.0), 4.5);
+}
+
+}  // namespace

@@ -1,0 +1,387 @@
+// make-demo-model: write a Llama-architecture GGUF with RANDOM weights and the real Llama 3 tokenizer.
+//
+// The backend needs end-to-end models to exercise (load, offload, generate, compare against the CPU)
+// without depending on downloading licensed checkpoints. A random-weight model has the exact tensor
+// shapes and graph of a real Llama, so it stresses the same kernels; the text it produces is gibberish.
+//
+// The weight scales are chosen so that next-token distributions are sharp but not one-hot: the model is
+// used to compare two backends by KL divergence and top-token agreement, which says nothing if the
+// logits are nearly flat (every backend "agrees") or saturated (tiny errors never change anything).
+
+#include "ggml.h"
+#include "gguf.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdarg>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct preset {
+    const char * name;
+    int64_t n_embd;
+    int64_t n_ff;
+    int64_t n_layer;
+    int64_t n_head;
+    int64_t n_head_kv;
+    int64_t n_ctx;
+};
+
+// tiny: small enough that a full CPU run takes seconds; 1b: the layer shapes of Llama 3.2 1B, for
+// benchmarks (1.5 G params rather than 1.24 G because the output head is not tied to the embeddings).
+const preset PRESETS[] = {
+    { "tiny",  256,  768,  4,  8, 4, 2048 },
+    { "1b",   2048, 8192, 16, 32, 8, 4096 },
+};
+
+constexpr float ROPE_FREQ_BASE = 500000.0f;  // Llama 3
+constexpr float RMS_EPS        = 1e-5f;
+constexpr float NORM_NOISE_STD = 0.02f;
+// The final RMS norm makes the logit std equal to this factor. Measured over English text: 3 gives a
+// mean top-token probability of 0.07 (too flat), 8 gives 0.60 with many near one-hot rows; 5 gives
+// 0.36 (entropy 3.3 nats of 11.8, top1-top2 logit gap 1.1) spread widely across positions, for both
+// presets.
+constexpr float OUTPUT_STD_SCALE = 5.0f;
+
+// Elements per independently seeded chunk. Seeding by (seed, tensor, chunk) rather than by thread keeps
+// the file identical whatever the number of threads.
+constexpr int64_t CHUNK = 1 << 16;
+
+struct options {
+    std::string vocab;
+    std::string out;
+    const preset * p = &PRESETS[0];
+    ggml_type type = GGML_TYPE_F32;
+    uint64_t seed = 42;
+};
+
+void usage(FILE * f, const char * argv0) {
+    fprintf(f,
+        "usage: %s --vocab <ggml-vocab-llama-bpe.gguf> --out <file.gguf> [--preset tiny|1b] [--type f32|f16] [--seed N]\n"
+        "\n"
+        "Writes a Llama-architecture GGUF with RANDOM weights (not a trained model; it generates gibberish)\n"
+        "and the Llama 3 tokenizer copied from the given vocab file.\n"
+        "  --preset  tiny (default): n_embd 256, n_ff 768, 4 layers, 8 heads (4 KV), ctx 2048\n"
+        "            1b: Llama 3.2 1B dims: n_embd 2048, n_ff 8192, 16 layers, 32 heads (8 KV), ctx 4096\n"
+        "  --type    type of the weight matrices (default f32); norm weights are always f32\n"
+        "  --seed    random seed (default 42); the same seed gives the same file\n",
+        argv0);
+}
+
+[[noreturn]] void die(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
+void die(const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("make-demo-model: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+options parse_args(int argc, char ** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            usage(stdout, argv[0]);
+            exit(0);
+        }
+        if (a != "--vocab" && a != "--out" && a != "--preset" && a != "--type" && a != "--seed") {
+            usage(stderr, argv[0]);
+            die("unknown argument '%s'", a.c_str());
+        }
+        if (i + 1 >= argc) {
+            die("%s needs a value", a.c_str());
+        }
+        const std::string v = argv[++i];
+        if (a == "--vocab") {
+            o.vocab = v;
+        } else if (a == "--out") {
+            o.out = v;
+        } else if (a == "--preset") {
+            o.p = nullptr;
+            for (const preset & p : PRESETS) {
+                if (v == p.name) {
+                    o.p = &p;
+                }
+            }
+            if (!o.p) {
+                die("unknown preset '%s' (expected tiny or 1b)", v.c_str());
+            }
+        } else if (a == "--type") {
+            if (v == "f32") {
+                o.type = GGML_TYPE_F32;
+            } else if (v == "f16") {
+                o.type = GGML_TYPE_F16;
+            } else {
+                die("unknown type '%s' (expected f32 or f16)", v.c_str());
+            }
+        } else {
+            char * end = nullptr;
+            errno = 0;
+            const unsigned long long s = strtoull(v.c_str(), &end, 10);
+            if (v.empty() || v[0] == '-' || *end != '\0' || errno == ERANGE) {
+                die("--seed expects a non-negative integer, got '%s'", v.c_str());
+            }
+            o.seed = s;
+        }
+    }
+    if (o.vocab.empty()) {
+        usage(stderr, argv[0]);
+        die("--vocab is required");
+    }
+    if (o.out.empty()) {
+        usage(stderr, argv[0]);
+        die("--out is required");
+    }
+    return o;
+}
+
+// Copy one KV pair by type. gguf_set_kv would copy everything, but the vocab file also carries the
+// general.* and llama.* keys of the model it came from, which must not override ours.
+void copy_kv(gguf_context * dst, const gguf_context * src, int64_t id) {
+    const char * key = gguf_get_key(src, id);
+    switch (gguf_get_kv_type(src, id)) {
+        case GGUF_TYPE_UINT8:   gguf_set_val_u8  (dst, key, gguf_get_val_u8  (src, id)); break;
+        case GGUF_TYPE_INT8:    gguf_set_val_i8  (dst, key, gguf_get_val_i8  (src, id)); break;
+        case GGUF_TYPE_UINT16:  gguf_set_val_u16 (dst, key, gguf_get_val_u16 (src, id)); break;
+        case GGUF_TYPE_INT16:   gguf_set_val_i16 (dst, key, gguf_get_val_i16 (src, id)); break;
+        case GGUF_TYPE_UINT32:  gguf_set_val_u32 (dst, key, gguf_get_val_u32 (src, id)); break;
+        case GGUF_TYPE_INT32:   gguf_set_val_i32 (dst, key, gguf_get_val_i32 (src, id)); break;
+        case GGUF_TYPE_FLOAT32: gguf_set_val_f32 (dst, key, gguf_get_val_f32 (src, id)); break;
+        case GGUF_TYPE_UINT64:  gguf_set_val_u64 (dst, key, gguf_get_val_u64 (src, id)); break;
+        case GGUF_TYPE_INT64:   gguf_set_val_i64 (dst, key, gguf_get_val_i64 (src, id)); break;
+        case GGUF_TYPE_FLOAT64: gguf_set_val_f64 (dst, key, gguf_get_val_f64 (src, id)); break;
+        case GGUF_TYPE_BOOL:    gguf_set_val_bool(dst, key, gguf_get_val_bool(src, id)); break;
+        case GGUF_TYPE_STRING:  gguf_set_val_str (dst, key, gguf_get_val_str (src, id)); break;
+        case GGUF_TYPE_ARRAY: {
+            const gguf_type at = gguf_get_arr_type(src, id);
+            const size_t n = gguf_get_arr_n(src, id);
+            if (at == GGUF_TYPE_STRING) {
+                std::vector<const char *> strs(n);
+                for (size_t i = 0; i < n; ++i) {
+                    strs[i] = gguf_get_arr_str(src, id, i);
+                }
+                gguf_set_arr_str(dst, key, strs.data(), n);
+            } else if (at == GGUF_TYPE_ARRAY) {
+                die("vocab key '%s' is a nested array, which is not supported", key);
+            } else {
+                gguf_set_arr_data(dst, key, at, gguf_get_arr_data(src, id), n);
+            }
+            break;
+        }
+        default:
+            die("vocab key '%s' has unsupported type %d", key, (int) gguf_get_kv_type(src, id));
+    }
+}
+
+// How one tensor is filled: normal(mean, std).
+struct tensor_spec {
+    ggml_tensor * t;
+    float mean;
+    float std;
+};
+
+// Marsaglia's polar method on the raw engine output instead of std::normal_distribution: the standard
+// fixes mt19937_64's sequence but not normal_distribution's algorithm, so this keeps a seed's file the
+// same across standard libraries. In float and without trigonometry it is also about twice as fast,
+// which matters for the 1.5 G values of the 1b preset.
+void fill_normal(float * dst, int64_t n, float mean, float std, uint64_t seed, uint64_t tensor, uint64_t chunk) {
+    std::seed_seq seq{ uint32_t(seed), uint32_t(seed >> 32), uint32_t(tensor), uint32_t(chunk), uint32_t(chunk >> 32) };
+    std::mt19937_64 rng(seq);
+    constexpr float TWO_POW_M31 = 1.0f / 2147483648.0f;
+    for (int64_t i = 0; i < n; i += 2) {
+        float a, b, r2;
+        do {  // a point uniform in the unit disc; accepted with probability pi/4
+            const uint64_t x = rng();
+            a = float(int32_t(uint32_t(x >> 32))) * TWO_POW_M31;
+            b = float(int32_t(uint32_t(x))) * TWO_POW_M31;
+            r2 = a * a + b * b;
+        } while (r2 >= 1.0f || r2 == 0.0f);
+        const float m = std * std::sqrt(-2.0f * std::log(r2) / r2);
+        dst[i] = mean + a * m;
+        if (i + 1 < n) {
+            dst[i + 1] = mean + b * m;
+        }
+    }
+}
+
+// Generate a whole tensor's data (in its final type) into out, chunks spread over the threads.
+void generate(const tensor_spec & s, uint64_t seed, uint64_t tensor_idx, int n_threads, std::vector<uint8_t> & out) {
+    const int64_t n = ggml_nelements(s.t);
+    const int64_t n_chunks = (n + CHUNK - 1) / CHUNK;
+    out.resize(ggml_nbytes(s.t));
+    std::atomic<int64_t> next{0};
+    auto worker = [&]() {
+        std::vector<float> buf(CHUNK);
+        for (int64_t c; (c = next.fetch_add(1)) < n_chunks;) {
+            const int64_t i0 = c * CHUNK;
+            const int64_t len = std::min(CHUNK, n - i0);
+            fill_normal(buf.data(), len, s.mean, s.std, seed, tensor_idx, uint64_t(c));
+            if (s.t->type == GGML_TYPE_F16) {
+                ggml_fp32_to_fp16_row(buf.data(), reinterpret_cast<ggml_fp16_t *>(out.data()) + i0, len);
+            } else {
+                memcpy(reinterpret_cast<float *>(out.data()) + i0, buf.data(), size_t(len) * sizeof(float));
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int i = 1; i < n_threads; ++i) {
+        threads.emplace_back(worker);
+    }
+    worker();
+    for (std::thread & th : threads) {
+        th.join();
+    }
+}
+
+void write_all(FILE * f, const void * data, size_t n, const std::string & path) {
+    if (n > 0 && fwrite(data, 1, n, f) != n) {
+        const int err = errno;
+        remove(path.c_str());
+        die("writing '%s' failed: %s", path.c_str(), strerror(err));
+    }
+}
+
+} // namespace
+
+int main(int argc, char ** argv) {
+    const options o = parse_args(argc, argv);
+    const preset & p = *o.p;
+    const auto t_start = std::chrono::steady_clock::now();
+
+    // gguf_init_from_file reports a missing file only through the ggml log, so check it here to name it.
+    if (FILE * f = fopen(o.vocab.c_str(), "rb")) {
+        fclose(f);
+    } else {
+        die("cannot open vocab file '%s': %s", o.vocab.c_str(), strerror(errno));
+    }
+    gguf_init_params vparams = { /*no_alloc =*/ true, /*ctx =*/ nullptr };
+    gguf_context * vocab = gguf_init_from_file(o.vocab.c_str(), vparams);
+    if (!vocab) {
+        die("'%s' is not a valid GGUF file", o.vocab.c_str());
+    }
+    const int64_t tokens_id = gguf_find_key(vocab, "tokenizer.ggml.tokens");
+    if (tokens_id < 0 || gguf_get_kv_type(vocab, tokens_id) != GGUF_TYPE_ARRAY) {
+        die("'%s' has no tokenizer.ggml.tokens array; expected a llama.cpp vocab file", o.vocab.c_str());
+    }
+    const int64_t n_vocab = int64_t(gguf_get_arr_n(vocab, tokens_id));
+
+    const int64_t n_embd_head = p.n_embd / p.n_head;
+    const int64_t n_embd_kv   = n_embd_head * p.n_head_kv;
+
+    gguf_context * g = gguf_init_empty();
+    const std::string name = std::string("ggml-xdna demo (RANDOM WEIGHTS) ") + p.name;
+    gguf_set_val_str(g, "general.architecture", "llama");
+    gguf_set_val_str(g, "general.name", name.c_str());
+    gguf_set_val_str(g, "general.description",
+                     "Random weights for testing inference backends; not a trained model, output is gibberish.");
+    gguf_set_val_u32(g, "general.file_type", o.type == GGML_TYPE_F16 ? 1 : 0);  // LLAMA_FTYPE_MOSTLY_F16 / ALL_F32
+    gguf_set_val_u32(g, "llama.vocab_size", uint32_t(n_vocab));
+    gguf_set_val_u32(g, "llama.context_length", uint32_t(p.n_ctx));
+    gguf_set_val_u32(g, "llama.embedding_length", uint32_t(p.n_embd));
+    gguf_set_val_u32(g, "llama.feed_forward_length", uint32_t(p.n_ff));
+    gguf_set_val_u32(g, "llama.block_count", uint32_t(p.n_layer));
+    gguf_set_val_u32(g, "llama.attention.head_count", uint32_t(p.n_head));
+    gguf_set_val_u32(g, "llama.attention.head_count_kv", uint32_t(p.n_head_kv));
+    gguf_set_val_u32(g, "llama.rope.dimension_count", uint32_t(n_embd_head));
+    gguf_set_val_f32(g, "llama.rope.freq_base", ROPE_FREQ_BASE);
+    gguf_set_val_f32(g, "llama.attention.layer_norm_rms_epsilon", RMS_EPS);
+    for (int64_t i = 0; i < gguf_get_n_kv(vocab); ++i) {
+        if (strncmp(gguf_get_key(vocab, i), "tokenizer.", 10) == 0) {
+            copy_kv(g, vocab, i);
+        }
+    }
+    gguf_free(vocab);
+
+    // Tensor descriptors only (no_alloc): the data is generated and written one tensor at a time, so peak
+    // memory is one tensor rather than the whole model.
+    const size_t n_tensors = 3 + 9 * size_t(p.n_layer);
+    ggml_init_params iparams = { ggml_tensor_overhead() * n_tensors, nullptr, /*no_alloc =*/ true };
+    ggml_context * ctx = ggml_init(iparams);
+    std::vector<tensor_spec> specs;
+    auto add = [&](const std::string & tname, ggml_type type, int64_t ne0, int64_t ne1, float mean, float std) {
+        ggml_tensor * t = ne1 == 0 ? ggml_new_tensor_1d(ctx, type, ne0) : ggml_new_tensor_2d(ctx, type, ne0, ne1);
+        ggml_set_name(t, tname.c_str());
+        gguf_add_tensor(g, t);
+        specs.push_back({ t, mean, std });
+    };
+    // Projections: std 1/sqrt(fan_in) keeps activations O(1) through every layer. Embeddings: std 1, the
+    // scale RMS norm expects. Norm weights: near 1 but not exactly, so a backend that ignored them would
+    // show. The untied output head makes the vocab projection a real (large) matmul.
+    const ggml_type wt = o.type;
+    const float s_embd = 1.0f / std::sqrt(float(p.n_embd));
+    const float s_ff   = 1.0f / std::sqrt(float(p.n_ff));
+    add("token_embd.weight", wt, p.n_embd, n_vocab, 0.0f, 1.0f);
+    add("output_norm.weight", GGML_TYPE_F32, p.n_embd, 0, 1.0f, NORM_NOISE_STD);
+    add("output.weight", wt, p.n_embd, n_vocab, 0.0f, OUTPUT_STD_SCALE * s_embd);
+    for (int64_t il = 0; il < p.n_layer; ++il) {
+        const std::string b = "blk." + std::to_string(il) + ".";
+        add(b + "attn_norm.weight",   GGML_TYPE_F32, p.n_embd, 0,         1.0f, NORM_NOISE_STD);
+        add(b + "attn_q.weight",      wt,            p.n_embd, p.n_embd,  0.0f, s_embd);
+        add(b + "attn_k.weight",      wt,            p.n_embd, n_embd_kv, 0.0f, s_embd);
+        add(b + "attn_v.weight",      wt,            p.n_embd, n_embd_kv, 0.0f, s_embd);
+        add(b + "attn_output.weight", wt,            p.n_embd, p.n_embd,  0.0f, s_embd);
+        add(b + "ffn_norm.weight",    GGML_TYPE_F32, p.n_embd, 0,         1.0f, NORM_NOISE_STD);
+        add(b + "ffn_gate.weight",    wt,            p.n_embd, p.n_ff,    0.0f, s_embd);
+        add(b + "ffn_up.weight",      wt,            p.n_embd, p.n_ff,    0.0f, s_embd);
+        add(b + "ffn_down.weight",    wt,            p.n_ff,   p.n_embd,  0.0f, s_ff);
+    }
+
+    // Write under a temporary name and rename at the end, so an interrupted run never leaves a truncated
+    // file where callers that skip existing outputs would take it for a finished one.
+    const std::string tmp = o.out + ".tmp";
+    FILE * f = fopen(tmp.c_str(), "wb");
+    if (!f) {
+        die("cannot create '%s': %s", tmp.c_str(), strerror(errno));
+    }
+    std::vector<uint8_t> meta(gguf_get_meta_size(g));
+    gguf_get_meta_data(g, meta.data());
+    write_all(f, meta.data(), meta.size(), tmp);
+
+    const size_t align = gguf_get_alignment(g);
+    const int n_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    const std::vector<uint8_t> zeros(align, 0);
+    std::vector<uint8_t> data;
+    size_t offset = 0;
+    int64_t n_params = 0;
+    for (size_t i = 0; i < specs.size(); ++i) {
+        if (offset != gguf_get_tensor_offset(g, int64_t(i))) {
+            die("internal error: tensor %s at offset %zu, expected %zu", ggml_get_name(specs[i].t), offset,
+                gguf_get_tensor_offset(g, int64_t(i)));
+        }
+        generate(specs[i], o.seed, i, n_threads, data);
+        write_all(f, data.data(), data.size(), tmp);
+        const size_t pad = GGML_PAD(data.size(), align) - data.size();
+        write_all(f, zeros.data(), pad, tmp);
+        offset += data.size() + pad;
+        n_params += ggml_nelements(specs[i].t);
+    }
+    if (fclose(f) != 0) {
+        const int err = errno;
+        remove(tmp.c_str());
+        die("writing '%s' failed: %s", tmp.c_str(), strerror(err));
+    }
+    if (rename(tmp.c_str(), o.out.c_str()) != 0) {
+        die("cannot rename '%s' to '%s': %s", tmp.c_str(), o.out.c_str(), strerror(errno));
+    }
+    const double size_mib = double(meta.size() + offset) / (1024.0 * 1024.0);
+    ggml_free(ctx);
+    gguf_free(g);
+
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    printf("%s: preset %s, type %s, %.1f M params, %.1f MiB, %.1f s; weights are random (not a trained model)\n",
+           o.out.c_str(), p.name, ggml_type_name(o.type), double(n_params) / 1e6, size_mib, secs);
+    return 0;
+}
