@@ -6,11 +6,21 @@
 
 #include "ggml-backend.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 GGML_BACKEND_API ggml_backend_reg_t ggml_backend_xdna_reg(void);
+
+// Extensions, reached with ggml_backend_reg_get_proc_address(reg, name):
+//   "ggml_backend_xdna_plans_built"      uint64_t (*)(ggml_backend_t): submission plans built so far
+//   "ggml_backend_xdna_set_skip_kernels" bool (*)(ggml_backend_dev_t, bool): benchmark only; skips
+//                                        kernel execution (outputs are garbage) to measure host overhead
+typedef uint64_t (*ggml_backend_xdna_plans_built_t)(ggml_backend_t backend);
+typedef bool (*ggml_backend_xdna_set_skip_kernels_t)(ggml_backend_dev_t dev, bool skip);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,7 @@ LLAMA_COMMIT=80fb11ac73e66d89eae2c6a91d8a77428fa733ed   # tag v0.4.0 (ggml 0.23.
 TARGETS=(llama-bench llama-completion llama-perplexity llama-quantize test-backend-ops)
 
 cache_root=${GGML_XDNA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ggml-xdna}
-dir=$cache_root/llama.cpp-${LLAMA_COMMIT:0:12}
+dir=$cache_root/llama.cpp-${LLAMA_COMMIT:0:12}-dl
 jobs=${JOBS:-$(nproc)}
 log() { echo "[llama.cpp] $*" >&2; }
 
@@ -38,14 +38,27 @@ if [ ! -f "$dir/src/.ok" ]; then
     touch "$dir/src/.ok"
 fi
 
-if [ ! -f "$dir/build/.ok" ]; then
-    log "building llama.cpp (shared libraries, $jobs jobs; a few minutes, once)"
-    # GGML_NATIVE stays on: the CPU backend is our reference and our benchmark baseline, so it should be
-    # as fast as this machine allows. No network features: models are local files.
-    cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
-        -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_EXAMPLES=OFF \
-        -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DGGML_CCACHE=OFF >&2
-    cmake --build "$dir/build" -j "$jobs" --target "${TARGETS[@]}" >&2
-    touch "$dir/build/.ok"
+# The CPU backend is built for this machine's instruction set extensions. GGML_NATIVE cannot be
+# combined with GGML_BACKEND_DL, so the extensions /proc/cpuinfo reports are passed one by one.
+cpu_flags() {
+    local have f
+    have=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)
+    for f in "avx:AVX" "avx2:AVX2" "fma:FMA" "f16c:F16C" "bmi2:BMI2" "avx_vnni:AVX_VNNI" "avx512f:AVX512" \
+             "avx512_vbmi:AVX512_VBMI" "avx512_vnni:AVX512_VNNI" "avx512_bf16:AVX512_BF16"; do
+        if grep -qw "${f%%:*}" <<<"$have"; then echo "-DGGML_${f#*:}=ON"; else echo "-DGGML_${f#*:}=OFF"; fi
+    done
+}
+
+# GGML_BACKEND_DL, as llama.cpp's release builds have it: every backend, the CPU one included, is
+# a module loaded at start-up, which is what makes stock tools call ggml_backend_load_all() and so
+# load an out-of-tree backend named by GGML_BACKEND_PATH.
+config=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF $(cpu_flags)
+        -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_EXAMPLES=OFF
+        -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DGGML_CCACHE=OFF)
+if [ ! -f "$dir/build/.ok" ] || [ "$(cat "$dir/build/.ok")" != "${config[*]}" ]; then
+    log "building llama.cpp (shared libraries, dynamic backends, $jobs jobs; a few minutes, once)"
+    cmake -S "$dir/src" -B "$dir/build" "${config[@]}" >&2
+    cmake --build "$dir/build" -j "$jobs" --target "${TARGETS[@]}" ggml-cpu >&2
+    echo "${config[*]}" > "$dir/build/.ok"
 fi
 echo "$dir"

@@ -1,30 +1,24 @@
-// XDNA backend (stream): runs the MUL_MATs of each graph split as batches of kernel invocations.
+// XDNA backend (stream): runs the MUL_MATs of each graph split as one submission.
 //
-// Per batch: activations are quantized once per distinct src1 (Q, K and V share one conversion),
-// weights not already packed at load (e.g. test tensors in a compute buffer) are packed into scratch,
-// and all invocations go to the device in one submission, waited on once.
-#include "xdna-device-context.h"
+// Per submission: the plan (scratch layout, activation sharing, invocations) comes from a cache keyed
+// by the split's shapes and addresses, so after the first token a step only quantizes activations
+// (once per distinct src1: Q, K and V share one), packs weights that were not packed at load (tests'
+// compute-buffer weights), submits every invocation at once and waits once.
+#include "xdna-backend.h"
 
-#include "matmul-plan.h"
+#include "batch-plan.h"
+#include "profiler.h"
 #include "thread-pool.h"
 
 #include "ggml-impl.h"
 
 #include <chrono>
 #include <cstdlib>
-#include <map>
-#include <tuple>
 #include <vector>
 
 namespace xdna {
 
 namespace {
-
-constexpr size_t kScratchAlign = 64;
-
-size_t align_up(size_t x) {
-    return (x + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
-}
 
 std::chrono::milliseconds run_timeout() {
     const char * s = std::getenv("GGML_XDNA_TIMEOUT_MS");
@@ -32,38 +26,8 @@ std::chrono::milliseconds run_timeout() {
     return std::chrono::milliseconds(ms > 0 ? ms : 10000);
 }
 
-struct PendingMatmul {
-    ggml_tensor * node;
-    MatmulPlan    plan;
-    size_t        act_offset = 0;     // in scratch
-    bool          packed_weights = false;
-    size_t        weight_offset = 0;  // in scratch when !packed_weights
-};
-
-struct BackendContext {
-    explicit BackendContext(XdnaDeviceContext & d) : dev(d), host_pool(ThreadPool::default_threads()) {}
-
-    XdnaDeviceContext &           dev;
-    ThreadPool                    host_pool;  // host-side operand preparation
-    std::unique_ptr<DeviceBuffer> scratch;
-    std::vector<PendingMatmul>    pending;
-    std::vector<float>            row_scratch;
-    std::chrono::milliseconds     timeout = run_timeout();
-
-    bool depends_on_pending(const ggml_tensor * t) const {
-        for (const ggml_tensor * s = t; s != nullptr; s = s->view_src) {
-            for (const auto & p : pending) {
-                if (p.node == s) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
-    ggml_status flush();
-    ggml_status compute(ggml_cgraph * graph);
-};
+// Below this many activation rows, waking the host pool costs more than quantizing inline.
+constexpr size_t kInlineQuantizeJobs = 2;
 
 BufferSlice slice_of(const ggml_tensor * t) {
     DeviceBuffer * buf = device_buffer_of(t->buffer);
@@ -73,116 +37,114 @@ BufferSlice slice_of(const ggml_tensor * t) {
     return {buf, static_cast<size_t>(static_cast<const char *>(t->data) - static_cast<const char *>(buf->host_ptr()))};
 }
 
+struct BackendContext {
+    explicit BackendContext(XdnaDeviceContext & d)
+        : dev(d), host_pool(ThreadPool::default_threads()), resolver{slice_of, tensor_is_packed} {}
+
+    XdnaDeviceContext &           dev;
+    ThreadPool                    host_pool;  // host-side operand preparation
+    TensorResolver                resolver;
+    std::unique_ptr<DeviceBuffer> scratch;
+    PlanCache                     plans;
+    std::vector<ggml_tensor *>    pending;
+    std::vector<float>            row_scratch;
+    std::chrono::milliseconds     timeout = run_timeout();
+
+    bool depends_on_pending(const ggml_tensor * t) const {
+        for (const ggml_tensor * s = t; s != nullptr; s = s->view_src) {
+            for (const ggml_tensor * p : pending) {
+                if (p == s) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    const BatchPlan * plan_for_pending();
+    void              quantize(const BatchPlan & plan);
+    ggml_status       flush();
+    ggml_status       compute(ggml_cgraph * graph);
+};
+
+const BatchPlan * BackendContext::plan_for_pending() {
+    std::vector<uint64_t> sig = batch_signature(pending, resolver);
+    if (const BatchPlan * cached = plans.find(sig)) {
+        return cached;
+    }
+    auto plan = std::make_unique<BatchPlan>();
+    std::string why;
+    if (!layout_batch(pending, resolver, *plan, why)) {
+        GGML_LOG_ERROR("xdna: cannot plan: %s\n", why.c_str());
+        return nullptr;
+    }
+    if (!scratch || scratch->size() < plan->scratch_bytes) {
+        // Cached plans point into the old scratch buffer: they go with it.
+        plans.clear();
+        scratch.reset();
+        scratch = dev.device->allocate(plan->scratch_bytes, BufferRole::data);
+        if (!scratch) {
+            GGML_LOG_ERROR("xdna: cannot allocate %zu bytes of scratch memory\n", plan->scratch_bytes);
+            return nullptr;
+        }
+    }
+    if (!fill_invocations(*plan, resolver, scratch.get(), why)) {
+        GGML_LOG_ERROR("xdna: %s\n", why.c_str());
+        return nullptr;
+    }
+    return plans.insert(std::move(sig), std::move(plan));
+}
+
+void BackendContext::quantize(const BatchPlan & plan) {
+    char * base = static_cast<char *>(scratch->host_ptr());
+    const size_t k = static_cast<size_t>(plan.max_k_pad);
+    row_scratch.resize(k * host_pool.size());
+    auto job = [&](int64_t i, int thread) {
+        const QuantizeJob & j = plan.quantize_jobs[i];
+        const PlannedMatmul & p = plan.ops[j.op];
+        const ggml_tensor * src1 = p.node->src[1];
+        const ActivationLayout & al = p.plan.activations;
+        quantize_activation_rows(src1, j.slice % src1->ne[2], j.slice / src1->ne[2], al, j.r0, j.r1,
+                                 base + p.act_offset + j.slice * al.total_bytes, row_scratch.data() + thread * k);
+    };
+    const int64_t n = static_cast<int64_t>(plan.quantize_jobs.size());
+    if (plan.quantize_jobs.size() <= kInlineQuantizeJobs) {
+        for (int64_t i = 0; i < n; ++i) {
+            job(i, 0);
+        }
+    } else {
+        host_pool.parallel_for(n, job);
+    }
+}
+
 ggml_status BackendContext::flush() {
     if (pending.empty()) {
         return GGML_STATUS_SUCCESS;
     }
-    // Scratch layout: one activation operand per distinct (src1, format, padded K, token tile), then
-    // packed copies of weights that were not packed at load.
-    using ActKey = std::tuple<const ggml_tensor *, ggml_type, int64_t, int>;
-    std::map<ActKey, size_t> act_offsets;
-    std::vector<const PendingMatmul *> act_owners;
-    size_t size = 0;
-    for (auto & p : pending) {
-        const ActivationLayout & al = p.plan.activations;
-        const ActKey key{p.node->src[1], al.act_type, al.k_pad, al.tile_n};
-        auto it = act_offsets.find(key);
-        if (it == act_offsets.end()) {
-            it = act_offsets.emplace(key, size).first;
-            size = align_up(size + p.plan.activation_bytes());
-            act_owners.push_back(&p);
-        }
-        p.act_offset = it->second;
-        p.packed_weights = tensor_is_packed(p.node->src[0]);
-        if (!p.packed_weights) {
-            p.weight_offset = size;
-            size = align_up(size + p.plan.weights.total_bytes);
-        }
-    }
-    if (!scratch || scratch->size() < size) {
-        scratch.reset();
-        scratch = dev.device->allocate(size, BufferRole::data);
-        if (!scratch) {
-            GGML_LOG_ERROR("xdna: cannot allocate %zu bytes of scratch memory\n", size);
-            pending.clear();
-            return GGML_STATUS_ALLOC_FAILED;
-        }
-    }
-    char * scratch_base = static_cast<char *>(scratch->host_ptr());
-
-    // Quantize each activation operand once, in parallel over chunks of rows.
-    struct RowJob {
-        const PendingMatmul * p;
-        int64_t slice, r0, r1;
-    };
-    std::vector<RowJob> jobs;
-    constexpr int64_t kRowsPerJob = 8;
-    for (const PendingMatmul * p : act_owners) {
-        const ActivationLayout & al = p->plan.activations;
-        for (int64_t s = 0; s < p->plan.n_slices; ++s) {
-            for (int64_t r = 0; r < al.n_pad; r += kRowsPerJob) {
-                jobs.push_back({p, s, r, std::min(al.n_pad, r + kRowsPerJob)});
-            }
-        }
-    }
-    int64_t max_k = 0;
-    for (const PendingMatmul * p : act_owners) {
-        max_k = std::max(max_k, p->plan.activations.k_pad);
-    }
-    row_scratch.resize(static_cast<size_t>(max_k) * host_pool.size());
-    host_pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t i, int thread) {
-        const RowJob & j = jobs[i];
-        const ActivationLayout & al = j.p->plan.activations;
-        const ggml_tensor * src1 = j.p->node->src[1];
-        const int64_t i2 = j.slice % src1->ne[2], i3 = j.slice / src1->ne[2];
-        quantize_activation_rows(src1, i2, i3, al, j.r0, j.r1,
-                                 scratch_base + j.p->act_offset + j.slice * al.total_bytes,
-                                 row_scratch.data() + static_cast<size_t>(thread) * max_k);
-    });
-    for (const auto & p : pending) {
-        if (!p.packed_weights) {
-            pack_plain_weights(p.node->src[0], p.plan.weights, scratch_base + p.weight_offset);
-        }
-    }
-    scratch->sync_to_device(0, size);
-
-    Batch batch;
-    for (const auto & p : pending) {
-        const MatmulPlan & plan = p.plan;
-        const ggml_tensor * dst = p.node;
-        const BufferSlice w = p.packed_weights ? slice_of(p.node->src[0]) : BufferSlice{scratch.get(), p.weight_offset};
-        const BufferSlice out = slice_of(dst);
-        if (w.buffer == nullptr || out.buffer == nullptr) {
-            GGML_LOG_ERROR("xdna: %s: operand not in device memory\n", dst->name);
-            pending.clear();
-            return GGML_STATUS_FAILED;
-        }
-        for (int64_t s = 0; s < plan.n_slices; ++s) {
-            const int64_t i2 = s % dst->ne[2], i3 = s / dst->ne[2];
-            MatmulInvocation inv;
-            inv.contract = plan.contract;
-            inv.tile = plan.contract->tile(plan.activations.tile_n);
-            inv.weights = {w.buffer, w.offset + plan.weights.mat_bytes * plan.weight_matrix(s)};
-            inv.activations = {scratch.get(), p.act_offset + plan.activations.total_bytes * s};
-            inv.out = {out.buffer, out.offset + i2 * dst->nb[2] + i3 * dst->nb[3]};
-            inv.m = dst->ne[0];
-            inv.n = dst->ne[1];
-            inv.m_tiles = plan.weights.m_tiles;
-            inv.n_tiles = plan.activations.n_pad / inv.tile.n;
-            inv.k_tiles = plan.weights.k_tiles;
-            inv.weight_tile_bytes = plan.weights.tile_bytes;
-            inv.act_row_bytes = plan.activations.row_bytes;
-            inv.out_row_stride = static_cast<int64_t>(dst->nb[1] / sizeof(float));
-            batch.matmuls.push_back(inv);
-        }
-    }
+    Profiler & prof = Profiler::instance();
+    const auto t0 = Profiler::clock::now();
+    const BatchPlan * plan = plan_for_pending();
     pending.clear();
+    if (plan == nullptr) {
+        return GGML_STATUS_FAILED;
+    }
+    quantize(*plan);
+    for (const PlannedMatmul & p : plan->ops) {
+        if (!p.packed_weights) {
+            pack_plain_weights(p.node->src[0], p.plan.weights, static_cast<char *>(scratch->host_ptr()) + p.weight_offset);
+        }
+    }
+    scratch->sync_to_device(0, plan->scratch_bytes);
 
     std::lock_guard<std::mutex> lock(dev.run_mutex);
-    const Status st = dev.device->run(batch, timeout);
+    const auto t1 = Profiler::clock::now();
+    const Status st = dev.device->run(plan->batch, timeout);
     if (!st.ok) {
         GGML_LOG_ERROR("xdna: device run failed: %s\n", st.message.c_str());
         return GGML_STATUS_FAILED;
+    }
+    if (prof.enabled()) {
+        prof.record(plan->batch, dev.device->last_stats(), dev.device->last_batch_stats(), t0, t1, Profiler::clock::now());
     }
     return GGML_STATUS_SUCCESS;
 }
@@ -200,24 +162,16 @@ ggml_status BackendContext::compute(ggml_cgraph * graph) {
             case GGML_OP_PERMUTE:
             case GGML_OP_TRANSPOSE:
                 break;
-            case GGML_OP_MUL_MAT: {
-                // A matmul reading the output of one still pending must wait for that batch.
+            case GGML_OP_MUL_MAT:
+                // A matmul reading the output of one still pending must wait for that submission.
                 if (depends_on_pending(node->src[0]) || depends_on_pending(node->src[1])) {
                     const ggml_status st = flush();
                     if (st != GGML_STATUS_SUCCESS) {
                         return st;
                     }
                 }
-                PendingMatmul p{node, {}};
-                std::string why;
-                if (!plan_matmul(node, p.plan, why)) {
-                    GGML_LOG_ERROR("xdna: %s: cannot plan: %s\n", node->name, why.c_str());
-                    pending.clear();
-                    return GGML_STATUS_FAILED;
-                }
-                pending.push_back(std::move(p));
+                pending.push_back(node);
                 break;
-            }
             default:
                 GGML_LOG_ERROR("xdna: unsupported op %s reached the backend\n", ggml_op_desc(node));
                 pending.clear();
@@ -236,7 +190,9 @@ const char * backend_get_name(ggml_backend_t backend) {
 }
 
 void backend_free(ggml_backend_t backend) {
-    delete ctx_of(backend);
+    BackendContext * ctx = ctx_of(backend);
+    Profiler::instance().report(ctx->dev.description.c_str());
+    delete ctx;
     delete backend;
 }
 
@@ -277,6 +233,14 @@ ggml_backend_t make_backend(XdnaDeviceContext & ctx, ggml_backend_dev_t dev) {
         /* .device  = */ dev,
         /* .context = */ new BackendContext(ctx),
     };
+}
+
+bool is_xdna_backend(ggml_backend_t backend) {
+    return backend != nullptr && ggml_guid_matches(backend->guid, backend_guid());
+}
+
+uint64_t backend_plans_built(ggml_backend_t backend) {
+    return is_xdna_backend(backend) ? ctx_of(backend)->plans.plans_built() : 0;
 }
 
 }  // namespace xdna

@@ -32,6 +32,5 @@ DeviceBuffer * device_buffer_of(ggml_backend_buffer_t buffer);
 // contract in an XDNA buffer whose usage is WEIGHTS.
 bool tensor_is_packed(const ggml_tensor * t);
 
-ggml_backend_t make_backend(XdnaDeviceContext & ctx, ggml_backend_dev_t dev);
 
 }  // namespace xdna

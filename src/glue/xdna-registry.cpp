@@ -4,11 +4,11 @@
 // default buffer type first for weights, which is how the weights reach set_tensor (and the packed
 // layout) at load time without any -ngl or patch.
 #include "ggml-xdna.h"
+#include "xdna-backend.h"
 #include "xdna-device-context.h"
 
 #include "matmul-plan.h"
 
-#include "ggml-cpu.h"
 #include "ggml-impl.h"
 
 #include <cstdlib>
@@ -175,7 +175,22 @@ ggml_backend_dev_t reg_get_device(ggml_backend_reg_t reg, size_t index) {
     return &registry_state(reg).device;
 }
 
-void * reg_get_proc_address(ggml_backend_reg_t, const char *) {
+// Extensions for this project's tools and tests (see include/ggml-xdna.h).
+uint64_t plans_built(ggml_backend_t backend) {
+    return backend_plans_built(backend);
+}
+
+bool set_skip_kernels(ggml_backend_dev_t dev, bool skip) {
+    return dev != nullptr && dev->iface.get_name == dev_get_name && dctx(dev)->device->set_skip_kernels(skip);
+}
+
+void * reg_get_proc_address(ggml_backend_reg_t, const char * name) {
+    if (std::strcmp(name, "ggml_backend_xdna_plans_built") == 0) {
+        return reinterpret_cast<void *>(plans_built);
+    }
+    if (std::strcmp(name, "ggml_backend_xdna_set_skip_kernels") == 0) {
+        return reinterpret_cast<void *>(set_skip_kernels);
+    }
     return nullptr;
 }
 
@@ -199,7 +214,6 @@ ggml_backend_reg_t ggml_backend_xdna_reg(void) {
         /* .context     = */ &state,
     };
     static bool initialized = [] {
-        ggml_cpu_init();  // the simulator's kernels use ggml-cpu's block dot products and fp16 tables
         std::string choice;
         if (!parse_device_choice(choice)) {
             return true;

@@ -1,6 +1,6 @@
 #include "activation-layout.h"
 
-#include "ggml-cpu.h"
+#include "cpu-traits.h"
 
 #include <cstring>
 
@@ -49,7 +49,7 @@ void load_row(const ggml_tensor * t, const char * row, int64_t k, float * out) {
 
 void quantize_activation_rows(const ggml_tensor * src1, int64_t i2, int64_t i3, const ActivationLayout & L,
                               int64_t r0, int64_t r1, void * dst, float * scratch) {
-    const ggml_from_float_t from_float = ggml_get_type_traits_cpu(L.act_type)->from_float;
+    const ggml_from_float_t from_float = cpu_traits(L.act_type)->from_float;
     auto * out = static_cast<char *>(dst);
     for (int64_t r = r0; r < r1; ++r) {
         char * out_row = out + r * L.row_bytes;

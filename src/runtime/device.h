@@ -75,6 +75,20 @@ struct InvocationStats {
     uint64_t macs = 0;
     uint64_t bytes_read = 0;
     uint64_t bytes_written = 0;
+    // Timing model (src/sim/timing-model.h): predicted NPU time, never measured. 0 from devices that
+    // have no model. total = max(compute, dram) + dispatch, where dispatch is this invocation's share
+    // (its argument setup); the submission's cost is in BatchStats.
+    double modelled_compute_us = 0;
+    double modelled_dram_us = 0;
+    double modelled_dispatch_us = 0;
+    double modelled_us = 0;
+    double modelled_roofline_us = 0;  // max(useful MACs at peak, bytes once at full bandwidth)
+};
+
+// Accounting for the last run as a whole.
+struct BatchStats {
+    double modelled_submit_us = 0;  // modelled cost of the one submission
+    double modelled_us = 0;         // modelled: submission + every invocation back to back
 };
 
 struct Status {
@@ -101,6 +115,13 @@ public:
 
     // Statistics of the invocations of the last run, in submission order.
     virtual const std::vector<InvocationStats> & last_stats() const = 0;
+
+    // Statistics of the last run as a whole (all zero from a device without a timing model).
+    virtual BatchStats last_batch_stats() const { return {}; }
+
+    // Benchmark only (xdna-bench measures host overhead with it): skip kernel execution, so outputs are
+    // left unwritten. Returns false on devices that cannot skip.
+    virtual bool set_skip_kernels(bool) { return false; }
 };
 
 enum class DeviceKind { sim, xrt };

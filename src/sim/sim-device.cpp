@@ -2,6 +2,7 @@
 
 #include "sim-matmul.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 
@@ -31,9 +32,20 @@ private:
     size_t size_ = 0;
 };
 
+NpuPreset preset_or_default() {
+    NpuPreset p;
+    std::string error;
+    if (!preset_from_env(p, error)) {
+        std::fprintf(stderr, "xdna: timing model: %s (ignored)\n", error.c_str());
+    }
+    return p;
+}
+
 }  // namespace
 
-SimDevice::SimDevice(int n_threads) : pool_(n_threads) {
+SimDevice::SimDevice(int n_threads) : SimDevice(n_threads, preset_or_default()) {}
+
+SimDevice::SimDevice(int n_threads, const NpuPreset & preset) : pool_(n_threads), model_(preset) {
     info_.name = "XDNA0";
     info_.description = "XDNA2 simulator, 8x4 tiles";
     info_.columns = 8;
@@ -64,13 +76,29 @@ bool SimDevice::has_kernel(const MatmulContract & contract, const TileShape & ti
 
 Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     stats_.clear();
+    batch_stats_ = {};
+    std::vector<ModelShape> shapes;
     for (const auto & inv : batch.matmuls) {
         if (inv.contract == nullptr || !has_kernel(*inv.contract, inv.tile)) {
             return Status::error("no simulated kernel for this contract and tile shape");
         }
         stats_.push_back({inv.macs(), inv.weight_bytes() + inv.activation_bytes(), inv.out_bytes()});
+        shapes.push_back(shape_of(inv));
     }
-    sim_run_matmuls(batch.matmuls, pool_);
+    const ModelledBatch modelled = model_.batch(shapes);
+    for (size_t i = 0; i < stats_.size(); ++i) {
+        const ModelledTime & t = modelled.invocations[i];
+        stats_[i].modelled_compute_us = t.compute_us;
+        stats_[i].modelled_dram_us = t.dram_us;
+        stats_[i].modelled_dispatch_us = t.dispatch_us;
+        stats_[i].modelled_us = t.total_us;
+        stats_[i].modelled_roofline_us = t.roofline_us;
+    }
+    batch_stats_.modelled_submit_us = modelled.submit_us;
+    batch_stats_.modelled_us = modelled.total_us;
+    if (!skip_kernels_) {
+        sim_run_matmuls(batch.matmuls, pool_);
+    }
     return Status::success();
 }
 

@@ -1,9 +1,11 @@
 // The simulated XDNA2 device: host memory stands in for device memory, and every kernel contract is
-// executed by its functional twin on the CPU. Counts MACs and bytes per invocation.
+// executed by its functional twin on the CPU. Counts MACs and bytes per invocation, and reports the
+// NPU time the timing model predicts for each (from the shapes only, not from the host's wall time).
 #pragma once
 
 #include "device.h"
 #include "thread-pool.h"
+#include "timing-model.h"
 
 #include <memory>
 
@@ -11,18 +13,30 @@ namespace xdna {
 
 class SimDevice final : public Device {
 public:
+    // The timing model uses the preset GGML_XDNA_PRESET / GGML_XDNA_MODEL_* select (npu-presets.h).
     explicit SimDevice(int n_threads);
+    SimDevice(int n_threads, const NpuPreset & preset);
 
     const DeviceInfo & info() const override { return info_; }
     std::unique_ptr<DeviceBuffer> allocate(size_t bytes, BufferRole role) override;
     bool has_kernel(const MatmulContract & contract, const TileShape & tile) const override;
     Status run(const Batch & batch, std::chrono::milliseconds timeout) override;
     const std::vector<InvocationStats> & last_stats() const override { return stats_; }
+    BatchStats last_batch_stats() const override { return batch_stats_; }
+    bool set_skip_kernels(bool skip) override {
+        skip_kernels_ = skip;
+        return true;
+    }
+
+    const TimingModel & timing_model() const { return model_; }
 
 private:
     DeviceInfo                   info_;
     ThreadPool                   pool_;
+    TimingModel                  model_;
     std::vector<InvocationStats> stats_;
+    BatchStats                   batch_stats_;
+    bool                         skip_kernels_ = false;
 };
 
 }  // namespace xdna

@@ -1,6 +1,6 @@
 #include "sim-matmul.h"
 
-#include "ggml-cpu.h"
+#include "cpu-traits.h"
 
 #include <algorithm>
 #include <cstring>
@@ -17,7 +17,7 @@ namespace xdna {
 
 bool sim_matmul_self_check(std::string & why) {
     for (const auto & c : all_matmul_contracts()) {
-        const auto * traits = ggml_get_type_traits_cpu(c.weight_type);
+        const auto * traits = cpu_traits(c.weight_type);
         if (traits == nullptr || traits->vec_dot == nullptr || traits->vec_dot_type != c.act_type) {
             why = c.name;
             return false;
@@ -91,7 +91,7 @@ void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & po
     }
     pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t i, int) {
         const TileJob & j = jobs[i];
-        run_tile(*j.inv, j.mt, j.nt, ggml_get_type_traits_cpu(j.inv->contract->weight_type)->vec_dot);
+        run_tile(*j.inv, j.mt, j.nt, cpu_traits(j.inv->contract->weight_type)->vec_dot);
     });
 }
 

@@ -5,7 +5,12 @@
 
 #include <cstdio>
 
-int main() {
+int main(int argc, char ** argv) {
+    // As in llama.cpp: the CPU backend is loaded first (its module path is the argument).
+    if (argc > 1 && ggml_backend_load(argv[1]) == nullptr) {
+        std::printf("cannot load %s\n", argv[1]);
+        return 1;
+    }
     ggml_backend_reg_t reg = ggml_backend_xdna_reg();
     const size_t n = ggml_backend_reg_dev_count(reg);
     std::printf("devices: %zu\n", n);

@@ -1,0 +1,135 @@
+#include "profiler.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace xdna {
+
+namespace {
+
+constexpr size_t kMaxTraceEvents = 500000;  // about 50 MB of JSON
+
+double us_between(Profiler::clock::time_point a, Profiler::clock::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+std::string row_key(const MatmulInvocation & inv) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%-13s %6lld x %4lld x %5lld", inv.contract->name, static_cast<long long>(inv.m),
+                  static_cast<long long>(inv.n), static_cast<long long>(inv.k_tiles * inv.tile.k));
+    return buf;
+}
+
+}  // namespace
+
+Profiler & Profiler::instance() {
+    static Profiler p;
+    return p;
+}
+
+Profiler::Profiler() {
+    const char * p = std::getenv("GGML_XDNA_PROFILE");
+    profile_ = p != nullptr && *p != '\0' && std::string(p) != "0";
+    if (const char * t = std::getenv("GGML_XDNA_TRACE")) {
+        trace_path_ = t;
+    }
+}
+
+void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & stats, const BatchStats & batch_stats,
+                      clock::time_point prep_begin, clock::time_point submit_begin, clock::time_point end) {
+    if (!enabled() || batch.matmuls.empty()) {
+        return;
+    }
+    const double host_us = us_between(prep_begin, submit_begin);
+    const double device_us = us_between(submit_begin, end);
+    double total_macs = 0;
+    for (const auto & inv : batch.matmuls) {
+        total_macs += static_cast<double>(inv.macs());
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++submissions_;
+    host_us_total_ += host_us;
+    modelled_submit_us_ += batch_stats.modelled_submit_us;
+    const double n = static_cast<double>(batch.matmuls.size());
+    for (size_t i = 0; i < batch.matmuls.size(); ++i) {
+        const MatmulInvocation & inv = batch.matmuls[i];
+        const InvocationStats s = i < stats.size() ? stats[i] : InvocationStats{};
+        Row & r = rows_[row_key(inv)];
+        ++r.count;
+        r.host_us += host_us / n;  // host preparation is shared by the submission's invocations
+        r.device_us += total_macs > 0 ? device_us * static_cast<double>(inv.macs()) / total_macs : device_us / n;
+        r.modelled_us += s.modelled_us;
+        r.roofline_us += s.modelled_roofline_us;
+        r.macs += static_cast<double>(s.macs);
+        r.bytes += static_cast<double>(s.bytes_read + s.bytes_written);
+    }
+    if (!trace_path_.empty() && trace_.size() + batch.matmuls.size() + 2 < kMaxTraceEvents) {
+        const double t0 = us_between(origin_, prep_begin), t1 = us_between(origin_, submit_begin);
+        trace_.push_back({"host: plan + quantize activations", 1, t0, host_us});
+        trace_.push_back({"submission (measured, simulator executes)", 2, t1, device_us});
+        double t = t1;
+        trace_.push_back({"submit (modelled)", 3, t, batch_stats.modelled_submit_us});
+        t += batch_stats.modelled_submit_us;
+        for (size_t i = 0; i < batch.matmuls.size() && i < stats.size(); ++i) {
+            trace_.push_back({std::string(batch.matmuls[i].contract->name) + " (modelled NPU)", 3, t, stats[i].modelled_us});
+            t += stats[i].modelled_us;
+        }
+    }
+}
+
+void Profiler::report(const char * device_description) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (profile_ && submissions_ > 0) {
+        std::vector<std::pair<std::string, Row>> rows(rows_.begin(), rows_.end());
+        std::sort(rows.begin(), rows.end(), [](const auto & a, const auto & b) { return a.second.modelled_us > b.second.modelled_us; });
+        uint64_t invocations = 0;
+        double modelled = modelled_submit_us_, device = 0;
+        for (const auto & r : rows) {
+            invocations += r.second.count;
+            modelled += r.second.modelled_us;
+            device += r.second.device_us;
+        }
+        std::fprintf(stderr, "\nxdna profile (%s): %llu submissions, %llu matmul invocations\n", device_description,
+                     static_cast<unsigned long long>(submissions_), static_cast<unsigned long long>(invocations));
+        std::fprintf(stderr, "  host overhead per invocation (measured, plan + activation quantization): %.1f us\n",
+                     host_us_total_ / std::max<uint64_t>(invocations, 1));
+        std::fprintf(stderr, "  NPU time (MODELLED by the XDNA2 timing model, not measured): %.1f ms, of which submissions %.1f ms\n",
+                     modelled / 1e3, modelled_submit_us_ / 1e3);
+        std::fprintf(stderr, "  device time (measured: the simulator executing on the host CPU): %.1f ms\n", device / 1e3);
+        std::fprintf(stderr, "  %-35s %7s %9s %11s %12s %9s %9s %9s %9s\n", "kernel, M x N x Kp", "count", "host us",
+                     "sim us", "model us", "GMAC", "MB", "mod TOPS", "roofline");
+        for (const auto & [key, r] : rows) {
+            const double c = static_cast<double>(r.count);
+            std::fprintf(stderr, "  %-35s %7llu %9.1f %11.1f %12.1f %9.3f %9.2f %9.2f %8.0f%%\n", key.c_str(),
+                         static_cast<unsigned long long>(r.count), r.host_us / c, r.device_us / c, r.modelled_us / c,
+                         r.macs / 1e9, r.bytes / 1e6, r.modelled_us > 0 ? 2.0 * r.macs / r.modelled_us / 1e6 : 0.0,
+                         r.modelled_us > 0 ? 100.0 * r.roofline_us / r.modelled_us : 0.0);
+        }
+        std::fprintf(stderr, "  (per call: host us and sim us measured on this machine; model us, TOPS and roofline %% are modelled)\n");
+    }
+    if (!trace_path_.empty() && !trace_.empty()) {
+        if (FILE * f = std::fopen(trace_path_.c_str(), "w")) {
+            std::fprintf(f, "{\"traceEvents\":[\n");
+            std::fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"host (measured)\"}},\n");
+            std::fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"device run (measured, simulator)\"}},\n");
+            std::fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":3,\"args\":{\"name\":\"NPU (MODELLED)\"}}");
+            for (const auto & e : trace_) {
+                std::fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", e.name.c_str(),
+                             e.tid, e.ts_us, e.dur_us);
+            }
+            std::fprintf(f, "\n]}\n");
+            std::fclose(f);
+            std::fprintf(stderr, "xdna: trace written to %s (%zu events)\n", trace_path_.c_str(), trace_.size());
+        } else {
+            std::fprintf(stderr, "xdna: cannot write trace file %s\n", trace_path_.c_str());
+        }
+    }
+    rows_.clear();
+    trace_.clear();
+    submissions_ = 0;
+    host_us_total_ = 0;
+    modelled_submit_us_ = 0;
+}
+
+}  // namespace xdna

@@ -1,0 +1,57 @@
+// GGML_XDNA_PROFILE=1: a table per op kind and shape, printed when a backend is freed;
+// GGML_XDNA_TRACE=file.json: a Chrome trace (chrome://tracing, Perfetto) of host preparation,
+// submissions and the timing model's NPU time. Modelled figures are labelled as modelled.
+#pragma once
+
+#include "device.h"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+class Profiler {
+public:
+    using clock = std::chrono::steady_clock;
+
+    static Profiler & instance();
+
+    bool enabled() const { return profile_ || !trace_path_.empty(); }
+
+    // One submission: host preparation [prep_begin, submit_begin), device run [submit_begin, end).
+    void record(const Batch & batch, const std::vector<InvocationStats> & stats, const BatchStats & batch_stats,
+                clock::time_point prep_begin, clock::time_point submit_begin, clock::time_point end);
+
+    // Print the table (GGML_XDNA_PROFILE) and write the trace (GGML_XDNA_TRACE); then start afresh.
+    void report(const char * device_description);
+
+private:
+    Profiler();
+
+    struct Row {
+        uint64_t count = 0;
+        double   host_us = 0, device_us = 0, modelled_us = 0, roofline_us = 0;
+        double   macs = 0, bytes = 0;
+    };
+    struct TraceEvent {
+        std::string name;
+        int         tid;
+        double      ts_us, dur_us;
+    };
+
+    bool                       profile_ = false;
+    std::string                trace_path_;
+    std::mutex                 mutex_;
+    std::map<std::string, Row> rows_;
+    uint64_t                   submissions_ = 0;
+    double                     host_us_total_ = 0;
+    double                     modelled_submit_us_ = 0;
+    std::vector<TraceEvent>    trace_;
+    clock::time_point          origin_ = clock::now();
+};
+
+}  // namespace xdna

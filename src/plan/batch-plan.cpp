@@ -1,0 +1,148 @@
+#include "batch-plan.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace xdna {
+
+namespace {
+
+constexpr size_t  kScratchAlign = 64;
+constexpr int64_t kRowsPerJob = 8;
+constexpr size_t  kMaxCachedPlans = 8192;  // a llama model needs about 4 per layer and batch shape
+
+size_t align_up(size_t x) {
+    return (x + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+}
+
+// Two src1 operands are the same activations when they read the same memory the same way.
+bool same_activations(const ggml_tensor * a, const ggml_tensor * b) {
+    return a->data == b->data && a->type == b->type && std::memcmp(a->ne, b->ne, sizeof a->ne) == 0 &&
+           std::memcmp(a->nb, b->nb, sizeof a->nb) == 0;
+}
+
+}  // namespace
+
+bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, BatchPlan & plan,
+                  std::string & why) {
+    plan = BatchPlan{};
+    size_t size = 0;
+    for (ggml_tensor * node : nodes) {
+        PlannedMatmul p;
+        p.node = node;
+        if (!plan_matmul(node, p.plan, why)) {
+            why = std::string(node->name) + ": " + why;
+            return false;
+        }
+        const ActivationLayout & al = p.plan.activations;
+        const auto shared = std::find_if(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
+            const ActivationLayout & ql = q.plan.activations;
+            return q.quantizes && same_activations(q.node->src[1], node->src[1]) && ql.act_type == al.act_type &&
+                   ql.k_pad == al.k_pad && ql.tile_n == al.tile_n;
+        });
+        if (shared != plan.ops.end()) {
+            p.act_offset = shared->act_offset;
+        } else {
+            p.quantizes = true;
+            p.act_offset = size;
+            size = align_up(size + p.plan.activation_bytes());
+            plan.max_k_pad = std::max(plan.max_k_pad, al.k_pad);
+            for (int64_t s = 0; s < p.plan.n_slices; ++s) {
+                for (int64_t r = 0; r < al.n_pad; r += kRowsPerJob) {
+                    plan.quantize_jobs.push_back({static_cast<uint32_t>(plan.ops.size()), s, r, std::min(al.n_pad, r + kRowsPerJob)});
+                }
+            }
+        }
+        p.packed_weights = resolve.is_packed(node->src[0]);
+        if (!p.packed_weights) {
+            p.weight_offset = size;
+            size = align_up(size + p.plan.weights.total_bytes);
+        }
+        plan.ops.push_back(std::move(p));
+    }
+    plan.scratch_bytes = size;
+    return true;
+}
+
+bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why) {
+    plan.batch.matmuls.clear();
+    for (const PlannedMatmul & p : plan.ops) {
+        const MatmulPlan & mp = p.plan;
+        const ggml_tensor * dst = p.node;
+        const BufferSlice w = p.packed_weights ? resolve.slice_of(dst->src[0]) : BufferSlice{scratch, p.weight_offset};
+        const BufferSlice out = resolve.slice_of(dst);
+        if (w.buffer == nullptr || out.buffer == nullptr) {
+            why = std::string(dst->name) + ": operand not in device memory";
+            return false;
+        }
+        for (int64_t s = 0; s < mp.n_slices; ++s) {
+            const int64_t i2 = s % dst->ne[2], i3 = s / dst->ne[2];
+            MatmulInvocation inv;
+            inv.contract = mp.contract;
+            inv.tile = mp.contract->tile(mp.activations.tile_n);
+            inv.weights = {w.buffer, w.offset + mp.weights.mat_bytes * mp.weight_matrix(s)};
+            inv.activations = {scratch, p.act_offset + mp.activations.total_bytes * s};
+            inv.out = {out.buffer, out.offset + i2 * dst->nb[2] + i3 * dst->nb[3]};
+            inv.m = dst->ne[0];
+            inv.n = dst->ne[1];
+            inv.m_tiles = mp.weights.m_tiles;
+            inv.n_tiles = mp.activations.n_pad / inv.tile.n;
+            inv.k_tiles = mp.weights.k_tiles;
+            inv.weight_tile_bytes = mp.weights.tile_bytes;
+            inv.act_row_bytes = mp.activations.row_bytes;
+            inv.out_row_stride = static_cast<int64_t>(dst->nb[1] / sizeof(float));
+            plan.batch.matmuls.push_back(inv);
+        }
+    }
+    return true;
+}
+
+std::vector<uint64_t> batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve) {
+    std::vector<uint64_t> sig;
+    sig.reserve(nodes.size() * 40);
+    auto add_tensor = [&](const ggml_tensor * t) {
+        sig.push_back(reinterpret_cast<uintptr_t>(t->data));
+        sig.push_back(static_cast<uint64_t>(t->type));
+        for (int i = 0; i < GGML_MAX_DIMS; ++i) {
+            sig.push_back(static_cast<uint64_t>(t->ne[i]));
+            sig.push_back(static_cast<uint64_t>(t->nb[i]));
+        }
+    };
+    for (const ggml_tensor * n : nodes) {
+        add_tensor(n);
+        add_tensor(n->src[0]);
+        add_tensor(n->src[1]);
+        sig.push_back(resolve.is_packed(n->src[0]) ? 1 : 0);
+    }
+    return sig;
+}
+
+uint64_t PlanCache::hash(const std::vector<uint64_t> & s) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
+    for (uint64_t v : s) {
+        h = (h ^ v) * 1099511628211ull;
+    }
+    return h;
+}
+
+const BatchPlan * PlanCache::find(const std::vector<uint64_t> & signature) const {
+    auto range = plans_.equal_range(hash(signature));
+    for (auto it = range.first; it != range.second; ++it) {
+        if (it->second.signature == signature) {
+            return it->second.plan.get();
+        }
+    }
+    return nullptr;
+}
+
+const BatchPlan * PlanCache::insert(std::vector<uint64_t> signature, std::unique_ptr<BatchPlan> plan) {
+    if (plans_.size() >= kMaxCachedPlans) {
+        plans_.clear();  // shapes keep changing (e.g. growing contexts without a fixed ubatch): start over
+    }
+    ++built_;
+    const uint64_t h = hash(signature);
+    auto it = plans_.emplace(h, Entry{std::move(signature), std::move(plan)});
+    return it->second.plan.get();
+}
+
+}  // namespace xdna

@@ -1,0 +1,79 @@
+// Planning a whole submission: the MUL_MATs of one graph split become one Batch of invocations,
+// with one activation operand per distinct src1 and a scratch layout for everything the host prepares.
+// A BatchPlan depends only on tensor shapes, strides, types and addresses, so it is built once per
+// graph shape and reused for every token that has that shape (see PlanCache).
+#pragma once
+
+#include "device.h"
+#include "matmul-plan.h"
+
+#include "ggml.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace xdna {
+
+struct PlannedMatmul {
+    const ggml_tensor * node = nullptr;
+    MatmulPlan plan;
+    size_t act_offset = 0;        // scratch offset of its activation operand (shared by equal src1)
+    bool   quantizes = false;     // this op's src1 is quantized here (first op reading it)
+    bool   packed_weights = true; // src0 was packed at load; otherwise packed into scratch per run
+    size_t weight_offset = 0;     // scratch offset of the packed src0 when !packed_weights
+};
+
+// Rows [r0, r1) of slice `slice` of ops[op]'s activation operand.
+struct QuantizeJob {
+    uint32_t op;
+    int64_t  slice, r0, r1;
+};
+
+struct BatchPlan {
+    std::vector<PlannedMatmul> ops;
+    std::vector<QuantizeJob>   quantize_jobs;
+    int64_t                    max_k_pad = 0;   // longest padded activation row (host scratch floats)
+    size_t                     scratch_bytes = 0;
+    Batch                      batch;           // the invocations, ready to submit
+};
+
+// How the planner reaches device memory: the slice behind a tensor (null buffer if not device
+// memory) and whether a tensor is a weight packed at load.
+struct TensorResolver {
+    std::function<BufferSlice(const ggml_tensor *)> slice_of;
+    std::function<bool(const ggml_tensor *)>        is_packed;
+};
+
+// Lay out scratch for `nodes` (MUL_MATs). Call fill_invocations() once scratch of
+// plan.scratch_bytes exists.
+bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, BatchPlan & plan,
+                  std::string & why);
+bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why);
+
+// What identifies a plan: per node, every address, shape, stride and type it was planned from.
+std::vector<uint64_t> batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve);
+
+// Plans by signature. Cleared when the scratch buffer they point into is replaced.
+class PlanCache {
+public:
+    const BatchPlan * find(const std::vector<uint64_t> & signature) const;
+    const BatchPlan * insert(std::vector<uint64_t> signature, std::unique_ptr<BatchPlan> plan);
+    void clear() { plans_.clear(); }
+    uint64_t plans_built() const { return built_; }
+    size_t size() const { return plans_.size(); }
+
+private:
+    struct Entry {
+        std::vector<uint64_t>      signature;
+        std::unique_ptr<BatchPlan> plan;
+    };
+    static uint64_t hash(const std::vector<uint64_t> & s);
+    std::unordered_multimap<uint64_t, Entry> plans_;
+    uint64_t built_ = 0;
+};
+
+}  // namespace xdna

@@ -1,0 +1,85 @@
+// Kernel manifest: which compiled NPU kernels exist, for which contract, tile shape and NPU generation.
+//
+// The kernels directory holds manifest.json (format in docs/xrt.md, example in
+// kernels/manifest.example.json). Each entry names an xclbin, an instruction file, the kernel's name
+// inside the xclbin, its argument layout and the generations it runs on. The backend claims an op
+// only if an entry for its contract and tile shape survived validation, so a missing or broken kernel
+// sends that op to the CPU instead of failing the model.
+//
+// No XRT here: parsing, validation, file checks and selection are testable on any machine.
+#pragma once
+
+#include "matmul-contract.h"
+#include "npu-generation.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+constexpr int kManifestFormatVersion = 1;
+
+// What a kernel argument carries. The order of a kernel's arguments is the order of its `args` list.
+enum class ArgKind {
+    opcode,             // scalar: the command opcode (3 for mlir-aie instruction-stream kernels)
+    instructions,       // buffer: the instruction stream, loaded once per kernel
+    instruction_count,  // scalar: number of 32-bit words in the instruction stream
+    weights,            // buffer: the packed weight operand
+    activations,        // buffer: the activation operand
+    output,             // buffer: fp32 output
+    params,             // buffer: the invocation's scalar parameters (invocation-args.h)
+};
+
+const char * to_string(ArgKind kind);
+bool         parse_arg_kind(const std::string & s, ArgKind & out);
+bool         is_buffer_arg(ArgKind kind);
+
+struct KernelArg {
+    ArgKind  kind = ArgKind::opcode;
+    int      group_id = -1;  // memory group of a buffer argument, as the xclbin's connectivity has it
+    uint64_t value = 0;      // value of an opcode argument
+};
+
+struct KernelEntry {
+    int                        index = 0;  // position in the manifest's "kernels" array, for messages
+    const MatmulContract *     contract = nullptr;
+    TileShape                  tile{};
+    std::string                xclbin;        // resolved against the manifest's directory
+    std::string                instructions;  // resolved against the manifest's directory
+    std::string                kernel_name;   // kernel inside the xclbin, e.g. "MLIR_AIE"
+    std::vector<NpuGeneration> npu;
+    std::vector<KernelArg>     args;          // in argument order
+
+    bool runs_on(NpuGeneration g) const;
+    // Argument position of `kind`, or -1 when the kernel has no such argument.
+    int arg_index(ArgKind kind) const;
+    // "kernels[3] (mm_q4_K_q8_K, tile 64x4x256)": how messages name an entry.
+    std::string label() const;
+};
+
+struct Manifest {
+    std::string              path;  // the manifest file
+    std::string              dir;   // directory the file names in it are relative to
+    std::vector<KernelEntry> kernels;       // entries that passed validation
+    std::vector<std::string> entry_errors;  // one line per dropped entry, naming file, entry and field
+};
+
+// Parse manifest text read from `path` (used for messages and to resolve relative file names).
+// Returns false with `err` set when the manifest as a whole is unusable: not JSON, wrong format version,
+// no "kernels" array. An invalid entry only drops that entry, with a line in `out.entry_errors`.
+// With `check_files`, an entry whose xclbin or instruction file is missing or malformed is dropped too.
+bool parse_manifest(const std::string & text, const std::string & path, bool check_files, Manifest & out,
+                    std::string & err);
+
+// Read and parse the manifest file at `path`, checking the files it names.
+bool load_manifest(const std::string & path, Manifest & out, std::string & err);
+
+// The kernel for a contract at a tile shape on a generation, or nullptr.
+const KernelEntry * find_kernel(const Manifest & m, const std::string & contract_name, const TileShape & tile,
+                                NpuGeneration gen);
+
+// Whether `tile` is one of the shapes `c` allows.
+bool contract_allows_tile(const MatmulContract & c, const TileShape & tile);
+
+}  // namespace xdna

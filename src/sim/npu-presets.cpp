@@ -1,0 +1,282 @@
+#include "npu-presets.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+
+namespace xdna {
+
+namespace {
+
+// Figures shared by all presets. Sources are rows of xdna2-facts.md, quoted as "[source]".
+NpuPreset npu2_array() {
+    NpuPreset p;
+    // 8 columns x 4 rows of compute tiles [mlir-aie docs, "Devices" page, npu2].
+    p.columns = 8;
+    p.rows = 4;
+    // Top H-clock of the NPU4 power table, 1800 MHz [amd/xdna-driver npu4_regs.c]. `xrt-smi validate`
+    // measures 51.0 TOPS [amd/IRON issue 55], which needs at least 1.56 GHz at 512 MAC/cycle/core, so
+    // the array does run near the top of the table.
+    p.clock_ghz = 1.8;
+    // int8 mmul 8x8x8 per cycle = 512 MAC/cycle/core [amd/IRON issue 171; aie_kernels/aie2p/mm.cc].
+    // The int8 x int4 4x16x16 mode exists [Xilinx/aie_api mmul.hpp] but its issue rate is not
+    // published; 4-bit kernels are modelled at the int8 rate.
+    p.int8_macs_per_cycle = 512;
+    // bfp16 8x8x8 per cycle = 1024 FLOP/cycle/core [scalable.uni-jena.de "hello xdna"].
+    p.bfp16_macs_per_cycle = 512;
+    // Fitted: the fraction of the MAC peak that reproduces the published whole-array int8 GEMM with int8
+    // output, 37.35-38.05 TOPS [arXiv 2512.13282], in this model (fit shape and procedure in
+    // docs/performance-model.md; tests/timing checks the value still reproduces the point). The same
+    // paper's int32-output result (25.31 TOPS) is held out: the model gets it from the DRAM term.
+    // Upper bound for comparison: `xrt-smi validate` reaches 51.0 TOPS, 0.86 of the peak [amd/IRON issue 55].
+    p.array_efficiency = 0.6547;
+    // Assumed, no published figure: block-scale multiply-adds (int32/fp32 vector lanes) per cycle per
+    // core. The kernel design notes estimate per-32 scaling "can cost as much as the MACs": with 32
+    // lanes, one scale term per 32 K values costs half the MAC time at 512 MAC/cycle.
+    p.scale_ops_per_cycle = 32;
+    p.scale_group = 0;
+    // Output tiles staged per column in its 512 KB memory tile [AM027, UG1603]: assumed half of it,
+    // the other half double-buffers the weight and activation panels streaming through the column.
+    p.c_stage_kb = 256;
+    // One submission: the ~107 us dispatch floor measured per kernel dispatch [amd/IRON flm/gemm README].
+    p.submit_us = 107;
+    // Each further invocation of a submission: its runtime arguments at ~2 us per parameter word
+    // [amd/IRON flm/gemm README]; 8 words = four 64-bit buffer addresses (weights, activations, output,
+    // params), the scalars travel in the params buffer (src/runtime/invocation-args.h).
+    p.invocation_us = 8 * 2.0;
+    return p;
+}
+
+std::vector<NpuPreset> make_presets() {
+    NpuPreset strix = npu2_array();
+    strix.name = "strix";
+    strix.description = "Strix Point (Ryzen AI 300, HX 370), LPDDR5X";
+    // Assumed: the low end of the 63-70 GB/s the NPU reached in a memcpy measurement [amd/IRON PR 195
+    // review]; no NPU bandwidth measurement names a Strix Point machine.
+    strix.dram_gbs = 63;
+
+    NpuPreset krackan = npu2_array();
+    krackan.name = "krackan";
+    krackan.description = "Krackan Point (Ryzen AI 7 350), DDR5-5600";
+    // Fitted: the sustained bandwidth that reproduces the published 56 GB/s of a q4-weight GEMV
+    // [qvac ggml-xdna HANDOFF] as weight bytes over kernel time (DRAM time + invocation cost) for a
+    // 14336 x 4096 Q4_K GEMV. Consistent with ~50 GB/s effective in a GEMM study on Krackan DDR5-5600
+    // [arXiv 2512.13282] and 63-70 GB/s memcpy [amd/IRON PR 195 review].
+    krackan.dram_gbs = 57.7;
+
+    NpuPreset halo = npu2_array();
+    halo.name = "halo";
+    halo.description = "Strix Halo (Ryzen AI Max), LPDDR5X-8000 256-bit";
+    // Assumed: the top of the 63-70 GB/s measured for the NPU [amd/IRON PR 195 review]. Halo's DRAM
+    // (256 GB/s theoretical, ~212 GB/s measured by the GPU [public reviews]) is not the limit there; the
+    // NPU's own path is, so Halo gains far less than its DRAM suggests.
+    halo.dram_gbs = 70;
+
+    return {strix, krackan, halo};
+}
+
+bool parse_double(const char * s, double & out) {
+    errno = 0;
+    char * end = nullptr;
+    const double v = std::strtod(s, &end);
+    if (end == s || *end != '\0' || errno != 0) {
+        return false;
+    }
+    out = v;
+    return true;
+}
+
+}  // namespace
+
+const char * family_name(KernelFamily f) {
+    switch (f) {
+        case KernelFamily::int8_plain: return "int8";
+        case KernelFamily::int8xint4: return "int8xint4";
+        case KernelFamily::int8xint8: return "int8xint8";
+        case KernelFamily::bfp16: return "bfp16";
+        case KernelFamily::bf16_emulated: return "bf16";
+        case KernelFamily::f16_emulated: return "f16";
+        case KernelFamily::f32_emulated: return "f32";
+    }
+    return "?";
+}
+
+double NpuPreset::family_macs_per_cycle(KernelFamily f) const {
+    switch (f) {
+        case KernelFamily::int8_plain:
+        case KernelFamily::int8xint4:
+        case KernelFamily::int8xint8:
+            return int8_macs_per_cycle;
+        case KernelFamily::bfp16:
+            return bfp16_macs_per_cycle;
+        // An 8x8x8 bf16 mmul lowers to two bfp16-emulated MACs: half the bfp16 rate
+        // [amd/IRON iron/operators/flm/gemm README].
+        case KernelFamily::bf16_emulated:
+            return bfp16_macs_per_cycle / 2.0;
+        // Assumed: AIE2P has no fp16 or fp32 mmul [Xilinx/aie_api mmul.hpp lists none]. An exact fp16
+        // product from bf16 parts takes hi*hi + hi*lo + lo*hi + lo*lo = 4 bf16 products; fp32 as three
+        // bf16 parts keeps the 6 largest of 9 products (the usual bf16x3 scheme).
+        case KernelFamily::f16_emulated:
+            return bfp16_macs_per_cycle / 2.0 / 4.0;
+        case KernelFamily::f32_emulated:
+            return bfp16_macs_per_cycle / 2.0 / 6.0;
+    }
+    return int8_macs_per_cycle;
+}
+
+double NpuPreset::peak_macs_per_us(KernelFamily f) const {
+    return family_macs_per_cycle(f) * columns * rows * clock_ghz * 1e3;
+}
+
+double NpuPreset::peak_tops(KernelFamily f) const {
+    return 2.0 * peak_macs_per_us(f) / 1e6;
+}
+
+double NpuPreset::column_in_gbs() const {
+    // Derived: ~2 shim input channels per column [mlir-aie docs; llama.cpp issue 21725] on the 64-bit
+    // AIE2P stream switch [UG1603], at the array clock (an assumption: 16 bytes per cycle per column).
+    return 2 * 8 * clock_ghz;
+}
+
+const std::vector<PresetParam> & preset_params() {
+    // The same figures as the comments in npu2_array() and make_presets(), as data for the docs.
+    static const std::vector<PresetParam> params = {
+        {"columns x rows", "cores", "", "published", "mlir-aie docs, Devices page (npu2)",
+         [](const NpuPreset & p) { return double(p.columns * p.rows); }},
+        {"clock", "GHz", "GGML_XDNA_MODEL_CLOCK_GHZ", "published", "amd/xdna-driver npu4_regs.c (top H-clock)",
+         [](const NpuPreset & p) { return p.clock_ghz; }},
+        {"int8 MAC/cycle/core", "MAC", "", "published", "amd/IRON issue 171; aie2p/mm.cc (8x8x8 mmul)",
+         [](const NpuPreset & p) { return double(p.int8_macs_per_cycle); }},
+        {"int8 peak", "TOPS", "", "derived", "32 cores x 512 x 2 x clock",
+         [](const NpuPreset & p) { return p.peak_tops(KernelFamily::int8_plain); }},
+        {"bf16 MAC/cycle/core", "MAC", "", "published", "half the bfp16 8x8x8 rate (amd/IRON flm/gemm README)",
+         [](const NpuPreset & p) { return p.family_macs_per_cycle(KernelFamily::bf16_emulated); }},
+        {"array efficiency", "of peak", "GGML_XDNA_MODEL_EFFICIENCY", "fitted",
+         "int8 GEMM, int8 out, 37.35-38.05 TOPS (arXiv 2512.13282)",
+         [](const NpuPreset & p) { return p.array_efficiency; }},
+        {"block-scale ops/cycle/core", "ops", "GGML_XDNA_MODEL_SCALE_OPS", "assumed",
+         "no published figure; kernel design notes: per-32 scaling can cost as much as the MACs",
+         [](const NpuPreset & p) { return p.scale_ops_per_cycle; }},
+        {"sustained DRAM bandwidth", "GB/s", "GGML_XDNA_MODEL_BW_GBS", "fitted / assumed",
+         "krackan: fitted to the 56 GB/s q4 GEMV (qvac HANDOFF); strix, halo: 63 / 70, the ends of the "
+         "63-70 GB/s NPU memcpy range (amd/IRON PR 195 review)",
+         [](const NpuPreset & p) { return p.dram_gbs; }},
+        {"shim ingress per column", "GB/s", "", "derived",
+         "2 input channels (mlir-aie docs) x 64-bit stream (UG1603) x clock",
+         [](const NpuPreset & p) { return p.column_in_gbs(); }},
+        {"output staging per column", "KB", "GGML_XDNA_MODEL_CSTAGE_KB", "assumed",
+         "half of the 512 KB memory tile (AM027, UG1603)", [](const NpuPreset & p) { return p.c_stage_kb; }},
+        {"submission", "us", "GGML_XDNA_MODEL_SUBMIT_US", "published",
+         "~107 us dispatch floor (amd/IRON flm/gemm README)", [](const NpuPreset & p) { return p.submit_us; }},
+        {"invocation in a submission", "us", "GGML_XDNA_MODEL_INVOCATION_US", "derived",
+         "8 argument words x ~2 us per parameter word (amd/IRON flm/gemm README)",
+         [](const NpuPreset & p) { return p.invocation_us; }},
+    };
+    return params;
+}
+
+const std::vector<NpuPreset> & npu_presets() {
+    static const std::vector<NpuPreset> presets = make_presets();
+    return presets;
+}
+
+const NpuPreset * find_npu_preset(const std::string & name) {
+    for (const auto & p : npu_presets()) {
+        if (p.name == name) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
+bool preset_from_env(NpuPreset & out, std::string & error) {
+    error.clear();
+    out = *find_npu_preset("krackan");
+    if (const char * s = std::getenv("GGML_XDNA_PRESET"); s != nullptr && *s != '\0') {
+        if (const NpuPreset * p = find_npu_preset(s)) {
+            out = *p;
+        } else {
+            error += std::string("GGML_XDNA_PRESET='") + s + "' is not strix, krackan or halo; ";
+        }
+    }
+    struct Override {
+        const char *                  var;
+        double                        lo, hi;  // accepted range, inclusive
+        std::function<void(double)>   set;
+    };
+    const Override overrides[] = {
+        {"GGML_XDNA_MODEL_BW_GBS", 0.1, 1e4, [&](double v) { out.dram_gbs = v; }},
+        {"GGML_XDNA_MODEL_CLOCK_GHZ", 0.01, 10, [&](double v) { out.clock_ghz = v; }},
+        {"GGML_XDNA_MODEL_EFFICIENCY", 1e-3, 1, [&](double v) { out.array_efficiency = v; }},
+        {"GGML_XDNA_MODEL_SUBMIT_US", 0, 1e6, [&](double v) { out.submit_us = v; }},
+        {"GGML_XDNA_MODEL_INVOCATION_US", 0, 1e6, [&](double v) { out.invocation_us = v; }},
+        {"GGML_XDNA_MODEL_SCALE_OPS", 1, 1e4, [&](double v) { out.scale_ops_per_cycle = v; }},
+        {"GGML_XDNA_MODEL_SCALE_GROUP", 0, 1 << 20, [&](double v) { out.scale_group = static_cast<int>(v); }},
+        {"GGML_XDNA_MODEL_CSTAGE_KB", 0, 1 << 20, [&](double v) { out.c_stage_kb = v; }},
+    };
+    for (const auto & o : overrides) {
+        const char * s = std::getenv(o.var);
+        if (s == nullptr || *s == '\0') {
+            continue;
+        }
+        double v = 0;
+        if (!parse_double(s, v) || v < o.lo || v > o.hi) {
+            error += std::string(o.var) + "='" + s + "' is not a number in range; ";
+            continue;
+        }
+        o.set(v);
+    }
+    if (!error.empty()) {
+        error.resize(error.size() - 2);  // trailing "; "
+        return false;
+    }
+    return true;
+}
+
+KernelFamily family_of(ggml_type t) {
+    switch (t) {
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_Q4_1:
+        case GGML_TYPE_Q4_K:
+            return KernelFamily::int8xint4;
+        case GGML_TYPE_F16:
+            return KernelFamily::f16_emulated;
+        case GGML_TYPE_BF16:
+            return KernelFamily::bf16_emulated;
+        case GGML_TYPE_F32:
+            return KernelFamily::f32_emulated;
+        default:
+            return KernelFamily::int8xint8;
+    }
+}
+
+double scale_ops_per_k(ggml_type t, int group) {
+    // (terms per sub-block, sub-block length): a scale term, plus a min term for the formats with mins
+    // (the min times the activation block sum). Layouts as in ggml-common.h / docs/kernels.md.
+    int terms = 0, sub_block = 1;
+    switch (t) {
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_Q5_0:
+        case GGML_TYPE_Q8_0:
+            terms = 1, sub_block = 32;
+            break;
+        case GGML_TYPE_Q4_1:
+        case GGML_TYPE_Q5_1:
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K:
+            terms = 2, sub_block = 32;
+            break;
+        case GGML_TYPE_Q3_K:
+        case GGML_TYPE_Q6_K:
+            terms = 1, sub_block = 16;
+            break;
+        case GGML_TYPE_Q2_K:
+            terms = 2, sub_block = 16;
+            break;
+        default:
+            return 0.0;
+    }
+    return static_cast<double>(terms) / (group > 0 ? group : sub_block);
+}
+
+}  // namespace xdna

@@ -1,0 +1,147 @@
+#include "timing-model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace xdna {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+int limit(int wanted, int available) {
+    return wanted > 0 ? std::min(wanted, available) : available;
+}
+
+}  // namespace
+
+const char * ModelledTime::bound() const {
+    const double busy = std::max(compute_us, dram_us);
+    if (dispatch_us >= busy) {
+        return "dispatch";
+    }
+    return compute_us >= dram_us ? "compute" : "dram";
+}
+
+ModelShape shape_of(const MatmulInvocation & inv) {
+    ModelShape s;
+    const ggml_type wt = inv.contract->weight_type;
+    s.family = family_of(wt);
+    s.weight_type = wt;
+    s.tile = inv.tile;
+    s.m = inv.m;
+    s.n = inv.n;
+    s.k = inv.k_tiles * inv.tile.k;
+    s.m_tiles = inv.m_tiles;
+    s.n_tiles = inv.n_tiles;
+    s.k_tiles = inv.k_tiles;
+    s.weight_bytes = static_cast<double>(inv.weight_bytes());
+    s.activation_bytes = static_cast<double>(inv.activation_bytes());
+    s.out_bytes = static_cast<double>(inv.out_bytes());
+    s.scale_ops_per_k = scale_ops_per_k(wt);
+    return s;
+}
+
+ModelShape gemm_shape(KernelFamily family, int64_t m, int64_t n, int64_t k, TileShape tile,
+                      double weight_bytes_per_value, double act_bytes_per_value, double out_bytes_per_value) {
+    ModelShape s;
+    s.family = family;
+    s.tile = tile;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    s.m_tiles = ceil_div(m, tile.m);
+    s.n_tiles = ceil_div(n, tile.n);
+    s.k_tiles = ceil_div(k, tile.k);
+    const double kp = static_cast<double>(s.k_tiles * tile.k);
+    s.weight_bytes = static_cast<double>(s.m_tiles * tile.m) * kp * weight_bytes_per_value;
+    s.activation_bytes = static_cast<double>(s.n_tiles * tile.n) * kp * act_bytes_per_value;
+    s.out_bytes = static_cast<double>(m) * n * out_bytes_per_value;
+    return s;
+}
+
+void TimingModel::dram_traffic(const ModelShape & s, int columns, int rows, double & total, double & weights) const {
+    // Output-stationary blocking (the mlir-aie whole_array pattern): each pass computes a block of
+    // (columns x bm) row tiles by (rows x bn) token tiles; the block's weight panel is broadcast down a
+    // column, its activation panel across a row. Weights are read once per token block, activations
+    // once per row block. A core holds one fp32 output tile; bm*bn tiles per core fit when the memory
+    // tile stages the others, so the kernel picks the split that reads the least.
+    const double c_tile_bytes = 4.0 * s.tile.m * s.tile.n;
+    const int64_t per_core = std::max<int64_t>(1, static_cast<int64_t>(p_.c_stage_kb * 1024 / (rows * c_tile_bytes)));
+    total = std::numeric_limits<double>::infinity();
+    for (int64_t bn = 1; bn <= per_core; ++bn) {
+        const int64_t bm = per_core / bn;
+        const double w = s.weight_bytes * ceil_div(s.n_tiles, rows * bn);
+        const double inputs = w + s.activation_bytes * ceil_div(s.m_tiles, columns * bm);
+        if (inputs < total) {
+            total = inputs;
+            weights = w;
+        }
+        if (rows * bn >= s.n_tiles) {
+            break;  // larger token blocks cannot read the weights fewer than once
+        }
+    }
+    total += s.out_bytes;
+}
+
+ModelledTime TimingModel::invocation(const ModelShape & s) const {
+    ModelledTime t;
+    const int cols_avail = limit(s.max_columns, p_.columns);
+    const int rows_avail = limit(s.max_rows, p_.rows);
+
+    // Row tiles go to columns round robin (each column streams its own weight rows through its shim);
+    // a column's cores take its (row tile, token tile) pairs. Cores without a pair idle.
+    const int64_t cols = std::max<int64_t>(1, std::min<int64_t>(cols_avail, s.m_tiles));
+    const int64_t base = s.m_tiles / cols, extra = s.m_tiles % cols;
+    const int64_t busiest_column_tiles = (base + (extra > 0 ? 1 : 0)) * s.n_tiles;
+    const int64_t waves = ceil_div(busiest_column_tiles, rows_avail);
+    t.columns_used = static_cast<int>(cols);
+    t.cores_used = static_cast<int>(extra * std::min<int64_t>(rows_avail, (base + 1) * s.n_tiles) +
+                                    (cols - extra) * std::min<int64_t>(rows_avail, base * s.n_tiles));
+
+    // One output tile: its MACs at the family's rate plus its block-scale work, at the sustained efficiency.
+    const double tile_macs = static_cast<double>(s.tile.m) * s.tile.n * s.k_tiles * s.tile.k;
+    const double scale_ops = s.weight_type != GGML_TYPE_COUNT ? scale_ops_per_k(s.weight_type, p_.scale_group)
+                                                              : s.scale_ops_per_k;
+    const double tile_cycles = tile_macs / p_.family_macs_per_cycle(s.family) + tile_macs * scale_ops / p_.scale_ops_per_cycle;
+    const double tile_us = tile_cycles / (p_.clock_ghz * 1e3) / p_.array_efficiency;
+    t.compute_us = waves * tile_us;
+
+    dram_traffic(s, static_cast<int>(cols), rows_avail, t.dram_bytes, t.weight_dram_bytes);
+    t.dram_us = std::max(t.dram_bytes / (p_.dram_gbs * 1e3), t.weight_dram_bytes / (cols * p_.column_in_gbs() * 1e3));
+    t.bandwidth_gbs = t.dram_us > 0 ? t.dram_bytes / t.dram_us / 1e3 : p_.dram_gbs;
+
+    t.dispatch_us = p_.invocation_us;
+    t.total_us = std::max(t.compute_us, t.dram_us) + t.dispatch_us;
+
+    t.useful_macs = static_cast<double>(s.m) * s.n * s.k;
+    t.padded_macs = s.padded_macs();
+    t.unique_bytes = s.weight_bytes + s.activation_bytes + s.out_bytes;
+    t.roofline_us = std::max(t.useful_macs / p_.peak_macs_per_us(s.family), t.unique_bytes / (p_.dram_gbs * 1e3));
+    return t;
+}
+
+ModelledBatch TimingModel::batch(const std::vector<ModelShape> & shapes) const {
+    ModelledBatch b;
+    if (shapes.empty()) {
+        return b;
+    }
+    b.submit_us = p_.submit_us;
+    b.total_us = b.submit_us;
+    b.dispatch_us = b.submit_us;
+    for (const auto & s : shapes) {
+        const ModelledTime t = invocation(s);
+        b.compute_us += t.compute_us;
+        b.dram_us += t.dram_us;
+        b.busy_us += std::max(t.compute_us, t.dram_us);
+        b.dispatch_us += t.dispatch_us;
+        b.total_us += t.total_us;
+        b.invocations.push_back(t);
+    }
+    return b;
+}
+
+}  // namespace xdna

@@ -1,0 +1,107 @@
+// Analytical timing model of XDNA2 matmul kernels: what an invocation would take on the NPU.
+//
+// The simulator computes results, not time; this model predicts time from the invocation's shape
+// alone (never from the simulator's wall time). Every figure it produces is MODELLED, and printed
+// figures must say so. docs/performance-model.md derives it and compares it with published results.
+//
+// Per invocation:
+//   compute = waves x tile time, where the output tiles (padded M/TM x padded N/TN) are spread over the
+//             cores that have work (a batch-1 GEMV with 16 row tiles keeps 16 of 32 cores busy), and a
+//             tile takes TM*TN*Kp MACs at the family's MAC rate plus its block-scale work, divided by the
+//             sustained array efficiency;
+//   dram    = max(traffic / sustained bandwidth, weight traffic / (columns with work x shim ingress)),
+//             where traffic re-reads weights once per block of tokens and activations once per block
+//             of weight rows that the memory tiles can stage (output-stationary blocking); each column
+//             streams its own weight rows, activations and outputs may use any column's channels;
+//   total   = max(compute, dram) + per-invocation argument cost: tiles are double-buffered, so DMA
+//             and compute overlap inside an invocation; argument setup does not overlap anything.
+// Per submission: one submission cost + its invocations back to back (the array runs one at a time;
+// the next invocation's setup starts when the previous one has finished).
+#pragma once
+
+#include "device.h"
+#include "npu-presets.h"
+
+#include <vector>
+
+namespace xdna {
+
+// The shape facts the model needs about one kernel call.
+struct ModelShape {
+    KernelFamily family = KernelFamily::int8xint8;
+    ggml_type    weight_type = GGML_TYPE_COUNT;       // contract's weight format (COUNT: not a contract)
+    TileShape    tile{64, 32, 256};
+    int64_t      m = 0, n = 0, k = 0;                 // valid sizes (useful work is m*n*k MACs)
+    int64_t      m_tiles = 0, n_tiles = 0, k_tiles = 0;
+    double       weight_bytes = 0;                    // packed weights incl. padding, read from DRAM
+    double       activation_bytes = 0;                // activation operand incl. padding
+    double       out_bytes = 0;                       // results written to DRAM
+    double       scale_ops_per_k = 0;                 // block-scale ops per output per K value (used
+                                                      // when weight_type is COUNT; else from the preset)
+    int          max_columns = 0, max_rows = 0;       // cores the kernel's design uses; 0: all
+
+    double padded_macs() const {
+        return static_cast<double>(m_tiles * tile.m) * (n_tiles * tile.n) * (k_tiles * tile.k);
+    }
+};
+
+// Shape of a planned invocation (K counted padded: the invocation does not carry the valid K).
+ModelShape shape_of(const MatmulInvocation & inv);
+
+// Shape of a GEMM from outside the project's contracts (published kernels), with bytes per value.
+ModelShape gemm_shape(KernelFamily family, int64_t m, int64_t n, int64_t k, TileShape tile,
+                      double weight_bytes_per_value, double act_bytes_per_value, double out_bytes_per_value);
+
+// Modelled time of one invocation (all microseconds, all modelled).
+struct ModelledTime {
+    double compute_us = 0;     // array busy with MACs and block scales
+    double dram_us = 0;        // DRAM traffic at the reachable bandwidth
+    double dispatch_us = 0;    // this invocation's argument setup (the submission is counted per batch)
+    double total_us = 0;       // max(compute, dram) + dispatch
+    double dram_bytes = 0;     // modelled traffic, with re-reads
+    double weight_dram_bytes = 0;  // the weights' share of it
+    double unique_bytes = 0;   // weights + activations + output, once each
+    double useful_macs = 0;    // m * n * k
+    double padded_macs = 0;    // what the tiles compute
+    double bandwidth_gbs = 0;  // bandwidth the traffic gets: dram_bytes / dram_us
+    double roofline_us = 0;    // max(useful MACs at the family peak, unique bytes at full bandwidth)
+    int    cores_used = 0;
+    int    columns_used = 0;
+
+    double tops() const { return total_us > 0 ? 2.0 * useful_macs / total_us / 1e6 : 0; }
+    double gbs() const { return total_us > 0 ? unique_bytes / total_us / 1e3 : 0; }
+    double roofline_fraction() const { return total_us > 0 ? roofline_us / total_us : 0; }
+    double arithmetic_intensity() const { return unique_bytes > 0 ? 2.0 * useful_macs / unique_bytes : 0; }
+    // The term that sets the time: "compute", "dram" or "dispatch".
+    const char * bound() const;
+};
+
+// Modelled time of one submission.
+struct ModelledBatch {
+    std::vector<ModelledTime> invocations;
+    double submit_us = 0;      // the submission's own cost
+    double compute_us = 0;     // sums over the invocations
+    double dram_us = 0;
+    double busy_us = 0;        // sum of max(compute, dram)
+    double dispatch_us = 0;    // submission + every invocation's setup
+    double total_us = 0;       // submission + invocations back to back
+};
+
+class TimingModel {
+public:
+    explicit TimingModel(NpuPreset preset) : p_(std::move(preset)) {}
+
+    const NpuPreset & preset() const { return p_; }
+
+    ModelledTime invocation(const ModelShape & s) const;
+    ModelledBatch batch(const std::vector<ModelShape> & shapes) const;
+
+private:
+    // Modelled DRAM bytes (all, and the weights' share) for the best output-stationary blocking that
+    // fits the memory-tile staging.
+    void dram_traffic(const ModelShape & s, int columns, int rows, double & total, double & weights) const;
+
+    NpuPreset p_;
+};
+
+}  // namespace xdna

@@ -1,0 +1,452 @@
+#include "xrt-device.h"
+
+#include "kernel-files.h"
+#include "runtime-log.h"
+#include "xrt-buffer.h"
+#include "xrt-entry.h"
+#include "xrt-errors.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace xdna {
+
+namespace {
+
+// How long the destructor waits for commands still on the NPU after a timeout before giving up on them.
+constexpr std::chrono::milliseconds kDrainTimeout{2000};
+
+std::string tile_string(const TileShape & t) {
+    return std::to_string(t.m) + "x" + std::to_string(t.n) + "x" + std::to_string(t.k);
+}
+
+std::string invocation_label(size_t i, size_t n, const MatmulInvocation & inv) {
+    return "invocation " + std::to_string(i + 1) + " of " + std::to_string(n) + " (" +
+           (inv.contract ? inv.contract->name : "no contract") + ", tile " + tile_string(inv.tile) + ")";
+}
+
+}  // namespace
+
+XrtDevice::XrtDevice(const NpuInfo & npu, std::shared_ptr<xrt::device> device, Manifest manifest) :
+    generation_(npu.generation),
+    pci_address_(npu.pci_address),
+    device_(std::move(device)),
+    manifest_(std::move(manifest)) {
+    info_.name = "XDNA0";
+    info_.description = npu.name + " (" + to_string(npu.generation) + ", " + std::to_string(npu.columns) +
+                        " columns), XRT " + xrt_runtime_version();
+    info_.columns = npu.columns;
+    info_.rows = 4;  // compute rows per column on both AIE2 and AIE2P
+    info_.simulated = false;
+    kernels_.resize(manifest_.kernels.size());
+    for (size_t i = 0; i < kernels_.size(); ++i) {
+        kernels_[i].entry = &manifest_.kernels[i];
+    }
+}
+
+XrtDevice::~XrtDevice() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto & [ctx, rl] : runlists_) {
+        if (!rl.executing) {
+            continue;
+        }
+        // Commands from a timed-out batch may still be on the NPU. Wait a little; if they are still
+        // running, keep the runlist alive forever rather than free command memory the NPU still uses.
+        bool done = false;
+        try {
+            done = rl.list->wait(kDrainTimeout) == std::cv_status::no_timeout;
+        } catch (const std::exception &) {
+            done = true;  // finished, with an error already reported
+        }
+        if (!done) {
+            (void) rl.list.release();
+        }
+    }
+}
+
+std::unique_ptr<DeviceBuffer> XrtDevice::allocate(size_t bytes, BufferRole role) {
+    // Buffers are made before any kernel is chosen, so they take the memory group the first kernel gives
+    // their role. The amdxdna driver places every host_only BO in host memory whatever the group.
+    xrt::memory_group group = 0;
+    if (!manifest_.kernels.empty()) {
+        const KernelEntry & k = manifest_.kernels.front();
+        const int           idx = k.arg_index(role == BufferRole::weights ? ArgKind::weights : ArgKind::activations);
+        if (idx >= 0) {
+            group = static_cast<xrt::memory_group>(k.args[idx].group_id);
+        }
+    }
+    try {
+        return std::make_unique<XrtBuffer>(*device_, bytes, group);
+    } catch (const std::exception & e) {
+        runtime_log(LogLevel::error,
+                    describe_exception(XrtStep::allocate, std::to_string(bytes) + " bytes of NPU memory", e));
+        return nullptr;
+    }
+}
+
+bool XrtDevice::load_xclbin(const std::string & path, xrt::xclbin & out, std::string & err) const {
+    if (auto it = xclbins_.find(path); it != xclbins_.end()) {
+        out = it->second;
+        return true;
+    }
+    // Checked again here: the file may have changed since the manifest was read.
+    const std::string bad = check_xclbin_file(path);
+    if (!bad.empty()) {
+        err = "xclbin " + path + " " + bad;
+        return false;
+    }
+    try {
+        out = xrt::xclbin(std::string(path));  // a std::string: a char* is ambiguous in recent XRT
+    } catch (const std::exception & e) {
+        err = describe_exception(XrtStep::load_xclbin, path, e);
+        return false;
+    }
+    xclbins_[path] = out;
+    return true;
+}
+
+void XrtDevice::fail_kernel(LoadedKernel & lk, const std::string & why) const {
+    lk.state = LoadState::failed;
+    lk.ctx.reset();
+    lk.slots.clear();
+    runtime_log(LogLevel::error, manifest_.path + ": " + lk.entry->label() + ": " + why +
+                                     "; its matmuls run on the CPU");
+}
+
+void XrtDevice::fail_xclbin(const std::string & path, const std::string & why) const {
+    // Every kernel of the file fails for the same reason: one line for all of them.
+    std::string affected;
+    for (auto & k : kernels_) {
+        if (k.entry->xclbin == path && k.state != LoadState::ready) {
+            k.state = LoadState::failed;
+            affected += (affected.empty() ? "" : ", ") + k.entry->label();
+        }
+    }
+    runtime_log(LogLevel::error, manifest_.path + ": " + why + "; the matmuls of " + affected + " run on the CPU");
+}
+
+void XrtDevice::load(LoadedKernel & lk) const {
+    const KernelEntry & e = *lk.entry;
+    std::string         err;
+
+    xrt::xclbin xclbin;
+    if (!load_xclbin(e.xclbin, xclbin, err)) {
+        return fail_xclbin(e.xclbin, err);
+    }
+
+    // A manifest naming a kernel the xclbin lacks would otherwise fail inside XRT with a vaguer message.
+    std::vector<std::string> names;
+    xrt::xclbin::kernel      xk;
+    for (const auto & k : xclbin.get_kernels()) {
+        names.push_back(k.get_name());
+        if (names.back() == e.kernel_name) {
+            xk = k;
+        }
+    }
+    if (!xk) {
+        std::string list;
+        for (const auto & n : names) {
+            list += (list.empty() ? "" : ", ") + n;
+        }
+        return fail_kernel(lk, "xclbin " + e.xclbin + " has no kernel '" + e.kernel_name + "' (it has: " +
+                                   (list.empty() ? "none" : list) + ")");
+    }
+    if (static_cast<size_t>(xk.get_num_args()) != e.args.size()) {
+        return fail_kernel(lk, "the manifest lists " + std::to_string(e.args.size()) + " arguments, kernel '" +
+                                   e.kernel_name + "' in " + e.xclbin + " has " + std::to_string(xk.get_num_args()));
+    }
+
+    lk.ctx = acquire_context(pci_address_, *device_, xclbin, e.xclbin, err);
+    if (!lk.ctx) {
+        return fail_xclbin(e.xclbin, err);
+    }
+    try {
+        lk.kernel = xrt::kernel(lk.ctx->context, e.kernel_name);
+    } catch (const std::exception & ex) {
+        return fail_kernel(lk, describe_exception(XrtStep::open_kernel, "'" + e.kernel_name + "' in " + e.xclbin, ex));
+    }
+
+    // The manifest's memory groups must be the xclbin's: they describe the same connectivity.
+    for (size_t i = 0; i < e.args.size(); ++i) {
+        if (!is_buffer_arg(e.args[i].kind)) {
+            continue;
+        }
+        int actual = -1;
+        try {
+            actual = lk.kernel.group_id(static_cast<int>(i));
+        } catch (const std::exception & ex) {
+            return fail_kernel(lk, "argument " + std::to_string(i) + " ('" + to_string(e.args[i].kind) +
+                                       "') is not a buffer of kernel '" + e.kernel_name + "' (" + ex.what() + ")");
+        }
+        if (actual != e.args[i].group_id) {
+            return fail_kernel(lk, "field 'args[" + std::to_string(i) + "].group_id' is " +
+                                       std::to_string(e.args[i].group_id) + " but kernel '" + e.kernel_name +
+                                       "' in " + e.xclbin + " uses memory group " + std::to_string(actual));
+        }
+    }
+
+    std::vector<uint32_t> words;
+    if (!read_instruction_file(e.instructions, words, err)) {
+        return fail_kernel(lk, "instruction file " + e.instructions + " " + err);
+    }
+    try {
+        const int idx = e.arg_index(ArgKind::instructions);
+        lk.instructions = xrt::bo(*device_, words.size() * sizeof(uint32_t), xrt::bo::flags::cacheable,
+                                  lk.kernel.group_id(idx));
+        std::memcpy(lk.instructions.map(), words.data(), words.size() * sizeof(uint32_t));
+        lk.instructions.sync(XCL_BO_SYNC_BO_TO_DEVICE);
+    } catch (const std::exception & ex) {
+        return fail_kernel(lk, describe_exception(XrtStep::load_instructions, e.instructions, ex));
+    }
+    lk.instruction_words = words.size();
+    lk.state = LoadState::ready;
+    runtime_log(LogLevel::info, "loaded " + e.label() + ": kernel '" + e.kernel_name + "' of " + e.xclbin);
+}
+
+XrtDevice::LoadedKernel * XrtDevice::kernel_for(const MatmulContract & contract, const TileShape & tile) const {
+    const KernelEntry * e = find_kernel(manifest_, contract.name, tile, generation_);
+    if (e == nullptr) {
+        return nullptr;
+    }
+    LoadedKernel & lk = kernels_[static_cast<size_t>(e - manifest_.kernels.data())];
+    if (lk.state == LoadState::untried) {
+        load(lk);
+    }
+    return lk.state == LoadState::ready ? &lk : nullptr;
+}
+
+bool XrtDevice::has_kernel(const MatmulContract & contract, const TileShape & tile) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return kernel_for(contract, tile) != nullptr;
+}
+
+XrtDevice::RunSlot & XrtDevice::slot(LoadedKernel & lk, size_t i) {
+    while (lk.slots.size() <= i) {
+        // Arguments that never change for a kernel are set once, when the run object is made.
+        auto                s = std::make_unique<RunSlot>();
+        const KernelEntry & e = *lk.entry;
+        s->run = xrt::run(lk.kernel);
+        for (size_t a = 0; a < e.args.size(); ++a) {
+            const int idx = static_cast<int>(a);
+            switch (e.args[a].kind) {
+                case ArgKind::opcode:
+                    s->run.set_arg(idx, static_cast<uint64_t>(e.args[a].value));
+                    break;
+                case ArgKind::instructions:
+                    s->run.set_arg(idx, lk.instructions);
+                    break;
+                case ArgKind::instruction_count:
+                    s->run.set_arg(idx, static_cast<uint64_t>(lk.instruction_words));
+                    break;
+                case ArgKind::params:
+                    s->params = xrt::bo(*device_, sizeof(ParamWords), xrt::bo::flags::host_only, lk.kernel.group_id(idx));
+                    s->run.set_arg(idx, s->params);
+                    break;
+                default:
+                    break;  // operands: set per submission
+            }
+        }
+        lk.slots.push_back(std::move(s));
+    }
+    return *lk.slots[i];
+}
+
+Status XrtDevice::run(const Batch & batch, std::chrono::milliseconds timeout) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.clear();
+    if (!disabled_.empty()) {
+        return Status::error(disabled_);
+    }
+    if (batch.empty()) {
+        return Status::success();
+    }
+    // XRT treats a zero timeout as "wait forever"; never hand it one.
+    timeout = std::max(timeout, std::chrono::milliseconds(1));
+    return submit(batch, timeout);
+}
+
+Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout) {
+    const size_t n = batch.matmuls.size();
+
+    // Runs of this batch, in submission order, grouped by hardware context (a runlist holds runs of one).
+    struct Pending {
+        RunSlot *     slot;
+        XrtBuffer *   out;
+        size_t        out_offset, out_bytes;
+        std::string   label;
+    };
+    std::vector<Pending>                                pending;
+    std::vector<SharedContext *>                        order;
+    std::map<SharedContext *, std::vector<RunSlot *>>   groups;
+    std::map<LoadedKernel *, size_t>                    used;
+
+    auto release_operands = [&]() {
+        for (auto & p : pending) {
+            p.slot->operands.clear();
+        }
+    };
+
+    // 1. Resolve each invocation to a kernel and a run, and set its operands.
+    for (size_t i = 0; i < n; ++i) {
+        const MatmulInvocation & inv = batch.matmuls[i];
+        const std::string        label = invocation_label(i, n, inv);
+        LoadedKernel *           lk = inv.contract ? kernel_for(*inv.contract, inv.tile) : nullptr;
+        if (lk == nullptr) {
+            release_operands();
+            return Status::error(label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");
+        }
+        std::vector<ArgValue> args;
+        std::string           err;
+        if (!layout_invocation_args(*lk->entry, inv, lk->instruction_words, args, err)) {
+            release_operands();
+            return Status::error(label + ": " + err);
+        }
+        ParamWords params{};
+        pack_params(inv, params, err);  // cannot fail: layout_invocation_args packed the same values
+
+        RunSlot * s = nullptr;
+        try {
+            s = &slot(*lk, used[lk]++);
+        } catch (const std::exception & e) {
+            release_operands();
+            return Status::error(describe_exception(XrtStep::submit, label, e));
+        }
+        pending.push_back({s, nullptr, 0, 0, label});
+        Pending & p = pending.back();
+        try {
+            for (const ArgValue & a : args) {
+                if (a.buffer == nullptr) {
+                    continue;  // scalars, instructions and params: set when the slot was made
+                }
+                XrtBuffer * b = XrtBuffer::from(a.buffer);
+                if (b == nullptr) {
+                    release_operands();
+                    return Status::error(label + ": " + to_string(a.kind) + " operand is not NPU memory");
+                }
+                if (b->sync_failed()) {
+                    release_operands();
+                    return Status::error(label + ": a sync of its " + std::string(to_string(a.kind)) +
+                                         " buffer failed earlier, so its data may not be on the NPU");
+                }
+                // A sub-buffer hands the kernel exactly the operand's range; it lives until the run is done.
+                s->operands.emplace_back(b->bo(), a.bytes, a.offset);
+                s->run.set_arg(a.index, s->operands.back());
+                if (a.kind == ArgKind::output) {
+                    p.out = b;
+                    p.out_offset = a.offset;
+                    p.out_bytes = a.bytes;
+                }
+            }
+            if (s->params && (!s->params_valid || s->params_held != params)) {
+                s->params_valid = false;  // stays false if the sync below throws
+                std::memcpy(s->params.map(), params.data(), sizeof(params));
+                s->params.sync(XCL_BO_SYNC_BO_TO_DEVICE);
+                s->params_held = params;
+                s->params_valid = true;
+            }
+        } catch (const std::exception & e) {
+            release_operands();
+            return Status::error(describe_exception(XrtStep::submit, label, e));
+        }
+        if (groups.find(lk->ctx.get()) == groups.end()) {
+            order.push_back(lk->ctx.get());
+        }
+        groups[lk->ctx.get()].push_back(s);
+    }
+
+    // 2. One runlist per hardware context; all are filled, then all submitted, before any wait.
+    std::vector<ContextRunlist *> executed;
+    Status                        result = Status::success();
+    try {
+        for (SharedContext * ctx : order) {
+            ContextRunlist & rl = runlists_[ctx];
+            if (!rl.list) {
+                rl.list = std::make_unique<xrt::runlist>(ctx->context);
+            }
+            for (RunSlot * s : groups[ctx]) {
+                rl.list->add(s->run);
+            }
+        }
+        for (SharedContext * ctx : order) {
+            ContextRunlist & rl = runlists_[ctx];
+            rl.executing = true;  // set first: a runlist whose execute() throws must still be waited on
+            executed.push_back(&rl);
+            rl.list->execute();
+        }
+    } catch (const std::exception & e) {
+        result = Status::error(describe_exception(XrtStep::submit, "a batch of " + std::to_string(n) + " invocations", e));
+    }
+
+    // 3. Wait for everything submitted, within one deadline for the whole batch.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    bool       timed_out = false;
+    for (ContextRunlist * rl : executed) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        left = std::max(left, std::chrono::milliseconds(1));
+        try {
+            if (rl->list->wait(left) == std::cv_status::timeout) {
+                timed_out = true;
+                continue;
+            }
+            rl->executing = false;
+        } catch (const xrt::runlist::command_error & e) {
+            rl->executing = false;
+            std::string what = "a run of the batch";
+            for (const auto & p : pending) {
+                if (p.slot->run.get_handle() == e.get_run().get_handle()) {
+                    what = p.label;
+                }
+            }
+            if (result.ok) {
+                result = run_state_status(run_state_of(e.get_command_state()), what);
+            }
+        } catch (const std::exception & e) {
+            rl->executing = false;
+            if (result.ok) {
+                result = Status::error(describe_exception(XrtStep::wait, "a batch of " + std::to_string(n) + " invocations", e));
+            }
+        }
+    }
+    if (timed_out) {
+        // Runs still in flight keep their sub-buffers and runlists; nothing may be reused or freed under them.
+        disabled_ = describe_run_timeout(timeout, n);
+        runtime_log(LogLevel::error, disabled_);
+        return Status::error(disabled_);
+    }
+
+    // 4. Everything is idle: detach the runs from their runlists and drop the operand sub-buffers.
+    for (SharedContext * ctx : order) {
+        if (!runlists_[ctx].list) {
+            continue;
+        }
+        try {
+            runlists_[ctx].list->reset();
+        } catch (const std::exception & e) {
+            // A runlist that cannot be reset cannot be reused: make a new one next time.
+            runlists_[ctx].list.reset();
+            if (result.ok) {
+                result = Status::error(describe_exception(XrtStep::submit, "resetting a runlist", e));
+            }
+        }
+    }
+    release_operands();
+    if (!result.ok) {
+        return result;
+    }
+
+    // 5. Make the outputs visible to the host.
+    for (const auto & p : pending) {
+        if (p.out != nullptr) {
+            p.out->sync_from_device(p.out_offset, p.out_bytes);
+            if (p.out->sync_failed()) {
+                return Status::error(p.label + ": its output could not be synced back from the NPU");
+            }
+        }
+    }
+    for (const auto & inv : batch.matmuls) {
+        stats_.push_back({inv.macs(), inv.weight_bytes() + inv.activation_bytes(), inv.out_bytes()});
+    }
+    return Status::success();
+}
+
+}  // namespace xdna

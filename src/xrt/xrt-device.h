@@ -1,0 +1,88 @@
+// The NPU through XRT: the runtime interface (device.h) on a real XDNA/XDNA2 device.
+//
+// - Memory: host_only BOs (xrt-buffer.h), allocated by the glue's buffer type, weights included.
+// - Kernels: one per manifest entry, loaded on first use (has_kernel or run): the xclbin's shared
+//   hardware context (xrt-context-registry.h), the xrt::kernel, and the instruction BO written once.
+//   A kernel that fails to load is logged once and reported absent, so its ops stay on the CPU.
+// - Runs: one xrt::run per (kernel, position in the batch), reused across batches; each batch goes to the
+//   NPU as one xrt::runlist per hardware context it touches, submitted together and waited on once.
+#pragma once
+
+#include "device.h"
+#include "invocation-args.h"
+#include "kernel-manifest.h"
+#include "npu-discovery.h"
+#include "xrt-context-registry.h"
+#include "xrt-headers.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+class XrtDevice final : public Device {
+public:
+    // `manifest` holds the kernels for `npu`'s generation (load_installed_kernels).
+    XrtDevice(const NpuInfo & npu, std::shared_ptr<xrt::device> device, Manifest manifest);
+    ~XrtDevice() override;
+
+    const DeviceInfo &            info() const override { return info_; }
+    std::unique_ptr<DeviceBuffer> allocate(size_t bytes, BufferRole role) override;
+    bool                          has_kernel(const MatmulContract & contract, const TileShape & tile) const override;
+    Status                        run(const Batch & batch, std::chrono::milliseconds timeout) override;
+    const std::vector<InvocationStats> & last_stats() const override { return stats_; }
+
+private:
+    // A reusable run of one kernel, with its own params BO.
+    struct RunSlot {
+        xrt::run             run;
+        xrt::bo              params;
+        ParamWords           params_held{};  // what `params` holds on the device
+        bool                 params_valid = false;
+        std::vector<xrt::bo> operands;       // sub-BOs of the current submission, released after it
+    };
+
+    enum class LoadState { untried, ready, failed };
+
+    struct LoadedKernel {
+        const KernelEntry *                   entry = nullptr;
+        LoadState                             state = LoadState::untried;
+        std::shared_ptr<SharedContext>        ctx;
+        xrt::kernel                           kernel;
+        xrt::bo                               instructions;
+        size_t                                instruction_words = 0;
+        std::vector<std::unique_ptr<RunSlot>> slots;
+    };
+
+    // A runlist per hardware context, reused across batches (reset after each).
+    struct ContextRunlist {
+        std::unique_ptr<xrt::runlist> list;
+        bool                          executing = false;  // executed and not yet successfully waited on
+    };
+
+    LoadedKernel * kernel_for(const MatmulContract & contract, const TileShape & tile) const;
+    void           load(LoadedKernel & lk) const;
+    bool           load_xclbin(const std::string & path, xrt::xclbin & out, std::string & err) const;
+    void           fail_kernel(LoadedKernel & lk, const std::string & why) const;
+    void           fail_xclbin(const std::string & path, const std::string & why) const;
+    RunSlot &      slot(LoadedKernel & lk, size_t i);
+    Status         submit(const Batch & batch, std::chrono::milliseconds timeout);
+
+    DeviceInfo                   info_;
+    NpuGeneration                generation_;
+    std::string                  pci_address_;
+    std::shared_ptr<xrt::device> device_;
+    Manifest                     manifest_;
+    std::vector<InvocationStats> stats_;
+    std::string                  disabled_;  // set after a timeout: every later run fails with this
+
+    mutable std::mutex                                 mutex_;  // kernels_, xclbins_, runlists_
+    mutable std::vector<LoadedKernel>                  kernels_;  // parallel to manifest_.kernels
+    mutable std::map<std::string, xrt::xclbin>         xclbins_;  // by path, loaded once
+    std::map<SharedContext *, ContextRunlist>          runlists_;
+};
+
+}  // namespace xdna

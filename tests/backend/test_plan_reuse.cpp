@@ -1,0 +1,116 @@
+// One submission per split, planned once per graph shape: Q, K and V share one activation operand,
+// and a second identical graph builds no new plan (and still computes the right numbers).
+#include "backend-harness.h"
+#include "batch-plan.h"
+#include "test-random.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace xdna_test;
+
+namespace {
+
+struct QkvGraph {
+    ggml_context * wctx = nullptr, * gctx = nullptr;
+    ggml_backend_buffer_t wbuf = nullptr;
+    ggml_gallocr_t galloc = nullptr;
+    ggml_tensor * x = nullptr, * q = nullptr, * k = nullptr, * v = nullptr;
+    ggml_tensor * wq = nullptr, * wk = nullptr, * wv = nullptr;
+    ggml_cgraph * graph = nullptr;
+
+    QkvGraph(ggml_backend_t backend, int64_t n_embd, int64_t n_kv, int64_t n_tokens) {
+        ggml_init_params p = {ggml_tensor_overhead() * 16 + ggml_graph_overhead(), nullptr, true};
+        wctx = ggml_init(p);
+        wq = ggml_new_tensor_2d(wctx, GGML_TYPE_Q4_K, n_embd, n_embd);
+        wk = ggml_new_tensor_2d(wctx, GGML_TYPE_Q4_K, n_embd, n_kv);
+        wv = ggml_new_tensor_2d(wctx, GGML_TYPE_Q6_K, n_embd, n_kv);
+        wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, ggml_backend_get_default_buffer_type(backend));
+        ggml_backend_buffer_set_usage(wbuf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+        for (ggml_tensor * w : {wq, wk, wv}) {
+            const auto bytes = random_weights(w->type, w->ne[0], w->ne[1]);
+            ggml_backend_tensor_set(w, bytes.data(), 0, bytes.size());
+        }
+        gctx = ggml_init(p);
+        x = ggml_new_tensor_2d(gctx, GGML_TYPE_F32, n_embd, n_tokens);
+        ggml_set_input(x);
+        q = ggml_mul_mat(gctx, wq, x);
+        k = ggml_mul_mat(gctx, wk, x);
+        v = ggml_mul_mat(gctx, wv, x);
+        graph = ggml_new_graph(gctx);
+        for (ggml_tensor * t : {q, k, v}) {
+            ggml_set_output(t);
+            ggml_build_forward_expand(graph, t);
+        }
+        galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+        EXPECT_TRUE(ggml_gallocr_alloc_graph(galloc, graph));
+    }
+    ~QkvGraph() {
+        ggml_gallocr_free(galloc);
+        ggml_backend_buffer_free(wbuf);
+        ggml_free(gctx);
+        ggml_free(wctx);
+    }
+};
+
+ggml_backend_xdna_plans_built_t plans_built_fn() {
+    auto fn = reinterpret_cast<ggml_backend_xdna_plans_built_t>(
+        ggml_backend_reg_get_proc_address(ggml_backend_xdna_reg(), "ggml_backend_xdna_plans_built"));
+    EXPECT_NE(fn, nullptr);
+    return fn;
+}
+
+TEST(PlanReuse, SecondIdenticalGraphBuildsNoPlanAndStaysCorrect) {
+    ggml_backend_t backend = ggml_backend_dev_init(xdna_device(), nullptr);
+    auto plans_built = plans_built_fn();
+    QkvGraph g(backend, 512, 128, 3);
+    EXPECT_EQ(plans_built(backend), 0u);
+
+    std::vector<float> q_first;
+    for (int step = 0; step < 3; ++step) {
+        const std::vector<float> x = random_floats(static_cast<size_t>(ggml_nelements(g.x)));  // new data each token
+        ggml_backend_tensor_set(g.x, x.data(), 0, ggml_nbytes(g.x));
+        ASSERT_EQ(GGML_STATUS_SUCCESS, ggml_backend_graph_compute(backend, g.graph));
+        EXPECT_EQ(plans_built(backend), 1u) << "step " << step;
+
+        // The reused plan computes this step's data, not the first step's.
+        std::vector<float> q(ggml_nelements(g.q));
+        ggml_backend_tensor_get(g.q, q.data(), 0, ggml_nbytes(g.q));
+        const auto w = [&] {
+            std::vector<uint8_t> b(ggml_nbytes(g.wq));
+            ggml_backend_tensor_get(g.wq, b.data(), 0, b.size());
+            return b;
+        }();
+        const MatmulCase c{GGML_TYPE_Q4_K, 512, 512, 3};
+        EXPECT_LE(nmse(contract_reference(c, w, x), q), 1e-7);
+        if (step == 0) {
+            q_first = q;
+        } else {
+            EXPECT_NE(q, q_first);
+        }
+    }
+    ggml_backend_free(backend);
+}
+
+TEST(PlanReuse, QkvShareOneActivationOperandInOneSubmission) {
+    ggml_backend_t backend = ggml_backend_dev_init(xdna_device(), nullptr);
+    QkvGraph g(backend, 256, 64, 5);
+    xdna::TensorResolver resolver{
+        [](const ggml_tensor * t) { return xdna::BufferSlice{nullptr, reinterpret_cast<size_t>(t->data)}; },
+        [](const ggml_tensor *) { return true; }};
+    xdna::BatchPlan plan;
+    std::string why;
+    ASSERT_TRUE(xdna::layout_batch({g.q, g.k, g.v}, resolver, plan, why)) << why;
+    ASSERT_EQ(plan.ops.size(), 3u);
+    EXPECT_TRUE(plan.ops[0].quantizes);
+    EXPECT_FALSE(plan.ops[1].quantizes);
+    EXPECT_FALSE(plan.ops[2].quantizes);
+    EXPECT_EQ(plan.ops[1].act_offset, plan.ops[0].act_offset);
+    EXPECT_EQ(plan.ops[2].act_offset, plan.ops[0].act_offset);
+    // 5 tokens -> one 32-token tile, padded: 32 rows of 256 Q8_K activations, once.
+    EXPECT_EQ(plan.scratch_bytes, ggml_row_size(GGML_TYPE_Q8_K, 256) * 32);
+    ggml_backend_free(backend);
+}
+
+}  // namespace

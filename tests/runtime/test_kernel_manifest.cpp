@@ -1,0 +1,484 @@
+// Kernel manifest: parsing, validation (whole-manifest and per-entry), file checks and selection.
+#include "installed-kernels.h"
+#include "kernel-files.h"
+#include "kernel-manifest.h"
+#include "test-files.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+using namespace xdna;
+using xdna_test::TempDir;
+using xdna_test::write_file;
+using json = nlohmann::json;
+
+namespace {
+
+// The mlir-aie argument layout with a params buffer.
+json mlir_aie_args() {
+    return json::array({
+        {{"kind", "opcode"}, {"value", 3}},
+        {{"kind", "instructions"}, {"group_id", 1}},
+        {{"kind", "instruction_count"}},
+        {{"kind", "weights"}, {"group_id", 3}},
+        {{"kind", "activations"}, {"group_id", 4}},
+        {{"kind", "output"}, {"group_id", 5}},
+        {{"kind", "params"}, {"group_id", 6}},
+    });
+}
+
+json entry(const std::string & contract, int m, int n, int k, const std::string & stem,
+           json npu = json::array({"npu2"})) {
+    return {
+        {"contract", contract},
+        {"tile", {{"m", m}, {"n", n}, {"k", k}}},
+        {"xclbin", stem + ".xclbin"},
+        {"instructions", stem + ".insts.bin"},
+        {"kernel", "MLIR_AIE"},
+        {"npu", std::move(npu)},
+        {"args", mlir_aie_args()},
+    };
+}
+
+json manifest_of(json kernels) {
+    return {{"format_version", 1}, {"kernels", std::move(kernels)}};
+}
+
+// A kernels directory with the files for every entry's stem.
+struct KernelsDir {
+    TempDir dir;
+
+    void add_files(const std::string & stem) {
+        write_file(dir / (stem + ".xclbin"), xdna_test::fake_xclbin());
+        write_file(dir / (stem + ".insts.bin"), xdna_test::fake_instructions());
+    }
+    std::string write_manifest(const json & m) {
+        const std::string p = dir / "manifest.json";
+        write_file(p, m.dump(2));
+        return p;
+    }
+};
+
+// Parse without file checks; returns the manifest and requires the whole manifest to be accepted.
+Manifest parse_ok(const json & m) {
+    Manifest    out;
+    std::string err;
+    EXPECT_TRUE(parse_manifest(m.dump(), "/k/manifest.json", false, out, err)) << err;
+    return out;
+}
+
+// The only entry error of a manifest with one entry that must be rejected.
+std::string single_entry_error(const json & e) {
+    Manifest out = parse_ok(manifest_of(json::array({e})));
+    EXPECT_TRUE(out.kernels.empty());
+    EXPECT_EQ(out.entry_errors.size(), 1u);
+    return out.entry_errors.empty() ? std::string() : out.entry_errors.front();
+}
+
+}  // namespace
+
+TEST(KernelManifest, ValidManifestParsesEveryField) {
+    KernelsDir kd;
+    kd.add_files("q4k_n4");
+    kd.add_files("q4k_n32");
+    const std::string path = kd.write_manifest(manifest_of(json::array({
+        entry("mm_q4_K_q8_K", 64, 4, 256, "q4k_n4", json::array({"npu1", "npu2"})),
+        entry("mm_q4_K_q8_K", 64, 32, 256, "q4k_n32"),
+    })));
+
+    Manifest    m;
+    std::string err;
+    ASSERT_TRUE(load_manifest(path, m, err)) << err;
+    EXPECT_TRUE(m.entry_errors.empty()) << m.entry_errors.front();
+    ASSERT_EQ(m.kernels.size(), 2u);
+    const KernelEntry & k = m.kernels[0];
+    EXPECT_STREQ(k.contract->name, "mm_q4_K_q8_K");
+    EXPECT_EQ(k.contract->weight_type, GGML_TYPE_Q4_K);
+    EXPECT_EQ(k.tile.m, 64);
+    EXPECT_EQ(k.tile.n, 4);
+    EXPECT_EQ(k.tile.k, 256);
+    EXPECT_EQ(k.xclbin, kd.dir / "q4k_n4.xclbin");  // resolved against the manifest's directory
+    EXPECT_EQ(k.instructions, kd.dir / "q4k_n4.insts.bin");
+    EXPECT_EQ(k.kernel_name, "MLIR_AIE");
+    EXPECT_TRUE(k.runs_on(NpuGeneration::npu1));
+    EXPECT_TRUE(k.runs_on(NpuGeneration::npu2));
+    EXPECT_FALSE(m.kernels[1].runs_on(NpuGeneration::npu1));
+    ASSERT_EQ(k.args.size(), 7u);
+    EXPECT_EQ(k.args[0].kind, ArgKind::opcode);
+    EXPECT_EQ(k.args[0].value, 3u);
+    EXPECT_EQ(k.args[1].group_id, 1);
+    EXPECT_EQ(k.arg_index(ArgKind::weights), 3);
+    EXPECT_EQ(k.arg_index(ArgKind::params), 6);
+    EXPECT_EQ(k.label(), "kernels[0] (mm_q4_K_q8_K, tile 64x4x256)");
+}
+
+TEST(KernelManifest, AbsolutePathsAreKept) {
+    json e = entry("mm_q8_0_q8_0", 64, 4, 256, "x");
+    e["xclbin"] = "/opt/kernels/a.xclbin";
+    Manifest m = parse_ok(manifest_of(json::array({e})));
+    ASSERT_EQ(m.kernels.size(), 1u);
+    EXPECT_EQ(m.kernels[0].xclbin, "/opt/kernels/a.xclbin");
+    EXPECT_EQ(m.kernels[0].instructions, "/k/x.insts.bin");
+}
+
+TEST(KernelManifest, BadJsonRejectsTheWholeManifest) {
+    Manifest    m;
+    std::string err;
+    EXPECT_FALSE(parse_manifest("{\"format_version\": 1, \"kernels\": [", "/k/manifest.json", false, m, err));
+    EXPECT_NE(err.find("/k/manifest.json"), std::string::npos) << err;
+    EXPECT_NE(err.find("not valid JSON"), std::string::npos) << err;
+}
+
+TEST(KernelManifest, TruncatedManifestFileIsReported) {
+    KernelsDir        kd;
+    const std::string full = manifest_of(json::array({entry("mm_q4_0_q8_0", 64, 4, 256, "a")})).dump(2);
+    const std::string p = kd.dir / "manifest.json";
+    write_file(p, full.substr(0, full.size() / 2));
+    Manifest    m;
+    std::string err;
+    EXPECT_FALSE(load_manifest(p, m, err));
+    EXPECT_NE(err.find("not valid JSON"), std::string::npos) << err;
+}
+
+TEST(KernelManifest, StructuralErrorsRejectTheWholeManifest) {
+    struct Case {
+        json        doc;
+        const char * expect;
+    };
+    const Case cases[] = {
+        {json::array(), "must be a JSON object"},
+        {json{{"kernels", json::array()}}, "'format_version' is missing"},
+        {json{{"format_version", 2}, {"kernels", json::array()}}, "'format_version' must be 1"},
+        {json{{"format_version", "1"}, {"kernels", json::array()}}, "'format_version' must be 1"},
+        {json{{"format_version", 1}}, "'kernels' is missing"},
+        {json{{"format_version", 1}, {"kernels", json::object()}}, "'kernels' must be an array"},
+        {json{{"format_version", 1}, {"kernels", json::array()}, {"kernel", 1}}, "'kernel' is not a known field"},
+    };
+    for (const auto & c : cases) {
+        Manifest    m;
+        std::string err;
+        EXPECT_FALSE(parse_manifest(c.doc.dump(), "/k/manifest.json", false, m, err)) << c.doc.dump();
+        EXPECT_NE(err.find(c.expect), std::string::npos) << "got: " << err;
+    }
+}
+
+TEST(KernelManifest, MissingFieldsDropOnlyThatEntry) {
+    for (const char * field : {"contract", "tile", "xclbin", "instructions", "kernel", "npu", "args"}) {
+        json bad = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+        bad.erase(field);
+        Manifest m = parse_ok(manifest_of(json::array({bad, entry("mm_q6_K_q8_K", 64, 4, 256, "b")})));
+        ASSERT_EQ(m.kernels.size(), 1u) << field;
+        EXPECT_STREQ(m.kernels[0].contract->name, "mm_q6_K_q8_K");
+        ASSERT_EQ(m.entry_errors.size(), 1u);
+        const std::string & e = m.entry_errors[0];
+        EXPECT_NE(e.find("kernels[0]"), std::string::npos) << e;
+        EXPECT_NE(e.find(std::string("field '") + field + "' is missing"), std::string::npos) << e;
+        EXPECT_NE(e.find("entry ignored"), std::string::npos) << e;
+    }
+    json no_m = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    no_m["tile"].erase("m");
+    EXPECT_NE(single_entry_error(no_m).find("field 'tile.m' is missing"), std::string::npos);
+    json no_group = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    no_group["args"][3].erase("group_id");
+    EXPECT_NE(single_entry_error(no_group).find("field 'args[3].group_id' is missing"), std::string::npos);
+    json no_opcode_value = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    no_opcode_value["args"][0].erase("value");
+    EXPECT_NE(single_entry_error(no_opcode_value).find("field 'args[0].value' is missing"), std::string::npos);
+}
+
+TEST(KernelManifest, WrongTypesNameTheField) {
+    struct Case {
+        const char * pointer;
+        json         value;
+        const char * expect;
+    };
+    const Case cases[] = {
+        {"/contract", 5, "field 'contract' must be a string, got an integer"},
+        {"/tile", json::array({64, 4, 256}), "field 'tile' must be an object"},
+        {"/tile/n", "4", "field 'tile.n' must be an integer, got a string"},
+        {"/tile/k", 256.5, "field 'tile.k' must be an integer, got a number with a fraction"},
+        {"/xclbin", json::array(), "field 'xclbin' must be a string, got an array"},
+        {"/kernel", "", "field 'kernel' must not be empty"},
+        {"/npu", "npu2", "field 'npu' must be a non-empty array"},
+        {"/npu", json::array(), "field 'npu' must be a non-empty array"},
+        {"/npu/0", 2, "field 'npu[0]' must be a string"},
+        {"/npu/0", "npu3", "'npu3' is not an NPU generation"},
+        {"/args", json::object(), "field 'args' must be an array, got an object"},
+        {"/args/1", "instructions", "field 'args[1]' must be an object"},
+        {"/args/1/group_id", "1", "field 'args[1].group_id' must be an integer"},
+        {"/args/1/group_id", -1, "field 'args[1].group_id' must be in [0, 65535]"},
+        {"/args/0/value", true, "field 'args[0].value' must be an integer, got a boolean"},
+        {"/args/2/kind", "count", "'count' is not an argument kind"},
+    };
+    for (const auto & c : cases) {
+        json e = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+        e[json::json_pointer(c.pointer)] = c.value;
+        const std::string err = single_entry_error(e);
+        EXPECT_NE(err.find(c.expect), std::string::npos) << c.pointer << ": got " << err;
+        if (std::string(c.pointer) != "/contract") {  // messages name the contract whenever it is readable
+            EXPECT_NE(err.find("kernels[0] (mm_q4_K_q8_K)"), std::string::npos) << err;
+        }
+    }
+}
+
+TEST(KernelManifest, ArgumentListMustBeComplete) {
+    json e = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    e["args"].erase(5);  // output
+    EXPECT_NE(single_entry_error(e).find("field 'args' has no 'output' argument"), std::string::npos);
+
+    json twice = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    twice["args"].push_back({{"kind", "weights"}, {"group_id", 7}});
+    EXPECT_NE(single_entry_error(twice).find("'weights' appears twice"), std::string::npos);
+
+    json extra = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    extra["args"][2]["group_id"] = 2;  // instruction_count is a scalar
+    EXPECT_NE(single_entry_error(extra).find("field 'args[2].group_id' is not a known field"), std::string::npos);
+
+    // opcode and params are optional.
+    json minimal = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    minimal["args"].erase(6);
+    minimal["args"].erase(0);
+    Manifest m = parse_ok(manifest_of(json::array({minimal})));
+    ASSERT_EQ(m.kernels.size(), 1u);
+    EXPECT_EQ(m.kernels[0].arg_index(ArgKind::opcode), -1);
+    EXPECT_EQ(m.kernels[0].arg_index(ArgKind::instructions), 0);
+}
+
+TEST(KernelManifest, UnknownKernelContractIsRejected) {
+    const std::string err = single_entry_error(entry("mm_q4_K_q4_K", 64, 4, 256, "a"));
+    EXPECT_NE(err.find("'mm_q4_K_q4_K' is not a kernel contract"), std::string::npos) << err;
+}
+
+TEST(KernelManifest, TileShapeMustBeOneTheContractAllows) {
+    // mm_q4_K_q8_K tiles are 64 x {4, 32} x 256.
+    for (auto [m, n, k] : {std::tuple{64, 8, 256}, std::tuple{32, 4, 256}, std::tuple{64, 4, 128}}) {
+        const std::string err = single_entry_error(entry("mm_q4_K_q8_K", m, n, k, "a"));
+        EXPECT_NE(err.find("is not a tile shape of mm_q4_K_q8_K (allowed: 64x4x256, 64x32x256)"), std::string::npos)
+            << err;
+    }
+    // A 16-bit contract has K = 128.
+    EXPECT_EQ(parse_ok(manifest_of(json::array({entry("mm_f16_f16", 64, 32, 128, "a")}))).kernels.size(), 1u);
+}
+
+TEST(KernelManifest, UnknownEntryFieldIsRejectedButCommentIsAllowed) {
+    json e = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    e["xclbn"] = "typo.xclbin";
+    EXPECT_NE(single_entry_error(e).find("field 'xclbn' is not a known field"), std::string::npos);
+
+    json c = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    c["comment"] = "decode kernel";
+    c["args"][0]["comment"] = "mlir-aie opcode";
+    EXPECT_EQ(parse_ok(manifest_of(json::array({c}))).kernels.size(), 1u);
+}
+
+TEST(KernelManifest, DuplicateEntriesForAGenerationAreRejected) {
+    Manifest m = parse_ok(manifest_of(json::array({
+        entry("mm_q4_K_q8_K", 64, 4, 256, "a", json::array({"npu2"})),
+        entry("mm_q4_K_q8_K", 64, 4, 256, "b", json::array({"npu1", "npu2"})),
+        entry("mm_q4_K_q8_K", 64, 4, 256, "c", json::array({"npu1"})),  // other generation: fine
+    })));
+    ASSERT_EQ(m.kernels.size(), 2u);
+    ASSERT_EQ(m.entry_errors.size(), 1u);
+    EXPECT_NE(m.entry_errors[0].find("kernels[1]"), std::string::npos);
+    EXPECT_NE(m.entry_errors[0].find("duplicates kernels[0] for npu2"), std::string::npos) << m.entry_errors[0];
+}
+
+TEST(KernelManifest, MissingFilesDropTheEntry) {
+    KernelsDir kd;
+    kd.add_files("good");
+    write_file(kd.dir / "noinsts.xclbin", xdna_test::fake_xclbin());
+    const std::string path = kd.write_manifest(manifest_of(json::array({
+        entry("mm_q4_K_q8_K", 64, 4, 256, "good"),
+        entry("mm_q6_K_q8_K", 64, 4, 256, "absent"),
+        entry("mm_q8_0_q8_0", 64, 4, 256, "noinsts"),
+    })));
+    Manifest    m;
+    std::string err;
+    ASSERT_TRUE(load_manifest(path, m, err)) << err;
+    ASSERT_EQ(m.kernels.size(), 1u);
+    EXPECT_STREQ(m.kernels[0].contract->name, "mm_q4_K_q8_K");
+    ASSERT_EQ(m.entry_errors.size(), 2u);
+    EXPECT_NE(m.entry_errors[0].find("(mm_q6_K_q8_K): field 'xclbin' file '" + kd.dir / "absent.xclbin" +
+                                     "' does not exist"),
+              std::string::npos)
+        << m.entry_errors[0];
+    EXPECT_NE(m.entry_errors[1].find("field 'instructions' file '" + kd.dir / "noinsts.insts.bin" + "' does not exist"),
+              std::string::npos)
+        << m.entry_errors[1];
+
+    // Without file checks the same manifest keeps all three.
+    Manifest unchecked;
+    std::ifstream f(path);
+    std::string   text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    ASSERT_TRUE(parse_manifest(text, path, false, unchecked, err));
+    EXPECT_EQ(unchecked.kernels.size(), 3u);
+}
+
+TEST(KernelManifest, TruncatedOrCorruptFilesDropTheEntry) {
+    KernelsDir kd;
+    write_file(kd.dir / "a.xclbin", xdna_test::fake_xclbin());
+    write_file(kd.dir / "a.insts.bin", xdna_test::fake_instructions().substr(0, 30));  // 7.5 words
+    write_file(kd.dir / "b.xclbin", xdna_test::fake_xclbin(2048, 8192));            // header says 8192
+    write_file(kd.dir / "b.insts.bin", xdna_test::fake_instructions());
+    std::string not_xclbin = xdna_test::fake_xclbin();
+    not_xclbin[0] = 'X';
+    write_file(kd.dir / "c.xclbin", not_xclbin);
+    write_file(kd.dir / "c.insts.bin", xdna_test::fake_instructions());
+    write_file(kd.dir / "d.xclbin", xdna_test::fake_xclbin());
+    write_file(kd.dir / "d.insts.bin", "");
+    write_file(kd.dir / "e.xclbin", "xclbin2");  // a few bytes only
+    write_file(kd.dir / "e.insts.bin", xdna_test::fake_instructions());
+    const std::string path = kd.write_manifest(manifest_of(json::array({
+        entry("mm_q4_0_q8_0", 64, 4, 256, "a"),
+        entry("mm_q4_1_q8_1", 64, 4, 256, "b"),
+        entry("mm_q5_0_q8_0", 64, 4, 256, "c"),
+        entry("mm_q5_1_q8_1", 64, 4, 256, "d"),
+        entry("mm_q8_0_q8_0", 64, 4, 256, "e"),
+    })));
+    Manifest    m;
+    std::string err;
+    ASSERT_TRUE(load_manifest(path, m, err)) << err;
+    EXPECT_TRUE(m.kernels.empty());
+    ASSERT_EQ(m.entry_errors.size(), 5u);
+    EXPECT_NE(m.entry_errors[0].find("30 bytes is not a whole number of 32-bit instruction words"), std::string::npos)
+        << m.entry_errors[0];
+    EXPECT_NE(m.entry_errors[1].find("is truncated: 2048 bytes, its header says 8192"), std::string::npos)
+        << m.entry_errors[1];
+    EXPECT_NE(m.entry_errors[2].find("is not an xclbin"), std::string::npos) << m.entry_errors[2];
+    EXPECT_NE(m.entry_errors[3].find("is empty"), std::string::npos) << m.entry_errors[3];
+    EXPECT_NE(m.entry_errors[4].find("is truncated or not an xclbin: 7 bytes"), std::string::npos)
+        << m.entry_errors[4];
+}
+
+TEST(KernelFiles, InstructionFileIsReadAsWords) {
+    TempDir d;
+    write_file(d / "i.bin", xdna_test::fake_instructions(5));
+    std::vector<uint32_t> words;
+    std::string           err;
+    ASSERT_TRUE(read_instruction_file(d / "i.bin", words, err)) << err;
+    ASSERT_EQ(words.size(), 5u);
+    EXPECT_EQ(words[0], 0x06030100u);
+    EXPECT_EQ(words[4], 0x06030104u);
+    EXPECT_FALSE(read_instruction_file(d / "none.bin", words, err));
+    EXPECT_EQ(err, "does not exist");
+    EXPECT_EQ(check_instruction_file(d.path()), "is not a regular file");
+}
+
+TEST(KernelSelection, PerContractTileAndGeneration) {
+    Manifest m = parse_ok(manifest_of(json::array({
+        entry("mm_q4_K_q8_K", 64, 4, 256, "q4k4", json::array({"npu2"})),
+        entry("mm_q4_K_q8_K", 64, 32, 256, "q4k32", json::array({"npu2"})),
+        entry("mm_q4_K_q8_K", 64, 4, 256, "q4k4_npu1", json::array({"npu1"})),
+        entry("mm_f16_f16", 64, 32, 128, "f16", json::array({"npu1", "npu2"})),
+    })));
+    ASSERT_EQ(m.kernels.size(), 4u);
+
+    const MatmulContract * q4k = matmul_contract_for(GGML_TYPE_Q4_K);
+    ASSERT_NE(q4k, nullptr);
+    // The planner's choice of token tile decides which kernel runs.
+    const KernelEntry * decode = find_kernel(m, q4k->name, q4k->tile(choose_tile_n(*q4k, 1)), NpuGeneration::npu2);
+    const KernelEntry * prefill = find_kernel(m, q4k->name, q4k->tile(choose_tile_n(*q4k, 512)), NpuGeneration::npu2);
+    ASSERT_NE(decode, nullptr);
+    ASSERT_NE(prefill, nullptr);
+    EXPECT_EQ(decode->xclbin, "/k/q4k4.xclbin");
+    EXPECT_EQ(prefill->xclbin, "/k/q4k32.xclbin");
+    EXPECT_EQ(find_kernel(m, q4k->name, q4k->tile(4), NpuGeneration::npu1)->xclbin, "/k/q4k4_npu1.xclbin");
+    EXPECT_EQ(find_kernel(m, q4k->name, q4k->tile(32), NpuGeneration::npu1), nullptr);
+    EXPECT_EQ(find_kernel(m, q4k->name, q4k->tile(4), NpuGeneration::unknown), nullptr);
+
+    const MatmulContract * f16 = matmul_contract_for(GGML_TYPE_F16);
+    EXPECT_NE(find_kernel(m, f16->name, f16->tile(32), NpuGeneration::npu1), nullptr);
+    EXPECT_EQ(find_kernel(m, f16->name, f16->tile(4), NpuGeneration::npu2), nullptr);
+    // A type with a contract but no kernel, and a tile shape the contract does not have.
+    const MatmulContract * q6k = matmul_contract_for(GGML_TYPE_Q6_K);
+    EXPECT_EQ(find_kernel(m, q6k->name, q6k->tile(4), NpuGeneration::npu2), nullptr);
+    EXPECT_EQ(find_kernel(m, q4k->name, TileShape{64, 4, 128}, NpuGeneration::npu2), nullptr);
+}
+
+namespace {
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+public:
+    ScopedEnv(const char * name, const std::string & value) : name_(name) {
+        if (const char * old = std::getenv(name)) {
+            old_ = old;
+            had_ = true;
+        }
+        ::setenv(name, value.c_str(), 1);
+    }
+    ~ScopedEnv() {
+        if (had_) {
+            ::setenv(name_, old_.c_str(), 1);
+        } else {
+            ::unsetenv(name_);
+        }
+    }
+
+private:
+    const char * name_;
+    std::string  old_;
+    bool         had_ = false;
+};
+
+}  // namespace
+
+TEST(InstalledKernels, EnvironmentNamesTheDirectoryOrTheFile) {
+    KernelsDir kd;
+    {
+        ScopedEnv env(kKernelsEnv, kd.dir.path());
+        const ManifestLocation loc = locate_kernel_manifest();
+        EXPECT_TRUE(loc.from_env);
+        EXPECT_EQ(loc.path, kd.dir / "manifest.json");
+    }
+    {
+        ScopedEnv env(kKernelsEnv, kd.dir / "other.json");
+        EXPECT_EQ(locate_kernel_manifest().path, kd.dir / "other.json");
+    }
+    ::unsetenv(kKernelsEnv);
+    const ManifestLocation def = locate_kernel_manifest();
+    EXPECT_FALSE(def.from_env);
+    EXPECT_NE(def.path.find("/ggml-xdna-kernels/manifest.json"), std::string::npos) << def.path;
+}
+
+TEST(InstalledKernels, LoadForGenerationExplainsFailures) {
+    KernelsDir  kd;
+    Manifest    m;
+    std::string why;
+    ManifestLocation loc{kd.dir / "manifest.json", true};
+    EXPECT_FALSE(load_installed_kernels(loc, NpuGeneration::npu2, m, why));
+    EXPECT_NE(why.find("no kernel manifest at " + loc.path), std::string::npos) << why;
+
+    write_file(loc.path, "not json");
+    EXPECT_FALSE(load_installed_kernels(loc, NpuGeneration::npu2, m, why));
+    EXPECT_NE(why.find("not valid JSON"), std::string::npos) << why;
+
+    kd.add_files("a");
+    kd.write_manifest(manifest_of(json::array({entry("mm_q4_K_q8_K", 64, 4, 256, "a", json::array({"npu1"})),
+                                               entry("mm_q6_K_q8_K", 64, 4, 256, "missing")})));
+    EXPECT_FALSE(load_installed_kernels(loc, NpuGeneration::npu2, m, why));
+    EXPECT_NE(why.find("has no usable kernel for npu2 (1 valid entries for other generations, 1 invalid)"),
+              std::string::npos)
+        << why;
+
+    ASSERT_TRUE(load_installed_kernels(loc, NpuGeneration::npu1, m, why)) << why;
+    ASSERT_EQ(m.kernels.size(), 1u);
+    EXPECT_STREQ(m.kernels[0].contract->name, "mm_q4_K_q8_K");
+}
+
+TEST(KernelManifest, ShippedExampleIsValidButNamesNoFiles) {
+    std::ifstream f(XDNA_MANIFEST_EXAMPLE);
+    ASSERT_TRUE(f) << XDNA_MANIFEST_EXAMPLE;
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    Manifest    m;
+    std::string err;
+    ASSERT_TRUE(parse_manifest(text, XDNA_MANIFEST_EXAMPLE, false, m, err)) << err;
+    EXPECT_TRUE(m.entry_errors.empty()) << m.entry_errors.front();
+    EXPECT_EQ(m.kernels.size(), 3u);
+    // It documents the format only: with file checks every entry is dropped, so it can never claim a kernel.
+    ASSERT_TRUE(load_manifest(XDNA_MANIFEST_EXAMPLE, m, err)) << err;
+    EXPECT_TRUE(m.kernels.empty());
+    EXPECT_EQ(m.entry_errors.size(), 3u);
+}

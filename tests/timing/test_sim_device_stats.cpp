@@ -1,0 +1,95 @@
+// SimDevice reports the timing model's figures for the batch it ran, independent of its wall time.
+#include "cpu-traits.h"
+#include "sim-device.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace xdna {
+namespace {
+
+class SimDeviceStats : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string why;
+        ASSERT_TRUE(bind_cpu_traits(why)) << why;
+    }
+
+    // An all-zero Q8_0 matmul of M x K weights and N tokens, operands in device buffers.
+    MatmulInvocation make(Device & dev, int64_t m, int64_t k, int64_t n) {
+        const MatmulContract & c = *matmul_contract_for(GGML_TYPE_Q8_0);
+        MatmulInvocation inv;
+        inv.contract = &c;
+        inv.tile = c.tile(choose_tile_n(c, n));
+        inv.m = m;
+        inv.n = n;
+        inv.m_tiles = (m + c.tile_m - 1) / c.tile_m;
+        inv.k_tiles = (k + c.tile_k - 1) / c.tile_k;
+        inv.n_tiles = (n + inv.tile.n - 1) / inv.tile.n;
+        inv.weight_tile_bytes = ggml_row_size(GGML_TYPE_Q8_0, c.tile_k) * c.tile_m;
+        inv.act_row_bytes = ggml_row_size(GGML_TYPE_Q8_0, inv.k_tiles * c.tile_k);
+        inv.out_row_stride = m;
+        buffers_.push_back(dev.allocate(inv.weight_bytes(), BufferRole::weights));
+        inv.weights = {buffers_.back().get(), 0};
+        buffers_.push_back(dev.allocate(inv.activation_bytes(), BufferRole::data));
+        inv.activations = {buffers_.back().get(), 0};
+        buffers_.push_back(dev.allocate(inv.out_bytes(), BufferRole::data));
+        inv.out = {buffers_.back().get(), 0};
+        for (size_t i = buffers_.size() - 3; i < buffers_.size(); ++i) {
+            std::memset(buffers_[i]->host_ptr(), 0, buffers_[i]->size());
+        }
+        return inv;
+    }
+
+    std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
+};
+
+TEST_F(SimDeviceStats, RunReportsModelledTimes) {
+    const NpuPreset & preset = *find_npu_preset("krackan");
+    SimDevice dev(1, preset);
+    EXPECT_EQ(dev.last_batch_stats().modelled_us, 0.0);
+    Batch batch;
+    batch.matmuls.push_back(make(dev, 512, 2048, 1));
+    batch.matmuls.push_back(make(dev, 128, 1024, 40));
+    ASSERT_TRUE(dev.run(batch, std::chrono::milliseconds(10000)).ok);
+
+    const auto & stats = dev.last_stats();
+    ASSERT_EQ(stats.size(), 2u);
+    double sum = 0;
+    for (size_t i = 0; i < stats.size(); ++i) {
+        const ModelledTime expect = dev.timing_model().invocation(shape_of(batch.matmuls[i]));
+        EXPECT_DOUBLE_EQ(stats[i].modelled_us, expect.total_us);
+        EXPECT_DOUBLE_EQ(stats[i].modelled_compute_us, expect.compute_us);
+        EXPECT_DOUBLE_EQ(stats[i].modelled_dram_us, expect.dram_us);
+        EXPECT_DOUBLE_EQ(stats[i].modelled_dispatch_us, preset.invocation_us);
+        EXPECT_GT(stats[i].modelled_us, 0.0);
+        EXPECT_EQ(stats[i].macs, batch.matmuls[i].macs());
+        sum += stats[i].modelled_us;
+    }
+    const BatchStats b = dev.last_batch_stats();
+    EXPECT_DOUBLE_EQ(b.modelled_submit_us, preset.submit_us);
+    EXPECT_DOUBLE_EQ(b.modelled_us, preset.submit_us + sum);
+}
+
+TEST_F(SimDeviceStats, ModelIgnoresHostSpeed) {
+    // The same batch on one host thread or two gives the same modelled time.
+    const NpuPreset & preset = *find_npu_preset("halo");
+    SimDevice one(1, preset), two(2, preset);
+    Batch b1, b2;
+    b1.matmuls.push_back(make(one, 1024, 4096, 64));
+    b2.matmuls.push_back(make(two, 1024, 4096, 64));
+    ASSERT_TRUE(one.run(b1, std::chrono::milliseconds(10000)).ok);
+    ASSERT_TRUE(two.run(b2, std::chrono::milliseconds(10000)).ok);
+    EXPECT_DOUBLE_EQ(one.last_batch_stats().modelled_us, two.last_batch_stats().modelled_us);
+}
+
+TEST_F(SimDeviceStats, EnvironmentSelectsThePreset) {
+    setenv("GGML_XDNA_PRESET", "halo", 1);
+    SimDevice dev(1);
+    unsetenv("GGML_XDNA_PRESET");
+    EXPECT_EQ(dev.timing_model().preset().name, "halo");
+}
+
+}  // namespace
+}  // namespace xdna

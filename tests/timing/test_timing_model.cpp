@@ -1,0 +1,174 @@
+// The timing model's shape behaviour: more work never takes less modelled time, the modelled rates never
+// exceed the roofs they are derived from, and idle columns cost a batch-1 GEMV what they should.
+#include "npu-presets.h"
+#include "timing-model.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace xdna {
+namespace {
+
+const ggml_type kTypes[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K,
+                            GGML_TYPE_Q2_K, GGML_TYPE_F16,  GGML_TYPE_BF16, GGML_TYPE_F32};
+
+// The invocation the planner makes for an M x K weight of `type` times N tokens (operands absent).
+MatmulInvocation invocation(ggml_type type, int64_t m, int64_t k, int64_t n) {
+    const MatmulContract * c = matmul_contract_for(type);
+    MatmulInvocation inv;
+    inv.contract = c;
+    inv.tile = c->tile(choose_tile_n(*c, n));
+    inv.m = m;
+    inv.n = n;
+    inv.m_tiles = (m + c->tile_m - 1) / c->tile_m;
+    inv.k_tiles = (k + c->tile_k - 1) / c->tile_k;
+    inv.n_tiles = (n + inv.tile.n - 1) / inv.tile.n;
+    inv.weight_tile_bytes = ggml_row_size(type, c->tile_k) * c->tile_m;
+    inv.act_row_bytes = ggml_row_size(c->act_type, inv.k_tiles * c->tile_k);
+    inv.out_row_stride = m;
+    return inv;
+}
+
+double modelled_us(const TimingModel & model, ggml_type t, int64_t m, int64_t k, int64_t n) {
+    return model.batch({shape_of(invocation(t, m, k, n))}).total_us;
+}
+
+TEST(TimingModel, MoreWorkNeverTakesLessTime) {
+    const std::vector<int64_t> sizes = {64, 100, 256, 512, 1024, 2048, 4096, 8192, 14336};
+    const std::vector<int64_t> tokens = {1, 2, 4, 5, 8, 16, 32, 33, 64, 128, 256, 512, 1024};
+    for (const auto & preset : npu_presets()) {
+        const TimingModel model(preset);
+        for (ggml_type t : kTypes) {
+            SCOPED_TRACE(std::string(preset.name) + " " + ggml_type_name(t));
+            for (size_t i = 1; i < sizes.size(); ++i) {
+                EXPECT_LE(modelled_us(model, t, sizes[i - 1], 4096, 1), modelled_us(model, t, sizes[i], 4096, 1)) << "M";
+                EXPECT_LE(modelled_us(model, t, 4096, sizes[i - 1], 64), modelled_us(model, t, 4096, sizes[i], 64)) << "K";
+            }
+            for (size_t i = 1; i < tokens.size(); ++i) {
+                EXPECT_LE(modelled_us(model, t, 4096, 4096, tokens[i - 1]), modelled_us(model, t, 4096, 4096, tokens[i]))
+                    << "N " << tokens[i];
+            }
+        }
+    }
+}
+
+TEST(TimingModel, LargeShapesGrowWithWork) {
+    // Far from the fixed costs, doubling a dimension must cost clearly more.
+    const TimingModel model(*find_npu_preset("krackan"));
+    for (ggml_type t : kTypes) {
+        EXPECT_GT(modelled_us(model, t, 8192, 4096, 512), 1.5 * modelled_us(model, t, 4096, 4096, 512)) << ggml_type_name(t);
+        EXPECT_GT(modelled_us(model, t, 14336, 4096, 1), 1.5 * modelled_us(model, t, 7168, 4096, 1)) << ggml_type_name(t);
+    }
+}
+
+TEST(TimingModel, RoofsAreNeverExceeded) {
+    for (const auto & preset : npu_presets()) {
+        const TimingModel model(preset);
+        for (ggml_type t : kTypes) {
+            for (int64_t m : {64, 512, 4096, 128256}) {
+                for (int64_t k : {256, 4096, 14336}) {
+                    for (int64_t n : {1, 4, 32, 512}) {
+                        const ModelShape s = shape_of(invocation(t, m, k, n));
+                        const ModelledTime r = model.invocation(s);
+                        SCOPED_TRACE(std::string(ggml_type_name(t)) + " " + std::to_string(m) + "x" + std::to_string(k) +
+                                     "x" + std::to_string(n));
+                        EXPECT_LE(r.tops(), preset.peak_tops(s.family) * (1 + 1e-9));
+                        EXPECT_LE(r.tops(), preset.peak_tops(s.family) * preset.array_efficiency * (1 + 1e-9));
+                        EXPECT_LE(r.gbs(), preset.dram_gbs * (1 + 1e-9));
+                        EXPECT_LE(r.dram_bytes / r.total_us / 1e3, preset.dram_gbs * (1 + 1e-9));
+                        EXPECT_LE(r.roofline_fraction(), 1.0 + 1e-9);
+                        EXPECT_GT(r.roofline_fraction(), 0.0);
+                        EXPECT_GE(r.padded_macs, r.useful_macs);
+                        EXPECT_GE(r.dram_bytes, r.unique_bytes * (1 - 1e-12));
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(TimingModel, InvocationIsMaxOfComputeAndDramPlusItsSetup) {
+    const NpuPreset p = *find_npu_preset("krackan");
+    const TimingModel model(p);
+    for (int64_t n : {1, 64, 512}) {
+        const ModelledTime r = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, n)));
+        EXPECT_DOUBLE_EQ(r.total_us, std::max(r.compute_us, r.dram_us) + p.invocation_us);
+        EXPECT_DOUBLE_EQ(r.dispatch_us, p.invocation_us);
+    }
+}
+
+TEST(TimingModel, BatchIsOneSubmissionPlusInvocationsBackToBack) {
+    const NpuPreset p = *find_npu_preset("krackan");
+    const TimingModel model(p);
+    const std::vector<ModelShape> qkv = {shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, 1)),
+                                         shape_of(invocation(GGML_TYPE_Q4_K, 1024, 4096, 1)),
+                                         shape_of(invocation(GGML_TYPE_Q6_K, 1024, 4096, 1))};
+    const ModelledBatch b = model.batch(qkv);
+    double sum = 0;
+    for (const auto & s : qkv) {
+        sum += model.invocation(s).total_us;
+    }
+    EXPECT_DOUBLE_EQ(b.total_us, p.submit_us + sum);
+    EXPECT_DOUBLE_EQ(b.submit_us, p.submit_us);
+    EXPECT_EQ(b.invocations.size(), qkv.size());
+    // Three submissions of one invocation each pay the submission three times.
+    double separate = 0;
+    for (const auto & s : qkv) {
+        separate += model.batch({s}).total_us;
+    }
+    EXPECT_NEAR(separate - b.total_us, 2 * p.submit_us, 1e-6);
+    EXPECT_EQ(model.batch({}).total_us, 0.0);
+}
+
+TEST(TimingModel, Batch1GemvUsesOnlyColumnsWithWork) {
+    const TimingModel model(*find_npu_preset("krackan"));
+    // 64 rows: one row tile, one column, one core; 8192 rows: every column, every core.
+    const ModelledTime one = model.invocation(shape_of(invocation(GGML_TYPE_Q8_0, 64, 14336, 1)));
+    const ModelledTime all = model.invocation(shape_of(invocation(GGML_TYPE_Q8_0, 8192, 14336, 1)));
+    EXPECT_EQ(one.columns_used, 1);
+    EXPECT_EQ(one.cores_used, 1);
+    EXPECT_EQ(all.columns_used, 8);
+    EXPECT_EQ(all.cores_used, 32);
+    // One column streams at its shim's rate, below the DRAM bandwidth; all columns reach the DRAM's.
+    EXPECT_LT(one.bandwidth_gbs, 0.6 * all.bandwidth_gbs);
+    // 16 row tiles of a GQA K projection keep 16 of 32 cores busy.
+    const ModelledTime k = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 1024, 4096, 1)));
+    EXPECT_EQ(k.cores_used, 16);
+}
+
+TEST(TimingModel, PaddedMacsAreComputed) {
+    const TimingModel model(*find_npu_preset("krackan"));
+    // N = 1 runs on a 4-token tile: four times the useful MACs, the same waves as N = 4.
+    const ModelledTime n1 = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, 1)));
+    const ModelledTime n4 = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, 4)));
+    EXPECT_DOUBLE_EQ(n1.padded_macs, 4 * n1.useful_macs);
+    EXPECT_DOUBLE_EQ(n1.compute_us, n4.compute_us);
+    // M = 65 pays for two row tiles.
+    const ModelledTime m65 = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 65, 4096, 32)));
+    EXPECT_DOUBLE_EQ(m65.padded_macs, 128.0 * 32 * 4096);
+}
+
+TEST(TimingModel, DecodeIsDramBoundAndPrefillComputeBound) {
+    const TimingModel model(*find_npu_preset("krackan"));
+    const ModelledTime decode = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 14336, 4096, 1)));
+    const ModelledTime prefill = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 14336, 4096, 512)));
+    EXPECT_STREQ(decode.bound(), "dram");
+    EXPECT_STREQ(prefill.bound(), "compute");
+}
+
+TEST(TimingModel, ScaleWorkCostsCompute) {
+    NpuPreset p = *find_npu_preset("krackan");
+    const ModelShape s = shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, 512));
+    const double per_32 = TimingModel(p).invocation(s).compute_us;
+    p.scale_group = 256;
+    const double per_256 = TimingModel(p).invocation(s).compute_us;
+    EXPECT_LT(per_256, per_32);
+    // Q4_K: 2 terms per 32 values at 32 lanes against 512 MAC/cycle doubles the plain MAC time.
+    p.scale_group = 0;
+    p.scale_ops_per_cycle = 1e9;  // free scales: the plain MAC time
+    EXPECT_NEAR(per_32 / TimingModel(p).invocation(s).compute_us, 2.0, 1e-6);
+}
+
+}  // namespace
+}  // namespace xdna

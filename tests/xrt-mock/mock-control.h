@@ -1,0 +1,54 @@
+// Control panel of the mock XRT library (mock-xrt.cpp): what the next calls do and what they saw.
+//
+// The mock implements, against XRT's real public headers, exactly the XRT API the XRT device uses, on
+// host memory. It lets the device's control flow (kernel loading, argument setting, runlists, waits,
+// failure handling) run without an NPU. It encodes assumptions about XRT's behaviour (documented in
+// XRT's headers); it is not XRT.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xrt_mock {
+
+// A run as the mock "executed" it: the scalar and buffer arguments it was given.
+struct RecordedRun {
+    std::string           kernel;
+    uint64_t              opcode = 0;
+    uint64_t              instruction_count = 0;
+    uint32_t              first_instruction = 0;
+    std::vector<uint32_t> params;
+    size_t                weights_offset = 0, weights_size = 0;       // within the parent BO
+    size_t                activations_offset = 0, activations_size = 0;
+    size_t                output_offset = 0, output_size = 0;
+    int                   context = -1;  // which hardware context ran it
+};
+
+struct Control {
+    // Failure injection.
+    int  open_errno = 0;     // xrt::device constructors throw std::system_error with this errno
+    int  context_errno = 0;  // xrt::hw_context construction throws with this errno
+    int  fail_run = -1;      // index (in execution order, per batch) of a run that ends in fail_state
+    int  fail_state = 5;     // ERT_CMD_STATE_ERROR
+    bool hang = false;       // runlist::wait times out
+
+    // Observations.
+    int                      devices_opened = 0;
+    int                      contexts_created = 0;
+    int                      kernels_opened = 0;
+    int                      runlists_created = 0;
+    int                      runlists_executed = 0;
+    int                      syncs_to_device = 0;
+    int                      syncs_from_device = 0;
+    std::vector<RecordedRun> runs;  // every run executed since reset
+};
+
+Control & control();
+void      reset();
+
+// Bytes of a fake xclbin the mock accepts: a well-formed header followed by a kernel table, e.g.
+// kernels = {{"MLIR_AIE", 7}}. `seed` makes the UUID differ between files.
+std::string make_xclbin(const std::vector<std::pair<std::string, int>> & kernels, int seed);
+
+}  // namespace xrt_mock

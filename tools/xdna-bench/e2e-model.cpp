@@ -1,0 +1,110 @@
+#include "e2e-model.h"
+
+#include "invocation-shape.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace xdna_bench {
+
+namespace {
+
+struct Job {
+    xdna::MatmulInvocation inv;
+    int group;
+};
+
+void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::TimingModel & model,
+               const xdna::MatmulContract *& last_contract) {
+    if (jobs.empty()) {
+        return;
+    }
+    std::vector<xdna::ModelShape> shapes;
+    for (const auto & j : jobs) {
+        shapes.push_back(xdna::shape_of(j.inv));
+        out.weight_bytes += static_cast<double>(j.inv.weight_bytes());
+        if (last_contract != nullptr && last_contract != j.inv.contract) {
+            ++out.contract_changes;
+        }
+        last_contract = j.inv.contract;
+    }
+    const xdna::ModelledBatch b = model.batch(shapes);
+    out.submissions += 1;
+    out.invocations += static_cast<int>(shapes.size());
+    out.compute_us += b.compute_us;
+    out.dram_us += b.dram_us;
+    out.busy_us += b.busy_us;
+    out.submit_us += b.submit_us;
+    out.invocation_us += b.dispatch_us - b.submit_us;
+    out.total_us += b.total_us;
+}
+
+}  // namespace
+
+const char * grouping_name(Grouping g) {
+    switch (g) {
+        case Grouping::per_split: return "one submission per ggml split (4 per layer + head)";
+        case Grouping::per_layer: return "one submission per layer + head";
+        case Grouping::per_token: return "one submission per token/ubatch";
+    }
+    return "?";
+}
+
+const char * PhaseModel::dominant() const {
+    const double d = dispatch_us();
+    if (d >= busy_us) {
+        return "dispatch";
+    }
+    return dram_us >= compute_us ? "DRAM" : "compute";
+}
+
+PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
+                       int64_t tokens, Grouping grouping) {
+    PhaseModel out;
+    out.tokens = tokens;
+    ggml_type uniform = GGML_TYPE_COUNT;
+    bool q4_k_m = false;
+    if (!parse_ftype(ftype, uniform, q4_k_m)) {
+        return out;
+    }
+    const auto mm = layer_matmuls(d);
+    const xdna::MatmulContract * last = nullptr;
+    std::vector<Job> pending;
+    int pending_group = -1;
+    auto flush = [&] {
+        add_batch(out, std::vector<Job>(pending.begin(), pending.end()), model, last);
+        pending.clear();
+    };
+    for (int l = 0; l < d.n_layer; ++l) {
+        for (size_t i = 0; i < mm.size(); ++i) {
+            bool ok = false;
+            const ggml_type t = matmul_type(d, l, static_cast<int>(i), uniform, q4_k_m);
+            Job j{invocation_shape(t, mm[i].m, mm[i].k, tokens, ok), 0};
+            if (!ok) {
+                continue;  // no NPU contract: that matmul stays on the CPU
+            }
+            j.group = grouping == Grouping::per_split ? l * 4 + mm[i].split
+                    : grouping == Grouping::per_layer ? l
+                                                      : 0;
+            if (j.group != pending_group && !pending.empty()) {
+                flush();
+            }
+            pending_group = j.group;
+            pending.push_back(j);
+        }
+    }
+    if (grouping != Grouping::per_token) {
+        flush();
+    }
+    // llama.cpp computes logits for the last token of a ubatch only (as llama-bench's pp test does):
+    // the head multiplies one row whatever the phase.
+    bool ok = false;
+    Job head{invocation_shape(output_type(d, uniform, q4_k_m), d.vocab, d.n_embd, 1, ok), -1};
+    if (ok) {
+        pending.push_back(head);
+    }
+    flush();
+    return out;
+}
+
+}  // namespace xdna_bench

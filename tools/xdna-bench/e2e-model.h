@@ -1,0 +1,47 @@
+// Modelled end-to-end time of a model's weight matmuls on the NPU, per decoded token or per ubatch.
+//
+// Only the weight matmuls (the output head for the last token only, as llama.cpp computes logits for
+// the last token of a prompt): attention (KQ, KQV), norms, RoPE, SwiGLU and sampling stay on the CPU and
+// are not counted; neither is the host-side activation quantization. Every figure is MODELLED.
+#pragma once
+
+#include "model-dims.h"
+#include "timing-model.h"
+
+#include <string>
+
+namespace xdna_bench {
+
+// How the matmuls are grouped into submissions.
+enum class Grouping {
+    per_split,  // one per ggml split: QKV, O, gate/up, down per layer, plus the output head
+    per_layer,  // one per layer (needs the ops between the matmuls on the NPU), plus the head
+    per_token,  // one per token or ubatch (everything on the NPU)
+};
+
+const char * grouping_name(Grouping g);
+
+struct PhaseModel {
+    int64_t tokens = 0;          // tokens the phase processes (1 for a decode step, 512 for pp512)
+    int     submissions = 0;
+    int     invocations = 0;
+    int     contract_changes = 0;  // consecutive invocations of different contracts
+    double  weight_bytes = 0;    // packed weight bytes read once
+    double  compute_us = 0;      // sums over invocations (modelled)
+    double  dram_us = 0;
+    double  busy_us = 0;         // sum of max(compute, dram)
+    double  submit_us = 0;
+    double  invocation_us = 0;   // argument setup of every invocation
+    double  total_us = 0;
+
+    double dispatch_us() const { return submit_us + invocation_us; }
+    double tokens_per_s() const { return total_us > 0 ? tokens * 1e6 / total_us : 0; }
+    // "DRAM", "compute" or "dispatch": the largest of the three terms.
+    const char * dominant() const;
+};
+
+// Model all weight matmuls of `d` (types from `ftype`, see model-dims.h) for `tokens` tokens.
+PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
+                       int64_t tokens, Grouping grouping);
+
+}  // namespace xdna_bench

@@ -1,0 +1,22 @@
+// Markdown reports of the timing model, pasted into docs/performance-model.md by
+// bench/update_performance_doc.py. Every number in them is labelled MODELLED or published.
+#pragma once
+
+#include "model-dims.h"
+
+#include <cstdio>
+#include <string>
+
+namespace xdna_bench {
+
+// The model's parameters per preset, with basis and source.
+void print_presets(FILE * out);
+
+// Fitted and held-out published points: published vs modelled, error, stated bound.
+void print_calibration(FILE * out);
+
+// Modelled end-to-end tokens/s of a model's weight matmuls, with breakdown and scenarios.
+void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const std::string & preset,
+               int64_t pp_tokens);
+
+}  // namespace xdna_bench

@@ -1,0 +1,189 @@
+// xdna-info: what a user runs first. Says whether an NPU is usable and, if not, why; which XRT this
+// build uses; which kernels are installed and which weight types they put on the NPU; and whether the
+// simulator works. Exit status 0 when the NPU is usable, 1 otherwise (the report is printed either way).
+//
+// Usage: xdna-info [--sysfs-root DIR] [--dev-root DIR]   (the roots exist for testing discovery)
+#include "device.h"
+#include "installed-kernels.h"
+#include "kernel-manifest.h"
+#include "matmul-contract.h"
+#include "npu-discovery.h"
+#include "xrt-entry.h"
+
+#include "ggml-cpu.h"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace xdna;
+
+namespace {
+
+std::string tile_string(const TileShape & t) {
+    return std::to_string(t.m) + "x" + std::to_string(t.n) + "x" + std::to_string(t.k);
+}
+
+// Which token-tile widths of each contract have a kernel on `gen`.
+void print_coverage(const Manifest & m, NpuGeneration gen) {
+    std::printf("  weight types on the NPU (%s):\n", to_string(gen));
+    int covered = 0;
+    for (const auto & c : all_matmul_contracts()) {
+        std::vector<int> have;
+        for (int n : c.tile_n) {
+            if (find_kernel(m, c.name, c.tile(n), gen) != nullptr) {
+                have.push_back(n);
+            }
+        }
+        if (have.empty()) {
+            continue;
+        }
+        ++covered;
+        std::string widths;
+        for (int n : have) {
+            widths += (widths.empty() ? "" : ", ") + std::to_string(n);
+        }
+        // The planner picks the smallest width >= the batch (choose_tile_n), so a missing width w leaves the
+        // batches between the previous width and w (beyond the largest: all larger ones) on the CPU.
+        std::string gaps;
+        for (size_t i = 0; i < c.tile_n.size(); ++i) {
+            const int w = c.tile_n[i];
+            if (find_kernel(m, c.name, c.tile(w), gen) != nullptr) {
+                continue;
+            }
+            const int lo = i == 0 ? 1 : c.tile_n[i - 1] + 1;
+            gaps += std::string(gaps.empty() ? "; on the CPU: batches of " : ", ") + std::to_string(lo) +
+                    (i + 1 == c.tile_n.size() ? "+" : "-" + std::to_string(w)) + " tokens (no " + std::to_string(w) +
+                    "-token kernel)";
+        }
+        std::printf("    %-5s (%s, activations %s): token tiles %s%s\n", ggml_type_name(c.weight_type), c.name,
+                    ggml_type_name(c.act_type), widths.c_str(), gaps.c_str());
+    }
+    if (covered == 0) {
+        std::printf("    none: every matmul stays on the CPU\n");
+    }
+    std::string rest;
+    for (const auto & c : all_matmul_contracts()) {
+        bool any = false;
+        for (int n : c.tile_n) {
+            any = any || find_kernel(m, c.name, c.tile(n), gen) != nullptr;
+        }
+        if (!any) {
+            rest += (rest.empty() ? "" : ", ") + std::string(ggml_type_name(c.weight_type));
+        }
+    }
+    if (!rest.empty() && covered > 0) {
+        std::printf("    on the CPU (no kernel): %s\n", rest.c_str());
+    }
+}
+
+void print_kernels(const NpuInfo & npu) {
+    std::printf("Kernels\n");
+    const ManifestLocation loc = locate_kernel_manifest();
+    std::printf("  manifest: %s (%s)\n", loc.path.c_str(),
+                loc.from_env ? "from GGML_XDNA_KERNELS" : "default location; GGML_XDNA_KERNELS overrides it");
+    Manifest    m;
+    std::string err;
+    FILE *      probe = std::fopen(loc.path.c_str(), "rb");
+    if (probe == nullptr) {
+        std::printf("  not found: no kernels installed, so an NPU would run nothing (every matmul stays on the CPU)\n");
+        return;
+    }
+    std::fclose(probe);
+    if (!load_manifest(loc.path, m, err)) {
+        std::printf("  invalid: %s\n", err.c_str());
+        return;
+    }
+    std::printf("  %zu usable kernel%s, %zu entr%s ignored\n", m.kernels.size(), m.kernels.size() == 1 ? "" : "s",
+                m.entry_errors.size(), m.entry_errors.size() == 1 ? "y" : "ies");
+    for (const auto & k : m.kernels) {
+        std::string gens;
+        for (NpuGeneration g : k.npu) {
+            gens += (gens.empty() ? "" : ",") + std::string(to_string(g));
+        }
+        std::printf("    %-14s %-5s x %-5s tile %-10s %-9s %s : %s\n", k.contract->name,
+                    ggml_type_name(k.contract->weight_type), ggml_type_name(k.contract->act_type),
+                    tile_string(k.tile).c_str(), gens.c_str(), k.xclbin.c_str(), k.kernel_name.c_str());
+    }
+    for (const auto & e : m.entry_errors) {
+        std::printf("  ignored: %s\n", e.c_str());
+    }
+    // Coverage for the NPU that is here, else for every generation the manifest mentions.
+    std::set<NpuGeneration> gens;
+    if (npu.generation != NpuGeneration::unknown) {
+        gens.insert(npu.generation);
+    } else {
+        for (const auto & k : m.kernels) {
+            gens.insert(k.npu.begin(), k.npu.end());
+        }
+    }
+    for (NpuGeneration g : gens) {
+        print_coverage(m, g);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char ** argv) {
+    // Devices find ggml-cpu's kernels in the process; calling into it also keeps the linker from dropping it.
+    ggml_cpu_init();
+
+    DiscoveryRoots roots;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--sysfs-root") == 0 && i + 1 < argc) {
+            roots.sys = argv[++i];
+        } else if (std::strcmp(argv[i], "--dev-root") == 0 && i + 1 < argc) {
+            roots.dev = argv[++i];
+        } else {
+            std::fprintf(stderr, "usage: %s [--sysfs-root DIR] [--dev-root DIR]\n", argv[0]);
+            return 2;
+        }
+    }
+
+    std::printf("NPU\n");
+    const NpuInfo npu = discover_npu(roots);
+    if (npu.present) {
+        std::printf("  found: %s\n", describe_npu(npu).c_str());
+        if (npu.generation == NpuGeneration::unknown) {
+            std::printf("  not supported: no kernel of this backend targets this NPU generation\n");
+        }
+    } else {
+        std::printf("  not usable: %s\n", npu.reason.c_str());
+    }
+
+    std::printf("XRT\n");
+    if (xrt_support_built()) {
+        std::printf("  built with XRT; library version %s\n", xrt_runtime_version().c_str());
+    } else {
+        std::printf("  %s; docs/xrt.md says how to build with it\n", xrt_missing_reason().c_str());
+    }
+
+    print_kernels(npu);
+
+    std::printf("Simulator\n");
+    std::string why;
+    if (auto sim = open_device(DeviceKind::sim, why)) {
+        std::printf("  available: %s (GGML_XDNA_DEVICE=sim), every contract:", sim->info().description.c_str());
+        for (const auto & c : all_matmul_contracts()) {
+            std::printf(" %s", ggml_type_name(c.weight_type));
+        }
+        std::printf("\n");
+    } else {
+        std::printf("  not available: %s\n", why.c_str());
+    }
+
+    std::printf("GGML_XDNA_DEVICE=auto\n");
+    bool usable = false;
+    if (roots.sys != "/sys" || roots.dev != "/dev") {
+        std::printf("  not checked with a test sysfs/dev root\n");
+    } else if (auto dev = open_device(DeviceKind::xrt, why)) {
+        usable = true;
+        std::printf("  uses the NPU: %s\n", dev->info().description.c_str());
+    } else {
+        std::printf("  registers no device: %s\n", why.c_str());
+    }
+    return usable ? 0 : 1;
+}
