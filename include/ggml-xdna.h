@@ -19,8 +19,11 @@ GGML_BACKEND_API ggml_backend_reg_t ggml_backend_xdna_reg(void);
 //   "ggml_backend_xdna_plans_built"      uint64_t (*)(ggml_backend_t): submission plans built so far
 //   "ggml_backend_xdna_set_skip_kernels" bool (*)(ggml_backend_dev_t, bool): benchmark only; skips
 //                                        kernel execution (outputs are garbage) to measure host overhead
+//   "ggml_backend_xdna_set_fail_runs"    bool (*)(ggml_backend_dev_t, bool): tests only; every device run
+//                                        fails, so the CPU fallback computes the matmuls
 typedef uint64_t (*ggml_backend_xdna_plans_built_t)(ggml_backend_t backend);
 typedef bool (*ggml_backend_xdna_set_skip_kernels_t)(ggml_backend_dev_t dev, bool skip);
+typedef bool (*ggml_backend_xdna_set_fail_runs_t)(ggml_backend_dev_t dev, bool fail);
 
 #ifdef __cplusplus
 }

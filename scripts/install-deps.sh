@@ -8,6 +8,7 @@ packages=(
     libgtest-dev libgmock-dev  # unit tests
     nlohmann-json3-dev         # kernel manifest parsing
     python3 python3-matplotlib # benchmark plots
+    time                       # peak RSS in bench/rss.sh
 )
 
 missing=()

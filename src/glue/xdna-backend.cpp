@@ -8,6 +8,7 @@
 
 #include "batch-plan.h"
 #include "profiler.h"
+#include "sim-matmul.h"
 #include "thread-pool.h"
 
 #include "ggml-impl.h"
@@ -49,6 +50,8 @@ struct BackendContext {
     std::vector<ggml_tensor *>    pending;
     std::vector<float>            row_scratch;
     std::chrono::milliseconds     timeout = run_timeout();
+    bool                          fallback_logged = false;
+    uint64_t                      fallback_runs = 0;
 
     bool depends_on_pending(const ggml_tensor * t) const {
         for (const ggml_tensor * s = t; s != nullptr; s = s->view_src) {
@@ -140,8 +143,16 @@ ggml_status BackendContext::flush() {
     const auto t1 = Profiler::clock::now();
     const Status st = dev.device->run(plan->batch, timeout);
     if (!st.ok) {
-        GGML_LOG_ERROR("xdna: device run failed: %s\n", st.message.c_str());
-        return GGML_STATUS_FAILED;
+        // The contracts' functional twins compute the same results on the host: the graph goes on,
+        // slower, instead of failing or producing what a failed run left in the outputs.
+        if (!fallback_logged) {
+            GGML_LOG_ERROR("xdna: device run failed: %s; computing these matmuls on the CPU (logged once)\n",
+                           st.message.c_str());
+            fallback_logged = true;
+        }
+        ++fallback_runs;
+        sim_run_matmuls(plan->batch.matmuls, host_pool);
+        return GGML_STATUS_SUCCESS;
     }
     if (prof.enabled()) {
         prof.record(plan->batch, dev.device->last_stats(), dev.device->last_batch_stats(), t0, t1, Profiler::clock::now());

@@ -69,10 +69,12 @@ void warn_if_malformed(const ggml_tensor * t, const void * data, size_t offset, 
 }
 
 void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor * t, const void * data, size_t offset, size_t size) {
+    DeviceBuffer * mem = ctx_of(buffer)->memory.get();
     WeightLayout L;
     if (t->view_src != nullptr && tensor_is_packed(t->view_src) && make_weight_layout(t->view_src->type, t->view_src->ne, L)) {
         ensure_padding_cleared(buffer, t->view_src, L);
         pack_weight_bytes(L, data, t->view_offs + offset, size, t->view_src->data);
+        mem->sync_to_device(tensor_offset(buffer, t->view_src), L.total_bytes);
         return;
     }
     if (tensor_is_packed(t) && make_weight_layout(t->type, t->ne, L)) {
@@ -80,12 +82,15 @@ void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor * t, const void
         warn_if_malformed(t, data, offset, size);
         ensure_padding_cleared(buffer, t, L);
         pack_weight_bytes(L, data, offset, size, t->data);
+        // The packed pieces of a partial write are scattered over the whole packed tensor.
+        mem->sync_to_device(tensor_offset(buffer, t), L.total_bytes);
         return;
     }
     std::memcpy(static_cast<char *>(t->data) + offset, data, size);
+    mem->sync_to_device(tensor_offset(buffer, t) + offset, size);
 }
 
-void buffer_get_tensor(ggml_backend_buffer_t, const ggml_tensor * t, void * data, size_t offset, size_t size) {
+void buffer_get_tensor(ggml_backend_buffer_t buffer, const ggml_tensor * t, void * data, size_t offset, size_t size) {
     WeightLayout L;
     if (t->view_src != nullptr && tensor_is_packed(t->view_src) && make_weight_layout(t->view_src->type, t->view_src->ne, L)) {
         unpack_weight_bytes(L, t->view_src->data, t->view_offs + offset, size, data);
@@ -95,6 +100,8 @@ void buffer_get_tensor(ggml_backend_buffer_t, const ggml_tensor * t, void * data
         unpack_weight_bytes(L, t->data, offset, size, data);
         return;
     }
+    // Results the device wrote must be visible to the host first.
+    ctx_of(buffer)->memory->sync_from_device(tensor_offset(buffer, t) + offset, size);
     std::memcpy(data, static_cast<const char *>(t->data) + offset, size);
 }
 
@@ -105,6 +112,7 @@ void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor * t, uint8_t
         return;
     }
     std::memset(static_cast<char *>(t->data) + offset, value, size);
+    ctx_of(buffer)->memory->sync_to_device(tensor_offset(buffer, t) + offset, size);
 }
 
 bool buffer_cpy_tensor(ggml_backend_buffer_t buffer, const ggml_tensor * src, ggml_tensor * dst) {
@@ -118,6 +126,7 @@ bool buffer_cpy_tensor(ggml_backend_buffer_t buffer, const ggml_tensor * src, gg
 void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
     auto * ctx = ctx_of(buffer);
     std::memset(ctx->memory->host_ptr(), value, buffer->size);
+    ctx->memory->sync_to_device(0, buffer->size);
     std::lock_guard<std::mutex> lock(ctx->mutex);
     ctx->padding_cleared.clear();  // padding of packed weights now holds `value`
 }

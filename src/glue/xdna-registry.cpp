@@ -8,6 +8,7 @@
 #include "xdna-device-context.h"
 
 #include "matmul-plan.h"
+#include "runtime-log.h"
 
 #include "ggml-impl.h"
 
@@ -71,7 +72,7 @@ ggml_backend_buffer_type_t dev_get_buffer_type(ggml_backend_dev_t dev) {
     return &dctx(dev)->buffer_type;
 }
 
-bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor * op) {
+bool dev_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {
     switch (op->op) {
         case GGML_OP_NONE:
         case GGML_OP_RESHAPE:
@@ -90,7 +91,12 @@ bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor * op) {
                 return false;
             }
             std::string why;
-            return matmul_supported(op, why);
+            if (!matmul_supported(op, why)) {
+                return false;
+            }
+            // Only what the device has a kernel for (an NPU runs what its manifest installs).
+            const MatmulContract * c = matmul_contract_for(src0->type);
+            return dctx(dev)->device->has_kernel(*c, c->tile(choose_tile_n(*c, op->ne[1])));
         }
         default:
             return false;
@@ -184,7 +190,14 @@ bool set_skip_kernels(ggml_backend_dev_t dev, bool skip) {
     return dev != nullptr && dev->iface.get_name == dev_get_name && dctx(dev)->device->set_skip_kernels(skip);
 }
 
+bool set_fail_runs(ggml_backend_dev_t dev, bool fail) {
+    return dev != nullptr && dev->iface.get_name == dev_get_name && dctx(dev)->device->set_fail_runs(fail);
+}
+
 void * reg_get_proc_address(ggml_backend_reg_t, const char * name) {
+    if (std::strcmp(name, "ggml_backend_xdna_set_fail_runs") == 0) {
+        return reinterpret_cast<void *>(set_fail_runs);
+    }
     if (std::strcmp(name, "ggml_backend_xdna_plans_built") == 0) {
         return reinterpret_cast<void *>(plans_built);
     }
@@ -214,6 +227,14 @@ ggml_backend_reg_t ggml_backend_xdna_reg(void) {
         /* .context     = */ &state,
     };
     static bool initialized = [] {
+        // The runtime layer's one-line reports go where ggml logs.
+        set_runtime_log_sink([](LogLevel level, const std::string & msg) {
+            switch (level) {
+                case LogLevel::info: GGML_LOG_INFO("xdna: %s\n", msg.c_str()); break;
+                case LogLevel::warn: GGML_LOG_WARN("xdna: %s\n", msg.c_str()); break;
+                case LogLevel::error: GGML_LOG_ERROR("xdna: %s\n", msg.c_str()); break;
+            }
+        });
         std::string choice;
         if (!parse_device_choice(choice)) {
             return true;

@@ -122,6 +122,9 @@ public:
     // Benchmark only (xdna-bench measures host overhead with it): skip kernel execution, so outputs are
     // left unwritten. Returns false on devices that cannot skip.
     virtual bool set_skip_kernels(bool) { return false; }
+
+    // Tests only: make every run fail as a device error would, to exercise the callers' fallback.
+    virtual bool set_fail_runs(bool) { return false; }
 };
 
 enum class DeviceKind { sim, xrt };

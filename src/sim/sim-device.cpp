@@ -75,6 +75,9 @@ bool SimDevice::has_kernel(const MatmulContract & contract, const TileShape & ti
 }
 
 Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
+    if (fail_runs_) {
+        return Status::error("injected device fault (test switch)");
+    }
     stats_.clear();
     batch_stats_ = {};
     std::vector<ModelShape> shapes;

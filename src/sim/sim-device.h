@@ -27,6 +27,10 @@ public:
         skip_kernels_ = skip;
         return true;
     }
+    bool set_fail_runs(bool fail) override {
+        fail_runs_ = fail;
+        return true;
+    }
 
     const TimingModel & timing_model() const { return model_; }
 
@@ -37,6 +41,7 @@ private:
     std::vector<InvocationStats> stats_;
     BatchStats                   batch_stats_;
     bool                         skip_kernels_ = false;
+    bool                         fail_runs_ = false;
 };
 
 }  // namespace xdna

@@ -20,6 +20,17 @@ Registry & registry() {
     return r;
 }
 
+// The xclbin's UUID in hex: with the PCI address, the registry's key.
+std::string uuid_hex(const xrt::uuid & id) {
+    static const char digits[] = "0123456789abcdef";
+    std::string       s;
+    for (unsigned char b : id.get()) {
+        s += digits[b >> 4];
+        s += digits[b & 15];
+    }
+    return s;
+}
+
 }  // namespace
 
 std::shared_ptr<xrt::device> acquire_xrt_device(const std::string & pci_address, std::string & err) {
@@ -43,7 +54,7 @@ std::shared_ptr<SharedContext> acquire_context(const std::string & pci_address, 
                                                std::string & err) {
     Registry &                  r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);  // held while creating, so two threads cannot take two contexts
-    const std::string           key = pci_address + "|" + xclbin.get_uuid().to_string();
+    const std::string           key = pci_address + "|" + uuid_hex(xclbin.get_uuid());
     if (auto c = r.contexts[key].lock()) {
         return c;
     }

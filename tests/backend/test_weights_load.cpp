@@ -126,6 +126,20 @@ TEST(WeightsLoad, NonFiniteScalesAreStoredFaithfully) {
     EXPECT_FALSE(std::isfinite(npu.out[2])) << "row with a NaN scale must not turn finite";
 }
 
+TEST(WeightsLoad, DeviceErrorsFallBackToTheCpuWithCorrectResults) {
+    auto fail_runs = reinterpret_cast<ggml_backend_xdna_set_fail_runs_t>(
+        ggml_backend_reg_get_proc_address(ggml_backend_xdna_reg(), "ggml_backend_xdna_set_fail_runs"));
+    ASSERT_NE(fail_runs, nullptr);
+    ASSERT_TRUE(fail_runs(xdna_device(), true));
+    const MatmulCase c{GGML_TYPE_Q4_K, 512, 70, 9};
+    const std::vector<uint8_t> w = random_weights(c.wtype, c.k, c.m);
+    const std::vector<float> x = random_floats(activation_count(c));
+    const MatmulResult npu = run_matmul(xdna_backend(), c, w, x);
+    fail_runs(xdna_device(), false);
+    const MatmulResult cpu = run_matmul(cpu_backend(), c, w, x);
+    EXPECT_LE(nmse(to_double(cpu.out), npu.out), kCpuTolerance);
+}
+
 TEST(WeightsLoad, BufferTypeIsNotHostAndPadsOnlyWeights) {
     ggml_backend_buffer_type_t buft = ggml_backend_dev_buffer_type(xdna_device());
     EXPECT_FALSE(ggml_backend_buft_is_host(buft));

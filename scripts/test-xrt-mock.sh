@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Build and run the XRT device's tests on the mock XRT (tests/xrt-mock): the real src/xrt sources,
+# compiled against an XRT source checkout's public headers and linked with a host-memory stand-in for
+# libxrt_coreutil. Needs no NPU and does not build XRT. See docs/xrt.md.
+#
+# Usage: scripts/test-xrt-mock.sh <XRT source checkout> [<llama.cpp dir>]
+set -euo pipefail
+
+xrt=${1:?usage: $0 <XRT source checkout> [<llama.cpp dir>]}
+llama=${2:-${LLAMA_CPP_DIR:-}}
+[ -n "$llama" ] || { echo "give the llama.cpp dir (LLAMA_CPP_DIR) as the second argument" >&2; exit 2; }
+here=$(cd "$(dirname "$0")/.." && pwd)
+inc=$xrt/src/runtime_src/core/include
+[ -f "$inc/xrt/xrt_kernel.h" ] || { echo "$inc/xrt/xrt_kernel.h not found: not an XRT source checkout" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+version=$("$here/scripts/xrt-generated-headers.sh" "$xrt" "$work/gen")
+echo "building the XRT device tests against XRT $version headers with the mock runtime"
+
+sources=(
+    "$here"/src/xrt/*.cpp
+    "$here"/src/runtime/{runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors}.cpp
+    "$here"/src/kernels/matmul-contract.cpp
+    "$here"/tests/xrt-mock/mock-xrt.cpp
+    "$here"/tests/xrt-mock/test_xrt_device.cpp
+)
+# libuuid: XRT's inline xrt::uuid needs it (XRT::xrt_coreutil carries it as a PUBLIC dependency).
+g++ -std=c++17 -O1 -g -Wall -Wextra \
+    -I"$inc" -I"$work/gen" \
+    -I"$here/src/xrt" -I"$here/src/runtime" -I"$here/src/kernels" -I"$here/tests/xrt-mock" \
+    -I"$llama/src/ggml/include" \
+    "${sources[@]}" -o "$work/test-xrt-device" \
+    -lgtest -lgtest_main -luuid -ldl -pthread
+"$work/test-xrt-device" "${@:3}"

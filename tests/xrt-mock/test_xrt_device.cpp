@@ -1,0 +1,388 @@
+// The XRT device's control flow on the mock XRT (mock-control.h): kernel loading and its failures,
+// argument layout as XRT receives it, runlists per hardware context, run errors and timeouts.
+#include "installed-kernels.h"
+#include "kernel-files.h"
+#include "mock-control.h"
+#include "runtime-log.h"
+#include "xrt-device.h"
+#include "xrt-entry.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+using namespace xdna;
+using json = nlohmann::json;
+
+namespace {
+
+void write_file(const std::string & path, const std::string & bytes) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string instructions(size_t words, uint32_t first) {
+    std::vector<uint32_t> w(words, 0);
+    w[0] = first;
+    return std::string(reinterpret_cast<const char *>(w.data()), words * 4);
+}
+
+json entry(const std::string & contract, int n, int k, const std::string & xclbin, const std::string & insts,
+           const std::string & kernel = "MLIR_AIE") {
+    return {{"contract", contract},
+            {"tile", {{"m", 64}, {"n", n}, {"k", k}}},
+            {"xclbin", xclbin},
+            {"instructions", insts},
+            {"kernel", kernel},
+            {"npu", {"npu2"}},
+            {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                  {{"kind", "instructions"}, {"group_id", 1}},
+                                  {{"kind", "instruction_count"}},
+                                  {{"kind", "weights"}, {"group_id", 3}},
+                                  {{"kind", "activations"}, {"group_id", 4}},
+                                  {{"kind", "output"}, {"group_id", 5}},
+                                  {{"kind", "params"}, {"group_id", 6}}})}};
+}
+
+class XrtDeviceTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        xrt_mock::reset();
+        std::string tmpl = (std::filesystem::temp_directory_path() / "xdna-xrt-test-XXXXXX").string();
+        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+        dir_ = tmpl;
+        ::setenv(kKernelsEnv, dir_.c_str(), 1);
+        set_runtime_log_sink([this](LogLevel l, const std::string & m) {
+            if (l == LogLevel::error) {
+                errors_.push_back(m);
+            }
+        });
+        write_file(dir_ + "/q4k.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 7}}, 1));
+        write_file(dir_ + "/q6k.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 7}}, 2));
+        write_file(dir_ + "/q4k_n4.bin", instructions(40, 0xabc00004));
+        write_file(dir_ + "/q4k_n32.bin", instructions(48, 0xabc00032));
+        write_file(dir_ + "/q6k_n4.bin", instructions(24, 0xdef00004));
+        npu_.present = true;
+        npu_.pci_address = "0000:c5:00.1";
+        npu_.generation = NpuGeneration::npu2;
+        npu_.name = "NPU Strix Halo";
+        npu_.columns = 8;
+    }
+    void TearDown() override {
+        set_runtime_log_sink(nullptr);
+        ::unsetenv(kKernelsEnv);
+        std::filesystem::remove_all(dir_);
+    }
+
+    void write_manifest(const json & kernels) {
+        write_file(dir_ + "/manifest.json", json{{"format_version", 1}, {"kernels", kernels}}.dump());
+    }
+    void write_default_manifest() {
+        write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "q4k.xclbin", "q4k_n4.bin"),
+                                    entry("mm_q4_K_q8_K", 32, 256, "q4k.xclbin", "q4k_n32.bin"),
+                                    entry("mm_q6_K_q8_K", 4, 256, "q6k.xclbin", "q6k_n4.bin")}));
+    }
+    std::unique_ptr<Device> open() {
+        std::string why;
+        auto        d = open_xrt_device(npu_, why);
+        EXPECT_NE(d, nullptr) << why;
+        return d;
+    }
+
+    // One invocation of `type` with `m` rows, `n` tokens, K = 512, placed at the given offsets.
+    MatmulInvocation invocation(ggml_type type, int64_t m, int64_t n, DeviceBuffer & w, size_t w_off,
+                                DeviceBuffer & a, size_t a_off, DeviceBuffer & o, size_t o_off) {
+        const MatmulContract * c = matmul_contract_for(type);
+        MatmulInvocation       inv;
+        inv.contract = c;
+        inv.tile = c->tile(choose_tile_n(*c, n));
+        inv.m = m;
+        inv.n = n;
+        inv.m_tiles = (m + 63) / 64;
+        inv.n_tiles = (n + inv.tile.n - 1) / inv.tile.n;
+        inv.k_tiles = 2;
+        inv.weight_tile_bytes = 64 * 210;
+        inv.act_row_bytes = 2 * 292;
+        inv.out_row_stride = m;
+        inv.weights = {&w, w_off};
+        inv.activations = {&a, a_off};
+        inv.out = {&o, o_off};
+        return inv;
+    }
+
+    std::string              dir_;
+    NpuInfo                  npu_;
+    std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+TEST_F(XrtDeviceTest, OpensWithDescriptionAndLoadsKernelsLazily) {
+    write_default_manifest();
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    EXPECT_EQ(dev->info().description, "NPU Strix Halo (npu2, 8 columns), XRT 2.26.0");
+    EXPECT_FALSE(dev->info().simulated);
+    EXPECT_EQ(xrt_mock::control().contexts_created, 0);  // nothing taken before a kernel is asked for
+
+    const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
+    EXPECT_TRUE(dev->has_kernel(q4k, q4k.tile(4)));
+    EXPECT_TRUE(dev->has_kernel(q4k, q4k.tile(32)));
+    EXPECT_EQ(xrt_mock::control().contexts_created, 1);  // both tiles share the xclbin's context
+    EXPECT_EQ(xrt_mock::control().kernels_opened, 2);
+    const MatmulContract & q8 = *matmul_contract_for(GGML_TYPE_Q8_0);
+    EXPECT_FALSE(dev->has_kernel(q8, q8.tile(4)));  // no entry
+    EXPECT_TRUE(errors_.empty());
+}
+
+TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
+    write_default_manifest();
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto a = dev->allocate(1 << 16, BufferRole::data);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    ASSERT_TRUE(w && a && o);
+
+    Batch batch;
+    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0));
+    batch.matmuls.push_back(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 65536, *a, 4096, *o, 2048));
+    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 20, *w, 131072, *a, 8192, *o, 4096));
+    std::memset(o->host_ptr(), 0, o->size());
+
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    const auto & c = xrt_mock::control();
+    EXPECT_EQ(c.contexts_created, 2);
+    EXPECT_EQ(c.runlists_executed, 2);  // one per hardware context
+    ASSERT_EQ(c.runs.size(), 3u);
+    // Runlists go out in order of first use: the Q4_K context, then Q6_K.
+    const auto & r0 = c.runs[0];
+    EXPECT_EQ(r0.opcode, 3u);
+    EXPECT_EQ(r0.instruction_count, 40u);
+    EXPECT_EQ(r0.first_instruction, 0xabc00004u);
+    EXPECT_EQ(r0.weights_offset, 0u);
+    EXPECT_EQ(r0.weights_size, 2u * 2 * 64 * 210);
+    EXPECT_EQ(r0.output_size, (2u * 100 + 100) * 4);
+    ASSERT_EQ(r0.params.size(), 12u);
+    EXPECT_EQ(r0.params[4], 100u);
+    EXPECT_EQ(r0.params[5], 3u);
+    const auto & r1 = c.runs[1];  // the prefill-tile Q4_K invocation, same context
+    EXPECT_EQ(r1.instruction_count, 48u);
+    EXPECT_EQ(r1.first_instruction, 0xabc00032u);
+    EXPECT_EQ(r1.weights_offset, 131072u);
+    EXPECT_EQ(r1.activations_offset, 8192u);
+    EXPECT_EQ(r1.output_offset, 4096u);
+    EXPECT_EQ(r1.context, r0.context);
+    const auto & r2 = c.runs[2];
+    EXPECT_EQ(r2.first_instruction, 0xdef00004u);
+    EXPECT_NE(r2.context, r0.context);
+    EXPECT_EQ(r2.params[4], 70u);
+
+    // The mock wrote 1000 * token + row + 0.5 into every valid output element, at each invocation's offset.
+    const float * out = static_cast<const float *>(o->host_ptr());
+    EXPECT_EQ(out[0], 0.5f);
+    EXPECT_EQ(out[2 * 100 + 99], 2099.5f);
+    EXPECT_EQ(out[2048 / 4 + 1 * 70 + 5], 1005.5f);
+    EXPECT_EQ(out[4096 / 4 + 19 * 64 + 63], 19063.5f);
+    EXPECT_GE(c.syncs_from_device, 3);
+    ASSERT_EQ(dev->last_stats().size(), 3u);
+    EXPECT_EQ(dev->last_stats()[0].macs, batch.matmuls[0].macs());
+
+    // A second batch reuses runs, kernels, contexts and runlists.
+    ASSERT_TRUE(dev->run(batch, std::chrono::milliseconds(1000)).ok);
+    EXPECT_EQ(c.runs.size(), 6u);
+    EXPECT_EQ(c.kernels_opened, 3);
+    EXPECT_EQ(c.contexts_created, 2);
+    EXPECT_EQ(c.runlists_created, 2);
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+}
+
+TEST_F(XrtDeviceTest, ContextsAreSharedAcrossDevicesInTheProcess) {
+    write_default_manifest();
+    auto d1 = open();
+    auto d2 = open();
+    const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
+    EXPECT_TRUE(d1->has_kernel(q4k, q4k.tile(4)));
+    EXPECT_TRUE(d2->has_kernel(q4k, q4k.tile(4)));
+    EXPECT_EQ(xrt_mock::control().contexts_created, 1);
+    EXPECT_EQ(xrt_mock::control().devices_opened, 1);
+}
+
+TEST_F(XrtDeviceTest, KernelMissingFromXclbinFallsBackWithOneLine) {
+    write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "q4k.xclbin", "q4k_n4.bin", "MLIR_AIE_2")}));
+    auto                   dev = open();
+    const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
+    EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));
+    EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));  // asked again: no second attempt, no second line
+    ASSERT_EQ(errors_.size(), 1u);
+    EXPECT_NE(errors_[0].find("kernels[0] (mm_q4_K_q8_K, tile 64x4x256): xclbin " + dir_ +
+                              "/q4k.xclbin has no kernel 'MLIR_AIE_2' (it has: MLIR_AIE); its matmuls run on the CPU"),
+              std::string::npos)
+        << errors_[0];
+    EXPECT_EQ(xrt_mock::control().contexts_created, 0);
+}
+
+TEST_F(XrtDeviceTest, ArgumentCountAndGroupMismatchesAreCaught) {
+    write_file(dir_ + "/eight.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 8}}, 3));
+    json bad_group = entry("mm_q6_K_q8_K", 4, 256, "q6k.xclbin", "q6k_n4.bin");
+    bad_group["args"][4]["group_id"] = 9;
+    write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "eight.xclbin", "q4k_n4.bin"), bad_group}));
+    auto                   dev = open();
+    const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
+    const MatmulContract & q6k = *matmul_contract_for(GGML_TYPE_Q6_K);
+    EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));
+    EXPECT_FALSE(dev->has_kernel(q6k, q6k.tile(4)));
+    ASSERT_EQ(errors_.size(), 2u);
+    EXPECT_NE(errors_[0].find("the manifest lists 7 arguments, kernel 'MLIR_AIE' in " + dir_ + "/eight.xclbin has 8"),
+              std::string::npos)
+        << errors_[0];
+    EXPECT_NE(errors_[1].find("field 'args[4].group_id' is 9 but kernel 'MLIR_AIE' in " + dir_ +
+                              "/q6k.xclbin uses memory group 4"),
+              std::string::npos)
+        << errors_[1];
+}
+
+TEST_F(XrtDeviceTest, BusyNpuFallsBackWithOneLinePerXclbin) {
+    write_default_manifest();
+    auto dev = open();
+    xrt_mock::control().context_errno = EBUSY;
+    const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
+    EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));
+    EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(32)));  // same xclbin: already failed with the first
+    ASSERT_EQ(errors_.size(), 1u);
+    EXPECT_NE(errors_[0].find("cannot create a hardware context for " + dir_ + "/q4k.xclbin: the NPU has no free "
+                              "hardware context or columns (another process, or another model in this process, "
+                              "holds them)"),
+              std::string::npos)
+        << errors_[0];
+    EXPECT_NE(errors_[0].find("the matmuls of kernels[0] (mm_q4_K_q8_K, tile 64x4x256), kernels[1] (mm_q4_K_q8_K, "
+                              "tile 64x32x256) run on the CPU"),
+              std::string::npos)
+        << errors_[0];
+
+    // A batch that still reaches the device for such a kernel fails cleanly instead of running.
+    auto  w = dev->allocate(1 << 20, BufferRole::weights);
+    Batch batch;
+    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *w, 0, *w, 0));
+    const Status st = dev->run(batch, std::chrono::milliseconds(100));
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("no NPU kernel is loaded for it"), std::string::npos) << st.message;
+}
+
+TEST_F(XrtDeviceTest, XclbinRejectedByXrtAndFileChangedAfterLoad) {
+    write_file(dir_ + "/foreign.xclbin", std::string(xrt_mock::make_xclbin({}, 4)).replace(456, 4, "XXXX"));
+    write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "foreign.xclbin", "q4k_n4.bin"),
+                                entry("mm_q6_K_q8_K", 4, 256, "q6k.xclbin", "q6k_n4.bin")}));
+    auto dev = open();
+    // The instruction file is truncated after the manifest was read.
+    write_file(dir_ + "/q6k_n4.bin", "abcdef");
+    const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
+    const MatmulContract & q6k = *matmul_contract_for(GGML_TYPE_Q6_K);
+    EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));
+    EXPECT_FALSE(dev->has_kernel(q6k, q6k.tile(4)));
+    ASSERT_EQ(errors_.size(), 2u);
+    EXPECT_NE(errors_[0].find("cannot load xclbin " + dir_ + "/foreign.xclbin: rejected as invalid"), std::string::npos)
+        << errors_[0];
+    EXPECT_NE(errors_[1].find("instruction file " + dir_ + "/q6k_n4.bin is truncated or corrupt: 6 bytes"),
+              std::string::npos)
+        << errors_[1];
+}
+
+TEST_F(XrtDeviceTest, FailedRunReportsItsStateAndTheDeviceRecovers) {
+    write_default_manifest();
+    auto dev = open();
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto a = dev->allocate(1 << 16, BufferRole::data);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    Batch batch;
+    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0));
+    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 2, *w, 0, *a, 0, *o, 1024));
+    xrt_mock::control().fail_run = 1;
+    xrt_mock::control().fail_state = 5;  // ERT_CMD_STATE_ERROR
+    Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    EXPECT_FALSE(st.ok);
+    EXPECT_EQ(st.message, "invocation 2 of 2 (mm_q4_K_q8_K, tile 64x4x256) ended in state 'error': the kernel "
+                          "reported an error; its output is not valid");
+    EXPECT_TRUE(dev->last_stats().empty());
+
+    xrt_mock::control().fail_run = 0;
+    xrt_mock::control().fail_state = 6;  // ERT_CMD_STATE_ABORT
+    xrt_mock::control().runs.clear();
+    st = dev->run(batch, std::chrono::milliseconds(1000));
+    EXPECT_NE(st.message.find("ended in state 'abort'"), std::string::npos) << st.message;
+
+    xrt_mock::control().fail_run = -1;
+    st = dev->run(batch, std::chrono::milliseconds(1000));
+    EXPECT_TRUE(st.ok) << st.message;  // the runlists were reset: the same runs go out again
+    EXPECT_EQ(dev->last_stats().size(), 2u);
+}
+
+TEST_F(XrtDeviceTest, TimeoutDisablesTheDevice) {
+    write_default_manifest();
+    auto dev = open();
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto a = dev->allocate(1 << 16, BufferRole::data);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    Batch batch;
+    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0));
+    xrt_mock::control().hang = true;
+    Status st = dev->run(batch, std::chrono::milliseconds(250));
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("did not finish a batch of 1 kernel invocations within 250 ms"), std::string::npos)
+        << st.message;
+    ASSERT_EQ(errors_.size(), 1u);
+    const int executed = xrt_mock::control().runlists_executed;
+    xrt_mock::control().hang = false;
+    st = dev->run(batch, std::chrono::milliseconds(250));
+    EXPECT_FALSE(st.ok);  // nothing is submitted after a timeout
+    EXPECT_NE(st.message.find("the device is disabled"), std::string::npos) << st.message;
+    EXPECT_EQ(xrt_mock::control().runlists_executed, executed);
+}
+
+TEST_F(XrtDeviceTest, RefusesForeignBuffersAndOutOfRangeOperands) {
+    write_default_manifest();
+    auto dev = open();
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    struct HostBuffer final : DeviceBuffer {
+        std::vector<char> b = std::vector<char>(1 << 16);
+        void *            host_ptr() override { return b.data(); }
+        size_t            size() const override { return b.size(); }
+        void              sync_to_device(size_t, size_t) override {}
+        void              sync_from_device(size_t, size_t) override {}
+    } host;
+    Batch batch;
+    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, host, 0, *o, 0));
+    Status st = dev->run(batch, std::chrono::milliseconds(100));
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("activations operand is not NPU memory"), std::string::npos) << st.message;
+
+    batch.matmuls[0] = invocation(GGML_TYPE_Q4_K, 64, 1, *w, (1 << 20) - 100, *o, 0, *o, 0);
+    st = dev->run(batch, std::chrono::milliseconds(100));
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("weight operand range"), std::string::npos) << st.message;
+    EXPECT_TRUE(xrt_mock::control().runs.empty());
+}
+
+TEST_F(XrtDeviceTest, OpenFailuresExplainThemselves) {
+    std::string why;
+    // No manifest.
+    EXPECT_EQ(open_xrt_device(npu_, why), nullptr);
+    EXPECT_NE(why.find("no kernel manifest at " + dir_ + "/manifest.json"), std::string::npos) << why;
+    // Nothing for this generation.
+    write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "q4k.xclbin", "q4k_n4.bin")}));
+    npu_.generation = NpuGeneration::npu1;
+    EXPECT_EQ(open_xrt_device(npu_, why), nullptr);
+    EXPECT_NE(why.find("has no usable kernel for npu1"), std::string::npos) << why;
+    // XRT cannot open the device: reported before the manifest is looked at.
+    npu_.generation = NpuGeneration::npu2;
+    xrt_mock::control().open_errno = ENODEV;
+    EXPECT_EQ(open_xrt_device(npu_, why), nullptr);
+    EXPECT_NE(why.find("cannot open the NPU 0000:c5:00.1: XRT sees no NPU"), std::string::npos) << why;
+}
