@@ -82,14 +82,14 @@ const BatchPlan * BackendContext::plan_for_pending() {
         return nullptr;
     }
     if (!scratch || scratch->size() < plan->scratch_bytes) {
-        // Cached plans point into the old scratch buffer: they go with it.
-        plans.clear();
-        scratch.reset();
-        scratch = dev.device->allocate(plan->scratch_bytes, BufferRole::data);
-        if (!scratch) {
+        // Cached plans keep their offsets; they are pointed at the new, larger buffer.
+        std::unique_ptr<DeviceBuffer> grown = dev.device->allocate(plan->scratch_bytes, BufferRole::data);
+        if (!grown) {
             GGML_LOG_ERROR("xdna: cannot allocate %zu bytes of scratch memory\n", plan->scratch_bytes);
             return nullptr;
         }
+        plans.retarget(scratch.get(), grown.get());
+        scratch = std::move(grown);
     }
     if (!fill_invocations(*plan, resolver, scratch.get(), why)) {
         GGML_LOG_ERROR("xdna: %s\n", why.c_str());

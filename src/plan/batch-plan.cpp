@@ -135,6 +135,18 @@ const BatchPlan * PlanCache::find(const std::vector<uint64_t> & signature) const
     return nullptr;
 }
 
+void PlanCache::retarget(const DeviceBuffer * from, DeviceBuffer * to) {
+    for (auto & [h, e] : plans_) {
+        for (MatmulInvocation & inv : e.plan->batch.matmuls) {
+            for (BufferSlice * s : {&inv.weights, &inv.activations, &inv.out}) {
+                if (s->buffer == from) {
+                    s->buffer = to;
+                }
+            }
+        }
+    }
+}
+
 const BatchPlan * PlanCache::insert(std::vector<uint64_t> signature, std::unique_ptr<BatchPlan> plan) {
     if (plans_.size() >= kMaxCachedPlans) {
         plans_.clear();  // shapes keep changing (e.g. growing contexts without a fixed ubatch): start over

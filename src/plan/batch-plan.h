@@ -57,11 +57,13 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
 // What identifies a plan: per node, every address, shape, stride and type it was planned from.
 std::vector<uint64_t> batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve);
 
-// Plans by signature. Cleared when the scratch buffer they point into is replaced.
+// Plans by signature.
 class PlanCache {
 public:
     const BatchPlan * find(const std::vector<uint64_t> & signature) const;
     const BatchPlan * insert(std::vector<uint64_t> signature, std::unique_ptr<BatchPlan> plan);
+    // The scratch buffer grew into a new allocation: point every cached plan at it (offsets stay valid).
+    void retarget(const DeviceBuffer * from, DeviceBuffer * to);
     void clear() { plans_.clear(); }
     uint64_t plans_built() const { return built_; }
     size_t size() const { return plans_.size(); }

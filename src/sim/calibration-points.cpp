@@ -48,15 +48,15 @@ std::vector<CalibrationPoint> make_points() {
          "fits the Krackan bandwidth; shape assumed (14336 x 4096 Q4_K); weight bytes over kernel time"},
         {"int8 GEMM, int32 out", "arXiv 2512.13282", PointKind::held_out, PointMetric::tops, 25.31, 10, "krackan",
          true, gemm_i32, "same size; 4-byte outputs force a smaller tile: more re-reads, DRAM-bound"},
-        {"bf16 GEMM", "arXiv 2512.13282", PointKind::held_out, PointMetric::tops, 14.71, 40, "krackan", true,
+        {"bf16 GEMM", "arXiv 2512.13282", PointKind::held_out, PointMetric::tops, 14.71, 25, "krackan", true,
          gemm_bf16, "size assumed 4608^3"},
         {"flm bfp16 GEMM 1024x1536x6144", "amd/IRON flm/gemm README", PointKind::held_out, PointMetric::time_us, 1143,
-         40, "krackan", true, flm, "machine not stated"},
+         25, "krackan", true, flm, "machine not stated"},
         {"mlir-air bf16 GEMV 2048x8192", "Xilinx/mlir-air GEMV_bf16.md", PointKind::held_out, PointMetric::time_us,
          1082, 40, "krackan", true, air_small, "8 columns, one core each; machine not stated"},
         {"mlir-air bf16 GEMV 49152x2048", "Xilinx/mlir-air GEMV_bf16.md", PointKind::held_out, PointMetric::time_us,
          6187, 45, "krackan", true, air_large, "8 columns, one core each; machine not stated"},
-        {"IRON GEMV 2048x8192 bf16", "Xilinx/mlir-air PR 1360", PointKind::held_out, PointMetric::time_us, 682, 15,
+        {"IRON GEMV 2048x8192 bf16", "Xilinx/mlir-air PR 1360", PointKind::held_out, PointMetric::time_us, 682, 10,
          "krackan", true, iron, "8 x 1 cores; machine not stated"},
     };
 }

@@ -2,6 +2,8 @@
 #include "cpu-traits.h"
 #include "sim-device.h"
 
+#include "ggml-cpu.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,6 +14,9 @@ namespace {
 class SimDeviceStats : public ::testing::Test {
 protected:
     void SetUp() override {
+        // A direct call keeps ggml-cpu linked (as-needed linking drops unreferenced libraries), so the
+        // simulator finds ggml's block dot products in this process.
+        ggml_cpu_init();
         std::string why;
         ASSERT_TRUE(bind_cpu_traits(why)) << why;
     }
@@ -63,6 +68,8 @@ TEST_F(SimDeviceStats, RunReportsModelledTimes) {
         EXPECT_DOUBLE_EQ(stats[i].modelled_compute_us, expect.compute_us);
         EXPECT_DOUBLE_EQ(stats[i].modelled_dram_us, expect.dram_us);
         EXPECT_DOUBLE_EQ(stats[i].modelled_dispatch_us, preset.invocation_us);
+        EXPECT_DOUBLE_EQ(stats[i].modelled_roofline_us, expect.roofline_us);
+        EXPECT_LE(stats[i].modelled_roofline_us, stats[i].modelled_us);
         EXPECT_GT(stats[i].modelled_us, 0.0);
         EXPECT_EQ(stats[i].macs, batch.matmuls[i].macs());
         sum += stats[i].modelled_us;

@@ -5,6 +5,7 @@
 //   xdna-bench presets               markdown: the timing model's parameters and their sources
 //   xdna-bench calibration           markdown: published points, fitted and held out, vs the model
 //   xdna-bench e2e [options]         markdown: modelled tokens/s of a model's weight matmuls
+//   xdna-bench overhead [options]    markdown: MEASURED host overhead per matmul, batched vs not
 //
 // Options:
 //   --models 1b,8b           built-in families (1b, 3b, 8b, qwen3-8b)       [sweep: 1b,8b; e2e: 8b]
@@ -15,12 +16,14 @@
 //   --ftype q4_K_M           e2e weight types (q4_K_M or a ggml type)        [q4_K_M]
 //   --preset krackan         timing-model preset (strix, krackan, halo)      [krackan]
 //   --pp 512                 e2e prefill ubatch                              [512]
+//   --summary                e2e: one table row per model, every preset
 //   --csv FILE               sweep output                                    [stdout]
 //   --max-measure-gmac X     sweep: measure only shapes up to X G MAC        [4]
 //   --reps N                 sweep: timed runs per measurement               [3]
 //   --no-measure             sweep: modelled columns only
 //   --xdna-lib PATH          libggml-xdna.so to load                         [the one built with this tool]
 #include "model-dims.h"
+#include "overhead.h"
 #include "reports.h"
 #include "sweep.h"
 
@@ -53,7 +56,7 @@ std::vector<std::string> split(const std::string & s) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|e2e [options]; see the header of main.cpp\n");
+    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|e2e|overhead [options]; see the header of main.cpp\n");
     return 2;
 }
 
@@ -69,6 +72,7 @@ int main(int argc, char ** argv) {
     std::vector<std::string> model_names;
     std::string gguf, ftype = "q4_K_M";
     int64_t pp = 512;
+    bool summary = false;
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -111,6 +115,8 @@ int main(int argc, char ** argv) {
             sweep.max_measure_gmac = std::atof(value().c_str());
         } else if (a == "--reps") {
             sweep.reps = std::atoi(value().c_str());
+        } else if (a == "--summary") {
+            summary = true;
         } else if (a == "--no-measure") {
             sweep.measure = false;
         } else if (a == "--xdna-lib") {
@@ -133,6 +139,9 @@ int main(int argc, char ** argv) {
     }
     if (model_names.empty() && models.empty()) {
         model_names = mode == "sweep" ? std::vector<std::string>{"1b", "8b"} : std::vector<std::string>{"8b"};
+        if (mode == "overhead") {
+            model_names = {"1b"};
+        }
     }
     for (const auto & n : model_names) {
         const ModelDims * d = find_builtin_model(n);
@@ -157,6 +166,19 @@ int main(int argc, char ** argv) {
         sweep.models = models;
         return run_sweep(sweep);
     }
+    if (mode == "overhead") {
+        if (std::getenv("GGML_XDNA_DEVICE") == nullptr) {
+            setenv("GGML_XDNA_DEVICE", "sim", 1);
+        }
+        std::string error;
+        for (const auto & d : models) {
+            if (!run_overhead(stdout, d, sweep.xdna_lib, 200, error)) {
+                std::fprintf(stderr, "xdna-bench: %s\n", error.c_str());
+                return 1;
+            }
+        }
+        return 0;
+    }
     if (mode == "presets") {
         print_presets(stdout);
         return 0;
@@ -172,8 +194,20 @@ int main(int argc, char ** argv) {
             std::fprintf(stderr, "xdna-bench: unknown --ftype %s\n", ftype.c_str());
             return 2;
         }
-        for (const auto & d : models) {
-            print_e2e(stdout, d, ftype, sweep.preset, pp);
+        if (summary) {
+            for (size_t i = 0; i < models.size(); ++i) {
+                print_e2e_summary(stdout, models[i], ftype, pp, i == 0);
+            }
+            std::printf("\n");
+            print_fastflowlm_comparison(stdout, models, ftype, pp);
+            return 0;
+        }
+        for (size_t i = 0; i < models.size(); ++i) {
+            if (summary) {
+                print_e2e_summary(stdout, models[i], ftype, pp, i == 0);
+            } else {
+                print_e2e(stdout, models[i], ftype, sweep.preset, pp);
+            }
         }
         return 0;
     }

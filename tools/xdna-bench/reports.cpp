@@ -135,7 +135,8 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
                       "vocab %lld), weights `%s`; preset `%s` (%s GB/s, %s GHz, efficiency %s, submission %s us, "
                       "invocation %s us). Packed weight bytes read per decoded token: %.2f GB (",
                  d.name.c_str(), (long long) d.n_embd, (long long) d.n_ff, (long long) d.n_layer, (long long) d.n_head,
-                 (long long) d.n_head_kv, (long long) d.head_dim, (long long) d.vocab, ftype.c_str(),
+                 (long long) d.n_head_kv, (long long) d.head_dim, (long long) d.vocab,
+                 d.layer_types.empty() ? ftype.c_str() : "as stored in the GGUF",
                  base.name.c_str(), fmt(base.dram_gbs).c_str(), fmt(base.clock_ghz, 2).c_str(),
                  fmt(base.array_efficiency, 4).c_str(), fmt(base.submit_us, 0).c_str(), fmt(base.invocation_us, 0).c_str(),
                  tg.weight_bytes / 1e9);
@@ -186,6 +187,12 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     NpuPreset best = base;
     best.scale_group = 256;
     scenarios.push_back({"per layer + scales per 256", "both changes", best, Grouping::per_layer});
+    if (const NpuPreset * halo = xdna::find_npu_preset("halo"); halo != nullptr && base.name != "halo") {
+        NpuPreset h = *halo;
+        h.scale_group = 256;
+        scenarios.push_back({"halo, per layer + scales per 256", "GGML_XDNA_PRESET=halo and both changes", h,
+                             Grouping::per_layer});
+    }
 
     std::fprintf(out, "\nScenarios (all MODELLED):\n\n");
     std::fprintf(out, "| scenario | change | prefill pp%lld t/s | decode t/s | prefill dominant | decode dominant | "
@@ -212,6 +219,69 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
                  goal_tg, tg.tokens_per_s() >= goal_tg ? "met" : "not met", tg.tokens_per_s(), goal_pp,
                  pp.tokens_per_s() >= goal_pp ? "met" : "not met", pp.tokens_per_s(), goal_tg, budget_us / 1e3,
                  tg.dispatch_us() / 1e3, bw_needed, bw_needed_free);
+}
+
+void print_e2e_summary(FILE * out, const ModelDims & d, const std::string & ftype, int64_t pp_tokens, bool header) {
+    const auto & presets = xdna::npu_presets();
+    if (header) {
+        std::fprintf(out, "| model | weights | GB read per token |");
+        for (const auto & p : presets) {
+            std::fprintf(out, " %s pp%lld / decode t/s (MODELLED) |", p.name.c_str(), (long long) pp_tokens);
+        }
+        std::fprintf(out, " krackan decode t/s, one submission per token (MODELLED) | dominant on krackan (pp / decode) |\n"
+                          "|---|---|---|");
+        for (size_t i = 0; i < presets.size(); ++i) {
+            std::fprintf(out, "---|");
+        }
+        std::fprintf(out, "---|---|\n");
+    }
+    std::string dominant;
+    double gb = 0;
+    std::fprintf(out, "| %s | %s |", d.name.c_str(), ftype.c_str());
+    std::string cells;
+    for (const auto & p : presets) {
+        const TimingModel m(p);
+        const PhaseModel tg = model_phase(d, ftype, m, 1, Grouping::per_split);
+        const PhaseModel pp = model_phase(d, ftype, m, pp_tokens, Grouping::per_split);
+        gb = tg.weight_bytes / 1e9;
+        cells += " " + fmt(pp.tokens_per_s(), 0) + " / " + fmt(tg.tokens_per_s(), 1) + " |";
+        if (p.name == "krackan") {
+            dominant = std::string(pp.dominant()) + " / " + tg.dominant();
+        }
+    }
+    const PhaseModel one = model_phase(d, ftype, TimingModel(preset_named("krackan")), 1, Grouping::per_token);
+    std::fprintf(out, " %.2f |%s %s | %s |\n", gb, cells.c_str(), fmt(one.tokens_per_s(), 1).c_str(), dominant.c_str());
+}
+
+void print_fastflowlm_comparison(FILE * out, const std::vector<ModelDims> & models, const std::string & ftype,
+                                 int64_t pp_tokens) {
+    // FastFlowLM on Krackan (Ryzen AI 7 350): whole model on the NPU, Q4NX weights (4-bit + bf16 scale
+    // and min per 32, 5 bits/weight), about 4.4 submissions per token [FastFlowLM docs, llama3 results;
+    // qvac PLAN]. Its decode is the closest published analogue of "one submission per token".
+    struct Published {
+        const char * model;
+        double pp_lo, pp_hi, decode;
+    };
+    const Published fflm[] = {{"1b", 1686, 2339, 64.5}, {"3b", 766, 991, 26.3}, {"8b", 403, 495, 12.8}};
+    const TimingModel k(preset_named("krackan"));
+    std::fprintf(out, "| model | FastFlowLM decode t/s (published) | modelled decode, one submission per token | error | "
+                      "modelled decode, 4 per layer | FastFlowLM prefill t/s (published) | modelled pp%lld, matmuls only |\n",
+                 (long long) pp_tokens);
+    std::fprintf(out, "|---|---|---|---|---|---|---|\n");
+    for (const auto & d : models) {
+        for (const auto & f : fflm) {
+            if (d.name != f.model) {
+                continue;
+            }
+            const PhaseModel one = model_phase(d, ftype, k, 1, Grouping::per_token);
+            const PhaseModel split = model_phase(d, ftype, k, 1, Grouping::per_split);
+            const PhaseModel pp = model_phase(d, ftype, k, pp_tokens, Grouping::per_split);
+            std::fprintf(out, "| %s | %s | %s | %+.1f%% | %s | %s-%s | %s |\n", f.model, fmt(f.decode, 1).c_str(),
+                         fmt(one.tokens_per_s(), 1).c_str(), 100.0 * (one.tokens_per_s() - f.decode) / f.decode,
+                         fmt(split.tokens_per_s(), 1).c_str(), fmt(f.pp_lo, 0).c_str(), fmt(f.pp_hi, 0).c_str(),
+                         fmt(pp.tokens_per_s(), 0).c_str());
+        }
+    }
 }
 
 }  // namespace xdna_bench

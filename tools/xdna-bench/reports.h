@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace xdna_bench {
 
@@ -18,5 +19,12 @@ void print_calibration(FILE * out);
 // Modelled end-to-end tokens/s of a model's weight matmuls, with breakdown and scenarios.
 void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const std::string & preset,
                int64_t pp_tokens);
+
+// One row per model (header when `header`): modelled prefill and decode t/s on every preset.
+void print_e2e_summary(FILE * out, const ModelDims & d, const std::string & ftype, int64_t pp_tokens, bool header);
+
+// The models among `models` that FastFlowLM published Krackan results for: published vs modelled.
+void print_fastflowlm_comparison(FILE * out, const std::vector<ModelDims> & models, const std::string & ftype,
+                                 int64_t pp_tokens);
 
 }  // namespace xdna_bench

@@ -61,7 +61,7 @@ int run_sweep(const SweepOptions & o) {
     std::fprintf(out, "model,matmul,type,m,k,n,preset,threads,measured_sim_us,measured_cpu_us,measured_sim_over_cpu,"
                       "measured_host_prep_us,nmse_sim_vs_cpu,modelled_compute_us,modelled_dram_us,modelled_dispatch_us,"
                       "modelled_total_us,modelled_tops,modelled_gbs,modelled_dram_traffic_bytes,arith_intensity,"
-                      "modelled_roofline_fraction,modelled_bound,family,family_peak_tops,efficiency,reachable_gbs\n");
+                      "modelled_roofline_fraction,modelled_bound,family,family_peak_tops,efficiency,modelled_reachable_gbs\n");
     uint64_t seed = 1;
     for (const auto & d : o.models) {
         for (const auto & s : shapes_of(d, o.matmuls)) {
