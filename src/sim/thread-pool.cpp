@@ -1,13 +1,22 @@
 #include "thread-pool.h"
 
+#include <algorithm>
 #include <cstdlib>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace xdna {
 
 ThreadPool::ThreadPool(int n_threads) {
+#ifdef _OPENMP
+    n_threads_ = n_threads;  // OpenMP's team does the work; no threads of our own
+#else
     for (int i = 1; i < n_threads; ++i) {
         workers_.emplace_back([this, i] { worker_loop(i); });
     }
+#endif
 }
 
 ThreadPool::~ThreadPool() {
@@ -42,6 +51,20 @@ void ThreadPool::parallel_for(int64_t n_items, const std::function<void(int64_t,
     if (n_items <= 0) {
         return;
     }
+#ifdef _OPENMP
+    if (n_threads_ > 1 && n_items > 1) {
+        std::atomic<int64_t> next{0};
+        const int team = static_cast<int>(std::min<int64_t>(n_threads_, n_items));
+#pragma omp parallel num_threads(team)
+        {
+            const int thread = omp_get_thread_num();
+            for (int64_t i = next.fetch_add(1); i < n_items; i = next.fetch_add(1)) {
+                fn(i, thread);
+            }
+        }
+        return;
+    }
+#endif
     if (workers_.empty() || n_items == 1) {
         for (int64_t i = 0; i < n_items; ++i) {
             fn(i, 0);
