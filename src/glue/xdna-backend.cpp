@@ -47,6 +47,7 @@ struct BackendContext {
     TensorResolver                resolver;
     std::unique_ptr<DeviceBuffer> scratch;
     PlanCache                     plans;
+    uint64_t                      plans_generation = 0;
     std::vector<ggml_tensor *>    pending;
     std::vector<float>            row_scratch;
     std::chrono::milliseconds     timeout = run_timeout();
@@ -65,12 +66,16 @@ struct BackendContext {
     }
 
     const BatchPlan * plan_for_pending();
-    void              quantize(const BatchPlan & plan);
+    void              quantize(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes);
     ggml_status       flush();
     ggml_status       compute(ggml_cgraph * graph);
 };
 
 const BatchPlan * BackendContext::plan_for_pending() {
+    if (plans_generation != buffer_generation()) {
+        plans.clear();  // some device buffer a plan may point into was freed
+        plans_generation = buffer_generation();
+    }
     std::vector<uint64_t> sig = batch_signature(pending, resolver);
     if (const BatchPlan * cached = plans.find(sig)) {
         return cached;
@@ -98,14 +103,16 @@ const BatchPlan * BackendContext::plan_for_pending() {
     return plans.insert(std::move(sig), std::move(plan));
 }
 
-void BackendContext::quantize(const BatchPlan & plan) {
+// `nodes` are this graph's MUL_MATs, in the order the plan was made for (the signature guarantees
+// their shapes, strides and addresses match); a cached plan's own node pointers may be long gone.
+void BackendContext::quantize(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes) {
     char * base = static_cast<char *>(scratch->host_ptr());
     const size_t k = static_cast<size_t>(plan.max_k_pad);
     row_scratch.resize(k * host_pool.size());
     auto job = [&](int64_t i, int thread) {
         const QuantizeJob & j = plan.quantize_jobs[i];
         const PlannedMatmul & p = plan.ops[j.op];
-        const ggml_tensor * src1 = p.node->src[1];
+        const ggml_tensor * src1 = nodes[j.op]->src[1];
         const ActivationLayout & al = p.plan.activations;
         quantize_activation_rows(src1, j.slice % src1->ne[2], j.slice / src1->ne[2], al, j.r0, j.r1,
                                  base + p.act_offset + j.slice * al.total_bytes, row_scratch.data() + thread * k);
@@ -127,16 +134,18 @@ ggml_status BackendContext::flush() {
     Profiler & prof = Profiler::instance();
     const auto t0 = Profiler::clock::now();
     const BatchPlan * plan = plan_for_pending();
-    pending.clear();
     if (plan == nullptr) {
+        pending.clear();
         return GGML_STATUS_FAILED;
     }
-    quantize(*plan);
-    for (const PlannedMatmul & p : plan->ops) {
+    quantize(*plan, pending);
+    for (size_t i = 0; i < plan->ops.size(); ++i) {
+        const PlannedMatmul & p = plan->ops[i];
         if (!p.packed_weights) {
-            pack_plain_weights(p.node->src[0], p.plan.weights, static_cast<char *>(scratch->host_ptr()) + p.weight_offset);
+            pack_plain_weights(pending[i]->src[0], p.plan.weights, static_cast<char *>(scratch->host_ptr()) + p.weight_offset);
         }
     }
+    pending.clear();
     scratch->sync_to_device(0, plan->scratch_bytes);
 
     std::lock_guard<std::mutex> lock(dev.run_mutex);

@@ -10,6 +10,7 @@
 
 #include "ggml-impl.h"
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -39,8 +40,11 @@ bool packable_layout(const ggml_tensor * t, WeightLayout & L) {
            make_weight_layout(t->type, t->ne, L);
 }
 
+std::atomic<uint64_t> g_buffer_generation{0};
+
 void buffer_free(ggml_backend_buffer_t buffer) {
     delete ctx_of(buffer);
+    g_buffer_generation.fetch_add(1);
 }
 
 void * buffer_get_base(ggml_backend_buffer_t buffer) {
@@ -197,6 +201,10 @@ void init_buffer_type(XdnaDeviceContext & ctx, ggml_backend_dev_t dev) {
     };
     ctx.buffer_type.device = dev;
     ctx.buffer_type.context = &ctx;
+}
+
+uint64_t buffer_generation() {
+    return g_buffer_generation.load();
 }
 
 bool is_xdna_buffer(ggml_backend_buffer_t buffer) {

@@ -22,6 +22,10 @@ struct XdnaDeviceContext {
 // Buffer type of the device: weights (converted at load) and activations alike.
 void init_buffer_type(XdnaDeviceContext & ctx, ggml_backend_dev_t dev);
 
+// Incremented whenever an XDNA buffer is freed: cached plans hold pointers into device buffers, so a
+// plan made before a free may point at memory that is gone (or reused at the same address).
+uint64_t buffer_generation();
+
 // Whether `buffer` was allocated by an XDNA buffer type.
 bool is_xdna_buffer(ggml_backend_buffer_t buffer);
 

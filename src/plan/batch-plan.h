@@ -19,7 +19,7 @@
 namespace xdna {
 
 struct PlannedMatmul {
-    const ggml_tensor * node = nullptr;
+    const ggml_tensor * node = nullptr;  // the node it was planned from: valid only while planning
     MatmulPlan plan;
     size_t act_offset = 0;        // scratch offset of its activation operand (shared by equal src1)
     bool   quantizes = false;     // this op's src1 is quantized here (first op reading it)

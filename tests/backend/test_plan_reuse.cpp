@@ -93,6 +93,26 @@ TEST(PlanReuse, SecondIdenticalGraphBuildsNoPlanAndStaysCorrect) {
     ggml_backend_free(backend);
 }
 
+TEST(PlanReuse, FreedBuffersInvalidatePlans) {
+    // A plan points into device buffers; once one is freed, a graph of the same shapes (very likely at
+    // the same addresses) must be planned afresh, and compute from its own tensors.
+    ggml_backend_t backend = ggml_backend_dev_init(xdna_device(), nullptr);
+    auto plans_built = plans_built_fn();
+    for (int round = 1; round <= 3; ++round) {
+        QkvGraph g(backend, 256, 64, 2);
+        const std::vector<float> x = random_floats(static_cast<size_t>(ggml_nelements(g.x)));
+        ggml_backend_tensor_set(g.x, x.data(), 0, ggml_nbytes(g.x));
+        ASSERT_EQ(GGML_STATUS_SUCCESS, ggml_backend_graph_compute(backend, g.graph));
+        EXPECT_EQ(plans_built(backend), static_cast<uint64_t>(round));
+        std::vector<float> v(ggml_nelements(g.v));
+        ggml_backend_tensor_get(g.v, v.data(), 0, ggml_nbytes(g.v));
+        std::vector<uint8_t> w(ggml_nbytes(g.wv));
+        ggml_backend_tensor_get(g.wv, w.data(), 0, w.size());
+        EXPECT_LE(nmse(contract_reference({GGML_TYPE_Q6_K, 256, 64, 2}, w, x), v), 1e-7);
+    }
+    ggml_backend_free(backend);
+}
+
 TEST(PlanReuse, QkvShareOneActivationOperandInOneSubmission) {
     ggml_backend_t backend = ggml_backend_dev_init(xdna_device(), nullptr);
     QkvGraph g(backend, 256, 64, 5);
