@@ -5,7 +5,7 @@
 
 #define GGML_COMMON_DECL_CPP
 #include "ggml-common.h"
-#include "ggml-quants.h"
+#include "ggml-cpu.h"
 
 #include <gtest/gtest.h>
 
@@ -98,6 +98,13 @@ MatmulResult run_matmul(ggml_backend_t backend, const MatmulCase & c, const std:
 
 namespace {
 
+// The contract quantizes activations with ggml-cpu's row quantizer for the format (it rounds ties to
+// even, where ggml's scalar reference quantizers round them away from zero); the decoding below is
+// the test's own.
+void cpu_quantize(ggml_type type, const float * x, void * y, int64_t k) {
+    ggml_get_type_traits_cpu(type)->from_float(x, y, k);
+}
+
 // Activation values exactly as the contract's activation format represents them.
 std::vector<double> quantized_activation_row(ggml_type act, const float * x, int64_t k) {
     std::vector<double> v(k);
@@ -113,13 +120,13 @@ std::vector<double> quantized_activation_row(ggml_type act, const float * x, int
             break;
         case GGML_TYPE_Q8_0: {
             std::vector<block_q8_0> b(k / QK8_0);
-            quantize_row_q8_0_ref(x, b.data(), k);
+            cpu_quantize(GGML_TYPE_Q8_0, x, b.data(), k);
             for (int64_t i = 0; i < k; ++i) v[i] = double(ggml_fp16_to_fp32(b[i / QK8_0].d)) * b[i / QK8_0].qs[i % QK8_0];
             break;
         }
         case GGML_TYPE_Q8_1: {
             std::vector<block_q8_1> b(k / QK8_1);
-            quantize_row_q8_1_ref(x, b.data(), k);
+            cpu_quantize(GGML_TYPE_Q8_1, x, b.data(), k);
             for (int64_t i = 0; i < k; ++i) {
                 ggml_fp16_t d;  // the block scale is the first half of the (d, s) pair
                 std::memcpy(&d, &b[i / QK8_1], sizeof d);
@@ -129,7 +136,7 @@ std::vector<double> quantized_activation_row(ggml_type act, const float * x, int
         }
         case GGML_TYPE_Q8_K: {
             std::vector<block_q8_K> b(k / QK_K);
-            quantize_row_q8_K_ref(x, b.data(), k);
+            cpu_quantize(GGML_TYPE_Q8_K, x, b.data(), k);
             for (int64_t i = 0; i < k; ++i) v[i] = double(b[i / QK_K].d) * b[i / QK_K].qs[i % QK_K];
             break;
         }
@@ -178,7 +185,7 @@ std::vector<double> contract_reference(const MatmulCase & c, const std::vector<u
                 std::vector<double> s_err;
                 if (contract->act_type == GGML_TYPE_Q8_1) {
                     std::vector<block_q8_1> b(c.k / QK8_1);
-                    quantize_row_q8_1_ref(xr.data(), b.data(), c.k);
+                    cpu_quantize(GGML_TYPE_Q8_1, xr.data(), b.data(), c.k);
                     for (const auto & blk : b) {
                         ggml_fp16_t hs[2];  // (d, s)
                         std::memcpy(hs, &blk, sizeof hs);
