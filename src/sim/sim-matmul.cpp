@@ -1,6 +1,7 @@
 #include "sim-matmul.h"
 
 #include "cpu-traits.h"
+#include "sim-kquant-gemm.h"
 
 #include <algorithm>
 #include <cstring>
@@ -33,7 +34,7 @@ constexpr int kMaxTileN = 32;
 
 struct TileJob {
     const MatmulInvocation * inv;
-    int64_t mt, nt;
+    int64_t mt, nt;  // nt < 0: the whole row tile through the decoded K-quant twin
 };
 
 void run_tile(const MatmulInvocation & inv, int64_t mt, int64_t nt, ggml_vec_dot_t vec_dot) {
@@ -79,6 +80,12 @@ void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & po
     std::vector<TileJob> jobs;
     for (const auto & inv : invs) {
         GGML_ASSERT(inv.tile.m <= kMaxTileM && inv.tile.n <= kMaxTileN);
+        if (kquant_gemm_supported(inv)) {
+            for (int64_t mt = 0; mt < inv.m_tiles; ++mt) {
+                jobs.push_back({&inv, mt, -1});
+            }
+            continue;
+        }
         for (int64_t mt = 0; mt < inv.m_tiles; ++mt) {
             for (int64_t nt = 0; nt < inv.n_tiles; ++nt) {
                 // Tiles wholly in the padding hold no valid output; the NPU computes them, the sim
@@ -91,6 +98,10 @@ void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & po
     }
     pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t i, int) {
         const TileJob & j = jobs[i];
+        if (j.nt < 0) {
+            kquant_gemm_row_tile(*j.inv, j.mt);
+            return;
+        }
         run_tile(*j.inv, j.mt, j.nt, cpu_traits(j.inv->contract->weight_type)->vec_dot);
     });
 }
