@@ -48,6 +48,7 @@ struct BackendContext {
     std::unique_ptr<DeviceBuffer> scratch;
     PlanCache                     plans;
     uint64_t                      plans_generation = 0;
+    std::vector<uint64_t>         signature;  // of the pending submission, reused
     std::vector<ggml_tensor *>    pending;
     std::vector<float>            row_scratch;
     std::chrono::milliseconds     timeout = run_timeout();
@@ -76,8 +77,8 @@ const BatchPlan * BackendContext::plan_for_pending() {
         plans.clear();  // some device buffer a plan may point into was freed
         plans_generation = buffer_generation();
     }
-    std::vector<uint64_t> sig = batch_signature(pending, resolver);
-    if (const BatchPlan * cached = plans.find(sig)) {
+    batch_signature(pending, resolver, signature);
+    if (const BatchPlan * cached = plans.find(signature)) {
         return cached;
     }
     auto plan = std::make_unique<BatchPlan>();
@@ -100,7 +101,7 @@ const BatchPlan * BackendContext::plan_for_pending() {
         GGML_LOG_ERROR("xdna: %s\n", why.c_str());
         return nullptr;
     }
-    return plans.insert(std::move(sig), std::move(plan));
+    return plans.insert(signature, std::move(plan));
 }
 
 // `nodes` are this graph's MUL_MATs, in the order the plan was made for (the signature guarantees

@@ -97,9 +97,8 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
     return true;
 }
 
-std::vector<uint64_t> batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve) {
-    std::vector<uint64_t> sig;
-    sig.reserve(nodes.size() * 40);
+void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, std::vector<uint64_t> & sig) {
+    sig.clear();
     auto add_tensor = [&](const ggml_tensor * t) {
         sig.push_back(reinterpret_cast<uintptr_t>(t->data));
         sig.push_back(static_cast<uint64_t>(t->type));
@@ -114,7 +113,6 @@ std::vector<uint64_t> batch_signature(const std::vector<ggml_tensor *> & nodes, 
         add_tensor(n->src[1]);
         sig.push_back(resolve.is_packed(n->src[0]) ? 1 : 0);
     }
-    return sig;
 }
 
 uint64_t PlanCache::hash(const std::vector<uint64_t> & s) {
@@ -147,13 +145,13 @@ void PlanCache::retarget(const DeviceBuffer * from, DeviceBuffer * to) {
     }
 }
 
-const BatchPlan * PlanCache::insert(std::vector<uint64_t> signature, std::unique_ptr<BatchPlan> plan) {
+const BatchPlan * PlanCache::insert(const std::vector<uint64_t> & signature, std::unique_ptr<BatchPlan> plan) {
     if (plans_.size() >= kMaxCachedPlans) {
         plans_.clear();  // shapes keep changing (e.g. growing contexts without a fixed ubatch): start over
     }
     ++built_;
     const uint64_t h = hash(signature);
-    auto it = plans_.emplace(h, Entry{std::move(signature), std::move(plan)});
+    auto it = plans_.emplace(h, Entry{signature, std::move(plan)});
     return it->second.plan.get();
 }
 

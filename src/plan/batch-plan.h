@@ -55,13 +55,14 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
 bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why);
 
 // What identifies a plan: per node, every address, shape, stride and type it was planned from.
-std::vector<uint64_t> batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve);
+// Written into `sig` (reused between calls: this runs for every submission).
+void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, std::vector<uint64_t> & sig);
 
 // Plans by signature.
 class PlanCache {
 public:
     const BatchPlan * find(const std::vector<uint64_t> & signature) const;
-    const BatchPlan * insert(std::vector<uint64_t> signature, std::unique_ptr<BatchPlan> plan);
+    const BatchPlan * insert(const std::vector<uint64_t> & signature, std::unique_ptr<BatchPlan> plan);
     // The scratch buffer grew into a new allocation: point every cached plan at it (offsets stay valid).
     void retarget(const DeviceBuffer * from, DeviceBuffer * to);
     void clear() { plans_.clear(); }
