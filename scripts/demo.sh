@@ -26,11 +26,13 @@ export GGML_XDNA_PROFILE=1
 echo "[demo] model: $model"
 echo "[demo] its weights are RANDOM: the text it generates is gibberish; the point is where it runs"
 log=$(mktemp)
+# -v: llama.cpp's load and scheduler lines go to the log, from which the summary below is taken.
 "$llama/build/bin/llama-completion" -m "$model" -p "The capital of France is" -n 32 -no-cnv --temp 0 \
-    -t "$(nproc)" 2>"$log"
+    -t "$(nproc)" -v 2>"$log"
 echo
 echo "[demo] what ran where:"
-grep -E "load_backend: loaded|xdna: device|model buffer size|graph splits" "$log" | sed 's/^[0-9.]* [A-Z] /  /'
-sed -n '/xdna profile/,$p' "$log"
-grep -E "prompt eval time|  eval time" "$log" | sed 's/^[0-9.]* [A-Z] /  /'
+echo "  (XDNA0 holds the matmul weights, packed for the NPU at load; the CPU keeps embeddings and norms)"
+{ grep -E "model buffer size|graph splits = " "$log" | grep -v "= *0.00 MiB" | tail -n 3 || true; } | sed 's/^[0-9.]* [A-Z] /  /'
+sed -n '/^xdna profile/,/^  (per call/p' "$log"
+{ grep -E "prompt eval time|  eval time" "$log" || true; } | tail -n 2 | sed 's/^[0-9.]* [A-Z] /  /'
 rm -f "$log"
