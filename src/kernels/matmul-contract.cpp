@@ -49,6 +49,10 @@ const MatmulContract * matmul_contract_for(ggml_type weight_type) {
     return nullptr;
 }
 
+bool contract_allows_tile(const MatmulContract & c, const TileShape & tile) {
+    return tile.m == c.tile_m && tile.k == c.tile_k && std::find(c.tile_n.begin(), c.tile_n.end(), tile.n) != c.tile_n.end();
+}
+
 int choose_tile_n(const MatmulContract & c, int64_t n) {
     for (int t : c.tile_n) {
         if (t >= n) {

@@ -41,6 +41,9 @@ const MatmulContract * matmul_contract_for(ggml_type weight_type);
 // All contracts, for documentation, tests and tools.
 const std::vector<MatmulContract> & all_matmul_contracts();
 
+// Whether `tile` is one of the tile shapes contract `c` allows.
+bool contract_allows_tile(const MatmulContract & c, const TileShape & tile);
+
 // Smallest allowed token tile width that is >= n (or the largest one when n exceeds them all).
 int choose_tile_n(const MatmulContract & c, int64_t n);
 

@@ -296,18 +296,6 @@ std::string KernelEntry::label() const {
            tile_string(tile) + ")";
 }
 
-bool contract_allows_tile(const MatmulContract & c, const TileShape & tile) {
-    if (tile.m != c.tile_m || tile.k != c.tile_k) {
-        return false;
-    }
-    for (int n : c.tile_n) {
-        if (n == tile.n) {
-            return true;
-        }
-    }
-    return false;
-}
-
 bool parse_manifest(const std::string & text, const std::string & path, bool check_files, Manifest & out,
                     std::string & err) {
     out = Manifest{};

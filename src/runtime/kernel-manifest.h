@@ -79,7 +79,4 @@ bool load_manifest(const std::string & path, Manifest & out, std::string & err);
 const KernelEntry * find_kernel(const Manifest & m, const std::string & contract_name, const TileShape & tile,
                                 NpuGeneration gen);
 
-// Whether `tile` is one of the shapes `c` allows.
-bool contract_allows_tile(const MatmulContract & c, const TileShape & tile);
-
 }  // namespace xdna
