@@ -40,7 +40,10 @@ BufferSlice slice_of(const ggml_tensor * t) {
 
 struct BackendContext {
     explicit BackendContext(XdnaDeviceContext & d)
-        : dev(d), host_pool(ThreadPool::default_threads()), resolver{slice_of, tensor_is_packed} {}
+        : dev(d),
+          host_pool(ThreadPool::default_threads()),
+          resolver{slice_of, tensor_is_packed,
+                   [this](const MatmulContract & c, const TileShape & t) { return dev.device->has_kernel(c, t); }} {}
 
     XdnaDeviceContext &           dev;
     ThreadPool                    host_pool;  // host-side operand preparation

@@ -94,9 +94,11 @@ bool dev_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {
             if (!matmul_supported(op, why)) {
                 return false;
             }
-            // Only what the device has a kernel for (an NPU runs what its manifest installs).
+            // Only what the device has a kernel for (an NPU runs what its manifest installs); any token
+            // tile serves any batch size, so one installed width is enough.
             const MatmulContract * c = matmul_contract_for(src0->type);
-            return dctx(dev)->device->has_kernel(*c, c->tile(choose_tile_n(*c, op->ne[1])));
+            Device & device = *dctx(dev)->device;
+            return choose_tile_n(*c, op->ne[1], [&](const TileShape & t) { return device.has_kernel(*c, t); }) != 0;
         }
         default:
             return false;

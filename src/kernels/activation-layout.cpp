@@ -6,13 +6,13 @@
 
 namespace xdna {
 
-ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int64_t k_pad, int64_t n) {
+ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int64_t k_pad, int64_t n, int tile_n) {
     ActivationLayout L;
     L.act_type = c.act_type;
     L.k = k;
     L.k_pad = k_pad;
     L.n = n;
-    L.tile_n = choose_tile_n(c, n);
+    L.tile_n = tile_n > 0 ? tile_n : choose_tile_n(c, n);
     L.n_pad = (n + L.tile_n - 1) / L.tile_n * L.tile_n;
     L.row_bytes = ggml_row_size(c.act_type, k_pad);
     L.total_bytes = L.row_bytes * L.n_pad;

@@ -25,7 +25,8 @@ struct ActivationLayout {
     size_t    total_bytes = 0;
 };
 
-ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int64_t k_pad, int64_t n);
+// Layout for n tokens in token tiles of `tile_n` (by default choose_tile_n(c, n)).
+ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int64_t k_pad, int64_t n, int tile_n = 0);
 
 // Quantize rows [r0, r1) of the 2-D slice (i2, i3) of src1 (F32, F16 or BF16, any strides) into `dst`.
 // Rows at or beyond layout.n are written as zeros. `scratch` holds at least k_pad floats.

@@ -54,12 +54,21 @@ bool contract_allows_tile(const MatmulContract & c, const TileShape & tile) {
 }
 
 int choose_tile_n(const MatmulContract & c, int64_t n) {
-    for (int t : c.tile_n) {
+    return choose_tile_n(c, n, [](const TileShape &) { return true; });
+}
+
+int choose_tile_n(const MatmulContract & c, int64_t n, const TileAvailable & available) {
+    int largest = 0;
+    for (int t : c.tile_n) {  // ascending
+        if (!available(c.tile(t))) {
+            continue;
+        }
         if (t >= n) {
             return t;
         }
+        largest = t;
     }
-    return c.tile_n.back();
+    return largest;
 }
 
 }  // namespace xdna

@@ -12,6 +12,7 @@
 #include "ggml.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace xdna {
@@ -46,5 +47,11 @@ bool contract_allows_tile(const MatmulContract & c, const TileShape & tile);
 
 // Smallest allowed token tile width that is >= n (or the largest one when n exceeds them all).
 int choose_tile_n(const MatmulContract & c, int64_t n);
+
+// The same among the widths whose tile `available` accepts (e.g. a device's installed kernels): any
+// width serves any batch, a kernel invocation loops over as many token tiles as it needs; the choice
+// only trades padding against per-tile work. 0 when no width is available.
+using TileAvailable = std::function<bool(const TileShape &)>;
+int choose_tile_n(const MatmulContract & c, int64_t n, const TileAvailable & available);
 
 }  // namespace xdna

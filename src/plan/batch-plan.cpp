@@ -30,7 +30,12 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
     for (ggml_tensor * node : nodes) {
         PlannedMatmul p;
         p.node = node;
-        if (!plan_matmul(node, p.plan, why)) {
+        TileAvailable available;
+        if (resolve.has_kernel) {
+            const MatmulContract * c = matmul_contract_for(node->src[0]->type);
+            available = [&, c](const TileShape & t) { return c != nullptr && resolve.has_kernel(*c, t); };
+        }
+        if (!plan_matmul(node, p.plan, why, available)) {
             why = std::string(node->name) + ": " + why;
             return false;
         }

@@ -41,11 +41,12 @@ struct BatchPlan {
     Batch                      batch;           // the invocations, ready to submit
 };
 
-// How the planner reaches device memory: the slice behind a tensor (null buffer if not device
-// memory) and whether a tensor is a weight packed at load.
+// How the planner reaches the device: the slice behind a tensor (null buffer if not device memory),
+// whether a tensor is a weight packed at load, and which kernels the device has.
 struct TensorResolver {
-    std::function<BufferSlice(const ggml_tensor *)> slice_of;
-    std::function<bool(const ggml_tensor *)>        is_packed;
+    std::function<BufferSlice(const ggml_tensor *)>                        slice_of;
+    std::function<bool(const ggml_tensor *)>                               is_packed;
+    std::function<bool(const MatmulContract &, const TileShape &)>         has_kernel;  // empty: every tile
 };
 
 // Lay out scratch for `nodes` (MUL_MATs). Call fill_invocations() once scratch of

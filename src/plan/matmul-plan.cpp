@@ -32,7 +32,7 @@ bool matmul_supported(const ggml_tensor * dst, std::string & why) {
     return true;
 }
 
-bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why) {
+bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why, const TileAvailable & available) {
     if (!matmul_supported(dst, why)) {
         return false;
     }
@@ -44,7 +44,12 @@ bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why) 
         why = "weight row length is not a whole number of blocks";
         return false;
     }
-    plan.activations = make_activation_layout(*plan.contract, src1->ne[0], plan.weights.padded_k(), src1->ne[1]);
+    const int tile_n = available ? choose_tile_n(*plan.contract, src1->ne[1], available) : choose_tile_n(*plan.contract, src1->ne[1]);
+    if (tile_n == 0) {
+        why = std::string("no kernel for ") + plan.contract->name + " at any token tile";
+        return false;
+    }
+    plan.activations = make_activation_layout(*plan.contract, src1->ne[0], plan.weights.padded_k(), src1->ne[1], tile_n);
     plan.n_slices = dst->ne[2] * dst->ne[3];
     plan.ne2 = dst->ne[2];
     plan.src0_ne2 = src0->ne[2];

@@ -32,8 +32,10 @@ struct MatmulPlan {
     size_t activation_bytes() const { return activations.total_bytes * n_slices; }
 };
 
-// Plan dst = MUL_MAT(src0, src1). Returns false with `why` for an op matmul_supported() refuses.
-bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why);
+// Plan dst = MUL_MAT(src0, src1), with the token tile chosen among those `available` accepts (all the
+// contract allows when empty). Returns false with `why` for an op matmul_supported() refuses or when
+// no token tile is available.
+bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why, const TileAvailable & available = {});
 
 // Copy a plain (ggml row-major, any row strides) src0 into the packed layout at `packed`.
 void pack_plain_weights(const ggml_tensor * src0, const WeightLayout & L, void * packed);

@@ -2,6 +2,7 @@
 
 #include "sim-matmul.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -51,6 +52,19 @@ SimDevice::SimDevice(int n_threads, const NpuPreset & preset) : pool_(n_threads)
     info_.columns = 8;
     info_.rows = 4;
     info_.simulated = true;
+    if (const char * env = std::getenv("GGML_XDNA_SIM_TILES")) {
+        for (const char * p = env; *p != '\0';) {
+            char * end = nullptr;
+            const long w = std::strtol(p, &end, 10);
+            if (end == p) {
+                std::fprintf(stderr, "xdna: GGML_XDNA_SIM_TILES='%s': expected widths like 4,32 (ignored)\n", env);
+                token_tiles_.clear();
+                break;
+            }
+            token_tiles_.push_back(static_cast<int>(w));
+            p = (*end == ',') ? end + 1 : end;
+        }
+    }
 }
 
 std::unique_ptr<DeviceBuffer> SimDevice::allocate(size_t bytes, BufferRole) {
@@ -62,8 +76,10 @@ std::unique_ptr<DeviceBuffer> SimDevice::allocate(size_t bytes, BufferRole) {
 }
 
 bool SimDevice::has_kernel(const MatmulContract & contract, const TileShape & tile) const {
-    // The simulator implements every contract at every tile shape the contract allows.
-    return contract_allows_tile(contract, tile);
+    // The simulator implements every contract at every tile shape the contract allows, unless
+    // GGML_XDNA_SIM_TILES narrows the token widths (to behave like an NPU with fewer kernels installed).
+    return contract_allows_tile(contract, tile) &&
+           (token_tiles_.empty() || std::find(token_tiles_.begin(), token_tiles_.end(), tile.n) != token_tiles_.end());
 }
 
 Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {

@@ -40,6 +40,7 @@ private:
     TimingModel                  model_;
     std::vector<InvocationStats> stats_;
     BatchStats                   batch_stats_;
+    std::vector<int>             token_tiles_;  // GGML_XDNA_SIM_TILES: widths offered (empty: all)
     bool                         skip_kernels_ = false;
     bool                         fail_runs_ = false;
 };

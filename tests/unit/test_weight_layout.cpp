@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace xdna;
@@ -107,6 +108,25 @@ TEST(WeightLayout, Q4KStaysWithinItsBitsPlusPadding) {
     ASSERT_TRUE(make_weight_layout(GGML_TYPE_Q4_K, ne, L));
     EXPECT_EQ(L.total_bytes, L.original_bytes());
     EXPECT_DOUBLE_EQ(8.0 * L.total_bytes / (14336.0 * 4096.0), 4.5);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TileChoice, SmallestAvailableWidthCoveringTheBatchElseTheLargest) {
+    const xdna::MatmulContract & c = *xdna::matmul_contract_for(GGML_TYPE_Q4_K);
+    auto only = [](std::vector<int> widths) {
+        return [widths](const xdna::TileShape & t) { return std::find(widths.begin(), widths.end(), t.n) != widths.end(); };
+    };
+    EXPECT_EQ(xdna::choose_tile_n(c, 1), 4);
+    EXPECT_EQ(xdna::choose_tile_n(c, 5), 32);
+    EXPECT_EQ(xdna::choose_tile_n(c, 512), 32);
+    EXPECT_EQ(xdna::choose_tile_n(c, 1, only({32})), 32);
+    EXPECT_EQ(xdna::choose_tile_n(c, 512, only({4})), 4);  // a 4-wide kernel loops over 128 token tiles
+    EXPECT_EQ(xdna::choose_tile_n(c, 3, only({})), 0);
+    // A shape the contract does not allow is never chosen, whatever the device claims.
+    EXPECT_EQ(xdna::choose_tile_n(c, 8, only({8})), 0);
 }
 
 }  // namespace
