@@ -46,18 +46,16 @@ void print_coverage(const Manifest & m, NpuGeneration gen) {
         for (int n : have) {
             widths += (widths.empty() ? "" : ", ") + std::to_string(n);
         }
-        // The planner picks the smallest width >= the batch (choose_tile_n), so a missing width w leaves the
-        // batches between the previous width and w (beyond the largest: all larger ones) on the CPU.
+        // Any installed width serves every batch size (an invocation loops over token tiles); a missing
+        // width only costs padding (decode on a 32-wide tile) or more tiles (prefill on a 4-wide one).
         std::string gaps;
-        for (size_t i = 0; i < c.tile_n.size(); ++i) {
-            const int w = c.tile_n[i];
-            if (find_kernel(m, c.name, c.tile(w), gen) != nullptr) {
-                continue;
+        for (int w : c.tile_n) {
+            if (find_kernel(m, c.name, c.tile(w), gen) == nullptr) {
+                gaps += std::string(gaps.empty() ? "; no " : ", no ") + std::to_string(w) + "-token kernel";
             }
-            const int lo = i == 0 ? 1 : c.tile_n[i - 1] + 1;
-            gaps += std::string(gaps.empty() ? "; on the CPU: batches of " : ", ") + std::to_string(lo) +
-                    (i + 1 == c.tile_n.size() ? "+" : "-" + std::to_string(w)) + " tokens (no " + std::to_string(w) +
-                    "-token kernel)";
+        }
+        if (!gaps.empty()) {
+            gaps += " (every batch size still runs on the NPU, less efficiently)";
         }
         std::printf("    %-5s (%s, activations %s): token tiles %s%s\n", ggml_type_name(c.weight_type), c.name,
                     ggml_type_name(c.act_type), widths.c_str(), gaps.c_str());
