@@ -26,27 +26,21 @@ struct alignas(64) DecodedRow {
     float   d, dmin;
 };
 
-// Q4_K: w = d*sc_j*q - dmin*m_j, q in 0..15, 8 sub-blocks of 32 (ggml-quants.c dequantize_row_q4_K).
-void decode_q4_K(const block_q4_K & b, DecodedRow & r) {
+// Q4_K and Q5_K share their header: fp16 d and dmin, then 8 six-bit scales and mins packed in 12
+// bytes (ggml-quants.c get_scale_min_k4); sub-blocks of 32 values.
+void decode_k4_header(const void * block, const uint8_t * scales, DecodedRow & r) {
     ggml_fp16_t dm[2];  // (d, dmin) open the block
-    std::memcpy(dm, &b, sizeof dm);
+    std::memcpy(dm, block, sizeof dm);
     r.d = ggml_fp16_to_fp32(dm[0]);
     r.dmin = ggml_fp16_to_fp32(dm[1]);
     int sc[8], mn[8];
     for (int j = 0; j < 8; ++j) {
-        const uint8_t * s = b.scales;
         if (j < 4) {
-            sc[j] = s[j] & 63;
-            mn[j] = s[j + 4] & 63;
+            sc[j] = scales[j] & 63;
+            mn[j] = scales[j + 4] & 63;
         } else {
-            sc[j] = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
-            mn[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-        }
-    }
-    for (int c = 0; c < 4; ++c) {
-        for (int l = 0; l < 32; ++l) {
-            r.q[64 * c + l] = b.qs[32 * c + l] & 0xF;
-            r.q[64 * c + 32 + l] = b.qs[32 * c + l] >> 4;
+            sc[j] = (scales[j + 4] & 0xF) | ((scales[j - 4] >> 6) << 4);
+            mn[j] = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
         }
     }
     for (int g = 0; g < 16; ++g) {
@@ -55,6 +49,29 @@ void decode_q4_K(const block_q4_K & b, DecodedRow & r) {
     }
     for (int lane = 0; lane < 64; ++lane) {
         r.lane_sc[lane] = sc[(4 * lane) / 32];
+    }
+}
+
+// Q4_K: w = d*sc_j*q - dmin*m_j, q in 0..15 (dequantize_row_q4_K).
+void decode_q4_K(const block_q4_K & b, DecodedRow & r) {
+    decode_k4_header(&b, b.scales, r);
+    for (int c = 0; c < 4; ++c) {
+        for (int l = 0; l < 32; ++l) {
+            r.q[64 * c + l] = b.qs[32 * c + l] & 0xF;
+            r.q[64 * c + 32 + l] = b.qs[32 * c + l] >> 4;
+        }
+    }
+}
+
+// Q5_K: as Q4_K with a fifth bit per value from qh, q in 0..31 (dequantize_row_q5_K).
+void decode_q5_K(const block_q5_K & b, DecodedRow & r) {
+    decode_k4_header(&b, b.scales, r);
+    for (int c = 0; c < 4; ++c) {
+        const uint8_t lo_bit = static_cast<uint8_t>(1u << (2 * c)), hi_bit = static_cast<uint8_t>(2u << (2 * c));
+        for (int l = 0; l < 32; ++l) {
+            r.q[64 * c + l] = (b.qs[32 * c + l] & 0xF) | ((b.qh[l] & lo_bit) ? 16 : 0);
+            r.q[64 * c + 32 + l] = (b.qs[32 * c + l] >> 4) | ((b.qh[l] & hi_bit) ? 16 : 0);
+        }
     }
 }
 
@@ -116,7 +133,7 @@ bool host_has_vnni() {
 
 bool kquant_gemm_supported(const MatmulInvocation & inv) {
     const ggml_type t = inv.contract->weight_type;
-    return (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q6_K) && inv.contract->act_type == GGML_TYPE_Q8_K &&
+    return (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K) && inv.contract->act_type == GGML_TYPE_Q8_K &&
            inv.tile.m == kRows && inv.tile.n == kTokens && inv.tile.k == QK_K && host_has_vnni();
 }
 
@@ -139,6 +156,8 @@ void kquant_gemm_row_tile(const MatmulInvocation & inv, int64_t mt) {
             DecodedRow & d = decoded[kt * kRows + r];
             if (type == GGML_TYPE_Q4_K) {
                 decode_q4_K(*reinterpret_cast<const block_q4_K *>(w_tile + r * seg_bytes), d);
+            } else if (type == GGML_TYPE_Q5_K) {
+                decode_q5_K(*reinterpret_cast<const block_q5_K *>(w_tile + r * seg_bytes), d);
             } else {
                 decode_q6_K(*reinterpret_cast<const block_q6_K *>(w_tile + r * seg_bytes), d);
             }

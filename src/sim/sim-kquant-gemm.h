@@ -1,4 +1,4 @@
-// A faster functional twin for the K-quant contracts at prefill sizes (token tile 32).
+// A faster functional twin for the Q4_K, Q5_K and Q6_K contracts at prefill sizes (token tile 32).
 //
 // The NPU kernel decodes a weight tile once and reuses it for every token tile; this twin does the
 // same on the host: each 256-value superblock row is decoded into unsigned codes, integer per-16
