@@ -82,20 +82,11 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
         }
         for (int64_t s = 0; s < mp.n_slices; ++s) {
             const int64_t i2 = s % dst->ne[2], i3 = s / dst->ne[2];
-            MatmulInvocation inv;
-            inv.contract = mp.contract;
-            inv.tile = mp.contract->tile(mp.activations.tile_n);
+            MatmulInvocation inv = invocation_geometry(mp, dst->ne[0], dst->ne[1],
+                                                       static_cast<int64_t>(dst->nb[1] / sizeof(float)));
             inv.weights = {w.buffer, w.offset + mp.weights.mat_bytes * mp.weight_matrix(s)};
             inv.activations = {scratch, p.act_offset + mp.activations.total_bytes * s};
             inv.out = {out.buffer, out.offset + i2 * dst->nb[2] + i3 * dst->nb[3]};
-            inv.m = dst->ne[0];
-            inv.n = dst->ne[1];
-            inv.m_tiles = mp.weights.m_tiles;
-            inv.n_tiles = mp.activations.n_pad / inv.tile.n;
-            inv.k_tiles = mp.weights.k_tiles;
-            inv.weight_tile_bytes = mp.weights.tile_bytes;
-            inv.act_row_bytes = mp.activations.row_bytes;
-            inv.out_row_stride = static_cast<int64_t>(dst->nb[1] / sizeof(float));
             plan.batch.matmuls.push_back(inv);
         }
     }

@@ -58,6 +58,33 @@ bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why, 
     return true;
 }
 
+MatmulInvocation invocation_geometry(const MatmulPlan & plan, int64_t m, int64_t n, int64_t out_row_stride) {
+    MatmulInvocation inv;
+    inv.contract = plan.contract;
+    inv.tile = plan.contract->tile(plan.activations.tile_n);
+    inv.m = m;
+    inv.n = n;
+    inv.m_tiles = plan.weights.m_tiles;
+    inv.n_tiles = plan.activations.n_pad / inv.tile.n;
+    inv.k_tiles = plan.weights.k_tiles;
+    inv.weight_tile_bytes = plan.weights.tile_bytes;
+    inv.act_row_bytes = plan.activations.row_bytes;
+    inv.out_row_stride = out_row_stride;
+    return inv;
+}
+
+bool invocation_geometry(ggml_type type, int64_t m, int64_t k, int64_t n, MatmulInvocation & out) {
+    MatmulPlan plan;
+    plan.contract = matmul_contract_for(type);
+    const int64_t ne[4] = {k, m, 1, 1};
+    if (plan.contract == nullptr || !make_weight_layout(type, ne, plan.weights)) {
+        return false;
+    }
+    plan.activations = make_activation_layout(*plan.contract, k, plan.weights.padded_k(), n);
+    out = invocation_geometry(plan, m, n, m);
+    return true;
+}
+
 void pack_plain_weights(const ggml_tensor * src0, const WeightLayout & L, void * packed) {
     clear_weight_padding(L, packed);
     const auto * base = static_cast<const char *>(src0->data);

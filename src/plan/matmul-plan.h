@@ -3,6 +3,7 @@
 #pragma once
 
 #include "activation-layout.h"
+#include "device.h"
 #include "matmul-contract.h"
 #include "weight-layout.h"
 
@@ -36,6 +37,14 @@ struct MatmulPlan {
 // contract allows when empty). Returns false with `why` for an op matmul_supported() refuses or when
 // no token tile is available.
 bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why, const TileAvailable & available = {});
+
+// The geometry of one invocation of `plan` (contract, tile, tile counts, byte strides) for an output of
+// m x n with `out_row_stride` floats between tokens. Operand slices are left for the caller.
+MatmulInvocation invocation_geometry(const MatmulPlan & plan, int64_t m, int64_t n, int64_t out_row_stride);
+
+// The same for a standalone M x K weight of `type` times N tokens (tools and tests); false when the type
+// has no contract or K is not a whole number of its blocks.
+bool invocation_geometry(ggml_type type, int64_t m, int64_t k, int64_t n, MatmulInvocation & out);
 
 // Copy a plain (ggml row-major, any row strides) src0 into the packed layout at `packed`.
 void pack_plain_weights(const ggml_tensor * src0, const WeightLayout & L, void * packed);

@@ -88,15 +88,16 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     }
     stats_.clear();
     batch_stats_ = {};
-    std::vector<ModelShape> shapes;
+    shapes_.clear();
     for (const auto & inv : batch.matmuls) {
         if (inv.contract == nullptr || !has_kernel(*inv.contract, inv.tile)) {
             return Status::error("no simulated kernel for this contract and tile shape");
         }
         stats_.push_back({inv.macs(), inv.weight_bytes() + inv.activation_bytes(), inv.out_bytes()});
-        shapes.push_back(shape_of(inv));
+        shapes_.push_back(shape_of(inv));
     }
-    const ModelledBatch modelled = model_.batch(shapes);
+    model_.batch(shapes_, modelled_);
+    const ModelledBatch & modelled = modelled_;
     for (size_t i = 0; i < stats_.size(); ++i) {
         const ModelledTime & t = modelled.invocations[i];
         stats_[i].modelled_compute_us = t.compute_us;

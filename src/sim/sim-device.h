@@ -40,6 +40,8 @@ private:
     TimingModel                  model_;
     std::vector<InvocationStats> stats_;
     BatchStats                   batch_stats_;
+    std::vector<ModelShape>      shapes_;    // per-run scratch, kept to avoid allocating per submission
+    ModelledBatch                modelled_;
     std::vector<int>             token_tiles_;  // GGML_XDNA_SIM_TILES: widths offered (empty: all)
     bool                         skip_kernels_ = false;
     bool                         fail_runs_ = false;

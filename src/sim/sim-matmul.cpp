@@ -77,7 +77,11 @@ void run_tile(const MatmulInvocation & inv, int64_t mt, int64_t nt, ggml_vec_dot
 }  // namespace
 
 void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & pool) {
-    std::vector<TileJob> jobs;
+    // Reused: this runs for every submission. The reference (not the thread_local itself) is what the
+    // worker threads below see: naming a thread_local inside the lambda would give each its own, empty.
+    thread_local std::vector<TileJob> job_storage;
+    std::vector<TileJob> & jobs = job_storage;
+    jobs.clear();
     for (const auto & inv : invs) {
         GGML_ASSERT(inv.tile.m <= kMaxTileM && inv.tile.n <= kMaxTileN);
         if (kquant_gemm_supported(inv)) {

@@ -126,8 +126,15 @@ ModelledTime TimingModel::invocation(const ModelShape & s) const {
 
 ModelledBatch TimingModel::batch(const std::vector<ModelShape> & shapes) const {
     ModelledBatch b;
+    batch(shapes, b);
+    return b;
+}
+
+void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & b) const {
+    b.invocations.clear();
+    b.submit_us = b.compute_us = b.dram_us = b.busy_us = b.dispatch_us = b.total_us = 0;
     if (shapes.empty()) {
-        return b;
+        return;
     }
     b.submit_us = p_.submit_us;
     b.total_us = b.submit_us;
@@ -141,7 +148,6 @@ ModelledBatch TimingModel::batch(const std::vector<ModelShape> & shapes) const {
         b.total_us += t.total_us;
         b.invocations.push_back(t);
     }
-    return b;
 }
 
 }  // namespace xdna

@@ -95,6 +95,8 @@ public:
 
     ModelledTime invocation(const ModelShape & s) const;
     ModelledBatch batch(const std::vector<ModelShape> & shapes) const;
+    // The same into `out`, reusing its storage (the simulator models every submission).
+    void batch(const std::vector<ModelShape> & shapes, ModelledBatch & out) const;
 
 private:
     // Modelled DRAM bytes (all, and the weights' share) for the best output-stationary blocking that

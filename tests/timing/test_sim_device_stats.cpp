@@ -1,5 +1,6 @@
 // SimDevice reports the timing model's figures for the batch it ran, independent of its wall time.
 #include "cpu-traits.h"
+#include "matmul-plan.h"
 #include "sim-device.h"
 
 #include "ggml-cpu.h"
@@ -23,18 +24,8 @@ protected:
 
     // An all-zero Q8_0 matmul of M x K weights and N tokens, operands in device buffers.
     MatmulInvocation make(Device & dev, int64_t m, int64_t k, int64_t n) {
-        const MatmulContract & c = *matmul_contract_for(GGML_TYPE_Q8_0);
         MatmulInvocation inv;
-        inv.contract = &c;
-        inv.tile = c.tile(choose_tile_n(c, n));
-        inv.m = m;
-        inv.n = n;
-        inv.m_tiles = (m + c.tile_m - 1) / c.tile_m;
-        inv.k_tiles = (k + c.tile_k - 1) / c.tile_k;
-        inv.n_tiles = (n + inv.tile.n - 1) / inv.tile.n;
-        inv.weight_tile_bytes = ggml_row_size(GGML_TYPE_Q8_0, c.tile_k) * c.tile_m;
-        inv.act_row_bytes = ggml_row_size(GGML_TYPE_Q8_0, inv.k_tiles * c.tile_k);
-        inv.out_row_stride = m;
+        EXPECT_TRUE(invocation_geometry(GGML_TYPE_Q8_0, m, k, n, inv));
         buffers_.push_back(dev.allocate(inv.weight_bytes(), BufferRole::weights));
         inv.weights = {buffers_.back().get(), 0};
         buffers_.push_back(dev.allocate(inv.activation_bytes(), BufferRole::data));

@@ -1,6 +1,7 @@
 // The timing model's shape behaviour: more work never takes less modelled time, the modelled rates never
 // exceed the roofs they are derived from, and idle columns cost a batch-1 GEMV what they should.
 #include "npu-presets.h"
+#include "matmul-plan.h"
 #include "timing-model.h"
 
 #include <gtest/gtest.h>
@@ -13,20 +14,12 @@ namespace {
 const ggml_type kTypes[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K,
                             GGML_TYPE_Q2_K, GGML_TYPE_F16,  GGML_TYPE_BF16, GGML_TYPE_F32};
 
-// The invocation the planner makes for an M x K weight of `type` times N tokens (operands absent).
+// The invocation the planner makes for an M x K weight of `type` times N tokens (operands absent). K is
+// rounded up to whole blocks (the sweep includes K = 100); the tile counts are those of the given K.
 MatmulInvocation invocation(ggml_type type, int64_t m, int64_t k, int64_t n) {
-    const MatmulContract * c = matmul_contract_for(type);
+    const int64_t blck = ggml_blck_size(type);
     MatmulInvocation inv;
-    inv.contract = c;
-    inv.tile = c->tile(choose_tile_n(*c, n));
-    inv.m = m;
-    inv.n = n;
-    inv.m_tiles = (m + c->tile_m - 1) / c->tile_m;
-    inv.k_tiles = (k + c->tile_k - 1) / c->tile_k;
-    inv.n_tiles = (n + inv.tile.n - 1) / inv.tile.n;
-    inv.weight_tile_bytes = ggml_row_size(type, c->tile_k) * c->tile_m;
-    inv.act_row_bytes = ggml_row_size(c->act_type, inv.k_tiles * c->tile_k);
-    inv.out_row_stride = m;
+    EXPECT_TRUE(invocation_geometry(type, m, (k + blck - 1) / blck * blck, n, inv));
     return inv;
 }
 

@@ -1,5 +1,5 @@
 // The kernel invocation the backend makes for a 2-D MUL_MAT, without operands: the same contract, tile
-// and padded sizes the glue fills in (src/glue/xdna-backend.cpp), for the timing model.
+// and padded sizes the planner gives the glue (xdna::invocation_geometry), for the timing model.
 #pragma once
 
 #include "device.h"
