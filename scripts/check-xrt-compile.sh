@@ -25,7 +25,7 @@ status=0
 for f in "$here"/src/xrt/*.cpp; do
     if g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror \
         -I"$inc" -I"$gen" \
-        -I"$here/src/xrt" -I"$here/src/runtime" -I"$here/src/kernels" -I"$here/src/sim" \
+        -I"$here/src/xrt" -I"$here/src/runtime" -I"$here/src/contracts" -I"$here/src/sim" \
         -I"$llama/src/ggml/include" \
         "$f"; then
         echo "ok    ${f#$here/}"

@@ -1,7 +1,7 @@
 // Kernel manifest: which compiled NPU kernels exist, for which contract, tile shape and NPU generation.
 //
 // The kernels directory holds manifest.json (format in docs/xrt.md, example in
-// kernels/manifest.example.json). Each entry names an xclbin, an instruction file, the kernel's name
+// aie/manifest.example.json). Each entry names an xclbin, an instruction file, the kernel's name
 // inside the xclbin, its argument layout and the generations it runs on. The backend claims an op
 // only if an entry for its contract and tile shape survived validation, so a missing or broken kernel
 // sends that op to the CPU instead of failing the model.
