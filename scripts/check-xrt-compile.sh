@@ -19,13 +19,14 @@ inc=$xrt/src/runtime_src/core/include
 gen=$(mktemp -d)
 trap 'rm -rf "$gen"' EXIT
 version=$("$here/scripts/xrt-generated-headers.sh" "$xrt" "$gen")
+# The xrt layer sees itself and the layers below it, as in the CMake build.
+mapfile -t layers < <("$here/scripts/layer-includes.sh" "$gen/layers" xrt runtime contracts)
 
 echo "XRT $version headers: $inc"
 status=0
 for f in "$here"/src/xrt/*.cpp; do
     if g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror \
-        -I"$inc" -I"$gen" \
-        -I"$here/src/xrt" -I"$here/src/runtime" -I"$here/src/contracts" -I"$here/src/sim" \
+        -I"$inc" -I"$gen" "${layers[@]}" \
         -I"$llama/src/ggml/include" \
         "$f"; then
         echo "ok    ${f#$here/}"

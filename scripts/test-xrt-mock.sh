@@ -17,18 +17,19 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 version=$("$here/scripts/xrt-generated-headers.sh" "$xrt" "$work/gen")
 echo "building the XRT device tests against XRT $version headers with the mock runtime"
+# The xrt layer sees itself and the layers below it, as in the CMake build.
+mapfile -t layers < <("$here/scripts/layer-includes.sh" "$work/layers" xrt runtime contracts)
 
 sources=(
     "$here"/src/xrt/*.cpp
-    "$here"/src/runtime/{runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors}.cpp
+    "$here"/src/runtime/{options,runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors}.cpp
     "$here"/src/contracts/matmul-contract.cpp
     "$here"/tests/xrt-mock/mock-xrt.cpp
     "$here"/tests/xrt-mock/test_xrt_device.cpp
 )
 # libuuid: XRT's inline xrt::uuid needs it (XRT::xrt_coreutil carries it as a PUBLIC dependency).
 g++ -std=c++17 -O1 -g -Wall -Wextra \
-    -I"$inc" -I"$work/gen" \
-    -I"$here/src/xrt" -I"$here/src/runtime" -I"$here/src/contracts" -I"$here/tests/xrt-mock" \
+    -I"$inc" -I"$work/gen" "${layers[@]}" -I"$here/tests/xrt-mock" \
     -I"$llama/src/ggml/include" \
     "${sources[@]}" -o "$work/test-xrt-device" \
     -lgtest -lgtest_main -luuid -ldl -pthread

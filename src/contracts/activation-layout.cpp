@@ -1,27 +1,39 @@
-#include "activation-layout.h"
+#include "contracts/activation-layout.h"
 
-#include "cpu-traits.h"
+#include "contracts/tile-codec.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace xdna {
 
+size_t activation_tile_bytes(const MatmulContract & c, int tile_n) {
+    const int block = act_format_block(c.act_format);
+    if (block > 0) {
+        return static_cast<size_t>(xdna_aie::ActTileFormat{tile_n, c.tile_k, block}.tile_bytes());
+    }
+    return static_cast<size_t>(xdna_aie::FloatActTileFormat{tile_n, c.tile_k, c.act_format == ActFormat::f32 ? 4 : 2}.tile_bytes());
+}
+
 ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int64_t k_pad, int64_t n, int tile_n) {
     ActivationLayout L;
-    L.act_type = c.act_type;
+    L.format = c.act_format;
     L.k = k;
     L.k_pad = k_pad;
     L.n = n;
     L.tile_n = tile_n > 0 ? tile_n : choose_tile_n(c, n);
+    L.tile_k = c.tile_k;
     L.n_pad = (n + L.tile_n - 1) / L.tile_n * L.tile_n;
-    L.row_bytes = ggml_row_size(c.act_type, k_pad);
-    L.total_bytes = L.row_bytes * L.n_pad;
+    L.n_tiles = L.n_pad / L.tile_n;
+    L.k_tiles = k_pad / c.tile_k;
+    L.tile_bytes = activation_tile_bytes(c, L.tile_n);
+    L.total_bytes = L.tile_bytes * L.n_tiles * L.k_tiles;
     return L;
 }
 
 namespace {
 
-// One row of src1 as floats; contiguous F32 rows are read in place by the caller instead.
+// One row of src1 as floats.
 void load_row(const ggml_tensor * t, const char * row, int64_t k, float * out) {
     const size_t nb0 = t->nb[0];
     switch (t->type) {
@@ -45,28 +57,43 @@ void load_row(const ggml_tensor * t, const char * row, int64_t k, float * out) {
     }
 }
 
+FloatAct float_kind(ActFormat f) {
+    return f == ActFormat::f16 ? FloatAct::f16 : f == ActFormat::bf16 ? FloatAct::bf16 : FloatAct::f32;
+}
+
 }  // namespace
 
 void quantize_activation_rows(const ggml_tensor * src1, int64_t i2, int64_t i3, const ActivationLayout & L,
                               int64_t r0, int64_t r1, void * dst, float * scratch) {
-    const ggml_from_float_t from_float = cpu_traits(L.act_type)->from_float;
-    auto * out = static_cast<char *>(dst);
+    auto * out = static_cast<uint8_t *>(dst);
     for (int64_t r = r0; r < r1; ++r) {
-        char * out_row = out + r * L.row_bytes;
-        if (r >= L.n) {
-            std::memset(out_row, 0, L.row_bytes);
-            continue;
+        const int64_t nt = r / L.tile_n;
+        const int t = static_cast<int>(r % L.tile_n);
+        const float * x = nullptr;
+        if (r < L.n) {
+            const char * row = static_cast<const char *>(src1->data) + r * src1->nb[1] + i2 * src1->nb[2] + i3 * src1->nb[3];
+            if (src1->type == GGML_TYPE_F32 && src1->nb[0] == sizeof(float)) {
+                x = reinterpret_cast<const float *>(row);
+            } else {
+                load_row(src1, row, L.k, scratch);
+                x = scratch;
+            }
         }
-        const char * row = static_cast<const char *>(src1->data) + r * src1->nb[1] + i2 * src1->nb[2] + i3 * src1->nb[3];
-        const float * x;
-        if (src1->type == GGML_TYPE_F32 && src1->nb[0] == sizeof(float) && L.k == L.k_pad) {
-            x = reinterpret_cast<const float *>(row);
-        } else {
-            load_row(src1, row, L.k, scratch);
-            std::memset(scratch + L.k, 0, (L.k_pad - L.k) * sizeof(float));
-            x = scratch;
+        for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
+            uint8_t * tile = out + L.tile_offset(nt, kt);
+            const int64_t k0 = kt * L.tile_k;
+            const int valid_k = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(L.tile_k, L.k - k0)));
+            const float * xk = (x != nullptr && valid_k > 0) ? x + k0 : nullptr;
+            if (L.quantized()) {
+                const xdna_aie::ActTileFormat f = L.quant_tile();
+                if (t == 0) {
+                    clear_activation_tile_padding(f, tile);
+                }
+                quantize_activation_token(xk, valid_k, t, f, tile);
+            } else {
+                store_float_activation_token(xk, valid_k, t, float_kind(L.format), L.float_tile(), tile);
+            }
         }
-        from_float(x, out_row, L.k_pad);
     }
 }
 

@@ -1,13 +1,19 @@
-// Activation operand of a matmul contract: src1 quantized on the host, once per src1 tensor.
+// Activation operand of a matmul contract: src1 quantized on the host, once per src1 tensor, into the
+// activation tiles the core kernels read (aie/include/xdna_aie/matmul_tiles.h):
 //
-// Layout: [Np rows][Kp / blck blocks of act_type], one row per token, K padded with zeros to the
-// contract's padded K and tokens padded with zero rows to a multiple of the chosen token tile.
-// Quantization is ggml's own row quantizer for act_type (the same one the CPU backend uses), so the
-// integer codes and block scales are exactly ggml's Q8_0 / Q8_1 / Q8_K (or F16/BF16/F32 values).
+//     [n_tile][k_tile][tile]      tile = TN tokens x TK values
+//
+// so the TN x TK tile a core needs is one contiguous run (one linear DMA). Quantized contracts get int8
+// codes in the 4x16x16 mmul's A-operand order, fp32 scales per 32 or 256 values and exact int16 sums
+// of every 16 codes; float contracts get F16/BF16/F32 values in the 4x8x8 A-operand order. Tokens
+// beyond N and values beyond K are zeros. The quantizer is the contract's own (tile-codec.h), not
+// ggml-cpu's: the arithmetic of the NPU path depends on no CPU backend code.
 #pragma once
 
+#include "contracts/matmul-contract.h"
+#include "xdna_aie/matmul_tiles.h"
+
 #include "ggml.h"
-#include "matmul-contract.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -15,21 +21,32 @@
 namespace xdna {
 
 struct ActivationLayout {
-    ggml_type act_type = GGML_TYPE_COUNT;
+    ActFormat format = ActFormat::f32;
     int64_t   k = 0;       // valid K
     int64_t   k_pad = 0;   // padded K (multiple of the contract's tile K)
     int64_t   n = 0;       // valid tokens
     int64_t   n_pad = 0;   // padded tokens (multiple of the token tile)
     int       tile_n = 0;
-    size_t    row_bytes = 0;
+    int       tile_k = 0;
+    int64_t   n_tiles = 0, k_tiles = 0;
+    size_t    tile_bytes = 0;
     size_t    total_bytes = 0;
+
+    size_t tile_offset(int64_t nt, int64_t kt) const { return static_cast<size_t>(nt * k_tiles + kt) * tile_bytes; }
+    bool   quantized() const { return act_format_block(format) > 0; }
+    xdna_aie::ActTileFormat      quant_tile() const { return {tile_n, tile_k, act_format_block(format)}; }
+    xdna_aie::FloatActTileFormat float_tile() const { return {tile_n, tile_k, format == ActFormat::f32 ? 4 : 2}; }
 };
+
+// Bytes of one activation tile of contract `c` at token tile `tile_n`.
+size_t activation_tile_bytes(const MatmulContract & c, int tile_n);
 
 // Layout for n tokens in token tiles of `tile_n` (by default choose_tile_n(c, n)).
 ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int64_t k_pad, int64_t n, int tile_n = 0);
 
-// Quantize rows [r0, r1) of the 2-D slice (i2, i3) of src1 (F32, F16 or BF16, any strides) into `dst`.
-// Rows at or beyond layout.n are written as zeros. `scratch` holds at least k_pad floats.
+// Quantize rows [r0, r1) of the 2-D slice (i2, i3) of src1 (F32, F16 or BF16, any strides) into `dst`,
+// a buffer of layout.total_bytes. Rows at or beyond layout.n (up to n_pad) are written as zeros.
+// `scratch` holds at least k_pad floats. Disjoint row ranges may run in parallel.
 void quantize_activation_rows(const ggml_tensor * src1, int64_t i2, int64_t i3, const ActivationLayout & L,
                               int64_t r0, int64_t r1, void * dst, float * scratch);
 

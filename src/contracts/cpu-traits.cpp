@@ -1,4 +1,4 @@
-#include "cpu-traits.h"
+#include "contracts/cpu-traits.h"
 
 #include "ggml-backend.h"
 

@@ -1,4 +1,4 @@
-#include "matmul-contract.h"
+#include "contracts/matmul-contract.h"
 
 #include <algorithm>
 
@@ -6,34 +6,46 @@ namespace xdna {
 
 namespace {
 
-// Tile sizes, with their AIE2P core data memory budget (64 KB per core, double-buffered inputs):
-//   quantized weights, TK = 256, TM = 64: W tile 64 rows x 256 at <= 8.5 bits = <= 17 KB (Q8_0),
-//     9.2 KB (Q4_K); int8 activations 32 x 256 = 8.5 KB with scales; C tile 64 x 32 fp32 = 8 KB;
-//     2 x (17 + 8.5) + 8 = 59 KB in the worst case (Q8_0), 43 KB for Q4_K.
-//   16-bit weights, TK = 128: W 64 x 128 x 2 = 16 KB, A 32 x 128 x 2 = 8 KB, C 8 KB: 56 KB.
-//   32-bit weights, TK = 64: W 64 x 64 x 4 = 16 KB, A 32 x 64 x 4 = 8 KB, C 8 KB: 56 KB.
-// TM = 64 and TN in {4, 32} are multiples of the 4x8x8 / 8x8x8 int8 and 4x16x16 int4 mmul shapes.
+// Tile sizes: TM = 64 weight rows (4 row groups of the int8 x int4 4x16x16 mmul), TK = 256 for
+// quantized weights (one K-quant super-block, eight 32-blocks), 128 for F16/BF16 and 64 for F32 (16 KB
+// tiles), TN in {4, 32} tokens (1 or 8 groups of the mmul's 4 rows). The core data memory budget of
+// each contract (every buffer a core holds, against 64 KB) is tabled in docs/kernels.md.
 const std::vector<int> kTokenTiles = {4, 32};
 
 std::vector<MatmulContract> make_contracts() {
     return {
-        {"mm_f32_f32",   GGML_TYPE_F32,  GGML_TYPE_F32,  64,  64, kTokenTiles},
-        {"mm_f16_f16",   GGML_TYPE_F16,  GGML_TYPE_F16,  128, 64, kTokenTiles},
-        {"mm_bf16_bf16", GGML_TYPE_BF16, GGML_TYPE_BF16, 128, 64, kTokenTiles},
-        {"mm_q4_0_q8_0", GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, 256, 64, kTokenTiles},
-        {"mm_q4_1_q8_1", GGML_TYPE_Q4_1, GGML_TYPE_Q8_1, 256, 64, kTokenTiles},
-        {"mm_q5_0_q8_0", GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, 256, 64, kTokenTiles},
-        {"mm_q5_1_q8_1", GGML_TYPE_Q5_1, GGML_TYPE_Q8_1, 256, 64, kTokenTiles},
-        {"mm_q8_0_q8_0", GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, 256, 64, kTokenTiles},
-        {"mm_q2_K_q8_K", GGML_TYPE_Q2_K, GGML_TYPE_Q8_K, 256, 64, kTokenTiles},
-        {"mm_q3_K_q8_K", GGML_TYPE_Q3_K, GGML_TYPE_Q8_K, 256, 64, kTokenTiles},
-        {"mm_q4_K_q8_K", GGML_TYPE_Q4_K, GGML_TYPE_Q8_K, 256, 64, kTokenTiles},
-        {"mm_q5_K_q8_K", GGML_TYPE_Q5_K, GGML_TYPE_Q8_K, 256, 64, kTokenTiles},
-        {"mm_q6_K_q8_K", GGML_TYPE_Q6_K, GGML_TYPE_Q8_K, 256, 64, kTokenTiles},
+        {"mm_f32_f32",   GGML_TYPE_F32,  ActFormat::f32,  64,  64, kTokenTiles},
+        {"mm_f16_f16",   GGML_TYPE_F16,  ActFormat::f16,  128, 64, kTokenTiles},
+        {"mm_bf16_bf16", GGML_TYPE_BF16, ActFormat::bf16, 128, 64, kTokenTiles},
+        {"mm_q4_0_a8", GGML_TYPE_Q4_0, ActFormat::a8_b32, 256, 64, kTokenTiles},
+        {"mm_q4_1_a8", GGML_TYPE_Q4_1, ActFormat::a8_b32, 256, 64, kTokenTiles},
+        {"mm_q5_0_a8", GGML_TYPE_Q5_0, ActFormat::a8_b32, 256, 64, kTokenTiles},
+        {"mm_q5_1_a8", GGML_TYPE_Q5_1, ActFormat::a8_b32, 256, 64, kTokenTiles},
+        {"mm_q8_0_a8", GGML_TYPE_Q8_0, ActFormat::a8_b32, 256, 64, kTokenTiles},
+        {"mm_q2_K_a8", GGML_TYPE_Q2_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
+        {"mm_q3_K_a8", GGML_TYPE_Q3_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
+        {"mm_q4_K_a8", GGML_TYPE_Q4_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
+        {"mm_q5_K_a8", GGML_TYPE_Q5_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
+        {"mm_q6_K_a8", GGML_TYPE_Q6_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
     };
 }
 
 }  // namespace
+
+const char * act_format_name(ActFormat f) {
+    switch (f) {
+        case ActFormat::a8_b32: return "a8/32";
+        case ActFormat::a8_b256: return "a8/256";
+        case ActFormat::f16: return "f16";
+        case ActFormat::bf16: return "bf16";
+        case ActFormat::f32: return "f32";
+    }
+    return "?";
+}
+
+int act_format_block(ActFormat f) {
+    return f == ActFormat::a8_b32 ? 32 : f == ActFormat::a8_b256 ? 256 : 0;
+}
 
 const std::vector<MatmulContract> & all_matmul_contracts() {
     static const std::vector<MatmulContract> contracts = make_contracts();

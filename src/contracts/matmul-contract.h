@@ -1,11 +1,13 @@
 // Matmul kernel contracts: one entry per weight format the NPU multiplies.
 //
 // docs/kernels.md is the prose version of this table. A contract fixes, for one weight type:
-//   - the weight operand: the GGUF block bytes kept unchanged, re-tiled (see weight-layout.h);
-//   - the activation operand: src1 quantized on the host into `act_type` blocks (see activation-layout.h);
+//   - the weight operand: the GGUF block bits kept, re-arranged into the planes of a core tile
+//     (aie/include/xdna_aie/matmul_tiles.h; weight-layout.h);
+//   - the activation operand: src1 quantized on the host into activation tiles of `act_format`
+//     (int8 codes with fp32 scales per 32 or 256 values and exact 16-value sums, or F16/BF16/F32);
 //   - the allowed core tile shapes (rows of W x tokens x K) that fit a 64 KB AIE2P core data memory;
 //   - the numerics: per block an exact integer (or exact float-product) dot of weight codes and
-//     activation codes, scaled by the block scales in fp32 and accumulated in fp32.
+//     activation codes, scaled by the block scales in fp32 in a fixed order (docs/kernels.md).
 // Every device (sim, XRT) executes exactly these contracts; the planner only chooses among them.
 #pragma once
 
@@ -23,10 +25,22 @@ struct TileShape {
     int k;  // reduction depth per core tile; a multiple of the weight block size
 };
 
+// Activation operand formats (docs/kernels.md, "Activations").
+enum class ActFormat {
+    a8_b32,   // int8 codes, one fp32 scale per 32 values, int16 sums per 16 (Q4_0 ... Q8_0 weights)
+    a8_b256,  // the same with one scale per 256 values (K-quant weights: one epilogue per super-block)
+    f16,
+    bf16,
+    f32,
+};
+const char * act_format_name(ActFormat f);
+// Values per activation scale (0 for the float formats).
+int act_format_block(ActFormat f);
+
 struct MatmulContract {
-    const char * name;        // kernel name, e.g. "mm_q4_K_q8_K"
-    ggml_type    weight_type; // GGUF block format of the weights, kept as loaded
-    ggml_type    act_type;    // block format the host quantizes activations into
+    const char * name;        // kernel name, e.g. "mm_q4_K_a8"
+    ggml_type    weight_type; // GGUF block format of the weights, kept bit for bit
+    ActFormat    act_format;  // what the host turns activations into
     int          tile_k;      // K depth of every tile of this contract (weights are padded to it)
     int          tile_m;      // weight rows per tile (weights are padded to it)
     // Token tile widths the contract allows; the planner picks the smallest that covers the batch

@@ -1,17 +1,18 @@
-// Packed weight layout: the GGUF's own block bytes, re-tiled so that each core tile is one
-// contiguous run of memory the NPU's DMA can stream linearly (pre-packed weights stream at several
-// times the bandwidth of weights re-laid out by strided DMA descriptors).
+// Packed weight layout: the GGUF's own bits, re-tiled so that each core tile is one contiguous run of
+// memory the NPU's DMA streams linearly (pre-packed weights stream at several times the bandwidth of
+// weights re-laid out by strided DMA descriptors), and arranged inside the tile into the planes the
+// core kernel loads directly (aie/include/xdna_aie/matmul_tiles.h, via tile-codec.h).
 //
 // A weight tensor of type T with ne = {K, M, ne2, ne3} is seen as `mats` = ne2*ne3 matrices of M rows.
-// Each matrix is padded to Mp = ceil(M/TM)*TM rows and Kp = ceil(K/TK)*TK columns with all-zero blocks
-// (zero scales: the padding contributes exactly 0) and stored as
-//     [mat][m_tile][k_tile][row in tile][TK/blck blocks]
-// so a tile is TM consecutive row segments, each segment TK/blck consecutive GGUF blocks.
-// Nothing is decoded or re-quantized: the bytes per weight are the GGUF's plus the tile padding.
+// Each matrix is padded to Mp = ceil(M/TM)*TM rows and Kp = ceil(K/TK)*TK columns with all-zero GGUF
+// blocks (zero scales: the padding contributes exactly 0) and stored as
+//     [mat][m_tile][k_tile][tile: the planes of TM rows x TK values]
+// A tile holds exactly the bytes of its TM x TK/blck GGUF blocks: nothing is re-quantized, the bytes
+// per weight are the GGUF's plus the tile padding.
 #pragma once
 
 #include "ggml.h"
-#include "matmul-contract.h"
+#include "contracts/matmul-contract.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +29,9 @@ struct WeightLayout {
     int64_t   m_tiles = 0;
     int64_t   k_tiles = 0;
     size_t    row_bytes = 0;     // bytes of one unpadded GGUF row
-    size_t    segment_bytes = 0; // bytes of one row inside one tile (TK/blck blocks)
+    size_t    segment_bytes = 0; // GGUF bytes of one row's part of one tile (TK/blck blocks)
+    size_t    block_bytes = 0;   // bytes of one GGUF block (one value for F32/F16/BF16)
+    int       block_values = 0;
     size_t    tile_bytes = 0;
     size_t    mat_bytes = 0;
     size_t    total_bytes = 0;

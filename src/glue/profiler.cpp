@@ -1,4 +1,6 @@
-#include "profiler.h"
+#include "glue/profiler.h"
+
+#include "runtime/options.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,11 +31,10 @@ Profiler & Profiler::instance() {
 }
 
 Profiler::Profiler() {
-    const char * p = std::getenv("GGML_XDNA_PROFILE");
-    profile_ = p != nullptr && *p != '\0' && std::string(p) != "0";
-    if (const char * t = std::getenv("GGML_XDNA_TRACE")) {
-        trace_path_ = t;
-    }
+    const OptionValue<bool> profile = profile_option();
+    report_option_error(profile.error, "1 (profiling on)");
+    profile_ = profile.value;
+    trace_path_ = trace_option().value;
 }
 
 void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & stats, const BatchStats & batch_stats,

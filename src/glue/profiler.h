@@ -3,7 +3,7 @@
 // submissions and the timing model's NPU time. Modelled figures are labelled as modelled.
 #pragma once
 
-#include "device.h"
+#include "runtime/device.h"
 
 #include <chrono>
 #include <cstdint>

@@ -4,17 +4,18 @@
 // by the split's shapes and addresses, so after the first token a step only quantizes activations
 // (once per distinct src1: Q, K and V share one), packs weights that were not packed at load (tests'
 // compute-buffer weights), submits every invocation at once and waits once.
-#include "xdna-backend.h"
+#include "glue/xdna-backend.h"
 
-#include "batch-plan.h"
-#include "profiler.h"
-#include "sim-matmul.h"
-#include "thread-pool.h"
+#include "glue/profiler.h"
+
+#include "devices/open-device.h"
+#include "plan/batch-plan.h"
+#include "runtime/options.h"
+#include "runtime/thread-pool.h"
 
 #include "ggml-impl.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <vector>
 
 namespace xdna {
@@ -22,32 +23,22 @@ namespace xdna {
 namespace {
 
 std::chrono::milliseconds run_timeout() {
-    const char * s = std::getenv("GGML_XDNA_TIMEOUT_MS");
-    const long ms = s ? std::atol(s) : 0;
-    return std::chrono::milliseconds(ms > 0 ? ms : 10000);
+    const OptionValue<std::chrono::milliseconds> t = timeout_option();
+    report_option_error(t.error);
+    return t.value;
 }
 
 // Below this many activation rows, waking the host pool costs more than quantizing inline.
 constexpr size_t kInlineQuantizeJobs = 2;
 
-BufferSlice slice_of(const ggml_tensor * t) {
-    DeviceBuffer * buf = device_buffer_of(t->buffer);
-    if (buf == nullptr) {
-        return {};
-    }
-    return {buf, static_cast<size_t>(static_cast<const char *>(t->data) - static_cast<const char *>(buf->host_ptr()))};
-}
-
 struct BackendContext {
     explicit BackendContext(XdnaDeviceContext & d)
-        : dev(d),
-          host_pool(ThreadPool::default_threads()),
-          resolver{slice_of, tensor_is_packed,
-                   [this](const MatmulContract & c, const TileShape & t) { return dev.device->has_kernel(c, t); }} {}
+        : dev(d), host_pool(ThreadPool::default_threads()), resolver(d.resolver), fallback(open_host_executor(host_pool)) {}
 
     XdnaDeviceContext &           dev;
     ThreadPool                    host_pool;  // host-side operand preparation
-    TensorResolver                resolver;
+    const TensorResolver &        resolver;   // the device's, shared with supports_op
+    std::unique_ptr<HostExecutor> fallback;   // computes a submission whose device run failed
     std::unique_ptr<DeviceBuffer> scratch;
     PlanCache                     plans;
     uint64_t                      plans_generation = 0;
@@ -164,7 +155,7 @@ ggml_status BackendContext::flush() {
             fallback_logged = true;
         }
         ++fallback_runs;
-        sim_run_matmuls(plan->batch.matmuls, host_pool);
+        fallback->run(plan->batch);
         return GGML_STATUS_SUCCESS;
     }
     if (prof.enabled()) {
@@ -179,14 +170,10 @@ ggml_status BackendContext::compute(ggml_cgraph * graph) {
         if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {
             continue;
         }
-        switch (node->op) {
-            case GGML_OP_NONE:
-            case GGML_OP_RESHAPE:
-            case GGML_OP_VIEW:
-            case GGML_OP_PERMUTE:
-            case GGML_OP_TRANSPOSE:
+        switch (op_kind(node)) {
+            case OpKind::noop:
                 break;
-            case GGML_OP_MUL_MAT:
+            case OpKind::matmul:
                 // A matmul reading the output of one still pending must wait for that submission.
                 if (depends_on_pending(node->src[0]) || depends_on_pending(node->src[1])) {
                     const ggml_status st = flush();
@@ -196,7 +183,7 @@ ggml_status BackendContext::compute(ggml_cgraph * graph) {
                 }
                 pending.push_back(node);
                 break;
-            default:
+            case OpKind::unsupported:
                 GGML_LOG_ERROR("xdna: unsupported op %s reached the backend\n", ggml_op_desc(node));
                 pending.clear();
                 return GGML_STATUS_FAILED;

@@ -1,7 +1,7 @@
 // The XDNA ggml backend (stream) and what tools and tests may ask of it.
 #pragma once
 
-#include "xdna-device-context.h"
+#include "glue/xdna-device-context.h"
 
 #include <cstdint>
 

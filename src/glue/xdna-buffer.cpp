@@ -4,9 +4,9 @@
 // converts each weight of a type with an NPU contract into the packed tile layout, once, in place:
 // the buffer holds the only copy. get_tensor undoes the conversion byte-exactly, so the scheduler
 // can still hand a weight to the CPU. Every other buffer is plain memory in ggml's layout.
-#include "xdna-device-context.h"
+#include "glue/xdna-device-context.h"
 
-#include "weight-layout.h"
+#include "contracts/weight-layout.h"
 
 #include "ggml-impl.h"
 
@@ -219,6 +219,21 @@ bool tensor_is_packed(const ggml_tensor * t) {
     WeightLayout L;
     return t->buffer != nullptr && is_xdna_buffer(t->buffer) &&
            ggml_backend_buffer_get_usage(t->buffer) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS && packable_layout(t, L);
+}
+
+TensorResolver make_tensor_resolver(XdnaDeviceContext & ctx) {
+    TensorResolver r;
+    r.slice_of = [](const ggml_tensor * t) -> BufferSlice {
+        DeviceBuffer * buf = device_buffer_of(t->buffer);
+        if (buf == nullptr) {
+            return {};
+        }
+        return {buf, static_cast<size_t>(static_cast<const char *>(t->data) - static_cast<const char *>(buf->host_ptr()))};
+    };
+    r.is_packed = tensor_is_packed;
+    Device * device = ctx.device.get();
+    r.has_kernel = [device](const MatmulContract & c, const TileShape & t) { return device->has_kernel(c, t); };
+    return r;
 }
 
 }  // namespace xdna

@@ -1,7 +1,8 @@
 // State shared by the ggml device, its buffer type and every backend (stream) created on it.
 #pragma once
 
-#include "device.h"
+#include "plan/op-support.h"
+#include "runtime/device.h"
 
 #include "ggml-backend-impl.h"
 
@@ -13,6 +14,7 @@ namespace xdna {
 
 struct XdnaDeviceContext {
     std::unique_ptr<Device>   device;
+    TensorResolver            resolver;  // what supports_op and the planner ask of this device (op-support.h)
     std::string               name;
     std::string               description;
     ggml_backend_buffer_type  buffer_type{};
@@ -35,6 +37,10 @@ DeviceBuffer * device_buffer_of(ggml_backend_buffer_t buffer);
 // Whether `t` is stored in the packed weight layout: a whole (non-view) tensor of a type with an NPU
 // contract in an XDNA buffer whose usage is WEIGHTS.
 bool tensor_is_packed(const ggml_tensor * t);
+
+// The device as the planner and the op predicate see it: tensors' device memory, packed weights, and
+// `ctx.device`'s kernels.
+TensorResolver make_tensor_resolver(XdnaDeviceContext & ctx);
 
 
 }  // namespace xdna

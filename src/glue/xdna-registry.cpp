@@ -4,17 +4,20 @@
 // default buffer type first for weights, which is how the weights reach set_tensor (and the packed
 // layout) at load time without any -ngl or patch.
 #include "ggml-xdna.h"
-#include "xdna-backend.h"
-#include "xdna-device-context.h"
+#include "glue/xdna-backend.h"
+#include "glue/xdna-device-context.h"
 
-#include "matmul-plan.h"
-#include "runtime-log.h"
+#include "devices/open-device.h"
+#include "plan/op-support.h"
+#include "runtime/options.h"
+#include "runtime/runtime-log.h"
 
 #include "ggml-impl.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -72,37 +75,25 @@ ggml_backend_buffer_type_t dev_get_buffer_type(ggml_backend_dev_t dev) {
     return &dctx(dev)->buffer_type;
 }
 
-bool dev_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {
-    switch (op->op) {
-        case GGML_OP_NONE:
-        case GGML_OP_RESHAPE:
-        case GGML_OP_VIEW:
-        case GGML_OP_PERMUTE:
-        case GGML_OP_TRANSPOSE:
-            return true;
-        case GGML_OP_MUL_MAT: {
-            const ggml_tensor * src0 = op->src[0];
-            const ggml_tensor * src1 = op->src[1];
-            // A view into a packed weight is not in ggml's layout and not a whole packed matrix.
-            if (src0->view_src != nullptr && tensor_is_packed(src0->view_src)) {
-                return false;
-            }
-            if (tensor_is_packed(src1) || (src1->view_src != nullptr && tensor_is_packed(src1->view_src))) {
-                return false;
-            }
-            std::string why;
-            if (!matmul_supported(op, why)) {
-                return false;
-            }
-            // Only what the device has a kernel for (an NPU runs what its manifest installs); any token
-            // tile serves any batch size, so one installed width is enough.
-            const MatmulContract * c = matmul_contract_for(src0->type);
-            Device & device = *dctx(dev)->device;
-            return choose_tile_n(*c, op->ne[1], [&](const TileShape & t) { return device.has_kernel(*c, t); }) != 0;
-        }
-        default:
-            return false;
+// Why an op stays on the CPU, at debug level (shown by llama.cpp's tools with -v / --verbose). Once per
+// distinct reason: the scheduler asks about every node of every graph.
+void log_refusal(const ggml_tensor * op, const std::string & why) {
+    static std::mutex            mutex;
+    static std::set<std::string> logged;
+    std::lock_guard<std::mutex>  lock(mutex);
+    if (logged.insert(why).second) {
+        GGML_LOG_DEBUG("xdna: %s (%s) stays on the CPU: %s (each reason logged once)\n", ggml_op_desc(op), op->name,
+                       why.c_str());
     }
+}
+
+bool dev_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {
+    std::string why;
+    if (op_supported(op, dctx(dev)->resolver, why)) {
+        return true;
+    }
+    log_refusal(op, why);
+    return false;
 }
 
 bool dev_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft) {
@@ -134,20 +125,19 @@ struct Registry {
 };
 
 // Which device GGML_XDNA_DEVICE asks for. Unknown values are an error naming the accepted ones.
-bool parse_device_choice(std::string & choice) {
-    const char * env = std::getenv("GGML_XDNA_DEVICE");
-    choice = (env == nullptr || *env == '\0') ? "auto" : env;
-    if (choice == "auto" || choice == "sim" || choice == "xrt") {
-        return true;
+bool parse_device_choice(DeviceChoice & choice) {
+    const OptionValue<DeviceChoice> opt = device_option();
+    if (!opt.error.empty()) {
+        GGML_LOG_ERROR("xdna: %s. No XDNA device registered.\n", opt.error.c_str());
+        return false;
     }
-    GGML_LOG_ERROR("xdna: GGML_XDNA_DEVICE='%s' is not valid; accepted values: auto, sim, xrt. No XDNA device registered.\n",
-                   choice.c_str());
-    return false;
+    choice = opt.value;
+    return true;
 }
 
-std::unique_ptr<Device> open_chosen_device(const std::string & choice) {
+std::unique_ptr<Device> open_chosen_device(DeviceChoice choice) {
     std::string why;
-    if (choice == "sim") {
+    if (choice == DeviceChoice::sim) {
         auto d = open_device(DeviceKind::sim, why);
         if (!d) {
             GGML_LOG_ERROR("xdna: simulator unavailable: %s\n", why.c_str());
@@ -156,7 +146,7 @@ std::unique_ptr<Device> open_chosen_device(const std::string & choice) {
     }
     auto d = open_device(DeviceKind::xrt, why);
     if (!d) {
-        if (choice == "xrt") {
+        if (choice == DeviceChoice::xrt) {
             GGML_LOG_ERROR("xdna: no XDNA NPU: %s\n", why.c_str());
         } else {
             GGML_LOG_INFO("xdna: no XDNA NPU (%s); no device registered. Set GGML_XDNA_DEVICE=sim to use the simulator.\n",
@@ -237,7 +227,7 @@ ggml_backend_reg_t ggml_backend_xdna_reg(void) {
                 case LogLevel::error: GGML_LOG_ERROR("xdna: %s\n", msg.c_str()); break;
             }
         });
-        std::string choice;
+        DeviceChoice choice = DeviceChoice::automatic;
         if (!parse_device_choice(choice)) {
             return true;
         }
@@ -247,6 +237,7 @@ ggml_backend_reg_t ggml_backend_xdna_reg(void) {
         }
         state.context = std::make_unique<XdnaDeviceContext>();
         state.context->device = std::move(device);
+        state.context->resolver = make_tensor_resolver(*state.context);
         state.context->name = state.context->device->info().name;
         state.context->description = state.context->device->info().description;
         state.device = {kDeviceInterface, &reg, state.context.get()};

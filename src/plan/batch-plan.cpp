@@ -1,4 +1,4 @@
-#include "batch-plan.h"
+#include "plan/batch-plan.h"
 
 #include <algorithm>
 #include <cstring>
@@ -30,19 +30,15 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
     for (ggml_tensor * node : nodes) {
         PlannedMatmul p;
         p.node = node;
-        TileAvailable available;
-        if (resolve.has_kernel) {
-            const MatmulContract * c = matmul_contract_for(node->src[0]->type);
-            available = [&, c](const TileShape & t) { return c != nullptr && resolve.has_kernel(*c, t); };
-        }
-        if (!plan_matmul(node, p.plan, why, available)) {
+        MatmulChoice choice;
+        if (!choose_matmul(node, resolve, choice, why) || !plan_matmul(node, choice, p.plan, why)) {
             why = std::string(node->name) + ": " + why;
             return false;
         }
         const ActivationLayout & al = p.plan.activations;
         const auto shared = std::find_if(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
             const ActivationLayout & ql = q.plan.activations;
-            return q.quantizes && same_activations(q.node->src[1], node->src[1]) && ql.act_type == al.act_type &&
+            return q.quantizes && same_activations(q.node->src[1], node->src[1]) && ql.format == al.format &&
                    ql.k_pad == al.k_pad && ql.tile_n == al.tile_n;
         });
         if (shared != plan.ops.end()) {
@@ -58,7 +54,7 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
                 }
             }
         }
-        p.packed_weights = resolve.is_packed(node->src[0]);
+        p.packed_weights = resolve.is_packed && resolve.is_packed(node->src[0]);
         if (!p.packed_weights) {
             p.weight_offset = size;
             size = align_up(size + p.plan.weights.total_bytes);
@@ -107,7 +103,7 @@ void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResol
         add_tensor(n);
         add_tensor(n->src[0]);
         add_tensor(n->src[1]);
-        sig.push_back(resolve.is_packed(n->src[0]) ? 1 : 0);
+        sig.push_back(resolve.is_packed && resolve.is_packed(n->src[0]) ? 1 : 0);
     }
 }
 

@@ -4,8 +4,8 @@
 // graph shape and reused for every token that has that shape (see PlanCache).
 #pragma once
 
-#include "device.h"
-#include "matmul-plan.h"
+#include "plan/matmul-plan.h"
+#include "runtime/device.h"
 
 #include "ggml.h"
 
@@ -41,16 +41,8 @@ struct BatchPlan {
     Batch                      batch;           // the invocations, ready to submit
 };
 
-// How the planner reaches the device: the slice behind a tensor (null buffer if not device memory),
-// whether a tensor is a weight packed at load, and which kernels the device has.
-struct TensorResolver {
-    std::function<BufferSlice(const ggml_tensor *)>                        slice_of;
-    std::function<bool(const ggml_tensor *)>                               is_packed;
-    std::function<bool(const MatmulContract &, const TileShape &)>         has_kernel;  // empty: every tile
-};
-
-// Lay out scratch for `nodes` (MUL_MATs). Call fill_invocations() once scratch of
-// plan.scratch_bytes exists.
+// Lay out scratch for `nodes` (MUL_MATs, each planned as choose_matmul() decides with `resolve`; see
+// op-support.h for TensorResolver). Call fill_invocations() once scratch of plan.scratch_bytes exists.
 bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, BatchPlan & plan,
                   std::string & why);
 bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why);

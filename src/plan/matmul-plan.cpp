@@ -1,54 +1,29 @@
-#include "matmul-plan.h"
+#include "plan/matmul-plan.h"
 
 #include <cstring>
 #include <vector>
 
 namespace xdna {
 
-bool matmul_supported(const ggml_tensor * dst, std::string & why) {
-    const ggml_tensor * src0 = dst->src[0];
-    const ggml_tensor * src1 = dst->src[1];
-    if (matmul_contract_for(src0->type) == nullptr) {
-        why = std::string("no NPU kernel for weight type ") + ggml_type_name(src0->type);
-        return false;
+bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why, const TileAvailable & available) {
+    TensorResolver resolve;
+    if (available) {
+        resolve.has_kernel = [&](const MatmulContract &, const TileShape & t) { return available(t); };
     }
-    if (src1->type != GGML_TYPE_F32 && src1->type != GGML_TYPE_F16 && src1->type != GGML_TYPE_BF16) {
-        why = std::string("activation type ") + ggml_type_name(src1->type);
-        return false;
-    }
-    if (dst->type != GGML_TYPE_F32 || dst->nb[0] != sizeof(float)) {
-        why = "output must be F32 with contiguous rows";
-        return false;
-    }
-    if (src0->nb[0] != ggml_type_size(src0->type)) {
-        // Only transposed F32/F16/BF16 weights can get here; ggml blocks always run along dim 0.
-        why = "weights with non-contiguous rows";
-        return false;
-    }
-    if (src0->ne[0] != src1->ne[0] || src1->ne[2] % src0->ne[2] != 0 || src1->ne[3] % src0->ne[3] != 0) {
-        why = "inconsistent shapes";
-        return false;
-    }
-    return true;
+    MatmulChoice choice;
+    return choose_matmul(dst, resolve, choice, why) && plan_matmul(dst, choice, plan, why);
 }
 
-bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why, const TileAvailable & available) {
-    if (!matmul_supported(dst, why)) {
-        return false;
-    }
+bool plan_matmul(const ggml_tensor * dst, const MatmulChoice & choice, MatmulPlan & plan, std::string & why) {
     const ggml_tensor * src0 = dst->src[0];
     const ggml_tensor * src1 = dst->src[1];
     plan = MatmulPlan{};
-    plan.contract = matmul_contract_for(src0->type);
+    plan.contract = choice.contract;
     if (!make_weight_layout(src0->type, src0->ne, plan.weights)) {
-        why = "weight row length is not a whole number of blocks";
+        why = std::string("no weight layout for ") + ggml_type_name(src0->type);
         return false;
     }
-    const int tile_n = available ? choose_tile_n(*plan.contract, src1->ne[1], available) : choose_tile_n(*plan.contract, src1->ne[1]);
-    if (tile_n == 0) {
-        why = std::string("no kernel for ") + plan.contract->name + " at any token tile";
-        return false;
-    }
+    const int tile_n = choice.tile_n;
     plan.activations = make_activation_layout(*plan.contract, src1->ne[0], plan.weights.padded_k(), src1->ne[1], tile_n);
     plan.n_slices = dst->ne[2] * dst->ne[3];
     plan.ne2 = dst->ne[2];
@@ -68,7 +43,7 @@ MatmulInvocation invocation_geometry(const MatmulPlan & plan, int64_t m, int64_t
     inv.n_tiles = plan.activations.n_pad / inv.tile.n;
     inv.k_tiles = plan.weights.k_tiles;
     inv.weight_tile_bytes = plan.weights.tile_bytes;
-    inv.act_row_bytes = plan.activations.row_bytes;
+    inv.act_tile_bytes = plan.activations.tile_bytes;
     inv.out_row_stride = out_row_stride;
     return inv;
 }

@@ -2,19 +2,17 @@
 // whole tiles. Tails are padded inside the packed operands, so no shape constraint reaches the user.
 #pragma once
 
-#include "activation-layout.h"
-#include "device.h"
-#include "matmul-contract.h"
-#include "weight-layout.h"
+#include "contracts/activation-layout.h"
+#include "contracts/matmul-contract.h"
+#include "contracts/weight-layout.h"
+#include "plan/op-support.h"
+#include "runtime/device.h"
 
 #include "ggml.h"
 
 #include <string>
 
 namespace xdna {
-
-// Whether the NPU can compute this MUL_MAT at all (types and strides); `why` says why not.
-bool matmul_supported(const ggml_tensor * dst, std::string & why);
 
 struct MatmulPlan {
     const MatmulContract * contract = nullptr;
@@ -33,9 +31,11 @@ struct MatmulPlan {
     size_t activation_bytes() const { return activations.total_bytes * n_slices; }
 };
 
-// Plan dst = MUL_MAT(src0, src1), with the token tile chosen among those `available` accepts (all the
-// contract allows when empty). Returns false with `why` for an op matmul_supported() refuses or when
-// no token tile is available.
+// Plan dst = MUL_MAT(src0, src1) as choose_matmul() (op-support.h) decided: its contract and token tile.
+bool plan_matmul(const ggml_tensor * dst, const MatmulChoice & choice, MatmulPlan & plan, std::string & why);
+
+// The same for tools and tests: choose_matmul() with the token tiles `available` accepts (all the
+// contract allows when empty) and no packed weights, then plan. False with `why` when it refuses.
 bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why, const TileAvailable & available = {});
 
 // The geometry of one invocation of `plan` (contract, tile, tile counts, byte strides) for an output of

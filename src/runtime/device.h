@@ -1,11 +1,12 @@
 // Device-neutral NPU runtime interface.
 //
 // The ggml glue and the planner talk only to this interface; the simulator (src/sim) and the XRT
-// device implement it. The unit of work is a batch of kernel invocations submitted at once and
-// waited on once (on XRT: one xrt::runlist), because each host/NPU round trip costs ~100 us.
+// device implement it, and the device factory (src/devices) opens them. The unit of work is a batch
+// of kernel invocations submitted at once and waited on once (on XRT: one xrt::runlist), because each
+// host/NPU round trip costs ~100 us.
 #pragma once
 
-#include "matmul-contract.h"
+#include "contracts/matmul-contract.h"
 
 #include <chrono>
 #include <cstddef>
@@ -45,7 +46,8 @@ struct BufferSlice {
 };
 
 // One matmul contract call: out[n][m] = sum_k W[m][k] * A[n][k] for a whole (padded) matrix.
-// W is in the packed weight layout (weight-layout.h), A in the activation layout (activation-layout.h),
+// W is in the packed weight layout (weight-layout.h), A in the activation layout (activation-layout.h:
+// [n_tile][k_tile][tile]),
 // out is fp32 with a row stride of `out_row_stride` floats; only the valid m < M, n < N are written.
 struct MatmulInvocation {
     const MatmulContract * contract = nullptr;
@@ -56,12 +58,12 @@ struct MatmulInvocation {
     int64_t     m = 0, n = 0;           // valid output rows (weights) and columns (tokens)
     int64_t     m_tiles = 0, n_tiles = 0, k_tiles = 0;
     size_t      weight_tile_bytes = 0;  // bytes of one packed W tile
-    size_t      act_row_bytes = 0;      // bytes of one activation row (padded K)
+    size_t      act_tile_bytes = 0;     // bytes of one activation tile (TN tokens x TK)
     int64_t     out_row_stride = 0;     // floats between consecutive tokens in out
 
     uint64_t macs() const { return static_cast<uint64_t>(m_tiles * tile.m) * (n_tiles * tile.n) * (k_tiles * tile.k); }
     uint64_t weight_bytes() const { return weight_tile_bytes * m_tiles * k_tiles; }
-    uint64_t activation_bytes() const { return act_row_bytes * n_tiles * tile.n; }
+    uint64_t activation_bytes() const { return act_tile_bytes * n_tiles * k_tiles; }
     uint64_t out_bytes() const { return static_cast<uint64_t>(m) * n * sizeof(float); }
 };
 
@@ -126,10 +128,5 @@ public:
     // Tests only: make every run fail as a device error would, to exercise the callers' fallback.
     virtual bool set_fail_runs(bool) { return false; }
 };
-
-enum class DeviceKind { sim, xrt };
-
-// Open a device of the given kind; nullptr with `why` set when none is available.
-std::unique_ptr<Device> open_device(DeviceKind kind, std::string & why);
 
 }  // namespace xdna

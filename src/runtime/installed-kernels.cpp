@@ -1,6 +1,7 @@
-#include "installed-kernels.h"
+#include "runtime/installed-kernels.h"
 
-#include "runtime-log.h"
+#include "runtime/options.h"
+#include "runtime/runtime-log.h"
 
 #include <cstdlib>
 #include <dlfcn.h>
@@ -38,10 +39,10 @@ bool exists(const std::string & path) {
 
 ManifestLocation locate_kernel_manifest() {
     ManifestLocation loc;
-    const char * env = std::getenv(kKernelsEnv);
-    if (env != nullptr && *env != '\0') {
+    const OptionValue<std::string> env = kernels_option();
+    if (env.set) {
         loc.from_env = true;
-        const std::string p = env;
+        const std::string & p = env.value;
         loc.path = is_directory(p) ? p + "/" + kManifestFileName : p;
         return loc;
     }

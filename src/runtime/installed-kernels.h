@@ -5,7 +5,7 @@
 // (libggml-xdna.so for the backend, the executable for tools).
 #pragma once
 
-#include "kernel-manifest.h"
+#include "runtime/kernel-manifest.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "invocation-args.h"
+#include "runtime/invocation-args.h"
 
 #include <cstring>
 #include <limits>
@@ -50,12 +50,12 @@ bool pack_params(const MatmulInvocation & inv, ParamWords & out, std::string & e
         inv.n_tiles,
         inv.k_tiles,
         static_cast<int64_t>(inv.weight_tile_bytes),
-        static_cast<int64_t>(inv.act_row_bytes),
+        static_cast<int64_t>(inv.act_tile_bytes),
         inv.out_row_stride,
     };
     static const char * const names[kParamWordCount] = {
         "version", "tile_m", "tile_n", "tile_k", "m", "n", "m_tiles", "n_tiles", "k_tiles",
-        "weight_tile_bytes", "act_row_bytes", "out_row_stride"};
+        "weight_tile_bytes", "act_tile_bytes", "out_row_stride"};
     for (int i = 0; i < kParamWordCount; ++i) {
         if (!fits_u32(v[i])) {
             err = std::string("parameter ") + names[i] + " = " + std::to_string(v[i]) + " does not fit in 32 bits";

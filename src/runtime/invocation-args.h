@@ -6,8 +6,8 @@
 // without an NPU; the XRT device only turns each entry into set_arg calls.
 #pragma once
 
-#include "device.h"
-#include "kernel-manifest.h"
+#include "runtime/device.h"
+#include "runtime/kernel-manifest.h"
 
 #include <array>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "kernel-files.h"
+#include "runtime/kernel-files.h"
 
 #include <cerrno>
 #include <cstring>

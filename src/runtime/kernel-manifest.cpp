@@ -1,6 +1,6 @@
-#include "kernel-manifest.h"
+#include "runtime/kernel-manifest.h"
 
-#include "kernel-files.h"
+#include "runtime/kernel-files.h"
 
 #include <nlohmann/json.hpp>
 

@@ -9,8 +9,8 @@
 // No XRT here: parsing, validation, file checks and selection are testable on any machine.
 #pragma once
 
-#include "matmul-contract.h"
-#include "npu-generation.h"
+#include "contracts/matmul-contract.h"
+#include "runtime/npu-generation.h"
 
 #include <cstdint>
 #include <string>
@@ -54,7 +54,7 @@ struct KernelEntry {
     bool runs_on(NpuGeneration g) const;
     // Argument position of `kind`, or -1 when the kernel has no such argument.
     int arg_index(ArgKind kind) const;
-    // "kernels[3] (mm_q4_K_q8_K, tile 64x4x256)": how messages name an entry.
+    // "kernels[3] (mm_q4_K_a8, tile 64x4x256)": how messages name an entry.
     std::string label() const;
 };
 

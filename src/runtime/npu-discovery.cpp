@@ -1,4 +1,4 @@
-#include "npu-discovery.h"
+#include "runtime/npu-discovery.h"
 
 #include <algorithm>
 #include <cctype>

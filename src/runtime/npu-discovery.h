@@ -5,7 +5,7 @@
 // generation picks the kernels. The sysfs and /dev roots are parameters so tests can use a fake tree.
 #pragma once
 
-#include "npu-generation.h"
+#include "runtime/npu-generation.h"
 
 #include <string>
 

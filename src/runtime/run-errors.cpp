@@ -1,4 +1,4 @@
-#include "run-errors.h"
+#include "runtime/run-errors.h"
 
 #include <cerrno>
 

@@ -4,7 +4,7 @@
 // into the plain values below; everything else lives here so it is testable without XRT.
 #pragma once
 
-#include "device.h"
+#include "runtime/device.h"
 
 #include <chrono>
 #include <string>

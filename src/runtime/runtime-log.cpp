@@ -1,4 +1,4 @@
-#include "runtime-log.h"
+#include "runtime/runtime-log.h"
 
 #include <cstdio>
 #include <mutex>

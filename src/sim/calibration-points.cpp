@@ -1,4 +1,4 @@
-#include "calibration-points.h"
+#include "sim/calibration-points.h"
 
 #include <cmath>
 

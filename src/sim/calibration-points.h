@@ -6,7 +6,7 @@
 // xdna-bench --calibration) and tests/timing checks every point stays within its stated error.
 #pragma once
 
-#include "timing-model.h"
+#include "sim/timing-model.h"
 
 #include <string>
 #include <vector>

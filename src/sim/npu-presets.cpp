@@ -1,7 +1,7 @@
-#include "npu-presets.h"
+#include "sim/npu-presets.h"
 
-#include <cerrno>
-#include <cstdlib>
+#include "runtime/options.h"
+
 #include <functional>
 
 namespace xdna {
@@ -73,17 +73,6 @@ std::vector<NpuPreset> make_presets() {
     halo.dram_gbs = 70;
 
     return {strix, krackan, halo};
-}
-
-bool parse_double(const char * s, double & out) {
-    errno = 0;
-    char * end = nullptr;
-    const double v = std::strtod(s, &end);
-    if (end == s || *end != '\0' || errno != 0) {
-        return false;
-    }
-    out = v;
-    return true;
 }
 
 }  // namespace
@@ -192,39 +181,36 @@ const NpuPreset * find_npu_preset(const std::string & name) {
 bool preset_from_env(NpuPreset & out, std::string & error) {
     error.clear();
     out = *find_npu_preset("krackan");
-    if (const char * s = std::getenv("GGML_XDNA_PRESET"); s != nullptr && *s != '\0') {
-        if (const NpuPreset * p = find_npu_preset(s)) {
-            out = *p;
-        } else {
-            error += std::string("GGML_XDNA_PRESET='") + s + "' is not strix, krackan or halo; ";
-        }
+    // The variables, their accepted values and ranges are in runtime/options.cpp.
+    const OptionValue<std::string> preset = preset_option();
+    if (!preset.error.empty()) {
+        error += preset.error + "; ";
+    } else if (const NpuPreset * p = find_npu_preset(preset.value)) {
+        out = *p;
+    } else {
+        error += "GGML_XDNA_PRESET='" + preset.value + "' is accepted but no preset has that name; ";
     }
     struct Override {
-        const char *                  var;
-        double                        lo, hi;  // accepted range, inclusive
-        std::function<void(double)>   set;
+        const char *                var;
+        std::function<void(double)> set;
     };
     const Override overrides[] = {
-        {"GGML_XDNA_MODEL_BW_GBS", 0.1, 1e4, [&](double v) { out.dram_gbs = v; }},
-        {"GGML_XDNA_MODEL_CLOCK_GHZ", 0.01, 10, [&](double v) { out.clock_ghz = v; }},
-        {"GGML_XDNA_MODEL_EFFICIENCY", 1e-3, 1, [&](double v) { out.array_efficiency = v; }},
-        {"GGML_XDNA_MODEL_SUBMIT_US", 0, 1e6, [&](double v) { out.submit_us = v; }},
-        {"GGML_XDNA_MODEL_INVOCATION_US", 0, 1e6, [&](double v) { out.invocation_us = v; }},
-        {"GGML_XDNA_MODEL_SCALE_OPS", 1, 1e4, [&](double v) { out.scale_ops_per_cycle = v; }},
-        {"GGML_XDNA_MODEL_SCALE_GROUP", 0, 1 << 20, [&](double v) { out.scale_group = static_cast<int>(v); }},
-        {"GGML_XDNA_MODEL_CSTAGE_KB", 0, 1 << 20, [&](double v) { out.c_stage_kb = v; }},
+        {"GGML_XDNA_MODEL_BW_GBS", [&](double v) { out.dram_gbs = v; }},
+        {"GGML_XDNA_MODEL_CLOCK_GHZ", [&](double v) { out.clock_ghz = v; }},
+        {"GGML_XDNA_MODEL_EFFICIENCY", [&](double v) { out.array_efficiency = v; }},
+        {"GGML_XDNA_MODEL_SUBMIT_US", [&](double v) { out.submit_us = v; }},
+        {"GGML_XDNA_MODEL_INVOCATION_US", [&](double v) { out.invocation_us = v; }},
+        {"GGML_XDNA_MODEL_SCALE_OPS", [&](double v) { out.scale_ops_per_cycle = v; }},
+        {"GGML_XDNA_MODEL_SCALE_GROUP", [&](double v) { out.scale_group = static_cast<int>(v); }},
+        {"GGML_XDNA_MODEL_CSTAGE_KB", [&](double v) { out.c_stage_kb = v; }},
     };
     for (const auto & o : overrides) {
-        const char * s = std::getenv(o.var);
-        if (s == nullptr || *s == '\0') {
-            continue;
+        const OptionValue<double> v = model_option(o.var);
+        if (!v.error.empty()) {
+            error += v.error + "; ";
+        } else if (v.set) {
+            o.set(v.value);
         }
-        double v = 0;
-        if (!parse_double(s, v) || v < o.lo || v > o.hi) {
-            error += std::string(o.var) + "='" + s + "' is not a number in range; ";
-            continue;
-        }
-        o.set(v);
     }
     if (!error.empty()) {
         error.resize(error.size() - 2);  // trailing "; "
@@ -245,8 +231,17 @@ KernelFamily family_of(ggml_type t) {
             return KernelFamily::bf16_emulated;
         case GGML_TYPE_F32:
             return KernelFamily::f32_emulated;
-        default:
+        case GGML_TYPE_Q5_0:
+        case GGML_TYPE_Q5_1:
+        case GGML_TYPE_Q8_0:
+        case GGML_TYPE_Q2_K:
+        case GGML_TYPE_Q3_K:
+        case GGML_TYPE_Q5_K:
+        case GGML_TYPE_Q6_K:
             return KernelFamily::int8xint8;
+        default:
+            // No contract: tests/timing checks that every row of all_matmul_contracts() is listed above.
+            return KernelFamily::int8_plain;
     }
 }
 

@@ -6,7 +6,7 @@
 //
 // Presets: "strix" (Strix Point), "krackan" (Krackan Point, the default), "halo" (Strix Halo).
 // All three carry the same NPU2 array; they differ in the DRAM bandwidth the NPU reaches.
-// Environment (read by preset_from_env):
+// Environment (read by preset_from_env through runtime/options.h, which holds the accepted ranges):
 //   GGML_XDNA_PRESET=strix|krackan|halo       choose the preset (default krackan)
 //   GGML_XDNA_MODEL_BW_GBS=<GB/s>             sustained NPU DRAM bandwidth
 //   GGML_XDNA_MODEL_CLOCK_GHZ=<GHz>           array clock

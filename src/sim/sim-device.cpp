@@ -1,6 +1,7 @@
-#include "sim-device.h"
+#include "sim/sim-device.h"
 
-#include "sim-matmul.h"
+#include "sim/sim-matmul.h"
+#include "runtime/options.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -48,23 +49,24 @@ SimDevice::SimDevice(int n_threads) : SimDevice(n_threads, preset_or_default()) 
 
 SimDevice::SimDevice(int n_threads, const NpuPreset & preset) : pool_(n_threads), model_(preset) {
     info_.name = "XDNA0";
-    info_.description = "XDNA2 simulator, 8x4 tiles";
+    const OptionValue<std::string> exec = sim_exec_option();
+    report_option_error(exec.error);
+    parse_sim_exec(exec.value.c_str(), exec_);
+    set_exec(exec_);
     info_.columns = 8;
     info_.rows = 4;
     info_.simulated = true;
-    if (const char * env = std::getenv("GGML_XDNA_SIM_TILES")) {
-        for (const char * p = env; *p != '\0';) {
-            char * end = nullptr;
-            const long w = std::strtol(p, &end, 10);
-            if (end == p) {
-                std::fprintf(stderr, "xdna: GGML_XDNA_SIM_TILES='%s': expected widths like 4,32 (ignored)\n", env);
-                token_tiles_.clear();
-                break;
-            }
-            token_tiles_.push_back(static_cast<int>(w));
-            p = (*end == ',') ? end + 1 : end;
-        }
-    }
+    const OptionValue<std::vector<int>> tiles = sim_tiles_option();
+    report_option_error(tiles.error);
+    token_tiles_ = tiles.value;
+}
+
+void SimDevice::set_exec(SimExec exec) {
+    exec_ = exec;
+    // The description says what runs, so a user and a log can tell.
+    info_.description = exec == SimExec::kernels
+                            ? "XDNA2 simulator, 8x4 tiles, executing the kernel code"
+                            : "XDNA2 simulator, 8x4 tiles, executing bit-identical twins of the kernel code";
 }
 
 std::unique_ptr<DeviceBuffer> SimDevice::allocate(size_t bytes, BufferRole) {
@@ -78,7 +80,7 @@ std::unique_ptr<DeviceBuffer> SimDevice::allocate(size_t bytes, BufferRole) {
 bool SimDevice::has_kernel(const MatmulContract & contract, const TileShape & tile) const {
     // The simulator implements every contract at every tile shape the contract allows, unless
     // GGML_XDNA_SIM_TILES narrows the token widths (to behave like an NPU with fewer kernels installed).
-    return contract_allows_tile(contract, tile) &&
+    return contract_allows_tile(contract, tile) && sim_has_tile_kernel(contract, tile.n) &&
            (token_tiles_.empty() || std::find(token_tiles_.begin(), token_tiles_.end(), tile.n) != token_tiles_.end());
 }
 
@@ -109,7 +111,7 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     batch_stats_.modelled_submit_us = modelled.submit_us;
     batch_stats_.modelled_us = modelled.total_us;
     if (!skip_kernels_) {
-        sim_run_matmuls(batch.matmuls, pool_);
+        sim_run_matmuls(batch.matmuls, pool_, exec_);
     }
     return Status::success();
 }

@@ -3,9 +3,10 @@
 // NPU time the timing model predicts for each (from the shapes only, not from the host's wall time).
 #pragma once
 
-#include "device.h"
-#include "thread-pool.h"
-#include "timing-model.h"
+#include "runtime/device.h"
+#include "runtime/thread-pool.h"
+#include "sim/sim-matmul.h"
+#include "sim/timing-model.h"
 
 #include <memory>
 
@@ -34,6 +35,10 @@ public:
 
     const TimingModel & timing_model() const { return model_; }
 
+    // What executes the tiles (GGML_XDNA_SIM_EXEC picks it at construction).
+    void    set_exec(SimExec exec);
+    SimExec exec() const { return exec_; }
+
 private:
     DeviceInfo                   info_;
     ThreadPool                   pool_;
@@ -44,6 +49,7 @@ private:
     ModelledBatch                modelled_;
     std::vector<int>             token_tiles_;  // GGML_XDNA_SIM_TILES: widths offered (empty: all)
     bool                         skip_kernels_ = false;
+    SimExec                      exec_ = SimExec::twin;
     bool                         fail_runs_ = false;
 };
 

@@ -1,95 +1,92 @@
-#include "sim-matmul.h"
+#include "sim/sim-matmul.h"
 
-#include "cpu-traits.h"
-#include "sim-kquant-gemm.h"
+#include "sim/core-state.h"
+#include "sim/tile-kernels.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace xdna {
 
-// The per-block arithmetic of each contract is the integer (or exact-product float) block dot that
-// ggml's CPU vec_dot for (weight_type, act_type) computes: e.g. for Q4_K x Q8_K, per 32-value
-// sub-block an int32 dot of 4-bit codes and int8 codes, times the 6-bit sub-block scale, with the
-// 6-bit min times the activation block sum subtracted, all scaled by the fp16 super-block scales in
-// fp32. Using ggml's vectorized implementation of that arithmetic keeps the simulator fast; the tile
-// loop, padding and accumulation order around it are the kernel's own. Tests compare the result
-// with an independent float64 evaluation of the contract.
-
-bool sim_matmul_self_check(std::string & why) {
-    for (const auto & c : all_matmul_contracts()) {
-        const auto * traits = cpu_traits(c.weight_type);
-        if (traits == nullptr || traits->vec_dot == nullptr || traits->vec_dot_type != c.act_type) {
-            why = c.name;
-            return false;
-        }
+bool parse_sim_exec(const char * text, SimExec & out) {
+    if (std::strcmp(text, "kernels") == 0) {
+        out = SimExec::kernels;
+        return true;
     }
-    return true;
+    if (std::strcmp(text, "twin") == 0) {
+        out = SimExec::twin;
+        return true;
+    }
+    return false;
+}
+
+const char * sim_exec_name(SimExec e) { return e == SimExec::kernels ? "kernels" : "twin"; }
+
+bool sim_has_tile_kernel(const MatmulContract & contract, int tile_n) {
+    const TileEntry * e = find_tile_entry(contract, tile_n);
+    return e != nullptr && e->kernel != nullptr;
+}
+
+bool sim_has_twin(const MatmulContract & contract, int tile_n) {
+    const TileEntry * e = find_tile_entry(contract, tile_n);
+    return e != nullptr && e->twin != nullptr;
 }
 
 namespace {
 
-constexpr int kMaxTileM = 64;
+constexpr int kTileM = 64;
 constexpr int kMaxTileN = 32;
 
 struct TileJob {
     const MatmulInvocation * inv;
-    int64_t mt, nt;  // nt < 0: the whole row tile through the decoded K-quant twin
+    int64_t mt, nt;
 };
 
-void run_tile(const MatmulInvocation & inv, int64_t mt, int64_t nt, ggml_vec_dot_t vec_dot) {
-    const TileShape t = inv.tile;
-    const int rows = static_cast<int>(std::min<int64_t>(t.m, inv.m - mt * t.m));
-    const int cols = static_cast<int>(std::min<int64_t>(t.n, inv.n - nt * t.n));
-    const size_t seg_bytes = inv.weight_tile_bytes / t.m;
-    const size_t act_seg_bytes = ggml_row_size(inv.contract->act_type, t.k);
+// One output tile, as one core computes it: C cleared, every K tile of its weight row tile and token
+// tile accumulated into C, then C drained into the valid part of the output.
+void run_tile(const MatmulInvocation & inv, int64_t mt, int64_t nt, SimExec exec) {
+    const int tn = inv.tile.n;
+    const int rows = static_cast<int>(std::min<int64_t>(kTileM, inv.m - mt * kTileM));
+    const int cols = static_cast<int>(std::min<int64_t>(tn, inv.n - nt * tn));
+    const TileEntry * e = find_tile_entry(*inv.contract, tn);
+    GGML_ASSERT(e != nullptr && inv.tile.m == kTileM && tn <= kMaxTileN);
 
-    // C tile in fp32, as in the core's accumulator memory.
-    float acc[kMaxTileM][kMaxTileN];
-    for (int r = 0; r < rows; ++r) {
-        std::fill(acc[r], acc[r] + cols, 0.0f);
+    alignas(64) float c[kMaxTileN * kTileM];
+    const bool use_twin = exec == SimExec::twin && e->twin != nullptr;
+    if (use_twin) {
+        std::memset(c, 0, sizeof(float) * tn * kTileM);
+    } else {
+        sim_reset_core_state();  // a core starts its program in the reset modes
+        zero_kernel(tn)(c);
     }
-
-    const auto * w_base = static_cast<const char *>(inv.weights.host());
-    const auto * a_base = static_cast<const char *>(inv.activations.host()) + nt * t.n * inv.act_row_bytes;
+    const auto * w = static_cast<const uint8_t *>(inv.weights.host()) + mt * inv.k_tiles * inv.weight_tile_bytes;
+    const auto * a = static_cast<const uint8_t *>(inv.activations.host()) + nt * inv.k_tiles * inv.act_tile_bytes;
     for (int64_t kt = 0; kt < inv.k_tiles; ++kt) {
-        const char * w_tile = w_base + (mt * inv.k_tiles + kt) * inv.weight_tile_bytes;
-        const char * a_tile = a_base + kt * act_seg_bytes;
-        for (int r = 0; r < rows; ++r) {
-            const char * w = w_tile + r * seg_bytes;
-            for (int c = 0; c < cols; ++c) {
-                float s;
-                vec_dot(t.k, &s, 0, w, 0, a_tile + c * inv.act_row_bytes, 0, 1);
-                acc[r][c] += s;
-            }
+        const uint8_t * wt = w + kt * inv.weight_tile_bytes;
+        const uint8_t * at = a + kt * inv.act_tile_bytes;
+        if (!use_twin) {
+            e->kernel(wt, at, c);
+        } else if (e->twin_partial != nullptr && cols < tn) {
+            e->twin_partial(wt, at, c, cols);  // padding tokens are never read back
+        } else {
+            e->twin(wt, at, c);
         }
     }
-
     auto * out = static_cast<float *>(inv.out.host());
-    for (int c = 0; c < cols; ++c) {
-        float * o = out + (nt * t.n + c) * inv.out_row_stride + mt * t.m;
-        for (int r = 0; r < rows; ++r) {
-            o[r] = acc[r][c];
-        }
+    for (int t = 0; t < cols; ++t) {
+        std::memcpy(out + (nt * tn + t) * inv.out_row_stride + mt * kTileM, c + t * kTileM, sizeof(float) * rows);
     }
 }
 
 }  // namespace
 
-void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & pool) {
+void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & pool, SimExec exec) {
     // Reused: this runs for every submission. The reference (not the thread_local itself) is what the
     // worker threads below see: naming a thread_local inside the lambda would give each its own, empty.
     thread_local std::vector<TileJob> job_storage;
     std::vector<TileJob> & jobs = job_storage;
     jobs.clear();
     for (const auto & inv : invs) {
-        GGML_ASSERT(inv.tile.m <= kMaxTileM && inv.tile.n <= kMaxTileN);
-        if (kquant_gemm_supported(inv)) {
-            for (int64_t mt = 0; mt < inv.m_tiles; ++mt) {
-                jobs.push_back({&inv, mt, -1});
-            }
-            continue;
-        }
         for (int64_t mt = 0; mt < inv.m_tiles; ++mt) {
             for (int64_t nt = 0; nt < inv.n_tiles; ++nt) {
                 // Tiles wholly in the padding hold no valid output; the NPU computes them, the sim
@@ -102,16 +99,12 @@ void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & po
     }
     pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t i, int) {
         const TileJob & j = jobs[i];
-        if (j.nt < 0) {
-            kquant_gemm_row_tile(*j.inv, j.mt);
-            return;
-        }
-        run_tile(*j.inv, j.mt, j.nt, cpu_traits(j.inv->contract->weight_type)->vec_dot);
+        run_tile(*j.inv, j.mt, j.nt, exec);
     });
 }
 
-void sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool) {
-    sim_run_matmuls({inv}, pool);
+void sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exec) {
+    sim_run_matmuls({inv}, pool, exec);
 }
 
 }  // namespace xdna

@@ -1,19 +1,33 @@
-// Functional twin of the NPU matmul kernels: executes a MatmulInvocation tile by tile, exactly as the
-// contract defines (docs/kernels.md), on the host CPU.
+// The simulator's matmul engine: executes a MatmulInvocation tile by tile the way the NPU does, by
+// calling the core kernel code of aie/matmul/kernels (compiled for the host against the simulator's
+// aie_api implementation) on the packed weight and activation tiles, or a bit-identical twin of it.
 #pragma once
 
-#include "device.h"
-#include "thread-pool.h"
+#include "runtime/device.h"
+#include "runtime/thread-pool.h"
+
+#include <string>
+#include <vector>
 
 namespace xdna {
 
-// Verify that ggml's CPU block-dot for every contract uses the contract's activation format;
-// returns false (with the contract name in `why`) if a ggml change broke that assumption.
-bool sim_matmul_self_check(std::string & why);
+// What executes the tiles (GGML_XDNA_SIM_EXEC).
+enum class SimExec {
+    kernels,  // the core kernel code itself, through the host aie_api implementation
+    twin,     // a fast twin where one exists and is tested bit-identical to the kernel; kernel code elsewhere
+};
 
-void sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool);
+// Parse "kernels" / "twin"; false for anything else.
+bool parse_sim_exec(const char * text, SimExec & out);
+const char * sim_exec_name(SimExec e);
+
+// Whether the kernel code (and which twin) exists for this contract at this token tile.
+bool sim_has_tile_kernel(const MatmulContract & contract, int tile_n);
+bool sim_has_twin(const MatmulContract & contract, int tile_n);
+
+void sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exec);
 
 // Run several invocations as one parallel job over all their tiles (one "submission").
-void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & pool);
+void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & pool, SimExec exec);
 
 }  // namespace xdna

@@ -1,4 +1,4 @@
-#include "timing-model.h"
+#include "sim/timing-model.h"
 
 #include <algorithm>
 #include <cmath>

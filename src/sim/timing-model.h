@@ -19,8 +19,8 @@
 // the next invocation's setup starts when the previous one has finished).
 #pragma once
 
-#include "device.h"
-#include "npu-presets.h"
+#include "runtime/device.h"
+#include "sim/npu-presets.h"
 
 #include <vector>
 

@@ -1,7 +1,7 @@
-#include "xrt-buffer.h"
+#include "xrt/xrt-buffer.h"
 
-#include "runtime-log.h"
-#include "xrt-errors.h"
+#include "runtime/runtime-log.h"
+#include "xrt/xrt-errors.h"
 
 #include <algorithm>
 

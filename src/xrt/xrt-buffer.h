@@ -4,8 +4,8 @@
 // host_ptr() at load are the very bytes the kernels read: no staging copy, no second copy of the model.
 #pragma once
 
-#include "device.h"
-#include "xrt-headers.h"
+#include "runtime/device.h"
+#include "xrt/xrt-headers.h"
 
 #include <atomic>
 

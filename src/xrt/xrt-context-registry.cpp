@@ -1,6 +1,6 @@
-#include "xrt-context-registry.h"
+#include "xrt/xrt-context-registry.h"
 
-#include "xrt-errors.h"
+#include "xrt/xrt-errors.h"
 
 #include <map>
 #include <mutex>

@@ -6,7 +6,7 @@
 // hw_context per xclbin. Entries live as long as someone holds them.
 #pragma once
 
-#include "xrt-headers.h"
+#include "xrt/xrt-headers.h"
 
 #include <memory>
 #include <string>

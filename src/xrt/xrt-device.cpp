@@ -1,10 +1,10 @@
-#include "xrt-device.h"
+#include "xrt/xrt-device.h"
 
-#include "kernel-files.h"
-#include "runtime-log.h"
-#include "xrt-buffer.h"
-#include "xrt-entry.h"
-#include "xrt-errors.h"
+#include "runtime/kernel-files.h"
+#include "runtime/runtime-log.h"
+#include "xrt/xrt-buffer.h"
+#include "xrt/xrt-entry.h"
+#include "xrt/xrt-errors.h"
 
 #include <algorithm>
 #include <cstring>

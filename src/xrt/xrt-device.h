@@ -8,12 +8,12 @@
 //   NPU as one xrt::runlist per hardware context it touches, submitted together and waited on once.
 #pragma once
 
-#include "device.h"
-#include "invocation-args.h"
-#include "kernel-manifest.h"
-#include "npu-discovery.h"
-#include "xrt-context-registry.h"
-#include "xrt-headers.h"
+#include "runtime/device.h"
+#include "runtime/invocation-args.h"
+#include "runtime/kernel-manifest.h"
+#include "runtime/npu-discovery.h"
+#include "xrt/xrt-context-registry.h"
+#include "xrt/xrt-headers.h"
 
 #include <map>
 #include <memory>

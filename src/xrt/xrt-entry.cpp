@@ -1,10 +1,10 @@
 // The XRT entry points of a build with XRT.
-#include "xrt-entry.h"
+#include "xrt/xrt-entry.h"
 
-#include "installed-kernels.h"
-#include "xrt-context-registry.h"
-#include "xrt-device.h"
-#include "xrt-headers.h"
+#include "runtime/installed-kernels.h"
+#include "xrt/xrt-context-registry.h"
+#include "xrt/xrt-device.h"
+#include "xrt/xrt-headers.h"
 
 namespace xdna {
 

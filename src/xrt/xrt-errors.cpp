@@ -1,4 +1,4 @@
-#include "xrt-errors.h"
+#include "xrt/xrt-errors.h"
 
 #include <system_error>
 

@@ -1,8 +1,8 @@
 // Conversion of XRT's failure types into the runtime's plain ones (run-errors.h).
 #pragma once
 
-#include "run-errors.h"
-#include "xrt-headers.h"
+#include "runtime/run-errors.h"
+#include "xrt/xrt-headers.h"
 
 #include <exception>
 #include <string>

@@ -48,6 +48,14 @@ inline std::vector<uint8_t> random_weights(ggml_type type, int64_t k, int64_t ro
     return out;
 }
 
+// Uniformly random bytes: every bit pattern a GGUF block could hold (NaN scales included).
+inline void fill_random_bytes(std::vector<uint8_t> & v) {
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto & b : v) b = static_cast<uint8_t>(byte(rng()));
+}
+
+inline float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng()); }
+
 inline double nmse(const std::vector<double> & ref, const std::vector<float> & got) {
     double num = 0.0, den = 0.0;
     for (size_t i = 0; i < ref.size(); ++i) {

@@ -1,7 +1,7 @@
 // Temporary directories and generated kernel files for the runtime tests.
 #pragma once
 
-#include "kernel-files.h"
+#include "runtime/kernel-files.h"
 
 #include <gtest/gtest.h>
 

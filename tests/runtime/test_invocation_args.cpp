@@ -1,6 +1,6 @@
 // Argument layout of a kernel invocation: the mlir-aie convention, params packing and range checks.
-#include "invocation-args.h"
-#include "kernel-manifest.h"
+#include "runtime/invocation-args.h"
+#include "runtime/kernel-manifest.h"
 
 #include <gtest/gtest.h>
 
@@ -59,7 +59,7 @@ struct Q4KCase {
         inv.n_tiles = 1;
         inv.k_tiles = 2;
         inv.weight_tile_bytes = 64 * 144;  // 64 rows x one 256-value Q4_K block
-        inv.act_row_bytes = 2 * 292;       // two Q8_K blocks
+        inv.act_tile_bytes = 1216;  // 4 tokens x 256: codes 1024, scales 64, sums 128
         inv.out_row_stride = 128;
         inv.weights = {&weights, 4096};
         inv.activations = {&acts, 64};
@@ -93,7 +93,7 @@ TEST(InvocationArgs, MlirAieLayout) {
     EXPECT_EQ(args[3].group_id, 3);
     EXPECT_EQ(args[4].buffer, &t.acts);
     EXPECT_EQ(args[4].offset, 64u);
-    EXPECT_EQ(args[4].bytes, 4u * 2 * 292);  // n_tiles * tile_n rows
+    EXPECT_EQ(args[4].bytes, 1u * 2 * 1216);  // n_tiles * k_tiles activation tiles
     EXPECT_EQ(args[4].group_id, 4);
     EXPECT_EQ(args[5].buffer, &t.out);
     EXPECT_EQ(args[5].offset, 256u);
@@ -147,12 +147,12 @@ TEST(InvocationArgs, RejectsMismatchedKernel) {
     std::string           err;
     // Right contract, wrong token tile.
     EXPECT_FALSE(layout_invocation_args(mlir_aie_entry(t.c, 32), t.inv, 8, args, err));
-    EXPECT_NE(err.find("invocation tile 64x4x256 given to kernels[2] (mm_q4_K_q8_K, tile 64x32x256)"),
+    EXPECT_NE(err.find("invocation tile 64x4x256 given to kernels[2] (mm_q4_K_a8, tile 64x32x256)"),
               std::string::npos)
         << err;
     // Another contract.
     EXPECT_FALSE(layout_invocation_args(mlir_aie_entry(*matmul_contract_for(GGML_TYPE_Q6_K), 4), t.inv, 8, args, err));
-    EXPECT_NE(err.find("invocation of mm_q4_K_q8_K given to kernels[2] (mm_q6_K_q8_K"), std::string::npos) << err;
+    EXPECT_NE(err.find("invocation of mm_q4_K_a8 given to kernels[2] (mm_q6_K_a8"), std::string::npos) << err;
     // No instructions.
     EXPECT_FALSE(layout_invocation_args(mlir_aie_entry(t.c, 4), t.inv, 0, args, err));
     EXPECT_NE(err.find("empty or oversized instruction stream"), std::string::npos) << err;

@@ -1,7 +1,7 @@
 // Kernel manifest: parsing, validation (whole-manifest and per-entry), file checks and selection.
-#include "installed-kernels.h"
-#include "kernel-files.h"
-#include "kernel-manifest.h"
+#include "runtime/installed-kernels.h"
+#include "runtime/kernel-files.h"
+#include "runtime/kernel-manifest.h"
 #include "test-files.h"
 
 #include <gtest/gtest.h>
@@ -84,8 +84,8 @@ TEST(KernelManifest, ValidManifestParsesEveryField) {
     kd.add_files("q4k_n4");
     kd.add_files("q4k_n32");
     const std::string path = kd.write_manifest(manifest_of(json::array({
-        entry("mm_q4_K_q8_K", 64, 4, 256, "q4k_n4", json::array({"npu1", "npu2"})),
-        entry("mm_q4_K_q8_K", 64, 32, 256, "q4k_n32"),
+        entry("mm_q4_K_a8", 64, 4, 256, "q4k_n4", json::array({"npu1", "npu2"})),
+        entry("mm_q4_K_a8", 64, 32, 256, "q4k_n32"),
     })));
 
     Manifest    m;
@@ -94,7 +94,7 @@ TEST(KernelManifest, ValidManifestParsesEveryField) {
     EXPECT_TRUE(m.entry_errors.empty()) << m.entry_errors.front();
     ASSERT_EQ(m.kernels.size(), 2u);
     const KernelEntry & k = m.kernels[0];
-    EXPECT_STREQ(k.contract->name, "mm_q4_K_q8_K");
+    EXPECT_STREQ(k.contract->name, "mm_q4_K_a8");
     EXPECT_EQ(k.contract->weight_type, GGML_TYPE_Q4_K);
     EXPECT_EQ(k.tile.m, 64);
     EXPECT_EQ(k.tile.n, 4);
@@ -111,11 +111,11 @@ TEST(KernelManifest, ValidManifestParsesEveryField) {
     EXPECT_EQ(k.args[1].group_id, 1);
     EXPECT_EQ(k.arg_index(ArgKind::weights), 3);
     EXPECT_EQ(k.arg_index(ArgKind::params), 6);
-    EXPECT_EQ(k.label(), "kernels[0] (mm_q4_K_q8_K, tile 64x4x256)");
+    EXPECT_EQ(k.label(), "kernels[0] (mm_q4_K_a8, tile 64x4x256)");
 }
 
 TEST(KernelManifest, AbsolutePathsAreKept) {
-    json e = entry("mm_q8_0_q8_0", 64, 4, 256, "x");
+    json e = entry("mm_q8_0_a8", 64, 4, 256, "x");
     e["xclbin"] = "/opt/kernels/a.xclbin";
     Manifest m = parse_ok(manifest_of(json::array({e})));
     ASSERT_EQ(m.kernels.size(), 1u);
@@ -133,7 +133,7 @@ TEST(KernelManifest, BadJsonRejectsTheWholeManifest) {
 
 TEST(KernelManifest, TruncatedManifestFileIsReported) {
     KernelsDir        kd;
-    const std::string full = manifest_of(json::array({entry("mm_q4_0_q8_0", 64, 4, 256, "a")})).dump(2);
+    const std::string full = manifest_of(json::array({entry("mm_q4_0_a8", 64, 4, 256, "a")})).dump(2);
     const std::string p = kd.dir / "manifest.json";
     write_file(p, full.substr(0, full.size() / 2));
     Manifest    m;
@@ -166,24 +166,24 @@ TEST(KernelManifest, StructuralErrorsRejectTheWholeManifest) {
 
 TEST(KernelManifest, MissingFieldsDropOnlyThatEntry) {
     for (const char * field : {"contract", "tile", "xclbin", "instructions", "kernel", "npu", "args"}) {
-        json bad = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+        json bad = entry("mm_q4_K_a8", 64, 4, 256, "a");
         bad.erase(field);
-        Manifest m = parse_ok(manifest_of(json::array({bad, entry("mm_q6_K_q8_K", 64, 4, 256, "b")})));
+        Manifest m = parse_ok(manifest_of(json::array({bad, entry("mm_q6_K_a8", 64, 4, 256, "b")})));
         ASSERT_EQ(m.kernels.size(), 1u) << field;
-        EXPECT_STREQ(m.kernels[0].contract->name, "mm_q6_K_q8_K");
+        EXPECT_STREQ(m.kernels[0].contract->name, "mm_q6_K_a8");
         ASSERT_EQ(m.entry_errors.size(), 1u);
         const std::string & e = m.entry_errors[0];
         EXPECT_NE(e.find("kernels[0]"), std::string::npos) << e;
         EXPECT_NE(e.find(std::string("field '") + field + "' is missing"), std::string::npos) << e;
         EXPECT_NE(e.find("entry ignored"), std::string::npos) << e;
     }
-    json no_m = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    json no_m = entry("mm_q4_K_a8", 64, 4, 256, "a");
     no_m["tile"].erase("m");
     EXPECT_NE(single_entry_error(no_m).find("field 'tile.m' is missing"), std::string::npos);
-    json no_group = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    json no_group = entry("mm_q4_K_a8", 64, 4, 256, "a");
     no_group["args"][3].erase("group_id");
     EXPECT_NE(single_entry_error(no_group).find("field 'args[3].group_id' is missing"), std::string::npos);
-    json no_opcode_value = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    json no_opcode_value = entry("mm_q4_K_a8", 64, 4, 256, "a");
     no_opcode_value["args"][0].erase("value");
     EXPECT_NE(single_entry_error(no_opcode_value).find("field 'args[0].value' is missing"), std::string::npos);
 }
@@ -213,31 +213,31 @@ TEST(KernelManifest, WrongTypesNameTheField) {
         {"/args/2/kind", "count", "'count' is not an argument kind"},
     };
     for (const auto & c : cases) {
-        json e = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+        json e = entry("mm_q4_K_a8", 64, 4, 256, "a");
         e[json::json_pointer(c.pointer)] = c.value;
         const std::string err = single_entry_error(e);
         EXPECT_NE(err.find(c.expect), std::string::npos) << c.pointer << ": got " << err;
         if (std::string(c.pointer) != "/contract") {  // messages name the contract whenever it is readable
-            EXPECT_NE(err.find("kernels[0] (mm_q4_K_q8_K)"), std::string::npos) << err;
+            EXPECT_NE(err.find("kernels[0] (mm_q4_K_a8)"), std::string::npos) << err;
         }
     }
 }
 
 TEST(KernelManifest, ArgumentListMustBeComplete) {
-    json e = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    json e = entry("mm_q4_K_a8", 64, 4, 256, "a");
     e["args"].erase(5);  // output
     EXPECT_NE(single_entry_error(e).find("field 'args' has no 'output' argument"), std::string::npos);
 
-    json twice = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    json twice = entry("mm_q4_K_a8", 64, 4, 256, "a");
     twice["args"].push_back({{"kind", "weights"}, {"group_id", 7}});
     EXPECT_NE(single_entry_error(twice).find("'weights' appears twice"), std::string::npos);
 
-    json extra = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    json extra = entry("mm_q4_K_a8", 64, 4, 256, "a");
     extra["args"][2]["group_id"] = 2;  // instruction_count is a scalar
     EXPECT_NE(single_entry_error(extra).find("field 'args[2].group_id' is not a known field"), std::string::npos);
 
     // opcode and params are optional.
-    json minimal = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    json minimal = entry("mm_q4_K_a8", 64, 4, 256, "a");
     minimal["args"].erase(6);
     minimal["args"].erase(0);
     Manifest m = parse_ok(manifest_of(json::array({minimal})));
@@ -252,10 +252,10 @@ TEST(KernelManifest, UnknownKernelContractIsRejected) {
 }
 
 TEST(KernelManifest, TileShapeMustBeOneTheContractAllows) {
-    // mm_q4_K_q8_K tiles are 64 x {4, 32} x 256.
+    // mm_q4_K_a8 tiles are 64 x {4, 32} x 256.
     for (auto [m, n, k] : {std::tuple{64, 8, 256}, std::tuple{32, 4, 256}, std::tuple{64, 4, 128}}) {
-        const std::string err = single_entry_error(entry("mm_q4_K_q8_K", m, n, k, "a"));
-        EXPECT_NE(err.find("is not a tile shape of mm_q4_K_q8_K (allowed: 64x4x256, 64x32x256)"), std::string::npos)
+        const std::string err = single_entry_error(entry("mm_q4_K_a8", m, n, k, "a"));
+        EXPECT_NE(err.find("is not a tile shape of mm_q4_K_a8 (allowed: 64x4x256, 64x32x256)"), std::string::npos)
             << err;
     }
     // A 16-bit contract has K = 128.
@@ -263,11 +263,11 @@ TEST(KernelManifest, TileShapeMustBeOneTheContractAllows) {
 }
 
 TEST(KernelManifest, UnknownEntryFieldIsRejectedButCommentIsAllowed) {
-    json e = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    json e = entry("mm_q4_K_a8", 64, 4, 256, "a");
     e["xclbn"] = "typo.xclbin";
     EXPECT_NE(single_entry_error(e).find("field 'xclbn' is not a known field"), std::string::npos);
 
-    json c = entry("mm_q4_K_q8_K", 64, 4, 256, "a");
+    json c = entry("mm_q4_K_a8", 64, 4, 256, "a");
     c["comment"] = "decode kernel";
     c["args"][0]["comment"] = "mlir-aie opcode";
     EXPECT_EQ(parse_ok(manifest_of(json::array({c}))).kernels.size(), 1u);
@@ -275,9 +275,9 @@ TEST(KernelManifest, UnknownEntryFieldIsRejectedButCommentIsAllowed) {
 
 TEST(KernelManifest, DuplicateEntriesForAGenerationAreRejected) {
     Manifest m = parse_ok(manifest_of(json::array({
-        entry("mm_q4_K_q8_K", 64, 4, 256, "a", json::array({"npu2"})),
-        entry("mm_q4_K_q8_K", 64, 4, 256, "b", json::array({"npu1", "npu2"})),
-        entry("mm_q4_K_q8_K", 64, 4, 256, "c", json::array({"npu1"})),  // other generation: fine
+        entry("mm_q4_K_a8", 64, 4, 256, "a", json::array({"npu2"})),
+        entry("mm_q4_K_a8", 64, 4, 256, "b", json::array({"npu1", "npu2"})),
+        entry("mm_q4_K_a8", 64, 4, 256, "c", json::array({"npu1"})),  // other generation: fine
     })));
     ASSERT_EQ(m.kernels.size(), 2u);
     ASSERT_EQ(m.entry_errors.size(), 1u);
@@ -290,17 +290,17 @@ TEST(KernelManifest, MissingFilesDropTheEntry) {
     kd.add_files("good");
     write_file(kd.dir / "noinsts.xclbin", xdna_test::fake_xclbin());
     const std::string path = kd.write_manifest(manifest_of(json::array({
-        entry("mm_q4_K_q8_K", 64, 4, 256, "good"),
-        entry("mm_q6_K_q8_K", 64, 4, 256, "absent"),
-        entry("mm_q8_0_q8_0", 64, 4, 256, "noinsts"),
+        entry("mm_q4_K_a8", 64, 4, 256, "good"),
+        entry("mm_q6_K_a8", 64, 4, 256, "absent"),
+        entry("mm_q8_0_a8", 64, 4, 256, "noinsts"),
     })));
     Manifest    m;
     std::string err;
     ASSERT_TRUE(load_manifest(path, m, err)) << err;
     ASSERT_EQ(m.kernels.size(), 1u);
-    EXPECT_STREQ(m.kernels[0].contract->name, "mm_q4_K_q8_K");
+    EXPECT_STREQ(m.kernels[0].contract->name, "mm_q4_K_a8");
     ASSERT_EQ(m.entry_errors.size(), 2u);
-    EXPECT_NE(m.entry_errors[0].find("(mm_q6_K_q8_K): field 'xclbin' file '" + kd.dir / "absent.xclbin" +
+    EXPECT_NE(m.entry_errors[0].find("(mm_q6_K_a8): field 'xclbin' file '" + kd.dir / "absent.xclbin" +
                                      "' does not exist"),
               std::string::npos)
         << m.entry_errors[0];
@@ -331,11 +331,11 @@ TEST(KernelManifest, TruncatedOrCorruptFilesDropTheEntry) {
     write_file(kd.dir / "e.xclbin", "xclbin2");  // a few bytes only
     write_file(kd.dir / "e.insts.bin", xdna_test::fake_instructions());
     const std::string path = kd.write_manifest(manifest_of(json::array({
-        entry("mm_q4_0_q8_0", 64, 4, 256, "a"),
-        entry("mm_q4_1_q8_1", 64, 4, 256, "b"),
-        entry("mm_q5_0_q8_0", 64, 4, 256, "c"),
-        entry("mm_q5_1_q8_1", 64, 4, 256, "d"),
-        entry("mm_q8_0_q8_0", 64, 4, 256, "e"),
+        entry("mm_q4_0_a8", 64, 4, 256, "a"),
+        entry("mm_q4_1_a8", 64, 4, 256, "b"),
+        entry("mm_q5_0_a8", 64, 4, 256, "c"),
+        entry("mm_q5_1_a8", 64, 4, 256, "d"),
+        entry("mm_q8_0_a8", 64, 4, 256, "e"),
     })));
     Manifest    m;
     std::string err;
@@ -368,9 +368,9 @@ TEST(KernelFiles, InstructionFileIsReadAsWords) {
 
 TEST(KernelSelection, PerContractTileAndGeneration) {
     Manifest m = parse_ok(manifest_of(json::array({
-        entry("mm_q4_K_q8_K", 64, 4, 256, "q4k4", json::array({"npu2"})),
-        entry("mm_q4_K_q8_K", 64, 32, 256, "q4k32", json::array({"npu2"})),
-        entry("mm_q4_K_q8_K", 64, 4, 256, "q4k4_npu1", json::array({"npu1"})),
+        entry("mm_q4_K_a8", 64, 4, 256, "q4k4", json::array({"npu2"})),
+        entry("mm_q4_K_a8", 64, 32, 256, "q4k32", json::array({"npu2"})),
+        entry("mm_q4_K_a8", 64, 4, 256, "q4k4_npu1", json::array({"npu1"})),
         entry("mm_f16_f16", 64, 32, 128, "f16", json::array({"npu1", "npu2"})),
     })));
     ASSERT_EQ(m.kernels.size(), 4u);
@@ -456,8 +456,8 @@ TEST(InstalledKernels, LoadForGenerationExplainsFailures) {
     EXPECT_NE(why.find("not valid JSON"), std::string::npos) << why;
 
     kd.add_files("a");
-    kd.write_manifest(manifest_of(json::array({entry("mm_q4_K_q8_K", 64, 4, 256, "a", json::array({"npu1"})),
-                                               entry("mm_q6_K_q8_K", 64, 4, 256, "missing")})));
+    kd.write_manifest(manifest_of(json::array({entry("mm_q4_K_a8", 64, 4, 256, "a", json::array({"npu1"})),
+                                               entry("mm_q6_K_a8", 64, 4, 256, "missing")})));
     EXPECT_FALSE(load_installed_kernels(loc, NpuGeneration::npu2, m, why));
     EXPECT_NE(why.find("has no usable kernel for npu2 (1 valid entries for other generations, 1 invalid)"),
               std::string::npos)
@@ -465,7 +465,7 @@ TEST(InstalledKernels, LoadForGenerationExplainsFailures) {
 
     ASSERT_TRUE(load_installed_kernels(loc, NpuGeneration::npu1, m, why)) << why;
     ASSERT_EQ(m.kernels.size(), 1u);
-    EXPECT_STREQ(m.kernels[0].contract->name, "mm_q4_K_q8_K");
+    EXPECT_STREQ(m.kernels[0].contract->name, "mm_q4_K_a8");
 }
 
 TEST(KernelManifest, ShippedExampleIsValidButNamesNoFiles) {

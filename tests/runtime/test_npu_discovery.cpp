@@ -1,5 +1,5 @@
 // NPU discovery on fake sysfs and /dev trees.
-#include "npu-discovery.h"
+#include "runtime/npu-discovery.h"
 #include "test-files.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Error mapping: command states and errno-carrying failures become one clear line each.
-#include "run-errors.h"
+#include "runtime/run-errors.h"
 
 #include <gtest/gtest.h>
 
@@ -28,9 +28,9 @@ TEST(RunErrors, OnlyCompletedIsSuccess) {
         if (s == RunState::completed) {
             continue;
         }
-        const Status st = run_state_status(s, "invocation 2 of 5 (mm_q4_K_q8_K, tile 64x4x256)");
+        const Status st = run_state_status(s, "invocation 2 of 5 (mm_q4_K_a8, tile 64x4x256)");
         EXPECT_FALSE(st.ok) << code;
-        EXPECT_EQ(st.message.rfind("invocation 2 of 5 (mm_q4_K_q8_K, tile 64x4x256) ended in state '", 0), 0u)
+        EXPECT_EQ(st.message.rfind("invocation 2 of 5 (mm_q4_K_a8, tile 64x4x256) ended in state '", 0), 0u)
             << st.message;
     }
 }

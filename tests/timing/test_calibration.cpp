@@ -1,6 +1,6 @@
 // The model against published results: fitted points reproduce, held-out points stay within the error
 // docs/performance-model.md states for them, and the preset constants are what the fits give.
-#include "calibration-points.h"
+#include "sim/calibration-points.h"
 
 #include <gtest/gtest.h>
 

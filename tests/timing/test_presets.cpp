@@ -1,6 +1,7 @@
 // Presets differ where the hardware does, and the environment overrides reach the model.
-#include "npu-presets.h"
-#include "timing-model.h"
+#include "sim/npu-presets.h"
+#include "sim/timing-model.h"
+#include "contracts/activation-layout.h"
 
 #include <gtest/gtest.h>
 
@@ -36,7 +37,7 @@ ModelShape q4k_gemv() {
     inv.n_tiles = 1;
     inv.k_tiles = 4096 / 256;
     inv.weight_tile_bytes = ggml_row_size(GGML_TYPE_Q4_K, 256) * 64;
-    inv.act_row_bytes = ggml_row_size(GGML_TYPE_Q8_K, 4096);
+    inv.act_tile_bytes = activation_tile_bytes(c, 4);
     return shape_of(inv);
 }
 

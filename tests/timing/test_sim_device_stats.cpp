@@ -1,7 +1,7 @@
 // SimDevice reports the timing model's figures for the batch it ran, independent of its wall time.
-#include "cpu-traits.h"
-#include "matmul-plan.h"
-#include "sim-device.h"
+#include "contracts/cpu-traits.h"
+#include "plan/matmul-plan.h"
+#include "sim/sim-device.h"
 
 #include "ggml-cpu.h"
 

@@ -1,8 +1,8 @@
 // The timing model's shape behaviour: more work never takes less modelled time, the modelled rates never
 // exceed the roofs they are derived from, and idle columns cost a batch-1 GEMV what they should.
-#include "npu-presets.h"
-#include "matmul-plan.h"
-#include "timing-model.h"
+#include "sim/npu-presets.h"
+#include "plan/matmul-plan.h"
+#include "sim/timing-model.h"
 
 #include <gtest/gtest.h>
 

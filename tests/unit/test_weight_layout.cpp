@@ -1,5 +1,7 @@
 // The packed weight layout: byte-exact round trips, zeroed padding, tiles holding the right rows.
-#include "weight-layout.h"
+#include "contracts/weight-layout.h"
+
+#include "contracts/tile-codec.h"
 
 #include "test-random.h"
 
@@ -38,7 +40,10 @@ TEST_P(WeightLayoutTest, PackUnpackIsByteExactAndTilesHoldTheirRows) {
     clear_weight_padding(L, packed.data());
     pack_weight_rows(L, orig.data(), 0, s.rows * s.mats, packed.data());
 
-    // Every packed byte is either an original byte or zero padding.
+    // Every block of every tile decodes to its original GGUF block, or to an all-zero block (padding).
+    const int blocks_per_tile_row = L.tile_k / L.block_values;
+    const std::vector<uint8_t> zero(L.block_bytes, 0);
+    std::vector<uint8_t> block(L.block_bytes);
     size_t nonpad = 0;
     for (int64_t mat = 0; mat < L.mats; ++mat) {
         for (int64_t mt = 0; mt < L.m_tiles; ++mt) {
@@ -46,14 +51,15 @@ TEST_P(WeightLayoutTest, PackUnpackIsByteExactAndTilesHoldTheirRows) {
                 const uint8_t * tile = packed.data() + L.tile_offset(mat, mt, kt);
                 for (int r = 0; r < L.tile_m; ++r) {
                     const int64_t row = mt * L.tile_m + r;
-                    for (size_t b = 0; b < L.segment_bytes; ++b) {
-                        const size_t in_row = kt * L.segment_bytes + b;
-                        const uint8_t got = tile[r * L.segment_bytes + b];
+                    for (int b = 0; b < blocks_per_tile_row; ++b) {
+                        decode_block(s.type, tile, r, b, block.data());
+                        const size_t in_row = (kt * blocks_per_tile_row + b) * L.block_bytes;
                         if (row < L.rows && in_row < L.row_bytes) {
-                            ASSERT_EQ(got, orig[(mat * L.rows + row) * L.row_bytes + in_row]);
-                            ++nonpad;
+                            ASSERT_EQ(0, std::memcmp(block.data(), &orig[(mat * L.rows + row) * L.row_bytes + in_row],
+                                                     L.block_bytes));
+                            nonpad += L.block_bytes;
                         } else {
-                            ASSERT_EQ(got, 0) << "padding not cleared";
+                            ASSERT_EQ(block, zero) << "padding not cleared";
                         }
                     }
                 }
@@ -78,6 +84,7 @@ TEST_P(WeightLayoutTest, PackUnpackIsByteExactAndTilesHoldTheirRows) {
 
     // Packing an arbitrary byte range in pieces gives the same buffer as packing whole rows.
     std::vector<uint8_t> pieces(L.total_bytes, 0);
+    clear_weight_padding(L, pieces.data());
     size_t pos = 0;
     while (pos < orig.size()) {
         const size_t n = std::min<size_t>(orig.size() - pos, 1 + pick(rng()) % 997);
@@ -92,6 +99,19 @@ INSTANTIATE_TEST_SUITE_P(Shapes, WeightLayoutTest,
                                            Shape{GGML_TYPE_Q4_0, 32 * 37, 65, 1}, Shape{GGML_TYPE_Q8_0, 96, 3, 3},
                                            Shape{GGML_TYPE_Q5_1, 320, 129, 1}, Shape{GGML_TYPE_F16, 129, 70, 1},
                                            Shape{GGML_TYPE_F32, 1, 5, 1}, Shape{GGML_TYPE_BF16, 300, 64, 2}));
+
+// Every row of the contract table, with K and rows that are not whole tiles (a new row is covered here
+// without naming it).
+std::vector<Shape> every_contract() {
+    std::vector<Shape> shapes;
+    for (const auto & c : all_matmul_contracts()) {
+        shapes.push_back({c.weight_type, 3 * ggml_blck_size(c.weight_type), 67, 2});
+    }
+    return shapes;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryContract, WeightLayoutTest, ::testing::ValuesIn(every_contract()),
+                         [](const auto & info) { return std::string(ggml_type_name(info.param.type)); });
 
 TEST(WeightLayout, RefusesTypesWithoutContractAndPartialBlocks) {
     WeightLayout L;

@@ -2,7 +2,7 @@
 // real public headers (see mock-control.h). Buffers are host memory; "executing" a run records its
 // arguments and writes a recognisable value into every valid output element.
 #include "mock-control.h"
-#include "xrt-headers.h"
+#include "xrt/xrt-headers.h"
 
 #include <algorithm>
 #include <cerrno>

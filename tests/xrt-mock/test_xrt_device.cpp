@@ -1,11 +1,11 @@
 // The XRT device's control flow on the mock XRT (mock-control.h): kernel loading and its failures,
 // argument layout as XRT receives it, runlists per hardware context, run errors and timeouts.
-#include "installed-kernels.h"
-#include "kernel-files.h"
+#include "runtime/installed-kernels.h"
+#include "runtime/kernel-files.h"
 #include "mock-control.h"
-#include "runtime-log.h"
-#include "xrt-device.h"
-#include "xrt-entry.h"
+#include "runtime/runtime-log.h"
+#include "xrt/xrt-device.h"
+#include "xrt/xrt-entry.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -83,9 +83,9 @@ protected:
         write_file(dir_ + "/manifest.json", json{{"format_version", 1}, {"kernels", kernels}}.dump());
     }
     void write_default_manifest() {
-        write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "q4k.xclbin", "q4k_n4.bin"),
-                                    entry("mm_q4_K_q8_K", 32, 256, "q4k.xclbin", "q4k_n32.bin"),
-                                    entry("mm_q6_K_q8_K", 4, 256, "q6k.xclbin", "q6k_n4.bin")}));
+        write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "q4k.xclbin", "q4k_n4.bin"),
+                                    entry("mm_q4_K_a8", 32, 256, "q4k.xclbin", "q4k_n32.bin"),
+                                    entry("mm_q6_K_a8", 4, 256, "q6k.xclbin", "q6k_n4.bin")}));
     }
     std::unique_ptr<Device> open() {
         std::string why;
@@ -107,7 +107,7 @@ protected:
         inv.n_tiles = (n + inv.tile.n - 1) / inv.tile.n;
         inv.k_tiles = 2;
         inv.weight_tile_bytes = 64 * 210;
-        inv.act_row_bytes = 2 * 292;
+        inv.act_tile_bytes = 2 * 292;
         inv.out_row_stride = m;
         inv.weights = {&w, w_off};
         inv.activations = {&a, a_off};
@@ -215,13 +215,13 @@ TEST_F(XrtDeviceTest, ContextsAreSharedAcrossDevicesInTheProcess) {
 }
 
 TEST_F(XrtDeviceTest, KernelMissingFromXclbinFallsBackWithOneLine) {
-    write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "q4k.xclbin", "q4k_n4.bin", "MLIR_AIE_2")}));
+    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "q4k.xclbin", "q4k_n4.bin", "MLIR_AIE_2")}));
     auto                   dev = open();
     const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
     EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));
     EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));  // asked again: no second attempt, no second line
     ASSERT_EQ(errors_.size(), 1u);
-    EXPECT_NE(errors_[0].find("kernels[0] (mm_q4_K_q8_K, tile 64x4x256): xclbin " + dir_ +
+    EXPECT_NE(errors_[0].find("kernels[0] (mm_q4_K_a8, tile 64x4x256): xclbin " + dir_ +
                               "/q4k.xclbin has no kernel 'MLIR_AIE_2' (it has: MLIR_AIE); its matmuls run on the CPU"),
               std::string::npos)
         << errors_[0];
@@ -230,9 +230,9 @@ TEST_F(XrtDeviceTest, KernelMissingFromXclbinFallsBackWithOneLine) {
 
 TEST_F(XrtDeviceTest, ArgumentCountAndGroupMismatchesAreCaught) {
     write_file(dir_ + "/eight.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 8}}, 3));
-    json bad_group = entry("mm_q6_K_q8_K", 4, 256, "q6k.xclbin", "q6k_n4.bin");
+    json bad_group = entry("mm_q6_K_a8", 4, 256, "q6k.xclbin", "q6k_n4.bin");
     bad_group["args"][4]["group_id"] = 9;
-    write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "eight.xclbin", "q4k_n4.bin"), bad_group}));
+    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "eight.xclbin", "q4k_n4.bin"), bad_group}));
     auto                   dev = open();
     const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
     const MatmulContract & q6k = *matmul_contract_for(GGML_TYPE_Q6_K);
@@ -261,7 +261,7 @@ TEST_F(XrtDeviceTest, BusyNpuFallsBackWithOneLinePerXclbin) {
                               "holds them)"),
               std::string::npos)
         << errors_[0];
-    EXPECT_NE(errors_[0].find("the matmuls of kernels[0] (mm_q4_K_q8_K, tile 64x4x256), kernels[1] (mm_q4_K_q8_K, "
+    EXPECT_NE(errors_[0].find("the matmuls of kernels[0] (mm_q4_K_a8, tile 64x4x256), kernels[1] (mm_q4_K_a8, "
                               "tile 64x32x256) run on the CPU"),
               std::string::npos)
         << errors_[0];
@@ -277,8 +277,8 @@ TEST_F(XrtDeviceTest, BusyNpuFallsBackWithOneLinePerXclbin) {
 
 TEST_F(XrtDeviceTest, XclbinRejectedByXrtAndFileChangedAfterLoad) {
     write_file(dir_ + "/foreign.xclbin", std::string(xrt_mock::make_xclbin({}, 4)).replace(456, 4, "XXXX"));
-    write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "foreign.xclbin", "q4k_n4.bin"),
-                                entry("mm_q6_K_q8_K", 4, 256, "q6k.xclbin", "q6k_n4.bin")}));
+    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "foreign.xclbin", "q4k_n4.bin"),
+                                entry("mm_q6_K_a8", 4, 256, "q6k.xclbin", "q6k_n4.bin")}));
     auto dev = open();
     // The instruction file is truncated after the manifest was read.
     write_file(dir_ + "/q6k_n4.bin", "abcdef");
@@ -307,7 +307,7 @@ TEST_F(XrtDeviceTest, FailedRunReportsItsStateAndTheDeviceRecovers) {
     xrt_mock::control().fail_state = 5;  // ERT_CMD_STATE_ERROR
     Status st = dev->run(batch, std::chrono::milliseconds(1000));
     EXPECT_FALSE(st.ok);
-    EXPECT_EQ(st.message, "invocation 2 of 2 (mm_q4_K_q8_K, tile 64x4x256) ended in state 'error': the kernel "
+    EXPECT_EQ(st.message, "invocation 2 of 2 (mm_q4_K_a8, tile 64x4x256) ended in state 'error': the kernel "
                           "reported an error; its output is not valid");
     EXPECT_TRUE(dev->last_stats().empty());
 
@@ -376,7 +376,7 @@ TEST_F(XrtDeviceTest, OpenFailuresExplainThemselves) {
     EXPECT_EQ(open_xrt_device(npu_, why), nullptr);
     EXPECT_NE(why.find("no kernel manifest at " + dir_ + "/manifest.json"), std::string::npos) << why;
     // Nothing for this generation.
-    write_manifest(json::array({entry("mm_q4_K_q8_K", 4, 256, "q4k.xclbin", "q4k_n4.bin")}));
+    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "q4k.xclbin", "q4k_n4.bin")}));
     npu_.generation = NpuGeneration::npu1;
     EXPECT_EQ(open_xrt_device(npu_, why), nullptr);
     EXPECT_NE(why.find("has no usable kernel for npu1"), std::string::npos) << why;

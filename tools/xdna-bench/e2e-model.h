@@ -6,7 +6,7 @@
 #pragma once
 
 #include "model-dims.h"
-#include "timing-model.h"
+#include "sim/timing-model.h"
 
 #include <string>
 

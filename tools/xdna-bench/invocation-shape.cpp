@@ -1,6 +1,6 @@
 #include "invocation-shape.h"
 
-#include "matmul-plan.h"
+#include "plan/matmul-plan.h"
 
 namespace xdna_bench {
 

@@ -2,7 +2,7 @@
 // and padded sizes the planner gives the glue (xdna::invocation_geometry), for the timing model.
 #pragma once
 
-#include "device.h"
+#include "runtime/device.h"
 
 namespace xdna_bench {
 

@@ -27,6 +27,8 @@
 #include "reports.h"
 #include "sweep.h"
 
+#include "runtime/options.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -160,14 +162,14 @@ int main(int argc, char ** argv) {
             setenv("OMP_WAIT_POLICY", "passive", 1);
             execv("/proc/self/exe", argv);
         }
-        if (sweep.measure && std::getenv("GGML_XDNA_DEVICE") == nullptr) {
+        if (sweep.measure && xdna::option_text("GGML_XDNA_DEVICE") == nullptr) {
             setenv("GGML_XDNA_DEVICE", "sim", 1);  // before the backend is loaded: it reads this once
         }
         sweep.models = models;
         return run_sweep(sweep);
     }
     if (mode == "overhead") {
-        if (std::getenv("GGML_XDNA_DEVICE") == nullptr) {
+        if (xdna::option_text("GGML_XDNA_DEVICE") == nullptr) {
             setenv("GGML_XDNA_DEVICE", "sim", 1);
         }
         std::string error;

@@ -1,8 +1,8 @@
 #include "measure.h"
 
-#include "activation-layout.h"
-#include "cpu-traits.h"
-#include "matmul-contract.h"
+#include "contracts/activation-layout.h"
+#include "contracts/cpu-traits.h"
+#include "contracts/matmul-contract.h"
 
 #include "ggml-alloc.h"
 #include "ggml-cpu.h"

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "ggml-backend.h"
-#include "thread-pool.h"
+#include "runtime/thread-pool.h"
 
 #include <memory>
 #include <string>

@@ -1,9 +1,9 @@
 #include "reports.h"
 
-#include "calibration-points.h"
+#include "sim/calibration-points.h"
 #include "e2e-model.h"
 #include "invocation-shape.h"
-#include "matmul-contract.h"
+#include "contracts/matmul-contract.h"
 
 #include <cmath>
 #include <map>

@@ -2,8 +2,8 @@
 
 #include "invocation-shape.h"
 #include "measure.h"
-#include "npu-presets.h"
-#include "timing-model.h"
+#include "sim/npu-presets.h"
+#include "sim/timing-model.h"
 
 #include <algorithm>
 #include <cstdio>

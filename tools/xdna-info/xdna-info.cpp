@@ -1,14 +1,18 @@
 // xdna-info: what a user runs first. Says whether an NPU is usable and, if not, why; which XRT this
 // build uses; which kernels are installed and which weight types they put on the NPU; and whether the
-// simulator works. Exit status 0 when the NPU is usable, 1 otherwise (the report is printed either way).
+// simulator works; and every GGML_XDNA_* option with its current value. Exit status 0 when the NPU is
+// usable, 1 otherwise (the report is printed either way).
 //
 // Usage: xdna-info [--sysfs-root DIR] [--dev-root DIR]   (the roots exist for testing discovery)
-#include "device.h"
-#include "installed-kernels.h"
-#include "kernel-manifest.h"
-#include "matmul-contract.h"
-#include "npu-discovery.h"
-#include "xrt-entry.h"
+//        xdna-info --list-types     the weight types the contracts cover, one per line (for scripts)
+//        xdna-info --list-options   the GGML_XDNA_* options, one per line (for scripts)
+#include "contracts/matmul-contract.h"
+#include "devices/open-device.h"
+#include "runtime/device.h"
+#include "runtime/installed-kernels.h"
+#include "runtime/kernel-manifest.h"
+#include "runtime/npu-discovery.h"
+#include "runtime/options.h"
 
 #include "ggml-cpu.h"
 
@@ -58,7 +62,7 @@ void print_coverage(const Manifest & m, NpuGeneration gen) {
             gaps += " (every batch size still runs on the NPU, less efficiently)";
         }
         std::printf("    %-5s (%s, activations %s): token tiles %s%s\n", ggml_type_name(c.weight_type), c.name,
-                    ggml_type_name(c.act_type), widths.c_str(), gaps.c_str());
+                    act_format_name(c.act_format), widths.c_str(), gaps.c_str());
     }
     if (covered == 0) {
         std::printf("    none: every matmul stays on the CPU\n");
@@ -103,7 +107,7 @@ void print_kernels(const NpuInfo & npu) {
             gens += (gens.empty() ? "" : ",") + std::string(to_string(g));
         }
         std::printf("    %-14s %-5s x %-5s tile %-10s %-9s %s : %s\n", k.contract->name,
-                    ggml_type_name(k.contract->weight_type), ggml_type_name(k.contract->act_type),
+                    ggml_type_name(k.contract->weight_type), act_format_name(k.contract->act_format),
                     tile_string(k.tile).c_str(), gens.c_str(), k.xclbin.c_str(), k.kernel_name.c_str());
     }
     for (const auto & e : m.entry_errors) {
@@ -123,9 +127,39 @@ void print_kernels(const NpuInfo & npu) {
     }
 }
 
+// Every option, its current value, and what is wrong with it.
+void print_options() {
+    std::printf("Options (environment)\n");
+    for (const auto & o : all_options()) {
+        const char * v = option_text(o.name);
+        std::printf("  %-30s %s\n", o.name.c_str(), v != nullptr ? v : ("unset: " + o.fallback).c_str());
+    }
+    // The same checks the backend makes when it reads them.
+    for (const auto & o : all_options()) {
+        const std::string e = option_error(o.name);
+        if (!e.empty()) {
+            std::printf("  invalid: %s\n", e.c_str());
+        }
+    }
+    std::printf("  (xdna-info --list-options, README.md: what each one means)\n");
+}
+
 }  // namespace
 
 int main(int argc, char ** argv) {
+    if (argc == 2 && std::strcmp(argv[1], "--list-types") == 0) {
+        for (const auto & c : all_matmul_contracts()) {
+            std::printf("%s\n", ggml_type_name(c.weight_type));
+        }
+        return 0;
+    }
+    if (argc == 2 && std::strcmp(argv[1], "--list-options") == 0) {
+        for (const auto & o : all_options()) {
+            std::printf("%s\t%s\t%s\t%s\n", o.name.c_str(), o.accepted.c_str(), o.fallback.c_str(), o.meaning.c_str());
+        }
+        return 0;
+    }
+
     // Devices find ggml-cpu's kernels in the process; calling into it also keeps the linker from dropping it.
     ggml_cpu_init();
 
@@ -136,7 +170,8 @@ int main(int argc, char ** argv) {
         } else if (std::strcmp(argv[i], "--dev-root") == 0 && i + 1 < argc) {
             roots.dev = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: %s [--sysfs-root DIR] [--dev-root DIR]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--sysfs-root DIR] [--dev-root DIR] | --list-types | --list-options\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -153,10 +188,11 @@ int main(int argc, char ** argv) {
     }
 
     std::printf("XRT\n");
-    if (xrt_support_built()) {
-        std::printf("  built with XRT; library version %s\n", xrt_runtime_version().c_str());
+    const XrtSupport xrt = xrt_support();
+    if (xrt.built) {
+        std::printf("  built with XRT; library version %s\n", xrt.runtime_version.c_str());
     } else {
-        std::printf("  %s; docs/xrt.md says how to build with it\n", xrt_missing_reason().c_str());
+        std::printf("  %s; docs/xrt.md says how to build with it\n", xrt.missing_reason.c_str());
     }
 
     print_kernels(npu);
@@ -183,5 +219,7 @@ int main(int argc, char ** argv) {
     } else {
         std::printf("  registers no device: %s\n", why.c_str());
     }
+
+    print_options();
     return usable ? 0 : 1;
 }

@@ -1,9 +1,9 @@
 // Entry points into the XRT device. src/xrt implements them when the build has XRT (>= 2.18);
-// xrt-unavailable.cpp otherwise, so callers (open_device, xdna-info) need no #ifdef.
+// devices/xrt-unavailable.cpp otherwise, so the device factory (devices/open-device.cpp) needs no #ifdef.
 #pragma once
 
-#include "device.h"
-#include "npu-discovery.h"
+#include "runtime/device.h"
+#include "runtime/npu-discovery.h"
 
 #include <memory>
 #include <string>

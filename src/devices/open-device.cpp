@@ -1,11 +1,10 @@
-#include "device.h"
+#include "devices/open-device.h"
 
-#include "cpu-traits.h"
-#include "npu-discovery.h"
-#include "sim-device.h"
-#include "sim-matmul.h"
-#include "thread-pool.h"
-#include "xrt-entry.h"
+#include "runtime/npu-discovery.h"
+#include "sim/sim-device.h"
+#include "sim/sim-host-executor.h"
+#include "sim/sim-matmul.h"
+#include "xrt/xrt-entry.h"
 
 namespace xdna {
 
@@ -33,17 +32,8 @@ std::unique_ptr<Device> open_npu(std::string & why) {
 }  // namespace
 
 std::unique_ptr<Device> open_device(DeviceKind kind, std::string & why) {
-    // Every device needs ggml-cpu's row quantizers for the activations; the simulator also uses its dots.
-    if (!bind_cpu_traits(why)) {
-        return nullptr;
-    }
     switch (kind) {
         case DeviceKind::sim: {
-            std::string broken;
-            if (!sim_matmul_self_check(broken)) {
-                why = "the simulator's kernel " + broken + " does not match this ggml build";
-                return nullptr;
-            }
             return std::make_unique<SimDevice>(ThreadPool::default_threads());
         }
         case DeviceKind::xrt:
@@ -51,6 +41,18 @@ std::unique_ptr<Device> open_device(DeviceKind kind, std::string & why) {
     }
     why = "unknown device kind";
     return nullptr;
+}
+
+std::unique_ptr<HostExecutor> open_host_executor(ThreadPool & pool) {
+    return make_sim_host_executor(pool);
+}
+
+XrtSupport xrt_support() {
+    XrtSupport s;
+    s.built = xrt_support_built();
+    s.missing_reason = xrt_missing_reason();
+    s.runtime_version = xrt_runtime_version();
+    return s;
 }
 
 }  // namespace xdna

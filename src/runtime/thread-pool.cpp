@@ -1,4 +1,6 @@
-#include "thread-pool.h"
+#include "runtime/thread-pool.h"
+
+#include "runtime/options.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -31,11 +33,10 @@ ThreadPool::~ThreadPool() {
 }
 
 int ThreadPool::default_threads() {
-    if (const char * s = std::getenv("GGML_XDNA_THREADS")) {
-        const int n = std::atoi(s);
-        if (n > 0) {
-            return n;
-        }
+    const OptionValue<int> n = threads_option();
+    report_option_error(n.error);
+    if (n.value > 0) {
+        return n.value;
     }
     const unsigned hw = std::thread::hardware_concurrency();
     return hw > 0 ? static_cast<int>(hw) : 1;

@@ -1,5 +1,6 @@
-// The XRT entry points of a build without XRT.
-#include "xrt-entry.h"
+// The XRT entry points (xrt/xrt-entry.h) of a build without XRT: the device factory links this instead
+// of the XRT device (src/xrt), which is built only when CMake finds XRT >= 2.18.
+#include "xrt/xrt-entry.h"
 
 namespace xdna {
 

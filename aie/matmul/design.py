@@ -1,0 +1,749 @@
+#!/usr/bin/env python3
+"""Whole-array matmul for XDNA2 (NPU2, AIE2P): the data movement of the NPU program.
+
+C[token][row] += sum_k A[token][k] * W[row][k], on tiles of the ABI in aie/include/xdna_aie/matmul_tiles.h:
+W tiles of 64 rows x TK, activation (A) tiles of TN tokens x TK, C tiles fp32 [TN][64].
+
+Layout of the work (columns c = 0..cols-1, compute rows r = 0..3, i.e. tiles (c, 2 + r)):
+  - M is split across the cores: weight rows are taken in groups of 4 row tiles (256 rows); group
+    q = j * cols + c (round j) belongs to column c, and its row tile 4q + r to core (c, r). Every core
+    owns whole 64-row output tiles; there is no reduction across cores.
+  - K is walked inside a core: the core zeroes its C tile once per output tile (mm_zero_c_n<TN>), then
+    adds one (W, A) tile pair per K tile into it (the kernels only ever add into C).
+  - Per column, the shim streams the 4 cores' W tiles interleaved per K step into the memory tile, which
+    splits each 4-tile object to the 4 cores (and, being 2 objects deep, stages the next K step while
+    the cores work). The same activation tile goes to all 4 cores of the column: the shim streams it to
+    the memory tile, which broadcasts it. The 4 C tiles are joined in the memory tile and drained to
+    the shim, which writes them into the fp32 output.
+  - One core program per family: the family's kernels are linked into every core and a runtime
+    parameter (RTP) written by the instruction stream selects the contract, so one xclbin serves all
+    of the family's contracts; each contract has its own instruction stream.
+
+Nothing here needs mlir-aie except the MLIR emission: `--help`, `--list-contracts` and `--print-plan`
+run with a bare Python 3 (no numpy), so CI can check the plan. The IRON code targets mlir-aie >= 1.4
+(callback Runtime, TaskGroup, handle.fill/drain, Buffer RTPs, WorkerRuntimeBarrier).
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_ABI_HEADER = os.path.normpath(os.path.join(HERE, "..", "include", "xdna_aie", "matmul_tiles.h"))
+
+# ---------------------------------------------------------------------------------------------------
+# The tile ABI, mirrored from aie/include/xdna_aie/matmul_tiles.h (namespace xdna_aie::fmt). The mirror
+# lets the plan run anywhere; `abi_check` parses the header and compares every format field by field,
+# and compares the computed tile sizes with the header's own static_asserts, so the two cannot drift.
+# ---------------------------------------------------------------------------------------------------
+TILE_M = 64        # kTileM: weight rows per tile
+PLANE_ALIGN = 64   # kPlaneAlign: every plane starts 64-byte aligned
+K_STEP = 16        # kKStep: K per int4 B operand; activation sums are per 16 codes
+
+# Plane: ("q4"|"q2"|"h1"|"q8"|"v16"|"v32",) or ("field", unit_bytes, units).
+WEIGHT_FORMATS = {
+    # name: (tile_k, block_values, block_bytes, act_block, planes)
+    "q4_0": (256, 32, 18, 32, [("q4",), ("field", 2, 1)]),
+    "q4_1": (256, 32, 20, 32, [("q4",), ("field", 2, 1), ("field", 2, 1)]),
+    "q5_0": (256, 32, 22, 32, [("q4",), ("h1",), ("field", 2, 1)]),
+    "q5_1": (256, 32, 24, 32, [("q4",), ("h1",), ("field", 2, 1), ("field", 2, 1)]),
+    "q8_0": (256, 32, 34, 32, [("q8",), ("field", 2, 1)]),
+    "q2_K": (256, 256, 84, 256, [("q2",), ("field", 1, 16), ("field", 2, 1), ("field", 2, 1)]),
+    "q3_K": (256, 256, 110, 256, [("q2",), ("h1",), ("field", 1, 12), ("field", 2, 1)]),
+    "q4_K": (256, 256, 144, 256, [("q4",), ("field", 1, 12), ("field", 2, 1), ("field", 2, 1)]),
+    "q5_K": (256, 256, 176, 256, [("q4",), ("h1",), ("field", 1, 12), ("field", 2, 1), ("field", 2, 1)]),
+    "q6_K": (256, 256, 210, 256, [("q4",), ("q2",), ("field", 1, 16), ("field", 2, 1)]),
+    "f16": (128, 1, 2, 0, [("v16",)]),
+    "bf16": (128, 1, 2, 0, [("v16",)]),
+    "f32": (64, 1, 4, 0, [("v32",)]),
+}
+
+
+def align_up(x, a):
+    return (x + a - 1) // a * a
+
+
+def plane_bytes(tile_k, block_values, plane):
+    elements = TILE_M * tile_k
+    kind = plane[0]
+    if kind == "field":
+        return TILE_M * (tile_k // block_values) * plane[2] * plane[1]
+    return {"q4": elements // 2, "q2": elements // 4, "h1": elements // 8, "q8": elements,
+            "v16": elements * 2, "v32": elements * 4}[kind]
+
+
+def weight_tile_bytes(fmt_name):
+    tile_k, block_values, _, _, planes = WEIGHT_FORMATS[fmt_name]
+    return sum(align_up(plane_bytes(tile_k, block_values, p), PLANE_ALIGN) for p in planes)
+
+
+def quant_act_tile_bytes(tile_n, tile_k, act_block):
+    """ActTileFormat::tile_bytes(): int8 codes, fp32 scales per act_block values, int16 sums per 16."""
+    codes = align_up(tile_n * tile_k, PLANE_ALIGN)
+    scales = align_up(tile_n * (tile_k // act_block) * 4, PLANE_ALIGN)
+    sums = align_up(tile_n * (tile_k // K_STEP) * 2, PLANE_ALIGN)
+    return codes + scales + sums
+
+
+def float_act_tile_bytes(tile_n, tile_k, value_bytes):
+    """FloatActTileFormat::tile_bytes()."""
+    return align_up(tile_n * tile_k * value_bytes, PLANE_ALIGN)
+
+
+def c_tile_bytes(tile_n):
+    return tile_n * TILE_M * 4
+
+
+@dataclass(frozen=True)
+class Contract:
+    name: str        # contract name in the kernel manifest
+    symbol: str      # kernel symbol without the _n<TN> suffix (the kernel ABI)
+    fmt: str         # key of WEIGHT_FORMATS
+    act_value_bytes: int = 0  # float contracts: bytes per activation value; 0 for int8 activations
+
+    @property
+    def tile_k(self):
+        return WEIGHT_FORMATS[self.fmt][0]
+
+    def w_bytes(self):
+        return weight_tile_bytes(self.fmt)
+
+    def a_bytes(self, tile_n):
+        tile_k, _, _, act_block, _ = WEIGHT_FORMATS[self.fmt]
+        if self.act_value_bytes:
+            return float_act_tile_bytes(tile_n, tile_k, self.act_value_bytes)
+        return quant_act_tile_bytes(tile_n, tile_k, act_block)
+
+
+# Contract names: quantized weights use the new mm_<w>_a8 names (int8 activations, contract v2); the
+# float contracts keep their names. Order inside a family is the value of the contract RTP.
+FAMILIES = {
+    "kquant": ("mm_kquant.cc", [Contract("mm_q4_K_a8", "mm_q4_K_a8", "q4_K"),
+                                Contract("mm_q5_K_a8", "mm_q5_K_a8", "q5_K"),
+                                Contract("mm_q6_K_a8", "mm_q6_K_a8", "q6_K")]),
+    "legacy": ("mm_legacy.cc", [Contract("mm_q4_0_a8", "mm_q4_0_a8", "q4_0"),
+                                Contract("mm_q4_1_a8", "mm_q4_1_a8", "q4_1"),
+                                Contract("mm_q5_0_a8", "mm_q5_0_a8", "q5_0"),
+                                Contract("mm_q5_1_a8", "mm_q5_1_a8", "q5_1"),
+                                Contract("mm_q8_0_a8", "mm_q8_0_a8", "q8_0")]),
+    "kquant_low": ("mm_kquant_low.cc", [Contract("mm_q2_K_a8", "mm_q2_K_a8", "q2_K"),
+                                        Contract("mm_q3_K_a8", "mm_q3_K_a8", "q3_K")]),
+    "float": ("mm_float.cc", [Contract("mm_f16_f16", "mm_f16", "f16", act_value_bytes=2),
+                              Contract("mm_bf16_bf16", "mm_bf16", "bf16", act_value_bytes=2),
+                              Contract("mm_f32_f32", "mm_f32", "f32", act_value_bytes=4)]),
+}
+ZERO_SOURCE = "zero.cc"  # mm_zero_c_n<TN>, linked into every core program
+
+# ---------------------------------------------------------------------------------------------------
+# NPU2 hardware limits the plan is checked against (sources in aie/matmul/README.md).
+# ---------------------------------------------------------------------------------------------------
+ROWS = 4                          # compute rows per column (tiles (c, 2..5))
+MAX_COLS = 8                      # NPU2: 8 columns (Strix, Strix Halo, Krackan)
+CORE_DATA_BYTES = 64 * 1024       # core data memory, 8 banks
+MEMTILE_BYTES = 512 * 1024        # memory tile, per column
+CORE_S2MM, CORE_MM2S = 2, 2       # DMA channels of a compute tile
+MEMTILE_S2MM, MEMTILE_MM2S = 6, 6
+SHIM_MM2S, SHIM_S2MM = 2, 2
+SHIM_BDS = 16                     # shim buffer descriptors: 16 per channel, budgeted per tile (stricter)
+BD_WRAP_MAX = 1023                # d0 / d1 sizes of a non-linear shim transfer (32-bit words)
+BD_ITER_MAX = 64                  # iteration (outermost) size of a shim transfer
+BD_STRIDE_MAX = 1 << 20           # strides of a shim transfer (32-bit words)
+
+# RTP words of every core, written by the instruction stream before it releases the core's barrier.
+RTP_CONTRACT, RTP_OUT_TILES, RTP_K_TILES, RTP_VERSION = range(4)
+RTP_WORDS = 4
+RTP_LAYOUT_VERSION = 1
+PARAMS_WORDS = 12  # the runtime's params BO (src/runtime/invocation-args.h); passed, not read by DMA
+
+
+class PlanError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------------
+# ABI check: parse the header and compare.
+# ---------------------------------------------------------------------------------------------------
+_FMT_RE = re.compile(r"constexpr\s+WeightTileFormat\s+(\w+)\s*=\s*\{\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,"
+                     r"\s*(\d+)\s*,\s*(\d+)\s*,\s*\{(.*?)\}\s*\}\s*;", re.S)
+_PLANE_RE = re.compile(r"code\(PlaneKind::(\w+)\)|field\((\d+)\s*,\s*(\d+)\s*,\s*(\d+)\)")
+_ASSERT_RE = re.compile(r"static_assert\(fmt::(\w+)\.tile_bytes\(\)\s*==\s*([\d\s*]+),")
+_CONST_RE = re.compile(r"constexpr\s+int\s+(kTileM|kPlaneAlign|kKStep)\s*=\s*(\d+)\s*;")
+
+
+def abi_check(header_path):
+    """Returns a list of (check, ok, detail). Every mirrored number is compared with the header."""
+    checks = []
+    try:
+        with open(header_path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        return [("ABI header readable", False, f"{header_path}: {e.strerror}")]
+
+    consts = {m.group(1): int(m.group(2)) for m in _CONST_RE.finditer(text)}
+    for name, mine in (("kTileM", TILE_M), ("kPlaneAlign", PLANE_ALIGN), ("kKStep", K_STEP)):
+        got = consts.get(name)
+        checks.append((f"ABI {name}", got == mine, f"header {got}, design {mine}"))
+
+    parsed = {}
+    for m in _FMT_RE.finditer(text):
+        name = m.group(1)
+        planes = []
+        for p in _PLANE_RE.finditer(m.group(7)):
+            planes.append((p.group(1),) if p.group(1) else ("field", int(p.group(2)), int(p.group(3))))
+        n_planes = int(m.group(6))
+        parsed[name] = (int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)), planes)
+        if n_planes != len(planes):
+            checks.append((f"ABI fmt::{name} plane count", False, f"n_planes {n_planes}, {len(planes)} listed"))
+    for name, mine in WEIGHT_FORMATS.items():
+        got = parsed.get(name)
+        checks.append((f"ABI fmt::{name}", got == mine,
+                       "matches the header" if got == mine else f"header {got}, design {mine}"))
+    for m in _ASSERT_RE.finditer(text):
+        name = m.group(1)
+        expected = 1
+        for factor in m.group(2).split("*"):
+            expected *= int(factor)
+        mine = weight_tile_bytes(name) if name in WEIGHT_FORMATS else None
+        checks.append((f"ABI tile_bytes({name})", mine == expected, f"header static_assert {expected}, design {mine}"))
+    return checks
+
+
+# ---------------------------------------------------------------------------------------------------
+# The plan: buffers, channels, and the shim transfers of one invocation shape.
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Fifo:
+    name: str
+    path: str          # e.g. "shim -> memtile"
+    obj_bytes: int     # bytes of one object
+    depth: int
+    home: str          # where the buffers live: "memtile" or "core"
+    channels: str      # DMA channels it takes at each end
+    note: str = ""
+
+    @property
+    def bytes(self):
+        return self.obj_bytes * self.depth
+
+
+@dataclass
+class Transfer:
+    what: str
+    sizes: list        # outermost first, in 32-bit words (the shim's address unit)
+    strides: list
+    linear: bool
+
+
+@dataclass
+class Plan:
+    family: str
+    tile_n: int
+    cols: int
+    dev: str
+    contract: str
+    contract_index: int
+    exact: bool
+    m_tiles: int
+    n_tiles: int
+    k_tiles: int
+    out_row_stride: int
+    stack_bytes: int
+    kernel_data_bytes: int
+    l2_depth: int
+    w_tile_bytes: dict = field(default_factory=dict)   # contract -> bytes (ABI)
+    w_obj_bytes: int = 0
+    a_obj_bytes: int = 0
+    c_obj_bytes: int = 0
+    c_depth: int = 0
+    fifos: list = field(default_factory=list)
+    core_bytes: dict = field(default_factory=dict)
+    memtile_bytes: dict = field(default_factory=dict)
+    channels: dict = field(default_factory=dict)
+    transfers: list = field(default_factory=list)
+    schedule: dict = field(default_factory=dict)
+    traffic: dict = field(default_factory=dict)
+    tensors: dict = field(default_factory=dict)
+    checks: list = field(default_factory=list)
+
+
+def family_contracts(family):
+    return FAMILIES[family][1]
+
+
+def word_chunk(total_words):
+    """Largest d0 <= BD_WRAP_MAX that divides total_words: a contiguous run split into d1 x d0."""
+    for d0 in range(min(total_words, BD_WRAP_MAX), 0, -1):
+        if total_words % d0 == 0:
+            return d0
+    return 1
+
+
+def rounds_of_column(c, cols, m_groups):
+    """Rounds j in which column c owns group q = j * cols + c."""
+    return 0 if c >= m_groups else (m_groups - c + cols - 1) // cols
+
+
+def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_tiles=64, n_tiles=1,
+              k_tiles=None, out_row_stride=None, stack_bytes=1024, kernel_data_bytes=512, l2_depth=2,
+              abi_header=DEFAULT_ABI_HEADER):
+    if family not in FAMILIES:
+        raise PlanError(f"unknown family {family!r}")
+    if dev != "npu2":
+        raise PlanError(f"device {dev!r}: this design targets npu2 (AIE2P) only")
+    if not 1 <= cols <= MAX_COLS:
+        raise PlanError(f"--cols {cols}: npu2 has 1..{MAX_COLS} columns")
+    contracts = family_contracts(family)
+    names = [c.name for c in contracts]
+    chosen = contracts[0] if contract is None else next((c for c in contracts if c.name == contract), None)
+    if chosen is None:
+        raise PlanError(f"contract {contract!r} is not in family {family} ({', '.join(names)})")
+    if k_tiles is None:
+        k_tiles = 4096 // chosen.tile_k
+    if out_row_stride is None:
+        out_row_stride = m_tiles * TILE_M
+
+    p = Plan(family=family, tile_n=tile_n, cols=cols, dev=dev, contract=chosen.name,
+             contract_index=names.index(chosen.name), exact=exact, m_tiles=m_tiles, n_tiles=n_tiles,
+             k_tiles=k_tiles, out_row_stride=out_row_stride, stack_bytes=stack_bytes,
+             kernel_data_bytes=kernel_data_bytes, l2_depth=l2_depth)
+    check = lambda what, ok, detail: p.checks.append((what, bool(ok), detail))
+
+    # ABI, and the sizes every FIFO is built from.
+    for what, ok, detail in abi_check(abi_header):
+        check(what, ok, detail)
+    p.w_tile_bytes = {c.name: c.w_bytes() for c in contracts}
+    served = [chosen] if exact else contracts
+    # One xclbin serves the family, so its buffers (and the DMA lengths of the memory tile and cores,
+    # which are fixed in the xclbin) are sized to the family's largest tile; see "W window" below.
+    p.w_obj_bytes = max(c.w_bytes() for c in served)
+    a_sizes = {c.a_bytes(tile_n) for c in served}
+    if len(a_sizes) != 1:
+        check("A tile size uniform in family", False, f"{sorted(a_sizes)}")
+    p.a_obj_bytes = max(a_sizes)
+    p.c_obj_bytes = c_tile_bytes(tile_n)
+
+    # Core data memory: double-buffered W and A, the C tile, the RTP words, stack, kernel static data.
+    fixed = 2 * p.w_obj_bytes + 2 * p.a_obj_bytes + RTP_WORDS * 4 + stack_bytes + kernel_data_bytes
+    # C is double-buffered when it fits (the drain of one output tile overlaps the next one's K loop);
+    # otherwise single: the core then waits for the C drain (TN*256 bytes) once per output tile.
+    p.c_depth = 2 if fixed + 2 * p.c_obj_bytes <= CORE_DATA_BYTES else 1
+    p.core_bytes = {
+        "W L1 (2 x W tile)": 2 * p.w_obj_bytes,
+        "A L1 (2 x A tile)": 2 * p.a_obj_bytes,
+        f"C L1 ({p.c_depth} x C tile)": p.c_depth * p.c_obj_bytes,
+        "RTP words": RTP_WORDS * 4,
+        "stack": stack_bytes,
+        "kernel static data (reserve)": kernel_data_bytes,
+    }
+    core_total = sum(p.core_bytes.values())
+    p.core_bytes["total"] = core_total
+    check("core data memory", core_total <= CORE_DATA_BYTES,
+          f"{core_total} of {CORE_DATA_BYTES} bytes ({CORE_DATA_BYTES - core_total} free)")
+
+    p.memtile_bytes = {
+        f"W L2 ({l2_depth} x {ROWS} W tiles)": l2_depth * ROWS * p.w_obj_bytes,
+        f"A L2 ({l2_depth} x A tile)": l2_depth * p.a_obj_bytes,
+        f"C L2 ({l2_depth} x {ROWS} C tiles)": l2_depth * ROWS * p.c_obj_bytes,
+    }
+    mem_total = sum(p.memtile_bytes.values())
+    p.memtile_bytes["total"] = mem_total
+    check("memory tile", mem_total <= MEMTILE_BYTES, f"{mem_total} of {MEMTILE_BYTES} bytes")
+
+    p.fifos = [
+        Fifo("w_l3l2_<c>", "shim(c,0) -> memtile(c,1)", ROWS * p.w_obj_bytes, l2_depth, "memtile",
+             "shim MM2S 1, memtile S2MM 1", "one object = the 4 cores' W tiles of one K step"),
+        Fifo("w_l2l1_<c>_<r>", "memtile(c,1) -> core(c,2+r), split", p.w_obj_bytes, 2, "core",
+             "memtile MM2S 1 per core (4), core S2MM 1", "shares the memtile buffers of w_l3l2"),
+        Fifo("a_l3l2_<c>", "shim(c,0) -> memtile(c,1)", p.a_obj_bytes, l2_depth, "memtile",
+             "shim MM2S 1, memtile S2MM 1"),
+        Fifo("a_l2l1_<c>", "memtile(c,1) -> 4 cores of column c, broadcast", p.a_obj_bytes, 2, "core",
+             "memtile MM2S 1 (one stream, fanned out by the switches), core S2MM 1",
+             "shares the memtile buffers of a_l3l2"),
+        Fifo("c_l1l2_<c>_<r>", "core(c,2+r) -> memtile(c,1), join", p.c_obj_bytes, p.c_depth, "core",
+             "core MM2S 1, memtile S2MM 1 per core (4)"),
+        Fifo("c_l2l3_<c>", "memtile(c,1) -> shim(c,0)", ROWS * p.c_obj_bytes, l2_depth, "memtile",
+             "memtile MM2S 1, shim S2MM 1", "one object = the 4 cores' C tiles [r][t][64]"),
+    ]
+
+    p.channels = {
+        "core (each)": {"S2MM": (2, CORE_S2MM, "W, A"), "MM2S": (1, CORE_MM2S, "C")},
+        "memory tile (each column)": {"S2MM": (1 + 1 + ROWS, MEMTILE_S2MM, "W in, A in, 4 x C in"),
+                                      "MM2S": (ROWS + 1 + 1, MEMTILE_MM2S, "4 x W out, A broadcast, C out")},
+        "shim (each column)": {"MM2S": (2, SHIM_MM2S, "W, A"), "S2MM": (1, SHIM_S2MM, "C")},
+    }
+    for tile, dirs in p.channels.items():
+        for d, (used, avail, _) in dirs.items():
+            check(f"DMA channels {tile} {d}", used <= avail, f"{used} of {avail}")
+
+    _plan_shape(p, chosen, check)
+    return p
+
+
+def _plan_shape(p, chosen, check):
+    """The shim transfers of one invocation of (m_tiles, n_tiles, k_tiles) and what they cost."""
+    T = chosen.w_bytes()
+    W = p.w_obj_bytes
+    A = p.a_obj_bytes
+    tn = p.tile_n
+
+    check("shape: M in whole groups of 4 row tiles", p.m_tiles > 0 and p.m_tiles % ROWS == 0,
+          f"m_tiles {p.m_tiles} (the memory tile splits and joins 4 tiles per object)")
+    check("shape: n_tiles, k_tiles positive", p.n_tiles > 0 and p.k_tiles > 0,
+          f"n_tiles {p.n_tiles}, k_tiles {p.k_tiles}")
+    check("shape: output row stride covers M", p.out_row_stride >= p.m_tiles * TILE_M,
+          f"out_row_stride {p.out_row_stride} floats, M {p.m_tiles * TILE_M}")
+    m_groups = max(p.m_tiles // ROWS, 0)
+    rounds = (m_groups + p.cols - 1) // p.cols if m_groups else 0
+
+    # K runs longer than the iteration limit are sent as several transfers per step.
+    k_chunk = min(p.k_tiles, BD_ITER_MAX) if p.k_tiles > 0 else 1
+    n_chunks = (p.k_tiles + k_chunk - 1) // k_chunk if p.k_tiles > 0 else 0
+    bds_per_step = 2 * n_chunks + 1  # W and A per chunk, one C drain
+    steps = rounds * p.n_tiles
+    p.schedule = {
+        "rounds (j)": rounds,
+        "steps (j, n) in order": steps,
+        "active columns in the last round": m_groups - (rounds - 1) * p.cols if rounds else 0,
+        "K chunks per step": n_chunks,
+        "K tiles per chunk": k_chunk,
+        "shim BDs per column per step": bds_per_step,
+        "steps in flight": 2,
+        "output tiles per core (RTP)": [p.n_tiles * rounds_of_column(c, p.cols, m_groups) for c in range(p.cols)],
+    }
+    check("shim BDs in flight (2 steps)", 2 * bds_per_step <= SHIM_BDS,
+          f"{2 * bds_per_step} of {SHIM_BDS} (K up to {3 * BD_ITER_MAX} tiles)")
+
+    # W: one window of W (= family max) bytes per tile, d1 x d0 words, for r = 0..3, for k in the chunk.
+    # A window longer than the tile reads into the next tile: the weights buffer must stay readable for
+    # (W - T) bytes after its last tile (the tensor below includes them).
+    win_words = W // 4
+    d0 = word_chunk(win_words)
+    w_xfer = Transfer("W fill, per column per (step, K chunk)",
+                      [k_chunk, ROWS, win_words // d0, d0],
+                      [T // 4, p.k_tiles * T // 4, d0, 1], linear=False)
+    a_xfer = Transfer("A fill, per column per (step, K chunk)", [1, 1, 1, k_chunk * A // 4], [0, 0, 0, 1], linear=True)
+    c_xfer = Transfer("C drain, per column per step", [1, ROWS, tn, TILE_M], [0, TILE_M, p.out_row_stride, 1],
+                      linear=False)
+    p.transfers = [w_xfer, a_xfer, c_xfer]
+    for t in p.transfers:
+        if t.linear:
+            continue
+        s3, s2, s1, s0 = t.sizes
+        st3, st2, st1, _ = t.strides
+        check(f"{t.what}: d0 size", s0 <= BD_WRAP_MAX, f"{s0} <= {BD_WRAP_MAX} words")
+        check(f"{t.what}: d1 size", s1 <= BD_WRAP_MAX, f"{s1} <= {BD_WRAP_MAX}")
+        check(f"{t.what}: iteration size", s3 <= BD_ITER_MAX, f"{s3} <= {BD_ITER_MAX}")
+        check(f"{t.what}: strides", max(st3, st2, st1) <= BD_STRIDE_MAX,
+              f"max {max(st3, st2, st1)} <= {BD_STRIDE_MAX} words")
+    check("W window covers the tile", W >= T and W % 4 == 0 and T % 4 == 0, f"window {W}, tile {T} bytes")
+
+    # Operand tensors of the runtime sequence (bytes; C in floats), in the order of the manifest's args.
+    p.tensors = {
+        "weights (bo0, group 3)": p.m_tiles * p.k_tiles * T + (W - T),
+        "activations (bo1, group 4)": p.n_tiles * p.k_tiles * A,
+        "output floats (bo2, group 5)": (p.n_tiles * tn - 1) * p.out_row_stride + p.m_tiles * TILE_M,
+        "params words (bo3, group 6)": PARAMS_WORDS,
+    }
+
+    active_col_rounds = sum(rounds_of_column(c, p.cols, m_groups) for c in range(p.cols))
+    useful_w = p.n_tiles * p.m_tiles * p.k_tiles * T
+    read_w = p.n_tiles * p.m_tiles * p.k_tiles * W
+    read_a = p.n_tiles * active_col_rounds * p.k_tiles * A
+    written_c = p.n_tiles * p.m_tiles * tn * TILE_M * 4
+    p.traffic = {
+        "W read (bytes)": read_w,
+        "W of the ABI (bytes)": useful_w,
+        "W over-fetch (%)": round(100.0 * (read_w - useful_w) / useful_w, 1) if useful_w else 0.0,
+        "W re-read per token tile": p.n_tiles,
+        "A read (bytes, once per active column per round)": read_a,
+        "C written (bytes)": written_c,
+    }
+
+
+# ---------------------------------------------------------------------------------------------------
+# Printing
+# ---------------------------------------------------------------------------------------------------
+def kib(n):
+    return f"{n} B ({n / 1024:.2f} KiB)"
+
+
+def print_plan_text(p, out=sys.stdout):
+    w = out.write
+    mode = "exact (this contract only)" if p.exact else "family (buffers sized to the family's largest tile)"
+    w(f"design: whole-array matmul, family {p.family}, TN {p.tile_n}, {p.cols} column(s) x {ROWS} rows, {p.dev}\n")
+    w(f"xclbin mode: {mode}\n")
+    w(f"runtime sequence for: {p.contract} (contract RTP = {p.contract_index}), "
+      f"m_tiles {p.m_tiles}, n_tiles {p.n_tiles}, k_tiles {p.k_tiles}, out_row_stride {p.out_row_stride}\n\n")
+
+    w("tile bytes (ABI, aie/include/xdna_aie/matmul_tiles.h):\n")
+    for c in family_contracts(p.family):
+        w(f"  {c.name:14s} W {c.w_bytes():6d}  A(TN={p.tile_n}) {c.a_bytes(p.tile_n):6d}  "
+          f"C {c_tile_bytes(p.tile_n):6d}  TK {c.tile_k}\n")
+    w(f"  FIFO objects: W {p.w_obj_bytes}, A {p.a_obj_bytes}, C {p.c_obj_bytes}\n\n")
+
+    w("FIFOs (per column c, row r):\n")
+    for f in p.fifos:
+        w(f"  {f.name:16s} {f.path}\n")
+        w(f"  {'':16s} object {f.obj_bytes} B x depth {f.depth} = {f.bytes} B in the {f.home}; {f.channels}\n")
+        if f.note:
+            w(f"  {'':16s} {f.note}\n")
+    w("\ncore data memory (each of the cores):\n")
+    for k, v in p.core_bytes.items():
+        w(f"  {k:32s} {kib(v)}\n")
+    w("memory tile (each column):\n")
+    for k, v in p.memtile_bytes.items():
+        w(f"  {k:32s} {kib(v)}\n")
+    w("\nDMA channels:\n")
+    for tile, dirs in p.channels.items():
+        for d, (used, avail, what) in dirs.items():
+            w(f"  {tile:26s} {d}: {used} of {avail} ({what})\n")
+    w("\nshim transfers (sizes / strides outermost first, 32-bit words):\n")
+    for t in p.transfers:
+        kind = "linear" if t.linear else "4-D"
+        w(f"  {t.what}: sizes {t.sizes} strides {t.strides} ({kind})\n")
+    w("schedule:\n")
+    for k, v in p.schedule.items():
+        w(f"  {k}: {v}\n")
+    w("runtime sequence operands:\n")
+    for k, v in p.tensors.items():
+        w(f"  {k}: {v}\n")
+    w("DRAM traffic of this invocation:\n")
+    for k, v in p.traffic.items():
+        w(f"  {k}: {v}\n")
+    w("\nchecks:\n")
+    for what, ok, detail in p.checks:
+        w(f"  [{'ok' if ok else 'FAIL'}] {what}: {detail}\n")
+
+
+def plan_json(p):
+    d = asdict(p)
+    d["fifos"] = [dict(asdict(f), bytes=f.bytes) for f in p.fifos]
+    d["channels"] = {t: {k: {"used": u, "available": a, "what": s} for k, (u, a, s) in dirs.items()}
+                     for t, dirs in p.channels.items()}
+    d["checks"] = [{"check": w, "ok": ok, "detail": det} for w, ok, det in p.checks]
+    d["limits"] = {"core_data_bytes": CORE_DATA_BYTES, "memtile_bytes": MEMTILE_BYTES, "rows": ROWS}
+    return d
+
+
+# ---------------------------------------------------------------------------------------------------
+# MLIR emission (needs mlir-aie >= 1.4 and numpy)
+# ---------------------------------------------------------------------------------------------------
+def emit_mlir(p, kernel_object):
+    try:
+        import numpy as np
+        import aie.iron.device as iron_devices
+        from aie.helpers.dialects.scf import else_, if_
+        from aie.helpers.taplib import TensorAccessPattern
+        from aie.iron import (Buffer, Kernel, ObjectFifo, Program, Runtime, TaskGroup, Worker,
+                              WorkerRuntimeBarrier)
+        from aie.iron.controlflow import range_
+        from aie.iron.device import Tile
+    except ImportError as e:
+        raise PlanError(f"emitting MLIR needs mlir-aie >= 1.4 (python package 'aie') and numpy: {e}")
+
+    contracts = [c for c in family_contracts(p.family) if not p.exact or c.name == p.contract]
+    chosen = next(c for c in family_contracts(p.family) if c.name == p.contract)
+    tn, cols = p.tile_n, p.cols
+    T = chosen.w_bytes()
+    W, A, C = p.w_obj_bytes, p.a_obj_bytes, p.c_obj_bytes
+    m_groups = p.m_tiles // ROWS
+
+    i8, f32, i32 = np.dtype[np.int8], np.dtype[np.float32], np.dtype[np.int32]
+    w_l1_ty = np.ndarray[(W,), i8]
+    w_l2_ty = np.ndarray[(ROWS * W,), i8]
+    a_ty = np.ndarray[(A,), i8]
+    c_l1_ty = np.ndarray[(C // 4,), f32]
+    c_l2_ty = np.ndarray[(ROWS * C // 4,), f32]
+    rtp_ty = np.ndarray[(RTP_WORDS,), i32]
+    w_len = p.tensors["weights (bo0, group 3)"]
+    a_len = p.tensors["activations (bo1, group 4)"]
+    c_len = p.tensors["output floats (bo2, group 5)"]
+    W_ty = np.ndarray[(w_len,), i8]
+    A_ty = np.ndarray[(a_len,), i8]
+    C_ty = np.ndarray[(c_len,), f32]
+    P_ty = np.ndarray[(PARAMS_WORDS,), i32]
+
+    # The kernels take raw pointers (kernel ABI), so declaring them on the family-sized buffers is exact
+    # for every contract: a kernel reads only its own tile's bytes from the start of the buffer.
+    zero = Kernel(f"mm_zero_c_n{tn}", kernel_object, [c_l1_ty])
+    mms = [Kernel(f"{c.symbol}_n{tn}", kernel_object, [w_l1_ty, a_ty, c_l1_ty]) for c in contracts]
+    index_of = {c.name: i for i, c in enumerate(family_contracts(p.family))}
+    selectors = [index_of[c.name] for c in contracts]
+
+    def dispatch(kernels, sel, w, a, c, i=0):
+        # The contract RTP selects the kernel: a chain of compares, a few scalar cycles per K tile.
+        if i == len(kernels) - 1:
+            kernels[i](w, a, c)
+            return
+        with if_(sel == selectors[i]) as taken:
+            kernels[i](w, a, c)
+        with else_(taken):
+            dispatch(kernels, sel, w, a, c, i + 1)
+
+    def core_fn(w_in, a_in, c_out, rtp, barrier, zero_k, *kernels):
+        # Once per invocation: the instruction stream writes the RTP words, then releases the barrier.
+        barrier.wait_for_value(1)
+        sel = rtp[RTP_CONTRACT]
+        out_tiles = rtp[RTP_OUT_TILES]
+        k_tiles = rtp[RTP_K_TILES]
+        for _ in range_(out_tiles):
+            c = c_out.acquire(1)
+            zero_k(c)
+            for _ in range_(k_tiles):
+                w = w_in.acquire(1)
+                a = a_in.acquire(1)
+                dispatch(kernels, sel, w, a, c)
+                w_in.release(1)
+                a_in.release(1)
+            c_out.release(1)
+
+    workers, rtps, barriers = [], [], []
+    w_prods, a_prods, c_conses = [], [], []
+    for col in range(cols):
+        w_l3l2 = ObjectFifo(w_l2_ty, name=f"w_l3l2_{col}", depth=p.l2_depth)
+        w_parts = w_l3l2.cons().split([r * W for r in range(ROWS)], obj_types=[w_l1_ty] * ROWS,
+                                      names=[f"w_l2l1_{col}_{r}" for r in range(ROWS)], depths=[2] * ROWS,
+                                      tile=Tile(col, 1))
+        a_l3l2 = ObjectFifo(a_ty, name=f"a_l3l2_{col}", depth=p.l2_depth)
+        a_l2l1 = a_l3l2.cons().forward(obj_type=a_ty, depth=2, name=f"a_l2l1_{col}", tile=Tile(col, 1))
+        c_l2l3 = ObjectFifo(c_l2_ty, name=f"c_l2l3_{col}", depth=p.l2_depth)
+        c_parts = c_l2l3.prod().join([r * (C // 4) for r in range(ROWS)], obj_types=[c_l1_ty] * ROWS,
+                                     names=[f"c_l1l2_{col}_{r}" for r in range(ROWS)],
+                                     depths=[p.c_depth] * ROWS, tile=Tile(col, 1))
+        w_prods.append(w_l3l2.prod(tile=Tile(col, 0)))
+        a_prods.append(a_l3l2.prod(tile=Tile(col, 0)))
+        c_conses.append(c_l2l3.cons(tile=Tile(col, 0)))
+        for r in range(ROWS):
+            rtp = Buffer(rtp_ty, name=f"rtp_{col}_{r}", initial_value=np.zeros(RTP_WORDS, dtype=np.int32),
+                         use_write_rtp=True)
+            barrier = WorkerRuntimeBarrier()
+            rtps.append((col, rtp))
+            barriers.append(barrier)
+            workers.append(Worker(core_fn, [w_parts[r].cons(), a_l2l1.cons(), c_parts[r].prod(), rtp, barrier,
+                                            zero, *mms],
+                                  tile=Tile(col, 2 + r), stack_size=p.stack_bytes))
+
+    (w_sz, w_st), (a_sz, a_st), (c_sz, c_st) = [(t.sizes, t.strides) for t in p.transfers]
+    k_chunk = p.schedule["K tiles per chunk"]
+    out_tiles = p.schedule["output tiles per core (RTP)"]
+
+    def bytes_tap(tensor_len, offset, sizes_words, strides_words):
+        # int8 tensors: the taps count bytes; the innermost run and every stride stay whole words.
+        return TensorAccessPattern((tensor_len,), offset, [sizes_words[0], sizes_words[1], sizes_words[2],
+                                                           sizes_words[3] * 4],
+                                   [strides_words[0] * 4, strides_words[1] * 4, strides_words[2] * 4, 1])
+
+    def sequence(Wt, At, Ct, Pt, w_hs, a_hs, c_hs):
+        for (col, rtp), barrier in zip(rtps, barriers):
+            rtp[RTP_CONTRACT] = p.contract_index
+            rtp[RTP_OUT_TILES] = out_tiles[col]
+            rtp[RTP_K_TILES] = p.k_tiles
+            rtp[RTP_VERSION] = RTP_LAYOUT_VERSION  # names the layout to whoever reads core memory
+            barrier.set(1)
+        previous = None
+        for j in range(p.schedule["rounds (j)"]):
+            for n in range(p.n_tiles):
+                group = TaskGroup()
+                for col in range(cols):
+                    q = j * cols + col
+                    if q >= m_groups:
+                        continue
+                    for k0 in range(0, p.k_tiles, k_chunk):
+                        kc = min(k_chunk, p.k_tiles - k0)
+                        w_off = (ROWS * q * p.k_tiles + k0) * T
+                        w_hs[col].fill(Wt, tap=bytes_tap(w_len, w_off, [kc] + w_sz[1:], w_st),
+                                       group=group)
+                        a_off = (n * p.k_tiles + k0) * A
+                        a_hs[col].fill(At, tap=bytes_tap(a_len, a_off, [1, 1, 1, kc * A // 4], a_st),
+                                       group=group)
+                    c_off = n * tn * p.out_row_stride + ROWS * q * TILE_M
+                    c_hs[col].drain(Ct, tap=TensorAccessPattern((c_len,), c_off, c_sz, c_st),
+                                    wait=True, group=group)
+                # Two steps in flight: the next step's W streams while this one's C drains.
+                if previous is not None:
+                    previous.finish()
+                previous = group
+        if previous is not None:
+            previous.finish()
+
+    rt = Runtime(sequence, [W_ty, A_ty, C_ty, P_ty, w_prods, a_prods, c_conses])
+    device = iron_devices.NPU2() if cols == MAX_COLS else getattr(iron_devices, f"NPU2Col{cols}")()
+    return Program(device, rt, workers=workers).resolve_program()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------------------------------
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        description="Whole-array matmul design for XDNA2 (NPU2): prints the data-movement plan, or emits "
+                    "MLIR with mlir-aie >= 1.4 (IRON).")
+    ap.add_argument("--family", required=True, choices=sorted(FAMILIES))
+    ap.add_argument("--tile-n", type=int, choices=[4, 32], default=32, help="token tile TN (default 32)")
+    ap.add_argument("--cols", type=int, default=MAX_COLS, help=f"array columns, 1..{MAX_COLS} (default {MAX_COLS})")
+    ap.add_argument("--dev", default="npu2", choices=["npu2"])
+    ap.add_argument("--contract", help="contract whose instruction stream to emit (default: the family's first)")
+    ap.add_argument("--exact", action="store_true",
+                    help="size the W buffers to this contract's tile: an xclbin for this contract only")
+    ap.add_argument("--m-tiles", type=int, default=64, help="weight row tiles of 64 (default 64: M = 4096)")
+    ap.add_argument("--n-tiles", type=int, default=1, help="token tiles of TN (default 1)")
+    ap.add_argument("--k-tiles", type=int, help="K tiles of TK (default: K = 4096)")
+    ap.add_argument("--out-row-stride", type=int, help="floats between tokens in the output (default M)")
+    ap.add_argument("--l2-depth", type=int, default=2, help="memory-tile FIFO depth (default 2)")
+    ap.add_argument("--stack-bytes", type=int, default=1024, help="core stack (default 1024)")
+    ap.add_argument("--kernel-data-bytes", type=int, default=512,
+                    help="core memory reserved for the kernels' static data (default 512)")
+    ap.add_argument("--kernel-object", help="object file of the core program (default xdna_mm_<family>.o)")
+    ap.add_argument("--abi-header", default=DEFAULT_ABI_HEADER, help="the tile ABI header to check against")
+    ap.add_argument("--print-plan", action="store_true", help="print the data-movement plan (no mlir-aie needed)")
+    ap.add_argument("--format", choices=["text", "json"], default="text", help="plan format")
+    ap.add_argument("--list-contracts", action="store_true",
+                    help="print 'contract symbol tile_k source' per contract of the family")
+    ap.add_argument("-o", "--output", help="write the MLIR here (default stdout)")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.list_contracts:
+        source = FAMILIES[args.family][0]
+        for c in family_contracts(args.family):
+            print(f"{c.name} {c.symbol} {c.tile_k} {source}")
+        return 0
+    try:
+        plan = make_plan(args.family, args.tile_n, args.cols, args.dev, args.contract, args.exact, args.m_tiles,
+                         args.n_tiles, args.k_tiles, args.out_row_stride, args.stack_bytes,
+                         args.kernel_data_bytes, args.l2_depth, args.abi_header)
+    except PlanError as e:
+        print(f"design.py: {e}", file=sys.stderr)
+        return 2
+    failed = [c for c in plan.checks if not c[1]]
+    if args.print_plan:
+        if args.format == "json":
+            json.dump(plan_json(plan), sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            print_plan_text(plan)
+        return 1 if failed else 0
+    if failed:
+        for what, _, detail in failed:
+            print(f"design.py: check failed: {what}: {detail}", file=sys.stderr)
+        return 1
+    try:
+        module = emit_mlir(plan, args.kernel_object or f"xdna_mm_{args.family}.o")
+    except PlanError as e:
+        print(f"design.py: {e}", file=sys.stderr)
+        return 2
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(str(module))
+    else:
+        print(module)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+// F16, BF16 and F32 weights x activations of the same type (contracts mm_f16_f16, mm_bf16_bf16,
+// mm_f32_f32): one AIE2P core program, c_tile += W_tile x A_tile for one K tile (TK = 128 for F16 and
+// BF16, 64 for F32). Tiles (aie/include/xdna_aie/matmul_tiles.h): weights 64 rows x TK in the 4x8x8
+// B-operand order (8 K x 8 rows per operand), activations TN x TK in the A-operand order (4 tokens x
+// 8 K per operand), C fp32 [TN][64].
+//
+// Products and accumulation:
+//   BF16: aie::mmul<4, 8, 8, bfloat16, bfloat16> (accfloat). aie_api emulates it on AIE2P with eight
+//     32-lane bf16 elementwise MACs per call, k = 0..7 in order: every bf16 x bf16 product is exact in
+//     fp32 and each MAC adds one product to the fp32 accumulator with one rounding (nearest even).
+//   F16: an fp16 value x (11 significant bits, subnormals included) is split in registers into two bf16
+//     values: hi = fp32(x) truncated to its upper 16 bits (the 8 leading significant bits), lo = fp32(x)
+//     - hi (the remaining <= 3 significant bits; exactly representable in bf16 since bf16 has fp32's
+//     exponent range, so fp16 subnormals, 2^-24 .. 2^-14, are no special case). x = hi + lo exactly,
+//     the subtraction is exact (Sterbenz). Then x * y = hi*hi' + hi*lo' + lo*hi' + lo*lo' with four exact
+//     bf16 products, done as four bf16 mmul passes per operand pair, in this order: hi x hi', hi x lo',
+//     lo x hi', lo x lo'. Every partial sum of the four products of ONE pair is exact (all are
+//     multiples of 2^-20 of the leading bit and span <= 22 bits), so a single product reaches C exactly.
+//     Non-finite values: inf splits into hi = inf, lo = inf - inf = NaN, so an F16 inf or NaN operand
+//     makes its outputs NaN (the CPU gives +-inf for inf x finite).
+//   F32: aie::mmul<4, 8, 4, float, float>, the only float x float shape aie_api has on AIE2P (no 4x8x8):
+//     each 8 x 8 weight operand is used as its left and right 8 x 4 halves. aie_api emulates the fp32
+//     products with bf16 parts (the compiler's float accuracy mode; `fast`: three bf16 parts per
+//     operand, six of the nine partial products), so products are not correctly rounded: relative
+//     error below ~13 * 2^-24 (dropped partial products < 2^-21 |xy|, five roundings).
+//   Accumulation order, every type: the accumulator of a (token group, 8-row group) block starts from
+//   the C tile's values, then the K values are added one at a time in increasing k (F16: for each
+//   8-K step, the four passes in the order above, each k = 0..7), each add rounded to fp32. So
+//   c_new = (((c + p_0) + p_1) + ... + p_{TK-1}) per element (F16: four partial products per k).
+//
+// Loop order: 8-row groups in blocks of RB, token groups in blocks of TGB, K steps of 8 innermost with
+// RB x TGB accumulators (TN = 4: RB = 8, TGB = 1; TN = 32: RB = 2, TGB = 8; F32 twice as many 16-lane
+// halves). A weight operand is loaded (F16: split) once per block and used by TGB token groups.
+// Accumulator registers: 8 x 32 lanes (TN = 4) or 16 x 32 lanes (TN = 32) = 4 or 8 of the 8 2048-bit
+// registers; F32 the same bits in 16-lane halves.
+//
+// Data memory at TN = 32 vs 64 KB:
+//   weight tile, double-buffered      2 x 16384 = 32768  (F16/BF16: 64 x 128 x 2; F32: 64 x 64 x 4)
+//   activation tile, double-buffered  2 x 8192 = 16384   (32 x 128 x 2; F32 32 x 64 x 4)
+//   C tile                            8192
+//   stack                             F16 split operands spilled at RB = 8: up to 16 x 128 B = 2 KB at
+//                                     TN = 4 (the tiles are smaller there); ~0.5 KB at TN = 32
+//   total                             ~57.5 KB of 64 KB. No room for a second C buffer at TN = 32.
+// Program memory vs 16 KB (estimate, not measured): each body (type x token tile, 6 of them) is a
+// 3-deep loop around 1 (BF16), 4 (F16) or 2 (F32) mmul calls whose aie_api emulations expand to 8
+// elementwise MACs + ~33 shuffles each; unrolled by the compiler over RB x TGB that is ~40-70 bundles
+// per mmul call site, ~0.5-1.5 KB per body; F16's split (~20 ops per 16 values) ~0.3 KB, shared.
+// About 6-8 KB in all, which leaves room for zero.cc and glue; if it does not, TGB and RB become
+// runtime loop counts (one body per type).
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+
+#include "xdna_aie/matmul_tiles.h"
+
+namespace {
+
+namespace abi = xdna_aie;
+
+enum class Kind { f16, bf16, f32 };
+
+constexpr int kRows8 = abi::kTileM / 8;  // 8-row groups (B operand columns)
+
+template <Kind K> constexpr int tile_k() { return K == Kind::f32 ? abi::fmt::f32.tile_k : abi::fmt::f16.tile_k; }
+
+using v16u32 = aie::vector<uint32, 16>;
+
+// fp16 bit patterns -> fp32 bit patterns, exactly (subnormals via one exact subtraction; inf/NaN kept).
+v16u32 half_bits_to_float_bits(const aie::vector<uint16, 16> & h16) {
+    const v16u32 h = aie::unpack(h16);
+    const v16u32 t = aie::upshift(aie::bit_and(0x7FFFu, h), 13);
+    const v16u32 e = aie::bit_and(0x7C00u, h);
+    const v16u32 normal = aie::add(t, 112u << 23);
+    const v16u32 special = aie::add(t, 224u << 23);
+    const aie::vector<float, 16> sub_f = aie::sub(aie::vector_cast<float>(aie::add(t, 113u << 23)), 0x1p-14f);
+    v16u32 bits = aie::select(normal, special, aie::eq(e, 0x7C00u));
+    bits = aie::select(bits, aie::vector_cast<uint32>(sub_f), aie::eq(e, 0u));
+    return aie::bit_or(bits, aie::upshift(aie::bit_and(0x8000u, h), 16));
+}
+
+// N fp16 values -> bf16 hi and lo with hi + lo == value exactly (see the top comment).
+template <unsigned N> struct Split {
+    aie::vector<bfloat16, N> hi, lo;
+};
+
+template <unsigned N> Split<N> split_f16(const aie::vector<uint16, N> & h) {
+    Split<N> s;
+    for (unsigned i = 0; i < N / 16; ++i) {
+        const v16u32 x = half_bits_to_float_bits(h.template extract<16>(i));
+        const v16u32 hi = aie::bit_and(0xFFFF0000u, x);
+        const v16u32 lo = aie::vector_cast<uint32>(aie::sub(aie::vector_cast<float>(x), aie::vector_cast<float>(hi)));
+        // The upper halves of the fp32 patterns are the bf16 patterns (the lower halves are zero).
+        s.hi.insert(i, aie::vector_cast<bfloat16>(aie::filter_odd(aie::vector_cast<uint16>(hi), 1)));
+        s.lo.insert(i, aie::vector_cast<bfloat16>(aie::filter_odd(aie::vector_cast<uint16>(lo), 1)));
+    }
+    return s;
+}
+
+// C block (token group tg, 8-row group rg): 4 rows of 8 floats <-> 32 lanes [t][n].
+aie::vector<float, 32> load_c(const float * __restrict c, int tg, int rg) {
+    aie::vector<float, 32> v;
+    for (int t = 0; t < abi::kTokGroup; ++t) v.insert(t, aie::load_v<8>(c + (tg * abi::kTokGroup + t) * abi::kTileM + 8 * rg));
+    return v;
+}
+void store_c(float * __restrict c, int tg, int rg, const aie::vector<float, 32> & v) {
+    for (int t = 0; t < abi::kTokGroup; ++t) aie::store_v(c + (tg * abi::kTokGroup + t) * abi::kTileM + 8 * rg, v.extract<8>(t));
+}
+
+// ---- BF16 and F16 ----
+
+template <Kind K, int RB, int TGB>
+void half_tile(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c, int tn) {
+    using MM = aie::mmul<4, 8, 8, bfloat16, bfloat16>;
+    constexpr int TK = tile_k<K>();
+    constexpr int KS = TK / 8;  // K steps
+    const uint16_t * wv = reinterpret_cast<const uint16_t *>(w);
+    const uint16_t * av = reinterpret_cast<const uint16_t *>(a);
+    const int n_tg = tn / abi::kTokGroup;
+    for (int rg0 = 0; rg0 < kRows8; rg0 += RB) {
+        for (int tg0 = 0; tg0 < n_tg; tg0 += TGB) {
+            MM acc[TGB][RB];
+            for (int u = 0; u < TGB; ++u)
+                for (int r = 0; r < RB; ++r) acc[u][r] = MM(load_c(c, tg0 + u, rg0 + r));
+            for (int ks = 0; ks < KS; ++ks) chess_prepare_for_pipelining {
+                if constexpr (K == Kind::bf16) {
+                    aie::vector<bfloat16, 64> b[RB];
+                    for (int r = 0; r < RB; ++r)
+                        b[r] = aie::vector_cast<bfloat16>(aie::load_v<64>(wv + ((rg0 + r) * KS + ks) * 64));
+                    for (int u = 0; u < TGB; ++u) {
+                        const aie::vector<bfloat16, 32> x =
+                            aie::vector_cast<bfloat16>(aie::load_v<32>(av + ((tg0 + u) * KS + ks) * 32));
+                        for (int r = 0; r < RB; ++r) acc[u][r].mac(x, b[r]);
+                    }
+                } else {
+                    Split<64> b[RB];
+                    for (int r = 0; r < RB; ++r) b[r] = split_f16(aie::load_v<64>(wv + ((rg0 + r) * KS + ks) * 64));
+                    for (int u = 0; u < TGB; ++u) {
+                        const Split<32> x = split_f16(aie::load_v<32>(av + ((tg0 + u) * KS + ks) * 32));
+                        for (int r = 0; r < RB; ++r) {
+                            acc[u][r].mac(x.hi, b[r].hi);
+                            acc[u][r].mac(x.hi, b[r].lo);
+                            acc[u][r].mac(x.lo, b[r].hi);
+                            acc[u][r].mac(x.lo, b[r].lo);
+                        }
+                    }
+                }
+            }
+            for (int u = 0; u < TGB; ++u)
+                for (int r = 0; r < RB; ++r) store_c(c, tg0 + u, rg0 + r, acc[u][r].template to_vector<float>());
+        }
+    }
+}
+
+// ---- F32 ----
+
+template <int RB, int TGB> void f32_tile(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c, int tn) {
+    using MM = aie::mmul<4, 8, 4, float, float>;
+    constexpr int TK = tile_k<Kind::f32>();
+    constexpr int KS = TK / 8;
+    const float * wv = reinterpret_cast<const float *>(w);
+    const float * av = reinterpret_cast<const float *>(a);
+    const int n_tg = tn / abi::kTokGroup;
+    for (int rg0 = 0; rg0 < kRows8; rg0 += RB) {
+        for (int tg0 = 0; tg0 < n_tg; tg0 += TGB) {
+            MM acc[TGB][RB][2];  // left (rows 0..3) and right (rows 4..7) of each 8-row group
+            for (int u = 0; u < TGB; ++u)
+                for (int r = 0; r < RB; ++r) {
+                    const aie::vector<float, 32> cv = load_c(c, tg0 + u, rg0 + r);
+                    acc[u][r][0] = MM(aie::filter_even(cv, 4));
+                    acc[u][r][1] = MM(aie::filter_odd(cv, 4));
+                }
+            for (int ks = 0; ks < KS; ++ks) chess_prepare_for_pipelining {
+                aie::vector<float, 32> bl[RB], br[RB];
+                for (int r = 0; r < RB; ++r) {
+                    const aie::vector<float, 64> b = aie::load_v<64>(wv + ((rg0 + r) * KS + ks) * 64);
+                    bl[r] = aie::filter_even(b, 4);  // [k][rows 0..3]
+                    br[r] = aie::filter_odd(b, 4);   // [k][rows 4..7]
+                }
+                for (int u = 0; u < TGB; ++u) {
+                    const aie::vector<float, 32> x = aie::load_v<32>(av + ((tg0 + u) * KS + ks) * 32);
+                    for (int r = 0; r < RB; ++r) {
+                        acc[u][r][0].mac(x, bl[r]);
+                        acc[u][r][1].mac(x, br[r]);
+                    }
+                }
+            }
+            for (int u = 0; u < TGB; ++u)
+                for (int r = 0; r < RB; ++r) {
+                    const auto z = aie::interleave_zip(acc[u][r][0].template to_vector<float>(),
+                                                       acc[u][r][1].template to_vector<float>(), 4);
+                    store_c(c, tg0 + u, rg0 + r, aie::concat(z.first, z.second));
+                }
+        }
+    }
+}
+
+}  // namespace
+
+extern "C" {
+void mm_bf16_n4(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
+    half_tile<Kind::bf16, 8, 1>(w, a, c, 4);
+}
+void mm_bf16_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
+    half_tile<Kind::bf16, 2, 8>(w, a, c, 32);
+}
+void mm_f16_n4(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
+    half_tile<Kind::f16, 8, 1>(w, a, c, 4);
+}
+void mm_f16_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
+    half_tile<Kind::f16, 2, 8>(w, a, c, 32);
+}
+void mm_f32_n4(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
+    f32_tile<8, 1>(w, a, c, 4);
+}
+void mm_f32_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
+    f32_tile<2, 8>(w, a, c, 32);
+}
+}

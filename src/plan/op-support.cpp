@@ -1,0 +1,98 @@
+#include "plan/op-support.h"
+
+namespace xdna {
+
+OpKind op_kind(const ggml_tensor * op) {
+    switch (op->op) {
+        case GGML_OP_NONE:
+        case GGML_OP_RESHAPE:
+        case GGML_OP_VIEW:
+        case GGML_OP_PERMUTE:
+        case GGML_OP_TRANSPOSE:
+            return OpKind::noop;
+        case GGML_OP_MUL_MAT:
+            return OpKind::matmul;
+        default:
+            return OpKind::unsupported;
+    }
+}
+
+bool matmul_supported(const ggml_tensor * dst, std::string & why) {
+    const ggml_tensor * src0 = dst->src[0];
+    const ggml_tensor * src1 = dst->src[1];
+    if (matmul_contract_for(src0->type) == nullptr) {
+        why = std::string("no NPU kernel for weight type ") + ggml_type_name(src0->type);
+        return false;
+    }
+    if (src1->type != GGML_TYPE_F32 && src1->type != GGML_TYPE_F16 && src1->type != GGML_TYPE_BF16) {
+        why = std::string("activation type ") + ggml_type_name(src1->type);
+        return false;
+    }
+    if (dst->type != GGML_TYPE_F32 || dst->nb[0] != sizeof(float)) {
+        why = "output must be F32 with contiguous rows";
+        return false;
+    }
+    if (src0->nb[0] != ggml_type_size(src0->type)) {
+        // Only transposed F32/F16/BF16 weights can get here; ggml blocks always run along dim 0.
+        why = "weights with non-contiguous rows";
+        return false;
+    }
+    if (src0->ne[0] != src1->ne[0] || src1->ne[2] % src0->ne[2] != 0 || src1->ne[3] % src0->ne[3] != 0) {
+        why = "inconsistent shapes";
+        return false;
+    }
+    if (src0->ne[0] % ggml_blck_size(src0->type) != 0) {
+        why = "weight row length is not a whole number of blocks";
+        return false;
+    }
+    return true;
+}
+
+bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, MatmulChoice & choice, std::string & why) {
+    const ggml_tensor * src0 = dst->src[0];
+    const ggml_tensor * src1 = dst->src[1];
+    if (resolve.is_packed) {
+        // A view into a packed weight is not in ggml's layout and not a whole packed matrix.
+        if (src0->view_src != nullptr && resolve.is_packed(src0->view_src)) {
+            why = "weights are a view into a weight packed at load";
+            return false;
+        }
+        if (resolve.is_packed(src1) || (src1->view_src != nullptr && resolve.is_packed(src1->view_src))) {
+            why = "activations are (a view into) a weight packed at load";
+            return false;
+        }
+    }
+    if (!matmul_supported(dst, why)) {
+        return false;
+    }
+    const MatmulContract * c = matmul_contract_for(src0->type);
+    // Only what the device has a kernel for (an NPU runs what its manifest installs); any token tile
+    // serves any batch size, so one installed width is enough.
+    const int tile_n = resolve.has_kernel
+                           ? choose_tile_n(*c, src1->ne[1], [&](const TileShape & t) { return resolve.has_kernel(*c, t); })
+                           : choose_tile_n(*c, src1->ne[1]);
+    if (tile_n == 0) {
+        why = std::string("no kernel for ") + c->name + " at any token tile";
+        return false;
+    }
+    choice.contract = c;
+    choice.tile_n = tile_n;
+    return true;
+}
+
+bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::string & why) {
+    switch (op_kind(op)) {
+        case OpKind::noop:
+            return true;
+        case OpKind::matmul: {
+            MatmulChoice choice;
+            return choose_matmul(op, resolve, choice, why);
+        }
+        case OpKind::unsupported:
+            break;
+    }
+    why = std::string("no NPU kernel for op ") + ggml_op_desc(op);
+    return false;
+}
+
+}  // namespace xdna

@@ -1,0 +1,49 @@
+// Whether the XDNA device runs an op, and if not, why: the one predicate that supports_op
+// (glue/xdna-registry.cpp), the backend (glue/xdna-backend.cpp) and the planner (plan/batch-plan.cpp)
+// all ask, so what the device claims is exactly what it can plan and run.
+#pragma once
+
+#include "contracts/matmul-contract.h"
+#include "runtime/device.h"
+
+#include "ggml.h"
+
+#include <functional>
+#include <string>
+
+namespace xdna {
+
+// How the planner reaches the device: the slice behind a tensor (null buffer if not device memory),
+// whether a tensor is a weight packed at load, and which kernels the device has.
+struct TensorResolver {
+    std::function<BufferSlice(const ggml_tensor *)>                slice_of;
+    std::function<bool(const ggml_tensor *)>                       is_packed;   // empty: nothing is
+    std::function<bool(const MatmulContract &, const TileShape &)> has_kernel;  // empty: every tile
+};
+
+// What the backend does with a graph node.
+enum class OpKind {
+    noop,         // views and reshapes: nothing to compute
+    matmul,       // MUL_MAT: runs on the device if choose_matmul() accepts it
+    unsupported,  // everything else stays on the CPU
+};
+OpKind op_kind(const ggml_tensor * op);
+
+// Whether the NPU can compute this MUL_MAT at all (types, strides, shapes); `why` says why not.
+bool matmul_supported(const ggml_tensor * dst, std::string & why);
+
+// How a MUL_MAT the device accepts runs: its contract and token-tile width.
+struct MatmulChoice {
+    const MatmulContract * contract = nullptr;
+    int                    tile_n = 0;
+};
+
+// The decision for one MUL_MAT: neither operand is (a view into) a weight packed at load, except src0
+// as a whole; matmul_supported() holds; and the device has a kernel for the contract at some token tile
+// (any tile serves any batch size: an invocation loops over token tiles). False with `why` otherwise.
+bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, MatmulChoice & choice, std::string & why);
+
+// The decision for any op: no-ops yes, MUL_MAT per choose_matmul(), everything else no.
+bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::string & why);
+
+}  // namespace xdna

@@ -1,0 +1,22 @@
+// Computing a batch on the host instead of the device.
+//
+// When a device run fails (device error, timeout, a kernel that will not load), the backend still owes
+// the graph its results: a HostExecutor computes the same batch on the host CPU, exactly as the kernel
+// contracts define it. The device factory (devices/open-device.h) hands one out; the caller does not
+// know which implementation it is (today: the contracts' functional twins of the simulator).
+#pragma once
+
+#include "runtime/device.h"
+
+namespace xdna {
+
+class HostExecutor {
+public:
+    virtual ~HostExecutor() = default;
+
+    // Compute every invocation of `batch` on the host; the operands are read and the outputs written
+    // through the buffers' host pointers.
+    virtual void run(const Batch & batch) = 0;
+};
+
+}  // namespace xdna

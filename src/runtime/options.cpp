@@ -1,0 +1,362 @@
+#include "runtime/options.h"
+
+#include "runtime/runtime-log.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+
+namespace xdna {
+
+namespace {
+
+std::string number_text(double v) {
+    char buf[32];
+    if (v == std::floor(v) && std::fabs(v) < 1e15) {
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    } else {
+        std::snprintf(buf, sizeof buf, "%g", v);
+    }
+    return buf;
+}
+
+OptionSpec model_spec(const char * name, double lo, double hi, const char * meaning) {
+    return {name, "a number from " + number_text(lo) + " to " + number_text(hi), "the preset's value", meaning, lo, hi};
+}
+
+std::vector<OptionSpec> make_options() {
+    return {
+        {"GGML_XDNA_DEVICE", "auto, sim, xrt", "auto",
+         "auto: the NPU if one is found, else no XDNA device (one log line says why); sim: the simulated XDNA2 "
+         "NPU; xrt: the NPU or an error"},
+        {"GGML_XDNA_KERNELS", "a directory holding manifest.json, or a manifest file",
+         "ggml-xdna-kernels/ next to libggml-xdna.so", "the compiled NPU kernels and their manifest (docs/xrt.md)"},
+        {"GGML_XDNA_TIMEOUT_MS", "a whole number of milliseconds >= 1", "10000", "wait limit per submission"},
+        {"GGML_XDNA_THREADS", "a whole number >= 1", "the hardware's threads",
+         "host threads of the simulator and of activation quantization"},
+        {"GGML_XDNA_SIM_TILES", "token-tile widths separated by commas, e.g. 4,32", "every width a contract allows",
+         "token-tile widths the simulator offers, to behave like an NPU with fewer kernels installed"},
+        {"GGML_XDNA_SIM_EXEC", "kernels, twin", "twin",
+         "what the simulator executes: kernels: the NPU core kernel code of aie/ through the simulator's aie_api "
+         "implementation; twin: bit-identical fast twins of it where they exist (tested against the kernel code), "
+         "the kernel code elsewhere"},
+        {"GGML_XDNA_PROFILE", "0, 1", "0",
+         "1: print a per-kernel/shape table (host us, simulator us, modelled NPU us, MACs, bytes, roofline) when "
+         "a backend is freed (any other value but 0 also turns it on, with an error)"},
+        {"GGML_XDNA_TRACE", "a file path", "no trace",
+         "write a Chrome/Perfetto trace of host preparation, submissions and modelled NPU time to this file"},
+        {"GGML_XDNA_PRESET", "strix, krackan, halo", "krackan",
+         "timing-model preset (docs/performance-model.md)"},
+        model_spec("GGML_XDNA_MODEL_BW_GBS", 0.1, 1e4, "timing model: sustained NPU DRAM bandwidth, GB/s"),
+        model_spec("GGML_XDNA_MODEL_CLOCK_GHZ", 0.01, 10, "timing model: array clock, GHz"),
+        model_spec("GGML_XDNA_MODEL_EFFICIENCY", 1e-3, 1,
+                   "timing model: sustained fraction of the MAC peak in a large GEMM"),
+        model_spec("GGML_XDNA_MODEL_SUBMIT_US", 0, 1e6, "timing model: cost of one submission (host round trip), us"),
+        model_spec("GGML_XDNA_MODEL_INVOCATION_US", 0, 1e6,
+                   "timing model: extra cost of each invocation inside a submission, us"),
+        model_spec("GGML_XDNA_MODEL_SCALE_OPS", 1, 1e4,
+                   "timing model: block-scale operations per cycle per core"),
+        model_spec("GGML_XDNA_MODEL_SCALE_GROUP", 0, 1 << 20,
+                   "timing model: 0: scales per the weight format; else scale once per this many K values"),
+        model_spec("GGML_XDNA_MODEL_CSTAGE_KB", 0, 1 << 20,
+                   "timing model: output staging per column in the memory tile, KB (0: none)"),
+    };
+}
+
+const OptionSpec & spec(const std::string & name) {
+    const OptionSpec * s = find_option(name);
+    if (s == nullptr) {
+        std::fprintf(stderr, "xdna: internal error: %s is not an option\n", name.c_str());
+        std::abort();
+    }
+    return *s;
+}
+
+std::string invalid(const std::string & name, const char * text) {
+    return name + "='" + text + "' is not valid; accepted values: " + spec(name).accepted;
+}
+
+// Whole number in [lo, hi]; false if `s` is anything else.
+bool parse_long(const char * s, long lo, long hi, long & out) {
+    errno = 0;
+    char * end = nullptr;
+    const long v = std::strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno != 0 || v < lo || v > hi) {
+        return false;
+    }
+    out = v;
+    return true;
+}
+
+bool parse_double(const char * s, double & out) {
+    errno = 0;
+    char * end = nullptr;
+    const double v = std::strtod(s, &end);
+    if (end == s || *end != '\0' || errno != 0) {
+        return false;
+    }
+    out = v;
+    return true;
+}
+
+// The accepted words of an option ("auto, sim, xrt").
+bool is_accepted_word(const std::string & name, const std::string & word) {
+    const std::string & acc = spec(name).accepted;
+    size_t pos = 0;
+    while (pos <= acc.size()) {
+        const size_t comma = acc.find(", ", pos);
+        const std::string w = acc.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (w == word) {
+            return true;
+        }
+        if (comma == std::string::npos) {
+            break;
+        }
+        pos = comma + 2;
+    }
+    return false;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec> & all_options() {
+    static const std::vector<OptionSpec> options = make_options();
+    return options;
+}
+
+const OptionSpec * find_option(const std::string & name) {
+    for (const auto & o : all_options()) {
+        if (o.name == name) {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
+const char * option_text(const std::string & name) {
+    const char * s = std::getenv(name.c_str());
+    return (s == nullptr || *s == '\0') ? nullptr : s;
+}
+
+OptionValue<DeviceChoice> device_option() {
+    static const std::string name = "GGML_XDNA_DEVICE";
+    OptionValue<DeviceChoice> o;
+    o.value = DeviceChoice::automatic;
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    o.set = true;
+    const std::string v = s;
+    if (v == "auto") {
+        o.value = DeviceChoice::automatic;
+    } else if (v == "sim") {
+        o.value = DeviceChoice::sim;
+    } else if (v == "xrt") {
+        o.value = DeviceChoice::xrt;
+    } else {
+        o.error = invalid(name, s);
+    }
+    return o;
+}
+
+OptionValue<bool> profile_option() {
+    static const std::string name = "GGML_XDNA_PROFILE";
+    OptionValue<bool> o;
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    o.set = true;
+    const std::string v = s;
+    o.value = v != "0";  // any other value turned profiling on before values were checked: it still does
+    if (v != "0" && v != "1") {
+        o.error = invalid(name, s);
+    }
+    return o;
+}
+
+OptionValue<std::string> trace_option() {
+    OptionValue<std::string> o;
+    if (const char * s = option_text("GGML_XDNA_TRACE")) {
+        o.set = true;
+        o.value = s;
+    }
+    return o;
+}
+
+OptionValue<std::vector<int>> sim_tiles_option() {
+    static const std::string name = "GGML_XDNA_SIM_TILES";
+    OptionValue<std::vector<int>> o;
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    o.set = true;
+    for (const char * p = s; *p != '\0';) {
+        errno = 0;
+        char * end = nullptr;
+        const long w = std::strtol(p, &end, 10);
+        if (end == p || errno != 0 || w <= 0 || w > (1 << 20) || (*end != ',' && *end != '\0')) {
+            o.value.clear();
+            o.error = invalid(name, s);
+            return o;
+        }
+        o.value.push_back(static_cast<int>(w));
+        p = (*end == ',') ? end + 1 : end;
+    }
+    return o;
+}
+
+OptionValue<int> threads_option() {
+    static const std::string name = "GGML_XDNA_THREADS";
+    OptionValue<int> o;
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    o.set = true;
+    long n = 0;
+    if (parse_long(s, 1, 1 << 16, n)) {
+        o.value = static_cast<int>(n);
+    } else {
+        o.error = invalid(name, s);
+    }
+    return o;
+}
+
+OptionValue<std::chrono::milliseconds> timeout_option() {
+    static const std::string name = "GGML_XDNA_TIMEOUT_MS";
+    OptionValue<std::chrono::milliseconds> o;
+    o.value = std::chrono::milliseconds(10000);
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    o.set = true;
+    long ms = 0;
+    if (parse_long(s, 1, 1L << 40, ms)) {
+        o.value = std::chrono::milliseconds(ms);
+    } else {
+        o.error = invalid(name, s);
+    }
+    return o;
+}
+
+OptionValue<std::string> sim_exec_option() {
+    static const std::string name = "GGML_XDNA_SIM_EXEC";
+    OptionValue<std::string> o;
+    o.value = spec(name).fallback;
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    o.set = true;
+    if (is_accepted_word(name, s)) {
+        o.value = s;
+    } else {
+        o.error = invalid(name, s);
+    }
+    return o;
+}
+
+OptionValue<std::string> preset_option() {
+    static const std::string name = "GGML_XDNA_PRESET";
+    OptionValue<std::string> o;
+    o.value = spec(name).fallback;
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    o.set = true;
+    if (is_accepted_word(name, s)) {
+        o.value = s;
+    } else {
+        o.error = invalid(name, s);
+    }
+    return o;
+}
+
+OptionValue<std::string> kernels_option() {
+    OptionValue<std::string> o;
+    if (const char * s = option_text("GGML_XDNA_KERNELS")) {
+        o.set = true;
+        o.value = s;
+    }
+    return o;
+}
+
+OptionValue<double> model_option(const std::string & name) {
+    const OptionSpec & sp = spec(name);
+    OptionValue<double> o;
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    double v = 0;
+    if (!parse_double(s, v) || v < sp.lo || v > sp.hi) {
+        o.error = invalid(name, s);
+        return o;
+    }
+    o.set = true;
+    o.value = v;
+    return o;
+}
+
+std::vector<std::string> model_option_names() {
+    std::vector<std::string> names;
+    for (const auto & o : all_options()) {
+        if (o.name.rfind("GGML_XDNA_MODEL_", 0) == 0) {
+            names.push_back(o.name);
+        }
+    }
+    return names;
+}
+
+std::string option_error(const std::string & name) {
+    if (name.rfind("GGML_XDNA_MODEL_", 0) == 0 && find_option(name) != nullptr) {
+        return model_option(name).error;
+    }
+    static const std::vector<std::pair<std::string, std::string (*)()>> checks = {
+        {"GGML_XDNA_DEVICE", [] { return device_option().error; }},
+        {"GGML_XDNA_KERNELS", [] { return kernels_option().error; }},
+        {"GGML_XDNA_TIMEOUT_MS", [] { return timeout_option().error; }},
+        {"GGML_XDNA_THREADS", [] { return threads_option().error; }},
+        {"GGML_XDNA_SIM_TILES", [] { return sim_tiles_option().error; }},
+        {"GGML_XDNA_SIM_EXEC", [] { return sim_exec_option().error; }},
+        {"GGML_XDNA_PROFILE", [] { return profile_option().error; }},
+        {"GGML_XDNA_TRACE", [] { return trace_option().error; }},
+        {"GGML_XDNA_PRESET", [] { return preset_option().error; }},
+    };
+    for (const auto & [n, check] : checks) {
+        if (n == name) {
+            return check();
+        }
+    }
+    return "internal error: option " + name + " has no check in option_error()";
+}
+
+void report_option_error(const std::string & error, const std::string & instead) {
+    if (error.empty()) {
+        return;
+    }
+    static std::mutex            mutex;
+    static std::set<std::string> reported;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!reported.insert(error).second) {
+            return;
+        }
+    }
+    std::string what = instead;
+    if (what.empty()) {
+        const OptionSpec * s = find_option(error.substr(0, error.find('=')));
+        what = s != nullptr ? "the default (" + s->fallback + ")" : "the default";
+    }
+    runtime_log(LogLevel::error, error + "; using " + what);
+}
+
+}  // namespace xdna

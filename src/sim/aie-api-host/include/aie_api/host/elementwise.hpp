@@ -1,0 +1,514 @@
+// Elementwise arithmetic, compares, selection and reductions on vectors and accumulators (aie_api
+// aie.hpp groups "arithmetic", "compare", "reshape", "bit").
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "accum.hpp"
+#include "fp32-emulation.hpp"
+#include "mask.hpp"
+#include "op-counts.hpp"
+#include "vector.hpp"
+
+namespace aie {
+namespace detail {
+
+template <typename X> struct is_vector : std::false_type {};
+template <typename T, unsigned N> struct is_vector<vector<T, N>> : std::true_type {};
+template <typename X> struct is_accum : std::false_type {};
+template <typename Tag, unsigned N> struct is_accum<accum<Tag, N>> : std::true_type {};
+template <typename X> struct is_mask : std::false_type {};
+template <unsigned N> struct is_mask<mask<N>> : std::true_type {};
+
+// A scalar operand usable with elements of type T (a value, or a vector element reference).
+template <typename E, typename T>
+inline constexpr bool is_scalar_for_v = !is_vector<std::decay_t<E>>::value && !is_accum<std::decay_t<E>>::value &&
+                                        !is_mask<std::decay_t<E>>::value && std::is_convertible_v<E, T>;
+
+// One element of an integer, float or bfloat16 vector op. bfloat16 results are rounded from fp32
+// with the core's rounding mode (bf16 arithmetic runs in fp32 accumulators and converts back,
+// github Xilinx/mlir-aie PR 3587).
+template <typename T> inline T round_float_to(float x) {
+    if constexpr (std::is_same_v<T, bfloat16>) return bfloat16::from_bits(float_to_bf16_bits(x, get_rounding()));
+    else return x;
+}
+
+template <typename T> inline T elem_add(T a, T b) {
+    if constexpr (is_floating_point_v<T>) return round_float_to<T>(float(a) + float(b));
+    else return from_i64_wrap<T>(to_i64(a) + to_i64(b));
+}
+template <typename T> inline T elem_sub(T a, T b) {
+    if constexpr (is_floating_point_v<T>) return round_float_to<T>(float(a) - float(b));
+    else return from_i64_wrap<T>(to_i64(a) - to_i64(b));
+}
+template <typename T> inline bool elem_lt(T a, T b) {
+    if constexpr (is_floating_point_v<T>) return float(a) < float(b);
+    else return to_i64(a) < to_i64(b);
+}
+template <typename T> inline bool elem_eq(T a, T b) {
+    if constexpr (is_floating_point_v<T>) return float(a) == float(b);
+    else return to_i64(a) == to_i64(b);
+}
+
+// Integer add/sub/compare run in the move slot, float ones in fp32 accumulators (vector slot).
+template <typename T> inline void count_alu(unsigned elems) {
+    const uint64_t n = aie_host::detail::vreg_ops(uint64_t(type_bits_v<T>) * elems);
+    if constexpr (is_floating_point_v<T>) aie_host::detail::count_vector(n);
+    else aie_host::detail::count_move(n);
+}
+template <typename T> inline void count_move_bits(unsigned elems) {
+    aie_host::detail::count_move(aie_host::detail::vreg_ops(uint64_t(type_bits_v<T>) * elems));
+}
+
+template <typename T, unsigned N, typename F> inline vector<T, N> map2(const vector<T, N> & a, const vector<T, N> & b, F f) {
+    vector<T, N> r;
+    for (unsigned i = 0; i < N; ++i) r.raw(i) = f(a.raw(i), b.raw(i));
+    return r;
+}
+template <typename T, unsigned N> inline vector<T, N> splat(T x) {
+    vector<T, N> r;
+    for (unsigned i = 0; i < N; ++i) r.raw(i) = x;
+    return r;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Add / subtract
+
+template <typename T, unsigned N> vector<T, N> add(const vector<T, N> & a, const vector<T, N> & b) {
+    detail::count_alu<T>(N);
+    return detail::map2(a, b, detail::elem_add<T>);
+}
+template <typename T, unsigned N, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> add(const vector<T, N> & v, E a) {
+    detail::count_alu<T>(N);
+    return detail::map2(v, detail::splat<T, N>(T(a)), detail::elem_add<T>);
+}
+template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> add(E a, const vector<T, N> & v) {
+    detail::count_alu<T>(N);
+    return detail::map2(detail::splat<T, N>(T(a)), v, detail::elem_add<T>);
+}
+template <typename T, unsigned N> vector<T, N> sub(const vector<T, N> & a, const vector<T, N> & b) {
+    detail::count_alu<T>(N);
+    return detail::map2(a, b, detail::elem_sub<T>);
+}
+template <typename T, unsigned N, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> sub(const vector<T, N> & v, E a) {
+    detail::count_alu<T>(N);
+    return detail::map2(v, detail::splat<T, N>(T(a)), detail::elem_sub<T>);
+}
+template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> sub(E a, const vector<T, N> & v) {
+    detail::count_alu<T>(N);
+    return detail::map2(detail::splat<T, N>(T(a)), v, detail::elem_sub<T>);
+}
+
+// Accumulator add / sub: one accumulator instruction per 2048 bits (vector slot). The result has the
+// first operand's type (aie_api aie.hpp add(Acc1, Acc2)).
+template <typename Tag1, typename Tag2, unsigned N> accum<Tag1, N> add(const accum<Tag1, N> & a, const accum<Tag2, N> & b) {
+    static_assert(detail::accum_tag_traits<Tag1>::is_float == detail::accum_tag_traits<Tag2>::is_float &&
+                      detail::accum_tag_traits<Tag1>::native_bits == detail::accum_tag_traits<Tag2>::native_bits,
+                  "aie::add: accumulators of different lanes");
+    aie_host::detail::count_vector(aie_host::detail::acc_ops(accum<Tag1, N>::bits()));
+    accum<Tag1, N> r;
+    for (unsigned i = 0; i < N; ++i) r.set_lane(i, a.lane(i) + b.lane(i));
+    return r;
+}
+template <typename Tag1, typename Tag2, unsigned N> accum<Tag1, N> sub(const accum<Tag1, N> & a, const accum<Tag2, N> & b) {
+    static_assert(detail::accum_tag_traits<Tag1>::is_float == detail::accum_tag_traits<Tag2>::is_float &&
+                      detail::accum_tag_traits<Tag1>::native_bits == detail::accum_tag_traits<Tag2>::native_bits,
+                  "aie::sub: accumulators of different lanes");
+    aie_host::detail::count_vector(aie_host::detail::acc_ops(accum<Tag1, N>::bits()));
+    accum<Tag1, N> r;
+    for (unsigned i = 0; i < N; ++i) r.set_lane(i, a.lane(i) - b.lane(i));
+    return r;
+}
+// Accumulator plus a vector: the vector enters an accumulator (ups, no shift), then an accumulator add.
+template <typename Tag, unsigned N, typename T> accum<Tag, N> add(const accum<Tag, N> & a, const vector<T, N> & v) {
+    return add(a, accum<Tag, N>(v));
+}
+template <typename Tag, unsigned N, typename T> accum<Tag, N> sub(const accum<Tag, N> & a, const vector<T, N> & v) {
+    return sub(a, accum<Tag, N>(v));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sign, magnitude, min / max
+
+template <typename T, unsigned N> vector<T, N> neg(const vector<T, N> & v) {
+    if constexpr (!detail::is_signed_v<T>) return v;  // aie_api: unsigned vectors come back unchanged
+    else {
+        detail::count_move_bits<T>(N);
+        vector<T, N> r;
+        for (unsigned i = 0; i < N; ++i) {
+            if constexpr (std::is_same_v<T, bfloat16>) r.raw(i) = bfloat16::from_bits(uint16_t(v.raw(i).bits ^ 0x8000u));
+            else if constexpr (std::is_same_v<T, float>) r.raw(i) = -v.raw(i);
+            else r.raw(i) = detail::from_i64_wrap<T>(-detail::to_i64(v.raw(i)));
+        }
+        return r;
+    }
+}
+template <typename Tag, unsigned N> accum<Tag, N> neg(const accum<Tag, N> & a) {
+    aie_host::detail::count_vector(aie_host::detail::acc_ops(accum<Tag, N>::bits()));
+    accum<Tag, N> r;
+    for (unsigned i = 0; i < N; ++i) r.set_lane(i, -a.lane(i));
+    return r;
+}
+
+// |x|; the most negative integer stays itself (two's complement wrap).
+template <typename T, unsigned N> vector<T, N> abs(const vector<T, N> & v) {
+    if constexpr (!detail::is_signed_v<T>) return v;
+    else {
+        detail::count_move_bits<T>(N);
+        vector<T, N> r;
+        for (unsigned i = 0; i < N; ++i) {
+            if constexpr (std::is_same_v<T, bfloat16>) r.raw(i) = bfloat16::from_bits(uint16_t(v.raw(i).bits & 0x7fffu));
+            else if constexpr (std::is_same_v<T, float>) r.raw(i) = std::fabs(v.raw(i));
+            else {
+                const int64_t x = detail::to_i64(v.raw(i));
+                r.raw(i) = detail::from_i64_wrap<T>(x < 0 ? -x : x);
+            }
+        }
+        return r;
+    }
+}
+
+template <typename T, unsigned N> vector<T, N> max(const vector<T, N> & a, const vector<T, N> & b) {
+    detail::count_move_bits<T>(N);
+    return detail::map2(a, b, [](T x, T y) { return detail::elem_lt(x, y) ? y : x; });
+}
+template <typename T, unsigned N, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> max(const vector<T, N> & v, E a) {
+    return max(v, detail::splat<T, N>(T(a)));
+}
+template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> max(E a, const vector<T, N> & v) {
+    return max(detail::splat<T, N>(T(a)), v);
+}
+template <typename T, unsigned N> vector<T, N> min(const vector<T, N> & a, const vector<T, N> & b) {
+    detail::count_move_bits<T>(N);
+    return detail::map2(a, b, [](T x, T y) { return detail::elem_lt(y, x) ? y : x; });
+}
+template <typename T, unsigned N, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> min(const vector<T, N> & v, E a) {
+    return min(v, detail::splat<T, N>(T(a)));
+}
+template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> min(E a, const vector<T, N> & v) {
+    return min(detail::splat<T, N>(T(a)), v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions: log2(N) rounds of "shift the upper half down, combine" (aie_api
+// detail/aie2/add_reduce.hpp), then one element extract.
+
+namespace detail {
+template <unsigned N> constexpr unsigned log2u() {
+    unsigned l = 0;
+    while ((1u << l) < N) ++l;
+    return l;
+}
+}  // namespace detail
+
+template <typename T, unsigned N> T reduce_add(const vector<T, N> & v) {
+    static_assert((N & (N - 1)) == 0, "reduce_add: power-of-two sizes");
+    constexpr unsigned steps = detail::log2u<N>();
+    aie_host::detail::count_move(steps + 1);  // the shifts, the final extract
+    if constexpr (detail::is_floating_point_v<T>) {
+        // Halving tree in fp32; a bfloat16 result is rounded once, at the end.
+        aie_host::detail::count_vector(steps);
+        float t[N];
+        for (unsigned i = 0; i < N; ++i) t[i] = float(v.raw(i));
+        for (unsigned h = N / 2; h >= 1; h /= 2)
+            for (unsigned i = 0; i < h; ++i) t[i] = t[i] + t[i + h];
+        return detail::round_float_to<T>(t[0]);
+    } else {
+        aie_host::detail::count_move(steps);
+        int64_t s = 0;
+        for (unsigned i = 0; i < N; ++i) s += detail::to_i64(v.raw(i));
+        return detail::from_i64_wrap<T>(s);
+    }
+}
+
+template <typename T, unsigned N> T reduce_max(const vector<T, N> & v) {
+    aie_host::detail::count_move(2 * detail::log2u<N>() + 1);
+    T m = v.raw(0);
+    for (unsigned i = 1; i < N; ++i)
+        if (detail::elem_lt(m, v.raw(i))) m = v.raw(i);
+    return m;
+}
+template <typename T, unsigned N> T reduce_min(const vector<T, N> & v) {
+    aie_host::detail::count_move(2 * detail::log2u<N>() + 1);
+    T m = v.raw(0);
+    for (unsigned i = 1; i < N; ++i)
+        if (detail::elem_lt(v.raw(i), m)) m = v.raw(i);
+    return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bit operations and shifts (integer vectors; move slot)
+
+namespace detail {
+template <typename T, unsigned N, typename F> vector<T, N> bitop(const vector<T, N> & a, const vector<T, N> & b, F f) {
+    static_assert(is_integral_v<T>, "bit operations take integer vectors");
+    count_move_bits<T>(N);
+    vector<T, N> r;
+    for (unsigned i = 0; i < N; ++i) r.raw(i) = from_i64_wrap<T>(f(to_i64(a.raw(i)), to_i64(b.raw(i))));
+    return r;
+}
+}  // namespace detail
+
+template <typename T, unsigned N> vector<T, N> bit_and(const vector<T, N> & a, const vector<T, N> & b) {
+    return detail::bitop(a, b, [](int64_t x, int64_t y) { return x & y; });
+}
+template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> bit_and(E a, const vector<T, N> & v) {
+    return bit_and(detail::splat<T, N>(T(a)), v);
+}
+template <typename T, unsigned N> vector<T, N> bit_or(const vector<T, N> & a, const vector<T, N> & b) {
+    return detail::bitop(a, b, [](int64_t x, int64_t y) { return x | y; });
+}
+template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> bit_or(E a, const vector<T, N> & v) {
+    return bit_or(detail::splat<T, N>(T(a)), v);
+}
+template <typename T, unsigned N> vector<T, N> bit_xor(const vector<T, N> & a, const vector<T, N> & b) {
+    return detail::bitop(a, b, [](int64_t x, int64_t y) { return x ^ y; });
+}
+template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> bit_xor(E a, const vector<T, N> & v) {
+    return bit_xor(detail::splat<T, N>(T(a)), v);
+}
+template <typename T, unsigned N> vector<T, N> bit_not(const vector<T, N> & v) {
+    return detail::bitop(v, v, [](int64_t x, int64_t) { return ~x; });
+}
+
+// Left shift of every element, keeping the low bits.
+template <typename T, unsigned N> vector<T, N> upshift(const vector<T, N> & v, unsigned shift) {
+    static_assert(detail::is_integral_v<T>, "upshift takes integer vectors");
+    detail::count_move_bits<T>(N);
+    vector<T, N> r;
+    for (unsigned i = 0; i < N; ++i)
+        r.raw(i) = detail::from_i64_wrap<T>(shift >= 64 ? 0 : (int64_t)((uint64_t)detail::to_i64(v.raw(i)) << shift));
+    return r;
+}
+// Right shift: arithmetic for signed elements, logical for unsigned (aie_api aie.hpp downshift).
+template <typename T, unsigned N> vector<T, N> downshift(const vector<T, N> & v, unsigned shift) {
+    static_assert(detail::is_integral_v<T>, "downshift takes integer vectors");
+    detail::count_move_bits<T>(N);
+    vector<T, N> r;
+    for (unsigned i = 0; i < N; ++i) r.raw(i) = detail::from_i64_wrap<T>(detail::to_i64(v.raw(i)) >> (shift > 63 ? 63 : shift));
+    return r;
+}
+// Right shift filling with zeros whatever the signedness.
+template <typename T, unsigned N> vector<T, N> logical_downshift(const vector<T, N> & v, unsigned shift) {
+    static_assert(detail::is_integral_v<T>, "logical_downshift takes integer vectors");
+    detail::count_move_bits<T>(N);
+    constexpr unsigned tb = detail::type_bits_v<T>;
+    vector<T, N> r;
+    for (unsigned i = 0; i < N; ++i) {
+        const uint64_t u = (uint64_t)detail::to_i64(v.raw(i)) & (tb >= 64 ? ~0ull : ((uint64_t(1) << tb) - 1));
+        r.raw(i) = detail::from_i64_wrap<T>(shift >= 64 ? 0 : (int64_t)(u >> shift));
+    }
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compares (-> mask) and select
+
+namespace detail {
+template <typename T, unsigned N, typename F> mask<N> compare(const vector<T, N> & a, const vector<T, N> & b, F f) {
+    count_move_bits<T>(N);
+    mask<N> m;
+    for (unsigned i = 0; i < N; ++i)
+        if (f(a.raw(i), b.raw(i))) m.set(i);
+    return m;
+}
+}  // namespace detail
+
+#define AIE_HOST_COMPARE(NAME, EXPR)                                                                       \
+    template <typename T, unsigned N> mask<N> NAME(const vector<T, N> & a, const vector<T, N> & b) {       \
+        return detail::compare(a, b, [](T x, T y) { return EXPR; });                                        \
+    }                                                                                                       \
+    template <typename T, unsigned N, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0> \
+    mask<N> NAME(const vector<T, N> & v, E s) {                                                             \
+        return NAME(v, detail::splat<T, N>(T(s)));                                                          \
+    }                                                                                                       \
+    template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0> \
+    mask<N> NAME(E s, const vector<T, N> & v) {                                                             \
+        return NAME(detail::splat<T, N>(T(s)), v);                                                          \
+    }
+AIE_HOST_COMPARE(lt, detail::elem_lt(x, y))
+AIE_HOST_COMPARE(le, !detail::elem_lt(y, x))
+AIE_HOST_COMPARE(gt, detail::elem_lt(y, x))
+AIE_HOST_COMPARE(ge, !detail::elem_lt(x, y))
+AIE_HOST_COMPARE(eq, detail::elem_eq(x, y))
+AIE_HOST_COMPARE(neq, !detail::elem_eq(x, y))
+#undef AIE_HOST_COMPARE
+
+// Whole-vector equality (aie_api equal / not_equal).
+template <typename T, unsigned N> bool equal(const vector<T, N> & a, const vector<T, N> & b) { return eq(a, b).full(); }
+template <typename T, unsigned N> bool not_equal(const vector<T, N> & a, const vector<T, N> & b) { return !equal(a, b); }
+
+// out[i] = m[i] ? b[i] : a[i] (aie_api aie.hpp select: a bit set picks the second operand).
+template <typename T, unsigned N> vector<T, N> select(const vector<T, N> & a, const vector<T, N> & b, const mask<N> & m) {
+    detail::count_move_bits<T>(N);
+    vector<T, N> r;
+    for (unsigned i = 0; i < N; ++i) r.raw(i) = m.test(i) ? b.raw(i) : a.raw(i);
+    return r;
+}
+template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> select(E a, const vector<T, N> & b, const mask<N> & m) {
+    return select(detail::splat<T, N>(T(a)), b, m);
+}
+template <typename T, unsigned N, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+vector<T, N> select(const vector<T, N> & a, E b, const mask<N> & m) {
+    return select(a, detail::splat<T, N>(T(b)), m);
+}
+template <typename E1, typename E2, unsigned N,
+          std::enable_if_t<!detail::is_vector<E1>::value && !detail::is_vector<E2>::value, int> = 0>
+vector<E1, N> select(const E1 & a, const E2 & b, const mask<N> & m) {
+    return select(detail::splat<E1, N>(a), detail::splat<E1, N>(E1(b)), m);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elementwise multiply (-> accumulator)
+
+namespace detail {
+
+template <typename T1, typename T2> inline constexpr bool valid_mul_types_v =
+    (is_integral_v<T1> && is_integral_v<T2>) || (is_floating_point_v<T1> && std::is_same_v<T1, T2>);
+
+// Instructions of one elementwise multiply of N lanes (aie_api detail/aie2p/mul_acc32.hpp,
+// mul_acc64.hpp, mul_acc32_fp.hpp): operands narrower than 16 bits are unpacked first; then 64 lanes
+// per instruction into 32-bit lanes, 32 into 64-bit lanes (16 for 32 x 32), bf16 32 or 64 lanes,
+// fp32 emulated per 16 lanes (fp32-emulation.hpp).
+template <typename T1, typename T2, typename Tag> inline void count_elem_mul(unsigned n) {
+    using namespace aie_host::detail;
+    if constexpr (std::is_same_v<T1, float>) {
+        count_fp32_multiplies(chunks(n, 16), aie_host::get_fp32_accuracy());
+    } else if constexpr (std::is_same_v<T1, bfloat16>) {
+        count_vector(chunks(n, n <= 32 ? 32 : 64));
+    } else {
+        const auto unpack_operand = [n](unsigned bits) {
+            if (bits == 4) count_unpack(chunks(n, 64) + chunks(n, 32));
+            else if (bits == 8) count_unpack(chunks(n, 32));
+        };
+        unpack_operand(type_bits_v<T1>);
+        unpack_operand(type_bits_v<T2>);
+        constexpr unsigned wide = type_bits_v<T1> > type_bits_v<T2> ? type_bits_v<T1> : type_bits_v<T2>;
+        constexpr unsigned narrow = type_bits_v<T1> > type_bits_v<T2> ? type_bits_v<T2> : type_bits_v<T1>;
+        if constexpr (accum_tag_traits<Tag>::native_bits == 32) count_vector(chunks(n, 64));
+        else if constexpr (wide == 32 && narrow == 32) count_vector(chunks(n, 16));
+        else count_vector(chunks(n, 32));
+    }
+}
+
+// One lane: x * y, plus an incoming lane for mac (sign +1) or minus it for msc (sign -1).
+template <typename Tag, typename T1, typename T2>
+inline typename accum<Tag, 1>::lane_type mul_lane(T1 x, T2 y) {
+    if constexpr (accum_tag_traits<Tag>::is_float) {
+        if constexpr (std::is_same_v<T1, float>) return aie_host::detail::emulated_fp32_product(x, y, aie_host::get_fp32_accuracy());
+        else return float(x) * float(y);  // bf16 x bf16 is exact in fp32
+    } else {
+        return to_i64(x) * to_i64(y);
+    }
+}
+
+template <typename Tag, typename T1, typename T2, unsigned N>
+accum<Tag, N> mul_impl(const vector<T1, N> & a, const vector<T2, N> & b, const accum<Tag, N> * acc, int sign) {
+    static_assert(valid_mul_types_v<T1, T2>, "aie::mul: unsupported operand types");
+    static_assert(accum_tag_traits<Tag>::is_float == is_floating_point_v<T1>, "aie::mul: accumulator class does not match the operands");
+    count_elem_mul<T1, T2, Tag>(N);
+    accum<Tag, N> r;
+    for (unsigned i = 0; i < N; ++i) {
+        const auto p = mul_lane<Tag>(a.raw(i), b.raw(i));
+        if (!acc) {
+            r.set_lane(i, p);
+        } else if constexpr (accum_tag_traits<Tag>::is_float) {
+            r.set_lane(i, sign > 0 ? acc->lane(i) + p : acc->lane(i) - p);
+        } else {
+            const uint64_t s = sign > 0 ? (uint64_t)acc->lane(i) + (uint64_t)p : (uint64_t)acc->lane(i) - (uint64_t)p;
+            r.set_lane(i, (int64_t)s);
+        }
+    }
+    return r;
+}
+
+template <typename T, unsigned N> inline vector<T, N> broadcast_operand(T x) {
+    aie_host::detail::count_move(1);
+    return splat<T, N>(x);
+}
+
+}  // namespace detail
+
+// mul with an explicit accumulator tag.
+template <typename AccumTag, typename T1, unsigned N, typename T2, std::enable_if_t<detail::is_accum_tag_v<AccumTag>, int> = 0>
+accum<AccumTag, N> mul(const vector<T1, N> & a, const vector<T2, N> & b) {
+    return detail::mul_impl<AccumTag>(a, b, static_cast<const accum<AccumTag, N> *>(nullptr), 1);
+}
+template <typename AccumTag, typename T, unsigned N, typename E,
+          std::enable_if_t<detail::is_accum_tag_v<AccumTag> && detail::is_scalar_for_v<E, T>, int> = 0>
+accum<AccumTag, N> mul(const vector<T, N> & v, E a) {
+    return mul<AccumTag>(v, detail::broadcast_operand<T, N>(T(a)));
+}
+template <typename AccumTag, typename E, typename T, unsigned N,
+          std::enable_if_t<detail::is_accum_tag_v<AccumTag> && detail::is_scalar_for_v<E, T>, int> = 0>
+accum<AccumTag, N> mul(E a, const vector<T, N> & v) {
+    return mul<AccumTag>(detail::broadcast_operand<T, N>(T(a)), v);
+}
+
+// mul with the default accumulator of the operand types: acc32 up to 16x16 bits, acc48 (64-bit
+// lanes) for 32x16, acc64 for 32x32, accfloat for bfloat16 and float.
+template <typename T1, unsigned N, typename T2> auto mul(const vector<T1, N> & a, const vector<T2, N> & b) {
+    return mul<detail::default_accum_tag_t<T1, T2>>(a, b);
+}
+template <typename T, unsigned N, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+auto mul(const vector<T, N> & v, E a) {
+    return mul<detail::default_accum_tag_t<T, T>>(v, a);
+}
+template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+auto mul(E a, const vector<T, N> & v) {
+    return mul<detail::default_accum_tag_t<T, T>>(a, v);
+}
+
+// acc + a * b.
+template <typename Tag, unsigned N, typename T1, typename T2>
+accum<Tag, N> mac(const accum<Tag, N> & acc, const vector<T1, N> & a, const vector<T2, N> & b) {
+    return detail::mul_impl<Tag>(a, b, &acc, 1);
+}
+template <typename Tag, unsigned N, typename T, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+accum<Tag, N> mac(const accum<Tag, N> & acc, const vector<T, N> & v, E a) {
+    return detail::mul_impl<Tag>(v, detail::broadcast_operand<T, N>(T(a)), &acc, 1);
+}
+template <typename Tag, unsigned N, typename E, typename T, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+accum<Tag, N> mac(const accum<Tag, N> & acc, E a, const vector<T, N> & v) {
+    return detail::mul_impl<Tag>(detail::broadcast_operand<T, N>(T(a)), v, &acc, 1);
+}
+
+// acc - a * b.
+template <typename Tag, unsigned N, typename T1, typename T2>
+accum<Tag, N> msc(const accum<Tag, N> & acc, const vector<T1, N> & a, const vector<T2, N> & b) {
+    return detail::mul_impl<Tag>(a, b, &acc, -1);
+}
+template <typename Tag, unsigned N, typename T, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+accum<Tag, N> msc(const accum<Tag, N> & acc, const vector<T, N> & v, E a) {
+    return detail::mul_impl<Tag>(v, detail::broadcast_operand<T, N>(T(a)), &acc, -1);
+}
+template <typename Tag, unsigned N, typename E, typename T, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
+accum<Tag, N> msc(const accum<Tag, N> & acc, E a, const vector<T, N> & v) {
+    return detail::mul_impl<Tag>(detail::broadcast_operand<T, N>(T(a)), v, &acc, -1);
+}
+
+// -(a * b).
+template <typename T1, unsigned N, typename T2> auto negmul(const vector<T1, N> & a, const vector<T2, N> & b) {
+    using Tag = detail::default_accum_tag_t<T1, T2>;
+    const accum<Tag, N> zero;
+    return detail::mul_impl<Tag>(a, b, &zero, -1);
+}
+
+}  // namespace aie

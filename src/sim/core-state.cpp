@@ -1,0 +1,33 @@
+#include "sim/core-state.h"
+
+#include <aie_api/aie.hpp>
+
+namespace xdna {
+
+void sim_reset_core_state() { aie_host::reset_core_state(); }
+
+CoreOps & CoreOps::operator+=(const CoreOps & o) {
+    vector += o.vector;
+    move += o.move;
+    load += o.load;
+    unpack += o.unpack;
+    store += o.store;
+    scalar += o.scalar;
+    mmul_macs += o.mmul_macs;
+    return *this;
+}
+
+CoreOps sim_thread_core_ops() {
+    const aie_host::OpCounts & c = aie_host::op_counts();
+    CoreOps o;
+    o.vector = c.vector;
+    o.move = c.move;
+    o.load = c.load;
+    o.unpack = c.unpack;
+    o.store = c.store;
+    o.scalar = c.scalar;
+    o.mmul_macs = c.mmul_macs;
+    return o;
+}
+
+}  // namespace xdna

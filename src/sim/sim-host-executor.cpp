@@ -1,0 +1,24 @@
+#include "sim/sim-host-executor.h"
+
+#include "sim/sim-matmul.h"
+
+namespace xdna {
+
+namespace {
+
+class SimHostExecutor final : public HostExecutor {
+public:
+    explicit SimHostExecutor(ThreadPool & pool) : pool_(pool) {}
+    void run(const Batch & batch) override { sim_run_matmuls(batch.matmuls, pool_, SimExec::twin); }
+
+private:
+    ThreadPool & pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<HostExecutor> make_sim_host_executor(ThreadPool & pool) {
+    return std::make_unique<SimHostExecutor>(pool);
+}
+
+}  // namespace xdna

@@ -1,0 +1,101 @@
+#include "sim/tile-kernels.h"
+
+#include "twins/kquant-low-twin.h"
+#include "twins/kquant-twin.h"
+#include "twins/legacy-twin.h"
+
+#include <cstring>
+#include <vector>
+
+// The core kernels' entry points (aie/matmul/kernels/*.cc), compiled for the host.
+#define XDNA_KERNEL_PAIR(name) \
+    void name##_n4(const uint8_t *, const uint8_t *, float *); \
+    void name##_n32(const uint8_t *, const uint8_t *, float *);
+extern "C" {
+XDNA_KERNEL_PAIR(mm_q4_0_a8)
+XDNA_KERNEL_PAIR(mm_q4_1_a8)
+XDNA_KERNEL_PAIR(mm_q5_0_a8)
+XDNA_KERNEL_PAIR(mm_q5_1_a8)
+XDNA_KERNEL_PAIR(mm_q8_0_a8)
+XDNA_KERNEL_PAIR(mm_q2_K_a8)
+XDNA_KERNEL_PAIR(mm_q3_K_a8)
+XDNA_KERNEL_PAIR(mm_q4_K_a8)
+XDNA_KERNEL_PAIR(mm_q5_K_a8)
+XDNA_KERNEL_PAIR(mm_q6_K_a8)
+XDNA_KERNEL_PAIR(mm_f16)
+XDNA_KERNEL_PAIR(mm_bf16)
+XDNA_KERNEL_PAIR(mm_f32)
+void mm_zero_c_n4(float *);
+void mm_zero_c_n32(float *);
+}
+#undef XDNA_KERNEL_PAIR
+
+namespace xdna {
+
+namespace {
+
+template <int Type, int TN>
+void kquant_partial(const uint8_t * w, const uint8_t * a, float * c, int valid) {
+    kquant_twin_tile(Type, TN, w, a, c, valid);
+}
+
+template <int Type, int TN>
+void kquant_low_partial(const uint8_t * w, const uint8_t * a, float * c, int valid) {
+    kquant_low_twin_tile(Type, TN, w, a, c, valid);
+}
+
+TileEntry legacy(const char * contract, int tn, TileFn kernel, const char * kernel_name) {
+    const LegacyTwin * t = legacy_twin(kernel_name);
+    return {contract, tn, kernel, t ? t->fn : nullptr, t ? t->partial : nullptr};
+}
+
+// Contract names as in matmul-contract.cpp; the float contracts' kernels are mm_<type>.
+std::vector<TileEntry> make_entries() {
+    return {
+        legacy("mm_q4_0_a8", 4, mm_q4_0_a8_n4, "mm_q4_0_a8_n4"),
+        legacy("mm_q4_0_a8", 32, mm_q4_0_a8_n32, "mm_q4_0_a8_n32"),
+        legacy("mm_q4_1_a8", 4, mm_q4_1_a8_n4, "mm_q4_1_a8_n4"),
+        legacy("mm_q4_1_a8", 32, mm_q4_1_a8_n32, "mm_q4_1_a8_n32"),
+        legacy("mm_q5_0_a8", 4, mm_q5_0_a8_n4, "mm_q5_0_a8_n4"),
+        legacy("mm_q5_0_a8", 32, mm_q5_0_a8_n32, "mm_q5_0_a8_n32"),
+        legacy("mm_q5_1_a8", 4, mm_q5_1_a8_n4, "mm_q5_1_a8_n4"),
+        legacy("mm_q5_1_a8", 32, mm_q5_1_a8_n32, "mm_q5_1_a8_n32"),
+        legacy("mm_q8_0_a8", 4, mm_q8_0_a8_n4, "mm_q8_0_a8_n4"),
+        legacy("mm_q8_0_a8", 32, mm_q8_0_a8_n32, "mm_q8_0_a8_n32"),
+        {"mm_q2_K_a8", 4, mm_q2_K_a8_n4, twin_mm_q2_K_a8_n4, kquant_low_partial<0, 4>},
+        {"mm_q2_K_a8", 32, mm_q2_K_a8_n32, twin_mm_q2_K_a8_n32, kquant_low_partial<0, 32>},
+        {"mm_q3_K_a8", 4, mm_q3_K_a8_n4, twin_mm_q3_K_a8_n4, kquant_low_partial<1, 4>},
+        {"mm_q3_K_a8", 32, mm_q3_K_a8_n32, twin_mm_q3_K_a8_n32, kquant_low_partial<1, 32>},
+        {"mm_q4_K_a8", 4, mm_q4_K_a8_n4, twin_mm_q4_K_a8_n4, kquant_partial<0, 4>},
+        {"mm_q4_K_a8", 32, mm_q4_K_a8_n32, twin_mm_q4_K_a8_n32, kquant_partial<0, 32>},
+        {"mm_q5_K_a8", 4, mm_q5_K_a8_n4, twin_mm_q5_K_a8_n4, kquant_partial<1, 4>},
+        {"mm_q5_K_a8", 32, mm_q5_K_a8_n32, twin_mm_q5_K_a8_n32, kquant_partial<1, 32>},
+        {"mm_q6_K_a8", 4, mm_q6_K_a8_n4, twin_mm_q6_K_a8_n4, kquant_partial<2, 4>},
+        {"mm_q6_K_a8", 32, mm_q6_K_a8_n32, twin_mm_q6_K_a8_n32, kquant_partial<2, 32>},
+        // The float contracts have no twin: the simulator always runs their kernel code.
+        {"mm_f16_f16", 4, mm_f16_n4, nullptr, nullptr},
+        {"mm_f16_f16", 32, mm_f16_n32, nullptr, nullptr},
+        {"mm_bf16_bf16", 4, mm_bf16_n4, nullptr, nullptr},
+        {"mm_bf16_bf16", 32, mm_bf16_n32, nullptr, nullptr},
+        {"mm_f32_f32", 4, mm_f32_n4, nullptr, nullptr},
+        {"mm_f32_f32", 32, mm_f32_n32, nullptr, nullptr},
+    };
+}
+
+}  // namespace
+
+const TileEntry * find_tile_entry(const MatmulContract & contract, int tile_n) {
+    static const std::vector<TileEntry> entries = make_entries();
+    for (const TileEntry & e : entries) {
+        if (e.tile_n == tile_n && std::strcmp(e.contract, contract.name) == 0) {
+            return &e;
+        }
+    }
+    return nullptr;
+}
+
+ZeroFn zero_kernel(int tile_n) {
+    return tile_n == 4 ? mm_zero_c_n4 : tile_n == 32 ? mm_zero_c_n32 : nullptr;
+}
+
+}  // namespace xdna

@@ -1,0 +1,28 @@
+// The entry points of the core kernels (aie/matmul/kernels/*.cc, the extern "C" ABI of
+// aie/include/xdna_aie/matmul_tiles.h) and of their twins, by contract and token tile.
+#pragma once
+
+#include "contracts/matmul-contract.h"
+
+#include <cstdint>
+
+namespace xdna {
+
+// c_tile += W_tile x A_tile for one K tile (the kernels' ABI).
+using TileFn = void (*)(const uint8_t * w_tile, const uint8_t * a_tile, float * c_tile);
+// The same, skipping tokens at or beyond `valid_tokens` (their C rows are left as they are).
+using PartialTileFn = void (*)(const uint8_t * w_tile, const uint8_t * a_tile, float * c_tile, int valid_tokens);
+using ZeroFn = void (*)(float * c_tile);
+
+struct TileEntry {
+    const char *  contract;
+    int           tile_n;
+    TileFn        kernel;
+    TileFn        twin;          // nullptr: no twin
+    PartialTileFn twin_partial;  // nullptr: the twin has no partial form
+};
+
+const TileEntry * find_tile_entry(const MatmulContract & contract, int tile_n);
+ZeroFn zero_kernel(int tile_n);
+
+}  // namespace xdna

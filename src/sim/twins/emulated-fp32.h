@@ -1,0 +1,84 @@
+// The AIE2P fp32 multiply, as the twins reproduce it: the core has no fp32 multiplier, and the
+// compiler's emulation (reproduced by the simulator's aie_api, aie_api/host/fp32-emulation.hpp)
+// splits each operand into three bf16 parts (floor rounding) and adds a subset of the nine partial
+// products in a fixed order. The twins must give the kernel code's bits, so they follow that
+// emulation exactly: 16 lanes at a time with AVX-512, and one value at a time through the aie_api
+// host function itself on other hosts.
+#pragma once
+
+#include "aie_api/host/fp32-emulation.hpp"
+
+#include <immintrin.h>
+
+namespace xdna::twin {
+
+using aie_host::fp32_accuracy;
+
+#define XDNA_EMUL_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+// bf16 with floor rounding (toward minus infinity); NaNs stay quiet NaNs.
+XDNA_EMUL_TARGET inline __m512 bf16_floor(__m512 x) {
+    const __m512i u = _mm512_castps_si512(x);
+    __m512i hi = _mm512_and_si512(u, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(u, _mm512_setzero_si512());
+    const __mmask16 up = _mm512_test_epi32_mask(u, _mm512_set1_epi32(0xFFFF)) & neg & static_cast<__mmask16>(~nan);
+    hi = _mm512_mask_add_epi32(hi, up, hi, _mm512_set1_epi32(0x10000));
+    hi = _mm512_mask_or_epi32(hi, nan, hi, _mm512_set1_epi32(0x00400000));
+    return _mm512_castsi512_ps(hi);
+}
+
+struct Parts {
+    __m512 hi, mid, lo;
+};
+
+XDNA_EMUL_TARGET inline Parts split(__m512 x) {
+    Parts p;
+    p.hi = bf16_floor(x);
+    const __m512 r1 = _mm512_sub_ps(x, p.hi);
+    p.mid = bf16_floor(r1);
+    const __m512 r2 = _mm512_sub_ps(r1, p.mid);
+    p.lo = bf16_floor(r2);
+    return p;
+}
+
+// x * y as the core computes it, partial products in the emulation's order.
+XDNA_EMUL_TARGET inline __m512 emulated_mul(__m512 xv, __m512 yv, fp32_accuracy acc) {
+    const Parts x = split(xv), y = split(yv);
+    const __m512 a = x.hi, b = x.mid, c = x.lo, d = y.hi, e = y.mid, f = y.lo;
+    __m512 t;
+    switch (acc) {
+        case fp32_accuracy::low:
+            t = _mm512_mul_ps(b, d);
+            t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
+            t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
+            break;
+        case fp32_accuracy::fast:
+            t = _mm512_mul_ps(a, f);
+            t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
+            t = _mm512_add_ps(t, _mm512_mul_ps(c, d));
+            t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
+            t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
+            t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
+            break;
+        case fp32_accuracy::safe:
+        default:
+            t = _mm512_mul_ps(c, f);
+            t = _mm512_add_ps(t, _mm512_mul_ps(c, e));
+            t = _mm512_add_ps(t, _mm512_mul_ps(b, f));
+            t = _mm512_add_ps(t, _mm512_mul_ps(a, f));
+            t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
+            t = _mm512_add_ps(t, _mm512_mul_ps(c, d));
+            t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
+            t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
+            t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
+            break;
+    }
+    return t;
+}
+
+inline float emulated_mul(float x, float y, fp32_accuracy acc) { return aie_host::detail::emulated_fp32_product(x, y, acc); }
+
+inline fp32_accuracy current_accuracy() { return aie_host::get_fp32_accuracy(); }
+
+}  // namespace xdna::twin

@@ -1,0 +1,316 @@
+#include "kquant-twin.h"
+
+#include "emulated-fp32.h"
+#include "xdna_aie/matmul_tiles.h"
+
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace xdna {
+
+namespace {
+
+namespace abi = xdna_aie;
+
+enum class KType { q4_K, q5_K, q6_K };
+
+template <KType T> constexpr const abi::WeightTileFormat & format() {
+    return T == KType::q4_K ? abi::fmt::q4_K : T == KType::q5_K ? abi::fmt::q5_K : abi::fmt::q6_K;
+}
+
+// Plane indices (matmul_tiles.h): codes first, then the 12 (16 for Q6_K) scale bytes, d, dmin.
+template <KType T> constexpr int kScalesPlane = T == KType::q4_K ? 1 : 2;
+template <KType T> constexpr int kSubBlocks = T == KType::q6_K ? 16 : 8;  // per 256-value super-block
+constexpr int kTileK = 256;
+constexpr int kRowGroups = abi::kTileM / abi::kRowGroup;
+
+// IEEE half -> single, exact (every fp16 value is a float).
+float half_to_float(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
+    if (exp == 0x1F) {
+        bits = sign | 0x7F800000u | (man << 13);
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    } else if (man == 0) {
+        bits = sign;
+    } else {  // subnormal: normalise
+        exp = 113;
+        while ((man & 0x400) == 0) {
+            man <<= 1;
+            --exp;
+        }
+        bits = sign | (exp << 23) | ((man & 0x3FF) << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+// 6-bit scale and min j of a Q4_K/Q5_K super-block from its 12 scale bytes (ggml's get_scale_min_k4).
+inline void scale_min_k4(const uint8_t * b, int j, int & sc, int & m) {
+    if (j < 4) {
+        sc = b[j] & 63;
+        m = b[j + 4] & 63;
+    } else {
+        sc = (b[j + 4] & 0xF) | ((b[j - 4] >> 6) << 4);
+        m = (b[j + 4] >> 4) | ((b[j] >> 6) << 4);
+    }
+}
+
+// ---- portable path: one row at a time, straight from the planes ----
+
+template <KType T, int TN>
+void scalar_tile(const uint8_t * w, const uint8_t * a, float * c, int valid) {
+    constexpr abi::WeightTileFormat f = format<T>();
+    constexpr abi::ActTileFormat af{TN, kTileK, kTileK};
+    constexpr int sp = kScalesPlane<T>;
+    constexpr int nsub = kSubBlocks<T>;
+    constexpr int sub_len = kTileK / nsub;
+    const auto * codes = reinterpret_cast<const int8_t *>(a + af.codes_offset());
+    const auto * scales = reinterpret_cast<const float *>(a + af.scales_offset());
+    const auto * sums = reinterpret_cast<const int16_t *>(a + af.sums_offset());
+    const uint8_t * q4 = w + f.plane_offset(0);
+    const uint8_t * hi = w + f.plane_offset(1);
+    for (int r = 0; r < abi::kTileM; ++r) {
+        int q[kTileK];
+        for (int k = 0; k < kTileK; ++k) {
+            const int e = abi::q_element(kTileK, r, k);
+            int v = ((q4[e / 2] >> (4 * (e % 2))) & 0xF) ^ 8;
+            if (T == KType::q5_K) v |= ((hi[e / 8] >> (e % 8)) & 1) << 4;
+            if (T == KType::q6_K) v |= ((hi[e / 4] >> (2 * (e % 4))) & 3) << 4;
+            q[k] = v;
+        }
+        int sc[16], mn[16] = {};
+        uint8_t sbytes[16];
+        const abi::Plane & p = f.planes[sp];
+        for (int u = 0; u < p.units; ++u) sbytes[u] = w[f.plane_offset(sp) + abi::field_offset(f, p, r, 0, u)];
+        for (int j = 0; j < nsub; ++j) {
+            if (T == KType::q6_K) {
+                sc[j] = static_cast<int8_t>(sbytes[j]);
+            } else {
+                scale_min_k4(sbytes, j, sc[j], mn[j]);
+            }
+        }
+        uint16_t dh = 0, dminh = 0;
+        std::memcpy(&dh, w + f.plane_offset(sp + 1) + abi::field_offset(f, f.planes[sp + 1], r, 0, 0), 2);
+        if (T != KType::q6_K) {
+            std::memcpy(&dminh, w + f.plane_offset(sp + 2) + abi::field_offset(f, f.planes[sp + 2], r, 0, 0), 2);
+        }
+        const float d = half_to_float(dh), dmin = half_to_float(dminh);
+        for (int t = 0; t < valid; ++t) {
+            int32_t sumi = 0, summ = 0;
+            for (int j = 0; j < nsub; ++j) {
+                int32_t dot = 0, s = 0;
+                for (int i = j * sub_len; i < (j + 1) * sub_len; ++i) dot += q[i] * codes[af.code_index(t, i)];
+                for (int g = j * sub_len / 16; g < (j + 1) * sub_len / 16; ++g) s += sums[af.sum_index(t, g)];
+                if (T == KType::q6_K) {
+                    sumi += sc[j] * (dot - 32 * s);
+                } else {
+                    sumi += sc[j] * dot;
+                    summ += mn[j] * s;
+                }
+            }
+            // fp32 products as the core computes them (emulated-fp32.h); the adds are IEEE.
+            const twin::fp32_accuracy acc = twin::current_accuracy();
+            const float sa = scales[af.scale_index(t, 0)];
+            const float pd = twin::emulated_mul(d, sa, acc);
+            float & out = c[t * abi::kTileM + r];
+            float val = twin::emulated_mul(pd, static_cast<float>(sumi), acc);
+            if (T != KType::q6_K) {
+                const float pm = twin::emulated_mul(dmin, sa, acc);
+                val = val - twin::emulated_mul(pm, static_cast<float>(summ), acc);
+            }
+            out = out + val;
+        }
+    }
+}
+
+// ---- AVX-512 path: a row group (16 rows = 16 int32 lanes) at a time, as the core kernel works ----
+
+#define XDNA_TWIN_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni,f16c")))
+
+struct alignas(64) Shuffles {
+    uint8_t nib[64];    // byte e <- source byte e / 2 (two nibbles per byte)
+    uint8_t crumb[64];  // byte e <- source byte e / 4 (four 2-bit codes per byte)
+    uint8_t crumb_shift[64];  // bit offset of code e inside its replicated qword byte
+    uint8_t lanes[64];  // [4 K][16 rows] -> [16 rows][4 K]: each int32 lane holds 4 K values of its row
+};
+
+constexpr Shuffles make_shuffles() {
+    Shuffles s{};
+    for (int e = 0; e < 64; ++e) {
+        s.nib[e] = static_cast<uint8_t>(e / 2);
+        s.crumb[e] = static_cast<uint8_t>(e / 4);
+        s.crumb_shift[e] = static_cast<uint8_t>(8 * (e % 8) + 2 * (e % 4));
+        const int r = e / 4, j = e % 4;
+        s.lanes[e] = static_cast<uint8_t>(16 * j + r);
+    }
+    return s;
+}
+
+constexpr Shuffles kShuffles = make_shuffles();
+
+// Unsigned codes of 4-value chunk `ch` (K = 4ch .. 4ch+3) of row group `g`, one int32 lane per row.
+template <KType T>
+XDNA_TWIN_TARGET inline __m512i chunk_codes(const uint8_t * q4, const uint8_t * hi, int g, int ch) {
+    const __m512i nib = _mm512_load_si512(kShuffles.nib);
+    const __m512i x = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(q4 + g * 2048 + 32 * ch)));
+    const __m512i rep = _mm512_permutexvar_epi8(nib, x);
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i lo = _mm512_and_si512(rep, low4);
+    const __m512i hn = _mm512_and_si512(_mm512_srli_epi16(rep, 4), low4);
+    __m512i code = _mm512_xor_si512(_mm512_mask_blend_epi8(0xAAAAAAAAAAAAAAAAull, lo, hn), _mm512_set1_epi8(8));
+    if (T == KType::q5_K) {
+        uint64_t bits;
+        std::memcpy(&bits, hi + g * 512 + 8 * ch, 8);
+        code = _mm512_or_si512(code, _mm512_maskz_set1_epi8(bits, 0x10));
+    } else if (T == KType::q6_K) {
+        const __m512i y = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i *>(hi + g * 1024 + 16 * ch)));
+        const __m512i rep4 = _mm512_permutexvar_epi8(_mm512_load_si512(kShuffles.crumb), y);
+        const __m512i two = _mm512_and_si512(_mm512_multishift_epi64_epi8(_mm512_load_si512(kShuffles.crumb_shift), rep4),
+                                             _mm512_set1_epi8(3));
+        code = _mm512_or_si512(code, _mm512_slli_epi16(two, 4));
+    }
+    return _mm512_permutexvar_epi8(_mm512_load_si512(kShuffles.lanes), code);
+}
+
+// Tokens at or beyond `valid` (a multiple of 4) are skipped: their C rows are left as they are.
+template <KType T, int TN>
+XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * c, int valid) {
+    constexpr abi::WeightTileFormat f = format<T>();
+    constexpr abi::ActTileFormat af{TN, kTileK, kTileK};
+    constexpr int sp = kScalesPlane<T>;
+    constexpr int nsub = kSubBlocks<T>;
+    constexpr int chunks_per_sub = (kTileK / 4) / nsub;
+    const auto * codes = reinterpret_cast<const int8_t *>(a + af.codes_offset());
+    const auto * scales = reinterpret_cast<const float *>(a + af.scales_offset());
+    const auto * sums = reinterpret_cast<const int16_t *>(a + af.sums_offset());
+    const uint8_t * q4 = w + f.plane_offset(0);
+    const uint8_t * hi = w + f.plane_offset(1);
+    const uint8_t * sbytes = w + f.plane_offset(sp);
+    const int units = f.planes[sp].units;
+
+    for (int g = 0; g < kRowGroups; ++g) {
+        __m512i sc[16], mn[8];
+        if (T == KType::q6_K) {
+            for (int j = 0; j < 16; ++j) {
+                sc[j] = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(sbytes + (g * units + j) * 16)));
+            }
+        } else {
+            __m512i b[12];
+            for (int u = 0; u < 12; ++u) {
+                b[u] = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(sbytes + (g * units + u) * 16)));
+            }
+            const __m512i m63 = _mm512_set1_epi32(63), m15 = _mm512_set1_epi32(15);
+            for (int j = 0; j < 8; ++j) {
+                if (j < 4) {
+                    sc[j] = _mm512_and_si512(b[j], m63);
+                    mn[j] = _mm512_and_si512(b[j + 4], m63);
+                } else {
+                    sc[j] = _mm512_or_si512(_mm512_and_si512(b[j + 4], m15), _mm512_slli_epi32(_mm512_srli_epi32(b[j - 4], 6), 4));
+                    mn[j] = _mm512_or_si512(_mm512_srli_epi32(b[j + 4], 4), _mm512_slli_epi32(_mm512_srli_epi32(b[j], 6), 4));
+                }
+            }
+        }
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + f.plane_offset(sp + 1) + g * 32)));
+        const __m512 dmin = T == KType::q6_K ? _mm512_setzero_ps()
+                                             : _mm512_cvtph_ps(_mm256_loadu_si256(
+                                                   reinterpret_cast<const __m256i *>(w + f.plane_offset(sp + 2) + g * 32)));
+        // The row group's codes, unpacked once (4 KB, stays in L1), then streamed past every token.
+        __m512i wv[kTileK / 4];
+        for (int ch = 0; ch < kTileK / 4; ++ch) wv[ch] = chunk_codes<T>(q4, hi, g, ch);
+        // Four tokens at a time: four independent VNNI chains, their sums kept in registers.
+        for (int t0 = 0; t0 < valid; t0 += 4) {
+            __m512i sumi[4], summ[4];
+            for (int u = 0; u < 4; ++u) {
+                sumi[u] = _mm512_setzero_si512();
+                summ[u] = _mm512_setzero_si512();
+            }
+            for (int j = 0; j < nsub; ++j) {
+                __m512i dot[4];
+                for (int u = 0; u < 4; ++u) dot[u] = _mm512_setzero_si512();
+                for (int cc = 0; cc < chunks_per_sub; ++cc) {
+                    const int ch = j * chunks_per_sub + cc;
+                    for (int u = 0; u < 4; ++u) {
+                        int32_t a4;
+                        std::memcpy(&a4, codes + af.code_index(t0 + u, 4 * ch), 4);
+                        dot[u] = _mm512_dpbusd_epi32(dot[u], wv[ch], _mm512_set1_epi32(a4));
+                    }
+                }
+                for (int u = 0; u < 4; ++u) {
+                    int32_t s = 0;
+                    for (int k16 = j * chunks_per_sub / 4; k16 < (j + 1) * chunks_per_sub / 4; ++k16) {
+                        s += sums[af.sum_index(t0 + u, k16)];
+                    }
+                    if (T == KType::q6_K) {
+                        const __m512i dq = _mm512_sub_epi32(dot[u], _mm512_set1_epi32(32 * s));
+                        sumi[u] = _mm512_add_epi32(sumi[u], _mm512_mullo_epi32(dq, sc[j]));
+                    } else {
+                        sumi[u] = _mm512_add_epi32(sumi[u], _mm512_mullo_epi32(dot[u], sc[j]));
+                        summ[u] = _mm512_add_epi32(summ[u], _mm512_mullo_epi32(mn[j], _mm512_set1_epi32(s)));
+                    }
+                }
+            }
+            const twin::fp32_accuracy acc = twin::current_accuracy();
+            for (int u = 0; u < 4; ++u) {
+                const int t = t0 + u;
+                const __m512 sa = _mm512_set1_ps(scales[af.scale_index(t, 0)]);
+                const __m512 pd = twin::emulated_mul(d, sa, acc);
+                __m512 val = twin::emulated_mul(pd, _mm512_cvtepi32_ps(sumi[u]), acc);
+                if (T != KType::q6_K) {
+                    const __m512 pm = twin::emulated_mul(dmin, sa, acc);
+                    val = _mm512_sub_ps(val, twin::emulated_mul(pm, _mm512_cvtepi32_ps(summ[u]), acc));
+                }
+                float * out = c + t * abi::kTileM + g * abi::kRowGroup;
+                _mm512_storeu_ps(out, _mm512_add_ps(_mm512_loadu_ps(out), val));
+            }
+        }
+    }
+}
+
+template <KType T, int TN>
+void tile(const uint8_t * w, const uint8_t * a, float * c, int valid = TN) {
+    valid = (valid + 3) / 4 * 4;
+    if (kquant_twin_vectorised()) {
+        vector_tile<T, TN>(w, a, c, valid);
+    } else {
+        scalar_tile<T, TN>(w, a, c, valid);
+    }
+}
+
+}  // namespace
+
+void kquant_twin_tile(int type_id, int tile_n, const uint8_t * w, const uint8_t * a, float * c, int valid_tokens) {
+    const bool n4 = tile_n == 4;
+    switch (type_id) {
+        case 0: n4 ? tile<KType::q4_K, 4>(w, a, c, valid_tokens) : tile<KType::q4_K, 32>(w, a, c, valid_tokens); break;
+        case 1: n4 ? tile<KType::q5_K, 4>(w, a, c, valid_tokens) : tile<KType::q5_K, 32>(w, a, c, valid_tokens); break;
+        default: n4 ? tile<KType::q6_K, 4>(w, a, c, valid_tokens) : tile<KType::q6_K, 32>(w, a, c, valid_tokens); break;
+    }
+}
+
+namespace {
+bool g_force_scalar = false;
+}
+
+void kquant_twin_force_scalar(bool on) { g_force_scalar = on; }
+
+bool kquant_twin_vectorised() {
+    static const bool host_has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
+                                 __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("f16c");
+    return host_has && !g_force_scalar;
+}
+
+extern "C" {
+void twin_mm_q4_K_a8_n4(const uint8_t * w, const uint8_t * a, float * c) { tile<KType::q4_K, 4>(w, a, c); }
+void twin_mm_q4_K_a8_n32(const uint8_t * w, const uint8_t * a, float * c) { tile<KType::q4_K, 32>(w, a, c); }
+void twin_mm_q5_K_a8_n4(const uint8_t * w, const uint8_t * a, float * c) { tile<KType::q5_K, 4>(w, a, c); }
+void twin_mm_q5_K_a8_n32(const uint8_t * w, const uint8_t * a, float * c) { tile<KType::q5_K, 32>(w, a, c); }
+void twin_mm_q6_K_a8_n4(const uint8_t * w, const uint8_t * a, float * c) { tile<KType::q6_K, 4>(w, a, c); }
+void twin_mm_q6_K_a8_n32(const uint8_t * w, const uint8_t * a, float * c) { tile<KType::q6_K, 32>(w, a, c); }
+}
+
+}  // namespace xdna

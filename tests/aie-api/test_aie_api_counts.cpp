@@ -1,0 +1,133 @@
+// The per-slot instruction counts the host aie_api records (aie_host::op_counts()).
+#include "aie_api_test_support.h"
+
+#include <thread>
+
+using aie_host::mmul_shape;
+using aie_host::OpCounts;
+
+TEST_F(AieApi, CountsOfASmallMmulSequence) {
+    alignas(64) int8 a[64] = {}, b[64] = {}, c[64];
+    aie::mmul<8, 8, 8, int8, int8> mm;
+    const auto va = aie::load_v<64>(a);  // 2 loads of 512 bits
+    const auto vb = aie::load_v<64>(b);
+    mm.mac(va, vb);                      // 3 mmul instructions, vector slot
+    mm.mac(va, vb);
+    mm.mac(va, vb);
+    aie::store_v(c, mm.to_vector<int8>(4));  // 1 srs (64 lanes acc32 -> int8) + 1 store, store slot
+    const OpCounts & n = aie_host::op_counts();
+    EXPECT_EQ(n.load, 2u);
+    EXPECT_EQ(n.vector, 3u);
+    EXPECT_EQ(n.store, 2u);
+    EXPECT_EQ(n.move, 0u);
+    EXPECT_EQ(n.unpack, 0u);
+    EXPECT_EQ(n.scalar, 0u);
+    EXPECT_EQ(n.mmul_calls(mmul_shape::i8xi8_8x8x8), 3u);
+    EXPECT_EQ(n.mmul_macs, 3u * 512u);
+}
+
+TEST_F(AieApi, CountsOfInt8xInt4MmulAndUnpack) {
+    alignas(64) int8 a[64] = {};
+    alignas(64) uint8_t b[128] = {};
+    const auto vb = aie::load_v<256>(reinterpret_cast<const int4 *>(b));  // 1024 bits: 2 loads
+    aie::mmul<4, 16, 16, int8, int4> mm;
+    mm.mac(aie::load_v<64>(a), vb);
+    EXPECT_EQ(aie_host::op_counts().load, 3u);
+    EXPECT_EQ(aie_host::op_counts().vector, 1u);
+    EXPECT_EQ(aie_host::op_counts().unpack, 0u);  // the mmul takes int4 operands as they are
+    EXPECT_EQ(aie_host::op_counts().mmul_macs, 1024u);
+    EXPECT_EQ(aie_host::op_counts().mmul_calls(mmul_shape::i8xi4_4x16x16), 1u);
+    // Unpacking 256 int4 to int8: 4 VUNPACKs of 64 lanes, counted apart from loads.
+    const aie::vector<int8, 256> u = aie::unpack(vb);
+    (void)u;
+    EXPECT_EQ(aie_host::op_counts().unpack, 4u);
+    EXPECT_EQ(aie_host::op_counts().load, 3u);
+}
+
+TEST_F(AieApi, CountsOfPaddedInt8x4x8x8) {
+    aie::mmul<4, 8, 8, int8, int8> mm;
+    mm.mul(aie::vector<int8, 32>(), aie::vector<int8, 64>());
+    EXPECT_EQ(aie_host::op_counts().vector, 1u);
+    EXPECT_EQ(aie_host::op_counts().mmul_macs, 512u);  // the 8x8x8 instruction, half of A unused
+    EXPECT_EQ(aie_host::op_counts().mmul_calls(mmul_shape::i8xi8_4x8x8), 1u);
+}
+
+TEST_F(AieApi, CountsOfTheBf16MmulEmulation) {
+    aie::mmul<4, 8, 8, bfloat16, bfloat16> mm;
+    mm.mac(aie::vector<bfloat16, 32>(), aie::vector<bfloat16, 64>());
+    EXPECT_EQ(aie_host::op_counts().vector, 8u);  // 8 mac_elem_32
+    EXPECT_EQ(aie_host::op_counts().move, 33u);   // 1 transpose + 8 x (extract, broadcast, shuffle, broadcast)
+    EXPECT_EQ(aie_host::op_counts().mmul_macs, 256u);
+    aie::mmul<8, 8, 8, bfloat16, bfloat16> big;
+    big.mac(aie::vector<bfloat16, 64>(), aie::vector<bfloat16, 64>());
+    EXPECT_EQ(aie_host::op_counts().vector, 24u);
+    EXPECT_EQ(aie_host::op_counts().mmul_calls(mmul_shape::bf16_8x8x8), 1u);
+}
+
+TEST_F(AieApi, CountsOfTheFp32MmulEmulation) {
+    aie::mmul<4, 8, 4, float, float> mm;
+    mm.mul(aie::vector<float, 32>(), aie::vector<float, 32>());
+    // 8 emulated 16-lane fp32 MACs, each (fast): 4 residual + 6 product instructions, 6 bf16
+    // conversions, 6 inserts + 2 float -> accumulator moves; plus 26 shuffles/broadcasts.
+    EXPECT_EQ(aie_host::op_counts().vector, 80u);
+    EXPECT_EQ(aie_host::op_counts().store, 48u);
+    EXPECT_EQ(aie_host::op_counts().move, 64u + 26u);
+    EXPECT_EQ(aie_host::op_counts().mmul_macs, 8u * 6u * 32u);
+    aie_host::reset_op_counts();
+    aie_host::set_fp32_accuracy(aie_host::fp32_accuracy::safe);
+    mm.mul(aie::vector<float, 32>(), aie::vector<float, 32>());
+    EXPECT_EQ(aie_host::op_counts().vector, 8u * 13u);
+}
+
+TEST_F(AieApi, CountsOfElementwiseOperations) {
+    const aie::vector<int16, 64> h;
+    const aie::vector<int8, 64> q;
+    auto acc = aie::mul(h, h);                   // 1 mac_elem_64
+    EXPECT_EQ(aie_host::op_counts().vector, 1u);
+    acc = aie::mac(acc, q, q);                   // both int8 operands unpacked (2 x 2), 1 multiply
+    EXPECT_EQ(aie_host::op_counts().unpack, 4u);
+    EXPECT_EQ(aie_host::op_counts().vector, 2u);
+    acc = aie::add(acc, acc);                    // 64 x 32-bit lanes: one accumulator add
+    EXPECT_EQ(aie_host::op_counts().vector, 3u);
+    const auto s = aie::add(aie::vector<int32, 16>(), aie::vector<int32, 16>());  // move slot
+    (void)s;
+    EXPECT_EQ(aie_host::op_counts().move, 1u);
+    const auto z = aie::interleave_zip(q, q, 1);  // two 512-bit outputs
+    (void)z;
+    EXPECT_EQ(aie_host::op_counts().move, 3u);
+    const auto v = acc.to_vector<int16>(3);       // 2 srs of 32 lanes
+    (void)v;
+    EXPECT_EQ(aie_host::op_counts().store, 2u);
+    const auto m = aie::mul(aie::vector<int32, 32>(), aie::vector<int16, 32>());  // 32 lanes of 32 x 16
+    (void)m;
+    EXPECT_EQ(aie_host::op_counts().vector, 4u);
+    const auto f = aie::mul(aie::vector<float, 16>(), aie::vector<float, 16>());  // one emulated fp32 multiply
+    (void)f;
+    EXPECT_EQ(aie_host::op_counts().vector, 4u + 10u);
+}
+
+TEST_F(AieApi, CountsAreThreadLocalAndAggregate) {
+    aie::mmul<8, 8, 8, int8, int8> mm;
+    mm.mul(aie::vector<int8, 64>(), aie::vector<int8, 64>());
+    OpCounts other;
+    std::thread t([&] {
+        aie_host::reset_op_counts();
+        aie::mmul<8, 8, 8, int8, int8> m2;
+        m2.mul(aie::vector<int8, 64>(), aie::vector<int8, 64>());
+        m2.mac(aie::vector<int8, 64>(), aie::vector<int8, 64>());
+        other = aie_host::op_counts();
+    });
+    t.join();
+    EXPECT_EQ(aie_host::op_counts().vector, 1u);  // untouched by the other thread
+    EXPECT_EQ(other.vector, 2u);
+    OpCounts total = aie_host::op_counts();
+    total += other;
+    EXPECT_EQ(total.vector, 3u);
+    EXPECT_EQ(total.mmul_calls(mmul_shape::i8xi8_8x8x8), 3u);
+    EXPECT_EQ(total.mmul_macs, 3u * 512u);
+    const OpCounts diff = total - other;
+    EXPECT_EQ(diff, aie_host::op_counts());
+    total.reset();
+    EXPECT_EQ(total, OpCounts{});
+    EXPECT_STREQ(aie_host::mmul_shape_name(mmul_shape::i8xi4_4x16x16), "int8xint4 4x16x16");
+}
