@@ -4,12 +4,35 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
+
+#if defined(__SSE2__) && !defined(XDNA_CODEC_SCALAR)
+#include <emmintrin.h>
+#define XDNA_CODEC_SSE2 1
+#else
+#define XDNA_CODEC_SSE2 0
+#endif
+
+// Loops that must stay scalar (see scatter): GCC takes a function attribute, Clang a loop pragma.
+#if defined(__clang__)
+#define XDNA_SCALAR_LOOPS inline
+#define XDNA_NO_VECTORIZE_LOOP _Pragma("clang loop vectorize(disable)")
+#elif defined(__GNUC__)
+#define XDNA_SCALAR_LOOPS __attribute__((noinline, optimize("no-tree-vectorize")))
+#define XDNA_NO_VECTORIZE_LOOP
+#else
+#define XDNA_SCALAR_LOOPS inline
+#define XDNA_NO_VECTORIZE_LOOP
+#endif
 
 namespace xdna {
 
 namespace fmt = xdna_aie::fmt;
 using xdna_aie::PlaneKind;
 using xdna_aie::WeightTileFormat;
+using xdna_aie::Plane;
+using xdna_aie::kKStep;
+using xdna_aie::kRowGroup;
 
 const WeightTileFormat * tile_format(ggml_type type) {
     switch (type) {
@@ -32,177 +55,32 @@ const WeightTileFormat * tile_format(ggml_type type) {
 
 namespace {
 
-// The codes of a GGUF block, one per value (unsigned bit patterns; Q8_0's int8 as its byte), and back.
-// Bit positions follow the block layouts of ggml-common.h and the value order of ggml's
-// dequantize_row_* functions. `put_codes` writes every code byte of the block (the fields are the
-// planes' business), so the two are exact inverses on all 2^bits patterns.
-void get_codes(ggml_type type, const uint8_t * b, uint8_t * q) {
+// The codec is instantiated per weight type with its WeightTileFormat as a constant, so the plane
+// offsets, bit widths and element order below fold to shifts, masks and fixed strides.
+constexpr const WeightTileFormat & format_of(ggml_type type) {
     switch (type) {
-        case GGML_TYPE_Q4_0:
-        case GGML_TYPE_Q4_1: {
-            const uint8_t * qs = b + (type == GGML_TYPE_Q4_0 ? 2 : 4);
-            for (int j = 0; j < 16; ++j) {
-                q[j] = qs[j] & 0xF;
-                q[j + 16] = qs[j] >> 4;
-            }
-            break;
-        }
-        case GGML_TYPE_Q5_0:
-        case GGML_TYPE_Q5_1: {
-            const uint8_t * qh = b + (type == GGML_TYPE_Q5_0 ? 2 : 4);
-            const uint8_t * qs = qh + 4;
-            for (int j = 0; j < 16; ++j) {
-                q[j] = (qs[j] & 0xF) | (((qh[j / 8] >> (j % 8)) & 1) << 4);
-                q[j + 16] = (qs[j] >> 4) | (((qh[(j + 16) / 8] >> ((j + 16) % 8)) & 1) << 4);
-            }
-            break;
-        }
-        case GGML_TYPE_Q8_0:
-            std::memcpy(q, b + 2, 32);
-            break;
-        case GGML_TYPE_Q2_K: {
-            const uint8_t * qs = b + 16;
-            for (int v = 0; v < 256; ++v) {
-                const int n = v / 128, j = (v % 128) / 32, l = v % 32;
-                q[v] = (qs[32 * n + l] >> (2 * j)) & 3;
-            }
-            break;
-        }
-        case GGML_TYPE_Q3_K: {
-            const uint8_t * hm = b;
-            const uint8_t * qs = b + 32;
-            for (int v = 0; v < 256; ++v) {
-                const int n = v / 128, j = (v % 128) / 32, l = v % 32;
-                const int low = (qs[32 * n + l] >> (2 * j)) & 3;
-                const int h = (hm[l] >> (4 * n + j)) & 1;
-                q[v] = static_cast<uint8_t>(low | (h << 2));
-            }
-            break;
-        }
-        case GGML_TYPE_Q4_K: {
-            const uint8_t * qs = b + 16;
-            for (int v = 0; v < 256; ++v) {
-                const int j = v / 64, h = (v % 64) / 32, l = v % 32;
-                q[v] = (qs[32 * j + l] >> (4 * h)) & 0xF;
-            }
-            break;
-        }
-        case GGML_TYPE_Q5_K: {
-            const uint8_t * qh = b + 16;
-            const uint8_t * qs = b + 48;
-            for (int v = 0; v < 256; ++v) {
-                const int j = v / 64, h = (v % 64) / 32, l = v % 32;
-                q[v] = static_cast<uint8_t>(((qs[32 * j + l] >> (4 * h)) & 0xF) | (((qh[l] >> (v / 32)) & 1) << 4));
-            }
-            break;
-        }
-        case GGML_TYPE_Q6_K: {
-            const uint8_t * ql = b;
-            const uint8_t * qh = b + 128;
-            for (int v = 0; v < 256; ++v) {
-                const int n = v / 128, i = (v % 128) / 32, l = v % 32;
-                const int low = (ql[64 * n + l + 32 * (i & 1)] >> (4 * (i >> 1))) & 0xF;
-                const int high = (qh[32 * n + l] >> (2 * i)) & 3;
-                q[v] = static_cast<uint8_t>(low | (high << 4));
-            }
-            break;
-        }
-        default:
-            GGML_ABORT("xdna: no tile codec for %s", ggml_type_name(type));
+        case GGML_TYPE_Q4_0: return fmt::q4_0;
+        case GGML_TYPE_Q4_1: return fmt::q4_1;
+        case GGML_TYPE_Q5_0: return fmt::q5_0;
+        case GGML_TYPE_Q5_1: return fmt::q5_1;
+        case GGML_TYPE_Q8_0: return fmt::q8_0;
+        case GGML_TYPE_Q2_K: return fmt::q2_K;
+        case GGML_TYPE_Q3_K: return fmt::q3_K;
+        case GGML_TYPE_Q4_K: return fmt::q4_K;
+        case GGML_TYPE_Q5_K: return fmt::q5_K;
+        case GGML_TYPE_Q6_K: return fmt::q6_K;
+        case GGML_TYPE_F16: return fmt::f16;
+        case GGML_TYPE_BF16: return fmt::bf16;
+        default: return fmt::f32;
     }
 }
 
-void put_codes(ggml_type type, const uint8_t * q, uint8_t * b) {
-    switch (type) {
-        case GGML_TYPE_Q4_0:
-        case GGML_TYPE_Q4_1: {
-            uint8_t * qs = b + (type == GGML_TYPE_Q4_0 ? 2 : 4);
-            for (int j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>(q[j] | (q[j + 16] << 4));
-            break;
-        }
-        case GGML_TYPE_Q5_0:
-        case GGML_TYPE_Q5_1: {
-            uint8_t * qh = b + (type == GGML_TYPE_Q5_0 ? 2 : 4);
-            uint8_t * qs = qh + 4;
-            std::memset(qh, 0, 4);
-            for (int j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>((q[j] & 0xF) | ((q[j + 16] & 0xF) << 4));
-            for (int v = 0; v < 32; ++v) qh[v / 8] |= static_cast<uint8_t>(((q[v] >> 4) & 1) << (v % 8));
-            break;
-        }
-        case GGML_TYPE_Q8_0:
-            std::memcpy(b + 2, q, 32);
-            break;
-        case GGML_TYPE_Q2_K: {
-            uint8_t * qs = b + 16;
-            std::memset(qs, 0, 64);
-            for (int v = 0; v < 256; ++v) {
-                const int n = v / 128, j = (v % 128) / 32, l = v % 32;
-                qs[32 * n + l] |= static_cast<uint8_t>((q[v] & 3) << (2 * j));
-            }
-            break;
-        }
-        case GGML_TYPE_Q3_K: {
-            uint8_t * hm = b;
-            uint8_t * qs = b + 32;
-            std::memset(hm, 0, 32);
-            std::memset(qs, 0, 64);
-            for (int v = 0; v < 256; ++v) {
-                const int n = v / 128, j = (v % 128) / 32, l = v % 32;
-                qs[32 * n + l] |= static_cast<uint8_t>((q[v] & 3) << (2 * j));
-                hm[l] |= static_cast<uint8_t>(((q[v] >> 2) & 1) << (4 * n + j));
-            }
-            break;
-        }
-        case GGML_TYPE_Q4_K: {
-            uint8_t * qs = b + 16;
-            std::memset(qs, 0, 128);
-            for (int v = 0; v < 256; ++v) {
-                const int j = v / 64, h = (v % 64) / 32, l = v % 32;
-                qs[32 * j + l] |= static_cast<uint8_t>((q[v] & 0xF) << (4 * h));
-            }
-            break;
-        }
-        case GGML_TYPE_Q5_K: {
-            uint8_t * qh = b + 16;
-            uint8_t * qs = b + 48;
-            std::memset(qh, 0, 32);
-            std::memset(qs, 0, 128);
-            for (int v = 0; v < 256; ++v) {
-                const int j = v / 64, h = (v % 64) / 32, l = v % 32;
-                qs[32 * j + l] |= static_cast<uint8_t>((q[v] & 0xF) << (4 * h));
-                qh[l] |= static_cast<uint8_t>(((q[v] >> 4) & 1) << (v / 32));
-            }
-            break;
-        }
-        case GGML_TYPE_Q6_K: {
-            uint8_t * ql = b;
-            uint8_t * qh = b + 128;
-            std::memset(ql, 0, 128);
-            std::memset(qh, 0, 64);
-            for (int v = 0; v < 256; ++v) {
-                const int n = v / 128, i = (v % 128) / 32, l = v % 32;
-                ql[64 * n + l + 32 * (i & 1)] |= static_cast<uint8_t>((q[v] & 0xF) << (4 * (i >> 1)));
-                qh[32 * n + l] |= static_cast<uint8_t>(((q[v] >> 4) & 3) << (2 * i));
-            }
-            break;
-        }
-        default:
-            GGML_ABORT("xdna: no tile codec for %s", ggml_type_name(type));
-    }
+constexpr bool is_float(const WeightTileFormat & f) {
+    return f.planes[0].kind == PlaneKind::v16 || f.planes[0].kind == PlaneKind::v32;
 }
 
-// Bit fields of the code planes, LSB first (matmul_tiles.h).
-inline void put_bits(uint8_t * plane, int e, int bits, int value) {
-    const int per_byte = 8 / bits;
-    const int shift = (e % per_byte) * bits;
-    const uint8_t mask = static_cast<uint8_t>(((1 << bits) - 1) << shift);
-    uint8_t & byte = plane[e / per_byte];
-    byte = static_cast<uint8_t>((byte & ~mask) | ((value << shift) & mask));
-}
-
-inline int get_bits(const uint8_t * plane, int e, int bits) {
-    const int per_byte = 8 / bits;
-    return (plane[e / per_byte] >> ((e % per_byte) * bits)) & ((1 << bits) - 1);
+constexpr int code_bits(PlaneKind k) {
+    return k == PlaneKind::q4 ? 4 : k == PlaneKind::q2 ? 2 : k == PlaneKind::h1 ? 1 : k == PlaneKind::q8 ? 8 : 0;
 }
 
 // How a code splits over the code planes of a format: the first plane takes `low_bits` (q4: stored
@@ -212,11 +90,10 @@ struct CodeSplit {
     int low_bits, high_bits;
 };
 
-CodeSplit code_split(const WeightTileFormat & f) {
+constexpr CodeSplit code_split(const WeightTileFormat & f) {
     CodeSplit s{-1, -1, 0, 0};
     for (int i = 0; i < f.n_planes; ++i) {
-        const PlaneKind k = f.planes[i].kind;
-        const int bits = k == PlaneKind::q4 ? 4 : k == PlaneKind::q2 ? 2 : k == PlaneKind::h1 ? 1 : k == PlaneKind::q8 ? 8 : 0;
+        const int bits = code_bits(f.planes[i].kind);
         if (bits == 0) continue;
         if (s.low_plane < 0) {
             s.low_plane = i;
@@ -229,107 +106,446 @@ CodeSplit code_split(const WeightTileFormat & f) {
     return s;
 }
 
-bool is_float(const WeightTileFormat & f) { return f.planes[0].kind == PlaneKind::v16 || f.planes[0].kind == PlaneKind::v32; }
-
-}  // namespace
-
-void encode_block(ggml_type type, const void * block, int row, int b, void * tile) {
-    const WeightTileFormat & f = *tile_format(type);
-    auto * t = static_cast<uint8_t *>(tile);
-    const auto * src = static_cast<const uint8_t *>(block);
-    if (is_float(f)) {
-        std::memcpy(t + static_cast<size_t>(xdna_aie::f_element(f.tile_k, row, b)) * f.block_bytes, src, f.block_bytes);
-        return;
-    }
-    uint8_t codes[256];
-    get_codes(type, src, codes);
-    const CodeSplit s = code_split(f);
-    uint8_t * low = t + f.plane_offset(s.low_plane);
-    uint8_t * high = s.high_plane >= 0 ? t + f.plane_offset(s.high_plane) : nullptr;
-    const bool xor8 = f.planes[s.low_plane].kind == PlaneKind::q4;
-    for (int i = 0; i < f.block_values; ++i) {
-        const int e = xdna_aie::q_element(f.tile_k, row, b * f.block_values + i);
-        const int lowv = codes[i] & ((1 << s.low_bits) - 1);
-        if (s.low_bits == 8) {
-            low[e] = codes[i];
-        } else {
-            put_bits(low, e, s.low_bits, xor8 ? lowv ^ 8 : lowv);
+// The codes of a GGUF block, one per value (unsigned bit patterns; Q8_0's int8 as its byte), and back.
+// Bit positions follow the block layouts of ggml-common.h and the value order of ggml's
+// dequantize_row_* functions. `put_codes` writes every code byte of the block (the fields are the
+// planes' business), so the two are exact inverses on all 2^bits patterns.
+template <ggml_type T>
+inline void get_codes(const uint8_t * b, uint8_t * q) {
+    if constexpr (T == GGML_TYPE_Q4_0 || T == GGML_TYPE_Q4_1) {
+        const uint8_t * qs = b + (T == GGML_TYPE_Q4_0 ? 2 : 4);
+        for (int j = 0; j < 16; ++j) {
+            q[j] = qs[j] & 0xF;
+            q[j + 16] = qs[j] >> 4;
         }
-        if (high != nullptr) put_bits(high, e, s.high_bits, codes[i] >> s.low_bits);
+    } else if constexpr (T == GGML_TYPE_Q5_0 || T == GGML_TYPE_Q5_1) {
+        const uint8_t * qh = b + (T == GGML_TYPE_Q5_0 ? 2 : 4);
+        const uint8_t * qs = qh + 4;
+        // Bit v of qh[0..3] (byte v / 8, bit v % 8) is the fifth bit of value v.
+        const uint32_t h = uint32_t(qh[0]) | uint32_t(qh[1]) << 8 | uint32_t(qh[2]) << 16 | uint32_t(qh[3]) << 24;
+        for (int j = 0; j < 16; ++j) {
+            q[j] = static_cast<uint8_t>((qs[j] & 0xF) | ((h >> j) & 1) << 4);
+            q[j + 16] = static_cast<uint8_t>((qs[j] >> 4) | ((h >> (j + 16)) & 1) << 4);
+        }
+    } else if constexpr (T == GGML_TYPE_Q8_0) {
+        std::memcpy(q, b + 2, 32);
+    } else if constexpr (T == GGML_TYPE_Q2_K || T == GGML_TYPE_Q3_K) {
+        // v = 128 n + 32 j + l: bits 2j of qs[32 n + l]; Q3_K: bit 4n + j of hmask[l] is the third bit.
+        const uint8_t * hm = b;
+        const uint8_t * qs = b + (T == GGML_TYPE_Q2_K ? 16 : 32);
+        for (int n = 0; n < 2; ++n)
+            for (int j = 0; j < 4; ++j)
+                for (int l = 0; l < 32; ++l) {
+                    int c = (qs[32 * n + l] >> (2 * j)) & 3;
+                    if constexpr (T == GGML_TYPE_Q3_K) c |= ((hm[l] >> (4 * n + j)) & 1) << 2;
+                    q[128 * n + 32 * j + l] = static_cast<uint8_t>(c);
+                }
+    } else if constexpr (T == GGML_TYPE_Q4_K || T == GGML_TYPE_Q5_K) {
+        // v = 64 j + 32 h + l: nibble h of qs[32 j + l]; Q5_K: bit v / 32 of qh[l] is the fifth bit.
+        const uint8_t * qh = b + 16;
+        const uint8_t * qs = b + (T == GGML_TYPE_Q4_K ? 16 : 48);
+        for (int j = 0; j < 4; ++j)
+            for (int h = 0; h < 2; ++h)
+                for (int l = 0; l < 32; ++l) {
+                    int c = (qs[32 * j + l] >> (4 * h)) & 0xF;
+                    if constexpr (T == GGML_TYPE_Q5_K) c |= ((qh[l] >> (2 * j + h)) & 1) << 4;
+                    q[64 * j + 32 * h + l] = static_cast<uint8_t>(c);
+                }
+    } else if constexpr (T == GGML_TYPE_Q6_K) {
+        // v = 128 n + 32 i + l: nibble i / 2 of ql[64 n + 32 (i % 2) + l], bits 2i of qh[32 n + l].
+        const uint8_t * ql = b;
+        const uint8_t * qh = b + 128;
+        for (int n = 0; n < 2; ++n)
+            for (int i = 0; i < 4; ++i)
+                for (int l = 0; l < 32; ++l) {
+                    const int low = (ql[64 * n + l + 32 * (i & 1)] >> (4 * (i >> 1))) & 0xF;
+                    const int high = (qh[32 * n + l] >> (2 * i)) & 3;
+                    q[128 * n + 32 * i + l] = static_cast<uint8_t>(low | (high << 4));
+                }
+    } else {
+        static_assert(T == GGML_TYPE_Q4_0, "no codes for this type");
     }
-    for (int i = 0; i < f.n_planes; ++i) {
-        const xdna_aie::Plane & p = f.planes[i];
-        if (p.kind != PlaneKind::field) continue;
-        for (int u = 0; u < p.units; ++u) {
-            std::memcpy(t + f.plane_offset(i) + xdna_aie::field_offset(f, p, row, b, u), src + p.gguf_offset + u * p.unit_bytes,
-                        p.unit_bytes);
+}
+
+template <ggml_type T>
+inline void put_codes(const uint8_t * q, uint8_t * b) {
+    if constexpr (T == GGML_TYPE_Q4_0 || T == GGML_TYPE_Q4_1) {
+        uint8_t * qs = b + (T == GGML_TYPE_Q4_0 ? 2 : 4);
+        for (int j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>(q[j] | (q[j + 16] << 4));
+    } else if constexpr (T == GGML_TYPE_Q5_0 || T == GGML_TYPE_Q5_1) {
+        uint8_t * qh = b + (T == GGML_TYPE_Q5_0 ? 2 : 4);
+        uint8_t * qs = qh + 4;
+        for (int j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>((q[j] & 0xF) | ((q[j + 16] & 0xF) << 4));
+        for (int by = 0; by < 4; ++by) {
+            int h = 0;
+            for (int i = 0; i < 8; ++i) h |= ((q[8 * by + i] >> 4) & 1) << i;
+            qh[by] = static_cast<uint8_t>(h);
+        }
+    } else if constexpr (T == GGML_TYPE_Q8_0) {
+        std::memcpy(b + 2, q, 32);
+    } else if constexpr (T == GGML_TYPE_Q2_K || T == GGML_TYPE_Q3_K) {
+        uint8_t * hm = b;
+        uint8_t * qs = b + (T == GGML_TYPE_Q2_K ? 16 : 32);
+        for (int n = 0; n < 2; ++n)
+            for (int l = 0; l < 32; ++l) {
+                int c = 0;
+                for (int j = 0; j < 4; ++j) c |= (q[128 * n + 32 * j + l] & 3) << (2 * j);
+                qs[32 * n + l] = static_cast<uint8_t>(c);
+            }
+        if constexpr (T == GGML_TYPE_Q3_K) {
+            for (int l = 0; l < 32; ++l) {
+                int h = 0;
+                for (int n = 0; n < 2; ++n)
+                    for (int j = 0; j < 4; ++j) h |= ((q[128 * n + 32 * j + l] >> 2) & 1) << (4 * n + j);
+                hm[l] = static_cast<uint8_t>(h);
+            }
+        }
+    } else if constexpr (T == GGML_TYPE_Q4_K || T == GGML_TYPE_Q5_K) {
+        uint8_t * qh = b + 16;
+        uint8_t * qs = b + (T == GGML_TYPE_Q4_K ? 16 : 48);
+        for (int j = 0; j < 4; ++j)
+            for (int l = 0; l < 32; ++l)
+                qs[32 * j + l] = static_cast<uint8_t>((q[64 * j + l] & 0xF) | ((q[64 * j + 32 + l] & 0xF) << 4));
+        if constexpr (T == GGML_TYPE_Q5_K) {
+            for (int l = 0; l < 32; ++l) {
+                int h = 0;
+                for (int m = 0; m < 8; ++m) h |= ((q[32 * m + l] >> 4) & 1) << m;
+                qh[l] = static_cast<uint8_t>(h);
+            }
+        }
+    } else if constexpr (T == GGML_TYPE_Q6_K) {
+        uint8_t * ql = b;
+        uint8_t * qh = b + 128;
+        for (int n = 0; n < 2; ++n)
+            for (int l = 0; l < 32; ++l) {
+                const uint8_t * v = q + 128 * n + l;  // v[32 i]: value 128 n + 32 i + l
+                ql[64 * n + l] = static_cast<uint8_t>((v[0] & 0xF) | ((v[64] & 0xF) << 4));
+                ql[64 * n + 32 + l] = static_cast<uint8_t>((v[32] & 0xF) | ((v[96] & 0xF) << 4));
+                qh[32 * n + l] = static_cast<uint8_t>(((v[0] >> 4) & 3) | (((v[32] >> 4) & 3) << 2) |
+                                                      (((v[64] >> 4) & 3) << 4) | (((v[96] >> 4) & 3) << 6));
+            }
+    } else {
+        static_assert(T == GGML_TYPE_Q4_0, "no codes for this type");
+    }
+}
+
+// Code planes (matmul_tiles.h): e(row, k) = R(row) + S(k) with R = (row / 16) * 16 * TK + row % 16 and
+// S = 256 * (k / 16) + 16 * (k % 16) = 16 k. A plane of B bits per element (ppb = 8 / B elements per
+// byte, LSB first) holds element e in byte R / ppb + k * 16 / ppb at bit (row % ppb) * B: for one row
+// the bit position is fixed and the values are one run of bytes 16 / ppb apart.
+// `scatter` writes NV values (B bits each, k = k0 .. k0 + NV - 1) of tile row `row`, leaving the other
+// rows' bits alone; `gather` reads them. The loops are kept scalar: one read-modify-write per value is
+// what a row costs, and vectorizing the strided bytes only bloats the code (kilobytes per instance)
+// and slows it down.
+template <int B, int TK, int NV>
+XDNA_SCALAR_LOOPS void scatter(uint8_t * plane, int row, int k0, const uint8_t * v) {
+    static_assert(TK % kKStep == 0 && NV % kKStep == 0, "whole k steps");
+    constexpr int ppb = 8 / B;
+    constexpr int stride = kKStep / ppb;
+    const int shift = (row % ppb) * B;
+    const uint8_t keep = static_cast<uint8_t>(~(((1 << B) - 1) << shift));
+    uint8_t * p = plane + ((row / kRowGroup) * kRowGroup * TK + row % kRowGroup) / ppb + k0 * stride;
+    XDNA_NO_VECTORIZE_LOOP
+    for (int i = 0; i < NV; ++i) {
+        if constexpr (B == 8) {
+            p[i * stride] = v[i];
+        } else {
+            p[i * stride] = static_cast<uint8_t>((p[i * stride] & keep) | (v[i] << shift));
         }
     }
 }
 
-void decode_block(ggml_type type, const void * tile, int row, int b, void * block) {
-    const WeightTileFormat & f = *tile_format(type);
-    const auto * t = static_cast<const uint8_t *>(tile);
-    auto * dst = static_cast<uint8_t *>(block);
-    if (is_float(f)) {
-        std::memcpy(dst, t + static_cast<size_t>(xdna_aie::f_element(f.tile_k, row, b)) * f.block_bytes, f.block_bytes);
-        return;
-    }
-    const CodeSplit s = code_split(f);
-    const uint8_t * low = t + f.plane_offset(s.low_plane);
-    const uint8_t * high = s.high_plane >= 0 ? t + f.plane_offset(s.high_plane) : nullptr;
-    const bool xor8 = f.planes[s.low_plane].kind == PlaneKind::q4;
-    uint8_t codes[256];
-    for (int i = 0; i < f.block_values; ++i) {
-        const int e = xdna_aie::q_element(f.tile_k, row, b * f.block_values + i);
-        int v = s.low_bits == 8 ? low[e] : get_bits(low, e, s.low_bits) ^ (xor8 ? 8 : 0);
-        if (high != nullptr) v |= get_bits(high, e, s.high_bits) << s.low_bits;
-        codes[i] = static_cast<uint8_t>(v);
-    }
-    put_codes(type, codes, dst);
-    for (int i = 0; i < f.n_planes; ++i) {
-        const xdna_aie::Plane & p = f.planes[i];
-        if (p.kind != PlaneKind::field) continue;
-        for (int u = 0; u < p.units; ++u) {
-            std::memcpy(dst + p.gguf_offset + u * p.unit_bytes, t + f.plane_offset(i) + xdna_aie::field_offset(f, p, row, b, u),
-                        p.unit_bytes);
+template <int B, int TK, int NV>
+XDNA_SCALAR_LOOPS void gather(const uint8_t * plane, int row, int k0, uint8_t * v) {
+    static_assert(TK % kKStep == 0 && NV % kKStep == 0, "whole k steps");
+    constexpr int ppb = 8 / B;
+    constexpr int stride = kKStep / ppb;
+    const int shift = (row % ppb) * B;
+    const uint8_t * p = plane + ((row / kRowGroup) * kRowGroup * TK + row % kRowGroup) / ppb + k0 * stride;
+    XDNA_NO_VECTORIZE_LOOP
+    for (int i = 0; i < NV; ++i) v[i] = static_cast<uint8_t>((p[i * stride] >> shift) & ((1 << B) - 1));
+}
+
+// Field plane I of (row, block b): unit u at field_offset(f, p, row, b, u) = first + u * 16 * unit_bytes.
+template <ggml_type T, int I, bool Encode>
+inline void copy_field(uint8_t * tile, int row, int b, uint8_t * block) {
+    constexpr const WeightTileFormat & F = format_of(T);
+    constexpr Plane P = F.planes[I];
+    if constexpr (I < F.n_planes && P.kind == PlaneKind::field) {
+        uint8_t * first = tile + F.plane_offset(I) +
+                          (((row / kRowGroup) * F.blocks_per_row() + b) * P.units * kRowGroup + row % kRowGroup) * P.unit_bytes;
+        for (int u = 0; u < P.units; ++u) {
+            uint8_t * in_tile = first + u * kRowGroup * P.unit_bytes;
+            uint8_t * in_block = block + P.gguf_offset + u * P.unit_bytes;
+            if constexpr (Encode) {
+                std::memcpy(in_tile, in_block, P.unit_bytes);
+            } else {
+                std::memcpy(in_block, in_tile, P.unit_bytes);
+            }
         }
     }
+}
+
+template <ggml_type T, bool Encode, size_t... I>
+inline void copy_fields(uint8_t * tile, int row, int b, uint8_t * block, std::index_sequence<I...>) {
+    (copy_field<T, static_cast<int>(I), Encode>(tile, row, b, block), ...);
+}
+
+template <ggml_type T>
+inline void encode_one(const uint8_t * src, int row, int b, uint8_t * t) {
+    constexpr const WeightTileFormat & F = format_of(T);
+    if constexpr (is_float(F)) {
+        std::memcpy(t + static_cast<size_t>(xdna_aie::f_element(F.tile_k, row, b)) * F.block_bytes, src, F.block_bytes);
+    } else {
+        constexpr CodeSplit S = code_split(F);
+        constexpr int NV = F.block_values;
+        constexpr int TK = F.tile_k;
+        constexpr bool xor8 = F.planes[S.low_plane].kind == PlaneKind::q4;
+        constexpr int low_mask = (1 << S.low_bits) - 1;
+        uint8_t q[NV];
+        get_codes<T>(src, q);
+        if constexpr (S.high_plane >= 0) {
+            uint8_t h[NV];
+            for (int i = 0; i < NV; ++i) h[i] = static_cast<uint8_t>(q[i] >> S.low_bits);
+            scatter<S.high_bits, TK, NV>(t + F.plane_offset(S.high_plane), row, b * NV, h);
+        }
+        if constexpr (S.low_bits < 8) {
+            for (int i = 0; i < NV; ++i) q[i] = static_cast<uint8_t>((q[i] & low_mask) ^ (xor8 ? 8 : 0));
+        }
+        scatter<S.low_bits, TK, NV>(t + F.plane_offset(S.low_plane), row, b * NV, q);
+        copy_fields<T, true>(t, row, b, const_cast<uint8_t *>(src), std::make_index_sequence<xdna_aie::kMaxPlanes>{});
+    }
+}
+
+template <ggml_type T>
+inline void decode_one(const uint8_t * t, int row, int b, uint8_t * dst) {
+    constexpr const WeightTileFormat & F = format_of(T);
+    if constexpr (is_float(F)) {
+        std::memcpy(dst, t + static_cast<size_t>(xdna_aie::f_element(F.tile_k, row, b)) * F.block_bytes, F.block_bytes);
+    } else {
+        constexpr CodeSplit S = code_split(F);
+        constexpr int NV = F.block_values;
+        constexpr int TK = F.tile_k;
+        constexpr bool xor8 = F.planes[S.low_plane].kind == PlaneKind::q4;
+        uint8_t q[NV];
+        gather<S.low_bits, TK, NV>(t + F.plane_offset(S.low_plane), row, b * NV, q);
+        if constexpr (xor8) {
+            for (int i = 0; i < NV; ++i) q[i] ^= 8;
+        }
+        if constexpr (S.high_plane >= 0) {
+            uint8_t h[NV];
+            gather<S.high_bits, TK, NV>(t + F.plane_offset(S.high_plane), row, b * NV, h);
+            for (int i = 0; i < NV; ++i) q[i] = static_cast<uint8_t>(q[i] | (h[i] << S.low_bits));
+        }
+        put_codes<T>(q, dst);
+        copy_fields<T, false>(const_cast<uint8_t *>(t), row, b, dst, std::make_index_sequence<xdna_aie::kMaxPlanes>{});
+    }
+}
+
+template <ggml_type T>
+void encode_run(const uint8_t * src, int row, int b, int n, uint8_t * tile) {
+    constexpr int BB = format_of(T).block_bytes;
+    for (int i = 0; i < n; ++i) encode_one<T>(src + static_cast<size_t>(i) * BB, row, b + i, tile);
+}
+
+template <ggml_type T>
+void decode_run(const uint8_t * tile, int row, int b, int n, uint8_t * dst) {
+    constexpr int BB = format_of(T).block_bytes;
+    for (int i = 0; i < n; ++i) decode_one<T>(tile, row, b + i, dst + static_cast<size_t>(i) * BB);
+}
+
+template <template <ggml_type> class Op, typename... Args>
+void dispatch(ggml_type type, Args... args) {
+    switch (type) {
+        case GGML_TYPE_Q4_0: return Op<GGML_TYPE_Q4_0>::run(args...);
+        case GGML_TYPE_Q4_1: return Op<GGML_TYPE_Q4_1>::run(args...);
+        case GGML_TYPE_Q5_0: return Op<GGML_TYPE_Q5_0>::run(args...);
+        case GGML_TYPE_Q5_1: return Op<GGML_TYPE_Q5_1>::run(args...);
+        case GGML_TYPE_Q8_0: return Op<GGML_TYPE_Q8_0>::run(args...);
+        case GGML_TYPE_Q2_K: return Op<GGML_TYPE_Q2_K>::run(args...);
+        case GGML_TYPE_Q3_K: return Op<GGML_TYPE_Q3_K>::run(args...);
+        case GGML_TYPE_Q4_K: return Op<GGML_TYPE_Q4_K>::run(args...);
+        case GGML_TYPE_Q5_K: return Op<GGML_TYPE_Q5_K>::run(args...);
+        case GGML_TYPE_Q6_K: return Op<GGML_TYPE_Q6_K>::run(args...);
+        case GGML_TYPE_F16: return Op<GGML_TYPE_F16>::run(args...);
+        case GGML_TYPE_BF16: return Op<GGML_TYPE_BF16>::run(args...);
+        case GGML_TYPE_F32: return Op<GGML_TYPE_F32>::run(args...);
+        default: GGML_ABORT("xdna: no tile codec for %s", ggml_type_name(type));
+    }
+}
+
+template <ggml_type T>
+struct EncodeRun {
+    static void run(const uint8_t * src, int row, int b, int n, uint8_t * tile) { encode_run<T>(src, row, b, n, tile); }
+};
+template <ggml_type T>
+struct DecodeRun {
+    static void run(const uint8_t * tile, int row, int b, int n, uint8_t * dst) { decode_run<T>(tile, row, b, n, dst); }
+};
+
+// Activation quantization (the spec in tile-codec.h): per block, amax = max |x| over the valid values,
+// s = amax / 127, id = amax > 0 ? 127 / amax : 0, code = clamp(rint(x * id), +-127) rounded half to
+// even; a NaN or an infinity among the valid values makes s NaN and every code 0.
+//
+// rint: for |v| <= 2^22, (v + 1.5 * 2^23) - 1.5 * 2^23 is v rounded to an integer in the current
+// (round-to-nearest-even) mode; the operations must not be contracted or reassociated (the contracts
+// are compiled with -ffp-contract=off, and never with -ffast-math). |x * id| <= 127 (1 + 2^-24)^2 here.
+constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
+
+inline uint32_t float_bits(float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    return u;
+}
+
+// The largest bit pattern of |x| over x[0 .. n), n a multiple of 16. For non-NaN values the order of
+// |x|'s bits is the order of |x|, and a NaN or an infinity gives bits >= those of +inf.
+inline uint32_t amax_bits(const float * x, int n) {
+#if XDNA_CODEC_SSE2
+    const __m128i abs_mask = _mm_set1_epi32(0x7FFFFFFF);
+    __m128i m[4] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
+    for (int i = 0; i < n; i += 16) {
+        for (int k = 0; k < 4; ++k) {  // |x| bits are non-negative as int32: a signed max
+            const __m128i v = _mm_and_si128(_mm_castps_si128(_mm_loadu_ps(x + i + 4 * k)), abs_mask);
+            const __m128i gt = _mm_cmpgt_epi32(v, m[k]);
+            m[k] = _mm_or_si128(_mm_and_si128(gt, v), _mm_andnot_si128(gt, m[k]));
+        }
+    }
+    alignas(16) uint32_t lanes[16];
+    for (int k = 0; k < 4; ++k) _mm_store_si128(reinterpret_cast<__m128i *>(lanes + 4 * k), m[k]);
+    uint32_t r = 0;
+    for (uint32_t l : lanes) r = std::max(r, l);
+    return r;
+#else
+    uint32_t r = 0;
+    for (int i = 0; i < n; ++i) r = std::max(r, float_bits(x[i]) & 0x7FFFFFFFu);
+    return r;
+#endif
+}
+
+// Codes of 16 finite values x * id (id finite, > 0) into c[0 .. 16); returns their sum.
+// rint(x * id) (see kRoundMagic), then the clamp to +-127 (which |x * id| <= 127 (1 + 2^-24)^2 never
+// exceeds; clamping before or after the rounding is the same, the bounds being integers).
+inline int quantize16(const float * x, float id, int8_t * c) {
+#if XDNA_CODEC_SSE2
+    const __m128 vid = _mm_set1_ps(id), magic = _mm_set1_ps(kRoundMagic);
+    const __m128 lo = _mm_set1_ps(-127.0f), hi = _mm_set1_ps(127.0f);
+    __m128i q[4];
+    for (int k = 0; k < 4; ++k) {
+        __m128 v = _mm_mul_ps(_mm_loadu_ps(x + 4 * k), vid);
+        v = _mm_sub_ps(_mm_add_ps(v, magic), magic);
+        v = _mm_min_ps(_mm_max_ps(v, lo), hi);
+        q[k] = _mm_cvttps_epi32(v);  // exact: v is an integer
+    }
+    const __m128i a = _mm_packs_epi32(q[0], q[1]), b = _mm_packs_epi32(q[2], q[3]);  // int16, no saturation
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(c), _mm_packs_epi16(a, b));
+    __m128i t = _mm_madd_epi16(_mm_add_epi16(a, b), _mm_set1_epi16(1));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+    return _mm_cvtsi128_si32(t);
+#else
+    int sum = 0;
+    for (int j = 0; j < 16; ++j) {
+        float v = x[j] * id;
+        v = (v + kRoundMagic) - kRoundMagic;
+        const int q = std::min(127, std::max(-127, static_cast<int>(v)));
+        c[j] = static_cast<int8_t>(q);
+        sum += q;
+    }
+    return sum;
+#endif
+}
+
+// One token of an activation tile, blocks of AB values (AB > 0: the block size as a constant; 0: the
+// format's, at run time). The blocks are taken 8 at a time: first the max |x| of each, then their
+// scales and inverse scales (independent divisions), then the codes.
+template <int AB>
+void quantize_token(const float * x, int valid_k, int t, const xdna_aie::ActTileFormat & f, uint8_t * base) {
+    constexpr int kMaxBlock = 256;
+    constexpr int kChunk = 8;
+    const int ab = AB > 0 ? AB : f.act_block;
+    GGML_ASSERT(ab % 16 == 0 && ab <= kMaxBlock && f.tile_k % ab == 0);
+    auto * codes = reinterpret_cast<int8_t *>(base + f.codes_offset());
+    auto * scales = reinterpret_cast<float *>(base + f.scales_offset());
+    auto * sums = reinterpret_cast<int16_t *>(base + f.sums_offset());
+    const int n_blocks = f.tile_k / ab;
+    alignas(64) float part[kMaxBlock];  // the one block that valid_k cuts, zero-padded
+    for (int b0 = 0; b0 < n_blocks; b0 += kChunk) {
+        const int nb = std::min(kChunk, n_blocks - b0);
+        const float * xs[kChunk];
+        int n[kChunk];
+        float amax[kChunk];
+        bool finite[kChunk];
+        for (int i = 0; i < nb; ++i) {
+            const int k0 = (b0 + i) * ab;
+            n[i] = x == nullptr ? 0 : std::max(0, std::min(ab, valid_k - k0));
+            xs[i] = n[i] > 0 ? x + k0 : nullptr;
+            if (n[i] > 0 && n[i] < ab) {  // values beyond valid_k: zeros (they change no max and quantize to 0)
+                std::memcpy(part, xs[i], sizeof(float) * n[i]);
+                std::memset(part + n[i], 0, sizeof(float) * (ab - n[i]));
+                xs[i] = part;
+            }
+            const uint32_t bits = n[i] > 0 ? amax_bits(xs[i], ab) : 0;
+            finite[i] = bits < 0x7F800000u;
+            const uint32_t used = finite[i] ? bits : 0;
+            std::memcpy(&amax[i], &used, 4);
+        }
+        float s[kChunk], id[kChunk];
+        for (int i = 0; i < nb; ++i) {
+            const float inv = 127.0f / (amax[i] > 0.0f ? amax[i] : 1.0f);
+            s[i] = finite[i] ? amax[i] / 127.0f : std::numeric_limits<float>::quiet_NaN();
+            id[i] = amax[i] > 0.0f ? inv : 0.0f;  // 0 too for a NaN or an infinity (amax set to 0)
+        }
+        for (int i = 0; i < nb; ++i) {
+            const int k0 = (b0 + i) * ab;
+            scales[f.scale_index(t, b0 + i)] = s[i];
+            // Consecutive groups of 16 of a token: codes 64 bytes apart, sums 4 apart (matmul_tiles.h).
+            int8_t * c = codes + f.code_index(t, k0);
+            int16_t * sm = sums + f.sum_index(t, k0 / 16);
+            for (int g = 0; g < ab / 16; ++g) {
+                int acc = 0;
+                if (id[i] == 0.0f) {
+                    std::memset(c + 64 * g, 0, 16);
+                } else if (std::isinf(id[i])) {
+                    // amax below 127 / FLT_MAX: 127 / amax overflows and x * id is +-inf or NaN, which the
+                    // original code (float -> int of an out-of-range value: INT_MIN on x86) made -127
+                    // for every valid value.
+                    const int m = std::max(0, std::min(16, n[i] - 16 * g));
+                    for (int j = 0; j < 16; ++j) c[64 * g + j] = static_cast<int8_t>(j < m ? -127 : 0);
+                    acc = -127 * m;
+                } else {
+                    acc = quantize16(xs[i] + 16 * g, id[i], c + 64 * g);
+                }
+                sm[4 * g] = static_cast<int16_t>(acc);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void encode_blocks(ggml_type type, const void * blocks, int row, int b, int n, void * tile) {
+    dispatch<EncodeRun>(type, static_cast<const uint8_t *>(blocks), row, b, n, static_cast<uint8_t *>(tile));
+}
+
+void decode_blocks(ggml_type type, const void * tile, int row, int b, int n, void * blocks) {
+    dispatch<DecodeRun>(type, static_cast<const uint8_t *>(tile), row, b, n, static_cast<uint8_t *>(blocks));
+}
+
+void encode_block(ggml_type type, const void * block, int row, int b, void * tile) {
+    encode_blocks(type, block, row, b, 1, tile);
+}
+
+void decode_block(ggml_type type, const void * tile, int row, int b, void * block) {
+    decode_blocks(type, tile, row, b, 1, block);
 }
 
 void quantize_activation_token(const float * x, int valid_k, int t, const xdna_aie::ActTileFormat & f, void * tile) {
     auto * base = static_cast<uint8_t *>(tile);
-    auto * codes = reinterpret_cast<int8_t *>(base + f.codes_offset());
-    auto * scales = reinterpret_cast<float *>(base + f.scales_offset());
-    auto * sums = reinterpret_cast<int16_t *>(base + f.sums_offset());
-    int8_t q[256];
-    for (int blk = 0; blk < f.tile_k / f.act_block; ++blk) {
-        const int k0 = blk * f.act_block;
-        const int n = x == nullptr ? 0 : std::max(0, std::min(f.act_block, valid_k - k0));
-        float amax = 0.0f;
-        for (int i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[k0 + i]));
-        const bool finite = std::isfinite(amax) && !std::isnan(amax);
-        // A NaN among the inputs is lost by max(): look for it so it still reaches the output.
-        bool any_nan = false;
-        for (int i = 0; i < n; ++i) any_nan |= std::isnan(x[k0 + i]);
-        float s = amax / 127.0f;
-        if (!finite || any_nan) s = std::numeric_limits<float>::quiet_NaN();
-        const float id = (finite && !any_nan && amax > 0.0f) ? 127.0f / amax : 0.0f;
-        for (int i = 0; i < f.act_block; ++i) {
-            int v = 0;
-            if (i < n && id != 0.0f) {
-                v = static_cast<int>(std::nearbyint(x[k0 + i] * id));
-                v = std::min(127, std::max(-127, v));
-            }
-            q[i] = static_cast<int8_t>(v);
-            codes[f.code_index(t, k0 + i)] = q[i];
-        }
-        scales[f.scale_index(t, blk)] = s;
-        for (int g = 0; g < f.act_block / 16; ++g) {
-            int sum = 0;
-            for (int i = 0; i < 16; ++i) sum += q[16 * g + i];
-            sums[f.sum_index(t, k0 / 16 + g)] = static_cast<int16_t>(sum);
-        }
+    switch (f.act_block) {
+        case 32: return quantize_token<32>(x, valid_k, t, f, base);
+        case 256: return quantize_token<256>(x, valid_k, t, f, base);
+        default: return quantize_token<0>(x, valid_k, t, f, base);
     }
 }
 

@@ -20,6 +20,11 @@ const xdna_aie::WeightTileFormat * tile_format(ggml_type type);
 void encode_block(ggml_type type, const void * block, int row, int b, void * tile);
 void decode_block(ggml_type type, const void * tile, int row, int b, void * block);
 
+// `n` consecutive GGUF blocks (n * ggml_type_size(type) bytes) as blocks b .. b + n - 1 of tile row `row`:
+// the same bytes as n calls of encode_block / decode_block, with one dispatch on the type.
+void encode_blocks(ggml_type type, const void * blocks, int row, int b, int n, void * tile);
+void decode_blocks(ggml_type type, const void * tile, int row, int b, int n, void * blocks);
+
 // Activation tile of a quantized contract. `x` holds `valid_tokens` rows of `valid_k` floats, rows
 // `x_row_stride` floats apart; tokens and K beyond them are written as zeros (codes, scales and sums).
 // Quantization per token and block of act_block values (docs/kernels.md, "Activations"):

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 namespace xdna {
 
@@ -35,63 +34,80 @@ bool make_weight_layout(ggml_type type, const int64_t ne[4], WeightLayout & L) {
 
 namespace {
 
-// Where GGUF block `gb` (counting blocks of the row-major tensor) lives in the packed layout.
-struct BlockPlace {
+constexpr size_t kMaxBlockBytes = 256;      // the largest block of a contract type (Q6_K: 210 bytes)
+constexpr size_t kMaxSegmentBytes = 1024;   // the largest row segment of a tile (TK / blck blocks)
+
+// A run of whole GGUF blocks of one row inside one tile: blocks [block, block + n) of tile row `row`.
+struct BlockRun {
     size_t tile_offset;
-    int    row, block;  // tile row and block index in that tile row
+    int    row, block, n;
 };
 
-BlockPlace place_of(const WeightLayout & L, int64_t gb) {
+// The run that starts at GGUF block `gb` (counting blocks of the row-major tensor) and holds at most
+// `max_blocks` blocks (it ends at the end of the row's segment of that tile).
+BlockRun run_at(const WeightLayout & L, int64_t gb, int64_t max_blocks) {
     const int64_t blocks_per_row = static_cast<int64_t>(L.row_bytes / L.block_bytes);
     const int64_t blocks_per_tile_row = L.tile_k / L.block_values;
     const int64_t grow = gb / blocks_per_row, bi = gb % blocks_per_row;
     const int64_t mat = grow / L.rows, row = grow % L.rows;
+    const int64_t b = bi % blocks_per_tile_row;
+    const int64_t n = std::min({max_blocks, blocks_per_tile_row - b, blocks_per_row - bi});
     return {L.tile_offset(mat, row / L.tile_m, bi / blocks_per_tile_row), static_cast<int>(row % L.tile_m),
-            static_cast<int>(bi % blocks_per_tile_row)};
+            static_cast<int>(b), static_cast<int>(n)};
 }
 
-// Visit the GGUF blocks overlapping original byte range [offset, offset+size): f(block index,
-// first byte of the block inside the range, byte count, offset of that part inside the block).
-template <typename F>
-void for_each_block(const WeightLayout & L, size_t offset, size_t size, F && f) {
+// Visit the original byte range [offset, offset+size) as runs of whole blocks, f(run, byte offset of
+// the run inside the range), and parts of blocks, g(run of one block, byte offset inside the range,
+// byte count, offset of that part inside the block).
+template <typename Whole, typename Part>
+void for_each_run(const WeightLayout & L, size_t offset, size_t size, Whole && whole, Part && part) {
     const size_t bs = L.block_bytes;
-    for (size_t pos = offset; pos < offset + size;) {
+    const size_t end = offset + size;
+    for (size_t pos = offset; pos < end;) {
         const int64_t gb = static_cast<int64_t>(pos / bs);
         const size_t in_block = pos % bs;
-        const size_t n = std::min(bs - in_block, offset + size - pos);
-        f(gb, pos - offset, n, in_block);
-        pos += n;
+        if (in_block != 0 || end - pos < bs) {
+            const size_t n = std::min(bs - in_block, end - pos);
+            part(run_at(L, gb, 1), pos - offset, n, in_block);
+            pos += n;
+            continue;
+        }
+        const BlockRun r = run_at(L, gb, static_cast<int64_t>((end - pos) / bs));
+        whole(r, pos - offset);
+        pos += static_cast<size_t>(r.n) * bs;
     }
 }
 
 }  // namespace
 
 void pack_weight_bytes(const WeightLayout & L, const void * src, size_t offset, size_t size, void * packed) {
+    GGML_ASSERT(L.block_bytes <= kMaxBlockBytes);
     const auto * s = static_cast<const uint8_t *>(src);
     auto * p = static_cast<uint8_t *>(packed);
-    std::vector<uint8_t> block(L.block_bytes);
-    for_each_block(L, offset, size, [&](int64_t gb, size_t src_off, size_t n, size_t in_block) {
-        const BlockPlace at = place_of(L, gb);
-        if (n == L.block_bytes) {
-            encode_block(L.type, s + src_off, at.row, at.block, p + at.tile_offset);
-            return;
-        }
-        // A write that covers part of a block (a chunked upload): merge it into what is there.
-        decode_block(L.type, p + at.tile_offset, at.row, at.block, block.data());
-        std::memcpy(block.data() + in_block, s + src_off, n);
-        encode_block(L.type, block.data(), at.row, at.block, p + at.tile_offset);
-    });
+    for_each_run(
+        L, offset, size,
+        [&](const BlockRun & r, size_t src_off) { encode_blocks(L.type, s + src_off, r.row, r.block, r.n, p + r.tile_offset); },
+        [&](const BlockRun & r, size_t src_off, size_t n, size_t in_block) {
+            // A write that covers part of a block (a chunked upload): merge it into what is there.
+            uint8_t block[kMaxBlockBytes];
+            decode_block(L.type, p + r.tile_offset, r.row, r.block, block);
+            std::memcpy(block + in_block, s + src_off, n);
+            encode_block(L.type, block, r.row, r.block, p + r.tile_offset);
+        });
 }
 
 void unpack_weight_bytes(const WeightLayout & L, const void * packed, size_t offset, size_t size, void * dst) {
+    GGML_ASSERT(L.block_bytes <= kMaxBlockBytes);
     const auto * p = static_cast<const uint8_t *>(packed);
     auto * d = static_cast<uint8_t *>(dst);
-    std::vector<uint8_t> block(L.block_bytes);
-    for_each_block(L, offset, size, [&](int64_t gb, size_t dst_off, size_t n, size_t in_block) {
-        const BlockPlace at = place_of(L, gb);
-        decode_block(L.type, p + at.tile_offset, at.row, at.block, block.data());
-        std::memcpy(d + dst_off, block.data() + in_block, n);
-    });
+    for_each_run(
+        L, offset, size,
+        [&](const BlockRun & r, size_t dst_off) { decode_blocks(L.type, p + r.tile_offset, r.row, r.block, r.n, d + dst_off); },
+        [&](const BlockRun & r, size_t dst_off, size_t n, size_t in_block) {
+            uint8_t block[kMaxBlockBytes];
+            decode_block(L.type, p + r.tile_offset, r.row, r.block, block);
+            std::memcpy(d + dst_off, block + in_block, n);
+        });
 }
 
 void pack_weight_rows(const WeightLayout & L, const void * src, int64_t first_row, int64_t n_rows, void * packed) {
@@ -100,8 +116,9 @@ void pack_weight_rows(const WeightLayout & L, const void * src, int64_t first_ro
 }
 
 void clear_weight_padding(const WeightLayout & L, void * packed) {
+    GGML_ASSERT(L.segment_bytes <= kMaxSegmentBytes);
+    static const uint8_t zero[kMaxSegmentBytes] = {};  // all-zero GGUF blocks: zero scales, zero values
     auto * p = static_cast<uint8_t *>(packed);
-    const std::vector<uint8_t> zero(L.block_bytes, 0);  // an all-zero GGUF block: zero scales, zero values
     const int blocks_per_tile_row = L.tile_k / L.block_values;
     const int64_t valid_blocks = static_cast<int64_t>(L.row_bytes / L.block_bytes);
     for (int64_t mat = 0; mat < L.mats; ++mat) {
@@ -109,11 +126,13 @@ void clear_weight_padding(const WeightLayout & L, void * packed) {
             const int64_t valid_rows = std::min<int64_t>(L.tile_m, L.rows - mt * L.tile_m);
             for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
                 uint8_t * tile = p + L.tile_offset(mat, mt, kt);
+                // Blocks [first_pad, blocks_per_tile_row) of a valid row lie beyond K; padding rows are all padding.
+                const int first_pad = static_cast<int>(
+                    std::max<int64_t>(0, std::min<int64_t>(blocks_per_tile_row, valid_blocks - kt * blocks_per_tile_row)));
                 for (int r = 0; r < L.tile_m; ++r) {
-                    for (int b = 0; b < blocks_per_tile_row; ++b) {
-                        if (r >= valid_rows || kt * blocks_per_tile_row + b >= valid_blocks) {
-                            encode_block(L.type, zero.data(), r, b, tile);
-                        }
+                    const int b0 = r >= valid_rows ? 0 : first_pad;
+                    if (b0 < blocks_per_tile_row) {
+                        encode_blocks(L.type, zero, r, b0, blocks_per_tile_row - b0, tile);
                     }
                 }
             }

@@ -1,5 +1,7 @@
 #include "plan/op-support.h"
 
+#include "ggml-backend.h"
+
 namespace xdna {
 
 OpKind op_kind(const ggml_tensor * op) {
@@ -63,6 +65,15 @@ bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, Matm
         }
     }
     if (!matmul_supported(dst, why)) {
+        return false;
+    }
+    // A weight that lives in another backend's memory (llama.cpp keeps tied embeddings, used as the
+    // output head, in a CPU buffer for get_rows) would have to be re-packed into NPU tiles for every
+    // token: more work than the matmul itself. Its owner computes it.
+    const ggml_tensor * w = src0->view_src != nullptr ? src0->view_src : src0;
+    if (w->buffer != nullptr && ggml_backend_buffer_get_usage(w->buffer) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS &&
+        !(resolve.is_packed && resolve.is_packed(w))) {
+        why = "weights in another backend's weight buffer (they would be re-packed for every token)";
         return false;
     }
     const MatmulContract * c = matmul_contract_for(src0->type);

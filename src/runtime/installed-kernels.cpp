@@ -71,6 +71,10 @@ bool load_installed_kernels(const ManifestLocation & loc, NpuGeneration gen, Man
     for (const auto & k : all.kernels) {
         if (k.runs_on(gen)) {
             out.kernels.push_back(k);
+        } else {
+            // Compiled for another array architecture: it would not load (or would misbehave) here.
+            runtime_log(LogLevel::info, k.label() + " is compiled for other NPU generations, not " + to_string(gen) +
+                                            ": dropped");
         }
     }
     if (out.kernels.empty()) {

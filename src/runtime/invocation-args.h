@@ -29,7 +29,7 @@ enum ParamWord : int {
     kParamNTiles,           // token tiles
     kParamKTiles,           // reduction tiles
     kParamWeightTileBytes,  // bytes of one packed weight tile
-    kParamActRowBytes,      // bytes of one activation row (padded K)
+    kParamActTileBytes,     // bytes of one activation tile (TN tokens x TK)
     kParamOutRowStride,     // floats between consecutive tokens in the output
     kParamWordCount
 };

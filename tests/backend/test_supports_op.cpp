@@ -49,6 +49,26 @@ TEST(SupportsOp, RefusesWhatHasNoKernel) {
     EXPECT_FALSE(ggml_backend_dev_supports_op(xdna_device(), ggml_soft_max(c.ctx, a)));
 }
 
+// llama.cpp keeps tied embeddings in a CPU weight buffer (get_rows reads them) and uses them as the
+// output head: the XDNA device would re-pack them for every token, so it leaves that matmul to the CPU.
+// Weights in an ordinary (compute) buffer are still taken.
+TEST(SupportsOp, WeightsInAnotherBackendsWeightBufferAreRefused) {
+    for (const auto usage : {GGML_BACKEND_BUFFER_USAGE_WEIGHTS, GGML_BACKEND_BUFFER_USAGE_COMPUTE}) {
+        Ctx c;
+        ggml_tensor * w = ggml_new_tensor_2d(c.ctx, GGML_TYPE_Q6_K, 256, 64);
+        ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(c.ctx, ggml_backend_cpu_buffer_type());
+        ASSERT_NE(buf, nullptr);
+        ggml_backend_buffer_set_usage(buf, usage);
+        ggml_init_params p = {ggml_tensor_overhead() * 4, nullptr, true};
+        ggml_context * g = ggml_init(p);
+        ggml_tensor * x = ggml_new_tensor_2d(g, GGML_TYPE_F32, 256, 1);
+        const bool claimed = ggml_backend_dev_supports_op(xdna_device(), ggml_mul_mat(g, w, x));
+        EXPECT_EQ(claimed, usage != GGML_BACKEND_BUFFER_USAGE_WEIGHTS) << "usage " << usage;
+        ggml_free(g);
+        ggml_backend_buffer_free(buf);
+    }
+}
+
 TEST(SupportsOp, ViewOpsAreNoOps) {
     Ctx c;
     ggml_tensor * a = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 16, 16);

@@ -284,7 +284,45 @@ DecodedBlock decode_block_reference(ggml_type t, const uint8_t * b) {
     return w;
 }
 
-float block_term(const DecodedBlock & w, const int8_t * a, float s) {
+namespace {
+
+// bf16 part of x rounded toward -inf (the emulation's rounding mode); inf and NaN stay.
+float bf16_floor(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    if ((u & 0x7F800000u) != 0x7F800000u && (u >> 31) != 0 && (u & 0xFFFFu) != 0) {
+        u += 0x10000u;  // a negative value with bits below bf16: one bf16 step more negative
+    }
+    u &= 0xFFFF0000u;
+    float r;
+    std::memcpy(&r, &u, sizeof r);
+    return r;
+}
+
+}  // namespace
+
+Fp32Multiply contract_fp32_multiply(ggml_type wtype) {
+    return (wtype == GGML_TYPE_Q2_K || wtype == GGML_TYPE_Q3_K) ? Fp32Multiply::ieee : Fp32Multiply::aie2p_emulated;
+}
+
+float fp32_multiply(float x, float y, Fp32Multiply mode) {
+    if (mode == Fp32Multiply::ieee) {
+        return x * y;
+    }
+    // x = a + b + c, y = d + e + f (each difference exact in fp32); the partial products, each exact,
+    // added smallest first, dropping b*f, c*e and c*f (github:Xilinx/llvm-aie, aiev2_core.h, "fast").
+    const float a = bf16_floor(x), b = bf16_floor(x - a), c = bf16_floor(x - a - b);
+    const float d = bf16_floor(y), e = bf16_floor(y - d), f = bf16_floor(y - d - e);
+    float t = a * f;
+    t = t + b * e;
+    t = t + c * d;
+    t = t + b * d;
+    t = t + a * e;
+    t = t + a * d;
+    return t;
+}
+
+float block_term(const DecodedBlock & w, const int8_t * a, float s, Fp32Multiply mul) {
     int64_t sumi = 0, summ = 0;
     for (int j = 0; j < w.values / w.sub; ++j) {
         int64_t dot = 0, asum = 0;
@@ -297,17 +335,17 @@ float block_term(const DecodedBlock & w, const int8_t * a, float s) {
     }
     // Every contract's sums fit int32 (the largest, Q6_K: 127 * 256 * 32 * 127 < 2^31), so the
     // int64 -> fp32 conversion here rounds exactly as the kernel's int32 -> fp32 does.
-    const float p = w.d * s;
+    const float p = fp32_multiply(w.d, s, mul);
     switch (w.epilogue) {
         case DecodedBlock::Epilogue::scale:
-            return p * static_cast<float>(sumi);
+            return fp32_multiply(p, static_cast<float>(sumi), mul);
         case DecodedBlock::Epilogue::plus_min: {
-            const float q = w.m * s;
-            return p * static_cast<float>(sumi) + q * static_cast<float>(summ);
+            const float q = fp32_multiply(w.m, s, mul);
+            return fp32_multiply(p, static_cast<float>(sumi), mul) + fp32_multiply(q, static_cast<float>(summ), mul);
         }
         case DecodedBlock::Epilogue::minus_min: {
-            const float q = w.m * s;
-            return p * static_cast<float>(sumi) - q * static_cast<float>(summ);
+            const float q = fp32_multiply(w.m, s, mul);
+            return fp32_multiply(p, static_cast<float>(sumi), mul) - fp32_multiply(q, static_cast<float>(summ), mul);
         }
     }
     return std::numeric_limits<float>::quiet_NaN();
@@ -345,9 +383,11 @@ std::vector<float> src1_row(const MatmulCase & c, const std::vector<float> & x, 
 
 }  // namespace
 
-std::vector<float> contract_reference_exact(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x) {
+std::vector<float> contract_reference_exact(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x,
+                                            Fp32Multiply mul) {
     const int ablk = reference_act_block(c.wtype);
     if (ablk <= 0) throw std::runtime_error("reference: not a quantized contract");
+    if (mul == Fp32Multiply::contract) mul = contract_fp32_multiply(c.wtype);
     check_sizes(c, w, x);
     const Geometry g(c);
     const size_t bsize = ggml_type_size(c.wtype);
@@ -371,7 +411,7 @@ std::vector<float> contract_reference_exact(const MatmulCase & c, const std::vec
             for (int64_t r = 0; r < c.m; ++r) {
                 float acc = 0.0f;
                 for (int64_t b = 0; b < blocks; ++b) {  // K order: one act block per weight block
-                    acc = acc + block_term(rows[r * blocks + b], a.codes.data() + b * ablk, a.scales[b]);
+                    acc = acc + block_term(rows[r * blocks + b], a.codes.data() + b * ablk, a.scales[b], mul);
                 }
                 out[(s * c.n + t) * c.m + r] = acc;
             }
@@ -465,10 +505,22 @@ std::string contract_mismatch(const MatmulCase & c, const std::vector<uint8_t> &
             }
         }
         if (bad == 0) return {};
+        // Would the other fp32 multiply explain them? (A kernel using aie_api's emulated multiply where
+        // the contract says IEEE, or the reverse.)
+        const Fp32Multiply other = contract_fp32_multiply(c.wtype) == Fp32Multiply::ieee ? Fp32Multiply::aie2p_emulated : Fp32Multiply::ieee;
+        const std::vector<float> alt = contract_reference_exact(c, w, x, other);
+        size_t explained = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+            const bool same_want = std::memcmp(&want[i], &got[i], sizeof(float)) == 0 || (std::isnan(want[i]) && std::isnan(got[i]));
+            const bool same_alt = std::memcmp(&alt[i], &got[i], sizeof(float)) == 0 || (std::isnan(alt[i]) && std::isnan(got[i]));
+            explained += !same_want && same_alt;
+        }
         msg.precision(9);
         msg << bad << " of " << want.size() << " outputs differ from the exact contract value; worst: element " << worst
             << " (token " << (worst / c.m) % c.n << ", row " << worst % c.m << ") expected " << want[worst] << " got "
-            << got[worst] << " (relative " << worst_err << ")";
+            << got[worst] << " (relative " << worst_err << "); " << explained << " of the " << bad
+            << " equal the formula with " << (other == Fp32Multiply::ieee ? "IEEE" : "aie_api's emulated (bf16-part)")
+            << " fp32 multiplies instead";
         return msg.str();
     }
     const FloatReference ref = contract_reference_float(c, w, x);

@@ -75,15 +75,26 @@ struct DecodedBlock {
 };
 DecodedBlock decode_block_reference(ggml_type wtype, const uint8_t * block);
 
+// How the epilogue's fp32 multiplies round (docs/kernels.md, "Numerics of the fp32 products"). AIE2P
+// has no fp32 multiplier: aie_api's float multiply is the compiler's emulation from bf16 parts
+// (operands split toward -inf into three bf16 parts, 6 of the 9 partial products added in fp32:
+// accuracy "fast"), within about an ulp of the IEEE product but not always equal to it, and NaN for an
+// infinite operand. The contracts use it, except Q2_K and Q3_K, whose kernel forms correctly rounded
+// products from integer significand products. `contract` picks the contract's choice per weight type.
+enum class Fp32Multiply { ieee, aie2p_emulated, contract };
+Fp32Multiply contract_fp32_multiply(ggml_type wtype);
+float fp32_multiply(float x, float y, Fp32Multiply mode);
+
 // The fp32 term one block adds to c (the contract's epilogue for one 32-block or super-block),
 // from its exact integer sums: sumi = sum_j scale_j * sum_{i in j} q_i a_i, summ = sum_j min_j * sum a.
-float block_term(const DecodedBlock & w, const int8_t * a, float s);
+float block_term(const DecodedBlock & w, const int8_t * a, float s, Fp32Multiply mul);
 
 // ---- Whole matmuls: out[slice][n][m], as ggml_mul_mat lays out its result ----
 
 // Quantized contracts: the exact fp32 result. Per output, c = 0.0f, then c = c + term for every block
 // in K order. Activations first take the case's src1 type (F16 / BF16 src1 are rounded to it).
-std::vector<float> contract_reference_exact(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x);
+std::vector<float> contract_reference_exact(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x,
+                                            Fp32Multiply mul = Fp32Multiply::contract);
 
 // Float contracts: the float64 sum of the exact products of the contract's operands (weights as stored,
 // activations rounded to the contract's type), and per output the sum of |products|.
@@ -98,7 +109,8 @@ double float_contract_tolerance(ggml_type wtype, int64_t k);
 
 // Checks `got` against the reference: bit-exact equality for quantized contracts (NaN matches NaN),
 // |got - value| <= tolerance * magnitude for float ones. Empty when it matches, else a description of
-// the mismatches (count, worst element, expected vs got).
+// the mismatches (count, worst element, expected vs got, and how many of them the other fp32 multiply
+// mode would explain).
 std::string contract_mismatch(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x,
                               const std::vector<float> & got);
 

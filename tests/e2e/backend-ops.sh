@@ -13,6 +13,11 @@ trap 'rm -f "$log"' EXIT
 GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim "$bin/test-backend-ops" -b XDNA0 -o MUL_MAT >"$log" 2>&1 || {
     grep -E "FAIL|error" "$log" | head -20; echo "test-backend-ops failed"; exit 1; }
 grep -E "tests passed" "$log"
+# With GGML_XDNA_SIM_EXEC=kernels the simulator must say it ran the core kernel code itself.
+if [ "${GGML_XDNA_SIM_EXEC:-}" = kernels ]; then
+    grep -q "executing the kernel code" "$log" || { echo "the simulator did not run the kernel code"; exit 1; }
+    echo "executed the NPU core kernel code (GGML_XDNA_SIM_EXEC=kernels)"
+fi
 claimed="type_a=($types),type_b=(f32|f16|bf16),"
 # o > 1 cases add the matmul outputs with ADD, an op that stays on the CPU: refused for the ADD, not the matmul.
 refused=$(grep -E "$claimed" "$log" | grep "not supported \[XDNA0" | grep -v -E ',o=[2-9]' || true)

@@ -15,13 +15,14 @@
 #include <ggml.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <ostream>
+#include <random>
 #include <string>
 #include <vector>
 

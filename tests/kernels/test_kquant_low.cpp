@@ -13,15 +13,17 @@
 #include <aie_api/aie.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
-#include <random>
 #include <ostream>
+#include <random>
 #include <string>
 #include <vector>
 

@@ -136,7 +136,7 @@ TEST(InvocationArgs, ParamsWords) {
     EXPECT_EQ(p[kParamNTiles], 1u);
     EXPECT_EQ(p[kParamKTiles], 2u);
     EXPECT_EQ(p[kParamWeightTileBytes], 64u * 144);
-    EXPECT_EQ(p[kParamActRowBytes], 584u);
+    EXPECT_EQ(p[kParamActTileBytes], 1216u);
     EXPECT_EQ(p[kParamOutRowStride], 128u);
     EXPECT_EQ(sizeof(ParamWords), 48u);
 }

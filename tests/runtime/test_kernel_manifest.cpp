@@ -2,6 +2,7 @@
 #include "runtime/installed-kernels.h"
 #include "runtime/kernel-files.h"
 #include "runtime/kernel-manifest.h"
+#include "runtime/runtime-log.h"
 #include "test-files.h"
 
 #include <gtest/gtest.h>
@@ -466,6 +467,27 @@ TEST(InstalledKernels, LoadForGenerationExplainsFailures) {
     ASSERT_TRUE(load_installed_kernels(loc, NpuGeneration::npu1, m, why)) << why;
     ASSERT_EQ(m.kernels.size(), 1u);
     EXPECT_STREQ(m.kernels[0].contract->name, "mm_q4_K_a8");
+}
+
+TEST(InstalledKernels, EntryForAnotherGenerationIsDroppedWithOneLogLine) {
+    KernelsDir kd;
+    kd.add_files("a");
+    kd.add_files("b");
+    kd.write_manifest(manifest_of(json::array({entry("mm_q4_K_a8", 64, 4, 256, "a", json::array({"npu1"})),
+                                               entry("mm_q6_K_a8", 64, 4, 256, "b", json::array({"npu2"}))})));
+    std::vector<std::string> lines;
+    set_runtime_log_sink([&](LogLevel, const std::string & msg) { lines.push_back(msg); });
+    Manifest    m;
+    std::string why;
+    const bool ok = load_installed_kernels({kd.dir / "manifest.json", true}, NpuGeneration::npu2, m, why);
+    set_runtime_log_sink(nullptr);
+    ASSERT_TRUE(ok) << why;
+    ASSERT_EQ(m.kernels.size(), 1u);
+    EXPECT_STREQ(m.kernels[0].contract->name, "mm_q6_K_a8");
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("kernels[0] (mm_q4_K_a8, tile 64x4x256) is compiled for other NPU generations, not npu2: dropped"),
+              std::string::npos)
+        << lines[0];
 }
 
 TEST(KernelManifest, ShippedExampleIsValidButNamesNoFiles) {

@@ -82,10 +82,11 @@ std::vector<uint8_t> q6_K_block(float d, const int * sc, const int * code) {
     return b;
 }
 
-// One output of a one-row matmul through the reference.
+// One output of a one-row matmul through the reference, with correctly rounded fp32 products (the
+// hand-computed cases below are worked out in IEEE arithmetic; the emulated product has its own test).
 float reference_dot(ggml_type t, const std::vector<uint8_t> & w, const std::vector<float> & x) {
     const MatmulCase c{t, static_cast<int64_t>(x.size()), 1, 1};
-    return contract_reference_exact(c, w, x)[0];
+    return contract_reference_exact(c, w, x, Fp32Multiply::ieee)[0];
 }
 
 // ---- The plausible wrong implementation ----
@@ -209,6 +210,24 @@ TEST(ContractReference, ActivationQuantizationHandCases) {
     EXPECT_TRUE(std::isnan(a.scales[1]));
     EXPECT_TRUE(std::isnan(a.scales[2]));
     for (int i = 0; i < 96; ++i) EXPECT_EQ(a.codes[i], 0) << i;
+}
+
+TEST(ContractReference, EmulatedFp32MultiplyIsNearButNotAlwaysIeee) {
+    // Operands that are bf16 values multiply exactly either way; general fp32 operands mostly round
+    // alike, sometimes differ by an ulp (or a little more), never by more than the dropped partial
+    // products (2^-20 of the product); an infinite operand gives NaN in the emulation.
+    EXPECT_EQ(fp32_multiply(1.5f, -0.375f, Fp32Multiply::aie2p_emulated), -0.5625f);
+    int differ = 0;
+    for (int i = 0; i < 20000; ++i) {
+        const float x = uniform(-2.0f, 2.0f), y = uniform(-300.0f, 300.0f);
+        const float ieee = fp32_multiply(x, y, Fp32Multiply::ieee), emu = fp32_multiply(x, y, Fp32Multiply::aie2p_emulated);
+        EXPECT_EQ(float_bits(ieee), float_bits(x * y));
+        differ += float_bits(ieee) != float_bits(emu);
+        ASSERT_LE(std::fabs(double(ieee) - emu), std::ldexp(std::fabs(double(x) * y), -20)) << x << " * " << y;
+    }
+    EXPECT_GT(differ, 100);
+    EXPECT_TRUE(std::isnan(fp32_multiply(INFINITY, 2.0f, Fp32Multiply::aie2p_emulated)));
+    EXPECT_EQ(fp32_multiply(INFINITY, 2.0f, Fp32Multiply::ieee), INFINITY);
 }
 
 class ReferenceDecoder : public ::testing::TestWithParam<ggml_type> {};
@@ -446,6 +465,8 @@ TEST(RandomDataRejection, ShortcutDiffersInTheLastBitsWhereExactRegroupingDoesNo
         EXPECT_LT(nmse(std::vector<double>(exact.begin(), exact.end()), wrong), 1e-10);
         EXPECT_FALSE(contract_mismatch(c, w, x, wrong).empty());
 
+        // The regrouped evaluation below multiplies in IEEE fp32: compare it with the reference in that mode.
+        const std::vector<float> exact_ieee = contract_reference_exact(c, w, x, Fp32Multiply::ieee);
         const int ablk = reference_act_block(t);
         const size_t row = ggml_row_size(t, c.k), bs = ggml_type_size(t);
         for (int64_t tok = 0; tok < c.n; ++tok) {
@@ -455,7 +476,7 @@ TEST(RandomDataRejection, ShortcutDiffersInTheLastBitsWhereExactRegroupingDoesNo
                 for (int64_t b = 0; b < c.k / ablk; ++b) {
                     acc = acc + exact_by_groups_reversed(t, w.data() + r * row + b * bs, a.codes.data() + b * ablk, a.scales[b]);
                 }
-                ASSERT_EQ(float_bits(acc), float_bits(exact[tok * c.m + r])) << "token " << tok << " row " << r;
+                ASSERT_EQ(float_bits(acc), float_bits(exact_ieee[tok * c.m + r])) << "token " << tok << " row " << r;
             }
         }
     }

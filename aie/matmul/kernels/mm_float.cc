@@ -41,12 +41,22 @@
 //   stack                             F16 split operands spilled at RB = 8: up to 16 x 128 B = 2 KB at
 //                                     TN = 4 (the tiles are smaller there); ~0.5 KB at TN = 32
 //   total                             ~57.5 KB of 64 KB. No room for a second C buffer at TN = 32.
-// Program memory vs 16 KB (estimate, not measured): each body (type x token tile, 6 of them) is a
-// 3-deep loop around 1 (BF16), 4 (F16) or 2 (F32) mmul calls whose aie_api emulations expand to 8
-// elementwise MACs + ~33 shuffles each; unrolled by the compiler over RB x TGB that is ~40-70 bundles
-// per mmul call site, ~0.5-1.5 KB per body; F16's split (~20 ops per 16 values) ~0.3 KB, shared.
-// About 6-8 KB in all, which leaves room for zero.cc and glue; if it does not, TGB and RB become
-// runtime loop counts (one body per type).
+//
+// Cost per call (host aie_api counters; tests/kernels/test_float.cpp prints them). aie_api's bf16
+// mmul emulation is 8 elementwise MACs + 33 shuffles per 4x8x8; F16 needs 4 of them per operand pair:
+//   BF16 TN=4:  128 mmul,  1024 vector,   4256 move     TN=32: 1024 mmul,   8192 vector,  34048 move
+//   F16  TN=4:  512 mmul,  5184 vector,  26720 move     TN=32: 4096 mmul,  35840 vector, 163072 move
+//   F32  TN=4:  128 mmul, 10240 vector,  11840 move,  6176 store (the fp32 emulation's bf16 parts)
+//        TN=32: 1024 mmul, 81920 vector, 92928 move, 49408 store
+// The F16 split is ~20 instructions per 16 values (~15% of the F16 total at TN = 32: the activation
+// operands are split again for each of the 4 row blocks).
+//
+// Program memory vs 16 KB (estimate, not measured): 6 bodies (3 types x 2 token tiles), each a loop
+// nest around 1 (BF16), 4 (F16) or 2 (F32) mmul call sites whose emulations expand to ~41
+// instructions each; kept as loops over the RB x TGB blocks (fully unrolled, the 16 blocks of
+// TN = 32 would not fit), that is ~20-70 bundles, ~0.3-1 KB per body, plus the F16 split (~25
+// bundles, shared): ~4-5 KB in all. If the compiler's unrolling makes it larger, RB and TGB can
+// become runtime loop counts (one body per type).
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 

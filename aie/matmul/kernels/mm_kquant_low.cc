@@ -14,11 +14,11 @@
 //     and 3 set when the hmask bit is 0; the hmask bits reach nibble bits 2 and 3 by a 4 -> 8 unpack and
 //     shifts: int8 x int4 mmul.
 //   * dot_j = A (4 tokens x 16 K) x B (16 K x 16 rows): one int8 x int4 4x16x16 mmul into acc32.
-//     |dot_j| <= 16 * 3 * 127 = 6096 (Q2_K) and 16 * 4 * 127 = 8128 (Q3_K): exact in int16, so the srs
-//     to int16 (shift 0) is exact.
+//     |dot_j| <= 16 * 3 * 128 = 6144 (Q2_K) and 16 * 4 * 128 = 8192 (Q3_K) for any int8 codes (the
+//     contract's are -127..127): exact in int16, so the srs to int16 (shift 0) is exact.
 //   * sumi += sc_j * dot_j: int16 x int16 elementwise MAC into a 64-lane acc32 (sc_j replicated over the
-//     4 tokens). Q2_K sc in 0..15: |sumi| <= 16 * 15 * 6096 = 1463040; Q3_K sc - 32 in -32..31:
-//     |sumi| <= 16 * 32 * 8128 = 4161536. Both < 2^24, so float(sumi) is exact.
+//     4 tokens). Q2_K sc in 0..15: |sumi| <= 16 * 15 * 6144 = 1474560; Q3_K sc - 32 in -32..31:
+//     |sumi| <= 16 * 32 * 8192 = 4194304. Both <= 2^24, so float(sumi) is exact.
 //   * Q2_K mins, once per (row group, token group): summ = sum_j m_j * bsum_j with bsum_j the exact
 //     int16 sum of 16 activation codes (sums plane, |bsum| <= 2032). bsum = 128 * hi + lo with
 //     lo = bsum & 127 (0..127) and hi = bsum >> 7 (-16..15) are int8 A operands ([token][j], a transpose
@@ -52,12 +52,24 @@
 //                                     call frames ~256: ~1.5 KB
 //   total                             ~42.5 KB (Q3_K) of 64 KB; a second C buffer (to drain C while the
 //                                     next output tile accumulates) would bring it to ~50.5 KB.
-// Program memory vs 16 KB (estimate; the core compiler's output has not been measured): the expansion
-// and sub-block loop is ~60 vector ops per B operand (Q3_K, Q2_K ~30) plus 4 x 4 per mmul, the
-// epilogue ~150 ops around 4 calls of mul_rne (~45 ops, not inlined), the group setup ~40 ops. With
-// ~8 bytes per VLIW bundle after packing that is ~0.6 KB per (type, NT) body before software
-// pipelining, ~1.5 KB after it; 4 bodies (2 types x 2 token tiles) + mul_rne + half_to_float ~7 KB,
-// leaving room for zero.cc and the runtime glue of the design in the 16 KB.
+//
+// Cost per call (host aie_api counters, tests/kernels/test_kquant_low.cpp prints them): the fp32
+// epilogue dominates. mul_rne is 41 instructions per 16 lanes (37 in the move slot), against 25 for
+// aie_api's emulated fp32 multiply (10 of them in the vector slot, which the mmul needs); one call per
+// 16 outputs and product, 4 products per output for Q2_K, 2 for Q3_K, once per super-block:
+//   Q2_K TN=4:  72 mmul (64 + 8 for the mins), 384 vector, 3316 move, 244 load, 336 store
+//   Q2_K TN=32: 576 mmul, 3016 vector, 22216 move (19000 of them epilogue), 1016 load, 2464 store
+//   Q3_K TN=4:  64 mmul, 252 vector, 2916 move, 292 load, 240 store
+//   Q3_K TN=32: 512 mmul, 1988 vector, 13424 move (9500 epilogue), 1072 load, 1808 store
+// The code expansion is 6 instructions per B operand for Q2_K and 23 for Q3_K.
+//
+// Program memory vs 16 KB (estimate; the core compiler's output has not been measured): per
+// (type, NT) body the sub-block loop is ~6 (Q2_K) or ~23 (Q3_K) expansion instructions + 4 for the
+// scale vector + 5 per token group (load, mmul, 2 srs, mac), i.e. ~30-45 instructions, ~15-25 VLIW
+// bundles; the epilogue ~60 instructions around its mul_rne calls; the row-group decode ~40. At up to
+// 16 bytes per bundle that is ~1-1.5 KB per body with software pipelining; 4 bodies (2 types x 2 token
+// tiles) + mul_rne (~25 bundles) + half_to_float: ~5-7 KB, leaving room for zero.cc and the rest of
+// the design's core code in the 16 KB.
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 

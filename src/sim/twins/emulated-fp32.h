@@ -14,7 +14,7 @@ namespace xdna::twin {
 
 using aie_host::fp32_accuracy;
 
-#define XDNA_EMUL_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
+#define XDNA_EMUL_TARGET __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline))
 
 // bf16 with floor rounding (toward minus infinity); NaNs stay quiet NaNs.
 XDNA_EMUL_TARGET inline __m512 bf16_floor(__m512 x) {

@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace xdna {
@@ -132,58 +133,129 @@ void scalar_tile(const uint8_t * w, const uint8_t * a, float * c, int valid) {
 #define XDNA_TWIN_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni,f16c")))
 
 struct alignas(64) Shuffles {
-    uint8_t nib[64];    // byte e <- source byte e / 2 (two nibbles per byte)
-    uint8_t crumb[64];  // byte e <- source byte e / 4 (four 2-bit codes per byte)
-    uint8_t crumb_shift[64];  // bit offset of code e inside its replicated qword byte
-    uint8_t lanes[64];  // [4 K][16 rows] -> [16 rows][4 K]: each int32 lane holds 4 K values of its row
+    // Output byte p = 4r + j of a chunk (int32 lane r = row, byte j = K offset) takes code e = 16j + r.
+    uint8_t nib_pair[2][64];  // from lo/hi nibble vectors of two chunks: byte 8j + r/2 (+32 for the
+                              // second chunk), from the high-nibble vector (+64) for odd rows
+    uint8_t crumb[64];        // q2 plane: byte e / 4 of the chunk's 16 bytes
+    uint8_t crumb_shift[64];  // bit offset of code e's two bits in its qword after `crumb`
+    uint8_t lanes[64];        // [4 K][16 rows] -> [16 rows][4 K]
 };
 
 constexpr Shuffles make_shuffles() {
     Shuffles s{};
-    for (int e = 0; e < 64; ++e) {
-        s.nib[e] = static_cast<uint8_t>(e / 2);
-        s.crumb[e] = static_cast<uint8_t>(e / 4);
-        s.crumb_shift[e] = static_cast<uint8_t>(8 * (e % 8) + 2 * (e % 4));
-        const int r = e / 4, j = e % 4;
-        s.lanes[e] = static_cast<uint8_t>(16 * j + r);
+    for (int p = 0; p < 64; ++p) {
+        const int r = p / 4, j = p % 4, e = 16 * j + r;
+        for (int half = 0; half < 2; ++half) {
+            s.nib_pair[half][p] = static_cast<uint8_t>(32 * half + 8 * j + r / 2 + (r % 2 ? 64 : 0));
+        }
+        s.crumb[p] = static_cast<uint8_t>(e / 4);
+        s.crumb_shift[p] = static_cast<uint8_t>(8 * (p % 8) + 2 * (e % 4));
+        s.lanes[p] = static_cast<uint8_t>(e);
     }
     return s;
 }
 
 constexpr Shuffles kShuffles = make_shuffles();
 
-// Unsigned codes of 4-value chunk `ch` (K = 4ch .. 4ch+3) of row group `g`, one int32 lane per row.
+// Unsigned codes of a row group's 64 chunks (chunk ch = K 4ch .. 4ch+3), one int32 lane per row holding
+// that row's 4 codes: the layout VNNI multiplies against 4 consecutive activations.
 template <KType T>
-XDNA_TWIN_TARGET inline __m512i chunk_codes(const uint8_t * q4, const uint8_t * hi, int g, int ch) {
-    const __m512i nib = _mm512_load_si512(kShuffles.nib);
-    const __m512i x = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(q4 + g * 2048 + 32 * ch)));
-    const __m512i rep = _mm512_permutexvar_epi8(nib, x);
+XDNA_TWIN_TARGET inline void unpack_row_group(const uint8_t * q4, const uint8_t * hi, int g, __m512i * wv) {
+    const __m512i idx0 = _mm512_load_si512(kShuffles.nib_pair[0]);
+    const __m512i idx1 = _mm512_load_si512(kShuffles.nib_pair[1]);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
-    const __m512i lo = _mm512_and_si512(rep, low4);
-    const __m512i hn = _mm512_and_si512(_mm512_srli_epi16(rep, 4), low4);
-    __m512i code = _mm512_xor_si512(_mm512_mask_blend_epi8(0xAAAAAAAAAAAAAAAAull, lo, hn), _mm512_set1_epi8(8));
-    if (T == KType::q5_K) {
-        uint64_t bits;
-        std::memcpy(&bits, hi + g * 512 + 8 * ch, 8);
-        code = _mm512_or_si512(code, _mm512_maskz_set1_epi8(bits, 0x10));
-    } else if (T == KType::q6_K) {
-        const __m512i y = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i *>(hi + g * 1024 + 16 * ch)));
-        const __m512i rep4 = _mm512_permutexvar_epi8(_mm512_load_si512(kShuffles.crumb), y);
-        const __m512i two = _mm512_and_si512(_mm512_multishift_epi64_epi8(_mm512_load_si512(kShuffles.crumb_shift), rep4),
-                                             _mm512_set1_epi8(3));
-        code = _mm512_or_si512(code, _mm512_slli_epi16(two, 4));
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x88));  // q4 holds code ^ 8 per nibble
+    for (int ch = 0; ch < kTileK / 4; ch += 2) {
+        const __m512i x = _mm512_xor_si512(_mm512_loadu_si512(q4 + g * 2048 + 32 * ch), flip);
+        const __m512i lo = _mm512_and_si512(x, low4);
+        const __m512i hn = _mm512_and_si512(_mm512_srli_epi16(x, 4), low4);
+        wv[ch] = _mm512_permutex2var_epi8(lo, idx0, hn);
+        wv[ch + 1] = _mm512_permutex2var_epi8(lo, idx1, hn);
     }
-    return _mm512_permutexvar_epi8(_mm512_load_si512(kShuffles.lanes), code);
+    if (T == KType::q5_K) {
+        const __m512i lanes = _mm512_load_si512(kShuffles.lanes);
+        for (int ch = 0; ch < kTileK / 4; ++ch) {
+            uint64_t bits;
+            std::memcpy(&bits, hi + g * 512 + 8 * ch, 8);
+            wv[ch] = _mm512_or_si512(wv[ch], _mm512_permutexvar_epi8(lanes, _mm512_maskz_set1_epi8(bits, 0x10)));
+        }
+    } else if (T == KType::q6_K) {
+        const __m512i crumb = _mm512_load_si512(kShuffles.crumb);
+        const __m512i shift = _mm512_load_si512(kShuffles.crumb_shift);
+        const __m512i three = _mm512_set1_epi8(3);
+        for (int ch = 0; ch < kTileK / 4; ++ch) {
+            const __m512i y = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i *>(hi + g * 1024 + 16 * ch)));
+            const __m512i two = _mm512_and_si512(_mm512_multishift_epi64_epi8(shift, _mm512_permutexvar_epi8(crumb, y)), three);
+            wv[ch] = _mm512_or_si512(wv[ch], _mm512_slli_epi16(two, 4));
+        }
+    }
 }
 
-// Tokens at or beyond `valid` (a multiple of 4) are skipped: their C rows are left as they are.
+// Row group `g`, tokens t0 .. t0 + NU - 1: integer sums, then the epilogue into C.
+template <KType T, int TN, int NU>
+XDNA_TWIN_TARGET inline void token_group(const __m512i * wv, const __m512i * sc, const __m512i * mn, __m512 d, __m512 dmin,
+                                         const int8_t * codes, const float * scales, const int16_t * sums, int g, int t0,
+                                         float * c) {
+    constexpr abi::ActTileFormat af{TN, kTileK, kTileK};
+    constexpr int nsub = kSubBlocks<T>;
+    constexpr int chunks_per_sub = (kTileK / 4) / nsub;
+    __m512i sumi[NU], summ[NU];
+    for (int u = 0; u < NU; ++u) {
+        sumi[u] = _mm512_setzero_si512();
+        summ[u] = _mm512_setzero_si512();
+    }
+    // Independent VNNI chains: P partial sums per token, so even one token keeps several in flight.
+    constexpr int P = NU == 1 ? 4 : NU == 2 ? 2 : 1;
+    for (int j = 0; j < nsub; ++j) {
+        __m512i part[NU][P];
+        for (int u = 0; u < NU; ++u)
+            for (int q = 0; q < P; ++q) part[u][q] = _mm512_setzero_si512();
+        for (int cc = 0; cc < chunks_per_sub; ++cc) {
+            const int ch = j * chunks_per_sub + cc;
+            for (int u = 0; u < NU; ++u) {
+                int32_t a4;
+                std::memcpy(&a4, codes + af.code_index(t0 + u, 4 * ch), 4);
+                part[u][cc % P] = _mm512_dpbusd_epi32(part[u][cc % P], wv[ch], _mm512_set1_epi32(a4));
+            }
+        }
+        __m512i dot[NU];
+        for (int u = 0; u < NU; ++u) {
+            dot[u] = part[u][0];
+            for (int q = 1; q < P; ++q) dot[u] = _mm512_add_epi32(dot[u], part[u][q]);  // exact: int32
+        }
+        for (int u = 0; u < NU; ++u) {
+            int32_t s = 0;
+            for (int k16 = j * chunks_per_sub / 4; k16 < (j + 1) * chunks_per_sub / 4; ++k16) s += sums[af.sum_index(t0 + u, k16)];
+            if (T == KType::q6_K) {
+                const __m512i dq = _mm512_sub_epi32(dot[u], _mm512_set1_epi32(32 * s));
+                sumi[u] = _mm512_add_epi32(sumi[u], _mm512_mullo_epi32(dq, sc[j]));
+            } else {
+                sumi[u] = _mm512_add_epi32(sumi[u], _mm512_mullo_epi32(dot[u], sc[j]));
+                summ[u] = _mm512_add_epi32(summ[u], _mm512_mullo_epi32(mn[j], _mm512_set1_epi32(s)));
+            }
+        }
+    }
+    const twin::fp32_accuracy acc = twin::current_accuracy();
+    for (int u = 0; u < NU; ++u) {
+        const int t = t0 + u;
+        const __m512 sa = _mm512_set1_ps(scales[af.scale_index(t, 0)]);
+        const __m512 pd = twin::emulated_mul(d, sa, acc);
+        __m512 val = twin::emulated_mul(pd, _mm512_cvtepi32_ps(sumi[u]), acc);
+        if (T != KType::q6_K) {
+            const __m512 pm = twin::emulated_mul(dmin, sa, acc);
+            val = _mm512_sub_ps(val, twin::emulated_mul(pm, _mm512_cvtepi32_ps(summ[u]), acc));
+        }
+        float * out = c + t * abi::kTileM + g * abi::kRowGroup;
+        _mm512_storeu_ps(out, _mm512_add_ps(_mm512_loadu_ps(out), val));
+    }
+}
+
+// Tokens at or beyond `valid` are skipped: their C rows are left as they are.
 template <KType T, int TN>
 XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * c, int valid) {
     constexpr abi::WeightTileFormat f = format<T>();
     constexpr abi::ActTileFormat af{TN, kTileK, kTileK};
     constexpr int sp = kScalesPlane<T>;
-    constexpr int nsub = kSubBlocks<T>;
-    constexpr int chunks_per_sub = (kTileK / 4) / nsub;
     const auto * codes = reinterpret_cast<const int8_t *>(a + af.codes_offset());
     const auto * scales = reinterpret_cast<const float *>(a + af.scales_offset());
     const auto * sums = reinterpret_cast<const int16_t *>(a + af.sums_offset());
@@ -191,6 +263,9 @@ XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * 
     const uint8_t * hi = w + f.plane_offset(1);
     const uint8_t * sbytes = w + f.plane_offset(sp);
     const int units = f.planes[sp].units;
+    // The simulator walks K tiles in memory order: fetch the next tile while this one is computed (a
+    // hint only: it never faults, past the end of the buffer included).
+    for (int o = 0; o < f.tile_bytes(); o += 64) _mm_prefetch(reinterpret_cast<const char *>(w + f.tile_bytes() + o), _MM_HINT_T0);
 
     for (int g = 0; g < kRowGroups; ++g) {
         __m512i sc[16], mn[8];
@@ -220,51 +295,14 @@ XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * 
                                                    reinterpret_cast<const __m256i *>(w + f.plane_offset(sp + 2) + g * 32)));
         // The row group's codes, unpacked once (4 KB, stays in L1), then streamed past every token.
         __m512i wv[kTileK / 4];
-        for (int ch = 0; ch < kTileK / 4; ++ch) wv[ch] = chunk_codes<T>(q4, hi, g, ch);
+        unpack_row_group<T>(q4, hi, g, wv);
         // Four tokens at a time: four independent VNNI chains, their sums kept in registers.
         for (int t0 = 0; t0 < valid; t0 += 4) {
-            __m512i sumi[4], summ[4];
-            for (int u = 0; u < 4; ++u) {
-                sumi[u] = _mm512_setzero_si512();
-                summ[u] = _mm512_setzero_si512();
-            }
-            for (int j = 0; j < nsub; ++j) {
-                __m512i dot[4];
-                for (int u = 0; u < 4; ++u) dot[u] = _mm512_setzero_si512();
-                for (int cc = 0; cc < chunks_per_sub; ++cc) {
-                    const int ch = j * chunks_per_sub + cc;
-                    for (int u = 0; u < 4; ++u) {
-                        int32_t a4;
-                        std::memcpy(&a4, codes + af.code_index(t0 + u, 4 * ch), 4);
-                        dot[u] = _mm512_dpbusd_epi32(dot[u], wv[ch], _mm512_set1_epi32(a4));
-                    }
-                }
-                for (int u = 0; u < 4; ++u) {
-                    int32_t s = 0;
-                    for (int k16 = j * chunks_per_sub / 4; k16 < (j + 1) * chunks_per_sub / 4; ++k16) {
-                        s += sums[af.sum_index(t0 + u, k16)];
-                    }
-                    if (T == KType::q6_K) {
-                        const __m512i dq = _mm512_sub_epi32(dot[u], _mm512_set1_epi32(32 * s));
-                        sumi[u] = _mm512_add_epi32(sumi[u], _mm512_mullo_epi32(dq, sc[j]));
-                    } else {
-                        sumi[u] = _mm512_add_epi32(sumi[u], _mm512_mullo_epi32(dot[u], sc[j]));
-                        summ[u] = _mm512_add_epi32(summ[u], _mm512_mullo_epi32(mn[j], _mm512_set1_epi32(s)));
-                    }
-                }
-            }
-            const twin::fp32_accuracy acc = twin::current_accuracy();
-            for (int u = 0; u < 4; ++u) {
-                const int t = t0 + u;
-                const __m512 sa = _mm512_set1_ps(scales[af.scale_index(t, 0)]);
-                const __m512 pd = twin::emulated_mul(d, sa, acc);
-                __m512 val = twin::emulated_mul(pd, _mm512_cvtepi32_ps(sumi[u]), acc);
-                if (T != KType::q6_K) {
-                    const __m512 pm = twin::emulated_mul(dmin, sa, acc);
-                    val = _mm512_sub_ps(val, twin::emulated_mul(pm, _mm512_cvtepi32_ps(summ[u]), acc));
-                }
-                float * out = c + t * abi::kTileM + g * abi::kRowGroup;
-                _mm512_storeu_ps(out, _mm512_add_ps(_mm512_loadu_ps(out), val));
+            switch (std::min(4, valid - t0)) {
+                case 1: token_group<T, TN, 1>(wv, sc, mn, d, dmin, codes, scales, sums, g, t0, c); break;
+                case 2: token_group<T, TN, 2>(wv, sc, mn, d, dmin, codes, scales, sums, g, t0, c); break;
+                case 3: token_group<T, TN, 3>(wv, sc, mn, d, dmin, codes, scales, sums, g, t0, c); break;
+                default: token_group<T, TN, 4>(wv, sc, mn, d, dmin, codes, scales, sums, g, t0, c); break;
             }
         }
     }
@@ -272,7 +310,7 @@ XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * 
 
 template <KType T, int TN>
 void tile(const uint8_t * w, const uint8_t * a, float * c, int valid = TN) {
-    valid = (valid + 3) / 4 * 4;
+    valid = std::max(0, std::min(TN, valid));
     if (kquant_twin_vectorised()) {
         vector_tile<T, TN>(w, a, c, valid);
     } else {

@@ -24,7 +24,7 @@ void twin_mm_q6_K_a8_n4(const uint8_t * w, const uint8_t * a, float * c);
 void twin_mm_q6_K_a8_n32(const uint8_t * w, const uint8_t * a, float * c);
 }
 
-// The same, computing only tokens below `valid_tokens` (rounded up to 4); rows of the other tokens of
+// The same, computing only tokens below `valid_tokens`; rows of the other tokens of
 // C are left untouched. `type_id`: 0 Q4_K, 1 Q5_K, 2 Q6_K. The simulator uses it to skip the padding
 // tokens of a decode tile, which it never reads back.
 void kquant_twin_tile(int type_id, int tile_n, const uint8_t * w, const uint8_t * a, float * c, int valid_tokens);
