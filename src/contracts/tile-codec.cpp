@@ -13,18 +13,6 @@
 #define XDNA_CODEC_SSE2 0
 #endif
 
-// Loops that must stay scalar (see scatter): GCC takes a function attribute, Clang a loop pragma.
-#if defined(__clang__)
-#define XDNA_SCALAR_LOOPS inline
-#define XDNA_NO_VECTORIZE_LOOP _Pragma("clang loop vectorize(disable)")
-#elif defined(__GNUC__)
-#define XDNA_SCALAR_LOOPS __attribute__((noinline, optimize("no-tree-vectorize")))
-#define XDNA_NO_VECTORIZE_LOOP
-#else
-#define XDNA_SCALAR_LOOPS inline
-#define XDNA_NO_VECTORIZE_LOOP
-#endif
-
 namespace xdna {
 
 namespace fmt = xdna_aie::fmt;
@@ -231,38 +219,136 @@ inline void put_codes(const uint8_t * q, uint8_t * b) {
 
 // Code planes (matmul_tiles.h): e(row, k) = R(row) + S(k) with R = (row / 16) * 16 * TK + row % 16 and
 // S = 256 * (k / 16) + 16 * (k % 16) = 16 k. A plane of B bits per element (ppb = 8 / B elements per
-// byte, LSB first) holds element e in byte R / ppb + k * 16 / ppb at bit (row % ppb) * B: for one row
-// the bit position is fixed and the values are one run of bytes 16 / ppb apart.
+// byte, LSB first) holds element e in byte R / ppb + k * 16 / ppb at bit (row % ppb) * B. So the plane
+// of a row group is one slot of `stride` = 16 / ppb bytes per k, and a row's value for k is byte
+// (row % 16) / ppb of slot k, at a fixed bit position.
 // `scatter` writes NV values (B bits each, k = k0 .. k0 + NV - 1) of tile row `row`, leaving the other
-// rows' bits alone; `gather` reads them. The loops are kept scalar: one read-modify-write per value is
-// what a row costs, and vectorizing the strided bytes only bloats the code (kilobytes per instance)
-// and slows it down.
+// rows' bits alone; `gather` reads them. Both touch only the slots of those k.
+#if XDNA_CODEC_SSE2
+// SSE2, 16 values (16 slots, `stride` registers) at a time: the values are spread to one per slot by
+// unpacking with zeros, shifted to the row's byte of the slot, and merged into the plane with a mask
+// that keeps the other rows' bits; gathering shifts and masks them out and packs them back.
+template <int Stride>
+inline void spread16(__m128i v, __m128i * r) {
+    const __m128i z = _mm_setzero_si128();
+    if constexpr (Stride == 2) {
+        r[0] = _mm_unpacklo_epi8(v, z);
+        r[1] = _mm_unpackhi_epi8(v, z);
+    } else {
+        __m128i h[Stride / 2];
+        spread16<Stride / 2>(v, h);
+        for (int m = 0; m < Stride / 2; ++m) {
+            if constexpr (Stride == 4) {
+                r[2 * m] = _mm_unpacklo_epi16(h[m], z);
+                r[2 * m + 1] = _mm_unpackhi_epi16(h[m], z);
+            } else {
+                r[2 * m] = _mm_unpacklo_epi32(h[m], z);
+                r[2 * m + 1] = _mm_unpackhi_epi32(h[m], z);
+            }
+        }
+    }
+}
+
+// Registers holding one value per slot (the low byte of each 16/32/64-bit lane, the other bytes
+// zero) -> 16 consecutive bytes.
+template <int Stride>
+inline __m128i pack16(const __m128i * r) {
+    if constexpr (Stride == 2) {
+        return _mm_packus_epi16(r[0], r[1]);
+    } else if constexpr (Stride == 4) {
+        return _mm_packus_epi16(_mm_packs_epi32(r[0], r[1]), _mm_packs_epi32(r[2], r[3]));
+    } else {
+        __m128i q[4];
+        for (int m = 0; m < 4; ++m) {  // 64-bit lanes -> 32-bit lanes
+            const __m128i a = _mm_shuffle_epi32(r[2 * m], _MM_SHUFFLE(3, 1, 2, 0));
+            const __m128i b = _mm_shuffle_epi32(r[2 * m + 1], _MM_SHUFFLE(3, 1, 2, 0));
+            q[m] = _mm_unpacklo_epi64(a, b);
+        }
+        return pack16<4>(q);
+    }
+}
+
+// Shifts of the slot-wide lanes by a bit count held in `count`.
+template <int Stride>
+inline __m128i slot_shl(__m128i v, __m128i count) {
+    return Stride == 2 ? _mm_sll_epi16(v, count) : Stride == 4 ? _mm_sll_epi32(v, count) : _mm_sll_epi64(v, count);
+}
+template <int Stride>
+inline __m128i slot_shr(__m128i v, __m128i count) {
+    return Stride == 2 ? _mm_srl_epi16(v, count) : Stride == 4 ? _mm_srl_epi32(v, count) : _mm_srl_epi64(v, count);
+}
+
+// `b` in byte `at` of every slot, `other` in the other bytes.
+template <int Stride>
+inline __m128i slot_bytes(int at, uint8_t b, uint8_t other) {
+    uint64_t pattern = 0x0101010101010101ull * other;
+    for (int i = at; i < 8; i += Stride) {
+        pattern = (pattern & ~(0xFFull << (8 * i))) | uint64_t(b) << (8 * i);
+    }
+    return _mm_set1_epi64x(static_cast<int64_t>(pattern));
+}
+#endif
+
 template <int B, int TK, int NV>
-XDNA_SCALAR_LOOPS void scatter(uint8_t * plane, int row, int k0, const uint8_t * v) {
+inline void scatter(uint8_t * plane, int row, int k0, const uint8_t * v) {
     static_assert(TK % kKStep == 0 && NV % kKStep == 0, "whole k steps");
     constexpr int ppb = 8 / B;
     constexpr int stride = kKStep / ppb;
+    const int at = (row % kRowGroup) / ppb;  // the row's byte in a slot
     const int shift = (row % ppb) * B;
-    const uint8_t keep = static_cast<uint8_t>(~(((1 << B) - 1) << shift));
-    uint8_t * p = plane + ((row / kRowGroup) * kRowGroup * TK + row % kRowGroup) / ppb + k0 * stride;
-    XDNA_NO_VECTORIZE_LOOP
+    const uint8_t field = static_cast<uint8_t>(((1 << B) - 1) << shift);
+    uint8_t * slots = plane + (row / kRowGroup) * kRowGroup * TK / ppb + k0 * stride;
+#if XDNA_CODEC_SSE2
+    if constexpr (B < 8) {
+        const __m128i keep = slot_bytes<stride>(at, static_cast<uint8_t>(~field), 0xFF);
+        const __m128i in_field = _mm_set1_epi8(static_cast<char>(field));
+        const __m128i bits = _mm_cvtsi32_si128(shift), bytes = _mm_cvtsi32_si128(8 * at);
+        for (int i = 0; i < NV; i += 16, slots += 16 * stride) {
+            __m128i r[stride];
+            const __m128i vals = _mm_loadu_si128(reinterpret_cast<const __m128i *>(v + i));
+            spread16<stride>(_mm_and_si128(_mm_sll_epi16(vals, bits), in_field), r);
+            for (int m = 0; m < stride; ++m) {
+                __m128i * d = reinterpret_cast<__m128i *>(slots + 16 * m);
+                _mm_storeu_si128(d, _mm_or_si128(_mm_and_si128(_mm_loadu_si128(d), keep), slot_shl<stride>(r[m], bytes)));
+            }
+        }
+        return;
+    }
+#endif
+    uint8_t * p = slots + at;
     for (int i = 0; i < NV; ++i) {
         if constexpr (B == 8) {
             p[i * stride] = v[i];
         } else {
-            p[i * stride] = static_cast<uint8_t>((p[i * stride] & keep) | (v[i] << shift));
+            p[i * stride] = static_cast<uint8_t>((p[i * stride] & ~field) | ((v[i] << shift) & field));
         }
     }
 }
 
 template <int B, int TK, int NV>
-XDNA_SCALAR_LOOPS void gather(const uint8_t * plane, int row, int k0, uint8_t * v) {
+inline void gather(const uint8_t * plane, int row, int k0, uint8_t * v) {
     static_assert(TK % kKStep == 0 && NV % kKStep == 0, "whole k steps");
     constexpr int ppb = 8 / B;
     constexpr int stride = kKStep / ppb;
+    const int at = (row % kRowGroup) / ppb;
     const int shift = (row % ppb) * B;
-    const uint8_t * p = plane + ((row / kRowGroup) * kRowGroup * TK + row % kRowGroup) / ppb + k0 * stride;
-    XDNA_NO_VECTORIZE_LOOP
+    const uint8_t * slots = plane + (row / kRowGroup) * kRowGroup * TK / ppb + k0 * stride;
+#if XDNA_CODEC_SSE2
+    if constexpr (B < 8) {
+        const __m128i sel = slot_bytes<stride>(0, (1 << B) - 1, 0);
+        const __m128i count = _mm_cvtsi32_si128(8 * at + shift);
+        for (int i = 0; i < NV; i += 16, slots += 16 * stride) {
+            __m128i r[stride];
+            for (int m = 0; m < stride; ++m) {
+                const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i *>(slots + 16 * m));
+                r[m] = _mm_and_si128(slot_shr<stride>(d, count), sel);
+            }
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(v + i), pack16<stride>(r));
+        }
+        return;
+    }
+#endif
+    const uint8_t * p = slots + at;
     for (int i = 0; i < NV; ++i) v[i] = static_cast<uint8_t>((p[i * stride] >> shift) & ((1 << B) - 1));
 }
 
@@ -392,7 +478,7 @@ struct DecodeRun {
 // are compiled with -ffp-contract=off, and never with -ffast-math). |x * id| <= 127 (1 + 2^-24)^2 here.
 constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
 
-inline uint32_t float_bits(float v) {
+[[maybe_unused]] inline uint32_t float_bits(float v) {
     uint32_t u;
     std::memcpy(&u, &v, 4);
     return u;
@@ -504,15 +590,10 @@ void quantize_token(const float * x, int valid_k, int t, const xdna_aie::ActTile
             int16_t * sm = sums + f.sum_index(t, k0 / 16);
             for (int g = 0; g < ab / 16; ++g) {
                 int acc = 0;
-                if (id[i] == 0.0f) {
+                if (id[i] == 0.0f || std::isinf(id[i])) {
+                    // All zero, or amax below 127 / FLT_MAX (127 / amax overflows): the block's values are
+                    // below 4e-37 and quantize to zero codes (docs/kernels.md, "Activations").
                     std::memset(c + 64 * g, 0, 16);
-                } else if (std::isinf(id[i])) {
-                    // amax below 127 / FLT_MAX: 127 / amax overflows and x * id is +-inf or NaN, which the
-                    // original code (float -> int of an out-of-range value: INT_MIN on x86) made -127
-                    // for every valid value.
-                    const int m = std::max(0, std::min(16, n[i] - 16 * g));
-                    for (int j = 0; j < 16; ++j) c[64 * g + j] = static_cast<int8_t>(j < m ? -127 : 0);
-                    acc = -127 * m;
                 } else {
                     acc = quantize16(xs[i] + 16 * g, id[i], c + 64 * g);
                 }

@@ -28,7 +28,9 @@ void decode_blocks(ggml_type type, const void * tile, int row, int b, int n, voi
 // Activation tile of a quantized contract. `x` holds `valid_tokens` rows of `valid_k` floats, rows
 // `x_row_stride` floats apart; tokens and K beyond them are written as zeros (codes, scales and sums).
 // Quantization per token and block of act_block values (docs/kernels.md, "Activations"):
-//   amax = max |x|; s = amax / 127; id = amax > 0 ? 127 / amax : 0; code = clamp(rint(x * id), +-127).
+//   amax = max |x|; s = amax / 127; id = amax > 0 ? 127 / amax : 0; code = clamp(rint(x * id), +-127),
+//   rint rounding half to even. A NaN or an infinity in the block: s = NaN, every code 0. amax so small
+//   that 127 / amax overflows (below 127 / FLT_MAX, ~3.7e-37): every code 0.
 void quantize_activation_tile(const float * x, int64_t x_row_stride, int valid_tokens, int valid_k,
                               const xdna_aie::ActTileFormat & f, void * tile);
 

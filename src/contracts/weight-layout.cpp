@@ -56,14 +56,13 @@ BlockRun run_at(const WeightLayout & L, int64_t gb, int64_t max_blocks) {
             static_cast<int>(b), static_cast<int>(n)};
 }
 
-// Visit the original byte range [offset, offset+size) as runs of whole blocks, f(run, byte offset of
-// the run inside the range), and parts of blocks, g(run of one block, byte offset inside the range,
-// byte count, offset of that part inside the block).
+// Visit [pos, end) in original (row-major) order: runs of whole blocks f(run, byte offset of the run
+// inside the range) and parts of blocks g(run of one block, byte offset inside the range, byte count,
+// offset of that part inside the block).
 template <typename Whole, typename Part>
-void for_each_run(const WeightLayout & L, size_t offset, size_t size, Whole && whole, Part && part) {
+void visit_in_order(const WeightLayout & L, size_t offset, size_t pos, size_t end, Whole & whole, Part & part) {
     const size_t bs = L.block_bytes;
-    const size_t end = offset + size;
-    for (size_t pos = offset; pos < end;) {
+    while (pos < end) {
         const int64_t gb = static_cast<int64_t>(pos / bs);
         const size_t in_block = pos % bs;
         if (in_block != 0 || end - pos < bs) {
@@ -76,6 +75,42 @@ void for_each_run(const WeightLayout & L, size_t offset, size_t size, Whole && w
         whole(r, pos - offset);
         pos += static_cast<size_t>(r.n) * bs;
     }
+}
+
+// Visit the original byte range [offset, offset+size) as for visit_in_order, the whole rows in it
+// tile by tile: all the rows of a tile row band in one tile, then the next tile. Each visit touches
+// only its own blocks' bits, so the order changes no byte; it keeps a tile's planes in cache while
+// its rows land in them (in row-major order, a row's blocks are a whole row of tiles apart).
+template <typename Whole, typename Part>
+void for_each_run(const WeightLayout & L, size_t offset, size_t size, Whole && whole, Part && part) {
+    const size_t end = offset + size;
+    const int64_t first_row = static_cast<int64_t>((offset + L.row_bytes - 1) / L.row_bytes);  // global rows
+    const int64_t last_row = static_cast<int64_t>(end / L.row_bytes);                           // exclusive
+    if (last_row - first_row < 2) {
+        visit_in_order(L, offset, offset, end, whole, part);
+        return;
+    }
+    const size_t whole_begin = static_cast<size_t>(first_row) * L.row_bytes;
+    const size_t whole_end = static_cast<size_t>(last_row) * L.row_bytes;
+    visit_in_order(L, offset, offset, whole_begin, whole, part);
+    const int64_t blocks_per_row = static_cast<int64_t>(L.row_bytes / L.block_bytes);
+    const int blocks_per_tile_row = L.tile_k / L.block_values;
+    for (int64_t g = first_row; g < last_row;) {
+        const int64_t mat = g / L.rows, row = g % L.rows;
+        const int64_t mt = row / L.tile_m;
+        const int64_t band_end = std::min(last_row, mat * L.rows + std::min(L.rows, (mt + 1) * L.tile_m));
+        for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
+            const int64_t b0 = kt * blocks_per_tile_row;
+            const int n = static_cast<int>(std::min<int64_t>(blocks_per_tile_row, blocks_per_row - b0));
+            const size_t tile_offset = L.tile_offset(mat, mt, kt);
+            for (int64_t gr = g; gr < band_end; ++gr) {
+                const BlockRun r{tile_offset, static_cast<int>((gr - mat * L.rows) % L.tile_m), 0, n};
+                whole(r, static_cast<size_t>(gr) * L.row_bytes + static_cast<size_t>(b0) * L.block_bytes - offset);
+            }
+        }
+        g = band_end;
+    }
+    visit_in_order(L, offset, whole_end, end, whole, part);
 }
 
 }  // namespace

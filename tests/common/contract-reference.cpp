@@ -135,11 +135,11 @@ QuantizedActivations quantize_activations(const float * x, int64_t k, int block)
             continue;
         }
         a.scales[b] = amax / 127.0f;
-        const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        if (std::isinf(id)) id = 0.0f;  // amax below 127 / FLT_MAX: the contract's codes are all 0
         for (int i = 0; i < block; ++i) {
             const float v = std::nearbyint(xb[i] * id);  // fp32 product, rounded half to even
-            // (NaN only when 127 / amax overflows, amax below 2^-120: no code is defined; 0 here.)
-            a.codes[b * block + i] = static_cast<int8_t>(std::isnan(v) ? 0 : v > 127.0f ? 127 : v < -127.0f ? -127 : v);
+            a.codes[b * block + i] = static_cast<int8_t>(v > 127.0f ? 127 : v < -127.0f ? -127 : v);
         }
     }
     return a;
