@@ -1,7 +1,6 @@
 #include "measure.h"
 
 #include "contracts/activation-layout.h"
-#include "contracts/cpu-traits.h"
 #include "contracts/matmul-contract.h"
 
 #include "ggml-alloc.h"
@@ -99,9 +98,6 @@ bool Backends::open(const std::string & xdna_lib, std::string & error) {
     }
     ggml_backend_cpu_set_n_threads(cpu_, threads_);
     pool_ = std::make_unique<xdna::ThreadPool>(threads_);
-    if (!xdna::bind_cpu_traits(error)) {
-        return false;
-    }
     return true;
 }
 
