@@ -22,7 +22,7 @@ mapfile -t layers < <("$here/scripts/layer-includes.sh" "$work/layers" xrt runti
 
 sources=(
     "$here"/src/xrt/*.cpp
-    "$here"/src/runtime/{options,runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors}.cpp
+    "$here"/src/runtime/{options,invocation,runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors}.cpp
     "$here"/src/contracts/matmul-contract.cpp
     "$here"/tests/xrt-mock/mock-xrt.cpp
     "$here"/tests/xrt-mock/test_xrt_device.cpp

@@ -16,11 +16,18 @@ double us_between(Profiler::clock::time_point a, Profiler::clock::time_point b) 
     return std::chrono::duration<double, std::micro>(b - a).count();
 }
 
-std::string row_key(const MatmulInvocation & inv) {
+// One profile row per kernel and shape (for a matmul: M x N x padded K).
+std::string row_key(const Invocation & inv) {
     char buf[128];
-    std::snprintf(buf, sizeof buf, "%-13s %6lld x %4lld x %5lld", inv.contract->name, static_cast<long long>(inv.m),
-                  static_cast<long long>(inv.n), static_cast<long long>(inv.k_tiles * inv.tile.k));
-    return buf;
+    switch (inv.kind) {
+        case KernelKind::matmul: {
+            const MatmulInvocation & m = inv.matmul;
+            std::snprintf(buf, sizeof buf, "%-13s %6lld x %4lld x %5lld", m.contract->name, static_cast<long long>(m.m),
+                          static_cast<long long>(m.n), static_cast<long long>(m.k_tiles * m.tile.k));
+            return buf;
+        }
+    }
+    return kernel_kind_name(inv.kind);
 }
 
 }  // namespace
@@ -39,22 +46,22 @@ Profiler::Profiler() {
 
 void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & stats, const BatchStats & batch_stats,
                       clock::time_point prep_begin, clock::time_point submit_begin, clock::time_point end) {
-    if (!enabled() || batch.matmuls.empty()) {
+    if (!enabled() || batch.empty()) {
         return;
     }
     const double host_us = us_between(prep_begin, submit_begin);
     const double device_us = us_between(submit_begin, end);
     double total_macs = 0;
-    for (const auto & inv : batch.matmuls) {
+    for (const Invocation & inv : batch.invocations) {
         total_macs += static_cast<double>(inv.macs());
     }
     std::lock_guard<std::mutex> lock(mutex_);
     ++submissions_;
     host_us_total_ += host_us;
     modelled_submit_us_ += batch_stats.modelled_submit_us;
-    const double n = static_cast<double>(batch.matmuls.size());
-    for (size_t i = 0; i < batch.matmuls.size(); ++i) {
-        const MatmulInvocation & inv = batch.matmuls[i];
+    const double n = static_cast<double>(batch.invocations.size());
+    for (size_t i = 0; i < batch.invocations.size(); ++i) {
+        const Invocation & inv = batch.invocations[i];
         const InvocationStats s = i < stats.size() ? stats[i] : InvocationStats{};
         Row & r = rows_[row_key(inv)];
         ++r.count;
@@ -65,15 +72,16 @@ void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & 
         r.macs += static_cast<double>(s.macs);
         r.bytes += static_cast<double>(s.bytes_read + s.bytes_written);
     }
-    if (!trace_path_.empty() && trace_.size() + batch.matmuls.size() + 2 < kMaxTraceEvents) {
+    if (!trace_path_.empty() && trace_.size() + batch.invocations.size() + 2 < kMaxTraceEvents) {
         const double t0 = us_between(origin_, prep_begin), t1 = us_between(origin_, submit_begin);
         trace_.push_back({"host: plan + quantize activations", 1, t0, host_us});
         trace_.push_back({"submission (measured, simulator executes)", 2, t1, device_us});
         double t = t1;
         trace_.push_back({"submit (modelled)", 3, t, batch_stats.modelled_submit_us});
         t += batch_stats.modelled_submit_us;
-        for (size_t i = 0; i < batch.matmuls.size() && i < stats.size(); ++i) {
-            trace_.push_back({std::string(batch.matmuls[i].contract->name) + " (modelled NPU)", 3, t, stats[i].modelled_us});
+        for (size_t i = 0; i < batch.invocations.size() && i < stats.size(); ++i) {
+            const char * name = batch.invocations[i].kernel_name();
+            trace_.push_back({std::string(name ? name : "?") + " (modelled NPU)", 3, t, stats[i].modelled_us});
             t += stats[i].modelled_us;
         }
     }

@@ -66,7 +66,7 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
 }
 
 bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why) {
-    plan.batch.matmuls.clear();
+    plan.batch.invocations.clear();
     for (const PlannedMatmul & p : plan.ops) {
         const MatmulPlan & mp = p.plan;
         const ggml_tensor * dst = p.node;
@@ -83,7 +83,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             inv.weights = {w.buffer, w.offset + mp.weights.mat_bytes * mp.weight_matrix(s)};
             inv.activations = {scratch, p.act_offset + mp.activations.total_bytes * s};
             inv.out = {out.buffer, out.offset + i2 * dst->nb[2] + i3 * dst->nb[3]};
-            plan.batch.matmuls.push_back(inv);
+            plan.batch.invocations.push_back(Invocation::of(inv));
         }
     }
     return true;
@@ -127,7 +127,8 @@ const BatchPlan * PlanCache::find(const std::vector<uint64_t> & signature) const
 
 void PlanCache::retarget(const DeviceBuffer * from, DeviceBuffer * to) {
     for (auto & [h, e] : plans_) {
-        for (MatmulInvocation & inv : e.plan->batch.matmuls) {
+        for (Invocation & i : e.plan->batch.invocations) {
+            MatmulInvocation & inv = i.matmul;
             for (BufferSlice * s : {&inv.weights, &inv.activations, &inv.out}) {
                 if (s->buffer == from) {
                     s->buffer = to;

@@ -67,9 +67,39 @@ struct MatmulInvocation {
     uint64_t out_bytes() const { return static_cast<uint64_t>(m) * n * sizeof(float); }
 };
 
+// What a kernel invocation runs. Every kind has its own payload and its own kernels; the Batch, the
+// devices' submission path and the statistics are the same for all. MUL_MAT is the only kind so far;
+// RMS norm, RoPE, attention and SwiGLU will be further kinds (and whole-layer kernels that chain them).
+enum class KernelKind { matmul };
+const char * kernel_kind_name(KernelKind kind);
+
+// A region of device memory a kernel reads or writes, named by its role in the kernel's signature.
+struct OperandRef {
+    const char * role;   // "weights", "activations", "out", ...
+    BufferSlice  slice;
+    uint64_t     bytes;
+    bool         written;
+};
+
+// One kernel call: its kind, the kernel it names, its operands; the kind's payload holds the rest.
+struct Invocation {
+    KernelKind       kind = KernelKind::matmul;
+    MatmulInvocation matmul;  // kind == matmul
+
+    static Invocation of(const MatmulInvocation & m) { return {KernelKind::matmul, m}; }
+
+    // The kernel this invocation calls (a matmul's contract), nullptr if unresolved.
+    const char * kernel_name() const;
+    // Every device buffer it touches, in its kernel's argument order.
+    std::vector<OperandRef> operands() const;
+    uint64_t macs() const;
+    uint64_t bytes_read() const;
+    uint64_t bytes_written() const;
+};
+
 struct Batch {
-    std::vector<MatmulInvocation> matmuls;
-    bool empty() const { return matmuls.empty(); }
+    std::vector<Invocation> invocations;
+    bool empty() const { return invocations.empty(); }
 };
 
 // Per-invocation accounting that every device reports (the sim counts, XRT measures).

@@ -91,11 +91,15 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     stats_.clear();
     batch_stats_ = {};
     shapes_.clear();
-    for (const auto & inv : batch.matmuls) {
+    for (const Invocation & i : batch.invocations) {
+        if (i.kind != KernelKind::matmul) {
+            return Status::error(std::string("no simulated kernel of kind ") + kernel_kind_name(i.kind));
+        }
+        const MatmulInvocation & inv = i.matmul;
         if (inv.contract == nullptr || !has_kernel(*inv.contract, inv.tile)) {
             return Status::error("no simulated kernel for this contract and tile shape");
         }
-        stats_.push_back({inv.macs(), inv.weight_bytes() + inv.activation_bytes(), inv.out_bytes()});
+        stats_.push_back({i.macs(), i.bytes_read(), i.bytes_written()});
         shapes_.push_back(shape_of(inv));
     }
     model_.batch(shapes_, modelled_);
@@ -111,7 +115,7 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     batch_stats_.modelled_submit_us = modelled.submit_us;
     batch_stats_.modelled_us = modelled.total_us;
     if (!skip_kernels_) {
-        sim_run_matmuls(batch.matmuls, pool_, exec_);
+        sim_run_matmuls(batch.invocations, pool_, exec_);
     }
     return Status::success();
 }

@@ -80,13 +80,17 @@ void run_tile(const MatmulInvocation & inv, int64_t mt, int64_t nt, SimExec exec
 
 }  // namespace
 
-void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & pool, SimExec exec) {
+void sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
     // Reused: this runs for every submission. The reference (not the thread_local itself) is what the
     // worker threads below see: naming a thread_local inside the lambda would give each its own, empty.
     thread_local std::vector<TileJob> job_storage;
     std::vector<TileJob> & jobs = job_storage;
     jobs.clear();
-    for (const auto & inv : invs) {
+    for (const Invocation & i : invs) {
+        if (i.kind != KernelKind::matmul) {
+            continue;
+        }
+        const MatmulInvocation & inv = i.matmul;
         for (int64_t mt = 0; mt < inv.m_tiles; ++mt) {
             for (int64_t nt = 0; nt < inv.n_tiles; ++nt) {
                 // Tiles wholly in the padding hold no valid output; the NPU computes them, the sim
@@ -104,7 +108,7 @@ void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & po
 }
 
 void sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exec) {
-    sim_run_matmuls({inv}, pool, exec);
+    sim_run_matmuls({Invocation::of(inv)}, pool, exec);
 }
 
 }  // namespace xdna

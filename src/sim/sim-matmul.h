@@ -27,7 +27,7 @@ bool sim_has_twin(const MatmulContract & contract, int tile_n);
 
 void sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exec);
 
-// Run several invocations as one parallel job over all their tiles (one "submission").
-void sim_run_matmuls(const std::vector<MatmulInvocation> & invs, ThreadPool & pool, SimExec exec);
+// Run the matmul invocations of a batch as one parallel job over all their tiles (one "submission").
+void sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec);
 
 }  // namespace xdna

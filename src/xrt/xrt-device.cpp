@@ -266,7 +266,7 @@ Status XrtDevice::run(const Batch & batch, std::chrono::milliseconds timeout) {
 }
 
 Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout) {
-    const size_t n = batch.matmuls.size();
+    const size_t n = batch.invocations.size();
 
     // Runs of this batch, in submission order, grouped by hardware context (a runlist holds runs of one).
     struct Pending {
@@ -288,7 +288,12 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
 
     // 1. Resolve each invocation to a kernel and a run, and set its operands.
     for (size_t i = 0; i < n; ++i) {
-        const MatmulInvocation & inv = batch.matmuls[i];
+        if (batch.invocations[i].kind != KernelKind::matmul) {
+            release_operands();
+            return Status::error(std::string("invocation ") + std::to_string(i + 1) + ": no NPU kernels of kind " +
+                                 kernel_kind_name(batch.invocations[i].kind) + " yet");
+        }
+        const MatmulInvocation & inv = batch.invocations[i].matmul;
         const std::string        label = invocation_label(i, n, inv);
         LoadedKernel *           lk = inv.contract ? kernel_for(*inv.contract, inv.tile) : nullptr;
         if (lk == nullptr) {
@@ -443,8 +448,8 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
             }
         }
     }
-    for (const auto & inv : batch.matmuls) {
-        stats_.push_back({inv.macs(), inv.weight_bytes() + inv.activation_bytes(), inv.out_bytes()});
+    for (const Invocation & inv : batch.invocations) {
+        stats_.push_back({inv.macs(), inv.bytes_read(), inv.bytes_written()});
     }
     return Status::success();
 }

@@ -220,3 +220,27 @@ TEST(InvocationArgs, RejectsInconsistentOrOversizedParameters) {
         EXPECT_NE(err.find("empty invocation"), std::string::npos) << err;
     }
 }
+
+// The runtime interface is kind-neutral: an invocation names its kernel and its operands (with their
+// roles and sizes) without the device knowing the kind's payload; a matmul is one kind.
+TEST(Invocation, NamesItsKernelAndOperandsGenerically) {
+    Q4KCase          t;
+    const Invocation inv = Invocation::of(t.inv);
+    EXPECT_EQ(inv.kind, KernelKind::matmul);
+    EXPECT_STREQ(kernel_kind_name(inv.kind), "matmul");
+    EXPECT_STREQ(inv.kernel_name(), "mm_q4_K_a8");
+    const std::vector<OperandRef> ops = inv.operands();
+    ASSERT_EQ(ops.size(), 3u);
+    EXPECT_STREQ(ops[0].role, "weights");
+    EXPECT_EQ(ops[0].slice.buffer, &t.weights);
+    EXPECT_EQ(ops[0].bytes, 2u * 2 * 64 * 144);
+    EXPECT_FALSE(ops[0].written);
+    EXPECT_STREQ(ops[1].role, "activations");
+    EXPECT_EQ(ops[1].bytes, 1u * 2 * 1216);
+    EXPECT_STREQ(ops[2].role, "out");
+    EXPECT_TRUE(ops[2].written);
+    EXPECT_EQ(ops[2].bytes, 100u * 3 * 4);  // the valid M x N floats
+    EXPECT_EQ(inv.bytes_read(), ops[0].bytes + ops[1].bytes);
+    EXPECT_EQ(inv.bytes_written(), ops[2].bytes);
+    EXPECT_EQ(inv.macs(), 2u * 64 * 4 * 2 * 256);
+}

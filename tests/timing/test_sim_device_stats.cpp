@@ -39,15 +39,15 @@ TEST_F(SimDeviceStats, RunReportsModelledTimes) {
     SimDevice dev(1, preset);
     EXPECT_EQ(dev.last_batch_stats().modelled_us, 0.0);
     Batch batch;
-    batch.matmuls.push_back(make(dev, 512, 2048, 1));
-    batch.matmuls.push_back(make(dev, 128, 1024, 40));
+    batch.invocations.push_back(Invocation::of(make(dev, 512, 2048, 1)));
+    batch.invocations.push_back(Invocation::of(make(dev, 128, 1024, 40)));
     ASSERT_TRUE(dev.run(batch, std::chrono::milliseconds(10000)).ok);
 
     const auto & stats = dev.last_stats();
     ASSERT_EQ(stats.size(), 2u);
     double sum = 0;
     for (size_t i = 0; i < stats.size(); ++i) {
-        const ModelledTime expect = dev.timing_model().invocation(shape_of(batch.matmuls[i]));
+        const ModelledTime expect = dev.timing_model().invocation(shape_of(batch.invocations[i].matmul));
         EXPECT_DOUBLE_EQ(stats[i].modelled_us, expect.total_us);
         EXPECT_DOUBLE_EQ(stats[i].modelled_compute_us, expect.compute_us);
         EXPECT_DOUBLE_EQ(stats[i].modelled_dram_us, expect.dram_us);
@@ -55,7 +55,7 @@ TEST_F(SimDeviceStats, RunReportsModelledTimes) {
         EXPECT_DOUBLE_EQ(stats[i].modelled_roofline_us, expect.roofline_us);
         EXPECT_LE(stats[i].modelled_roofline_us, stats[i].modelled_us);
         EXPECT_GT(stats[i].modelled_us, 0.0);
-        EXPECT_EQ(stats[i].macs, batch.matmuls[i].macs());
+        EXPECT_EQ(stats[i].macs, batch.invocations[i].macs());
         sum += stats[i].modelled_us;
     }
     const BatchStats b = dev.last_batch_stats();
@@ -68,8 +68,8 @@ TEST_F(SimDeviceStats, ModelIgnoresHostSpeed) {
     const NpuPreset & preset = *find_npu_preset("halo");
     SimDevice one(1, preset), two(2, preset);
     Batch b1, b2;
-    b1.matmuls.push_back(make(one, 1024, 4096, 64));
-    b2.matmuls.push_back(make(two, 1024, 4096, 64));
+    b1.invocations.push_back(Invocation::of(make(one, 1024, 4096, 64)));
+    b2.invocations.push_back(Invocation::of(make(two, 1024, 4096, 64)));
     ASSERT_TRUE(one.run(b1, std::chrono::milliseconds(10000)).ok);
     ASSERT_TRUE(two.run(b2, std::chrono::milliseconds(10000)).ok);
     EXPECT_DOUBLE_EQ(one.last_batch_stats().modelled_us, two.last_batch_stats().modelled_us);

@@ -150,9 +150,9 @@ TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
     ASSERT_TRUE(w && a && o);
 
     Batch batch;
-    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0));
-    batch.matmuls.push_back(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 65536, *a, 4096, *o, 2048));
-    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 20, *w, 131072, *a, 8192, *o, 4096));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0)));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 65536, *a, 4096, *o, 2048)));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 20, *w, 131072, *a, 8192, *o, 4096)));
     std::memset(o->host_ptr(), 0, o->size());
 
     const Status st = dev->run(batch, std::chrono::milliseconds(1000));
@@ -192,7 +192,7 @@ TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
     EXPECT_EQ(out[4096 / 4 + 19 * 64 + 63], 19063.5f);
     EXPECT_GE(c.syncs_from_device, 3);
     ASSERT_EQ(dev->last_stats().size(), 3u);
-    EXPECT_EQ(dev->last_stats()[0].macs, batch.matmuls[0].macs());
+    EXPECT_EQ(dev->last_stats()[0].macs, batch.invocations[0].macs());
 
     // A second batch reuses runs, kernels, contexts and runlists.
     ASSERT_TRUE(dev->run(batch, std::chrono::milliseconds(1000)).ok);
@@ -269,7 +269,7 @@ TEST_F(XrtDeviceTest, BusyNpuFallsBackWithOneLinePerXclbin) {
     // A batch that still reaches the device for such a kernel fails cleanly instead of running.
     auto  w = dev->allocate(1 << 20, BufferRole::weights);
     Batch batch;
-    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *w, 0, *w, 0));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *w, 0, *w, 0)));
     const Status st = dev->run(batch, std::chrono::milliseconds(100));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("no NPU kernel is loaded for it"), std::string::npos) << st.message;
@@ -301,8 +301,8 @@ TEST_F(XrtDeviceTest, FailedRunReportsItsStateAndTheDeviceRecovers) {
     auto a = dev->allocate(1 << 16, BufferRole::data);
     auto o = dev->allocate(1 << 16, BufferRole::data);
     Batch batch;
-    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0));
-    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 2, *w, 0, *a, 0, *o, 1024));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0)));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 2, *w, 0, *a, 0, *o, 1024)));
     xrt_mock::control().fail_run = 1;
     xrt_mock::control().fail_state = 5;  // ERT_CMD_STATE_ERROR
     Status st = dev->run(batch, std::chrono::milliseconds(1000));
@@ -330,7 +330,7 @@ TEST_F(XrtDeviceTest, TimeoutDisablesTheDevice) {
     auto a = dev->allocate(1 << 16, BufferRole::data);
     auto o = dev->allocate(1 << 16, BufferRole::data);
     Batch batch;
-    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0)));
     xrt_mock::control().hang = true;
     Status st = dev->run(batch, std::chrono::milliseconds(250));
     EXPECT_FALSE(st.ok);
@@ -358,12 +358,12 @@ TEST_F(XrtDeviceTest, RefusesForeignBuffersAndOutOfRangeOperands) {
         void              sync_from_device(size_t, size_t) override {}
     } host;
     Batch batch;
-    batch.matmuls.push_back(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, host, 0, *o, 0));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, host, 0, *o, 0)));
     Status st = dev->run(batch, std::chrono::milliseconds(100));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("activations operand is not NPU memory"), std::string::npos) << st.message;
 
-    batch.matmuls[0] = invocation(GGML_TYPE_Q4_K, 64, 1, *w, (1 << 20) - 100, *o, 0, *o, 0);
+    batch.invocations[0] = Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, (1 << 20) - 100, *o, 0, *o, 0));
     st = dev->run(batch, std::chrono::milliseconds(100));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("weight operand range"), std::string::npos) << st.message;
