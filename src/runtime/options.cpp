@@ -246,8 +246,10 @@ OptionValue<std::chrono::milliseconds> timeout_option() {
     return o;
 }
 
-OptionValue<std::string> sim_exec_option() {
-    static const std::string name = "GGML_XDNA_SIM_EXEC";
+namespace {
+
+// An option whose value is one of the words its spec accepts; the spec's default otherwise.
+OptionValue<std::string> word_option(const std::string & name) {
     OptionValue<std::string> o;
     o.value = spec(name).fallback;
     const char * s = option_text(name);
@@ -263,22 +265,11 @@ OptionValue<std::string> sim_exec_option() {
     return o;
 }
 
-OptionValue<std::string> preset_option() {
-    static const std::string name = "GGML_XDNA_PRESET";
-    OptionValue<std::string> o;
-    o.value = spec(name).fallback;
-    const char * s = option_text(name);
-    if (s == nullptr) {
-        return o;
-    }
-    o.set = true;
-    if (is_accepted_word(name, s)) {
-        o.value = s;
-    } else {
-        o.error = invalid(name, s);
-    }
-    return o;
-}
+}  // namespace
+
+OptionValue<std::string> sim_exec_option() { return word_option("GGML_XDNA_SIM_EXEC"); }
+
+OptionValue<std::string> preset_option() { return word_option("GGML_XDNA_PRESET"); }
 
 OptionValue<std::string> kernels_option() {
     OptionValue<std::string> o;

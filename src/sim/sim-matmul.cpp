@@ -39,17 +39,16 @@ constexpr int kMaxTileN = 32;
 
 struct TileJob {
     const MatmulInvocation * inv;
-    int64_t mt, nt;
+    const TileEntry *        entry;  // looked up once per invocation
+    int64_t                  mt, nt;
 };
 
 // One output tile, as one core computes it: C cleared, every K tile of its weight row tile and token
 // tile accumulated into C, then C drained into the valid part of the output.
-void run_tile(const MatmulInvocation & inv, int64_t mt, int64_t nt, SimExec exec) {
+void run_tile(const MatmulInvocation & inv, const TileEntry * e, int64_t mt, int64_t nt, SimExec exec) {
     const int tn = inv.tile.n;
     const int rows = static_cast<int>(std::min<int64_t>(kTileM, inv.m - mt * kTileM));
     const int cols = static_cast<int>(std::min<int64_t>(tn, inv.n - nt * tn));
-    const TileEntry * e = find_tile_entry(*inv.contract, tn);
-    GGML_ASSERT(e != nullptr && inv.tile.m == kTileM && tn <= kMaxTileN);
 
     alignas(64) float c[kMaxTileN * kTileM];
     const bool use_twin = exec == SimExec::twin && e->twin != nullptr;
@@ -91,19 +90,21 @@ void sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, Si
             continue;
         }
         const MatmulInvocation & inv = i.matmul;
+        const TileEntry * entry = find_tile_entry(*inv.contract, inv.tile.n);
+        GGML_ASSERT(entry != nullptr && inv.tile.m == kTileM && inv.tile.n <= kMaxTileN);
         for (int64_t mt = 0; mt < inv.m_tiles; ++mt) {
             for (int64_t nt = 0; nt < inv.n_tiles; ++nt) {
                 // Tiles wholly in the padding hold no valid output; the NPU computes them, the sim
                 // only counts them.
                 if (nt * inv.tile.n < inv.n && mt * inv.tile.m < inv.m) {
-                    jobs.push_back({&inv, mt, nt});
+                    jobs.push_back({&inv, entry, mt, nt});
                 }
             }
         }
     }
     pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t i, int) {
         const TileJob & j = jobs[i];
-        run_tile(*j.inv, j.mt, j.nt, exec);
+        run_tile(*j.inv, j.entry, j.mt, j.nt, exec);
     });
 }
 

@@ -1,4 +1,4 @@
-// The AIE2P fp32 multiply, as the twins reproduce it: the core has no fp32 multiplier, and the
+// Shared arithmetic of the twins. The AIE2P fp32 multiply, as the twins reproduce it: the core has no fp32 multiplier, and the
 // compiler's emulation (reproduced by the simulator's aie_api, aie_api/host/fp32-emulation.hpp)
 // splits each operand into three bf16 parts (floor rounding) and adds a subset of the nine partial
 // products in a fixed order. The twins must give the kernel code's bits, so they follow that
@@ -9,6 +9,9 @@
 #include "aie_api/host/fp32-emulation.hpp"
 
 #include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
 
 namespace xdna::twin {
 
@@ -42,9 +45,9 @@ XDNA_EMUL_TARGET inline Parts split(__m512 x) {
     return p;
 }
 
-// x * y as the core computes it, partial products in the emulation's order.
-XDNA_EMUL_TARGET inline __m512 emulated_mul(__m512 xv, __m512 yv, fp32_accuracy acc) {
-    const Parts x = split(xv), y = split(yv);
+// x * y as the core computes it from the operands' parts, partial products in the emulation's order
+// (callers that reuse an operand split it once).
+XDNA_EMUL_TARGET inline __m512 emulated_mul(const Parts & x, const Parts & y, fp32_accuracy acc) {
     const __m512 a = x.hi, b = x.mid, c = x.lo, d = y.hi, e = y.mid, f = y.lo;
     __m512 t;
     switch (acc) {
@@ -77,8 +80,36 @@ XDNA_EMUL_TARGET inline __m512 emulated_mul(__m512 xv, __m512 yv, fp32_accuracy 
     return t;
 }
 
+XDNA_EMUL_TARGET inline __m512 emulated_mul(__m512 x, __m512 y, fp32_accuracy acc) {
+    return emulated_mul(split(x), split(y), acc);
+}
+
 inline float emulated_mul(float x, float y, fp32_accuracy acc) { return aie_host::detail::emulated_fp32_product(x, y, acc); }
 
 inline fp32_accuracy current_accuracy() { return aie_host::get_fp32_accuracy(); }
+
+// IEEE half -> single, exact (as the kernels widen fp16 fields with integer ops; NaNs come out quiet,
+// as from _mm512_cvtph_ps, so the portable and vector paths agree).
+inline float half_to_float(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
+    if (exp == 0x1F) {
+        bits = sign | 0x7F800000u | (man << 13) | (man != 0 ? 0x00400000u : 0u);
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    } else if (man == 0) {
+        bits = sign;
+    } else {  // subnormal: normalise
+        exp = 113;
+        while ((man & 0x400) == 0) {
+            man <<= 1;
+            --exp;
+        }
+        bits = sign | (exp << 23) | ((man & 0x3FF) << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
 
 }  // namespace xdna::twin

@@ -26,29 +26,6 @@ template <KType T> constexpr int kSubBlocks = T == KType::q6_K ? 16 : 8;  // per
 constexpr int kTileK = 256;
 constexpr int kRowGroups = abi::kTileM / abi::kRowGroup;
 
-// IEEE half -> single, exact (every fp16 value is a float).
-float half_to_float(uint16_t h) {
-    const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
-    if (exp == 0x1F) {
-        bits = sign | 0x7F800000u | (man << 13);
-    } else if (exp != 0) {
-        bits = sign | ((exp + 112) << 23) | (man << 13);
-    } else if (man == 0) {
-        bits = sign;
-    } else {  // subnormal: normalise
-        exp = 113;
-        while ((man & 0x400) == 0) {
-            man <<= 1;
-            --exp;
-        }
-        bits = sign | (exp << 23) | ((man & 0x3FF) << 13);
-    }
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 // 6-bit scale and min j of a Q4_K/Q5_K super-block from its 12 scale bytes (ggml's get_scale_min_k4).
 inline void scale_min_k4(const uint8_t * b, int j, int & sc, int & m) {
     if (j < 4) {
@@ -99,7 +76,7 @@ void scalar_tile(const uint8_t * w, const uint8_t * a, float * c, int valid) {
         if (T != KType::q6_K) {
             std::memcpy(&dminh, w + f.plane_offset(sp + 2) + abi::field_offset(f, f.planes[sp + 2], r, 0, 0), 2);
         }
-        const float d = half_to_float(dh), dmin = half_to_float(dminh);
+        const float d = twin::half_to_float(dh), dmin = twin::half_to_float(dminh);
         for (int t = 0; t < valid; ++t) {
             int32_t sumi = 0, summ = 0;
             for (int j = 0; j < nsub; ++j) {

@@ -3,7 +3,7 @@
 #include "xdna_aie/matmul_tiles.h"
 
 // The core's fp32 multiply, as the simulator's aie_api performs it (and the accuracy it is set to).
-#include "aie_api/host/fp32-emulation.hpp"
+#include "emulated-fp32.h"
 
 #include <cstring>
 
@@ -45,28 +45,6 @@ constexpr int kSteps = kTileK / abi::kKStep;
 constexpr int kRowGroups = abi::kTileM / abi::kRowGroup;
 constexpr int kMaxTokens = 32;
 
-// IEEE half -> single, exact; NaNs come out quiet, as the kernel's conversion leaves them.
-float half_to_float(uint16_t h) {
-    const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
-    if (exp == 0x1F) {
-        bits = sign | 0x7F800000u | (man << 13) | (man != 0 ? 0x00400000u : 0u);
-    } else if (exp != 0) {
-        bits = sign | ((exp + 112) << 23) | (man << 13);
-    } else if (man == 0) {
-        bits = sign;
-    } else {
-        exp = 113;
-        while ((man & 0x400) == 0) {
-            man <<= 1;
-            --exp;
-        }
-        bits = sign | (exp << 23) | ((man & 0x3FF) << 13);
-    }
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
 
 // Per token and block of one tile call: the integer correction of X, fp32 scale, fp32(S).
 struct ActInfo {
@@ -102,7 +80,7 @@ void portable_tile(const uint8_t * w, const uint8_t * a, float * c, int tn, int 
     constexpr abi::WeightTileFormat f = format<T>();
     const abi::ActTileFormat af{tn, kTileK, 32};
     const fp32_accuracy acc = aie_host::get_fp32_accuracy();
-    const auto mul = [acc](float x, float y) { return aie_host::detail::emulated_fp32_product(x, y, acc); };
+    const auto mul = [acc](float x, float y) { return twin::emulated_mul(x, y, acc); };
     ActInfo info;
     act_info<T>(af, a, valid, info);
     const auto * codes = reinterpret_cast<const int8_t *>(a + af.codes_offset());
@@ -123,10 +101,10 @@ void portable_tile(const uint8_t * w, const uint8_t * a, float * c, int tn, int 
         for (int b = 0; b < kBlocks; ++b) {
             uint16_t h;
             std::memcpy(&h, w + f.plane_offset(kDPlane<T>) + abi::field_offset(f, f.planes[kDPlane<T>], r, b, 0), 2);
-            d[b] = half_to_float(h);
+            d[b] = twin::half_to_float(h);
             if (kHasMin<T>) {
                 std::memcpy(&h, w + f.plane_offset(kDPlane<T> + 1) + abi::field_offset(f, f.planes[kDPlane<T> + 1], r, b, 0), 2);
-                m[b] = half_to_float(h);
+                m[b] = twin::half_to_float(h);
             }
         }
         for (int t = 0; t < valid; ++t) {
@@ -192,70 +170,15 @@ LEGACY_TWIN_TARGET inline __m512i chunk_codes(const uint8_t * low, const uint8_t
     return _mm512_permutexvar_epi8(_mm512_load_si512(kShuffles.lanes), code);
 }
 
-// bf16 with the core's floor rounding (aie_host float_to_bf16_bits, mode floor), 16 lanes.
-LEGACY_TWIN_TARGET inline __m512 bf16_floor(__m512 x) {
-    const __m512i u = _mm512_castps_si512(x);
-    __m512i hi = _mm512_and_si512(u, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
-    const __mmask16 neg = _mm512_cmplt_epi32_mask(u, _mm512_setzero_si512());
-    const __mmask16 up = _mm512_test_epi32_mask(u, _mm512_set1_epi32(0xFFFF)) & neg & static_cast<__mmask16>(~nan);
-    hi = _mm512_mask_add_epi32(hi, up, hi, _mm512_set1_epi32(0x10000));
-    hi = _mm512_mask_or_epi32(hi, nan, hi, _mm512_set1_epi32(0x00400000));
-    return _mm512_castsi512_ps(hi);
-}
-
-struct Parts {
-    __m512 hi, mid, lo;
-};
-
-// x = hi + mid + lo as the emulation splits it (aie_host split_bf16).
-LEGACY_TWIN_TARGET inline Parts split(__m512 x) {
-    Parts p;
-    p.hi = bf16_floor(x);
-    const __m512 r1 = _mm512_sub_ps(x, p.hi);
-    p.mid = bf16_floor(r1);
-    const __m512 r2 = _mm512_sub_ps(r1, p.mid);
-    p.lo = bf16_floor(r2);
-    return p;
-}
+using twin::Parts;
+using twin::split;
 
 LEGACY_TWIN_TARGET inline Parts splat(const float (&s)[3]) {
     return {_mm512_set1_ps(s[0]), _mm512_set1_ps(s[1]), _mm512_set1_ps(s[2])};
 }
 
-// The emulated product x * y: partial products added in aie_host's order (emulated_fp32_product).
-LEGACY_TWIN_TARGET inline __m512 emul(const Parts & x, const Parts & y, fp32_accuracy acc) {
-    const __m512 a = x.hi, b = x.mid, c = x.lo, d = y.hi, e = y.mid, f = y.lo;
-    __m512 t;
-    switch (acc) {
-        case fp32_accuracy::low:
-            t = _mm512_mul_ps(b, d);
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
-            break;
-        case fp32_accuracy::fast:
-            t = _mm512_mul_ps(a, f);
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(c, d));
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
-            break;
-        case fp32_accuracy::safe:
-        default:
-            t = _mm512_mul_ps(c, f);
-            t = _mm512_add_ps(t, _mm512_mul_ps(c, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, f));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, f));
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(c, d));
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
-            break;
-    }
-    return t;
-}
+// The emulated product of split operands (emulated-fp32.h).
+LEGACY_TWIN_TARGET inline __m512 emul(const Parts & x, const Parts & y, fp32_accuracy acc) { return twin::emulated_mul(x, y, acc); }
 
 template <LType T>
 LEGACY_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * c, int tn, int valid) {
