@@ -63,37 +63,43 @@ FloatAct float_kind(ActFormat f) {
 
 }  // namespace
 
+void quantize_activation_row(const ggml_tensor * src1, const void * row, const ActivationLayout & L, int64_t r, void * dst,
+                             float * scratch) {
+    auto * out = static_cast<uint8_t *>(dst);
+    const int64_t nt = r / L.tile_n;
+    const int t = static_cast<int>(r % L.tile_n);
+    const float * x = nullptr;
+    if (row != nullptr) {
+        if (src1->type == GGML_TYPE_F32 && src1->nb[0] == sizeof(float)) {
+            x = static_cast<const float *>(row);
+        } else {
+            load_row(src1, static_cast<const char *>(row), L.k, scratch);
+            x = scratch;
+        }
+    }
+    for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
+        uint8_t * tile = out + L.tile_offset(nt, kt);
+        const int64_t k0 = kt * L.tile_k;
+        const int valid_k = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(L.tile_k, L.k - k0)));
+        const float * xk = (x != nullptr && valid_k > 0) ? x + k0 : nullptr;
+        if (L.quantized()) {
+            const xdna_aie::ActTileFormat f = L.quant_tile();
+            if (t == 0) {
+                clear_activation_tile_padding(f, tile);
+            }
+            quantize_activation_token(xk, valid_k, t, f, tile);
+        } else {
+            store_float_activation_token(xk, valid_k, t, float_kind(L.format), L.float_tile(), tile);
+        }
+    }
+}
+
 void quantize_activation_rows(const ggml_tensor * src1, int64_t i2, int64_t i3, const ActivationLayout & L,
                               int64_t r0, int64_t r1, void * dst, float * scratch) {
-    auto * out = static_cast<uint8_t *>(dst);
     for (int64_t r = r0; r < r1; ++r) {
-        const int64_t nt = r / L.tile_n;
-        const int t = static_cast<int>(r % L.tile_n);
-        const float * x = nullptr;
-        if (r < L.n) {
-            const char * row = static_cast<const char *>(src1->data) + r * src1->nb[1] + i2 * src1->nb[2] + i3 * src1->nb[3];
-            if (src1->type == GGML_TYPE_F32 && src1->nb[0] == sizeof(float)) {
-                x = reinterpret_cast<const float *>(row);
-            } else {
-                load_row(src1, row, L.k, scratch);
-                x = scratch;
-            }
-        }
-        for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
-            uint8_t * tile = out + L.tile_offset(nt, kt);
-            const int64_t k0 = kt * L.tile_k;
-            const int valid_k = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(L.tile_k, L.k - k0)));
-            const float * xk = (x != nullptr && valid_k > 0) ? x + k0 : nullptr;
-            if (L.quantized()) {
-                const xdna_aie::ActTileFormat f = L.quant_tile();
-                if (t == 0) {
-                    clear_activation_tile_padding(f, tile);
-                }
-                quantize_activation_token(xk, valid_k, t, f, tile);
-            } else {
-                store_float_activation_token(xk, valid_k, t, float_kind(L.format), L.float_tile(), tile);
-            }
-        }
+        const char * row = r < L.n ? static_cast<const char *>(src1->data) + r * src1->nb[1] + i2 * src1->nb[2] + i3 * src1->nb[3]
+                                   : nullptr;
+        quantize_activation_row(src1, row, L, r, dst, scratch);
     }
 }
 

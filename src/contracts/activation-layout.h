@@ -50,4 +50,10 @@ ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int
 void quantize_activation_rows(const ggml_tensor * src1, int64_t i2, int64_t i3, const ActivationLayout & L,
                               int64_t r0, int64_t r1, void * dst, float * scratch);
 
+// Token row `r` of a buffer of layout L from `row`, one row of src1's type and element stride (any
+// row of any tensor of that type: MUL_MAT_ID gathers the tokens routed to one expert this way), or
+// zeros when `row` is null (padding tokens). `scratch` holds at least k_pad floats.
+void quantize_activation_row(const ggml_tensor * src1, const void * row, const ActivationLayout & L, int64_t r, void * dst,
+                             float * scratch);
+
 }  // namespace xdna

@@ -65,6 +65,7 @@ void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & 
         const InvocationStats s = i < stats.size() ? stats[i] : InvocationStats{};
         Row & r = rows_[row_key(inv)];
         ++r.count;
+        expert_invocations_ += inv.kind == KernelKind::matmul && inv.matmul.expert >= 0 ? 1 : 0;
         r.host_us += host_us / n;  // host preparation is shared by the submission's invocations
         r.device_us += total_macs > 0 ? device_us * static_cast<double>(inv.macs()) / total_macs : device_us / n;
         r.modelled_us += s.modelled_us;
@@ -101,6 +102,10 @@ void Profiler::report(const char * device_description) {
         }
         std::fprintf(stderr, "\nxdna profile (%s): %llu submissions, %llu matmul invocations\n", device_description,
                      static_cast<unsigned long long>(submissions_), static_cast<unsigned long long>(invocations));
+        if (expert_invocations_ > 0) {
+            std::fprintf(stderr, "  of which %llu MUL_MAT_ID expert invocations (one per expert a ubatch selected)\n",
+                         static_cast<unsigned long long>(expert_invocations_));
+        }
         std::fprintf(stderr, "  host overhead per invocation (measured, plan + activation quantization): %.1f us\n",
                      host_us_total_ / std::max<uint64_t>(invocations, 1));
         std::fprintf(stderr, "  NPU time (MODELLED by the XDNA2 timing model, not measured): %.1f ms, of which submissions %.1f ms\n",
@@ -137,6 +142,7 @@ void Profiler::report(const char * device_description) {
     rows_.clear();
     trace_.clear();
     submissions_ = 0;
+    expert_invocations_ = 0;
     host_us_total_ = 0;
     modelled_submit_us_ = 0;
 }

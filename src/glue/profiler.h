@@ -48,6 +48,7 @@ private:
     std::mutex                 mutex_;
     std::map<std::string, Row> rows_;
     uint64_t                   submissions_ = 0;
+    uint64_t                   expert_invocations_ = 0;  // MUL_MAT_ID: one per selected expert
     double                     host_us_total_ = 0;
     double                     modelled_submit_us_ = 0;
     std::vector<TraceEvent>    trace_;

@@ -1,8 +1,9 @@
-// XDNA backend (stream): runs the MUL_MATs of each graph split as one submission.
+// XDNA backend (stream): runs the MUL_MATs and MUL_MAT_IDs of each graph split as one submission.
 //
 // Per submission: the plan (scratch layout, activation sharing, invocations) comes from a cache keyed
 // by the split's shapes and addresses, so after the first token a step only quantizes activations
-// (once per distinct src1: Q, K and V share one), packs weights that were not packed at load (tests'
+// (once per distinct src1: Q, K and V share one; a MUL_MAT_ID's rows gathered per selected expert,
+// read from its ids), packs weights that were not packed at load (tests'
 // compute-buffer weights), submits every invocation at once and waits once.
 #include "glue/xdna-backend.h"
 
@@ -44,7 +45,14 @@ struct BackendContext {
     uint64_t                      plans_generation = 0;
     std::vector<uint64_t>         signature;  // of the pending submission, reused
     std::vector<ggml_tensor *>    pending;
+    std::vector<ggml_tensor *>    done;       // the nodes of the submission being run
     std::vector<float>            row_scratch;
+    RoutedBatch                   routed;       // this ubatch's expert routing (plans with MUL_MAT_IDs)
+    struct ExpertRows {
+        uint32_t op, group;
+        int64_t  r0, r1;
+    };
+    std::vector<ExpertRows>       expert_jobs;
     std::chrono::milliseconds     timeout = run_timeout();
     bool                          fallback_logged = false;
     uint64_t                      fallback_runs = 0;
@@ -62,6 +70,7 @@ struct BackendContext {
 
     const BatchPlan * plan_for_pending();
     void              quantize(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes);
+    void              gather_experts(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes);
     ggml_status       flush();
     ggml_status       compute(ggml_cgraph * graph);
 };
@@ -122,6 +131,47 @@ void BackendContext::quantize(const BatchPlan & plan, const std::vector<ggml_ten
     }
 }
 
+// The rows routed to each selected expert, quantized into that expert's activation tiles (padding
+// rows as zeros); weights that were not packed at load are packed for the selected experts only.
+void BackendContext::gather_experts(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes) {
+    char * base = static_cast<char *>(scratch->host_ptr());
+    expert_jobs.clear();
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+        const PlannedMatmul & p = plan.ops[i];
+        if (!p.by_expert) {
+            continue;
+        }
+        const ExpertRouting & r = routed.routing[i];
+        for (size_t g = 0; g < r.groups.size(); ++g) {
+            const int64_t n_pad = r.groups[g].activations.n_pad;
+            for (int64_t r0 = 0; r0 < n_pad; r0 += 8) {
+                expert_jobs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(g), r0, std::min<int64_t>(n_pad, r0 + 8)});
+            }
+            if (!p.packed_weights) {
+                pack_plain_weight_matrix(nodes[i]->src[0], p.experts.weights, r.groups[g].expert, base + p.weight_offset);
+            }
+        }
+        if (!p.packed_weights) {
+            clear_weight_padding(p.experts.weights, base + p.weight_offset);
+        }
+    }
+    const size_t k = static_cast<size_t>(plan.max_k_pad);
+    row_scratch.resize(k * host_pool.size());
+    auto job = [&](int64_t i, int thread) {
+        const ExpertRows & j = expert_jobs[i];
+        const PlannedMatmul & p = plan.ops[j.op];
+        const ExpertRouting & r = routed.routing[j.op];
+        const ExpertGroup & g = r.groups[j.group];
+        const ggml_tensor * src1 = nodes[j.op]->src[1];
+        for (int64_t row = j.r0; row < j.r1; ++row) {
+            const void * src = row < g.activations.n ? pair_source_row(src1, p.experts, r.pair[g.first + row]) : nullptr;
+            quantize_activation_row(src1, src, g.activations, row, base + p.expert_act_offset + g.act_offset,
+                                    row_scratch.data() + thread * k);
+        }
+    };
+    host_pool.parallel_for(static_cast<int64_t>(expert_jobs.size()), job);
+}
+
 ggml_status BackendContext::flush() {
     if (pending.empty()) {
         return GGML_STATUS_SUCCESS;
@@ -133,19 +183,33 @@ ggml_status BackendContext::flush() {
         pending.clear();
         return GGML_STATUS_FAILED;
     }
+    const Batch * batch = &plan->batch;
+    if (plan->has_experts) {
+        std::string why;
+        if (!route_batch(*plan, pending, resolver, scratch.get(), routed, why)) {
+            GGML_LOG_ERROR("xdna: %s\n", why.c_str());
+            pending.clear();
+            return GGML_STATUS_FAILED;
+        }
+        batch = &routed.batch;
+        gather_experts(*plan, pending);
+    }
     quantize(*plan, pending);
     for (size_t i = 0; i < plan->ops.size(); ++i) {
         const PlannedMatmul & p = plan->ops[i];
-        if (!p.packed_weights) {
+        if (!p.packed_weights && !p.by_expert) {
             pack_plain_weights(pending[i]->src[0], p.plan.weights, static_cast<char *>(scratch->host_ptr()) + p.weight_offset);
         }
     }
+    // MUL_MAT_IDs' staged outputs go to dst after the run; the nodes are kept for that.
+    std::vector<ggml_tensor *> & nodes = done;
+    nodes.swap(pending);
     pending.clear();
     scratch->sync_to_device(0, plan->scratch_bytes);
 
     std::lock_guard<std::mutex> lock(dev.run_mutex);
     const auto t1 = Profiler::clock::now();
-    const Status st = dev.device->run(plan->batch, timeout);
+    const Status st = dev.device->run(*batch, timeout);
     if (!st.ok) {
         // The contracts' functional twins compute the same results on the host: the graph goes on,
         // slower, instead of failing or producing what a failed run left in the outputs.
@@ -155,11 +219,19 @@ ggml_status BackendContext::flush() {
             fallback_logged = true;
         }
         ++fallback_runs;
-        fallback->run(plan->batch);
-        return GGML_STATUS_SUCCESS;
+        fallback->run(*batch);
+    } else if (prof.enabled()) {
+        prof.record(*batch, dev.device->last_stats(), dev.device->last_batch_stats(), t0, t1, Profiler::clock::now());
     }
-    if (prof.enabled()) {
-        prof.record(plan->batch, dev.device->last_stats(), dev.device->last_batch_stats(), t0, t1, Profiler::clock::now());
+    if (plan->has_experts) {
+        scratch->sync_from_device(0, plan->scratch_bytes);
+        for (size_t i = 0; i < plan->ops.size(); ++i) {
+            const PlannedMatmul & p = plan->ops[i];
+            if (p.by_expert) {
+                scatter_expert_outputs(p.experts, routed.routing[i], static_cast<char *>(scratch->host_ptr()) + p.expert_out_offset,
+                                       nodes[i]);
+            }
+        }
     }
     return GGML_STATUS_SUCCESS;
 }
@@ -174,8 +246,9 @@ ggml_status BackendContext::compute(ggml_cgraph * graph) {
             case OpKind::noop:
                 break;
             case OpKind::matmul:
+            case OpKind::matmul_id:
                 // A matmul reading the output of one still pending must wait for that submission.
-                if (depends_on_pending(node->src[0]) || depends_on_pending(node->src[1])) {
+                if (depends_on_pending(node->src[0]) || depends_on_pending(node->src[1]) || depends_on_pending(node->src[2])) {
                     const ggml_status st = flush();
                     if (st != GGML_STATUS_SUCCESS) {
                         return st;

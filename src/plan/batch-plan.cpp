@@ -31,6 +31,28 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         PlannedMatmul p;
         p.node = node;
         MatmulChoice choice;
+        if (op_kind(node) == OpKind::matmul_id) {
+            // Gathered activations and staged outputs sized for any routing; weights not packed at
+            // load get a slot per expert, filled for the selected ones only.
+            if (!choose_matmul_id(node, resolve, choice, why) || !plan_matmul_id(node, resolve, choice, p.experts, why)) {
+                why = std::string(node->name) + ": " + why;
+                return false;
+            }
+            p.by_expert = true;
+            plan.has_experts = true;
+            p.expert_act_offset = size;
+            size = align_up(size + p.experts.act_bytes);
+            p.expert_out_offset = size;
+            size = align_up(size + p.experts.out_bytes);
+            plan.max_k_pad = std::max(plan.max_k_pad, p.experts.weights.padded_k());
+            p.packed_weights = resolve.is_packed && resolve.is_packed(node->src[0]);
+            if (!p.packed_weights) {
+                p.weight_offset = size;
+                size = align_up(size + p.experts.weights.total_bytes);
+            }
+            plan.ops.push_back(std::move(p));
+            continue;
+        }
         if (!choose_matmul(node, resolve, choice, why) || !plan_matmul(node, choice, p.plan, why)) {
             why = std::string(node->name) + ": " + why;
             return false;
@@ -38,7 +60,7 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         const ActivationLayout & al = p.plan.activations;
         const auto shared = std::find_if(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
             const ActivationLayout & ql = q.plan.activations;
-            return q.quantizes && same_activations(q.node->src[1], node->src[1]) && ql.format == al.format &&
+            return !q.by_expert && q.quantizes && same_activations(q.node->src[1], node->src[1]) && ql.format == al.format &&
                    ql.k_pad == al.k_pad && ql.tile_n == al.tile_n;
         });
         if (shared != plan.ops.end()) {
@@ -68,6 +90,9 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
 bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why) {
     plan.batch.invocations.clear();
     for (const PlannedMatmul & p : plan.ops) {
+        if (p.by_expert) {
+            continue;  // routed per ubatch: route_batch()
+        }
         const MatmulPlan & mp = p.plan;
         const ggml_tensor * dst = p.node;
         const BufferSlice w = p.packed_weights ? resolve.slice_of(dst->src[0]) : BufferSlice{scratch, p.weight_offset};
@@ -89,6 +114,31 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
     return true;
 }
 
+bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve,
+                 DeviceBuffer * scratch, RoutedBatch & routed, std::string & why) {
+    routed.routing.resize(plan.ops.size());
+    routed.batch.invocations.assign(plan.batch.invocations.begin(), plan.batch.invocations.end());
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+        const PlannedMatmul & p = plan.ops[i];
+        if (!p.by_expert) {
+            continue;
+        }
+        const ggml_tensor * dst = nodes[i];
+        if (!route_experts(dst->src[2], p.experts, routed.routing[i], why)) {
+            why = std::string(dst->name) + ": " + why;
+            return false;
+        }
+        const BufferSlice w = p.packed_weights ? resolve.slice_of(dst->src[0]) : BufferSlice{scratch, p.weight_offset};
+        if (w.buffer == nullptr) {
+            why = std::string(dst->name) + ": weights not in device memory";
+            return false;
+        }
+        expert_invocations(p.experts, routed.routing[i], w, {scratch, p.expert_act_offset}, {scratch, p.expert_out_offset},
+                           routed.batch.invocations);
+    }
+    return true;
+}
+
 void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, std::vector<uint64_t> & sig) {
     sig.clear();
     auto add_tensor = [&](const ggml_tensor * t) {
@@ -100,9 +150,13 @@ void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResol
         }
     };
     for (const ggml_tensor * n : nodes) {
+        sig.push_back(static_cast<uint64_t>(n->op));
         add_tensor(n);
         add_tensor(n->src[0]);
         add_tensor(n->src[1]);
+        if (n->src[2] != nullptr) {
+            add_tensor(n->src[2]);  // MUL_MAT_ID's ids
+        }
         sig.push_back(resolve.is_packed && resolve.is_packed(n->src[0]) ? 1 : 0);
     }
 }

@@ -4,6 +4,7 @@
 // graph shape and reused for every token that has that shape (see PlanCache).
 #pragma once
 
+#include "plan/expert-plan.h"
 #include "plan/matmul-plan.h"
 #include "runtime/device.h"
 
@@ -25,6 +26,11 @@ struct PlannedMatmul {
     bool   quantizes = false;     // this op's src1 is quantized here (first op reading it)
     bool   packed_weights = true; // src0 was packed at load; otherwise packed into scratch per run
     size_t weight_offset = 0;     // scratch offset of the packed src0 when !packed_weights
+    // MUL_MAT_ID: `experts` instead of `plan`; its invocations are made per ubatch (route_batch).
+    bool       by_expert = false;
+    ExpertPlan experts;
+    size_t     expert_act_offset = 0;  // scratch offsets of its gathered activations and staged outputs
+    size_t     expert_out_offset = 0;
 };
 
 // Rows [r0, r1) of slice `slice` of ops[op]'s activation operand.
@@ -38,10 +44,20 @@ struct BatchPlan {
     std::vector<QuantizeJob>   quantize_jobs;
     int64_t                    max_k_pad = 0;   // longest padded activation row (host scratch floats)
     size_t                     scratch_bytes = 0;
-    Batch                      batch;           // the invocations, ready to submit
+    Batch                      batch;           // the invocations, ready to submit (MUL_MATs only)
+    bool                       has_experts = false;  // some op is a MUL_MAT_ID: submit route_batch()'s
 };
 
-// Lay out scratch for `nodes` (MUL_MATs, each planned as choose_matmul() decides with `resolve`; see
+// A plan with MUL_MAT_IDs, for one ubatch: each one's ids routed, and the Batch to submit (the plan's
+// invocations, then one per expert a token selected). Reused between ubatches (no reallocation).
+struct RoutedBatch {
+    std::vector<ExpertRouting> routing;  // per op of the plan (empty for MUL_MATs)
+    Batch                      batch;
+};
+bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve,
+                 DeviceBuffer * scratch, RoutedBatch & routed, std::string & why);
+
+// Lay out scratch for `nodes` (MUL_MATs and MUL_MAT_IDs, each planned as choose_matmul() / choose_matmul_id() decide with `resolve`; see
 // op-support.h for TensorResolver). Call fill_invocations() once scratch of plan.scratch_bytes exists.
 bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, BatchPlan & plan,
                   std::string & why);

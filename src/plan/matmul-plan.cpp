@@ -60,17 +60,19 @@ bool invocation_geometry(ggml_type type, int64_t m, int64_t k, int64_t n, Matmul
     return true;
 }
 
+void pack_plain_weight_matrix(const ggml_tensor * src0, const WeightLayout & L, int64_t mat, void * packed) {
+    const auto * base = static_cast<const char *>(src0->data);
+    const int64_t i2 = mat % src0->ne[2], i3 = mat / src0->ne[2];
+    for (int64_t i1 = 0; i1 < src0->ne[1]; ++i1) {
+        const char * row = base + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
+        pack_weight_rows(L, row, mat * L.rows + i1, 1, packed);
+    }
+}
+
 void pack_plain_weights(const ggml_tensor * src0, const WeightLayout & L, void * packed) {
     clear_weight_padding(L, packed);
-    const auto * base = static_cast<const char *>(src0->data);
-    for (int64_t i3 = 0; i3 < src0->ne[3]; ++i3) {
-        for (int64_t i2 = 0; i2 < src0->ne[2]; ++i2) {
-            const int64_t mat = i2 + i3 * src0->ne[2];
-            for (int64_t i1 = 0; i1 < src0->ne[1]; ++i1) {
-                const char * row = base + i1 * src0->nb[1] + i2 * src0->nb[2] + i3 * src0->nb[3];
-                pack_weight_rows(L, row, mat * L.rows + i1, 1, packed);
-            }
-        }
+    for (int64_t mat = 0; mat < L.mats; ++mat) {
+        pack_plain_weight_matrix(src0, L, mat, packed);
     }
 }
 

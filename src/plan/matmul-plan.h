@@ -48,5 +48,8 @@ bool invocation_geometry(ggml_type type, int64_t m, int64_t k, int64_t n, Matmul
 
 // Copy a plain (ggml row-major, any row strides) src0 into the packed layout at `packed`.
 void pack_plain_weights(const ggml_tensor * src0, const WeightLayout & L, void * packed);
+// The same for matrix `mat` (i2 + i3 * ne2) alone, padding untouched (MUL_MAT_ID packs the selected
+// experts only).
+void pack_plain_weight_matrix(const ggml_tensor * src0, const WeightLayout & L, int64_t mat, void * packed);
 
 }  // namespace xdna

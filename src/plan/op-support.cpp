@@ -14,12 +14,18 @@ OpKind op_kind(const ggml_tensor * op) {
             return OpKind::noop;
         case GGML_OP_MUL_MAT:
             return OpKind::matmul;
+        case GGML_OP_MUL_MAT_ID:
+            return OpKind::matmul_id;
         default:
             return OpKind::unsupported;
     }
 }
 
-bool matmul_supported(const ggml_tensor * dst, std::string & why) {
+namespace {
+
+// What MUL_MAT and MUL_MAT_ID share: a weight type with a contract, float activations, an F32 output
+// with contiguous rows, weight rows of whole blocks along dim 0, and equal K.
+bool operands_supported(const ggml_tensor * dst, std::string & why) {
     const ggml_tensor * src0 = dst->src[0];
     const ggml_tensor * src1 = dst->src[1];
     if (matmul_contract_for(src0->type) == nullptr) {
@@ -39,7 +45,7 @@ bool matmul_supported(const ggml_tensor * dst, std::string & why) {
         why = "weights with non-contiguous rows";
         return false;
     }
-    if (src0->ne[0] != src1->ne[0] || src1->ne[2] % src0->ne[2] != 0 || src1->ne[3] % src0->ne[3] != 0) {
+    if (src0->ne[0] != src1->ne[0]) {
         why = "inconsistent shapes";
         return false;
     }
@@ -50,7 +56,8 @@ bool matmul_supported(const ggml_tensor * dst, std::string & why) {
     return true;
 }
 
-bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, MatmulChoice & choice, std::string & why) {
+// Neither operand is (a view into) a weight packed at load, except src0 as a whole.
+bool no_packed_views(const ggml_tensor * dst, const TensorResolver & resolve, std::string & why) {
     const ggml_tensor * src0 = dst->src[0];
     const ggml_tensor * src1 = dst->src[1];
     if (resolve.is_packed) {
@@ -64,9 +71,14 @@ bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, Matm
             return false;
         }
     }
-    if (!matmul_supported(dst, why)) {
-        return false;
-    }
+    return true;
+}
+
+// src0 is not another backend's weight, and the device has a kernel for its contract at a token tile
+// for `n_tokens` (operands_supported() has found the contract).
+bool choose_kernel(const ggml_tensor * dst, int64_t n_tokens, const TensorResolver & resolve, MatmulChoice & choice,
+                   std::string & why) {
+    const ggml_tensor * src0 = dst->src[0];
     // A weight that lives in another backend's memory (llama.cpp keeps tied embeddings, used as the
     // output head, in a CPU buffer for get_rows) would have to be re-packed into NPU tiles for every
     // token: more work than the matmul itself. Its owner computes it.
@@ -80,8 +92,8 @@ bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, Matm
     // Only what the device has a kernel for (an NPU runs what its manifest installs); any token tile
     // serves any batch size, so one installed width is enough.
     const int tile_n = resolve.has_kernel
-                           ? choose_tile_n(*c, src1->ne[1], [&](const TileShape & t) { return resolve.has_kernel(*c, t); })
-                           : choose_tile_n(*c, src1->ne[1]);
+                           ? choose_tile_n(*c, n_tokens, [&](const TileShape & t) { return resolve.has_kernel(*c, t); })
+                           : choose_tile_n(*c, n_tokens);
     if (tile_n == 0) {
         why = std::string("no kernel for ") + c->name + " at any token tile";
         return false;
@@ -91,6 +103,46 @@ bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, Matm
     return true;
 }
 
+}  // namespace
+
+bool matmul_supported(const ggml_tensor * dst, std::string & why) {
+    const ggml_tensor * src0 = dst->src[0];
+    const ggml_tensor * src1 = dst->src[1];
+    if (!operands_supported(dst, why)) {
+        return false;
+    }
+    if (src1->ne[2] % src0->ne[2] != 0 || src1->ne[3] % src0->ne[3] != 0) {
+        why = "inconsistent shapes";
+        return false;
+    }
+    return true;
+}
+
+bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, MatmulChoice & choice, std::string & why) {
+    return no_packed_views(dst, resolve, why) && matmul_supported(dst, why) &&
+           choose_kernel(dst, dst->src[1]->ne[1], resolve, choice, why);
+}
+
+bool choose_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, MatmulChoice & choice, std::string & why) {
+    const ggml_tensor * src0 = dst->src[0];
+    const ggml_tensor * src1 = dst->src[1];
+    const ggml_tensor * ids = dst->src[2];
+    if (ids == nullptr || ids->type != GGML_TYPE_I32 || ids->nb[0] != sizeof(int32_t)) {
+        why = "expert ids must be contiguous I32 rows";
+        return false;
+    }
+    // ggml_mul_mat_id's own shape rules, checked again: a graph built by hand may break them.
+    if (src0->ne[3] != 1 || src1->ne[3] != 1 || ids->ne[2] != 1 || ids->ne[3] != 1 || ids->ne[1] != src1->ne[2] ||
+        (src1->ne[1] != 1 && src1->ne[1] != ids->ne[0]) || dst->ne[0] != src0->ne[1] || dst->ne[1] != ids->ne[0] ||
+        dst->ne[2] != ids->ne[1]) {
+        why = "inconsistent MUL_MAT_ID shapes";
+        return false;
+    }
+    // The token tile of a ubatch routed to one expert; each expert's group chooses again at run time.
+    return no_packed_views(dst, resolve, why) && operands_supported(dst, why) &&
+           choose_kernel(dst, src1->ne[2], resolve, choice, why);
+}
+
 bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::string & why) {
     switch (op_kind(op)) {
         case OpKind::noop:
@@ -98,6 +150,10 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
         case OpKind::matmul: {
             MatmulChoice choice;
             return choose_matmul(op, resolve, choice, why);
+        }
+        case OpKind::matmul_id: {
+            MatmulChoice choice;
+            return choose_matmul_id(op, resolve, choice, why);
         }
         case OpKind::unsupported:
             break;

@@ -25,6 +25,7 @@ struct TensorResolver {
 enum class OpKind {
     noop,         // views and reshapes: nothing to compute
     matmul,       // MUL_MAT: runs on the device if choose_matmul() accepts it
+    matmul_id,    // MUL_MAT_ID (mixture of experts): runs on the device if choose_matmul_id() accepts it
     unsupported,  // everything else stays on the CPU
 };
 OpKind op_kind(const ggml_tensor * op);
@@ -43,7 +44,15 @@ struct MatmulChoice {
 // (any tile serves any batch size: an invocation loops over token tiles). False with `why` otherwise.
 bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, MatmulChoice & choice, std::string & why);
 
-// The decision for any op: no-ops yes, MUL_MAT per choose_matmul(), everything else no.
+// The decision for one MUL_MAT_ID (dst[:, e, t] = src0[:, :, ids[e, t]] x src1[:, e % src1->ne[1], t]):
+// ids is I32, the weights are one stack of experts (ne[3] == 1) that the same conditions as MUL_MAT
+// accept, and the device has a kernel for the contract at some token tile. Each selected expert then
+// runs as one matmul invocation of that contract over its own slice of the stack (expert-plan.h).
+// `choice.tile_n` is the tile the whole ubatch would take; each expert's group of tokens chooses its own.
+bool choose_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, MatmulChoice & choice, std::string & why);
+
+// The decision for any op: no-ops yes, MUL_MAT per choose_matmul(), MUL_MAT_ID per choose_matmul_id(),
+// everything else no.
 bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::string & why);
 
 }  // namespace xdna

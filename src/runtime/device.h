@@ -60,6 +60,8 @@ struct MatmulInvocation {
     size_t      weight_tile_bytes = 0;  // bytes of one packed W tile
     size_t      act_tile_bytes = 0;     // bytes of one activation tile (TN tokens x TK)
     int64_t     out_row_stride = 0;     // floats between consecutive tokens in out
+    int32_t     expert = -1;            // MUL_MAT_ID: the expert of a weight stack whose slice `weights`
+                                        // is (for accounting only); -1 for a plain matmul
 
     uint64_t macs() const { return static_cast<uint64_t>(m_tiles * tile.m) * (n_tiles * tile.n) * (k_tiles * tile.k); }
     uint64_t weight_bytes() const { return weight_tile_bytes * m_tiles * k_tiles; }

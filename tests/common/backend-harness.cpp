@@ -93,6 +93,51 @@ MatmulResult run_matmul(ggml_backend_t backend, const MatmulCase & c, const std:
     return r;
 }
 
+MatmulResult run_mul_mat_id(ggml_backend_t backend, const MatmulIdCase & c, const std::vector<uint8_t> & w,
+                            const std::vector<float> & x, const std::vector<int32_t> & ids, bool weights_usage,
+                            ggml_status * status) {
+    ggml_backend_buffer_type_t buft = ggml_backend_get_default_buffer_type(backend);
+    ggml_init_params params = {ggml_tensor_overhead() * 8 + ggml_graph_overhead(), nullptr, /*no_alloc=*/true};
+    ggml_context * wctx = ggml_init(params);
+    ggml_tensor * W = ggml_new_tensor_3d(wctx, c.wtype, c.k, c.m, c.n_expert);
+    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, buft);
+    if (weights_usage) {
+        ggml_backend_buffer_set_usage(wbuf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    }
+    ggml_backend_tensor_set(W, w.data(), 0, w.size());
+
+    ggml_context * gctx = ggml_init(params);
+    ggml_tensor * X = ggml_new_tensor_3d(gctx, GGML_TYPE_F32, c.k, c.x_rows(), c.n_tokens);
+    ggml_set_input(X);
+    ggml_tensor * I = ggml_new_tensor_2d(gctx, GGML_TYPE_I32, c.n_used, c.n_tokens);
+    ggml_set_input(I);
+    ggml_tensor * out = ggml_mul_mat_id(gctx, W, X, I);
+    ggml_set_output(out);
+    ggml_cgraph * graph = ggml_new_graph(gctx);
+    ggml_build_forward_expand(graph, out);
+
+    MatmulResult r;
+    ggml_gallocr_t galloc = ggml_gallocr_new(buft);
+    EXPECT_TRUE(ggml_gallocr_alloc_graph(galloc, graph));
+    ggml_backend_tensor_set(X, x.data(), 0, ggml_nbytes(X));
+    ggml_backend_tensor_set(I, ids.data(), 0, ggml_nbytes(I));
+    const ggml_status st = ggml_backend_graph_compute(backend, graph);
+    if (status != nullptr) {
+        *status = st;
+    } else {
+        EXPECT_EQ(GGML_STATUS_SUCCESS, st);
+    }
+    r.out.resize(ggml_nelements(out));
+    ggml_backend_tensor_get(out, r.out.data(), 0, ggml_nbytes(out));
+    r.readback.resize(w.size());
+    ggml_backend_tensor_get(W, r.readback.data(), 0, r.readback.size());
+    ggml_gallocr_free(galloc);
+    ggml_free(gctx);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(wctx);
+    return r;
+}
+
 std::vector<double> contract_reference(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x) {
     if (reference_is_quantized(c.wtype)) {
         const std::vector<float> exact = contract_reference_exact(c, w, x);

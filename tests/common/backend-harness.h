@@ -30,6 +30,12 @@ struct MatmulResult {
 MatmulResult run_matmul(ggml_backend_t backend, const MatmulCase & c, const std::vector<uint8_t> & w,
                         const std::vector<float> & x, bool weights_usage = true, bool chunked_upload = false);
 
+// Run out = MUL_MAT_ID(W, X, ids) on `backend` (the same placement as run_matmul). `ids` is
+// [token][n_used]; the output is [token][slot][m]. Returns the graph status in `status`.
+MatmulResult run_mul_mat_id(ggml_backend_t backend, const MatmulIdCase & c, const std::vector<uint8_t> & w,
+                            const std::vector<float> & x, const std::vector<int32_t> & ids, bool weights_usage,
+                            ggml_status * status = nullptr);
+
 // The contract's value of every output as float64, for NMSE comparisons (against the CPU backend):
 // the exact fp32 result for quantized contracts, the float64 sum for float ones. Equality with the
 // contract is checked with contract_mismatch (contract-reference.h).

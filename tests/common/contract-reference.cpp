@@ -543,4 +543,34 @@ std::string contract_mismatch(const MatmulCase & c, const std::vector<uint8_t> &
     return msg.str();
 }
 
+std::string contract_id_mismatch(const MatmulIdCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x,
+                                 const std::vector<int32_t> & ids, const std::vector<float> & got) {
+    const size_t mat_bytes = ggml_row_size(c.wtype, c.k) * c.m;
+    if (w.size() != mat_bytes * c.n_expert || x.size() != static_cast<size_t>(c.k * c.x_rows() * c.n_tokens) ||
+        ids.size() != static_cast<size_t>(c.n_used * c.n_tokens) || got.size() != static_cast<size_t>(c.m * c.n_used * c.n_tokens)) {
+        return "operand sizes do not match the case";
+    }
+    std::string report;
+    int bad = 0;
+    for (int64_t t = 0; t < c.n_tokens; ++t) {
+        for (int64_t e = 0; e < c.n_used; ++e) {
+            const int32_t id = ids[t * c.n_used + e];
+            const std::vector<uint8_t> we(w.begin() + id * mat_bytes, w.begin() + (id + 1) * mat_bytes);
+            const float * xr = x.data() + (t * c.x_rows() + e % c.x_rows()) * c.k;
+            const std::vector<float> xe(xr, xr + c.k);
+            const float * gr = got.data() + (t * c.n_used + e) * c.m;
+            const std::vector<float> ge(gr, gr + c.m);
+            const std::string m = contract_mismatch(MatmulCase{c.wtype, c.k, c.m, 1}, we, xe, ge);
+            if (!m.empty() && bad++ < 3) {
+                report += "token " + std::to_string(t) + " slot " + std::to_string(e) + " expert " + std::to_string(id) + ": " +
+                          m + "\n";
+            }
+        }
+    }
+    if (bad > 3) {
+        report += std::to_string(bad) + " rows mismatch in all\n";
+    }
+    return report;
+}
+
 }  // namespace xdna_test

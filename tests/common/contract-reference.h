@@ -114,4 +114,21 @@ double float_contract_tolerance(ggml_type wtype, int64_t k);
 std::string contract_mismatch(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x,
                               const std::vector<float> & got);
 
+// ---- MUL_MAT_ID (mixture of experts) ----
+
+// dst[token][slot][m] = W[ids[token][slot]] x x[token][slot % x_rows]: each output row is the n = 1
+// contract of its expert's matrix and its activation row. Weights [expert][m][k bytes], activations
+// [token][x_rows][k], ids [token][n_used] (any values in [0, n_expert), repeats allowed).
+struct MatmulIdCase {
+    ggml_type wtype;
+    int64_t   k, m, n_expert, n_used, n_tokens;
+    bool      broadcast = false;  // x_rows = 1 instead of n_used
+    int64_t   x_rows() const { return broadcast ? 1 : n_used; }
+};
+
+// Empty when every row of `got` matches the contract (contract_mismatch on each row, routed here by
+// the reference's own loop over ids), else the first mismatching rows with their (token, slot, expert).
+std::string contract_id_mismatch(const MatmulIdCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x,
+                                 const std::vector<int32_t> & ids, const std::vector<float> & got);
+
 }  // namespace xdna_test

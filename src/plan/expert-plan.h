@@ -1,0 +1,87 @@
+// Planning MUL_MAT_ID (mixture of experts): dst[:, e, t] = W[ids[e, t]] x src1[:, e % ne11, t].
+//
+// A MUL_MAT_ID becomes, per ubatch, one matmul invocation per *selected* expert, all in the same Batch
+// as the split's other matmuls (one submission). Each invocation is an ordinary matmul contract call:
+// its weights are that expert's slice of the packed expert stack (weight-layout.h: [mat][m_tile]
+// [k_tile][tile], so an expert is one contiguous run), its activations are the tokens routed to it,
+// gathered by the host while it quantizes them (it quantizes every src1 anyway), and its output goes
+// to a staging area that the host scatters back into dst's (slot, token) rows. An expert no token
+// selects gets no invocation: its weights are never streamed. The NPU data movement this stands for is
+// aie/matmul_id/README.md.
+//
+// Why matmul invocations over expert slices and not a kernel kind of its own: the core kernels and
+// the tile ABI are exactly the matmul's, the only new thing is which W run the shim streams and where
+// A comes from and C goes, and all three are decided on the host from the ids before submission. A
+// separate kind would carry the same fields plus a list. (Folding the per-expert invocations of one
+// MUL_MAT_ID into one instruction stream, to save the per-invocation setup, is a device-side choice
+// that needs no new kind either: aie/matmul_id/README.md.)
+//
+// Two parts: ExpertPlan depends only on shapes (cached with the batch plan); ExpertRouting is read
+// from the ids for every ubatch.
+#pragma once
+
+#include "contracts/activation-layout.h"
+#include "contracts/matmul-contract.h"
+#include "contracts/weight-layout.h"
+#include "plan/op-support.h"
+#include "runtime/device.h"
+
+#include "ggml.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+struct ExpertPlan {
+    const MatmulContract * contract = nullptr;
+    WeightLayout     weights;          // the whole expert stack, one matrix per expert
+    int64_t          n_expert = 0;     // src0->ne[2]
+    int64_t          n_used = 0;       // ids->ne[0]: experts per token
+    int64_t          n_tokens = 0;     // ids->ne[1]
+    int64_t          src1_rows = 0;    // src1->ne[1]: n_used, or 1 when every slot reads the same row
+    std::vector<int> tiles;            // token tiles the device has for the contract, ascending
+    int64_t          out_row_stride = 0;  // floats per staging row: whole 64-row tiles (the NPU's C
+                                          // drain writes whole tiles, aie/matmul/README.md)
+    size_t act_bytes = 0;              // scratch for the gathered activations, worst case over routings
+    size_t out_bytes = 0;              // scratch for the staged outputs, worst case over routings
+
+    int64_t pairs() const { return n_used * n_tokens; }
+};
+
+// Plan a MUL_MAT_ID that choose_matmul_id() accepted; false with `why` otherwise.
+bool plan_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, const MatmulChoice & choice, ExpertPlan & plan,
+                    std::string & why);
+
+// One selected expert: the tokens routed to it this ubatch.
+struct ExpertGroup {
+    int32_t          expert = 0;
+    int64_t          first = 0;       // its first entry in ExpertRouting::pair
+    ActivationLayout activations;     // its gathered rows (n = rows routed to it)
+    size_t           act_offset = 0;  // within the plan's activation scratch
+    int64_t          out_row0 = 0;    // its first row in the staging area
+};
+
+struct ExpertRouting {
+    std::vector<ExpertGroup> groups;  // selected experts, ascending
+    std::vector<int64_t>     pair;    // per gathered row: slot + token * n_used, grouped by expert
+    std::vector<int64_t>     count;   // scratch for the counting sort, one per expert
+};
+
+// Read `ids` (host-visible memory) and group the (slot, token) pairs by expert. False with `why` when
+// an id is outside [0, n_expert): the CPU would index outside the weights; here it is an error.
+bool route_experts(const ggml_tensor * ids, const ExpertPlan & plan, ExpertRouting & routing, std::string & why);
+
+// The matmul invocations of one routed MUL_MAT_ID, appended to `batch`: one per selected expert.
+// `weights` is the packed expert stack, `act` and `out` the plan's two scratch areas.
+void expert_invocations(const ExpertPlan & plan, const ExpertRouting & routing, BufferSlice weights, BufferSlice act,
+                        BufferSlice out, std::vector<Invocation> & batch);
+
+// The src1 row that (slot, token) pair `pair` (slot + token * n_used) multiplies.
+const void * pair_source_row(const ggml_tensor * src1, const ExpertPlan & plan, int64_t pair);
+
+// Copy the staged output rows into dst (M floats per (slot, token) row).
+void scatter_expert_outputs(const ExpertPlan & plan, const ExpertRouting & routing, const void * staged, ggml_tensor * dst);
+
+}  // namespace xdna

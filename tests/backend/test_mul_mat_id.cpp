@@ -1,0 +1,163 @@
+// MUL_MAT_ID (mixture of experts) on the XDNA backend: every claimed weight type, fresh random weights,
+// activations and routings (repeated experts per token allowed, most experts unselected at small
+// batches), checked row by row against the independent contract reference (bit-exact for quantized
+// weights, within the float contracts' bound otherwise); the planner streams only selected experts,
+// all in one submission; ids outside the expert range are an error, not a crash.
+#include "backend-harness.h"
+#include "contracts/matmul-contract.h"
+#include "plan/batch-plan.h"
+#include "test-random.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <string>
+
+using namespace xdna_test;
+
+namespace {
+
+std::vector<int32_t> random_ids(const MatmulIdCase & c) {
+    std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(c.n_expert - 1));
+    std::vector<int32_t> ids(c.n_used * c.n_tokens);
+    for (auto & id : ids) {
+        id = pick(rng());
+    }
+    return ids;
+}
+
+void check_case(const MatmulIdCase & c, bool weights_usage) {
+    SCOPED_TRACE(testing::Message() << ggml_type_name(c.wtype) << " k=" << c.k << " m=" << c.m << " experts=" << c.n_expert
+                                    << " used=" << c.n_used << " tokens=" << c.n_tokens << " broadcast=" << c.broadcast
+                                    << " weights_usage=" << weights_usage << " seed=" << test_seed());
+    const std::vector<uint8_t> w = random_weights(c.wtype, c.k, c.m * c.n_expert);
+    const std::vector<float> x = random_floats(static_cast<size_t>(c.k * c.x_rows() * c.n_tokens));
+    const std::vector<int32_t> ids = random_ids(c);
+    const MatmulResult npu = run_mul_mat_id(xdna_backend(), c, w, x, ids, weights_usage);
+    ASSERT_EQ(0, std::memcmp(npu.readback.data(), w.data(), w.size())) << "get_tensor is not the original bytes";
+    EXPECT_EQ(contract_id_mismatch(c, w, x, ids, npu.out), "");
+}
+
+class ClaimedTypesId : public ::testing::TestWithParam<ggml_type> {};
+
+// K not a multiple of the tile K where the block allows it, M = 67 (row padding); 1 token (decode),
+// 7 tokens (groups of 1-4 rows) and 45 tokens x 2 slots over 5 experts (groups wider than 32: two tiles).
+TEST_P(ClaimedTypesId, LoadedWeightsEveryRoutingMatchesTheContract) {
+    const ggml_type t = GetParam();
+    const int64_t blck = ggml_blck_size(t);
+    const int64_t k = blck == 256 ? 768 : (blck == 32 ? 32 * 11 : 200);
+    for (int64_t n : {1, 7, 45}) {
+        check_case({t, k, 67, 5, 2, n}, true);
+    }
+    check_case({t, k, 67, 5, 3, 6, /*broadcast=*/true}, true);
+}
+
+TEST_P(ClaimedTypesId, PlainComputeBufferWeights) {
+    // As in test-backend-ops: the experts are packed at compute time, the selected ones only.
+    const ggml_type t = GetParam();
+    check_case({t, ggml_blck_size(t) == 256 ? 256 : 96, 33, 8, 2, 9}, false);
+}
+
+std::vector<ggml_type> contract_weight_types() {
+    std::vector<ggml_type> types;
+    for (const auto & c : xdna::all_matmul_contracts()) {
+        types.push_back(c.weight_type);
+    }
+    return types;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ClaimedTypesId, ::testing::ValuesIn(contract_weight_types()),
+                         [](const auto & info) { return std::string(ggml_type_name(info.param)); });
+
+TEST(MulMatId, ExpertIdOutOfRangeIsAnErrorNotACrash) {
+    const MatmulIdCase c{GGML_TYPE_Q4_K, 256, 64, 4, 2, 3};
+    const std::vector<uint8_t> w = random_weights(c.wtype, c.k, c.m * c.n_expert);
+    const std::vector<float> x = random_floats(static_cast<size_t>(c.k * c.x_rows() * c.n_tokens));
+    for (int32_t bad : {4, -1}) {
+        std::vector<int32_t> ids = random_ids(c);
+        ids[3] = bad;
+        ggml_status st = GGML_STATUS_SUCCESS;
+        run_mul_mat_id(xdna_backend(), c, w, x, ids, true, &st);
+        EXPECT_EQ(st, GGML_STATUS_FAILED) << "id " << bad;
+    }
+}
+
+// A host buffer standing in for device memory, for planning without a device.
+class HostBuffer final : public xdna::DeviceBuffer {
+public:
+    HostBuffer(void * p, size_t n) : p_(p), n_(n) {}
+    void * host_ptr() override { return p_; }
+    size_t size() const override { return n_; }
+    void   sync_to_device(size_t, size_t) override {}
+    void   sync_from_device(size_t, size_t) override {}
+
+private:
+    void * p_;
+    size_t n_;
+};
+
+// The planner turns two MUL_MAT_IDs and a MUL_MAT into one Batch with exactly one invocation per
+// selected expert, each streaming exactly that expert's slice of the stack.
+TEST(MulMatId, OnlySelectedExpertsAreStreamedAllInOneSubmission) {
+    SCOPED_TRACE(testing::Message() << "seed=" << test_seed());
+    const int64_t k = 512, m = 96, n_expert = 16, n_used = 2, n_tokens = 3;
+    ggml_init_params p = {64 << 20, nullptr, false};
+    ggml_context * ctx = ggml_init(p);
+    ggml_tensor * gate = ggml_new_tensor_3d(ctx, GGML_TYPE_Q4_K, k, m, n_expert);
+    ggml_tensor * up = ggml_new_tensor_3d(ctx, GGML_TYPE_Q6_K, k, m, n_expert);
+    ggml_tensor * shared = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, k, m);
+    ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, 1, n_tokens);
+    ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tokens);
+    std::set<int32_t> selected;
+    std::uniform_int_distribution<int32_t> pick(0, n_expert - 1);
+    for (int64_t i = 0; i < n_used * n_tokens; ++i) {
+        static_cast<int32_t *>(ids->data)[i] = pick(rng());
+        selected.insert(static_cast<int32_t *>(ids->data)[i]);
+    }
+    std::vector<ggml_tensor *> nodes = {ggml_mul_mat_id(ctx, gate, x, ids), ggml_mul_mat_id(ctx, up, x, ids),
+                                        ggml_mul_mat(ctx, shared, ggml_reshape_2d(ctx, x, k, n_tokens))};
+    for (ggml_tensor * n : nodes) {
+        ggml_set_name(n, "node");
+    }
+    HostBuffer mem(ggml_get_mem_buffer(ctx), ggml_get_mem_size(ctx));
+    xdna::TensorResolver resolve;
+    resolve.slice_of = [&](const ggml_tensor * t) {
+        return xdna::BufferSlice{&mem, static_cast<size_t>(static_cast<char *>(t->data) - static_cast<char *>(mem.host_ptr()))};
+    };
+    resolve.is_packed = [&](const ggml_tensor * t) { return t == gate || t == up; };
+
+    xdna::BatchPlan plan;
+    std::string why;
+    ASSERT_TRUE(xdna::layout_batch(nodes, resolve, plan, why)) << why;
+    std::vector<uint8_t> scratch_bytes(plan.scratch_bytes);
+    HostBuffer scratch(scratch_bytes.data(), scratch_bytes.size());
+    ASSERT_TRUE(xdna::fill_invocations(plan, resolve, &scratch, why)) << why;
+    EXPECT_TRUE(plan.has_experts);
+    xdna::RoutedBatch routed;
+    ASSERT_TRUE(xdna::route_batch(plan, nodes, resolve, &scratch, routed, why)) << why;
+
+    ASSERT_EQ(routed.batch.invocations.size(), 1 + 2 * selected.size());
+    for (int op = 0; op < 2; ++op) {
+        const ggml_tensor * w = op == 0 ? gate : up;
+        const xdna::WeightLayout & L = plan.ops[op].experts.weights;
+        std::set<int32_t> streamed;
+        uint64_t rows = 0;
+        for (const xdna::Invocation & inv : routed.batch.invocations) {
+            const xdna::MatmulInvocation & mi = inv.matmul;
+            if (mi.contract->weight_type != w->type) {
+                continue;
+            }
+            const size_t off = mi.weights.offset - resolve.slice_of(w).offset;
+            ASSERT_EQ(off % L.mat_bytes, 0u);
+            streamed.insert(static_cast<int32_t>(off / L.mat_bytes));
+            EXPECT_EQ(mi.weight_bytes(), L.mat_bytes) << "one expert's weights per invocation";
+            rows += mi.n;
+        }
+        EXPECT_EQ(streamed, selected) << "streamed experts != selected experts";
+        EXPECT_EQ(rows, static_cast<uint64_t>(n_used * n_tokens)) << "every (slot, token) routed once";
+    }
+    ggml_free(ctx);
+}
+
+}  // namespace
