@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Make the demo models: a Llama-architecture GGUF with RANDOM weights (not a trained model; it generates
 # gibberish) plus its Q4_K_M, Q8_0 and F16 quantizations, for end-to-end tests and benchmarks.
+# tiny-moe is the same for a Qwen3-MoE-architecture model (mixture of experts) with Qwen's tokenizer.
 #
-# usage: scripts/make-demo-model.sh [tiny|1b]      (default tiny)
+# usage: scripts/make-demo-model.sh [tiny|1b|tiny-moe]      (default tiny)
 # env:   BUILD_DIR   this project's build directory (default build), holding tools/make-demo-model
 #        MODELS_DIR  where the models go (default ~/.cache/ggml-xdna/models)
 #
@@ -11,9 +12,9 @@ set -euo pipefail
 
 preset=${1:-tiny}
 case "$preset" in
-    tiny) base_type=f32 ;;
+    tiny|tiny-moe) base_type=f32 ;;
     1b)   base_type=f16 ;;   # an f32 1B model would be ~5 GB for no gain in what the demo can show
-    *) echo "usage: $0 [tiny|1b]" >&2; exit 2 ;;
+    *) echo "usage: $0 [tiny|1b|tiny-moe]" >&2; exit 2 ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +28,8 @@ llama=$("$here/llama-cpp.sh" | tail -n 1)
 tool=$build_dir/tools/make-demo-model/make-demo-model
 quantize=$llama/build/bin/llama-quantize
 vocab=$llama/src/models/ggml-vocab-llama-bpe.gguf
+# Qwen3 models use Qwen2's tokenizer; llama.cpp ships it as a vocab file too.
+[ "$preset" = tiny-moe ] && vocab=$llama/src/models/ggml-vocab-qwen2.gguf
 [ -x "$tool" ]     || { log "missing $tool; build this project first (cmake --build $build_dir)"; exit 1; }
 [ -x "$quantize" ] || { log "missing $quantize"; exit 1; }
 

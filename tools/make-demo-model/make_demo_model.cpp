@@ -1,4 +1,5 @@
-// make-demo-model: write a Llama-architecture GGUF with RANDOM weights and the real Llama 3 tokenizer.
+// make-demo-model: write a Llama-architecture GGUF with RANDOM weights and the real Llama 3 tokenizer,
+// or (preset tiny-moe) a Qwen3-MoE-architecture one with the vocab file it is given (Qwen2's).
 //
 // The backend needs end-to-end models to exercise (load, offload, generate, compare against the CPU)
 // without depending on downloading licensed checkpoints. A random-weight model has the exact tensor
@@ -30,18 +31,24 @@ namespace {
 struct preset {
     const char * name;
     int64_t n_embd;
-    int64_t n_ff;
+    int64_t n_ff;          // dense FFN width; per expert for MoE presets
     int64_t n_layer;
     int64_t n_head;
     int64_t n_head_kv;
     int64_t n_ctx;
+    int64_t n_expert = 0;  // 0: dense Llama; else Qwen3-MoE with this many experts per layer
+    int64_t n_expert_used = 0;
 };
 
 // tiny: small enough that a full CPU run takes seconds; 1b: the layer shapes of Llama 3.2 1B, for
 // benchmarks (1.5 G params rather than 1.24 G because the output head is not tied to the embeddings).
+// tiny-moe: Qwen3-MoE's graph (per-head Q/K norms, a softmax router, top-k experts with normalized
+// weights) at tiny size: 16 experts of width 512, 4 used per token, so a short prompt selects some
+// experts and leaves others unselected, as in Qwen3-30B-A3B (128 experts of 768, 8 used).
 const preset PRESETS[] = {
-    { "tiny",  256,  768,  4,  8, 4, 2048 },
-    { "1b",   2048, 8192, 16, 32, 8, 4096 },
+    { "tiny",      256,  768,  4,  8, 4, 2048 },
+    { "1b",       2048, 8192, 16, 32, 8, 4096 },
+    { "tiny-moe",  256,  512,  4,  8, 4, 2048, 16, 4 },
 };
 
 constexpr float ROPE_FREQ_BASE = 500000.0f;  // Llama 3
@@ -67,12 +74,14 @@ struct options {
 
 void usage(FILE * f, const char * argv0) {
     fprintf(f,
-        "usage: %s --vocab <ggml-vocab-llama-bpe.gguf> --out <file.gguf> [--preset tiny|1b] [--type f32|f16] [--seed N]\n"
+        "usage: %s --vocab <ggml-vocab-*.gguf> --out <file.gguf> [--preset tiny|1b|tiny-moe] [--type f32|f16] [--seed N]\n"
         "\n"
         "Writes a Llama-architecture GGUF with RANDOM weights (not a trained model; it generates gibberish)\n"
-        "and the Llama 3 tokenizer copied from the given vocab file.\n"
+        "and the tokenizer copied from the given vocab file (llama.cpp's ggml-vocab-llama-bpe.gguf: Llama 3's).\n"
         "  --preset  tiny (default): n_embd 256, n_ff 768, 4 layers, 8 heads (4 KV), ctx 2048\n"
         "            1b: Llama 3.2 1B dims: n_embd 2048, n_ff 8192, 16 layers, 32 heads (8 KV), ctx 4096\n"
+        "            tiny-moe: Qwen3-MoE architecture: n_embd 256, 4 layers, 8 heads (4 KV), 16 experts of\n"
+        "            n_ff 512, 4 used per token (give it llama.cpp's ggml-vocab-qwen2.gguf, Qwen3's tokenizer)\n"
         "  --type    type of the weight matrices (default f32); norm weights are always f32\n"
         "  --seed    random seed (default 42); the same seed gives the same file\n",
         argv0);
@@ -117,7 +126,7 @@ options parse_args(int argc, char ** argv) {
                 }
             }
             if (!o.p) {
-                die("unknown preset '%s' (expected tiny or 1b)", v.c_str());
+                die("unknown preset '%s' (expected tiny, 1b or tiny-moe)", v.c_str());
             }
         } else if (a == "--type") {
             if (v == "f32") {
@@ -282,22 +291,32 @@ int main(int argc, char ** argv) {
     const int64_t n_embd_kv   = n_embd_head * p.n_head_kv;
 
     gguf_context * g = gguf_init_empty();
+    const bool moe = p.n_expert > 0;
+    const std::string arch = moe ? "qwen3moe" : "llama";
+    auto key = [&](const char * k) { return arch + "." + k; };
     const std::string name = std::string("ggml-xdna demo (RANDOM WEIGHTS) ") + p.name;
-    gguf_set_val_str(g, "general.architecture", "llama");
+    gguf_set_val_str(g, "general.architecture", arch.c_str());
     gguf_set_val_str(g, "general.name", name.c_str());
     gguf_set_val_str(g, "general.description",
                      "Random weights for testing inference backends; not a trained model, output is gibberish.");
     gguf_set_val_u32(g, "general.file_type", o.type == GGML_TYPE_F16 ? 1 : 0);  // LLAMA_FTYPE_MOSTLY_F16 / ALL_F32
-    gguf_set_val_u32(g, "llama.vocab_size", uint32_t(n_vocab));
-    gguf_set_val_u32(g, "llama.context_length", uint32_t(p.n_ctx));
-    gguf_set_val_u32(g, "llama.embedding_length", uint32_t(p.n_embd));
-    gguf_set_val_u32(g, "llama.feed_forward_length", uint32_t(p.n_ff));
-    gguf_set_val_u32(g, "llama.block_count", uint32_t(p.n_layer));
-    gguf_set_val_u32(g, "llama.attention.head_count", uint32_t(p.n_head));
-    gguf_set_val_u32(g, "llama.attention.head_count_kv", uint32_t(p.n_head_kv));
-    gguf_set_val_u32(g, "llama.rope.dimension_count", uint32_t(n_embd_head));
-    gguf_set_val_f32(g, "llama.rope.freq_base", ROPE_FREQ_BASE);
-    gguf_set_val_f32(g, "llama.attention.layer_norm_rms_epsilon", RMS_EPS);
+    gguf_set_val_u32(g, key("vocab_size").c_str(), uint32_t(n_vocab));
+    gguf_set_val_u32(g, key("context_length").c_str(), uint32_t(p.n_ctx));
+    gguf_set_val_u32(g, key("embedding_length").c_str(), uint32_t(p.n_embd));
+    gguf_set_val_u32(g, key("feed_forward_length").c_str(), uint32_t(p.n_ff));
+    gguf_set_val_u32(g, key("block_count").c_str(), uint32_t(p.n_layer));
+    gguf_set_val_u32(g, key("attention.head_count").c_str(), uint32_t(p.n_head));
+    gguf_set_val_u32(g, key("attention.head_count_kv").c_str(), uint32_t(p.n_head_kv));
+    gguf_set_val_u32(g, key("rope.dimension_count").c_str(), uint32_t(n_embd_head));
+    gguf_set_val_f32(g, key("rope.freq_base").c_str(), ROPE_FREQ_BASE);
+    gguf_set_val_f32(g, key("attention.layer_norm_rms_epsilon").c_str(), RMS_EPS);
+    if (moe) {
+        gguf_set_val_u32(g, key("expert_count").c_str(), uint32_t(p.n_expert));
+        gguf_set_val_u32(g, key("expert_used_count").c_str(), uint32_t(p.n_expert_used));
+        gguf_set_val_u32(g, key("expert_feed_forward_length").c_str(), uint32_t(p.n_ff));
+        gguf_set_val_u32(g, key("attention.key_length").c_str(), uint32_t(n_embd_head));
+        gguf_set_val_u32(g, key("attention.value_length").c_str(), uint32_t(n_embd_head));
+    }
     for (int64_t i = 0; i < gguf_get_n_kv(vocab); ++i) {
         if (strncmp(gguf_get_key(vocab, i), "tokenizer.", 10) == 0) {
             copy_kv(g, vocab, i);
@@ -307,12 +326,15 @@ int main(int argc, char ** argv) {
 
     // Tensor descriptors only (no_alloc): the data is generated and written one tensor at a time, so peak
     // memory is one tensor rather than the whole model.
-    const size_t n_tensors = 3 + 9 * size_t(p.n_layer);
+    const size_t n_tensors = 3 + 12 * size_t(p.n_layer);
     ggml_init_params iparams = { ggml_tensor_overhead() * n_tensors, nullptr, /*no_alloc =*/ true };
     ggml_context * ctx = ggml_init(iparams);
     std::vector<tensor_spec> specs;
-    auto add = [&](const std::string & tname, ggml_type type, int64_t ne0, int64_t ne1, float mean, float std) {
-        ggml_tensor * t = ne1 == 0 ? ggml_new_tensor_1d(ctx, type, ne0) : ggml_new_tensor_2d(ctx, type, ne0, ne1);
+    auto add = [&](const std::string & tname, ggml_type type, int64_t ne0, int64_t ne1, float mean, float std,
+                   int64_t ne2 = 1) {
+        ggml_tensor * t = ne1 == 0   ? ggml_new_tensor_1d(ctx, type, ne0)
+                          : ne2 == 1 ? ggml_new_tensor_2d(ctx, type, ne0, ne1)
+                                     : ggml_new_tensor_3d(ctx, type, ne0, ne1, ne2);
         ggml_set_name(t, tname.c_str());
         gguf_add_tensor(g, t);
         specs.push_back({ t, mean, std });
@@ -334,9 +356,21 @@ int main(int argc, char ** argv) {
         add(b + "attn_v.weight",      wt,            p.n_embd, n_embd_kv, 0.0f, s_embd);
         add(b + "attn_output.weight", wt,            p.n_embd, p.n_embd,  0.0f, s_embd);
         add(b + "ffn_norm.weight",    GGML_TYPE_F32, p.n_embd, 0,         1.0f, NORM_NOISE_STD);
-        add(b + "ffn_gate.weight",    wt,            p.n_embd, p.n_ff,    0.0f, s_embd);
-        add(b + "ffn_up.weight",      wt,            p.n_embd, p.n_ff,    0.0f, s_embd);
-        add(b + "ffn_down.weight",    wt,            p.n_ff,   p.n_embd,  0.0f, s_ff);
+        if (!moe) {
+            add(b + "ffn_gate.weight", wt, p.n_embd, p.n_ff,   0.0f, s_embd);
+            add(b + "ffn_up.weight",   wt, p.n_embd, p.n_ff,   0.0f, s_embd);
+            add(b + "ffn_down.weight", wt, p.n_ff,   p.n_embd, 0.0f, s_ff);
+            continue;
+        }
+        // Qwen3's per-head Q and K norms; the router (kept F32 by llama-quantize, as in real MoE GGUFs)
+        // with std 1/sqrt(n_embd) gives router logits of std about 1: routing varies from token to token
+        // without near-ties everywhere; the experts are shaped as the dense FFN, one matrix per expert.
+        add(b + "attn_q_norm.weight",  GGML_TYPE_F32, n_embd_head, 0, 1.0f, NORM_NOISE_STD);
+        add(b + "attn_k_norm.weight",  GGML_TYPE_F32, n_embd_head, 0, 1.0f, NORM_NOISE_STD);
+        add(b + "ffn_gate_inp.weight", GGML_TYPE_F32, p.n_embd, p.n_expert, 0.0f, s_embd);
+        add(b + "ffn_gate_exps.weight", wt, p.n_embd, p.n_ff,   0.0f, s_embd, p.n_expert);
+        add(b + "ffn_up_exps.weight",   wt, p.n_embd, p.n_ff,   0.0f, s_embd, p.n_expert);
+        add(b + "ffn_down_exps.weight", wt, p.n_ff,   p.n_embd, 0.0f, s_ff,   p.n_expert);
     }
 
     // Write under a temporary name and rename at the end, so an interrupted run never leaves a truncated

@@ -3,6 +3,7 @@
 #include "invocation-shape.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace xdna_bench {
@@ -41,9 +42,20 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
 
 }  // namespace
 
+ExpertLoad expert_load(const ModelDims & d, int64_t tokens) {
+    // T tokens each pick k of E experts; with uniform routing an expert is missed by all of them with
+    // probability (1 - k/E)^T, so E (1 - (1 - k/E)^T) are selected, each with T k / selected rows.
+    const double e = static_cast<double>(d.n_expert), k = static_cast<double>(d.n_expert_used);
+    const double selected = e * (1.0 - std::pow(1.0 - k / e, static_cast<double>(tokens)));
+    ExpertLoad load;
+    load.experts = std::max<int64_t>(1, std::llround(selected));
+    load.rows = std::max<int64_t>(1, (tokens * d.n_expert_used + load.experts - 1) / load.experts);
+    return load;
+}
+
 const char * grouping_name(Grouping g) {
     switch (g) {
-        case Grouping::per_split: return "one submission per ggml split (4 per layer + head)";
+        case Grouping::per_split: return "one submission per ggml split (4 per layer, 5 with experts, + head)";
         case Grouping::per_layer: return "one submission per layer + head";
         case Grouping::per_token: return "one submission per token/ubatch";
     }
@@ -59,7 +71,7 @@ const char * PhaseModel::dominant() const {
 }
 
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
-                       int64_t tokens, Grouping grouping) {
+                       int64_t tokens, Grouping grouping, bool fold_experts) {
     PhaseModel out;
     out.tokens = tokens;
     ggml_type uniform = GGML_TYPE_COUNT;
@@ -79,18 +91,25 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
         for (size_t i = 0; i < mm.size(); ++i) {
             bool ok = false;
             const ggml_type t = matmul_type(d, l, static_cast<int>(i), uniform, q4_k_m);
-            Job j{invocation_shape(t, mm[i].m, mm[i].k, tokens, ok), 0};
+            // A MUL_MAT_ID is one invocation per selected expert over that expert's slice (as the
+            // planner does), with the tokens routed to it.
+            ExpertLoad load = mm[i].experts ? expert_load(d, tokens) : ExpertLoad{1, tokens};
+            const int64_t stacked = fold_experts ? load.experts : 1;
+            load.experts /= stacked;
+            Job j{invocation_shape(t, mm[i].m * stacked, mm[i].k, load.rows, ok), 0};
             if (!ok) {
                 continue;  // no NPU contract: that matmul stays on the CPU
             }
-            j.group = grouping == Grouping::per_split ? l * 4 + mm[i].split
+            j.group = grouping == Grouping::per_split ? l * 8 + mm[i].split
                     : grouping == Grouping::per_layer ? l
                                                       : 0;
             if (j.group != pending_group && !pending.empty()) {
                 flush();
             }
             pending_group = j.group;
-            pending.push_back(j);
+            for (int64_t e = 0; e < load.experts; ++e) {
+                pending.push_back(j);
+            }
         }
     }
     if (grouping != Grouping::per_token) {

@@ -40,8 +40,18 @@ struct PhaseModel {
     const char * dominant() const;
 };
 
+// A MUL_MAT_ID at `tokens` tokens: how many experts are selected and how many rows each gets, for
+// uniformly random routing (decode: exactly n_expert_used experts of one row).
+struct ExpertLoad {
+    int64_t experts = 1;
+    int64_t rows = 1;
+};
+ExpertLoad expert_load(const ModelDims & d, int64_t tokens);
+
 // Model all weight matmuls of `d` (types from `ftype`, see model-dims.h) for `tokens` tokens.
+// `fold_experts`: a MUL_MAT_ID's selected experts as one invocation (their slices stacked: the same
+// weight bytes and MACs, one argument setup) instead of one invocation each, as the planner does today.
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
-                       int64_t tokens, Grouping grouping);
+                       int64_t tokens, Grouping grouping, bool fold_experts = false);
 
 }  // namespace xdna_bench

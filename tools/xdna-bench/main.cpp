@@ -8,7 +8,7 @@
 //   xdna-bench overhead [options]    markdown: MEASURED host overhead per matmul, batched vs not
 //
 // Options:
-//   --models 1b,8b           built-in families (1b, 3b, 8b, qwen3-8b)       [sweep: 1b,8b; e2e: 8b]
+//   --models 1b,8b           built-in families (1b, 3b, 8b, qwen3-8b, qwen3-30b-a3b) [sweep: 1b,8b; e2e: 8b]
 //   --model FILE.gguf        dimensions (and, for e2e, tensor types) from a GGUF's metadata
 //   --batches 1,2,4,...      batch sizes (tokens)                            [1,2,4,...,512]
 //   --types q4_K,q6_K,...    weight types                                    [q4_K,q6_K,q8_0,q4_0,f16]

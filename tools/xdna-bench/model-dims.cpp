@@ -44,11 +44,15 @@ const std::vector<ModelDims> & builtin_models() {
     // n_embd, n_ff, heads / kv heads and vocab as in the kernel design notes' shape table; layer counts
     // and head dims from the models' published configurations.
     static const std::vector<ModelDims> models = [] {
-        std::vector<ModelDims> m(4);
+        std::vector<ModelDims> m(5);
         m[0].name = "1b";       m[0].n_embd = 2048; m[0].n_ff = 8192;  m[0].n_layer = 16; m[0].n_head = 32; m[0].n_head_kv = 8; m[0].head_dim = 64;  m[0].vocab = 128256;
         m[1].name = "3b";       m[1].n_embd = 3072; m[1].n_ff = 8192;  m[1].n_layer = 28; m[1].n_head = 24; m[1].n_head_kv = 8; m[1].head_dim = 128; m[1].vocab = 128256;
         m[2].name = "8b";       m[2].n_embd = 4096; m[2].n_ff = 14336; m[2].n_layer = 32; m[2].n_head = 32; m[2].n_head_kv = 8; m[2].head_dim = 128; m[2].vocab = 128256;
         m[3].name = "qwen3-8b"; m[3].n_embd = 4096; m[3].n_ff = 12288; m[3].n_layer = 36; m[3].n_head = 32; m[3].n_head_kv = 8; m[3].head_dim = 128; m[3].vocab = 151936;
+        // Qwen3-30B-A3B's published configuration (hidden 2048, moe_intermediate 768, 48 layers, 32 / 4
+        // heads of 128, 128 experts, 8 per token, vocab 151936).
+        m[4].name = "qwen3-30b-a3b"; m[4].n_embd = 2048; m[4].n_ff = 768; m[4].n_layer = 48; m[4].n_head = 32; m[4].n_head_kv = 4; m[4].head_dim = 128; m[4].vocab = 151936;
+        m[4].n_expert = 128; m[4].n_expert_used = 8;
         return m;
     }();
     return models;
@@ -65,6 +69,18 @@ const ModelDims * find_builtin_model(const std::string & name) {
 
 std::vector<LayerMatmul> layer_matmuls(const ModelDims & d) {
     const int64_t q = d.n_head * d.head_dim, kv = d.n_head_kv * d.head_dim;
+    if (d.n_expert > 0) {
+        return {
+            {"q", "attn_q", q, d.n_embd, 0},
+            {"k", "attn_k", kv, d.n_embd, 0},
+            {"v", "attn_v", kv, d.n_embd, 0},
+            {"o", "attn_output", d.n_embd, q, 1},
+            {"router", "ffn_gate_inp", d.n_expert, d.n_embd, 2},
+            {"gate", "ffn_gate_exps", d.n_ff, d.n_embd, 3, true},
+            {"up", "ffn_up_exps", d.n_ff, d.n_embd, 3, true},
+            {"down", "ffn_down_exps", d.n_embd, d.n_ff, 4, true},
+        };
+    }
     return {
         {"q", "attn_q", q, d.n_embd, 0},
         {"k", "attn_k", kv, d.n_embd, 0},
@@ -102,6 +118,10 @@ bool read_gguf_dims(const std::string & path, ModelDims & out, std::string & err
             error = "missing " + arch + suffix + " in " + path;
             return false;
         }
+    }
+    if (get_u32(g.get(), arch + ".expert_count", out.n_expert) && out.n_expert > 0) {
+        get_u32(g.get(), arch + ".expert_used_count", out.n_expert_used);
+        get_u32(g.get(), arch + ".expert_feed_forward_length", out.n_ff);
     }
     if (!get_u32(g.get(), arch + ".attention.head_count_kv", out.n_head_kv)) {
         out.n_head_kv = out.n_head;
@@ -156,8 +176,11 @@ ggml_type matmul_type(const ModelDims & d, int layer, int matmul_index, ggml_typ
     if (layer < static_cast<int>(d.layer_types.size()) && d.layer_types[layer][matmul_index] != GGML_TYPE_COUNT) {
         return d.layer_types[layer][matmul_index];
     }
+    const std::string name = layer_matmuls(d)[matmul_index].name;
+    if (name == "router") {
+        return GGML_TYPE_F32;  // llama.cpp's quantizer never quantizes ffn_gate_inp
+    }
     if (q4_k_m) {
-        const std::string name = layer_matmuls(d)[matmul_index].name;
         if ((name == "v" || name == "down") && use_more_bits(layer, static_cast<int>(d.n_layer))) {
             return GGML_TYPE_Q6_K;
         }

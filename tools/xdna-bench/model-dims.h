@@ -11,6 +11,8 @@ namespace xdna_bench {
 struct ModelDims {
     std::string name;
     int64_t n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0, vocab = 0;
+    // Mixture of experts (0: dense): n_ff is then one expert's width.
+    int64_t n_expert = 0, n_expert_used = 0;
     // Weight type of every matmul, when read from a GGUF ("blk.<i>.<name>.weight", "output.weight").
     std::vector<std::vector<ggml_type>> layer_types;  // [layer][matmul index]
     ggml_type output_type = GGML_TYPE_COUNT;
@@ -22,16 +24,20 @@ struct LayerMatmul {
     const char * tensor;   // GGUF tensor name suffix: attn_q, ...
     int64_t      m, k;
     int          split;    // ggml split it falls in: 0 = QKV, 1 = O, 2 = gate/up, 3 = down
+                           // (MoE: 2 = router, 3 = gate/up experts, 4 = down experts)
+    bool         experts = false;  // a MUL_MAT_ID over n_expert matrices of m x k
 };
 
-// Built-in families: 1b (Llama 3.2 1B), 3b (Llama 3.2 3B), 8b (Llama 3.1 8B), qwen3-8b.
+// Built-in families: 1b (Llama 3.2 1B), 3b (Llama 3.2 3B), 8b (Llama 3.1 8B), qwen3-8b, and the
+// mixture of experts qwen3-30b-a3b (Qwen3-30B-A3B: 128 experts of 768, 8 per token).
 const std::vector<ModelDims> & builtin_models();
 const ModelDims * find_builtin_model(const std::string & name);
 
 // Dimensions (and tensor types) from a GGUF's metadata; false with `error` if keys are missing.
 bool read_gguf_dims(const std::string & path, ModelDims & out, std::string & error);
 
-// The seven weight matmuls of one layer.
+// The weight matmuls of one layer: seven for a dense model; for MoE Q, K, V, O, the router and the
+// three expert stacks.
 std::vector<LayerMatmul> layer_matmuls(const ModelDims & d);
 
 // Weight type of a matmul under a llama.cpp file type: "q4_K_M" applies llama.cpp's rule (attn_v and
