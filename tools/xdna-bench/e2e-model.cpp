@@ -55,7 +55,7 @@ ExpertLoad expert_load(const ModelDims & d, int64_t tokens) {
 
 const char * grouping_name(Grouping g) {
     switch (g) {
-        case Grouping::per_split: return "one submission per ggml split (4 per layer, 5 with experts, + head)";
+        case Grouping::per_split: return "one submission per ggml split (4 per layer + head)";
         case Grouping::per_layer: return "one submission per layer + head";
         case Grouping::per_token: return "one submission per token/ubatch";
     }

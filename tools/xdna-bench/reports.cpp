@@ -143,7 +143,8 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
                  fmt(base.array_efficiency, 4).c_str(), fmt(base.submit_us, 0).c_str(), fmt(base.invocation_us, 0).c_str(),
                  tg.weight_bytes / 1e9);
     if (d.n_expert > 0) {
-        std::fprintf(out, "MoE: %lld experts of n_ff %lld, %lld per token (MUL_MAT_ID: one invocation per selected expert; "
+        std::fprintf(out, "MoE: %lld experts of n_ff %lld, %lld per token (MUL_MAT_ID: one invocation per selected expert; one more "
+                          "split per layer for the router; "
                           "prefill assumes uniform routing); ",
                      (long long) d.n_expert, (long long) d.n_ff, (long long) d.n_expert_used);
     }
