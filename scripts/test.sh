@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: builds what it needs, then runs every CTest test (unit, backend, the XRT-free
-# runtime tests, test-backend-ops and the end-to-end KL-divergence test on the demo model).
+# runtime tests, test-backend-ops and the end-to-end KL-divergence test on the demo models).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -8,6 +8,7 @@ build_dir=${BUILD_DIR:-$root/build}
 
 BUILD_DIR=$build_dir "$here/build.sh" >/dev/null
 models=$(BUILD_DIR=$build_dir "$here/make-demo-model.sh" tiny | tail -n 1)
+BUILD_DIR=$build_dir "$here/make-demo-model.sh" tiny-moe >/dev/null   # the MoE demo model, for the KLD test
 cmake -S "$root" -B "$build_dir" -DXDNA_MODELS_DIR="$models" >/dev/null
 cd "$build_dir"
 ctest --output-on-failure -j "${JOBS:-1}" "$@"

@@ -49,6 +49,26 @@ TEST(SupportsOp, RefusesWhatHasNoKernel) {
     EXPECT_FALSE(ggml_backend_dev_supports_op(xdna_device(), ggml_soft_max(c.ctx, a)));
 }
 
+bool supports_mul_mat_id(ggml_type wt, ggml_type xt, int64_t n_tokens) {
+    Ctx c;
+    // As llama.cpp's loader probes an expert stack: 8 of 128 experts, 512 tokens.
+    ggml_tensor * w = ggml_new_tensor_3d(c.ctx, wt, 256, 64, 128);
+    ggml_tensor * x = ggml_new_tensor_3d(c.ctx, xt, 256, 8, n_tokens);
+    ggml_tensor * ids = ggml_new_tensor_2d(c.ctx, GGML_TYPE_I32, 8, n_tokens);
+    return ggml_backend_dev_supports_op(xdna_device(), ggml_mul_mat_id(c.ctx, w, x, ids));
+}
+
+TEST(SupportsOp, MulMatIdForClaimedWeightTypesOnly) {
+    for (const auto & c : xdna::all_matmul_contracts()) {
+        for (int64_t n : {1, 7, 512}) {
+            EXPECT_TRUE(supports_mul_mat_id(c.weight_type, GGML_TYPE_F32, n)) << ggml_type_name(c.weight_type) << " n=" << n;
+        }
+    }
+    EXPECT_FALSE(supports_mul_mat_id(GGML_TYPE_IQ2_XXS, GGML_TYPE_F32, 8));
+    EXPECT_FALSE(supports_mul_mat_id(GGML_TYPE_MXFP4, GGML_TYPE_F32, 8));
+    EXPECT_FALSE(supports_mul_mat_id(GGML_TYPE_Q4_K, GGML_TYPE_Q8_0, 8));
+}
+
 // llama.cpp keeps tied embeddings in a CPU weight buffer (get_rows reads them) and uses them as the
 // output head: the XDNA device would re-pack them for every token, so it leaves that matmul to the CPU.
 // Weights in an ordinary (compute) buffer are still taken.
