@@ -83,6 +83,23 @@ TEST(MulMatId, ExpertIdOutOfRangeIsAnErrorNotACrash) {
     }
 }
 
+// A failed device run is recomputed on the host (the contracts' twins): the experts' outputs still
+// arrive in dst, exactly the contract's.
+TEST(MulMatId, DeviceErrorsFallBackWithExactResults) {
+    auto fail_runs = reinterpret_cast<ggml_backend_xdna_set_fail_runs_t>(
+        ggml_backend_reg_get_proc_address(ggml_backend_xdna_reg(), "ggml_backend_xdna_set_fail_runs"));
+    ASSERT_NE(fail_runs, nullptr);
+    const MatmulIdCase c{GGML_TYPE_Q4_K, 512, 70, 6, 2, 5};
+    SCOPED_TRACE(testing::Message() << "seed=" << test_seed());
+    const std::vector<uint8_t> w = random_weights(c.wtype, c.k, c.m * c.n_expert);
+    const std::vector<float> x = random_floats(static_cast<size_t>(c.k * c.x_rows() * c.n_tokens));
+    const std::vector<int32_t> ids = random_ids(c);
+    ASSERT_TRUE(fail_runs(xdna_device(), true));
+    const MatmulResult npu = run_mul_mat_id(xdna_backend(), c, w, x, ids, true);
+    fail_runs(xdna_device(), false);
+    EXPECT_EQ(contract_id_mismatch(c, w, x, ids, npu.out), "");
+}
+
 // A host buffer standing in for device memory, for planning without a device.
 class HostBuffer final : public xdna::DeviceBuffer {
 public:
