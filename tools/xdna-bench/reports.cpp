@@ -1,6 +1,7 @@
 #include "reports.h"
 
 #include "sim/calibration-points.h"
+#include "sim/feasibility.h"
 #include "sim/kernel-cycles.h"
 #include "e2e-model.h"
 #include "invocation-shape.h"
@@ -329,6 +330,29 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
         }
         std::fprintf(out, " the figures above assume the limit is lifted.\n");
     }
+}
+
+void print_feasibility(FILE * out) {
+    std::fprintf(out, "| family | TN | core data bytes (of 65536) | C depth | accumulators (of 8) | core DMA in/out (of 2/2) | "
+                      "memory tile in/out (of 6/6) | shim out/in (of 2/2) | program bytes, estimate (of 16384) | verdict |\n"
+                      "|---|---|---|---|---|---|---|---|---|---|\n");
+    std::string lines;
+    for (const auto & b : xdna::kernel_budgets()) {
+        const auto v = xdna::violations(b);
+        std::string verdict = v.empty() ? "fits" : "";
+        for (const auto & msg : v) {
+            verdict += (verdict.empty() ? "**does not fit**: " : "; ") + msg;
+        }
+        std::fprintf(out, "| %s | %d | %d | %d | %d | %d/%d | %d/%d | %d/%d | %d | %s |\n", b.family, b.tile_n, b.core_bytes(),
+                     b.c_depth, b.accumulators, b.core_in_used, b.core_out_used, b.memtile_in_used, b.memtile_out_used,
+                     b.shim_out_used, b.shim_in_used, b.program_bytes, verdict.c_str());
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "budget %s %d %d %d %d %d %d %d %d %d %d %d\n", b.family, b.tile_n, b.design_core_bytes,
+                      b.design_stack_bytes, b.design_data_bytes, b.c_depth, b.core_in_used, b.core_out_used,
+                      b.memtile_in_used, b.memtile_out_used, b.shim_out_used, b.shim_in_used);
+        lines += buf;
+    }
+    std::fprintf(out, "\n<!-- design.py figures, checked by tests/timing/check-budgets.sh:\n%s-->\n", lines.c_str());
 }
 
 void print_e2e_summary(FILE * out, const ModelDims & d, const std::string & ftype, int64_t pp_tokens, bool header) {
