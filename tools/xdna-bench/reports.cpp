@@ -101,7 +101,7 @@ void print_calibration(FILE * out) {
     const EfficiencyTier tiers[] = {EfficiencyTier::assembly_tuned, EfficiencyTier::competent_cpp,
                                     EfficiencyTier::first_kernel};
     std::fprintf(out, "| published point | source | kernel kind (tier) | used as | published | modelled in its tier | "
-                      "error | stated bound | modelled: assembly-tuned / competent C++ / first kernel | "
+                      "error | stated bound | modelled (error): assembly-tuned / competent C++ / first kernel | "
                       "compute / DRAM us (own tier) | assumptions |\n");
     std::fprintf(out, "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const auto & p : xdna::calibration_points()) {
@@ -111,9 +111,12 @@ void print_calibration(FILE * out) {
         const char * unit = metric_unit(p.metric);
         std::string all;
         for (auto tier : tiers) {
-            all += (all.empty() ? "" : " / ") + fmt(xdna::modelled_value(p, TimingModel(xdna::with_tier(preset, tier))), 2);
+            const double v = xdna::modelled_value(p, TimingModel(xdna::with_tier(preset, tier)));
+            char err[32];
+            std::snprintf(err, sizeof err, " (%+.0f%%)", 100.0 * (v - p.published) / p.published);
+            all += (all.empty() ? "" : " / ") + fmt(v, 2) + err;
         }
-        std::fprintf(out, "| %s | %s | %s | %s | %s %s | %s %s | %+.1f%% | %.0f%% | %s %s | %s / %s | %s; preset %s%s |\n",
+        std::fprintf(out, "| %s | %s | %s | %s | %s %s | %s %s | %+.1f%% | %.0f%% | %s, %s | %s / %s | %s; preset %s%s |\n",
                      p.name, p.source, xdna::tier_name(p.tier),
                      p.kind == xdna::PointKind::fitted ? "**fitted**" : "held out", fmt(p.published, 2).c_str(), unit,
                      fmt(xdna::modelled_value_in_tier(p, preset), 2).c_str(), unit, xdna::error_pct(p, preset),
