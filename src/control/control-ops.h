@@ -9,8 +9,8 @@
 // execute exactly the bytes an NPU would receive.
 //
 // The word layout follows the format mlir-aie's NPU translation emits and aie-rt's transaction API
-// defines (facts from Xilinx/mlir-aie lib/Targets/AIETargetNPU.cpp and Xilinx/aie-rt
-// driver/src/global/xaie_txn.h; control-ops.cpp cites the commits). The code is ours.
+// defines (facts from Xilinx/mlir-aie lib/Targets/AIETargetNPU.cpp at cd2d77e4d821, and Xilinx/aie-rt
+// driver/src/common/xaie_txn.h, driver/src/global/xaiegbl.h at 3640b761ded1). The code is ours.
 //
 // This layer links nothing of ours: it is plain data and bit layouts.
 
@@ -22,15 +22,17 @@
 
 namespace xdna::control {
 
-// Stream header, as mlir-aie writes it for an npu2 (AIE2P) target: version 0.1, device generation 4,
-// 6 rows (1 shim, 1 memory tile, 4 core rows), the used columns, 1 memory tile row.
+// Stream header, as mlir-aie writes it for an npu2 (AIE2P) target: version 0.1, device generation 4
+// (3 is npu1), 6 rows (1 shim, 1 memory tile, 4 core rows), the device model's columns (8 for npu2,
+// 1 for npu2_1col), 1 memory tile row. The op count and byte size are filled in by encode().
 struct TxnHeader {
     uint8_t major = 0;
     uint8_t minor = 1;
     uint8_t dev_gen = 4;
     uint8_t rows = 6;
-    uint8_t cols = 4;
+    uint8_t cols = 8;
     uint8_t mem_tile_rows = 1;
+    bool operator==(const TxnHeader &) const;
 };
 
 // One 32-bit register write.
@@ -43,6 +45,10 @@ struct Write32 {
 struct BlockWrite {
     uint32_t address;
     std::vector<uint32_t> words;
+    // Word 1 of the op: column | row << 8 when the writer names the tile (mlir-aie does for a blockwrite
+    // given column/row, and writes 0 for the BD writes it lowers). The address already holds the tile;
+    // kept so a decoded stream encodes back to the same words.
+    uint32_t tile_word = 0;
 };
 
 // register = (register & ~mask) | (value & mask)
@@ -72,14 +78,39 @@ struct Sync {
     uint32_t row_count;
 };
 
-using ControlOp = std::variant<Write32, BlockWrite, MaskWrite32, AddressPatch, Sync>;
+// Give the firmware a preemption point (level: 0 none, 1 memory tiles, 2 core tiles, 3 registers
+// saved). One word. Builders of ours do not emit it; decode() accepts it because mlir-aie streams do.
+struct Preempt {
+    uint8_t level;
+};
+
+// Load the PDI `id` of `size` bytes from `address` (npu1 streams reconfiguring mid-run). Decoded for
+// completeness; our builders do not emit it and the simulator refuses it.
+struct LoadPdi {
+    uint16_t id;
+    uint32_t size;
+    uint64_t address;
+};
+
+using ControlOp = std::variant<Write32, BlockWrite, MaskWrite32, AddressPatch, Sync, Preempt, LoadPdi>;
+
+// With an xclbin and an instructions buffer (how we run), the firmware translates the host addresses
+// of the first 5 buffer arguments only; mlir-aie folds an aperture offset into arg_offset beyond those
+// (test/Targets/NPU/npu_address_patch_ddr_offset.mlir). Builders of ours patch arguments 0..4 only.
+constexpr uint32_t kFirmwareTranslatedArgs = 5;
 
 struct ControlStream {
     TxnHeader header;
     std::vector<ControlOp> ops;
 };
 
+// Empty if every op's fields fit their word encoding (sync and tile fields 8 bits, preempt level 8 bits,
+// a non-empty blockwrite), else the reason naming the op index.
+std::string validate(const ControlStream & stream);
+
 // The words of a stream: header (with the op count and total byte size filled in), then every op.
+// Throws std::invalid_argument with validate()'s reason if a field does not fit (a builder bug: no word
+// is ever silently truncated).
 std::vector<uint32_t> encode(const ControlStream & stream);
 
 struct Decoded {

@@ -3,8 +3,9 @@
 // register addresses of a column's BDs and channel start queues, the queue-push word, and the
 // hardware limits a BD must respect (a checker that names the reason).
 //
-// Facts (bit positions, widths, addresses) from Xilinx/aie-rt driver/src/global/xaie2pgbl_params.h
-// and Xilinx/mlir-aie lib/Dialect/AIEX/Transforms/AIEDmaToNpu.cpp; shim-bd.cpp cites the commits.
+// Facts (bit positions, widths, addresses, limits) from Xilinx/aie-rt driver/src/global/xaie2pgbl_params.h
+// and driver/src/global/xaie2pgbl_reginit.c (Aie2PShimDmaProp) at 3640b761ded1, and mlir-aie's shim BD
+// encodings in test/Targets/NPU (tests/control cites file and commit per vector).
 //
 // Units: every size, stride and length below counts 32-bit words, as the shim DMA's registers do;
 // base addresses are bytes.
@@ -45,12 +46,13 @@ struct ShimBd {
     uint32_t d1_wrap = 0;            // 10 bits
     uint32_t d1_stepsize = 0;        // 20 bits, stride - 1
     uint32_t smid = 0;               // 4 bits
-    uint32_t axqos = 0;              // 4 bits
     uint32_t axcache = 0;            // 4 bits
+    uint32_t axqos = 0;              // 4 bits
     uint32_t d2_stepsize = 0;        // 20 bits, stride - 1
     uint32_t iteration_current = 0;  // 6 bits
     uint32_t iteration_wrap = 0;     // 6 bits, iterations - 1
     uint32_t iteration_stepsize = 0; // 20 bits, stride - 1
+    bool tlast_suppress = false;
     uint32_t next_bd = 0;            // 4 bits
     bool use_next_bd = false;
     bool valid_bd = false;
