@@ -117,6 +117,15 @@ struct ShimLimits {
     static constexpr uint32_t max_iterations = 1u << 6;          // iteration wrap holds iterations - 1
     static constexpr uint32_t max_repeat_count = 255;            // queue push
     static constexpr uint64_t max_base_address = (1ull << 48) - 1;
+    // Starts a channel's task queue holds: a fifth push before one completes must wait (mlir-aie guards
+    // it with a poll; test/Conversion/DmaToNpu/queue-depth-mixed-pushes.mlir at 3bbb8f6060f2).
+    static constexpr uint32_t max_queue_depth = 4;
 };
+
+// Burst length field values (shim BD word 4): 0: 64 B, 1: 128 B, 2: 256 B, 3: 512 B (npu2; npu1 stops at
+// 2). mlir-aie uses the largest when none is asked for (BaseNPU2TargetModel::getShimBurstEncodingsAndLengths).
+constexpr uint32_t kShimBurst512 = 3;
+// AxCache value mlir-aie writes into every shim BD ("enables upsizing in the NoC", AIEDmaToNpu.cpp).
+constexpr uint32_t kShimAxCacheDefault = 2;
 
 }  // namespace xdna::control
