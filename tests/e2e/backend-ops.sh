@@ -18,6 +18,11 @@ if [ "${GGML_XDNA_SIM_EXEC:-}" = kernels ]; then
     grep -q "executing the kernel code" "$log" || { echo "the simulator did not run the kernel code"; exit 1; }
     echo "executed the NPU core kernel code (GGML_XDNA_SIM_EXEC=kernels)"
 fi
+# With GGML_XDNA_SIM_EXEC=stream it must say it ran the instruction streams through the DMA interpreter.
+if [ "${GGML_XDNA_SIM_EXEC:-}" = stream ]; then
+    grep -q "executing the instruction streams" "$log" || { echo "the simulator did not run the instruction streams"; exit 1; }
+    echo "executed the host-built instruction streams and the core kernel code (GGML_XDNA_SIM_EXEC=stream)"
+fi
 claimed="type_a=($types),type_b=(f32|f16|bf16),"
 # o > 1 cases add the matmul outputs with ADD, an op that stays on the CPU: refused for the ADD, not the matmul.
 refused=$(grep -E "$claimed" "$log" | grep "not supported \[XDNA0" | grep -v -E ',o=[2-9]' || true)
