@@ -809,6 +809,20 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
                             " task(s) with a token, the stream awaited " + std::to_string(ch->tokens_awaited);
             }
         }
+        // Objects left in a FIFO would be read by the next invocation in place of its own data.
+        auto left = [](const Fifo & f) { return f.min_prod() != f.min_cons() || f.fill_off != 0 || f.drain_off != 0; };
+        for (const auto & [fifo, name] : std::vector<std::pair<const Fifo *, std::string>>{
+                 {&c.w_l2, "memory-tile W"}, {&c.a_l2, "memory-tile A"}, {&c.c_l2, "memory-tile C"}}) {
+            if (run.error.empty() && left(*fifo)) {
+                run.error = "column " + std::to_string(c.index) + ": data left in the " + name + " FIFO at the end of the stream";
+            }
+        }
+        for (size_t r = 0; r < c.cores.size() && run.error.empty(); ++r) {
+            if (left(c.w_l1[r]) || left(c.a_l1[r]) || left(c.c_l1[r])) {
+                run.error = "column " + std::to_string(c.index) + ": data left in a FIFO of core row " + std::to_string(r) +
+                            " at the end of the stream";
+            }
+        }
         for (size_t r = 0; r < c.cores.size() && run.error.empty(); ++r) {
             const Core & k = c.cores[r];
             if (k.started && k.out_done != k.out_tiles) {

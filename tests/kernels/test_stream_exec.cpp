@@ -9,6 +9,7 @@
 #include "contracts/matmul-contract.h"
 #include "contracts/tile-codec.h"
 #include "contracts/weight-layout.h"
+#include "control/shim-bd.h"
 #include "runtime/matmul-sequence.h"
 #include "runtime/thread-pool.h"
 #include "sim/dma-interpreter.h"
@@ -252,6 +253,49 @@ TEST(StreamInterpreter, ZeroOperandsRunCleanlyAndMoveTheExpectedBytes) {
     EXPECT_EQ(r.stats.s2mm_bytes, 2u * 4 * 4 * 64 * 4);
     EXPECT_EQ(r.stats.kernel_calls, 2u * 4 * 2);
     for (uint8_t b : a.out) ASSERT_EQ(b, 0);
+}
+
+// A queue push with a repeat count runs its BD repeat + 1 times: the A fill of 2 K tiles rewritten as
+// a 1-tile BD pushed with repeat 1 moves the same bytes in twice the BD passes; with repeat 2 the A
+// stream is one tile too long and the run ends with an error, not silently.
+TEST(StreamInterpreter, QueuePushRepeatRunsTheBdAgain) {
+    const DesignDescription & d = matmul_design().design;
+    const MatmulSequence seq = build_matmul_sequence(d, q4k_shape());
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    auto with_repeat = [&](uint32_t repeat) {
+        control::ControlStream s = seq.stream;
+        for (auto & op : s.ops) {
+            if (auto * b = std::get_if<control::BlockWrite>(&op)) {
+                const uint32_t off = b->address & 0xFFFFF;
+                if (((b->address >> 20) & 0x1F) == 0 && (off == 0x1D000 + 0x20 * d.bd_slots[0].a[0] || off == 0x1D000 + 0x20 * d.bd_slots[1].a[0])) {
+                    std::array<uint32_t, 8> w{};
+                    std::copy(b->words.begin(), b->words.end(), w.begin());
+                    control::ShimBd bd = control::decode_shim_bd(w);
+                    bd.buffer_length /= 2;  // one A tile of the two
+                    const auto e = control::encode_shim_bd(bd);
+                    b->words.assign(e.begin(), e.end());
+                }
+            } else if (auto * w = std::get_if<control::Write32>(&op)) {
+                if (w->address == control::shim_queue_address(w->address >> 25, 1, 1)) {
+                    control::QueuePush q = control::decode_queue_push(w->value);
+                    q.repeat_count = repeat;
+                    w->value = control::encode_queue_push(q);
+                }
+            }
+        }
+        const std::vector<uint32_t> words = control::encode(s);
+        Args a = args_for(seq);
+        return run_control_stream(d, seq.family, 4, words.data(), words.size(), a.list(), nullptr);
+    };
+    Args a = args_for(seq);
+    const DmaRun base = run_control_stream(d, seq.family, 4, seq.words.data(), seq.words.size(), a.list(), nullptr);
+    ASSERT_TRUE(base.ok()) << base.error;
+    const DmaRun once = with_repeat(1);
+    ASSERT_TRUE(once.ok()) << once.error;
+    EXPECT_EQ(once.stats.mm2s_bytes, base.stats.mm2s_bytes);
+    EXPECT_EQ(once.stats.bds_run, base.stats.bds_run + 2);  // 2 active columns, one A push each
+    const DmaRun twice = with_repeat(2);
+    EXPECT_FALSE(twice.ok());
 }
 
 TEST(StreamInterpreter, PatternOutsideItsArgumentNamesTheBd) {
