@@ -9,6 +9,7 @@ packages=(
     nlohmann-json3-dev         # kernel manifest parsing
     python3 python3-matplotlib # benchmark plots
     time                       # peak RSS in bench/rss.sh
+    fortunes-min               # the text the demo model is trained on (scripts/make-demo-model.sh)
 )
 
 missing=()

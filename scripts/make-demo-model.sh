@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Make the demo models: a Llama-architecture GGUF with RANDOM weights (not a trained model; it generates
-# gibberish) plus its Q4_K_M, Q8_0 and F16 quantizations, for end-to-end tests and benchmarks.
+# Make the demo models, each with its Q4_K_M, Q8_0 and F16 quantizations:
+#   tiny, 1b  Llama-architecture GGUFs with RANDOM weights (they generate gibberish): the exact shapes of a
+#             small model and of Llama 3.2 1B, for end-to-end tests and benchmarks.
+#   text      a small Llama-architecture model TRAINED here, in minutes on the CPU, with llama.cpp's
+#             llama-finetune on the quotations of Debian's fortunes-min package (BSD licence, University
+#             of California): it writes recognisable English words; for the demo, llama-server and the
+#             KL-divergence test.
 #
-# usage: scripts/make-demo-model.sh [tiny|1b]      (default tiny)
+# usage: scripts/make-demo-model.sh [tiny|1b|text]      (default tiny)
 # env:   BUILD_DIR   this project's build directory (default build), holding tools/make-demo-model
 #        MODELS_DIR  where the models go (default ~/.cache/ggml-xdna/models)
 #
@@ -13,7 +18,8 @@ preset=${1:-tiny}
 case "$preset" in
     tiny) base_type=f32 ;;
     1b)   base_type=f16 ;;   # an f32 1B model would be ~5 GB for no gain in what the demo can show
-    *) echo "usage: $0 [tiny|1b]" >&2; exit 2 ;;
+    text) base_type=f32 ;;   # trained in f32 (llama-finetune's requirement)
+    *) echo "usage: $0 [tiny|1b|text]" >&2; exit 2 ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,14 +37,18 @@ vocab=$llama/src/models/ggml-vocab-llama-bpe.gguf
 [ -x "$quantize" ] || { log "missing $quantize"; exit 1; }
 
 mkdir -p "$models_dir"
-log "weights are RANDOM: these models are for testing backends, not a trained model (output is gibberish)"
-
 base=$models_dir/demo-$preset-$base_type.gguf
-if [ -f "$base" ]; then
-    log "have $base"
+if [ "$preset" = text ]; then
+    [ -f "$base" ] || "$here/train-text-model.sh" "$tool" "$llama" "$models_dir" "$base" >&2
+    log "have $base (trained)"
 else
-    # The tool writes via a temporary name itself, so an existing file is always complete.
-    "$tool" --vocab "$vocab" --out "$base" --preset "$preset" --type "$base_type" >&2
+    log "weights are RANDOM: these models are for testing backends, not a trained model (output is gibberish)"
+    if [ -f "$base" ]; then
+        log "have $base"
+    else
+        # The tool writes via a temporary name itself, so an existing file is always complete.
+        "$tool" --vocab "$vocab" --out "$base" --preset "$preset" --type "$base_type" >&2
+    fi
 fi
 
 for q in Q4_K_M Q8_0 F16; do

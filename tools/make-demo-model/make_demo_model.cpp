@@ -35,24 +35,29 @@ struct preset {
     int64_t n_head;
     int64_t n_head_kv;
     int64_t n_ctx;
+    float   output_std_scale;  // the logit std the final RMS norm leads to (see OUTPUT_STD_SCALE)
+    bool    to_be_trained;     // the starting point of scripts/make-demo-model.sh's training
 };
 
-// tiny: small enough that a full CPU run takes seconds; 1b: the layer shapes of Llama 3.2 1B, for
-// benchmarks (1.5 G params rather than 1.24 G because the output head is not tied to the embeddings).
-const preset PRESETS[] = {
-    { "tiny",  256,  768,  4,  8, 4, 2048 },
-    { "1b",   2048, 8192, 16, 32, 8, 4096 },
-};
-
-constexpr float ROPE_FREQ_BASE = 500000.0f;  // Llama 3
-constexpr float RMS_EPS        = 1e-5f;
-constexpr float NORM_NOISE_STD = 0.02f;
 // The final RMS norm makes the logit std equal to this factor. Measured over English text: 3 gives a
 // mean top-token probability of 0.07 (too flat), 8 gives 0.60 with many near one-hot rows; 5 gives
 // 0.36 (entropy 3.3 nats of 11.8, top1-top2 logit gap 1.1) spread widely across positions, for both
 // presets.
 constexpr float OUTPUT_STD_SCALE = 5.0f;
 
+// tiny: small enough that a full CPU run takes seconds; 1b: the layer shapes of Llama 3.2 1B, for
+// benchmarks (1.5 G params rather than 1.24 G because the output head is not tied to the embeddings).
+// text: tiny's layers with a short context, the starting point of the trained text model: its logits
+// start nearly flat (std 1), as training from scratch wants, instead of the sharp random ones.
+const preset PRESETS[] = {
+    { "tiny",  256,  768,  4,  8, 4, 2048, OUTPUT_STD_SCALE, false },
+    { "1b",   2048, 8192, 16, 32, 8, 4096, OUTPUT_STD_SCALE, false },
+    { "text",  256,  768,  4,  8, 4,  512, 1.0f,             true  },
+};
+
+constexpr float ROPE_FREQ_BASE = 500000.0f;  // Llama 3
+constexpr float RMS_EPS        = 1e-5f;
+constexpr float NORM_NOISE_STD = 0.02f;
 // Elements per independently seeded chunk. Seeding by (seed, tensor, chunk) rather than by thread keeps
 // the file identical whatever the number of threads.
 constexpr int64_t CHUNK = 1 << 16;
@@ -67,12 +72,13 @@ struct options {
 
 void usage(FILE * f, const char * argv0) {
     fprintf(f,
-        "usage: %s --vocab <ggml-vocab-llama-bpe.gguf> --out <file.gguf> [--preset tiny|1b] [--type f32|f16] [--seed N]\n"
+        "usage: %s --vocab <ggml-vocab-*.gguf> --out <file.gguf> [--preset tiny|1b|text] [--type f32|f16] [--seed N]\n"
         "\n"
         "Writes a Llama-architecture GGUF with RANDOM weights (not a trained model; it generates gibberish)\n"
-        "and the Llama 3 tokenizer copied from the given vocab file.\n"
+        "and the tokenizer copied from the given llama.cpp vocab file (e.g. Llama 3's ggml-vocab-llama-bpe).\n"
         "  --preset  tiny (default): n_embd 256, n_ff 768, 4 layers, 8 heads (4 KV), ctx 2048\n"
         "            1b: Llama 3.2 1B dims: n_embd 2048, n_ff 8192, 16 layers, 32 heads (8 KV), ctx 4096\n"
+        "            text: tiny's layers, ctx 512, nearly flat logits: the start of a model to be trained\n"
         "  --type    type of the weight matrices (default f32); norm weights are always f32\n"
         "  --seed    random seed (default 42); the same seed gives the same file\n",
         argv0);
@@ -117,7 +123,7 @@ options parse_args(int argc, char ** argv) {
                 }
             }
             if (!o.p) {
-                die("unknown preset '%s' (expected tiny or 1b)", v.c_str());
+                die("unknown preset '%s' (expected tiny, 1b or text)", v.c_str());
             }
         } else if (a == "--type") {
             if (v == "f32") {
@@ -282,11 +288,13 @@ int main(int argc, char ** argv) {
     const int64_t n_embd_kv   = n_embd_head * p.n_head_kv;
 
     gguf_context * g = gguf_init_empty();
-    const std::string name = std::string("ggml-xdna demo (RANDOM WEIGHTS) ") + p.name;
+    const std::string name = std::string(p.to_be_trained ? "ggml-xdna demo " : "ggml-xdna demo (RANDOM WEIGHTS) ") + p.name;
     gguf_set_val_str(g, "general.architecture", "llama");
     gguf_set_val_str(g, "general.name", name.c_str());
     gguf_set_val_str(g, "general.description",
-                     "Random weights for testing inference backends; not a trained model, output is gibberish.");
+                     p.to_be_trained ? "Random initial weights of a model that scripts/make-demo-model.sh then trains "
+                                       "with llama-finetune; untrained, its output is gibberish."
+                                     : "Random weights for testing inference backends; not a trained model, output is gibberish.");
     gguf_set_val_u32(g, "general.file_type", o.type == GGML_TYPE_F16 ? 1 : 0);  // LLAMA_FTYPE_MOSTLY_F16 / ALL_F32
     gguf_set_val_u32(g, "llama.vocab_size", uint32_t(n_vocab));
     gguf_set_val_u32(g, "llama.context_length", uint32_t(p.n_ctx));
@@ -325,7 +333,7 @@ int main(int argc, char ** argv) {
     const float s_ff   = 1.0f / std::sqrt(float(p.n_ff));
     add("token_embd.weight", wt, p.n_embd, n_vocab, 0.0f, 1.0f);
     add("output_norm.weight", GGML_TYPE_F32, p.n_embd, 0, 1.0f, NORM_NOISE_STD);
-    add("output.weight", wt, p.n_embd, n_vocab, 0.0f, OUTPUT_STD_SCALE * s_embd);
+    add("output.weight", wt, p.n_embd, n_vocab, 0.0f, p.output_std_scale * s_embd);
     for (int64_t il = 0; il < p.n_layer; ++il) {
         const std::string b = "blk." + std::to_string(il) + ".";
         add(b + "attn_norm.weight",   GGML_TYPE_F32, p.n_embd, 0,         1.0f, NORM_NOISE_STD);
