@@ -102,7 +102,7 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
         stats_.push_back({i.macs(), i.bytes_read(), i.bytes_written()});
         shapes_.push_back(shape_of(inv));
     }
-    model_.batch(shapes_, modelled_);
+    model_.batch(shapes_, modelled_, &last_weight_type_);
     const ModelledBatch & modelled = modelled_;
     for (size_t i = 0; i < stats_.size(); ++i) {
         const ModelledTime & t = modelled.invocations[i];

@@ -58,7 +58,7 @@ std::vector<std::string> split(const std::string & s) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|e2e|overhead [options]; see the header of main.cpp\n");
+    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|feasibility|e2e|overhead [options]; see the header of main.cpp\n");
     return 2;
 }
 
@@ -187,6 +187,10 @@ int main(int argc, char ** argv) {
     }
     if (mode == "calibration") {
         print_calibration(stdout);
+        return 0;
+    }
+    if (mode == "feasibility") {
+        print_feasibility(stdout);
         return 0;
     }
     if (mode == "e2e") {
