@@ -39,10 +39,11 @@ std::vector<OptionSpec> make_options() {
          "host threads of the simulator and of activation quantization"},
         {"GGML_XDNA_SIM_TILES", "token-tile widths separated by commas, e.g. 4,32", "every width a contract allows",
          "token-tile widths the simulator offers, to behave like an NPU with fewer kernels installed"},
-        {"GGML_XDNA_SIM_EXEC", "kernels, twin", "twin",
+        {"GGML_XDNA_SIM_EXEC", "kernels, twin, stream", "twin",
          "what the simulator executes: kernels: the NPU core kernel code of aie/ through the simulator's aie_api "
          "implementation; twin: bit-identical fast twins of it where they exist (tested against the kernel code), "
-         "the kernel code elsewhere"},
+         "the kernel code elsewhere; stream: the instruction stream built for each invocation, run by a DMA "
+         "interpreter that feeds the kernel code (slow)"},
         {"GGML_XDNA_HOST_OPS", "cpu, off", "cpu",
          "ops the XDNA device does not run that still reach its backend (ggml's RPC server hands a remote device "
          "whole layers): cpu: compute them on the host with ggml's CPU backend, found through ggml's registry; "
