@@ -11,7 +11,11 @@ NLC_VERSION=3.21.1
 NLC_TGZ_SHA256=7a231d6bafa14142a1cbed9893d4ec5bc6041b2a5f5939a623accaab4203c11f
 BUNDLE_SHA256=9336d8aab8f8e6a8919380f3641fe92e57b02fb55df1b6bd083b82491a6293b8
 LLAMA_COMMIT=80fb11ac73e66d89eae2c6a91d8a77428fa733ed   # tag v0.4.0 (ggml 0.23.0)
-TARGETS=(llama-bench llama-completion llama-perplexity llama-quantize test-backend-ops)
+# llama-server: the OpenAI-compatible HTTP server most users reach a model through (its web UI is not
+# built: LLAMA_BUILD_UI is off, so no node build runs). ggml-rpc / ggml-rpc-server: llama.cpp's RPC
+# backend and its server, for a device on another machine.
+TARGETS=(llama-bench llama-completion llama-perplexity llama-quantize test-backend-ops
+         llama-server ggml-rpc ggml-rpc-server)
 
 cache_root=${GGML_XDNA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ggml-xdna}
 dir=$cache_root/llama.cpp-${LLAMA_COMMIT:0:12}-dl
@@ -53,8 +57,8 @@ cpu_flags() {
 # a module loaded at start-up, which is what makes stock tools call ggml_backend_load_all() and so
 # load an out-of-tree backend named by GGML_BACKEND_PATH.
 config=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF $(cpu_flags)
-        -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_EXAMPLES=OFF
-        -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DGGML_CCACHE=OFF)
+        -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_BUILD_TESTS=ON
+        -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_SERVER=ON -DGGML_RPC=ON -DLLAMA_BUILD_APP=OFF -DGGML_CCACHE=OFF)
 if [ ! -f "$dir/build/.ok" ] || [ "$(cat "$dir/build/.ok")" != "${config[*]}" ]; then
     log "building llama.cpp (shared libraries, dynamic backends, $jobs jobs; a few minutes, once)"
     cmake -S "$dir/src" -B "$dir/build" "${config[@]}" >&2

@@ -7,6 +7,7 @@
 // compute-buffer weights), submits every invocation at once and waits once.
 #include "glue/xdna-backend.h"
 
+#include "glue/host-ops.h"
 #include "glue/profiler.h"
 
 #include "devices/open-device.h"
@@ -22,6 +23,12 @@
 namespace xdna {
 
 namespace {
+
+bool host_ops_enabled() {
+    const OptionValue<std::string> o = host_ops_option();
+    report_option_error(o.error);
+    return o.value == "cpu";
+}
 
 std::chrono::milliseconds run_timeout() {
     const OptionValue<std::chrono::milliseconds> t = timeout_option();
@@ -55,6 +62,9 @@ struct BackendContext {
     std::vector<ExpertRows>       expert_jobs;
     std::chrono::milliseconds     timeout = run_timeout();
     bool                          fallback_logged = false;
+    bool                          host_ops_on = host_ops_enabled();
+    HostOps                       host_ops;   // ops the device does not run (RPC server graphs)
+    bool                          whole_graph_logged = false;
     uint64_t                      fallback_runs = 0;
 
     bool depends_on_pending(const ggml_tensor * t) const {
@@ -73,6 +83,8 @@ struct BackendContext {
     void              gather_experts(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes);
     ggml_status       flush();
     ggml_status       compute(ggml_cgraph * graph);
+    bool              runs_on_device(const ggml_tensor * node) const;
+    ggml_status       run_on_host(ggml_cgraph * graph, int & i);
 };
 
 const BatchPlan * BackendContext::plan_for_pending() {
@@ -236,33 +248,80 @@ ggml_status BackendContext::flush() {
     return GGML_STATUS_SUCCESS;
 }
 
+// Whether a node reaching this backend is a matmul the device computes. The scheduler only sends
+// those (and views); an RPC server sends whole layers, so with host ops on, a MUL_MAT is checked too.
+bool BackendContext::runs_on_device(const ggml_tensor * node) const {
+    const OpKind kind = op_kind(node);
+    if (kind != OpKind::matmul && kind != OpKind::matmul_id) {
+        return false;
+    }
+    if (!host_ops_on) {
+        return true;  // as before: the scheduler asked supports_op
+    }
+    std::string why;
+    return op_supported(node, resolver, why);
+}
+
+// Nodes from `i` up to the next device matmul run on the host, after the pending submission (ggml's
+// allocator may give a host op's output the memory of a tensor a pending matmul still reads). On
+// return, `i` is the last node of the run.
+ggml_status BackendContext::run_on_host(ggml_cgraph * graph, int & i) {
+    if (!host_ops_on) {
+        GGML_LOG_ERROR("xdna: unsupported op %s reached the backend (GGML_XDNA_HOST_OPS=off)\n", ggml_op_desc(graph->nodes[i]));
+        pending.clear();
+        return GGML_STATUS_FAILED;
+    }
+    const ggml_status st = flush();
+    if (st != GGML_STATUS_SUCCESS) {
+        return st;
+    }
+    int end = i + 1;
+    while (end < graph->n_nodes && !runs_on_device(graph->nodes[end])) {
+        ++end;
+    }
+    const ggml_status hs = host_ops.run(graph, i, end);
+    i = end - 1;
+    return hs;
+}
+
 ggml_status BackendContext::compute(ggml_cgraph * graph) {
+    const uint64_t host_before = host_ops.nodes_run();
+    int            matmuls = 0;
     for (int i = 0; i < graph->n_nodes; ++i) {
         ggml_tensor * node = graph->nodes[i];
         if ((node->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {
             continue;
         }
-        switch (op_kind(node)) {
-            case OpKind::noop:
-                break;
-            case OpKind::matmul:
-            case OpKind::matmul_id:
-                // A matmul reading the output of one still pending must wait for that submission.
-                if (depends_on_pending(node->src[0]) || depends_on_pending(node->src[1]) || depends_on_pending(node->src[2])) {
-                    const ggml_status st = flush();
-                    if (st != GGML_STATUS_SUCCESS) {
-                        return st;
-                    }
-                }
-                pending.push_back(node);
-                break;
-            case OpKind::unsupported:
-                GGML_LOG_ERROR("xdna: unsupported op %s reached the backend\n", ggml_op_desc(node));
-                pending.clear();
-                return GGML_STATUS_FAILED;
+        if (op_kind(node) == OpKind::noop) {
+            continue;
         }
+        if (!runs_on_device(node)) {
+            const ggml_status st = run_on_host(graph, i);
+            if (st != GGML_STATUS_SUCCESS) {
+                return st;
+            }
+            continue;
+        }
+        // A matmul reading the output of one still pending must wait for that submission (src[2]: the
+        // expert ids of a MUL_MAT_ID).
+        if (depends_on_pending(node->src[0]) || depends_on_pending(node->src[1]) || depends_on_pending(node->src[2])) {
+            const ggml_status st = flush();
+            if (st != GGML_STATUS_SUCCESS) {
+                return st;
+            }
+        }
+        pending.push_back(node);
+        ++matmuls;
     }
-    return flush();
+    const ggml_status st = flush();
+    if (st == GGML_STATUS_SUCCESS && !whole_graph_logged && host_ops.nodes_run() > host_before) {
+        // Said once: a server that never frees its backend (ggml-rpc-server) prints no profile.
+        whole_graph_logged = true;
+        GGML_LOG_INFO("xdna: first graph with host ops: %d nodes, %d matmuls computed by %s, %llu nodes on the host\n",
+                      graph->n_nodes, matmuls, dev.name.c_str(),
+                      static_cast<unsigned long long>(host_ops.nodes_run() - host_before));
+    }
+    return st;
 }
 
 BackendContext * ctx_of(ggml_backend_t backend) {
@@ -275,6 +334,10 @@ const char * backend_get_name(ggml_backend_t backend) {
 
 void backend_free(ggml_backend_t backend) {
     BackendContext * ctx = ctx_of(backend);
+    if (ctx->host_ops.nodes_run() > 0) {
+        GGML_LOG_INFO("xdna: %llu nodes of graphs sent to this backend were computed on the host (GGML_XDNA_HOST_OPS=cpu)\n",
+                      static_cast<unsigned long long>(ctx->host_ops.nodes_run()));
+    }
     Profiler::instance().report(ctx->dev.description.c_str());
     delete ctx;
     delete backend;

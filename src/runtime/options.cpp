@@ -44,6 +44,10 @@ std::vector<OptionSpec> make_options() {
          "implementation; twin: bit-identical fast twins of it where they exist (tested against the kernel code), "
          "the kernel code elsewhere; stream: the instruction stream built for each invocation, run by a DMA "
          "interpreter that feeds the kernel code (slow)"},
+        {"GGML_XDNA_HOST_OPS", "cpu, off", "cpu",
+         "ops the XDNA device does not run that still reach its backend (ggml's RPC server hands a remote device "
+         "whole layers): cpu: compute them on the host with ggml's CPU backend, found through ggml's registry; "
+         "off: fail that graph with an error naming the op"},
         {"GGML_XDNA_PROFILE", "0, 1", "0",
          "1: print a per-kernel/shape table (host us, simulator us, modelled NPU us, MACs, bytes, roofline) when "
          "a backend is freed (any other value but 0 also turns it on, with an error)"},
@@ -278,6 +282,8 @@ OptionValue<std::string> sim_exec_option() { return word_option("GGML_XDNA_SIM_E
 
 OptionValue<std::string> preset_option() { return word_option("GGML_XDNA_PRESET"); }
 
+OptionValue<std::string> host_ops_option() { return word_option("GGML_XDNA_HOST_OPS"); }
+
 OptionValue<std::string> kernels_option() {
     OptionValue<std::string> o;
     if (const char * s = option_text("GGML_XDNA_KERNELS")) {
@@ -325,6 +331,7 @@ std::string option_error(const std::string & name) {
         {"GGML_XDNA_THREADS", [] { return threads_option().error; }},
         {"GGML_XDNA_SIM_TILES", [] { return sim_tiles_option().error; }},
         {"GGML_XDNA_SIM_EXEC", [] { return sim_exec_option().error; }},
+        {"GGML_XDNA_HOST_OPS", [] { return host_ops_option().error; }},
         {"GGML_XDNA_PROFILE", [] { return profile_option().error; }},
         {"GGML_XDNA_TRACE", [] { return trace_option().error; }},
         {"GGML_XDNA_PRESET", [] { return preset_option().error; }},

@@ -60,6 +60,7 @@ TEST_F(Options, UnsetGivesTheDefaults) {
     EXPECT_EQ(timeout_option().value.count(), 10000);
     EXPECT_EQ(preset_option().value, "krackan");
     EXPECT_FALSE(kernels_option().set);
+    EXPECT_EQ(host_ops_option().value, "cpu");
     for (const auto & name : model_option_names()) {
         EXPECT_FALSE(model_option(name).set) << name;
     }
@@ -92,6 +93,8 @@ TEST_F(Options, ValidValues) {
     EXPECT_EQ(kernels_option().value, "/some/dir");
     set("GGML_XDNA_TRACE", "t.json");
     EXPECT_EQ(trace_option().value, "t.json");
+    set("GGML_XDNA_HOST_OPS", "off");
+    EXPECT_EQ(host_ops_option().value, "off");
 }
 
 TEST_F(Options, InvalidValuesNameTheAcceptedOnesAndKeepTheDefault) {
@@ -110,6 +113,9 @@ TEST_F(Options, InvalidValuesNameTheAcceptedOnesAndKeepTheDefault) {
     set("GGML_XDNA_PRESET", "phoenix");
     expect_invalid(preset_option().error, "GGML_XDNA_PRESET", "phoenix");
     EXPECT_EQ(preset_option().value, "krackan");
+    set("GGML_XDNA_HOST_OPS", "gpu");
+    expect_invalid(host_ops_option().error, "GGML_XDNA_HOST_OPS", "gpu");
+    EXPECT_EQ(host_ops_option().value, "cpu");
     set("GGML_XDNA_MODEL_EFFICIENCY", "1.5");
     expect_invalid(model_option("GGML_XDNA_MODEL_EFFICIENCY").error, "GGML_XDNA_MODEL_EFFICIENCY", "1.5");
     EXPECT_FALSE(model_option("GGML_XDNA_MODEL_EFFICIENCY").set);
