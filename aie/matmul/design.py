@@ -304,8 +304,15 @@ def rounds_of_column(c, cols, m_groups):
     return 0 if c >= m_groups else (m_groups - c + cols - 1) // cols
 
 
+def kernel_stack_bytes(family, tile_n):
+    """The stack (scratch + spills + frames) the family's kernel needs at tile_n: dataflow.json, which
+    takes it from the kernel source's budget comment."""
+    return DATAFLOW["core_budget"]["kernel_stack"][family][str(tile_n)]
+
+
 def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_tiles=64, n_tiles=1,
-              k_tiles=None, out_row_stride=None, stack_bytes=1024, kernel_data_bytes=512, l2_depth=2,
+              k_tiles=None, out_row_stride=None, stack_bytes=None,
+              kernel_data_bytes=DATAFLOW["core_budget"]["kernel_data_bytes"], l2_depth=2,
               abi_header=DEFAULT_ABI_HEADER):
     if family not in FAMILIES:
         raise PlanError(f"unknown family {family!r}")
@@ -320,6 +327,8 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
         raise PlanError(f"contract {contract!r} is not in family {family} ({', '.join(names)})")
     if k_tiles is None:
         k_tiles = 4096 // chosen.tile_k
+    if stack_bytes is None:
+        stack_bytes = kernel_stack_bytes(family, tile_n)
     if out_row_stride is None:
         out_row_stride = m_tiles * TILE_M
 
@@ -343,7 +352,8 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
     p.a_obj_bytes = max(a_sizes)
     p.c_obj_bytes = c_tile_bytes(tile_n)
 
-    # Core data memory: double-buffered W and A, the C tile, the RTP words, stack, kernel static data.
+    # Core data memory: double-buffered W and A, the C tile, the RTP words, the kernel's stack (its
+    # scratch arrays live there: the family's real figure, not a flat reserve), kernel static data.
     fixed = 2 * p.w_obj_bytes + 2 * p.a_obj_bytes + RTP_WORDS * 4 + stack_bytes + kernel_data_bytes
     # C is double-buffered when it fits (the drain of one output tile overlaps the next one's K loop);
     # otherwise single: the core then waits for the C drain (TN*256 bytes) once per output tile.
@@ -354,8 +364,8 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
         "A L1 (2 x A tile)": 2 * p.a_obj_bytes,
         f"C L1 ({p.c_depth} x C tile)": p.c_depth * p.c_obj_bytes,
         "RTP words": RTP_WORDS * 4,
-        "stack": stack_bytes,
-        "kernel static data (reserve)": kernel_data_bytes,
+        f"stack ({FAMILIES[family][0]}, scratch + frames)": stack_bytes,
+        "kernel static data": kernel_data_bytes,
     }
     core_total = sum(p.core_bytes.values())
     p.core_bytes["total"] = core_total
@@ -713,10 +723,10 @@ def parse_args(argv):
     ap.add_argument("--out-row-stride", type=int, help="floats between tokens in the output (default M)")
     ap.add_argument("--l2-depth", type=int, default=DATAFLOW["depths"]["l2"],
                     help=f"memory-tile FIFO depth (default {DATAFLOW['depths']['l2']})")
-    ap.add_argument("--stack-bytes", type=int, default=DATAFLOW["core_budget"]["stack_bytes"],
-                    help="core stack (default from dataflow.json)")
+    ap.add_argument("--stack-bytes", type=int,
+                    help="core stack (default: the family's kernel_stack at --tile-n in dataflow.json)")
     ap.add_argument("--kernel-data-bytes", type=int, default=DATAFLOW["core_budget"]["kernel_data_bytes"],
-                    help="core memory reserved for the kernels' static data (default 512)")
+                    help="core memory reserved for the kernels' static data (default from dataflow.json)")
     ap.add_argument("--kernel-object", help="object file of the core program (default xdna_mm_<family>.o)")
     ap.add_argument("--abi-header", default=DEFAULT_ABI_HEADER, help="the tile ABI header to check against")
     ap.add_argument("--print-plan", action="store_true", help="print the data-movement plan (no mlir-aie needed)")

@@ -210,8 +210,18 @@ DesignDescription parse(const json & j) {
     const json & budget = at(j, "core_budget", "");
     d.core_data_bytes = static_cast<size_t>(get_int(budget, "core_data_bytes", ".core_budget", 1, 1 << 24));
     d.memtile_bytes = static_cast<size_t>(get_int(budget, "memtile_bytes", ".core_budget", 1, 1 << 26));
-    d.stack_bytes = static_cast<size_t>(get_int(budget, "stack_bytes", ".core_budget", 0, 1 << 20));
     d.kernel_data_bytes = static_cast<size_t>(get_int(budget, "kernel_data_bytes", ".core_budget", 0, 1 << 20));
+    const json & stacks = at(budget, "kernel_stack", ".core_budget");
+    for (const auto & fam : d.families) {
+        const std::string where = ".core_budget.kernel_stack." + fam.first;
+        const json & k = at(stacks, fam.first.c_str(), ".core_budget.kernel_stack");
+        const std::string source = get_str(k, "source", where);
+        for (const int tn : {4, 32}) {
+            const std::string key = std::to_string(tn);
+            d.kernel_stacks.push_back({fam.first, source, tn,
+                                       static_cast<size_t>(get_int(k, key.c_str(), where, 0, 1 << 20))});
+        }
+    }
 
     const json & shim = at(j, "shim", "");
     d.shim_bds = static_cast<int>(get_int(shim, "bds", ".shim", 1, 64));
@@ -282,6 +292,15 @@ const std::vector<std::string> * DesignDescription::family_contracts(const std::
     for (const auto & [name, list] : families) {
         if (name == family) {
             return &list;
+        }
+    }
+    return nullptr;
+}
+
+const DesignDescription::KernelStack * DesignDescription::kernel_stack(const std::string & family, int tile_n) const {
+    for (const KernelStack & k : kernel_stacks) {
+        if (k.family == family && k.tile_n == tile_n) {
+            return &k;
         }
     }
     return nullptr;
@@ -358,10 +377,17 @@ bool family_buffers(const DesignDescription & d, const std::string & family, int
         out.a_obj = std::max(out.a_obj, activation_tile_bytes(*c, tile_n));
     }
     out.c_obj = static_cast<size_t>(tile_n) * 64 * sizeof(float);
-    // Core data memory: 2 W + 2 A + C x depth + RTP words + stack + kernel static data (as design.py).
-    const size_t fixed = 2 * out.w_obj + 2 * out.a_obj + 4 * static_cast<size_t>(d.rtp_word_count) + d.stack_bytes +
+    const DesignDescription::KernelStack * stack = d.kernel_stack(family, tile_n);
+    if (stack == nullptr) {
+        err = "design " + d.design + " gives no kernel stack for family " + family + " at TN " + std::to_string(tile_n);
+        return false;
+    }
+    out.stack = stack->bytes;
+    // Core data memory: 2 W + 2 A + C x depth + RTP words + the kernel's stack + static data (as design.py).
+    const size_t fixed = 2 * out.w_obj + 2 * out.a_obj + 4 * static_cast<size_t>(d.rtp_word_count) + out.stack +
                          d.kernel_data_bytes;
     out.c_depth = fixed + d.c_depth_max * out.c_obj <= d.core_data_bytes ? d.c_depth_max : 1;
+    out.core_bytes = fixed + out.c_depth * out.c_obj;
     if (fixed + out.c_obj > d.core_data_bytes) {
         err = "family " + family + " at TN " + std::to_string(tile_n) + " does not fit a core";
         return false;

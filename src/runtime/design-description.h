@@ -51,7 +51,15 @@ struct DesignDescription {
     uint32_t rtp_layout_version = 0;
     uint32_t barrier_lock = 0, barrier_value = 0;
     // Budgets the buffers are sized against.
-    size_t core_data_bytes = 0, memtile_bytes = 0, stack_bytes = 0, kernel_data_bytes = 0;
+    size_t core_data_bytes = 0, memtile_bytes = 0, kernel_data_bytes = 0;
+    // The stack each family's kernel needs at a token tile (scratch arrays + spills + frames), as the
+    // kernel source's budget comment gives it; every core of the family's xclbin gets it as its stack.
+    struct KernelStack {
+        std::string family, source;
+        int         tile_n = 0;
+        size_t      bytes = 0;
+    };
+    std::vector<KernelStack> kernel_stacks;
     // Shim buffer descriptors.
     int shim_bds = 0, steps_in_flight = 0, max_k_chunks = 0;
     std::vector<BdSlot> bd_slots;
@@ -66,6 +74,8 @@ struct DesignDescription {
     std::string family_of(const std::string & contract) const;
     int         contract_index(const std::string & family, const std::string & contract) const;
     const std::vector<std::string> * family_contracts(const std::string & family) const;
+    // The family's kernel stack at tile_n, nullptr if the description gives none.
+    const KernelStack * kernel_stack(const std::string & family, int tile_n) const;
 };
 
 struct DesignRead {
@@ -83,12 +93,17 @@ DesignRead read_design_description_file(const std::string & path);
 const DesignRead & matmul_design();
 
 // The buffer sizes of one family's xclbin at token tile `tile_n`: every FIFO object is sized to the
-// family's largest tile (one xclbin serves the family), and C is double-buffered when it fits.
+// family's largest tile (one xclbin serves the family), and C is double-buffered when it fits next to
+// the kernel's own stack.
 struct FamilyBuffers {
     size_t w_obj = 0, a_obj = 0, c_obj = 0;  // bytes of one W / A / C unit
     int    c_depth = 0;
+    size_t stack = 0;       // the family kernel's stack at this token tile
+    size_t core_bytes = 0;  // core data memory in use: 2 W + 2 A + C x depth + RTP words + stack + static data
     size_t unit(char tile) const { return tile == 'w' ? w_obj : tile == 'a' ? a_obj : c_obj; }
 };
+// False with `err` when the family cannot be sized, or when it does not fit a core even with one C
+// buffer; in the latter case `out` still holds its figures (c_depth 1, core_bytes over the limit).
 bool family_buffers(const DesignDescription & d, const std::string & family, int tile_n, FamilyBuffers & out,
                     std::string & err);
 

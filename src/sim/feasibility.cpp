@@ -1,5 +1,7 @@
 #include "sim/feasibility.h"
 
+#include "runtime/design-description.h"
+
 #include <map>
 #include <mutex>
 #include <utility>
@@ -60,31 +62,77 @@ std::vector<std::string> violations(const KernelBudget & b, const CoreLimits & l
     return out;
 }
 
+namespace {
+
+// Per family: the figures no design file holds (kernel sources' budget comments) and the DMA channels
+// design.py uses (its plan's channels.*.used, the same for every family and token tile).
+struct KernelFigures {
+    const char * family;
+    int          accumulators_tn4, accumulators_tn32;
+    int          program_bytes;
+};
+
+}  // namespace
+
 const std::vector<KernelBudget> & kernel_budgets() {
-    // design_*, c_depth and channels: `python3 aie/matmul/design.py --family F --tile-n TN --print-plan
-    // --format json` (core_bytes.total, stack_bytes, kernel_data_bytes, c_depth, channels.*.used);
-    // tests/aie compares this table with the script's output. Kernel figures: the budget comments of
-    // aie/matmul/kernels/<source> (stack = scratch arrays + spills + frames; accumulators; program
-    // memory upper estimate).
-    //   kquant   TN=4: scratch RowScales x2 (1792) + token sums (1024) + stack 1024; TN=32: RowScales
-    //            (896) + token sums x2 (2048) + stack 1024. Q5_K keeps S, M, D, E for 2 blocks: 8.
-    //            Program about 9.5 KB of 16 (estimate).
-    //   legacy   stack 1536 (dots handed to the epilogue, spilled B operands, frames); 2 dots + 6 for the
-    //            epilogue's emulated multiplies: 8; program up to 10.5 KB.
-    //   kquant_low  ~1.5 KB stack; NT sumi + 1 dot, 2 more in the epilogue: 7 at TN = 32 (NT = 4),
-    //            4 at TN = 4; program up to 7 KB.
-    //   float    stack up to 2 KB at TN = 4, ~0.5 KB at TN = 32; 4 (TN = 4) or 8 (TN = 32)
-    //            accumulators; program up to 5 KB.
-    static const std::vector<KernelBudget> budgets = {
-        {"kquant", 4, 32912, 1024, 512, 2, 2, 1, 6, 6, 2, 1, 2816 + 1024, 8, 9728, "mm_kquant.cc"},
-        {"kquant", 32, 63504, 1024, 512, 2, 2, 1, 6, 6, 2, 1, 2944 + 1024, 8, 9728, "mm_kquant.cc"},
-        {"legacy", 4, 40976, 1024, 512, 2, 2, 1, 6, 6, 2, 1, 1536, 8, 10752, "mm_legacy.cc"},
-        {"legacy", 32, 65040, 1024, 512, 1, 2, 1, 6, 6, 2, 1, 1536, 8, 10752, "mm_legacy.cc"},
-        {"kquant_low", 4, 20112, 1024, 512, 2, 2, 1, 6, 6, 2, 1, 1536, 4, 7168, "mm_kquant_low.cc"},
-        {"kquant_low", 32, 50704, 1024, 512, 2, 2, 1, 6, 6, 2, 1, 1536, 7, 7168, "mm_kquant_low.cc"},
-        {"float", 4, 38416, 1024, 512, 2, 2, 1, 6, 6, 2, 1, 2048, 4, 5120, "mm_float.cc"},
-        {"float", 32, 58896, 1024, 512, 1, 2, 1, 6, 6, 2, 1, 512, 8, 5120, "mm_float.cc"},
+    // Core data memory and C depth: the design description (aie/matmul/dataflow.json) through
+    // family_buffers, the same arithmetic design.py does; tests/timing/check-budgets.sh compares them
+    // with `python3 aie/matmul/design.py --family F --tile-n TN --print-plan --format json`. The kernel's
+    // stack (scratch arrays + spills + frames) is dataflow.json's core_budget.kernel_stack, which cites
+    // the budget comments of aie/matmul/kernels/<source>:
+    //   kquant   TN=4: scratch RowScales x2 (1792) + token sums (1024) + frames 1024; TN=32: RowScales
+    //            (896) + token sums x2 (2048) + frames 1024 (mm_kquant.cc "Data memory budget").
+    //   legacy   1536 (dots handed to the epilogue, spilled B operands, frames; mm_legacy.cc).
+    //   kquant_low  ~1.5 KB (mm_kquant_low.cc).   float  up to 2 KB at TN = 4, ~0.5 KB at TN = 32 (mm_float.cc).
+    // Accumulators and program memory, from the same comments:
+    //   kquant   Q5_K keeps S, M, D, E for 2 blocks: 8. Program about 9.5 KB of 16 (estimate).
+    //   legacy   2 dots + 6 for the epilogue's emulated multiplies: 8; program up to 10.5 KB.
+    //   kquant_low  NT sumi + 1 dot, 2 more in the epilogue: 7 at TN = 32 (NT = 4), 4 at TN = 4;
+    //            program up to 7 KB.
+    //   float    4 (TN = 4) or 8 (TN = 32) accumulators; program up to 5 KB.
+    static const KernelFigures figures[] = {
+        {"kquant", 8, 8, 9728},
+        {"legacy", 8, 8, 10752},
+        {"kquant_low", 4, 7, 7168},
+        {"float", 4, 8, 5120},
     };
+    static const std::vector<KernelBudget> budgets = [] {
+        std::vector<KernelBudget> out;
+        const DesignRead & design = matmul_design();
+        if (!design.ok()) {
+            return out;  // a broken built-in description is a build defect; the model then checks nothing
+        }
+        const DesignDescription & d = design.design;
+        for (const KernelFigures & f : figures) {
+            for (const int tn : {4, 32}) {
+                FamilyBuffers fb;
+                std::string err;
+                const DesignDescription::KernelStack * stack = d.kernel_stack(f.family, tn);
+                // A family that does not fit even with one C buffer still gets its figures (and then a
+                // verdict below); only one the description cannot size at all is left out.
+                if (stack == nullptr || (!family_buffers(d, f.family, tn, fb, err) && fb.core_bytes == 0)) {
+                    continue;
+                }
+                KernelBudget b{};
+                b.family = f.family;
+                b.tile_n = tn;
+                b.design_core_bytes = static_cast<int>(fb.core_bytes);
+                b.design_stack_bytes = static_cast<int>(fb.stack);
+                b.design_data_bytes = static_cast<int>(d.kernel_data_bytes);
+                b.c_depth = fb.c_depth;
+                // design.py's channels: core W, A in / C out; memory tile W, A, 4 x C in / 4 x W, A, C out;
+                // shim W, A out / C in.
+                b.core_in_used = 2, b.core_out_used = 1, b.memtile_in_used = 2 + d.core_rows;
+                b.memtile_out_used = d.core_rows + 2, b.shim_out_used = 2, b.shim_in_used = 1;
+                b.kernel_stack_bytes = static_cast<int>(stack->bytes);
+                b.accumulators = tn == 4 ? f.accumulators_tn4 : f.accumulators_tn32;
+                b.program_bytes = f.program_bytes;
+                b.kernel_source = stack->source.c_str();  // lives as long as the built-in description
+                out.push_back(b);
+            }
+        }
+        return out;
+    }();
     return budgets;
 }
 

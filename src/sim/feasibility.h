@@ -1,10 +1,10 @@
 // Does a contract's kernel, at a token tile, fit the core and the array as designed?
 //
 // Four limits of an AIE2P core and its column, checked per kernel family and token tile:
-//   core data memory  64 KB [AM027]: the design's buffers (aie/matmul/design.py --print-plan --format json:
-//                     W, A, C objects x depth, RTP words) plus what the kernel itself needs on the
-//                     stack (scratch arrays, spills, call frames; the kernel sources' budgets), in place
-//                     of the design's flat stack and static-data reserve
+//   core data memory  64 KB [AM027]: the design's buffers (W, A, C objects x depth, RTP words) plus what
+//                     the kernel itself needs on the stack (scratch arrays, spills, call frames; the
+//                     kernel sources' budgets, written once in aie/matmul/dataflow.json, from which
+//                     design.py also sizes the stack and the C depth)
 //   accumulators      8 registers of 2048 bits [AM027]: the most the kernel keeps live (kernel sources)
 //   DMA channels      core 2 in / 2 out, memory tile 6 / 6, shim 2 / 2 [AM020 ch. 5; design.py]
 //   program memory    16 KB [AM027 "Instruction Fetch and Decode Unit"]: the kernel sources' upper estimate
@@ -22,13 +22,14 @@ namespace xdna {
 struct KernelBudget {
     const char * family;           // design.py --family
     int          tile_n;
-    // From design.py --print-plan --format json (core_bytes, c_depth, channels).
-    int          design_core_bytes;     // its total, including its flat reserves below
-    int          design_stack_bytes;    // --stack-bytes (default 1024)
-    int          design_data_bytes;     // --kernel-data-bytes (default 512)
+    // The design's figures (design.py --print-plan --format json: core_bytes, c_depth, channels; the
+    // runtime computes them from the same design description, aie/matmul/dataflow.json).
+    int          design_core_bytes;     // its total, including the stack and static data it reserves
+    int          design_stack_bytes;    // the stack it gives each core (dataflow.json core_budget.kernel_stack)
+    int          design_data_bytes;     // its static-data reserve (core_budget.kernel_data_bytes)
     int          c_depth;
     int          core_in_used, core_out_used, memtile_in_used, memtile_out_used, shim_out_used, shim_in_used;
-    // From the kernel source's own budget comments.
+    // From the kernel source's own budget comments (the stack figure by way of dataflow.json).
     int          kernel_stack_bytes;    // scratch arrays + spills + call frames
     int          accumulators;          // 2048-bit accumulator registers live at once (most of the family)
     int          program_bytes;         // upper estimate of the family's core program

@@ -107,11 +107,20 @@ ModelledTime TimingModel::invocation(const ModelShape & s) const {
 
     // One output tile: the cycles of its kernel calls, at the tier's efficiency.
     t.tile_cycles = tile_cycles(s, &t.binding_slot, &t.from_kernel_code);
-    const double tile_us = t.tile_cycles / (p_.clock_ghz * 1e3) / p_.efficiency();
-    t.compute_us = waves * tile_us;
     if (s.weight_type != GGML_TYPE_COUNT) {
         t.infeasible = first_violation(s.weight_type, s.tile.n);
+        // With one C buffer (the design's C depth, aie/matmul/dataflow.json) the core cannot start the
+        // next output tile until the memory tile has taken this one: its C tile leaves on one core MM2S
+        // channel of the 64-bit stream switch, 8 bytes per cycle (the assumption of column_in_gbs). With
+        // two, the drain overlaps the next tile's K loop.
+        const KernelBudget * b = budget_for(s.weight_type, s.tile.n);
+        if (b != nullptr && b->c_depth < 2) {
+            t.c_drain_cycles = static_cast<double>(s.tile.n) * 64 * sizeof(float) / 8.0;
+        }
     }
+    // The drain is DMA time, not kernel instructions: the efficiency tier does not scale it.
+    const double tile_us = t.tile_cycles / (p_.clock_ghz * 1e3) / p_.efficiency() + t.c_drain_cycles / (p_.clock_ghz * 1e3);
+    t.compute_us = waves * tile_us;
 
     dram_traffic(s, static_cast<int>(cols), rows_avail, t.dram_bytes, t.weight_dram_bytes);
     t.dram_us = std::max(t.dram_bytes / (p_.dram_gbs * 1e3), t.weight_dram_bytes / (cols * p_.column_in_gbs() * 1e3));

@@ -72,6 +72,7 @@ struct ModelledTime {
     int    cores_used = 0;
     int    columns_used = 0;
     double tile_cycles = 0;         // one output tile on one core, before the efficiency tier
+    double c_drain_cycles = 0;      // per output tile the core waits for its C drain (single-buffered C), else 0
     const char * binding_slot = ""; // the VLIW slot that sets a kernel call's pace
     bool   from_kernel_code = false;  // tile cycles from the contract kernel's own op counts
     const char * infeasible = nullptr;  // the first limit the contract's design breaks, or nullptr

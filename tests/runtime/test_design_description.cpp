@@ -46,10 +46,14 @@ TEST(DesignDescription, BuiltInEqualsTheFileDesignPyReads) {
 // The buffer table of aie/matmul/README.md (printed by design.py --print-plan from its own ABI mirror).
 TEST(DesignDescription, FamilyBuffersMatchDesignPysTable) {
     const DesignDescription & d = matmul_design().design;
-    struct Row { const char * family; int tn; size_t w, a, c; int c_depth; };
-    for (const Row & r : {Row{"kquant", 4, 13440, 1216, 1024, 2}, Row{"kquant", 32, 13440, 9344, 8192, 2},
-                          Row{"legacy", 4, 17408, 1280, 1024, 2}, Row{"legacy", 32, 17408, 10240, 8192, 1},
-                          Row{"kquant_low", 32, 7040, 9344, 8192, 2}, Row{"float", 32, 16384, 8192, 8192, 1}}) {
+    // core: the table's core memory column; kquant at TN = 32 gets one C buffer because its kernel keeps
+    // 3968 bytes of scratch and frames on the stack (mm_kquant.cc budget), not a flat 1.5 KB reserve.
+    struct Row { const char * family; int tn; size_t w, a, c; int c_depth; size_t core; };
+    for (const Row & r : {Row{"kquant", 4, 13440, 1216, 1024, 2, 35216}, Row{"kquant", 32, 13440, 9344, 8192, 1, 57744},
+                          Row{"legacy", 4, 17408, 1280, 1024, 2, 40976}, Row{"legacy", 32, 17408, 10240, 8192, 1, 65040},
+                          Row{"kquant_low", 4, 7040, 1216, 1024, 2, 20112},
+                          Row{"kquant_low", 32, 7040, 9344, 8192, 2, 50704},
+                          Row{"float", 4, 16384, 1024, 1024, 2, 38928}, Row{"float", 32, 16384, 8192, 8192, 1, 57872}}) {
         FamilyBuffers b;
         std::string err;
         ASSERT_TRUE(family_buffers(d, r.family, r.tn, b, err)) << err;
@@ -57,6 +61,7 @@ TEST(DesignDescription, FamilyBuffersMatchDesignPysTable) {
         EXPECT_EQ(b.a_obj, r.a) << r.family << " n" << r.tn;
         EXPECT_EQ(b.c_obj, r.c) << r.family << " n" << r.tn;
         EXPECT_EQ(b.c_depth, r.c_depth) << r.family << " n" << r.tn;
+        EXPECT_EQ(b.core_bytes, r.core) << r.family << " n" << r.tn;
     }
 }
 
@@ -77,6 +82,8 @@ TEST(DesignDescription, BrokenDescriptionsNameTheField) {
     EXPECT_NE(parse_design_description(with("\"source\": \"w_l3l2\"", "\"source\": \"nowhere\"")).error.find("nowhere"),
               std::string::npos);
     EXPECT_NE(parse_design_description(with("\"wrap_max\": 1023,", "")).error.find("wrap_max"), std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"32\": 3968", "\"32\": \"3968\"")).error.find("kernel_stack.kquant.32"),
+              std::string::npos);
 }
 
 TEST(MatmulSequence, WordsDecodeToTheBdsOfTheDesign) {

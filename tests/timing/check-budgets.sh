@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The timing model's feasibility table (src/sim/feasibility.cpp) against the design it describes: every
-# design figure it keeps (core bytes with the design's stack and static-data reserves, C depth, DMA
+# design figure (core bytes with the stack and static data the design reserves, C depth, DMA
 # channels used) must be what `aie/matmul/design.py --print-plan --format json` prints today.
 set -euo pipefail
 bench=$1
