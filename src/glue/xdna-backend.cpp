@@ -33,7 +33,9 @@ constexpr size_t kInlineQuantizeJobs = 2;
 
 struct BackendContext {
     explicit BackendContext(XdnaDeviceContext & d)
-        : dev(d), host_pool(ThreadPool::default_threads()), resolver(d.resolver), fallback(open_host_executor(host_pool)) {}
+        : dev(d), host_pool(ThreadPool::default_threads()), resolver(d.resolver), fallback(open_host_executor(host_pool)) {
+        buffers_freed_since(frees_seen, freed);  // frees before this backend existed concern no plan of it
+    }
 
     XdnaDeviceContext &           dev;
     ThreadPool                    host_pool;  // host-side operand preparation
@@ -41,13 +43,16 @@ struct BackendContext {
     std::unique_ptr<HostExecutor> fallback;   // computes a submission whose device run failed
     std::unique_ptr<DeviceBuffer> scratch;
     PlanCache                     plans;
-    uint64_t                      plans_generation = 0;
+    uint64_t                      frees_seen = 0;  // position in the log of freed buffers
+    std::vector<const DeviceBuffer *> freed;
+    Profiler                      prof;            // this backend's figures only
     std::vector<uint64_t>         signature;  // of the pending submission, reused
     std::vector<ggml_tensor *>    pending;
     std::vector<float>            row_scratch;
     std::chrono::milliseconds     timeout = run_timeout();
     bool                          fallback_logged = false;
-    uint64_t                      fallback_runs = 0;
+    uint64_t                      submissions = 0;    // flushes that reached the device
+    uint64_t                      fallback_runs = 0;  // of them, computed on the host after a device failure
 
     bool depends_on_pending(const ggml_tensor * t) const {
         for (const ggml_tensor * s = t; s != nullptr; s = s->view_src) {
@@ -67,9 +72,11 @@ struct BackendContext {
 };
 
 const BatchPlan * BackendContext::plan_for_pending() {
-    if (plans_generation != buffer_generation()) {
-        plans.clear();  // some device buffer a plan may point into was freed
-        plans_generation = buffer_generation();
+    if (!buffers_freed_since(frees_seen, freed)) {
+        plans.clear();  // too many frees since the last look to tell which plans they concern
+    }
+    for (const DeviceBuffer * b : freed) {
+        plans.drop_referencing(b);
     }
     batch_signature(pending, resolver, signature);
     if (const BatchPlan * cached = plans.find(signature)) {
@@ -126,7 +133,6 @@ ggml_status BackendContext::flush() {
     if (pending.empty()) {
         return GGML_STATUS_SUCCESS;
     }
-    Profiler & prof = Profiler::instance();
     const auto t0 = Profiler::clock::now();
     const BatchPlan * plan = plan_for_pending();
     if (plan == nullptr) {
@@ -146,6 +152,7 @@ ggml_status BackendContext::flush() {
     std::lock_guard<std::mutex> lock(dev.run_mutex);
     const auto t1 = Profiler::clock::now();
     const Status st = dev.device->run(plan->batch, timeout);
+    ++submissions;
     if (!st.ok) {
         // The contracts' functional twins compute the same results on the host: the graph goes on,
         // slower, instead of failing or producing what a failed run left in the outputs.
@@ -155,6 +162,7 @@ ggml_status BackendContext::flush() {
             fallback_logged = true;
         }
         ++fallback_runs;
+        prof.record_fallback(plan->batch, st.message);
         fallback->run(plan->batch);
         return GGML_STATUS_SUCCESS;
     }
@@ -202,7 +210,13 @@ const char * backend_get_name(ggml_backend_t backend) {
 
 void backend_free(ggml_backend_t backend) {
     BackendContext * ctx = ctx_of(backend);
-    Profiler::instance().report(ctx->dev.description.c_str());
+    ctx->prof.report(ctx->dev.description.c_str());
+    if (ctx->submissions > 0) {
+        // One line per backend, always: a run that silently took the slow path is visible in its log.
+        GGML_LOG_INFO("xdna: %s: %llu of %llu submissions fell back to the CPU after a device failure\n",
+                      ctx->dev.name.c_str(), static_cast<unsigned long long>(ctx->fallback_runs),
+                      static_cast<unsigned long long>(ctx->submissions));
+    }
     delete ctx;
     delete backend;
 }
@@ -252,6 +266,14 @@ bool is_xdna_backend(ggml_backend_t backend) {
 
 uint64_t backend_plans_built(ggml_backend_t backend) {
     return is_xdna_backend(backend) ? ctx_of(backend)->plans.plans_built() : 0;
+}
+
+uint64_t backend_fallback_runs(ggml_backend_t backend) {
+    return is_xdna_backend(backend) ? ctx_of(backend)->fallback_runs : 0;
+}
+
+size_t backend_plans_cached(ggml_backend_t backend) {
+    return is_xdna_backend(backend) ? ctx_of(backend)->plans.size() : 0;
 }
 
 }  // namespace xdna

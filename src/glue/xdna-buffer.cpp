@@ -10,7 +10,8 @@
 
 #include "ggml-impl.h"
 
-#include <atomic>
+#include <algorithm>
+#include <deque>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -40,11 +41,33 @@ bool packable_layout(const ggml_tensor * t, WeightLayout & L) {
            make_weight_layout(t->type, t->ne, L);
 }
 
-std::atomic<uint64_t> g_buffer_generation{0};
+// The log of freed device buffers (see buffers_freed_since). Bounded: a backend that has not looked
+// for this many frees drops all its plans instead.
+constexpr size_t kFreeLogCapacity = 4096;
+
+struct FreeLog {
+    std::mutex                         mutex;
+    uint64_t                           next = 0;  // sequence number of the next free
+    std::deque<const DeviceBuffer *>   freed;     // frees [next - freed.size(), next)
+};
+
+FreeLog & free_log() {
+    static FreeLog log;
+    return log;
+}
 
 void buffer_free(ggml_backend_buffer_t buffer) {
-    delete ctx_of(buffer);
-    g_buffer_generation.fetch_add(1);
+    XdnaBufferContext * ctx = ctx_of(buffer);
+    {
+        FreeLog & log = free_log();
+        std::lock_guard<std::mutex> lock(log.mutex);
+        log.freed.push_back(ctx->memory.get());
+        if (log.freed.size() > kFreeLogCapacity) {
+            log.freed.pop_front();
+        }
+        ++log.next;
+    }
+    delete ctx;
 }
 
 void * buffer_get_base(ggml_backend_buffer_t buffer) {
@@ -203,8 +226,17 @@ void init_buffer_type(XdnaDeviceContext & ctx, ggml_backend_dev_t dev) {
     ctx.buffer_type.context = &ctx;
 }
 
-uint64_t buffer_generation() {
-    return g_buffer_generation.load();
+bool buffers_freed_since(uint64_t & seen, std::vector<const DeviceBuffer *> & freed) {
+    FreeLog & log = free_log();
+    std::lock_guard<std::mutex> lock(log.mutex);
+    freed.clear();
+    const uint64_t first = log.next - log.freed.size();
+    const bool complete = seen >= first;
+    for (uint64_t i = std::max(seen, first); i < log.next; ++i) {
+        freed.push_back(log.freed[i - first]);
+    }
+    seen = log.next;
+    return complete;
 }
 
 bool is_xdna_buffer(ggml_backend_buffer_t buffer) {
