@@ -274,6 +274,7 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
         XrtBuffer *   out;
         size_t        out_offset, out_bytes;
         std::string   label;
+        size_t        staged_offset;  // of its output in the staging buffer
     };
     std::vector<Pending>                                pending;
     std::vector<SharedContext *>                        order;
@@ -285,6 +286,17 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
             p.slot->operands.clear();
         }
     };
+
+    // 0. Kernels write outputs into staging (output-staging.h), one page-aligned region per invocation.
+    size_t staged_bytes = 0;
+    for (const Invocation & inv : batch.invocations) {
+        staged_bytes += OutputStaging::aligned(inv.kind == KernelKind::matmul ? output_extent_bytes(inv.matmul) : 0);
+    }
+    XrtBuffer * staging = staging_.reserve(staged_bytes, [this](size_t b) { return allocate(b, BufferRole::data); });
+    if (staging == nullptr) {
+        return Status::error("cannot allocate " + std::to_string(staged_bytes) + " bytes of output staging memory");
+    }
+    size_t next_staged = 0;
 
     // 1. Resolve each invocation to a kernel and a run, and set its operands.
     for (size_t i = 0; i < n; ++i) {
@@ -316,7 +328,8 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
             release_operands();
             return Status::error(describe_exception(XrtStep::submit, label, e));
         }
-        pending.push_back({s, nullptr, 0, 0, label});
+        pending.push_back({s, nullptr, 0, 0, label, next_staged});
+        next_staged += OutputStaging::aligned(output_extent_bytes(inv));
         Pending & p = pending.back();
         try {
             for (const ArgValue & a : args) {
@@ -334,13 +347,16 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
                                          " buffer failed earlier, so its data may not be on the NPU");
                 }
                 // A sub-buffer hands the kernel exactly the operand's range; it lives until the run is done.
-                s->operands.emplace_back(b->bo(), a.bytes, a.offset);
-                s->run.set_arg(a.index, s->operands.back());
+                // The output's range is in the staging buffer, not in the caller's memory.
                 if (a.kind == ArgKind::output) {
                     p.out = b;
                     p.out_offset = a.offset;
                     p.out_bytes = a.bytes;
+                    s->operands.emplace_back(staging->bo(), a.bytes, p.staged_offset);
+                } else {
+                    s->operands.emplace_back(b->bo(), a.bytes, a.offset);
                 }
+                s->run.set_arg(a.index, s->operands.back());
             }
             if (s->params && (!s->params_valid || s->params_held != params)) {
                 s->params_valid = false;  // stays false if the sync below throws
@@ -414,6 +430,8 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
     }
     if (timed_out) {
         // Runs still in flight keep their sub-buffers and runlists; nothing may be reused or freed under them.
+        // Their outputs go to the staging buffer, which is retired: a late write reaches no caller memory.
+        staging_.retire();
         disabled_ = describe_run_timeout(timeout, n);
         runtime_log(LogLevel::error, disabled_);
         return Status::error(disabled_);
@@ -439,13 +457,22 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
         return result;
     }
 
-    // 5. Make the outputs visible to the host.
-    for (const auto & p : pending) {
+    // 5. Make the outputs visible to the host, then copy them from staging into place.
+    for (size_t i = 0; i < pending.size(); ++i) {
+        const Pending & p = pending[i];
         if (p.out != nullptr) {
-            p.out->sync_from_device(p.out_offset, p.out_bytes);
-            if (p.out->sync_failed()) {
+            staging->sync_from_device(p.staged_offset, p.out_bytes);
+            if (staging->sync_failed()) {
                 return Status::error(p.label + ": its output could not be synced back from the NPU");
             }
+        }
+    }
+    for (size_t i = 0; i < pending.size(); ++i) {
+        const Pending & p = pending[i];
+        if (p.out != nullptr) {
+            const MatmulInvocation & inv = batch.invocations[i].matmul;
+            OutputStaging::copy_out({staging, p.staged_offset}, inv.out, inv.m, inv.n, inv.out_row_stride);
+            p.out->sync_to_device(p.out_offset, p.out_bytes);
         }
     }
     for (const Invocation & inv : batch.invocations) {

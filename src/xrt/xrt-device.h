@@ -12,6 +12,7 @@
 #include "runtime/invocation-args.h"
 #include "runtime/kernel-manifest.h"
 #include "runtime/npu-discovery.h"
+#include "xrt/output-staging.h"
 #include "xrt/xrt-context-registry.h"
 #include "xrt/xrt-headers.h"
 
@@ -78,6 +79,7 @@ private:
     Manifest                     manifest_;
     std::vector<InvocationStats> stats_;
     std::string                  disabled_;  // set after a timeout: every later run fails with this
+    OutputStaging                staging_;   // the only memory kernels write (output-staging.h)
 
     mutable std::mutex                                 mutex_;  // kernels_, xclbins_, runlists_
     mutable std::vector<LoadedKernel>                  kernels_;  // parallel to manifest_.kernels

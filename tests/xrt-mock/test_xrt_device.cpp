@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -177,7 +178,7 @@ TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
     EXPECT_EQ(r1.first_instruction, 0xabc00032u);
     EXPECT_EQ(r1.weights_offset, 131072u);
     EXPECT_EQ(r1.activations_offset, 8192u);
-    EXPECT_EQ(r1.output_offset, 4096u);
+    EXPECT_EQ(r1.output_offset, 8192u);  // the third page-aligned region of the output staging buffer
     EXPECT_EQ(r1.context, r0.context);
     const auto & r2 = c.runs[2];
     EXPECT_EQ(r2.first_instruction, 0xdef00004u);
@@ -343,6 +344,58 @@ TEST_F(XrtDeviceTest, TimeoutDisablesTheDevice) {
     EXPECT_FALSE(st.ok);  // nothing is submitted after a timeout
     EXPECT_NE(st.message.find("the device is disabled"), std::string::npos) << st.message;
     EXPECT_EQ(xrt_mock::control().runlists_executed, executed);
+}
+
+TEST_F(XrtDeviceTest, ALateCompletionAfterATimeoutWritesNoCallerMemory) {
+    // The batch times out while its runs are still "on the NPU"; they finish afterwards and write their
+    // outputs. The output buffer (ggml's compute buffer in the backend) and the activations must not
+    // change: the late writes land in the retired staging buffer.
+    write_default_manifest();
+    auto dev = open();
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto a = dev->allocate(1 << 16, BufferRole::data);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    Batch batch;
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0)));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 65536, *a, 4096, *o, 2048)));
+    std::memset(o->host_ptr(), 0x5a, o->size());
+    std::memset(a->host_ptr(), 0x3c, a->size());
+    const std::vector<char> out_before(static_cast<char *>(o->host_ptr()), static_cast<char *>(o->host_ptr()) + o->size());
+    const std::vector<char> act_before(static_cast<char *>(a->host_ptr()), static_cast<char *>(a->host_ptr()) + a->size());
+
+    xrt_mock::control().hang = true;
+    const Status st = dev->run(batch, std::chrono::milliseconds(50));
+    ASSERT_FALSE(st.ok);
+    xrt_mock::control().hang = false;
+    const size_t runs_before = xrt_mock::control().runs.size();
+    EXPECT_EQ(xrt_mock::complete_hung_runs(), 2);  // the late completions happen, and write
+    EXPECT_EQ(xrt_mock::control().runs.size(), runs_before + 2);
+    EXPECT_EQ(0, std::memcmp(o->host_ptr(), out_before.data(), out_before.size())) << "a late write reached the output";
+    EXPECT_EQ(0, std::memcmp(a->host_ptr(), act_before.data(), act_before.size()));
+}
+
+TEST_F(XrtDeviceTest, StagedOutputsLeaveTheGapsOfAStridedOutputUntouched) {
+    // Rows of a strided output are copied from staging one by one: the bytes between them (another
+    // tensor's, in ggml) keep their values.
+    write_default_manifest();
+    auto dev = open();
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto a = dev->allocate(1 << 16, BufferRole::data);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    MatmulInvocation inv = invocation(GGML_TYPE_Q4_K, 64, 3, *w, 0, *a, 0, *o, 0);
+    inv.out_row_stride = 100;
+    Batch batch;
+    batch.invocations.push_back(Invocation::of(inv));
+    std::fill_n(static_cast<float *>(o->host_ptr()), o->size() / sizeof(float), -7.0f);
+    ASSERT_TRUE(dev->run(batch, std::chrono::milliseconds(1000)).ok);
+    const float * out = static_cast<const float *>(o->host_ptr());
+    for (int t = 0; t < 3; ++t) {
+        for (int i = 0; i < 100; ++i) {
+            const float want = i < 64 ? 1000.0f * t + i + 0.5f : -7.0f;
+            ASSERT_EQ(out[t * 100 + i], want) << "token " << t << " element " << i;
+        }
+    }
+    EXPECT_EQ(out[3 * 100], -7.0f);
 }
 
 TEST_F(XrtDeviceTest, RefusesForeignBuffersAndOutOfRangeOperands) {
