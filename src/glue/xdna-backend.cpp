@@ -212,10 +212,12 @@ void backend_free(ggml_backend_t backend) {
     BackendContext * ctx = ctx_of(backend);
     ctx->prof.report(ctx->dev.description.c_str());
     if (ctx->submissions > 0) {
-        // One line per backend, always: a run that silently took the slow path is visible in its log.
-        GGML_LOG_INFO("xdna: %s: %llu of %llu submissions fell back to the CPU after a device failure\n",
-                      ctx->dev.name.c_str(), static_cast<unsigned long long>(ctx->fallback_runs),
-                      static_cast<unsigned long long>(ctx->submissions));
+        // One line per backend: a run that silently took the slow path is visible in its log (a warning
+        // when it did, so that tools which show only warnings show it).
+        const ggml_log_level level = ctx->fallback_runs > 0 ? GGML_LOG_LEVEL_WARN : GGML_LOG_LEVEL_INFO;
+        ggml_log_internal(level, "xdna: %s: %llu of %llu submissions fell back to the CPU after a device failure\n",
+                          ctx->dev.name.c_str(), static_cast<unsigned long long>(ctx->fallback_runs),
+                          static_cast<unsigned long long>(ctx->submissions));
     }
     delete ctx;
     delete backend;
