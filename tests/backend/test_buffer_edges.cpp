@@ -34,6 +34,8 @@ size_t count(const uint8_t * p, size_t n, uint8_t v) {
 }
 
 // A Q8_0 weight of K = 96 and 3 rows: padded in K (to the tile depth) and in rows (to the tile height).
+// Q8_0 stores codes verbatim, so its padding (encoded zero blocks) is all zero bytes (not so for the
+// q4 formats, which store codes XOR 8).
 struct Weight {
     alignas(64) char mem[4096];
     ggml_context * ctx;
