@@ -16,6 +16,7 @@ import sys
 SECTIONS = {
     "presets": ["presets"],
     "calibration": ["calibration"],
+    "feasibility": ["feasibility"],
     "e2e-8b": ["e2e", "--models", "8b", "--ftype", "q4_K_M", "--preset", "krackan", "--pp", "512"],
     "e2e-summary": ["e2e", "--summary", "--models", "1b,3b,8b,qwen3-8b", "--ftype", "q4_K_M", "--pp", "512"],
 }

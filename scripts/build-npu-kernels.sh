@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Optional NPU build: compiles each core program of aie/matmul/ for AIE2P with Peano (llvm-aie), turns
-# aie/matmul/design.py into MLIR and, with mlir-aie's aiecc, into an xclbin per family and token tile
-# plus one instruction stream per contract, and writes the kernel manifest the backend reads
-# (docs/xrt.md) into the output directory.
+# aie/matmul/design.py into MLIR and, with mlir-aie's aiecc, into an xclbin per family and token tile,
+# and writes the kernel manifest (format 2, docs/xrt.md) the backend reads into the output directory: one
+# entry per xclbin, listing the contracts and tile shape it serves. No instruction streams are shipped:
+# the backend builds each problem shape's stream on the host (src/runtime/matmul-sequence.h).
 #
 # Needs mlir-aie >= 1.4 (python package 'aie', aiecc), llvm-aie (Peano clang for aie2p) and XRT >= 2.18
 # (aiecc packages the xclbin with XRT's xclbinutil). When one of them is missing it says which and how
@@ -11,8 +12,8 @@
 # Contract names in the manifest are the v2 names: mm_<w>_a8 for quantized weights (int8 activations),
 # e.g. mm_q4_K_a8; the float contracts keep mm_f16_f16, mm_bf16_bf16, mm_f32_f32.
 #
-# The instruction streams carry the DMA sizes of one problem shape (--m-tiles, --n-tiles, --k); the
-# manifest (format 1) cannot say which, so a built kernel is only correct for invocations of that shape.
+# design.py still needs a problem shape (--m-tiles, --n-tiles, --k) to emit its MLIR; it only affects the
+# runtime sequence aiecc compiles alongside, which the backend does not use.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -206,11 +207,9 @@ has_opt "--dynamic-objFifos" && aiecc_common+=(--dynamic-objFifos)  # RTP trip c
 has_opt "--peano" && aiecc_common+=(--peano "$peano_dir")
 if has_opt "--get-xclbin"; then
     aiecc_xclbin=(--get-xclbin --get-npu-insts)
-    aiecc_insts=(--get-npu-insts)
 else
     has_opt "--no-xchesscc" && aiecc_common+=(--no-xchesscc --no-xbridge)
     aiecc_xclbin=(--aie-generate-xclbin --aie-generate-npu-insts --no-compile-host)
-    aiecc_insts=(--aie-generate-npu-insts --no-compile-host)
 fi
 
 peano_flags=(-O2 -std=c++20 --target=aie2p-none-unknown-elf -DNDEBUG -Wno-parentheses -Wno-attributes
@@ -248,7 +247,7 @@ for family in $families; do
                          --m-tiles "$m_tiles" --n-tiles "$n_tiles" --k-tiles "$k_tiles" --kernel-object "$obj")
             [ "$exact" = 1 ] && design_args+=(--exact)
             "$python" "$design" "${design_args[@]}" -o "$mlir"
-            insts=${contract}_n$tn.insts.bin
+            insts=$fdir/${contract}_n$tn.insts.bin  # aiecc's own stream: kept in the work directory only
             if [ "$exact" = 1 ]; then xclbin=${contract}_n$tn.xclbin; else xclbin=mm_${family}_n$tn.xclbin; fi
             if has_opt "--tmpdir"; then
                 prj=$fdir/${contract}_n$tn.prj
@@ -258,19 +257,16 @@ for family in $families; do
                 tmpdir=()
             fi
             # In family mode every contract's MLIR has the same array configuration (buffers sized to the
-            # family): the first one gives the xclbin, the others only their instruction streams.
+            # family): the first one gives the xclbin, which then serves them all.
             if [ "$exact" = 1 ] || [ "$first" = 1 ]; then
-                want=("${aiecc_xclbin[@]}" --xclbin-name="$out_dir/$xclbin")
+                say "$family n$tn: $contract -> $xclbin"
+                (cd "$fdir" && "$aiecc" "${aiecc_common[@]}" "${aiecc_xclbin[@]}" --xclbin-name="$out_dir/$xclbin" \
+                    --npu-insts-name="$insts" "${tmpdir[@]}" "$mlir")
                 xclbin_prj=$prj
-                products="$xclbin, $insts"
             else
-                want=("${aiecc_insts[@]}")
-                products=$insts
+                say "$family n$tn: $contract -> served by $xclbin"
             fi
-            say "$family n$tn: $contract -> $products"
-            (cd "$fdir" && "$aiecc" "${aiecc_common[@]}" "${want[@]}" --npu-insts-name="$out_dir/$insts" \
-                "${tmpdir[@]}" "$mlir")
-            echo "$contract $tn $tile_k $xclbin $insts $xclbin_prj" >>"$entries"
+            echo "$family $contract $tn $tile_k $xclbin $xclbin_prj" >>"$entries"
             first=0
         done
     done
@@ -279,14 +275,18 @@ done
 # The manifest: argument kinds follow the runtime sequence (W, A, C, params) and mlir-aie's kernel
 # signature (opcode, instruction BO in group 1, word count, bo<i> in group 3 + i), read back from the
 # kernel description aiecc generated so the argument count always matches the xclbin.
-"$python" - "$entries" "$out_dir/manifest.json" "$m_tiles" "$n_tiles" "$k_elems" <<'EOF'
+"$python" - "$entries" "$out_dir/manifest.json" <<'EOF'
 import glob, json, os, sys
 
-entries, manifest, m_tiles, n_tiles, k_elems = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+entries, manifest = sys.argv[1], sys.argv[2]
 bo_kinds = ["weights", "activations", "output", "params"]
-kernels = []
+designs = {}  # xclbin -> its manifest entry
 for line in open(entries):
-    contract, tn, tile_k, xclbin, insts, prj = line.split()
+    family, contract, tn, tile_k, xclbin, prj = line.split()
+    tile = {"m": 64, "n": int(tn), "k": int(tile_k)}
+    if xclbin in designs:
+        designs[xclbin]["serves"].append({"contract": contract, "tiles": [tile]})
+        continue
     descs = glob.glob(os.path.join(prj, "*kernels*.json"))
     if not descs:
         sys.exit(f"build-npu-kernels: no kernel description (*kernels*.json) in {prj}")
@@ -305,24 +305,21 @@ for line in open(entries):
             args.append({"kind": bo_kinds[int(name[2:])], "group_id": 3 + int(name[2:])})
         else:
             sys.exit(f"build-npu-kernels: kernel argument '{name}' of {xclbin} has no manifest kind "
-                     f"(format 1 knows {', '.join(bo_kinds)} as buffers)")
-    kernels.append({
-        "comment": f"instruction stream built for M = {m_tiles * 64}, N = {n_tiles * int(tn)} tokens, "
-                   f"K = {k_elems} only: its DMA sizes are fixed at build time",
-        "contract": contract,
-        "tile": {"m": 64, "n": int(tn), "k": int(tile_k)},
+                     f"(format 2 knows {', '.join(bo_kinds)} as buffers)")
+    designs[xclbin] = {
+        "design": "matmul",
+        "family": family,
         "xclbin": xclbin,
-        "instructions": insts,
         "kernel": kernel["name"],
         "npu": ["npu2"],
+        "serves": [{"contract": contract, "tiles": [tile]}],
         "args": args,
-    })
-doc = {"comment": "Built by scripts/build-npu-kernels.sh from aie/matmul (never run on an NPU by this project).",
-       "format_version": 1, "kernels": kernels}
+    }
+doc = {"comment": "Built by scripts/build-npu-kernels.sh from aie/matmul (never run on an NPU by this project). "
+                  "The backend builds each problem shape's instruction stream on the host.",
+       "format_version": 2, "designs": list(designs.values())}
 with open(manifest, "w") as f:
     json.dump(doc, f, indent=1)
     f.write("\n")
-print(f"build-npu-kernels: wrote {manifest} ({len(kernels)} kernels)")
+print(f"build-npu-kernels: wrote {manifest} ({len(designs)} design xclbins)")
 EOF
-say "the instruction streams serve M = $((m_tiles * 64)), N = $n_tiles token tile(s), K = $k_elems only, and the"
-say "runtime cannot tell (aie/matmul/README.md, \"Costs and requirements\"): do not use them for a model."

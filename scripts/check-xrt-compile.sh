@@ -20,7 +20,7 @@ gen=$(mktemp -d)
 trap 'rm -rf "$gen"' EXIT
 version=$("$here/scripts/xrt-generated-headers.sh" "$xrt" "$gen")
 # The xrt layer sees itself and the layers below it, as in the CMake build.
-mapfile -t layers < <("$here/scripts/layer-includes.sh" "$gen/layers" xrt runtime contracts)
+mapfile -t layers < <("$here/scripts/layer-includes.sh" "$gen/layers" xrt runtime contracts control)
 
 echo "XRT $version headers: $inc"
 status=0

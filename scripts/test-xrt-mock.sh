@@ -18,19 +18,29 @@ trap 'rm -rf "$work"' EXIT
 version=$("$here/scripts/xrt-generated-headers.sh" "$xrt" "$work/gen")
 echo "building the XRT device tests against XRT $version headers with the mock runtime"
 # The xrt layer sees itself and the layers below it, as in the CMake build.
-mapfile -t layers < <("$here/scripts/layer-includes.sh" "$work/layers" xrt runtime contracts)
+mapfile -t layers < <("$here/scripts/layer-includes.sh" "$work/layers" xrt runtime contracts control)
+# The runtime compiles aie/matmul/dataflow.json in (src/CMakeLists.txt does the same at configure time).
+{
+    printf 'namespace xdna { extern const char * const kMatmulDataflowJson; const char * const kMatmulDataflowJson = R"xdnadataflow('
+    cat "$here/aie/matmul/dataflow.json"
+    printf ')xdnadataflow"; }\n'
+} >"$work/matmul-dataflow-json.cpp"
 
 sources=(
     "$here"/src/xrt/*.cpp
-    "$here"/src/runtime/{options,invocation,runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors}.cpp
-    "$here"/src/contracts/matmul-contract.cpp
+    "$here"/src/runtime/{options,invocation,runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors,design-description,matmul-sequence}.cpp
+    "$work/matmul-dataflow-json.cpp"
+    "$here"/src/control/{control-ops,shim-bd}.cpp
+    "$here"/src/contracts/*.cpp
     "$here"/tests/xrt-mock/mock-xrt.cpp
     "$here"/tests/xrt-mock/test_xrt_device.cpp
 )
+# ggml-base: the contracts' layouts (the instruction-stream builder sizes tiles with them).
 # libuuid: XRT's inline xrt::uuid needs it (XRT::xrt_coreutil carries it as a PUBLIC dependency).
-g++ -std=c++17 -O1 -g -Wall -Wextra \
+g++ -std=c++17 -O1 -g -Wall -Wextra -ffp-contract=off \
     -I"$inc" -I"$work/gen" "${layers[@]}" -I"$here/tests/xrt-mock" \
     -I"$llama/src/ggml/include" \
     "${sources[@]}" -o "$work/test-xrt-device" \
+    -L"$llama/build/bin" -Wl,-rpath,"$llama/build/bin" -lggml-base \
     -lgtest -lgtest_main -luuid -ldl -pthread
 "$work/test-xrt-device" "${@:3}"

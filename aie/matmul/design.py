@@ -118,45 +118,58 @@ class Contract:
         return quant_act_tile_bytes(tile_n, tile_k, act_block)
 
 
+# The data movement written once (aie/matmul/dataflow.json): the runtime's instruction-stream builder and
+# the simulator's DMA interpreter read the same file, so the numbers below cannot drift from theirs.
+DATAFLOW_PATH = os.path.join(HERE, "dataflow.json")
+with open(DATAFLOW_PATH, encoding="utf-8") as _f:
+    DATAFLOW = json.load(_f)
+
 # Contract names: quantized weights use the new mm_<w>_a8 names (int8 activations, contract v2); the
-# float contracts keep their names. Order inside a family is the value of the contract RTP.
-FAMILIES = {
-    "kquant": ("mm_kquant.cc", [Contract("mm_q4_K_a8", "mm_q4_K_a8", "q4_K"),
-                                Contract("mm_q5_K_a8", "mm_q5_K_a8", "q5_K"),
-                                Contract("mm_q6_K_a8", "mm_q6_K_a8", "q6_K")]),
-    "legacy": ("mm_legacy.cc", [Contract("mm_q4_0_a8", "mm_q4_0_a8", "q4_0"),
-                                Contract("mm_q4_1_a8", "mm_q4_1_a8", "q4_1"),
-                                Contract("mm_q5_0_a8", "mm_q5_0_a8", "q5_0"),
-                                Contract("mm_q5_1_a8", "mm_q5_1_a8", "q5_1"),
-                                Contract("mm_q8_0_a8", "mm_q8_0_a8", "q8_0")]),
-    "kquant_low": ("mm_kquant_low.cc", [Contract("mm_q2_K_a8", "mm_q2_K_a8", "q2_K"),
-                                        Contract("mm_q3_K_a8", "mm_q3_K_a8", "q3_K")]),
-    "float": ("mm_float.cc", [Contract("mm_f16_f16", "mm_f16", "f16", act_value_bytes=2),
-                              Contract("mm_bf16_bf16", "mm_bf16", "bf16", act_value_bytes=2),
-                              Contract("mm_f32_f32", "mm_f32", "f32", act_value_bytes=4)]),
+# float contracts keep their names. The order inside a family (dataflow.json) is the value of the
+# contract RTP; this table adds what the plan needs of each contract.
+_CONTRACTS = {
+    "mm_q4_K_a8": Contract("mm_q4_K_a8", "mm_q4_K_a8", "q4_K"),
+    "mm_q5_K_a8": Contract("mm_q5_K_a8", "mm_q5_K_a8", "q5_K"),
+    "mm_q6_K_a8": Contract("mm_q6_K_a8", "mm_q6_K_a8", "q6_K"),
+    "mm_q4_0_a8": Contract("mm_q4_0_a8", "mm_q4_0_a8", "q4_0"),
+    "mm_q4_1_a8": Contract("mm_q4_1_a8", "mm_q4_1_a8", "q4_1"),
+    "mm_q5_0_a8": Contract("mm_q5_0_a8", "mm_q5_0_a8", "q5_0"),
+    "mm_q5_1_a8": Contract("mm_q5_1_a8", "mm_q5_1_a8", "q5_1"),
+    "mm_q8_0_a8": Contract("mm_q8_0_a8", "mm_q8_0_a8", "q8_0"),
+    "mm_q2_K_a8": Contract("mm_q2_K_a8", "mm_q2_K_a8", "q2_K"),
+    "mm_q3_K_a8": Contract("mm_q3_K_a8", "mm_q3_K_a8", "q3_K"),
+    "mm_f16_f16": Contract("mm_f16_f16", "mm_f16", "f16", act_value_bytes=2),
+    "mm_bf16_bf16": Contract("mm_bf16_bf16", "mm_bf16", "bf16", act_value_bytes=2),
+    "mm_f32_f32": Contract("mm_f32_f32", "mm_f32", "f32", act_value_bytes=4),
 }
+_SOURCES = {"kquant": "mm_kquant.cc", "legacy": "mm_legacy.cc", "kquant_low": "mm_kquant_low.cc",
+            "float": "mm_float.cc"}
+FAMILIES = {name: (_SOURCES[name], [_CONTRACTS[c] for c in names])
+            for name, names in DATAFLOW["families"].items() if name != "about"}
 ZERO_SOURCE = "zero.cc"  # mm_zero_c_n<TN>, linked into every core program
 
 # ---------------------------------------------------------------------------------------------------
 # NPU2 hardware limits the plan is checked against (sources in aie/matmul/README.md).
 # ---------------------------------------------------------------------------------------------------
-ROWS = 4                          # compute rows per column (tiles (c, 2..5))
-MAX_COLS = 8                      # NPU2: 8 columns (Strix, Strix Halo, Krackan)
-CORE_DATA_BYTES = 64 * 1024       # core data memory, 8 banks
-MEMTILE_BYTES = 512 * 1024        # memory tile, per column
+ROWS = DATAFLOW["array"]["core_rows"]            # compute rows per column (tiles (c, 2..5))
+MAX_COLS = DATAFLOW["array"]["max_columns"]      # NPU2: 8 columns (Strix, Strix Halo, Krackan)
+CORE_DATA_BYTES = DATAFLOW["core_budget"]["core_data_bytes"]  # core data memory, 8 banks
+MEMTILE_BYTES = DATAFLOW["core_budget"]["memtile_bytes"]      # memory tile, per column
 CORE_S2MM, CORE_MM2S = 2, 2       # DMA channels of a compute tile
 MEMTILE_S2MM, MEMTILE_MM2S = 6, 6
 SHIM_MM2S, SHIM_S2MM = 2, 2
-SHIM_BDS = 16                     # shim buffer descriptors: 16 per channel, budgeted per tile (stricter)
-BD_WRAP_MAX = 1023                # d0 / d1 sizes of a non-linear shim transfer (32-bit words)
-BD_ITER_MAX = 64                  # iteration (outermost) size of a shim transfer
-BD_STRIDE_MAX = 1 << 20           # strides of a shim transfer (32-bit words)
+SHIM_BDS = DATAFLOW["shim"]["bds"]  # shim buffer descriptors: 16 per channel, budgeted per tile (stricter)
+BD_WRAP_MAX = DATAFLOW["limits"]["wrap_max"]           # d0 / d1 sizes of a non-linear shim transfer (words)
+BD_ITER_MAX = DATAFLOW["limits"]["iteration_max"]      # iteration (outermost) size of a shim transfer
+BD_STRIDE_MAX = DATAFLOW["limits"]["stride_max"]       # strides of a shim transfer (32-bit words)
 
 # RTP words of every core, written by the instruction stream before it releases the core's barrier.
-RTP_CONTRACT, RTP_OUT_TILES, RTP_K_TILES, RTP_VERSION = range(4)
-RTP_WORDS = 4
-RTP_LAYOUT_VERSION = 1
-PARAMS_WORDS = 12  # the runtime's params BO (src/runtime/invocation-args.h); passed, not read by DMA
+_PROG = DATAFLOW["core_program"]
+RTP_CONTRACT, RTP_OUT_TILES, RTP_K_TILES, RTP_VERSION = (_PROG["rtp_words"][k] for k in
+                                                         ("contract", "out_tiles", "k_tiles", "version"))
+RTP_WORDS = _PROG["rtp_word_count"]
+RTP_LAYOUT_VERSION = _PROG["rtp_layout_version"]
+PARAMS_WORDS = DATAFLOW["params_words"]  # the runtime's params BO (src/runtime/invocation-args.h); passed, not read by DMA
 
 
 class PlanError(Exception):
@@ -269,6 +282,11 @@ class Plan:
     checks: list = field(default_factory=list)
 
 
+def _shim_channel(fifo):
+    """The shim DMA channel dataflow.json gives a shim FIFO."""
+    return next(f for f in DATAFLOW["fifos"] if f["name"] == fifo)["shim_channel"]["channel"]
+
+
 def family_contracts(family):
     return FAMILIES[family][1]
 
@@ -329,7 +347,8 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
     fixed = 2 * p.w_obj_bytes + 2 * p.a_obj_bytes + RTP_WORDS * 4 + stack_bytes + kernel_data_bytes
     # C is double-buffered when it fits (the drain of one output tile overlaps the next one's K loop);
     # otherwise single: the core then waits for the C drain (TN*256 bytes) once per output tile.
-    p.c_depth = 2 if fixed + 2 * p.c_obj_bytes <= CORE_DATA_BYTES else 1
+    c_max = DATAFLOW["depths"]["c_max"]
+    p.c_depth = c_max if fixed + c_max * p.c_obj_bytes <= CORE_DATA_BYTES else 1
     p.core_bytes = {
         "W L1 (2 x W tile)": 2 * p.w_obj_bytes,
         "A L1 (2 x A tile)": 2 * p.a_obj_bytes,
@@ -354,18 +373,18 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
 
     p.fifos = [
         Fifo("w_l3l2_<c>", "shim(c,0) -> memtile(c,1)", ROWS * p.w_obj_bytes, l2_depth, "memtile",
-             "shim MM2S 1, memtile S2MM 1", "one object = the 4 cores' W tiles of one K step"),
+             f"shim MM2S {_shim_channel('w_l3l2')}, memtile S2MM 1", "one object = the 4 cores' W tiles of one K step"),
         Fifo("w_l2l1_<c>_<r>", "memtile(c,1) -> core(c,2+r), split", p.w_obj_bytes, 2, "core",
              "memtile MM2S 1 per core (4), core S2MM 1", "shares the memtile buffers of w_l3l2"),
         Fifo("a_l3l2_<c>", "shim(c,0) -> memtile(c,1)", p.a_obj_bytes, l2_depth, "memtile",
-             "shim MM2S 1, memtile S2MM 1"),
+             f"shim MM2S {_shim_channel('a_l3l2')}, memtile S2MM 1"),
         Fifo("a_l2l1_<c>", "memtile(c,1) -> 4 cores of column c, broadcast", p.a_obj_bytes, 2, "core",
              "memtile MM2S 1 (one stream, fanned out by the switches), core S2MM 1",
              "shares the memtile buffers of a_l3l2"),
         Fifo("c_l1l2_<c>_<r>", "core(c,2+r) -> memtile(c,1), join", p.c_obj_bytes, p.c_depth, "core",
              "core MM2S 1, memtile S2MM 1 per core (4)"),
         Fifo("c_l2l3_<c>", "memtile(c,1) -> shim(c,0)", ROWS * p.c_obj_bytes, l2_depth, "memtile",
-             "memtile MM2S 1, shim S2MM 1", "one object = the 4 cores' C tiles [r][t][64]"),
+             f"memtile MM2S 1, shim S2MM {_shim_channel('c_l2l3')}", "one object = the 4 cores' C tiles [r][t][64]"),
     ]
 
     p.channels = {
@@ -692,9 +711,11 @@ def parse_args(argv):
     ap.add_argument("--n-tiles", type=int, default=1, help="token tiles of TN (default 1)")
     ap.add_argument("--k-tiles", type=int, help="K tiles of TK (default: K = 4096)")
     ap.add_argument("--out-row-stride", type=int, help="floats between tokens in the output (default M)")
-    ap.add_argument("--l2-depth", type=int, default=2, help="memory-tile FIFO depth (default 2)")
-    ap.add_argument("--stack-bytes", type=int, default=1024, help="core stack (default 1024)")
-    ap.add_argument("--kernel-data-bytes", type=int, default=512,
+    ap.add_argument("--l2-depth", type=int, default=DATAFLOW["depths"]["l2"],
+                    help=f"memory-tile FIFO depth (default {DATAFLOW['depths']['l2']})")
+    ap.add_argument("--stack-bytes", type=int, default=DATAFLOW["core_budget"]["stack_bytes"],
+                    help="core stack (default from dataflow.json)")
+    ap.add_argument("--kernel-data-bytes", type=int, default=DATAFLOW["core_budget"]["kernel_data_bytes"],
                     help="core memory reserved for the kernels' static data (default 512)")
     ap.add_argument("--kernel-object", help="object file of the core program (default xdna_mm_<family>.o)")
     ap.add_argument("--abi-header", default=DEFAULT_ABI_HEADER, help="the tile ABI header to check against")

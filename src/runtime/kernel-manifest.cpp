@@ -1,5 +1,6 @@
 #include "runtime/kernel-manifest.h"
 
+#include "runtime/design-description.h"
 #include "runtime/kernel-files.h"
 
 #include <nlohmann/json.hpp>
@@ -160,40 +161,46 @@ KernelArg parse_arg(const json & a, const std::string & field) {
     return arg;
 }
 
-KernelEntry parse_entry(const json & e, int index, const std::string & dir) {
+TileShape parse_tile(const json & tile, const std::string & field) {
+    if (!tile.is_object()) {
+        fail(field, std::string("must be an object {\"m\", \"n\", \"k\"}, got ") + json_type_name(tile));
+    }
+    reject_unknown_keys(tile, {"m", "n", "k"}, field);
+    TileShape t;
+    t.m = static_cast<int>(require_int(tile, "m", field + ".m", 1, 1 << 20));
+    t.n = static_cast<int>(require_int(tile, "n", field + ".n", 1, 1 << 20));
+    t.k = static_cast<int>(require_int(tile, "k", field + ".k", 1, 1 << 20));
+    return t;
+}
+
+// One design entry: its xclbin, kernel, generations and arguments, expanded into a KernelEntry per
+// (contract, tile shape) it serves.
+std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std::string & dir) {
     if (!e.is_object()) {
         fail("", std::string("must be an object, got ") + json_type_name(e));
     }
-    reject_unknown_keys(e, {"contract", "tile", "xclbin", "instructions", "kernel", "npu", "args"}, "");
+    reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "serves", "args"}, "");
 
-    KernelEntry k;
-    k.index = index;
-    const std::string contract = require_string(e, "contract", "contract");
-    for (const auto & c : all_matmul_contracts()) {
-        if (contract == c.name) {
-            k.contract = &c;
+    KernelEntry base;
+    base.index = index;
+    base.design = require_string(e, "design", "design");
+    const DesignRead & known = matmul_design();
+    if (!known.ok()) {
+        fail("design", "cannot be checked: the built-in design description is broken: " + known.error);
+    }
+    if (base.design != known.design.design) {
+        fail("design", "'" + base.design + "' is not a design of this backend (known: " + known.design.design + ")");
+    }
+    base.family = require_string(e, "family", "family");
+    if (known.design.family_contracts(base.family) == nullptr) {
+        std::string fams;
+        for (const auto & f : known.design.families) {
+            fams += (fams.empty() ? "" : ", ") + f.first;
         }
+        fail("family", "'" + base.family + "' is not a family of design " + base.design + " (known: " + fams + ")");
     }
-    if (k.contract == nullptr) {
-        fail("contract", "'" + contract + "' is not a kernel contract of this backend (see docs/kernels.md)");
-    }
-
-    const json & tile = require(e, "tile", "tile");
-    if (!tile.is_object()) {
-        fail("tile", std::string("must be an object {\"m\", \"n\", \"k\"}, got ") + json_type_name(tile));
-    }
-    reject_unknown_keys(tile, {"m", "n", "k"}, "tile");
-    k.tile.m = static_cast<int>(require_int(tile, "m", "tile.m", 1, 1 << 20));
-    k.tile.n = static_cast<int>(require_int(tile, "n", "tile.n", 1, 1 << 20));
-    k.tile.k = static_cast<int>(require_int(tile, "k", "tile.k", 1, 1 << 20));
-    if (!contract_allows_tile(*k.contract, k.tile)) {
-        fail("tile", tile_string(k.tile) + " is not a tile shape of " + contract + " (allowed: " +
-                         allowed_tiles(*k.contract) + ")");
-    }
-
-    k.xclbin = resolve(dir, require_string(e, "xclbin", "xclbin"));
-    k.instructions = resolve(dir, require_string(e, "instructions", "instructions"));
-    k.kernel_name = require_string(e, "kernel", "kernel");
+    base.xclbin = resolve(dir, require_string(e, "xclbin", "xclbin"));
+    base.kernel_name = require_string(e, "kernel", "kernel");
 
     const json & npu = require(e, "npu", "npu");
     if (!npu.is_array() || npu.empty()) {
@@ -208,7 +215,7 @@ KernelEntry parse_entry(const json & e, int index, const std::string & dir) {
         if (!parse_npu_generation(npu[i].get<std::string>(), g)) {
             fail(field, "'" + npu[i].get<std::string>() + "' is not an NPU generation (known: npu1, npu2)");
         }
-        k.npu.push_back(g);
+        base.npu.push_back(g);
     }
 
     const json & args = require(e, "args", "args");
@@ -222,17 +229,63 @@ KernelEntry parse_entry(const json & e, int index, const std::string & dir) {
         if (!seen.insert(a.kind).second) {
             fail(field + ".kind", std::string("'") + to_string(a.kind) + "' appears twice");
         }
-        k.args.push_back(a);
+        base.args.push_back(a);
     }
     for (ArgKind r : kRequiredArgs) {
         if (seen.count(r) == 0) {
             fail("args", std::string("has no '") + to_string(r) + "' argument");
         }
     }
-    return k;
+
+    const json & serves = require(e, "serves", "serves");
+    if (!serves.is_array() || serves.empty()) {
+        fail("serves", "must be a non-empty array of {\"contract\", \"tiles\"}");
+    }
+    std::vector<KernelEntry> out;
+    for (size_t i = 0; i < serves.size(); ++i) {
+        const std::string field = "serves[" + std::to_string(i) + "]";
+        const json & s = serves[i];
+        if (!s.is_object()) {
+            fail(field, std::string("must be an object, got ") + json_type_name(s));
+        }
+        reject_unknown_keys(s, {"contract", "tiles"}, field);
+        const std::string contract = require_string(s, "contract", field + ".contract");
+        KernelEntry k = base;
+        for (const auto & c : all_matmul_contracts()) {
+            if (contract == c.name) {
+                k.contract = &c;
+            }
+        }
+        if (k.contract == nullptr) {
+            fail(field + ".contract", "'" + contract + "' is not a kernel contract of this backend (see docs/kernels.md)");
+        }
+        if (known.design.family_of(contract) != base.family) {
+            fail(field + ".contract", "'" + contract + "' is not served by family " + base.family + " of design " +
+                                          base.design + " (aie/matmul/dataflow.json)");
+        }
+        const json & tiles = require(s, "tiles", field + ".tiles");
+        if (!tiles.is_array() || tiles.empty()) {
+            fail(field + ".tiles", "must be a non-empty array of tile shapes");
+        }
+        for (size_t t = 0; t < tiles.size(); ++t) {
+            const std::string tf = field + ".tiles[" + std::to_string(t) + "]";
+            k.tile = parse_tile(tiles[t], tf);
+            if (!contract_allows_tile(*k.contract, k.tile)) {
+                fail(tf, tile_string(k.tile) + " is not a tile shape of " + contract + " (allowed: " +
+                             allowed_tiles(*k.contract) + ")");
+            }
+            for (const KernelEntry & o : out) {
+                if (o.contract == k.contract && o.tile.m == k.tile.m && o.tile.n == k.tile.n && o.tile.k == k.tile.k) {
+                    fail(tf, contract + " " + tile_string(k.tile) + " is listed twice");
+                }
+            }
+            out.push_back(k);
+        }
+    }
+    return out;
 }
 
-// Two entries for the same contract, tile and a shared generation would make selection ambiguous.
+// Two entries serving the same contract, tile and a shared generation would make selection ambiguous.
 const KernelEntry * find_duplicate(const std::vector<KernelEntry> & kept, const KernelEntry & e, NpuGeneration & on) {
     for (const auto & k : kept) {
         if (k.contract != e.contract || k.tile.m != e.tile.m || k.tile.n != e.tile.n || k.tile.k != e.tile.k) {
@@ -292,8 +345,8 @@ int KernelEntry::arg_index(ArgKind kind) const {
 }
 
 std::string KernelEntry::label() const {
-    return "kernels[" + std::to_string(index) + "] (" + (contract ? contract->name : "?") + ", tile " +
-           tile_string(tile) + ")";
+    return "designs[" + std::to_string(index) + "] " + design + "/" + family + " (" + (contract ? contract->name : "?") +
+           ", tile " + tile_string(tile) + ")";
 }
 
 bool parse_manifest(const std::string & text, const std::string & path, bool check_files, Manifest & out,
@@ -317,18 +370,20 @@ bool parse_manifest(const std::string & text, const std::string & path, bool che
         return false;
     }
     if (!doc.is_object()) {
-        err = where + ": must be a JSON object with \"format_version\" and \"kernels\", got " + json_type_name(doc);
+        err = where + ": must be a JSON object with \"format_version\" and \"designs\", got " + json_type_name(doc);
         return false;
-    }
-    for (auto it = doc.begin(); it != doc.end(); ++it) {
-        if (it.key() != "format_version" && it.key() != "kernels" && it.key() != "comment") {
-            err = where + ": field '" + it.key() + "' is not a known field (known: format_version, kernels, comment)";
-            return false;
-        }
     }
     auto fv = doc.find("format_version");
     if (fv == doc.end()) {
         err = where + ": field 'format_version' is missing";
+        return false;
+    }
+    if (fv->is_number_integer() && fv->get<int64_t>() == 1) {
+        err = where + ": format_version 1 (an xclbin and an instruction file per contract and tile shape) is no "
+                      "longer read: its instruction streams fix one problem size, which the runtime can neither "
+                      "check nor change. The backend now builds each shape's instruction stream itself; rebuild "
+                      "the kernels with scripts/build-npu-kernels.sh, which writes format_version 2 (one entry "
+                      "per design, docs/xrt.md)";
         return false;
     }
     if (!fv->is_number_integer() || fv->get<int64_t>() != kManifestFormatVersion) {
@@ -336,42 +391,51 @@ bool parse_manifest(const std::string & text, const std::string & path, bool che
               fv->dump();
         return false;
     }
-    auto kernels = doc.find("kernels");
-    if (kernels == doc.end()) {
-        err = where + ": field 'kernels' is missing";
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+        if (it.key() != "format_version" && it.key() != "designs" && it.key() != "comment") {
+            err = where + ": field '" + it.key() + "' is not a known field (known: format_version, designs, comment)";
+            return false;
+        }
+    }
+    auto designs = doc.find("designs");
+    if (designs == doc.end()) {
+        err = where + ": field 'designs' is missing";
         return false;
     }
-    if (!kernels->is_array()) {
-        err = where + ": field 'kernels' must be an array, got " + json_type_name(*kernels);
+    if (!designs->is_array()) {
+        err = where + ": field 'designs' must be an array, got " + json_type_name(*designs);
         return false;
     }
 
-    for (size_t i = 0; i < kernels->size(); ++i) {
-        const json & e = (*kernels)[i];
-        const std::string prefix = where + ": kernels[" + std::to_string(i) + "]";
-        // Name the contract in every message when the entry has a readable one, so the user can tell which
-        // ops went back to the CPU.
+    for (size_t i = 0; i < designs->size(); ++i) {
+        const json & e = (*designs)[i];
+        const std::string prefix = where + ": designs[" + std::to_string(i) + "]";
+        // Name the design and family in every message when readable, so the user can tell which ops went
+        // back to the CPU.
         std::string named = prefix;
-        if (e.is_object() && e.contains("contract") && e["contract"].is_string()) {
-            named += " (" + e["contract"].get<std::string>() + ")";
+        if (e.is_object() && e.contains("design") && e["design"].is_string() && e.contains("family") &&
+            e["family"].is_string()) {
+            named += " (" + e["design"].get<std::string>() + "/" + e["family"].get<std::string>() + ")";
         }
         try {
-            KernelEntry k = parse_entry(e, static_cast<int>(i), out.dir);
-            NpuGeneration dup_on = NpuGeneration::unknown;
-            if (const KernelEntry * d = find_duplicate(out.kernels, k, dup_on)) {
-                fail("", std::string("duplicates kernels[") + std::to_string(d->index) + "] for " + to_string(dup_on));
+            std::vector<KernelEntry> served = parse_design_entry(e, static_cast<int>(i), out.dir);
+            for (const KernelEntry & k : served) {
+                NpuGeneration dup_on = NpuGeneration::unknown;
+                if (const KernelEntry * d = find_duplicate(out.kernels, k, dup_on)) {
+                    fail("serves", std::string("serves ") + k.contract->name + " " + tile_string(k.tile) + " on " +
+                                       to_string(dup_on) + ", already served by designs[" + std::to_string(d->index) + "]");
+                }
             }
             if (check_files) {
-                std::string why = check_xclbin_file(k.xclbin);
+                const std::string why = check_xclbin_file(served.front().xclbin);
                 if (!why.empty()) {
-                    fail("xclbin", "file '" + k.xclbin + "' " + why);
-                }
-                why = check_instruction_file(k.instructions);
-                if (!why.empty()) {
-                    fail("instructions", "file '" + k.instructions + "' " + why);
+                    fail("xclbin", "file '" + served.front().xclbin + "' " + why);
                 }
             }
-            out.kernels.push_back(std::move(k));
+            ++out.designs;
+            for (KernelEntry & k : served) {
+                out.kernels.push_back(std::move(k));
+            }
         } catch (const EntryError & x) {
             out.entry_errors.push_back(named + (x.field.empty() ? "" : ": field '" + x.field + "'") + " " + x.what +
                                        "; entry ignored");

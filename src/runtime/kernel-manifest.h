@@ -1,10 +1,16 @@
-// Kernel manifest: which compiled NPU kernels exist, for which contract, tile shape and NPU generation.
+// Kernel manifest: which compiled NPU designs exist, which contracts and tile shapes each serves, and on
+// which NPU generations.
 //
-// The kernels directory holds manifest.json (format in docs/xrt.md, example in
-// aie/manifest.example.json). Each entry names an xclbin, an instruction file, the kernel's name
-// inside the xclbin, its argument layout and the generations it runs on. The backend claims an op
-// only if an entry for its contract and tile shape survived validation, so a missing or broken kernel
-// sends that op to the CPU instead of failing the model.
+// The kernels directory holds manifest.json (format 2 in docs/xrt.md, example in
+// aie/manifest.example.json). Each entry is one design xclbin (a design of aie/, e.g. the matmul of one
+// contract family): the xclbin, the kernel's name inside it, its argument layout, the generations it
+// runs on, and the contracts and tile shapes it serves. There are no instruction files: the instruction
+// stream of each problem shape is built on the host (runtime/matmul-sequence.h), so one xclbin serves
+// every M, K, N. The backend claims an op only if an entry serving its contract and tile shape survived
+// validation, so a missing or broken kernel sends that op to the CPU instead of failing the model.
+//
+// Format 1 (an xclbin plus an instruction file per contract and tile) is refused with a message: its
+// instruction streams fix one problem size, which the runtime cannot check or change.
 //
 // No XRT here: parsing, validation, file checks and selection are testable on any machine.
 #pragma once
@@ -18,12 +24,12 @@
 
 namespace xdna {
 
-constexpr int kManifestFormatVersion = 1;
+constexpr int kManifestFormatVersion = 2;
 
 // What a kernel argument carries. The order of a kernel's arguments is the order of its `args` list.
 enum class ArgKind {
     opcode,             // scalar: the command opcode (3 for mlir-aie instruction-stream kernels)
-    instructions,       // buffer: the instruction stream, loaded once per kernel
+    instructions,       // buffer: the instruction stream (built on the host per shape, cached with the plan)
     instruction_count,  // scalar: number of 32-bit words in the instruction stream
     weights,            // buffer: the packed weight operand
     activations,        // buffer: the activation operand
@@ -41,12 +47,15 @@ struct KernelArg {
     uint64_t value = 0;      // value of an opcode argument
 };
 
+// One (contract, tile shape) a design entry serves, with the entry's xclbin and kernel: what the
+// devices select and run. Several KernelEntries share one design entry (and so one xclbin).
 struct KernelEntry {
-    int                        index = 0;  // position in the manifest's "kernels" array, for messages
+    int                        index = 0;  // position of its design in the manifest's "designs" array
+    std::string                design;     // the aie/ design, e.g. "matmul"
+    std::string                family;     // the design's variant (contract family), e.g. "kquant"
     const MatmulContract *     contract = nullptr;
     TileShape                  tile{};
     std::string                xclbin;        // resolved against the manifest's directory
-    std::string                instructions;  // resolved against the manifest's directory
     std::string                kernel_name;   // kernel inside the xclbin, e.g. "MLIR_AIE"
     std::vector<NpuGeneration> npu;
     std::vector<KernelArg>     args;          // in argument order
@@ -54,21 +63,23 @@ struct KernelEntry {
     bool runs_on(NpuGeneration g) const;
     // Argument position of `kind`, or -1 when the kernel has no such argument.
     int arg_index(ArgKind kind) const;
-    // "kernels[3] (mm_q4_K_a8, tile 64x4x256)": how messages name an entry.
+    // "designs[3] matmul/kquant (mm_q4_K_a8, tile 64x4x256)": how messages name an entry.
     std::string label() const;
 };
 
 struct Manifest {
     std::string              path;  // the manifest file
     std::string              dir;   // directory the file names in it are relative to
-    std::vector<KernelEntry> kernels;       // entries that passed validation
-    std::vector<std::string> entry_errors;  // one line per dropped entry, naming file, entry and field
+    int                      designs = 0;   // design entries that passed validation
+    std::vector<KernelEntry> kernels;       // what they serve, one per (contract, tile shape)
+    std::vector<std::string> entry_errors;  // one line per dropped design entry, naming file, entry and field
 };
 
 // Parse manifest text read from `path` (used for messages and to resolve relative file names).
-// Returns false with `err` set when the manifest as a whole is unusable: not JSON, wrong format version,
-// no "kernels" array. An invalid entry only drops that entry, with a line in `out.entry_errors`.
-// With `check_files`, an entry whose xclbin or instruction file is missing or malformed is dropped too.
+// Returns false with `err` set when the manifest as a whole is unusable: not JSON, a format version other
+// than 2 (format 1 with the reason it is no longer read), no "designs" array. An invalid design entry
+// only drops that entry, with a line in `out.entry_errors`. With `check_files`, an entry whose xclbin is
+// missing or malformed is dropped too.
 bool parse_manifest(const std::string & text, const std::string & path, bool check_files, Manifest & out,
                     std::string & err);
 

@@ -39,10 +39,11 @@ std::vector<OptionSpec> make_options() {
          "host threads of the simulator and of activation quantization"},
         {"GGML_XDNA_SIM_TILES", "token-tile widths separated by commas, e.g. 4,32", "every width a contract allows",
          "token-tile widths the simulator offers, to behave like an NPU with fewer kernels installed"},
-        {"GGML_XDNA_SIM_EXEC", "kernels, twin", "twin",
+        {"GGML_XDNA_SIM_EXEC", "kernels, twin, stream", "twin",
          "what the simulator executes: kernels: the NPU core kernel code of aie/ through the simulator's aie_api "
          "implementation; twin: bit-identical fast twins of it where they exist (tested against the kernel code), "
-         "the kernel code elsewhere"},
+         "the kernel code elsewhere; stream: the instruction stream built for each invocation, run by a DMA "
+         "interpreter that feeds the kernel code (slow)"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},
@@ -56,14 +57,20 @@ std::vector<OptionSpec> make_options() {
         model_spec("GGML_XDNA_MODEL_BW_GBS", 0.1, 1e4, "timing model: sustained NPU DRAM bandwidth, GB/s"),
         model_spec("GGML_XDNA_MODEL_CLOCK_GHZ", 0.01, 10, "timing model: array clock, GHz"),
         model_spec("GGML_XDNA_MODEL_EFFICIENCY", 1e-3, 1,
-                   "timing model: sustained fraction of the MAC peak in a large GEMM"),
+                   "timing model: sustained fraction of the kernels' slot-bound cycles (overrides the tier's)"),
+        model_spec("GGML_XDNA_MODEL_TIER", 0, 2,
+                   "timing model: efficiency tier, 0 assembly-tuned, 1 competent C++ (default), 2 first kernel"),
+        model_spec("GGML_XDNA_MODEL_INT4_MACS", 512, 1024,
+                   "timing model: int8 x int4 MACs per cycle per core (not published: 512 default, 1024 upper)"),
+        model_spec("GGML_XDNA_MODEL_SWITCH_US", 0, 1e6,
+                   "timing model: cost of a change of contract between consecutive invocations, us"),
         model_spec("GGML_XDNA_MODEL_SUBMIT_US", 0, 1e6, "timing model: cost of one submission (host round trip), us"),
         model_spec("GGML_XDNA_MODEL_INVOCATION_US", 0, 1e6,
                    "timing model: extra cost of each invocation inside a submission, us"),
         model_spec("GGML_XDNA_MODEL_SCALE_OPS", 1, 1e4,
-                   "timing model: block-scale operations per cycle per core"),
+                   "timing model: block-scale operations per cycle per core (shapes without kernel code only)"),
         model_spec("GGML_XDNA_MODEL_SCALE_GROUP", 0, 1 << 20,
-                   "timing model: 0: scales per the weight format; else scale once per this many K values"),
+                   "timing model: 0: scales per the weight format; else once per this many K (shapes without kernel code only)"),
         model_spec("GGML_XDNA_MODEL_CSTAGE_KB", 0, 1 << 20,
                    "timing model: output staging per column in the memory tile, KB (0: none)"),
     };

@@ -55,7 +55,7 @@ OptionValue<DeviceChoice>              device_option();     // GGML_XDNA_DEVICE
 OptionValue<bool>                      profile_option();    // GGML_XDNA_PROFILE
 OptionValue<std::string>               trace_option();      // GGML_XDNA_TRACE (empty: no trace)
 OptionValue<std::vector<int>>          sim_tiles_option();  // GGML_XDNA_SIM_TILES (empty: every width)
-OptionValue<std::string>               sim_exec_option();   // GGML_XDNA_SIM_EXEC ("kernels" or "twin")
+OptionValue<std::string>               sim_exec_option();   // GGML_XDNA_SIM_EXEC ("kernels", "twin" or "stream")
 OptionValue<SimFaults>                 sim_faults_option(); // GGML_XDNA_SIM_FAULTS (rate 0: none)
 OptionValue<int>                       threads_option();    // GGML_XDNA_THREADS (0: the hardware's)
 OptionValue<std::chrono::milliseconds> timeout_option();    // GGML_XDNA_TIMEOUT_MS

@@ -14,6 +14,21 @@ CoreOps & CoreOps::operator+=(const CoreOps & o) {
     store += o.store;
     scalar += o.scalar;
     mmul_macs += o.mmul_macs;
+    mmul_i8xi4 += o.mmul_i8xi4;
+    pipelined_iterations += o.pipelined_iterations;
+    return *this;
+}
+
+CoreOps & CoreOps::operator-=(const CoreOps & o) {
+    vector -= o.vector;
+    move -= o.move;
+    load -= o.load;
+    unpack -= o.unpack;
+    store -= o.store;
+    scalar -= o.scalar;
+    mmul_macs -= o.mmul_macs;
+    mmul_i8xi4 -= o.mmul_i8xi4;
+    pipelined_iterations -= o.pipelined_iterations;
     return *this;
 }
 
@@ -27,6 +42,8 @@ CoreOps sim_thread_core_ops() {
     o.store = c.store;
     o.scalar = c.scalar;
     o.mmul_macs = c.mmul_macs;
+    o.mmul_i8xi4 = c.mmul_calls(aie_host::mmul_shape::i8xi4_4x16x16);
+    o.pipelined_iterations = c.pipelined_iterations;
     return o;
 }
 

@@ -13,7 +13,10 @@ void sim_reset_core_state();
 // Operations the calling thread's kernel calls issued so far, per AIE2P VLIW slot.
 struct CoreOps {
     uint64_t vector = 0, move = 0, load = 0, unpack = 0, store = 0, scalar = 0, mmul_macs = 0;
+    uint64_t mmul_i8xi4 = 0;            // int8 x int4 4x16x16 mmul calls (their issue rate is a parameter)
+    uint64_t pipelined_iterations = 0;  // iterations of loops marked chess_prepare_for_pipelining
     CoreOps & operator+=(const CoreOps & o);
+    CoreOps & operator-=(const CoreOps & o);
 };
 CoreOps sim_thread_core_ops();
 

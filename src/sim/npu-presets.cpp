@@ -19,17 +19,32 @@ NpuPreset npu2_array() {
     // the array does run near the top of the table.
     p.clock_ghz = 1.8;
     // int8 mmul 8x8x8 per cycle = 512 MAC/cycle/core [amd/IRON issue 171; aie_kernels/aie2p/mm.cc].
-    // The int8 x int4 4x16x16 mode exists [Xilinx/aie_api mmul.hpp] but its issue rate is not
-    // published; 4-bit kernels are modelled at the int8 rate.
     p.int8_macs_per_cycle = 512;
+    // The int8 x int4 4x16x16 mode exists [Xilinx/aie_api mmul.hpp] but its issue rate is not published:
+    // 512 (one instruction every 2 cycles, the int8 rate) is the default, 1024 (AIE-ML ran int8 x int4 at
+    // twice its int8 rate [AM020]) the upper case; xdna-bench e2e reports both.
+    p.int4_macs_per_cycle = 512;
     // bfp16 8x8x8 per cycle = 1024 FLOP/cycle/core [scalable.uni-jena.de "hello xdna"].
     p.bfp16_macs_per_cycle = 512;
-    // Fitted: the fraction of the MAC peak that reproduces the published whole-array int8 GEMM with int8
-    // output, 37.35-38.05 TOPS [arXiv 2512.13282], in this model (fit shape and procedure in
-    // docs/performance-model.md; tests/timing checks the value still reproduces the point). The same
-    // paper's int32-output result (25.31 TOPS) is held out: the model gets it from the DRAM term.
+    // Fitted, one per tier: the fraction of the slot-bound cycles (kernel-cycles.h) that reproduces a
+    // published GEMM of that kind (calibration-points.cpp; docs/performance-model.md; tests/timing checks
+    // each constant is still its fit):
+    //   assembly-tuned  int8 GEMM, int8 out, 37.35-38.05 TOPS [arXiv 2512.13282] (assembly-level kernel)
+    //   competent C++   bf16 GEMM of the same study, 14.71 TFLOP/s [arXiv 2512.13282]; IRON flm.GEMM
+    //                   (aie_api C++, 1143 us [amd/IRON flm/gemm README]) is held out
+    //   first kernel    mlir-aie whole_array int8 as patched in amd/IRON issues 171/172 (7-8.2 TOPS at
+    //                   2048^3-4096^3, midpoint 7.6); qvac's int8 GEMM (3.4 TFLOP/s) is held out
     // Upper bound for comparison: `xrt-smi validate` reaches 51.0 TOPS, 0.86 of the peak [amd/IRON issue 55].
-    p.array_efficiency = 0.6547;
+    p.tier_efficiency[0] = 0.6549;
+    p.tier_efficiency[1] = 0.5039;
+    p.tier_efficiency[2] = 0.1300;
+    p.tier = EfficiencyTier::competent_cpp;
+    p.array_efficiency = 0;  // no override
+    // Assumed: a kernel call's fixed overhead (call and return, pointer set-up, prologue and epilogue of
+    // its modulo-scheduled loops); hardware zero-overhead loops [AM020, ls/le/lc registers] make the
+    // per-iteration cost 0.
+    p.call_overhead_cycles = 64;
+    p.loop_iteration_cycles = 0;
     // Assumed, no published figure: block-scale multiply-adds (int32/fp32 vector lanes) per cycle per
     // core. The kernel design notes estimate per-32 scaling "can cost as much as the MACs": with 32
     // lanes, one scale term per 32 K values costs half the MAC time at 512 MAC/cycle.
@@ -44,6 +59,13 @@ NpuPreset npu2_array() {
     // [amd/IRON flm/gemm README]; 8 words = four 64-bit buffer addresses (weights, activations, output,
     // params), the scalars travel in the params buffer (src/runtime/invocation-args.h).
     p.invocation_us = 8 * 2.0;
+    // A change of contract between consecutive invocations (Q4_K <-> Q6_K in a Q4_K_M model: 63 per 8B
+    // token) starts a different instruction stream and core-program branch: charged as one more dispatch,
+    // the ~107 us floor [amd/IRON flm/gemm README]. If it needed a hardware-context switch instead, the
+    // published cost is ~360 us per column (368/693/1518/2829 us for 1/2/4/8 columns) [qvac HANDOFF]:
+    // the sensitivity case xdna-bench e2e reports.
+    p.contract_switch_us = 107;
+    p.context_switch_us_per_column = 360;
     return p;
 }
 
@@ -67,15 +89,26 @@ std::vector<NpuPreset> make_presets() {
     NpuPreset halo = npu2_array();
     halo.name = "halo";
     halo.description = "Strix Halo (Ryzen AI Max), LPDDR5X-8000 256-bit";
-    // Assumed: the top of the 63-70 GB/s measured for the NPU [amd/IRON PR 195 review]. Halo's DRAM
-    // (256 GB/s theoretical, ~212 GB/s measured by the GPU [public reviews]) is not the limit there; the
-    // NPU's own path is, so Halo gains far less than its DRAM suggests.
-    halo.dram_gbs = 70;
+    // Krackan's figure: no published measurement shows the NPU streaming faster on Halo. Halo's DRAM
+    // (256 GB/s theoretical, ~212 GB/s measured by the GPU [public reviews]) is not the NPU's limit; its
+    // own path is the same NPU2 array and shim. The one Halo end-to-end figure points the same way:
+    // FastFlowLM's 8B decode is ~11 t/s there (user report) against 12.8 on Krackan [FastFlowLM docs],
+    // held out in calibration-points.cpp.
+    halo.dram_gbs = krackan.dram_gbs;
 
     return {strix, krackan, halo};
 }
 
 }  // namespace
+
+const char * tier_name(EfficiencyTier t) {
+    switch (t) {
+        case EfficiencyTier::assembly_tuned: return "assembly-tuned";
+        case EfficiencyTier::competent_cpp: return "competent C++";
+        case EfficiencyTier::first_kernel: return "first kernel";
+    }
+    return "?";
+}
 
 const char * family_name(KernelFamily f) {
     switch (f) {
@@ -93,9 +126,10 @@ const char * family_name(KernelFamily f) {
 double NpuPreset::family_macs_per_cycle(KernelFamily f) const {
     switch (f) {
         case KernelFamily::int8_plain:
-        case KernelFamily::int8xint4:
         case KernelFamily::int8xint8:
             return int8_macs_per_cycle;
+        case KernelFamily::int8xint4:
+            return int4_macs_per_cycle;
         case KernelFamily::bfp16:
             return bfp16_macs_per_cycle;
         // An 8x8x8 bf16 mmul lowers to two bfp16-emulated MACs: half the bfp16 rate
@@ -140,15 +174,27 @@ const std::vector<PresetParam> & preset_params() {
          [](const NpuPreset & p) { return p.peak_tops(KernelFamily::int8_plain); }},
         {"bf16 MAC/cycle/core", "MAC", "", "published", "half the bfp16 8x8x8 rate (amd/IRON flm/gemm README)",
          [](const NpuPreset & p) { return p.family_macs_per_cycle(KernelFamily::bf16_emulated); }},
-        {"array efficiency", "of peak", "GGML_XDNA_MODEL_EFFICIENCY", "fitted",
+        {"int8 x int4 MAC/cycle/core", "MAC", "GGML_XDNA_MODEL_INT4_MACS", "assumed",
+         "not published; 512 (int8 rate), 1024 reported beside it (AIE-ML ran int4 at 2x int8, AM020)",
+         [](const NpuPreset & p) { return double(p.int4_macs_per_cycle); }},
+        {"efficiency, assembly-tuned", "of slot-bound cycles", "GGML_XDNA_MODEL_TIER=0", "fitted",
          "int8 GEMM, int8 out, 37.35-38.05 TOPS (arXiv 2512.13282)",
-         [](const NpuPreset & p) { return p.array_efficiency; }},
+         [](const NpuPreset & p) { return p.tier_efficiency[0]; }},
+        {"efficiency, competent C++ (default)", "of slot-bound cycles", "GGML_XDNA_MODEL_TIER=1", "fitted",
+         "bf16 GEMM 14.71 TFLOP/s (arXiv 2512.13282); IRON flm.GEMM held out",
+         [](const NpuPreset & p) { return p.tier_efficiency[1]; }},
+        {"efficiency, first kernel", "of slot-bound cycles", "GGML_XDNA_MODEL_TIER=2", "fitted",
+         "patched mlir-aie whole_array int8, 7-8.2 TOPS (amd/IRON issues 171/172); qvac GEMM held out",
+         [](const NpuPreset & p) { return p.tier_efficiency[2]; }},
+        {"kernel call overhead", "cycles", "", "assumed",
+         "call, set-up, loop prologue/epilogue; zero-overhead loops (AM020 ls/le/lc)",
+         [](const NpuPreset & p) { return p.call_overhead_cycles; }},
         {"block-scale ops/cycle/core", "ops", "GGML_XDNA_MODEL_SCALE_OPS", "assumed",
          "no published figure; kernel design notes: per-32 scaling can cost as much as the MACs",
          [](const NpuPreset & p) { return p.scale_ops_per_cycle; }},
         {"sustained DRAM bandwidth", "GB/s", "GGML_XDNA_MODEL_BW_GBS", "fitted / assumed",
-         "krackan: fitted to the 56 GB/s q4 GEMV (qvac HANDOFF); strix, halo: 63 / 70, the ends of the "
-         "63-70 GB/s NPU memcpy range (amd/IRON PR 195 review)",
+         "krackan: fitted to the 56 GB/s q4 GEMV (qvac HANDOFF); strix: 63, low end of the 63-70 GB/s NPU "
+         "memcpy range (amd/IRON PR 195 review); halo: Krackan's (no NPU measurement on Halo is faster)",
          [](const NpuPreset & p) { return p.dram_gbs; }},
         {"shim ingress per column", "GB/s", "", "derived",
          "2 input channels (mlir-aie docs) x 64-bit stream (UG1603) x clock",
@@ -160,6 +206,9 @@ const std::vector<PresetParam> & preset_params() {
         {"invocation in a submission", "us", "GGML_XDNA_MODEL_INVOCATION_US", "derived",
          "8 argument words x ~2 us per parameter word (amd/IRON flm/gemm README)",
          [](const NpuPreset & p) { return p.invocation_us; }},
+        {"change of contract", "us", "GGML_XDNA_MODEL_SWITCH_US", "published / assumed",
+         "one more dispatch, ~107 us (amd/IRON flm/gemm README); sensitivity 360 us per column (qvac HANDOFF)",
+         [](const NpuPreset & p) { return p.contract_switch_us; }},
     };
     return params;
 }
@@ -198,6 +247,9 @@ bool preset_from_env(NpuPreset & out, std::string & error) {
         {"GGML_XDNA_MODEL_BW_GBS", [&](double v) { out.dram_gbs = v; }},
         {"GGML_XDNA_MODEL_CLOCK_GHZ", [&](double v) { out.clock_ghz = v; }},
         {"GGML_XDNA_MODEL_EFFICIENCY", [&](double v) { out.array_efficiency = v; }},
+        {"GGML_XDNA_MODEL_TIER", [&](double v) { out.tier = static_cast<EfficiencyTier>(static_cast<int>(v)); }},
+        {"GGML_XDNA_MODEL_INT4_MACS", [&](double v) { out.int4_macs_per_cycle = static_cast<int>(v); }},
+        {"GGML_XDNA_MODEL_SWITCH_US", [&](double v) { out.contract_switch_us = v; }},
         {"GGML_XDNA_MODEL_SUBMIT_US", [&](double v) { out.submit_us = v; }},
         {"GGML_XDNA_MODEL_INVOCATION_US", [&](double v) { out.invocation_us = v; }},
         {"GGML_XDNA_MODEL_SCALE_OPS", [&](double v) { out.scale_ops_per_cycle = v; }},

@@ -10,7 +10,10 @@
 //   GGML_XDNA_PRESET=strix|krackan|halo       choose the preset (default krackan)
 //   GGML_XDNA_MODEL_BW_GBS=<GB/s>             sustained NPU DRAM bandwidth
 //   GGML_XDNA_MODEL_CLOCK_GHZ=<GHz>           array clock
-//   GGML_XDNA_MODEL_EFFICIENCY=<0..1]         sustained fraction of the MAC peak in a large GEMM
+//   GGML_XDNA_MODEL_EFFICIENCY=<0..1]         sustained fraction of the slot-bound cycles (overrides the tier)
+//   GGML_XDNA_MODEL_TIER=0|1|2                efficiency tier: assembly-tuned, competent C++ (default), first kernel
+//   GGML_XDNA_MODEL_INT4_MACS=512..1024       int8 x int4 MACs per cycle per core (not published)
+//   GGML_XDNA_MODEL_SWITCH_US=<us>            cost of a change of contract between consecutive invocations
 //   GGML_XDNA_MODEL_SUBMIT_US=<us>            cost of one submission (host round trip)
 //   GGML_XDNA_MODEL_INVOCATION_US=<us>        extra cost of each invocation inside a submission
 //   GGML_XDNA_MODEL_SCALE_OPS=<ops/cycle>     block-scale operations per cycle per core
@@ -38,6 +41,13 @@ enum class KernelFamily {
 
 const char * family_name(KernelFamily f);
 
+// How well a kernel's code is scheduled: the fraction of its slot-bound cycles (kernel-cycles.h) that
+// it sustains in a large GEMM, stalls on locks and DMA and imperfect modulo schedules included. One
+// fitted figure per tier, each from a published kernel of that kind (calibration-points.h).
+enum class EfficiencyTier { assembly_tuned = 0, competent_cpp = 1, first_kernel = 2 };
+constexpr int kEfficiencyTiers = 3;
+const char * tier_name(EfficiencyTier t);
+
 struct NpuPreset {
     std::string name;
     std::string description;
@@ -48,7 +58,16 @@ struct NpuPreset {
     double clock_ghz = 1.8;
     int    int8_macs_per_cycle = 512;     // per core
     int    bfp16_macs_per_cycle = 512;    // per core
-    double array_efficiency = 0.0;        // sustained fraction of the per-family MAC peak (fitted)
+    int    int4_macs_per_cycle = 512;     // int8 x int4 per core: not published; 512 (the int8 rate) or 1024
+    // Sustained fraction of the slot-bound cycles, per tier (fitted), the tier in use, and an override
+    // (GGML_XDNA_MODEL_EFFICIENCY; 0: none). efficiency() is what the model divides by.
+    double tier_efficiency[kEfficiencyTiers] = {0, 0, 0};
+    EfficiencyTier tier = EfficiencyTier::competent_cpp;
+    double array_efficiency = 0.0;
+    double efficiency() const { return array_efficiency > 0 ? array_efficiency : tier_efficiency[static_cast<int>(tier)]; }
+    // Loop overhead of a kernel call (kernel-cycles.h): per call, and per pipelined-loop iteration.
+    double call_overhead_cycles = 64;
+    double loop_iteration_cycles = 0;
     double scale_ops_per_cycle = 32;      // block-scale multiply-adds per cycle per core (assumed)
     int    scale_group = 0;               // 0: the weight format's own scale granularity
 
@@ -59,6 +78,8 @@ struct NpuPreset {
     // Host path.
     double submit_us = 0.0;               // one submission: host -> firmware -> array -> host
     double invocation_us = 0.0;           // each invocation in a submission: its runtime arguments
+    double contract_switch_us = 0.0;      // a change of contract between consecutive invocations
+    double context_switch_us_per_column = 360;  // sensitivity: a hardware-context switch, per column
 
     // Peak MACs per cycle per core of a family (before efficiency), and the derived array rates.
     double family_macs_per_cycle(KernelFamily f) const;

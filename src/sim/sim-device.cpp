@@ -97,9 +97,10 @@ SimDevice::~SimDevice() {
 void SimDevice::set_exec(SimExec exec) {
     exec_ = exec;
     // The description says what runs, so a user and a log can tell.
-    info_.description = exec == SimExec::kernels
-                            ? "XDNA2 simulator, 8x4 tiles, executing the kernel code"
-                            : "XDNA2 simulator, 8x4 tiles, executing bit-identical twins of the kernel code";
+    info_.description =
+        exec == SimExec::kernels  ? "XDNA2 simulator, 8x4 tiles, executing the kernel code"
+        : exec == SimExec::stream ? "XDNA2 simulator, 8x4 tiles, executing the instruction streams (DMA interpreter) and the kernel code"
+                                  : "XDNA2 simulator, 8x4 tiles, executing bit-identical twins of the kernel code";
 }
 
 std::unique_ptr<DeviceBuffer> SimDevice::allocate(size_t bytes, BufferRole) {
@@ -147,7 +148,7 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
         stats_.push_back({i.macs(), i.bytes_read(), i.bytes_written()});
         shapes_.push_back(shape_of(inv));
     }
-    model_.batch(shapes_, modelled_);
+    model_.batch(shapes_, modelled_, &last_weight_type_);
     const ModelledBatch & modelled = modelled_;
     for (size_t i = 0; i < stats_.size(); ++i) {
         const ModelledTime & t = modelled.invocations[i];
@@ -160,6 +161,9 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     batch_stats_.modelled_submit_us = modelled.submit_us;
     batch_stats_.modelled_us = modelled.total_us;
     if (!skip_kernels_) {
+        if (exec_ == SimExec::stream) {
+            return sim_run_matmuls_stream(batch.invocations, pool_);
+        }
         sim_run_matmuls(batch.invocations, pool_, exec_);
     }
     return Status::success();

@@ -17,10 +17,16 @@ bool parse_sim_exec(const char * text, SimExec & out) {
         out = SimExec::twin;
         return true;
     }
+    if (std::strcmp(text, "stream") == 0) {
+        out = SimExec::stream;
+        return true;
+    }
     return false;
 }
 
-const char * sim_exec_name(SimExec e) { return e == SimExec::kernels ? "kernels" : "twin"; }
+const char * sim_exec_name(SimExec e) {
+    return e == SimExec::kernels ? "kernels" : e == SimExec::stream ? "stream" : "twin";
+}
 
 bool sim_has_tile_kernel(const MatmulContract & contract, int tile_n) {
     const TileEntry * e = find_tile_entry(contract, tile_n);

@@ -15,9 +15,11 @@ namespace xdna {
 enum class SimExec {
     kernels,  // the core kernel code itself, through the host aie_api implementation
     twin,     // a fast twin where one exists and is tested bit-identical to the kernel; kernel code elsewhere
+    stream,   // the NPU instruction stream built for the invocation, run by the DMA interpreter, which
+              // hands the core buffers to the kernel code (sim/dma-interpreter.h)
 };
 
-// Parse "kernels" / "twin"; false for anything else.
+// Parse "kernels" / "twin" / "stream"; false for anything else.
 bool parse_sim_exec(const char * text, SimExec & out);
 const char * sim_exec_name(SimExec e);
 
@@ -29,5 +31,11 @@ void sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exe
 
 // Run the matmul invocations of a batch as one parallel job over all their tiles (one "submission").
 void sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec);
+
+// SimExec::stream: per invocation, the runtime sequence built on the host (runtime/matmul-sequence.h,
+// cached per shape) executed by the DMA interpreter. Arguments the DMAs would over-run (whole 4-row
+// weight groups, the W window past the last tile, whole output tiles) are staged, as an NPU run needs.
+// An error names the invocation and what the builder or the interpreter refused.
+Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool);
 
 }  // namespace xdna

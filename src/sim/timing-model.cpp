@@ -1,5 +1,8 @@
 #include "sim/timing-model.h"
 
+#include "sim/feasibility.h"
+#include "sim/kernel-cycles.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -102,13 +105,13 @@ ModelledTime TimingModel::invocation(const ModelShape & s) const {
     t.cores_used = static_cast<int>(extra * std::min<int64_t>(rows_avail, (base + 1) * s.n_tiles) +
                                     (cols - extra) * std::min<int64_t>(rows_avail, base * s.n_tiles));
 
-    // One output tile: its MACs at the family's rate plus its block-scale work, at the sustained efficiency.
-    const double tile_macs = static_cast<double>(s.tile.m) * s.tile.n * s.k_tiles * s.tile.k;
-    const double scale_ops = s.weight_type != GGML_TYPE_COUNT ? scale_ops_per_k(s.weight_type, p_.scale_group)
-                                                              : s.scale_ops_per_k;
-    const double tile_cycles = tile_macs / p_.family_macs_per_cycle(s.family) + tile_macs * scale_ops / p_.scale_ops_per_cycle;
-    const double tile_us = tile_cycles / (p_.clock_ghz * 1e3) / p_.array_efficiency;
+    // One output tile: the cycles of its kernel calls, at the tier's efficiency.
+    t.tile_cycles = tile_cycles(s, &t.binding_slot, &t.from_kernel_code);
+    const double tile_us = t.tile_cycles / (p_.clock_ghz * 1e3) / p_.efficiency();
     t.compute_us = waves * tile_us;
+    if (s.weight_type != GGML_TYPE_COUNT) {
+        t.infeasible = first_violation(s.weight_type, s.tile.n);
+    }
 
     dram_traffic(s, static_cast<int>(cols), rows_avail, t.dram_bytes, t.weight_dram_bytes);
     t.dram_us = std::max(t.dram_bytes / (p_.dram_gbs * 1e3), t.weight_dram_bytes / (cols * p_.column_in_gbs() * 1e3));
@@ -124,18 +127,44 @@ ModelledTime TimingModel::invocation(const ModelShape & s) const {
     return t;
 }
 
+double TimingModel::tile_cycles(const ModelShape & s, const char ** binding, bool * from_code) const {
+    const KernelProfile * k = s.weight_type != GGML_TYPE_COUNT ? kernel_profile(s.weight_type, s.tile.n) : nullptr;
+    if (from_code != nullptr) {
+        *from_code = k != nullptr;
+    }
+    if (k != nullptr) {
+        // One call per K tile, and the C-tile clear that starts the output tile.
+        const SlotCycles call = core_cycles(k->call, p_);
+        if (binding != nullptr) {
+            *binding = call.binding;
+        }
+        return static_cast<double>(s.k_tiles) * call.total + core_cycles(k->zero, p_).total;
+    }
+    // A published kernel (no code of ours): its mmuls at the family rate, plus the block-scale work a
+    // caller states for it (0 for the published GEMMs).
+    const double out_per_value = s.m > 0 && s.n > 0 ? s.out_bytes / (static_cast<double>(s.m) * s.n) : 4.0;
+    const SlotCycles c = core_cycles(reference_tile_ops(s.family, s.tile, s.k_tiles, out_per_value, p_), p_);
+    if (binding != nullptr) {
+        *binding = c.binding;
+    }
+    const double tile_macs = static_cast<double>(s.tile.m) * s.tile.n * s.k_tiles * s.tile.k;
+    return c.total + tile_macs * s.scale_ops_per_k / p_.scale_ops_per_cycle;
+}
+
 ModelledBatch TimingModel::batch(const std::vector<ModelShape> & shapes) const {
     ModelledBatch b;
     batch(shapes, b);
     return b;
 }
 
-void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & b) const {
+void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & b, ggml_type * last_type) const {
     b.invocations.clear();
-    b.submit_us = b.compute_us = b.dram_us = b.busy_us = b.dispatch_us = b.total_us = 0;
+    b.submit_us = b.compute_us = b.dram_us = b.busy_us = b.dispatch_us = b.total_us = b.switch_us = 0;
+    b.contract_switches = 0;
     if (shapes.empty()) {
         return;
     }
+    ggml_type last = last_type != nullptr ? *last_type : GGML_TYPE_COUNT;
     b.submit_us = p_.submit_us;
     b.total_us = b.submit_us;
     b.dispatch_us = b.submit_us;
@@ -147,6 +176,17 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
         b.dispatch_us += t.dispatch_us;
         b.total_us += t.total_us;
         b.invocations.push_back(t);
+        if (s.weight_type != GGML_TYPE_COUNT) {
+            if (last != GGML_TYPE_COUNT && last != s.weight_type) {
+                ++b.contract_switches;
+            }
+            last = s.weight_type;
+        }
+    }
+    b.switch_us = b.contract_switches * p_.contract_switch_us;
+    b.total_us += b.switch_us;
+    if (last_type != nullptr) {
+        *last_type = last;
     }
 }
 

@@ -7,8 +7,9 @@
 // Per invocation:
 //   compute = waves x tile time, where the output tiles (padded M/TM x padded N/TN) are spread over the
 //             cores that have work (a batch-1 GEMV with 16 row tiles keeps 16 of 32 cores busy), and a
-//             tile takes TM*TN*Kp MACs at the family's MAC rate plus its block-scale work, divided by the
-//             sustained array efficiency;
+//             tile takes the cycles of its kernel calls (kernel-cycles.h: the busiest VLIW slot of the
+//             operations the contract's kernel code issues, plus loop overhead; one call per K tile and
+//             one C-tile clear), divided by the efficiency of the tier (npu-presets.h);
 //   dram    = max(traffic / sustained bandwidth, weight traffic / (columns with work x shim ingress)),
 //             where traffic re-reads weights once per block of tokens and activations once per block
 //             of weight rows that the memory tiles can stage (output-stationary blocking); each column
@@ -16,7 +17,10 @@
 //   total   = max(compute, dram) + per-invocation argument cost: tiles are double-buffered, so DMA
 //             and compute overlap inside an invocation; argument setup does not overlap anything.
 // Per submission: one submission cost + its invocations back to back (the array runs one at a time;
-// the next invocation's setup starts when the previous one has finished).
+// the next invocation's setup starts when the previous one has finished) + one contract switch per
+// change of contract between consecutive invocations.
+// Feasibility (feasibility.h): an invocation whose contract and token tile do not fit the core (memory
+// with scratch, accumulator registers, DMA channels, program memory) is flagged, not refused.
 #pragma once
 
 #include "runtime/device.h"
@@ -67,6 +71,10 @@ struct ModelledTime {
     double roofline_us = 0;    // max(useful MACs at the family peak, unique bytes at full bandwidth)
     int    cores_used = 0;
     int    columns_used = 0;
+    double tile_cycles = 0;         // one output tile on one core, before the efficiency tier
+    const char * binding_slot = ""; // the VLIW slot that sets a kernel call's pace
+    bool   from_kernel_code = false;  // tile cycles from the contract kernel's own op counts
+    const char * infeasible = nullptr;  // the first limit the contract's design breaks, or nullptr
 
     double tops() const { return total_us > 0 ? 2.0 * useful_macs / total_us / 1e6 : 0; }
     double gbs() const { return total_us > 0 ? unique_bytes / total_us / 1e3 : 0; }
@@ -84,7 +92,9 @@ struct ModelledBatch {
     double dram_us = 0;
     double busy_us = 0;        // sum of max(compute, dram)
     double dispatch_us = 0;    // submission + every invocation's setup
-    double total_us = 0;       // submission + invocations back to back
+    int    contract_switches = 0;  // changes of contract between consecutive invocations
+    double switch_us = 0;      // their cost
+    double total_us = 0;       // submission + invocations back to back + switches
 };
 
 class TimingModel {
@@ -95,8 +105,13 @@ public:
 
     ModelledTime invocation(const ModelShape & s) const;
     ModelledBatch batch(const std::vector<ModelShape> & shapes) const;
-    // The same into `out`, reusing its storage (the simulator models every submission).
-    void batch(const std::vector<ModelShape> & shapes, ModelledBatch & out) const;
+    // The same into `out`, reusing its storage (the simulator models every submission). `last_type`,
+    // when given, is the weight type of the invocation before this submission (GGML_TYPE_COUNT: none)
+    // and is updated, so that switches across submissions are charged too.
+    void batch(const std::vector<ModelShape> & shapes, ModelledBatch & out, ggml_type * last_type = nullptr) const;
+
+    // Cycles of one output tile of `s` on one core (before the efficiency), and the busiest slot.
+    double tile_cycles(const ModelShape & s, const char ** binding = nullptr, bool * from_code = nullptr) const;
 
 private:
     // Modelled DRAM bytes (all, and the weights' share) for the best output-stationary blocking that

@@ -1,5 +1,7 @@
 #include "xrt/xrt-device.h"
 
+#include "control/control-ops.h"
+#include "runtime/design-description.h"
 #include "runtime/kernel-files.h"
 #include "runtime/runtime-log.h"
 #include "xrt/xrt-buffer.h"
@@ -185,22 +187,68 @@ void XrtDevice::load(LoadedKernel & lk) const {
         }
     }
 
-    std::vector<uint32_t> words;
-    if (!read_instruction_file(e.instructions, words, err)) {
-        return fail_kernel(lk, "instruction file " + e.instructions + " " + err);
+    // The built streams patch the design's sequence arguments (weights, activations, out, params) by
+    // position; the manifest's data buffers must be those, in that order, and within the arguments the
+    // firmware translates.
+    const DesignRead & design = matmul_design();
+    if (!design.ok()) {
+        return fail_kernel(lk, "the design description is broken: " + design.error);
     }
-    try {
-        const int idx = e.arg_index(ArgKind::instructions);
-        lk.instructions = xrt::bo(*device_, words.size() * sizeof(uint32_t), xrt::bo::flags::cacheable,
-                                  lk.kernel.group_id(idx));
-        std::memcpy(lk.instructions.map(), words.data(), words.size() * sizeof(uint32_t));
-        lk.instructions.sync(XCL_BO_SYNC_BO_TO_DEVICE);
-    } catch (const std::exception & ex) {
-        return fail_kernel(lk, describe_exception(XrtStep::load_instructions, e.instructions, ex));
+    int position = 0;
+    for (size_t i = 0; i < e.args.size(); ++i) {
+        const ArgKind kind = e.args[i].kind;
+        if (!is_buffer_arg(kind) || kind == ArgKind::instructions) {
+            continue;
+        }
+        const DesignDescription & d = design.design;
+        const int want = kind == ArgKind::weights ? d.arg_weights : kind == ArgKind::activations ? d.arg_activations
+                         : kind == ArgKind::output ? d.arg_out : d.arg_params;
+        if (want != position || position >= static_cast<int>(control::kFirmwareTranslatedArgs)) {
+            return fail_kernel(lk, "field 'args[" + std::to_string(i) + "]' ('" + to_string(kind) + "') is data buffer " +
+                                       std::to_string(position) + " of the kernel, but design " + d.design +
+                                       " patches it as sequence argument " + std::to_string(want));
+        }
+        ++position;
     }
-    lk.instruction_words = words.size();
     lk.state = LoadState::ready;
     runtime_log(LogLevel::info, "loaded " + e.label() + ": kernel '" + e.kernel_name + "' of " + e.xclbin);
+}
+
+const XrtDevice::ShapeStream * XrtDevice::stream_for(LoadedKernel & lk, const MatmulSequenceShape & shape,
+                                                     std::string & err) {
+    for (const auto & st : lk.streams) {
+        if (st->shape == shape) {
+            return st.get();
+        }
+    }
+    const DesignRead & design = matmul_design();
+    if (!design.ok()) {
+        err = "the design description is broken: " + design.error;
+        return nullptr;
+    }
+    auto st = std::make_unique<ShapeStream>();
+    st->shape = shape;
+    st->seq = std::make_shared<const MatmulSequence>(build_matmul_sequence(design.design, shape));
+    if (!st->seq->ok()) {
+        err = "no instruction stream for this shape: " + st->seq->error;
+        return nullptr;
+    }
+    const std::vector<uint32_t> & words = st->seq->words;
+    try {
+        const int idx = lk.entry->arg_index(ArgKind::instructions);
+        st->bo = xrt::bo(*device_, words.size() * sizeof(uint32_t), xrt::bo::flags::cacheable, lk.kernel.group_id(idx));
+        std::memcpy(st->bo.map(), words.data(), words.size() * sizeof(uint32_t));
+        st->bo.sync(XCL_BO_SYNC_BO_TO_DEVICE);
+    } catch (const std::exception & ex) {
+        err = describe_exception(XrtStep::load_instructions, "the instruction stream of " + lk.entry->label(), ex);
+        return nullptr;
+    }
+    // Plans are reused across tokens, so a model needs few shapes; bound the cache all the same.
+    if (lk.streams.size() >= 256) {
+        lk.streams.erase(lk.streams.begin());
+    }
+    lk.streams.push_back(std::move(st));
+    return lk.streams.back().get();
 }
 
 XrtDevice::LoadedKernel * XrtDevice::kernel_for(const MatmulContract & contract, const TileShape & tile) const {
@@ -232,18 +280,12 @@ XrtDevice::RunSlot & XrtDevice::slot(LoadedKernel & lk, size_t i) {
                 case ArgKind::opcode:
                     s->run.set_arg(idx, static_cast<uint64_t>(e.args[a].value));
                     break;
-                case ArgKind::instructions:
-                    s->run.set_arg(idx, lk.instructions);
-                    break;
-                case ArgKind::instruction_count:
-                    s->run.set_arg(idx, static_cast<uint64_t>(lk.instruction_words));
-                    break;
                 case ArgKind::params:
                     s->params = xrt::bo(*device_, sizeof(ParamWords), xrt::bo::flags::host_only, lk.kernel.group_id(idx));
                     s->run.set_arg(idx, s->params);
                     break;
                 default:
-                    break;  // operands: set per submission
+                    break;  // operands and the instruction stream: set per submission
             }
         }
         lk.slots.push_back(std::move(s));
@@ -274,7 +316,9 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
         XrtBuffer *   out;
         size_t        out_offset, out_bytes;
         std::string   label;
-        size_t        staged_offset;  // of its output in the staging buffer
+        // Output drained into the slot's staging BO: the valid m x n part is copied out after the run.
+        bool          staged = false;
+        int64_t       m = 0, n = 0, out_row_stride = 0, stage_stride = 0;
     };
     std::vector<Pending>                                pending;
     std::vector<SharedContext *>                        order;
@@ -286,17 +330,6 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
             p.slot->operands.clear();
         }
     };
-
-    // 0. Kernels write outputs into staging (output-staging.h), one page-aligned region per invocation.
-    size_t staged_bytes = 0;
-    for (const Invocation & inv : batch.invocations) {
-        staged_bytes += OutputStaging::aligned(inv.kind == KernelKind::matmul ? output_extent_bytes(inv.matmul) : 0);
-    }
-    XrtBuffer * staging = staging_.reserve(staged_bytes, [this](size_t b) { return allocate(b, BufferRole::data); });
-    if (staging == nullptr) {
-        return Status::error("cannot allocate " + std::to_string(staged_bytes) + " bytes of output staging memory");
-    }
-    size_t next_staged = 0;
 
     // 1. Resolve each invocation to a kernel and a run, and set its operands.
     for (size_t i = 0; i < n; ++i) {
@@ -312,9 +345,26 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
             release_operands();
             return Status::error(label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");
         }
+        // The stream's C drain writes whole 4-row groups of whole token tiles: straight into the output
+        // when that is exactly the valid part, else into a staging output (as the simulator does).
+        const DesignRead & design = matmul_design();
+        if (!design.ok()) {
+            release_operands();
+            return Status::error(label + ": the design description is broken: " + design.error);
+        }
+        const int64_t rows = design.design.core_rows;
+        const int64_t m_rows = (inv.m_tiles + rows - 1) / rows * rows;
+        const bool    out_direct = inv.m == m_rows * inv.tile.m && inv.n == inv.n_tiles * inv.tile.n;
+        const int64_t stride = out_direct ? inv.out_row_stride : m_rows * inv.tile.m;
+        std::string   err;
+        const ShapeStream * st = stream_for(*lk, sequence_shape_of(inv, stride), err);
+        if (st == nullptr) {
+            release_operands();
+            return Status::error(label + ": " + err);
+        }
+        const MatmulSequence & seq = *st->seq;
         std::vector<ArgValue> args;
-        std::string           err;
-        if (!layout_invocation_args(*lk->entry, inv, lk->instruction_words, args, err)) {
+        if (!layout_invocation_args(*lk->entry, inv, seq.words.size(), args, err)) {
             release_operands();
             return Status::error(label + ": " + err);
         }
@@ -328,13 +378,20 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
             release_operands();
             return Status::error(describe_exception(XrtStep::submit, label, e));
         }
-        pending.push_back({s, nullptr, 0, 0, label, next_staged});
-        next_staged += OutputStaging::aligned(output_extent_bytes(inv));
+        pending.push_back({s, nullptr, 0, 0, label});
         Pending & p = pending.back();
         try {
             for (const ArgValue & a : args) {
+                if (a.kind == ArgKind::instructions) {
+                    s->run.set_arg(a.index, st->bo);
+                    continue;
+                }
+                if (a.kind == ArgKind::instruction_count) {
+                    s->run.set_arg(a.index, static_cast<uint64_t>(seq.words.size()));
+                    continue;
+                }
                 if (a.buffer == nullptr) {
-                    continue;  // scalars, instructions and params: set when the slot was made
+                    continue;  // opcode and params: set when the slot was made
                 }
                 XrtBuffer * b = XrtBuffer::from(a.buffer);
                 if (b == nullptr) {
@@ -346,17 +403,60 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
                     return Status::error(label + ": a sync of its " + std::string(to_string(a.kind)) +
                                          " buffer failed earlier, so its data may not be on the NPU");
                 }
-                // A sub-buffer hands the kernel exactly the operand's range; it lives until the run is done.
-                // The output's range is in the staging buffer, not in the caller's memory.
+                const size_t after = b->size() - a.offset;  // layout_invocation_args checked the range
+                // The DMAs touch exactly [0, *_bytes) of each argument (matmul-sequence.h): hand the kernel
+                // that much, from the operand's buffer when it holds it, else from a zero-padded staging copy.
+                if (a.kind == ArgKind::weights && seq.weights_bytes > after) {
+                    if (!s->w_stage || s->w_stage.size() < seq.weights_bytes) {
+                        s->w_stage = xrt::bo(*device_, seq.weights_bytes, xrt::bo::flags::host_only,
+                                             lk->kernel.group_id(a.index));
+                    }
+                    auto * w = static_cast<uint8_t *>(s->w_stage.map());
+                    std::memcpy(w, static_cast<const uint8_t *>(b->host_ptr()) + a.offset, after);
+                    std::memset(w + after, 0, seq.weights_bytes - after);
+                    s->w_stage.sync(XCL_BO_SYNC_BO_TO_DEVICE, seq.weights_bytes, 0);
+                    s->operands.emplace_back(s->w_stage, seq.weights_bytes, 0);
+                    s->run.set_arg(a.index, s->operands.back());
+                    continue;
+                }
+                if (a.kind == ArgKind::activations && seq.activations_bytes > after) {
+                    release_operands();
+                    return Status::error(label + ": the activations hold " + std::to_string(after) +
+                                         " bytes, its instruction stream reads " + std::to_string(seq.activations_bytes));
+                }
+                // Every output goes through the slot's staging BO, copied into place after the run succeeded,
+                // even one the drain could write in place: after a timeout the NPU may still write, and it
+                // must never reach memory ggml reuses. The slots of a timed-out batch are never reused (the
+                // device disables itself) and their runs keep the staging BOs alive (docs/reliability.md).
+                if (a.kind == ArgKind::output) {
+                    if (!s->out_stage || s->out_stage.size() < seq.out_bytes) {
+                        s->out_stage = xrt::bo(*device_, seq.out_bytes, xrt::bo::flags::host_only,
+                                               lk->kernel.group_id(a.index));
+                    }
+                    s->operands.emplace_back(s->out_stage, seq.out_bytes, 0);
+                    s->run.set_arg(a.index, s->operands.back());
+                    p.out = b;
+                    p.out_offset = a.offset;
+                    p.out_bytes = a.bytes;
+                    p.staged = true;
+                    p.m = inv.m;
+                    p.n = inv.n;
+                    p.out_row_stride = inv.out_row_stride;
+                    p.stage_stride = stride;
+                    continue;
+                }
+                const size_t bytes = a.kind == ArgKind::weights       ? std::max<size_t>(a.bytes, seq.weights_bytes)
+                                     : a.kind == ArgKind::activations ? std::max<size_t>(a.bytes, seq.activations_bytes)
+                                     : a.kind == ArgKind::output      ? std::max<size_t>(a.bytes, seq.out_bytes)
+                                                                      : a.bytes;
+                // A sub-buffer hands the kernel exactly that range; it lives until the run is done.
+                s->operands.emplace_back(b->bo(), bytes, a.offset);
+                s->run.set_arg(a.index, s->operands.back());
                 if (a.kind == ArgKind::output) {
                     p.out = b;
                     p.out_offset = a.offset;
                     p.out_bytes = a.bytes;
-                    s->operands.emplace_back(staging->bo(), a.bytes, p.staged_offset);
-                } else {
-                    s->operands.emplace_back(b->bo(), a.bytes, a.offset);
                 }
-                s->run.set_arg(a.index, s->operands.back());
             }
             if (s->params && (!s->params_valid || s->params_held != params)) {
                 s->params_valid = false;  // stays false if the sync below throws
@@ -430,8 +530,6 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
     }
     if (timed_out) {
         // Runs still in flight keep their sub-buffers and runlists; nothing may be reused or freed under them.
-        // Their outputs go to the staging buffer, which is retired: a late write reaches no caller memory.
-        staging_.retire();
         disabled_ = describe_run_timeout(timeout, n);
         runtime_log(LogLevel::error, disabled_);
         return Status::error(disabled_);
@@ -457,22 +555,27 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
         return result;
     }
 
-    // 5. Make the outputs visible to the host, then copy them from staging into place.
-    for (size_t i = 0; i < pending.size(); ++i) {
-        const Pending & p = pending[i];
+    // 5. Make the outputs visible to the host.
+    for (const auto & p : pending) {
+        if (p.staged) {
+            // The valid m x n part of the staged drain, into the output's rows.
+            try {
+                p.slot->out_stage.sync(XCL_BO_SYNC_BO_FROM_DEVICE);
+            } catch (const std::exception & e) {
+                return Status::error(describe_exception(XrtStep::wait, p.label + ": its staged output", e));
+            }
+            const auto * staged = static_cast<const float *>(p.slot->out_stage.map());
+            auto *       out = reinterpret_cast<float *>(static_cast<char *>(p.out->host_ptr()) + p.out_offset);
+            for (int64_t t = 0; t < p.n; ++t) {
+                std::memcpy(out + t * p.out_row_stride, staged + t * p.stage_stride, sizeof(float) * static_cast<size_t>(p.m));
+            }
+            continue;
+        }
         if (p.out != nullptr) {
-            staging->sync_from_device(p.staged_offset, p.out_bytes);
-            if (staging->sync_failed()) {
+            p.out->sync_from_device(p.out_offset, p.out_bytes);
+            if (p.out->sync_failed()) {
                 return Status::error(p.label + ": its output could not be synced back from the NPU");
             }
-        }
-    }
-    for (size_t i = 0; i < pending.size(); ++i) {
-        const Pending & p = pending[i];
-        if (p.out != nullptr) {
-            const MatmulInvocation & inv = batch.invocations[i].matmul;
-            OutputStaging::copy_out({staging, p.staged_offset}, inv.out, inv.m, inv.n, inv.out_row_stride);
-            p.out->sync_to_device(p.out_offset, p.out_bytes);
         }
     }
     for (const Invocation & inv : batch.invocations) {

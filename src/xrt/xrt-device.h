@@ -1,9 +1,12 @@
 // The NPU through XRT: the runtime interface (device.h) on a real XDNA/XDNA2 device.
 //
 // - Memory: host_only BOs (xrt-buffer.h), allocated by the glue's buffer type, weights included.
-// - Kernels: one per manifest entry, loaded on first use (has_kernel or run): the xclbin's shared
-//   hardware context (xrt-context-registry.h), the xrt::kernel, and the instruction BO written once.
-//   A kernel that fails to load is logged once and reported absent, so its ops stay on the CPU.
+// - Kernels: one per (contract, tile) a manifest design entry serves, loaded on first use (has_kernel
+//   or run): the xclbin's shared hardware context (xrt-context-registry.h) and the xrt::kernel. A kernel
+//   that fails to load is logged once and reported absent, so its ops stay on the CPU.
+// - Instruction streams: built on the host for each problem shape (runtime/matmul-sequence.h), written
+//   once into an instruction BO and kept with the kernel, so every later invocation of that shape (every
+//   token of a plan) reuses it. One xclbin thus serves every M, K, N of its contracts.
 // - Runs: one xrt::run per (kernel, position in the batch), reused across batches; each batch goes to the
 //   NPU as one xrt::runlist per hardware context it touches, submitted together and waited on once.
 #pragma once
@@ -11,8 +14,8 @@
 #include "runtime/device.h"
 #include "runtime/invocation-args.h"
 #include "runtime/kernel-manifest.h"
+#include "runtime/matmul-sequence.h"
 #include "runtime/npu-discovery.h"
-#include "xrt/output-staging.h"
 #include "xrt/xrt-context-registry.h"
 #include "xrt/xrt-headers.h"
 
@@ -41,6 +44,7 @@ private:
     struct RunSlot {
         xrt::run             run;
         xrt::bo              params;
+        xrt::bo              w_stage, out_stage;  // staging when a stream reaches past an operand's buffer
         ParamWords           params_held{};  // what `params` holds on the device
         bool                 params_valid = false;
         std::vector<xrt::bo> operands;       // sub-BOs of the current submission, released after it
@@ -48,13 +52,19 @@ private:
 
     enum class LoadState { untried, ready, failed };
 
+    // The instruction stream of one problem shape, in its instruction BO.
+    struct ShapeStream {
+        MatmulSequenceShape                   shape;
+        std::shared_ptr<const MatmulSequence> seq;
+        xrt::bo                               bo;
+    };
+
     struct LoadedKernel {
         const KernelEntry *                   entry = nullptr;
         LoadState                             state = LoadState::untried;
         std::shared_ptr<SharedContext>        ctx;
         xrt::kernel                           kernel;
-        xrt::bo                               instructions;
-        size_t                                instruction_words = 0;
+        std::vector<std::unique_ptr<ShapeStream>> streams;  // built on first use of each shape
         std::vector<std::unique_ptr<RunSlot>> slots;
     };
 
@@ -70,6 +80,8 @@ private:
     void           fail_kernel(LoadedKernel & lk, const std::string & why) const;
     void           fail_xclbin(const std::string & path, const std::string & why) const;
     RunSlot &      slot(LoadedKernel & lk, size_t i);
+    // The stream of `shape` for `lk`, built and uploaded on first use; nullptr with `err` if refused.
+    const ShapeStream * stream_for(LoadedKernel & lk, const MatmulSequenceShape & shape, std::string & err);
     Status         submit(const Batch & batch, std::chrono::milliseconds timeout);
 
     DeviceInfo                   info_;
@@ -79,7 +91,6 @@ private:
     Manifest                     manifest_;
     std::vector<InvocationStats> stats_;
     std::string                  disabled_;  // set after a timeout: every later run fails with this
-    OutputStaging                staging_;   // the only memory kernels write (output-staging.h)
 
     mutable std::mutex                                 mutex_;  // kernels_, xclbins_, runlists_
     mutable std::vector<LoadedKernel>                  kernels_;  // parallel to manifest_.kernels

@@ -26,6 +26,8 @@ private:
 KernelEntry mlir_aie_entry(const MatmulContract & c, int tile_n) {
     KernelEntry k;
     k.index = 2;
+    k.design = "matmul";
+    k.family = "kquant";
     k.contract = &c;
     k.tile = c.tile(tile_n);
     k.kernel_name = "MLIR_AIE";
@@ -147,12 +149,12 @@ TEST(InvocationArgs, RejectsMismatchedKernel) {
     std::string           err;
     // Right contract, wrong token tile.
     EXPECT_FALSE(layout_invocation_args(mlir_aie_entry(t.c, 32), t.inv, 8, args, err));
-    EXPECT_NE(err.find("invocation tile 64x4x256 given to kernels[2] (mm_q4_K_a8, tile 64x32x256)"),
+    EXPECT_NE(err.find("invocation tile 64x4x256 given to designs[2] matmul/kquant (mm_q4_K_a8, tile 64x32x256)"),
               std::string::npos)
         << err;
     // Another contract.
     EXPECT_FALSE(layout_invocation_args(mlir_aie_entry(*matmul_contract_for(GGML_TYPE_Q6_K), 4), t.inv, 8, args, err));
-    EXPECT_NE(err.find("invocation of mm_q4_K_a8 given to kernels[2] (mm_q6_K_a8"), std::string::npos) << err;
+    EXPECT_NE(err.find("invocation of mm_q4_K_a8 given to designs[2] matmul/kquant (mm_q6_K_a8"), std::string::npos) << err;
     // No instructions.
     EXPECT_FALSE(layout_invocation_args(mlir_aie_entry(t.c, 4), t.inv, 0, args, err));
     EXPECT_NE(err.find("empty or oversized instruction stream"), std::string::npos) << err;

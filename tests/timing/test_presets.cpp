@@ -49,21 +49,22 @@ TEST_F(PresetEnv, ThreePresetsWithTheSameArray) {
         EXPECT_EQ(p->columns, 8);
         EXPECT_EQ(p->rows, 4);
         EXPECT_GT(p->dram_gbs, 0);
-        EXPECT_GT(p->array_efficiency, 0);
-        EXPECT_LE(p->array_efficiency, 1);
+        EXPECT_GT(p->efficiency(), 0);
+        EXPECT_LE(p->efficiency(), 1);
     }
     EXPECT_EQ(find_npu_preset("bogus"), nullptr);
 }
 
-TEST_F(PresetEnv, HaloStreamsFasterThanKrackan) {
+TEST_F(PresetEnv, HaloStreamsNoFasterThanKrackanWithoutASource) {
+    // No published NPU bandwidth measurement on Halo exceeds Krackan's (npu-presets.cpp); FastFlowLM's
+    // 8B decode there (~11 t/s) is below Krackan's 12.8. Same array: the same compute time.
     const NpuPreset & halo = *find_npu_preset("halo");
     const NpuPreset & krackan = *find_npu_preset("krackan");
-    EXPECT_GT(halo.dram_gbs, krackan.dram_gbs);
-    // Same array: the same compute time; a DRAM-bound GEMV is faster on Halo by the bandwidth ratio.
+    EXPECT_LE(halo.dram_gbs, krackan.dram_gbs);
     const ModelledTime h = TimingModel(halo).invocation(q4k_gemv());
     const ModelledTime k = TimingModel(krackan).invocation(q4k_gemv());
     EXPECT_DOUBLE_EQ(h.compute_us, k.compute_us);
-    EXPECT_LT(h.total_us, k.total_us);
+    EXPECT_GE(h.total_us, k.total_us);
     EXPECT_NEAR(k.dram_us / h.dram_us, halo.dram_gbs / krackan.dram_gbs, 1e-9);
 }
 
@@ -105,7 +106,7 @@ TEST_F(PresetEnv, OverridesApplyOnTopOfThePreset) {
     EXPECT_EQ(p.name, "strix");
     EXPECT_DOUBLE_EQ(p.dram_gbs, 100);
     EXPECT_DOUBLE_EQ(p.clock_ghz, 1.5);
-    EXPECT_DOUBLE_EQ(p.array_efficiency, 0.5);
+    EXPECT_DOUBLE_EQ(p.efficiency(), 0.5);
     EXPECT_DOUBLE_EQ(p.submit_us, 20);
     EXPECT_DOUBLE_EQ(p.invocation_us, 3);
     EXPECT_DOUBLE_EQ(p.scale_ops_per_cycle, 64);
@@ -130,7 +131,7 @@ TEST_F(PresetEnv, BadValuesAreReportedAndIgnored) {
     const NpuPreset & krackan = *find_npu_preset("krackan");
     EXPECT_EQ(p.name, "krackan");
     EXPECT_DOUBLE_EQ(p.dram_gbs, krackan.dram_gbs);
-    EXPECT_DOUBLE_EQ(p.array_efficiency, krackan.array_efficiency);
+    EXPECT_DOUBLE_EQ(p.efficiency(), krackan.efficiency());
     EXPECT_DOUBLE_EQ(p.submit_us, 50);  // the valid override still applies
 }
 

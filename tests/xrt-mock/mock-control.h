@@ -18,6 +18,7 @@ struct RecordedRun {
     uint64_t              opcode = 0;
     uint64_t              instruction_count = 0;
     uint32_t              first_instruction = 0;
+    std::vector<uint32_t> instructions;  // the whole instruction BO, instruction_count words
     std::vector<uint32_t> params;
     size_t                weights_offset = 0, weights_size = 0;       // within the parent BO
     size_t                activations_offset = 0, activations_size = 0;
@@ -33,6 +34,10 @@ struct Control {
     int  fail_state = 5;     // ERT_CMD_STATE_ERROR
     bool hang = false;       // runlist::wait times out; runs executed meanwhile are held back, not run
                              // (complete_hung_runs() runs them: a completion after the timeout)
+    // Row stride (floats) the mock kernel writes its output at; 0: the params' output row stride. The mock
+    // does not interpret instruction streams: a test whose stream drains C at another stride (a staged
+    // output) says which.
+    uint32_t drain_row_stride = 0;
 
     // Observations.
     int                      devices_opened = 0;
@@ -42,6 +47,7 @@ struct Control {
     int                      runlists_executed = 0;
     int                      syncs_to_device = 0;
     int                      syncs_from_device = 0;
+    int                      instruction_bos = 0;  // BOs made in memory group 1 (instruction streams)
     std::vector<RecordedRun> runs;  // every run executed since reset
 };
 

@@ -182,6 +182,9 @@ bo::bo(const xrt::device &, size_t sz, bo::flags, memory_group grp) {
     impl->storage = std::make_shared<std::vector<char>>(sz);
     impl->size = sz;
     impl->group = static_cast<int>(grp);
+    if (impl->group == 1) {
+        ++xrt_mock::control().instruction_bos;
+    }
     handle = impl;
 }
 
@@ -355,6 +358,9 @@ void execute_run(const xrt::run & r, int ctx_id) {
     size_t o = 0, s = 0;
     if (auto * instr = range(1, o, s)) {
         std::memcpy(&rec.first_instruction, instr, sizeof(uint32_t));
+        const size_t words = std::min<size_t>(rec.instruction_count, s / sizeof(uint32_t));
+        rec.instructions.resize(words);
+        std::memcpy(rec.instructions.data(), instr, words * sizeof(uint32_t));
     }
     range(3, rec.weights_offset, rec.weights_size);
     range(4, rec.activations_offset, rec.activations_size);
@@ -363,7 +369,8 @@ void execute_run(const xrt::run & r, int ctx_id) {
         rec.params.assign(p, p + s / sizeof(uint32_t));
     }
     if (out != nullptr && rec.params.size() >= 12) {
-        const uint32_t m = rec.params[4], n = rec.params[5], stride = rec.params[11];
+        const uint32_t m = rec.params[4], n = rec.params[5];
+        const uint32_t stride = xrt_mock::control().drain_row_stride ? xrt_mock::control().drain_row_stride : rec.params[11];
         for (uint32_t t = 0; t < n; ++t) {
             for (uint32_t row = 0; row < m; ++row) {
                 out[static_cast<size_t>(t) * stride + row] = 1000.0f * t + row + 0.5f;

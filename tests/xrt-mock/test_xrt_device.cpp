@@ -1,7 +1,10 @@
 // The XRT device's control flow on the mock XRT (mock-control.h): kernel loading and its failures,
 // argument layout as XRT receives it, runlists per hardware context, run errors and timeouts.
 #include "runtime/installed-kernels.h"
+#include "control/control-ops.h"
+#include "runtime/design-description.h"
 #include "runtime/kernel-files.h"
+#include "runtime/matmul-sequence.h"
 #include "mock-control.h"
 #include "runtime/runtime-log.h"
 #include "xrt/xrt-device.h"
@@ -27,18 +30,13 @@ void write_file(const std::string & path, const std::string & bytes) {
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-std::string instructions(size_t words, uint32_t first) {
-    std::vector<uint32_t> w(words, 0);
-    w[0] = first;
-    return std::string(reinterpret_cast<const char *>(w.data()), words * 4);
-}
-
-json entry(const std::string & contract, int n, int k, const std::string & xclbin, const std::string & insts,
+// A manifest (format 2) design entry of the matmul design serving one contract at one tile.
+json entry(const std::string & contract, int n, int k, const std::string & xclbin,
            const std::string & kernel = "MLIR_AIE") {
-    return {{"contract", contract},
-            {"tile", {{"m", 64}, {"n", n}, {"k", k}}},
+    return {{"design", "matmul"},
+            {"family", matmul_design().design.family_of(contract)},
+            {"serves", json::array({{{"contract", contract}, {"tiles", json::array({{{"m", 64}, {"n", n}, {"k", k}}})}}})},
             {"xclbin", xclbin},
-            {"instructions", insts},
             {"kernel", kernel},
             {"npu", {"npu2"}},
             {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
@@ -65,9 +63,6 @@ protected:
         });
         write_file(dir_ + "/q4k.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 7}}, 1));
         write_file(dir_ + "/q6k.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 7}}, 2));
-        write_file(dir_ + "/q4k_n4.bin", instructions(40, 0xabc00004));
-        write_file(dir_ + "/q4k_n32.bin", instructions(48, 0xabc00032));
-        write_file(dir_ + "/q6k_n4.bin", instructions(24, 0xdef00004));
         npu_.present = true;
         npu_.pci_address = "0000:c5:00.1";
         npu_.generation = NpuGeneration::npu2;
@@ -81,12 +76,12 @@ protected:
     }
 
     void write_manifest(const json & kernels) {
-        write_file(dir_ + "/manifest.json", json{{"format_version", 1}, {"kernels", kernels}}.dump());
+        write_file(dir_ + "/manifest.json", json{{"format_version", 2}, {"designs", kernels}}.dump());
     }
     void write_default_manifest() {
-        write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "q4k.xclbin", "q4k_n4.bin"),
-                                    entry("mm_q4_K_a8", 32, 256, "q4k.xclbin", "q4k_n32.bin"),
-                                    entry("mm_q6_K_a8", 4, 256, "q6k.xclbin", "q6k_n4.bin")}));
+        write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "q4k.xclbin"),
+                                    entry("mm_q4_K_a8", 32, 256, "q4k.xclbin"),
+                                    entry("mm_q6_K_a8", 4, 256, "q6k.xclbin")}));
     }
     std::unique_ptr<Device> open() {
         std::string why;
@@ -108,12 +103,25 @@ protected:
         inv.n_tiles = (n + inv.tile.n - 1) / inv.tile.n;
         inv.k_tiles = 2;
         inv.weight_tile_bytes = 64 * 210;
-        inv.act_tile_bytes = 2 * 292;
+        FamilyBuffers fb;
+        std::string   err;
+        EXPECT_TRUE(family_buffers(matmul_design().design, matmul_design().design.family_of(c->name), inv.tile.n, fb, err))
+            << err;
+        inv.act_tile_bytes = fb.a_obj;  // what the family's cores take
         inv.out_row_stride = m;
         inv.weights = {&w, w_off};
         inv.activations = {&a, a_off};
         inv.out = {&o, o_off};
         return inv;
+    }
+
+    // The stream the device must hand the NPU for `inv`: the builder's words for its shape, the C drain
+    // at the output's row stride when the drain is exactly the valid part, else at the staging stride.
+    static MatmulSequence expected_stream(const MatmulInvocation & inv) {
+        const DesignDescription & d = matmul_design().design;
+        const int64_t m_rows = (inv.m_tiles + d.core_rows - 1) / d.core_rows * d.core_rows;
+        const bool    direct = inv.m == m_rows * 64 && inv.n == inv.n_tiles * inv.tile.n;
+        return build_matmul_sequence(d, sequence_shape_of(inv, direct ? inv.out_row_stride : m_rows * 64));
     }
 
     std::string              dir_;
@@ -152,9 +160,17 @@ TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
 
     Batch batch;
     batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0)));
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 65536, *a, 4096, *o, 2048)));
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 20, *w, 131072, *a, 8192, *o, 4096)));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 262144, *a, 16384, *o, 2048)));
+    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 20, *w, 524288, *a, 32768, *o, 8192)));
     std::memset(o->host_ptr(), 0, o->size());
+    // None of the three drains exactly its valid part (m is not a whole 4-row group of 64-row tiles):
+    // the NPU drains C into a staging output at 256 floats per token, the device copies the valid part.
+    xrt_mock::control().drain_row_stride = 256;
+    MatmulSequence want[3];
+    for (int i = 0; i < 3; ++i) {
+        want[i] = expected_stream(batch.invocations[i].matmul);
+        ASSERT_TRUE(want[i].ok()) << want[i].error;
+    }
 
     const Status st = dev->run(batch, std::chrono::milliseconds(1000));
     ASSERT_TRUE(st.ok) << st.message;
@@ -165,23 +181,25 @@ TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
     // Runlists go out in order of first use: the Q4_K context, then Q6_K.
     const auto & r0 = c.runs[0];
     EXPECT_EQ(r0.opcode, 3u);
-    EXPECT_EQ(r0.instruction_count, 40u);
-    EXPECT_EQ(r0.first_instruction, 0xabc00004u);
+    // The instruction BO holds exactly the stream built for the invocation's shape, and it decodes.
+    EXPECT_EQ(r0.instruction_count, want[0].words.size());
+    EXPECT_EQ(r0.instructions, want[0].words);
+    EXPECT_TRUE(xdna::control::decode(r0.instructions.data(), r0.instructions.size()).ok());
     EXPECT_EQ(r0.weights_offset, 0u);
-    EXPECT_EQ(r0.weights_size, 2u * 2 * 64 * 210);
-    EXPECT_EQ(r0.output_size, (2u * 100 + 100) * 4);
+    EXPECT_EQ(r0.weights_size, want[0].weights_bytes);  // what the W DMAs read, from the operand on
+    EXPECT_EQ(r0.output_size, want[0].out_bytes);        // the staged drain
     ASSERT_EQ(r0.params.size(), 12u);
     EXPECT_EQ(r0.params[4], 100u);
     EXPECT_EQ(r0.params[5], 3u);
     const auto & r1 = c.runs[1];  // the prefill-tile Q4_K invocation, same context
-    EXPECT_EQ(r1.instruction_count, 48u);
-    EXPECT_EQ(r1.first_instruction, 0xabc00032u);
-    EXPECT_EQ(r1.weights_offset, 131072u);
-    EXPECT_EQ(r1.activations_offset, 8192u);
-    EXPECT_EQ(r1.output_offset, 8192u);  // the third page-aligned region of the output staging buffer
+    EXPECT_EQ(r1.instructions, want[2].words);
+    EXPECT_NE(r1.instructions, r0.instructions);
+    EXPECT_EQ(r1.weights_offset, 524288u);
+    EXPECT_EQ(r1.activations_offset, 32768u);
+    EXPECT_EQ(r1.output_offset, 0u);  // every output drains into its slot's own staging BO
     EXPECT_EQ(r1.context, r0.context);
     const auto & r2 = c.runs[2];
-    EXPECT_EQ(r2.first_instruction, 0xdef00004u);
+    EXPECT_EQ(r2.instructions, want[1].words);
     EXPECT_NE(r2.context, r0.context);
     EXPECT_EQ(r2.params[4], 70u);
 
@@ -190,8 +208,10 @@ TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
     EXPECT_EQ(out[0], 0.5f);
     EXPECT_EQ(out[2 * 100 + 99], 2099.5f);
     EXPECT_EQ(out[2048 / 4 + 1 * 70 + 5], 1005.5f);
-    EXPECT_EQ(out[4096 / 4 + 19 * 64 + 63], 19063.5f);
+    EXPECT_EQ(out[8192 / 4 + 19 * 64 + 63], 19063.5f);
+    EXPECT_EQ(out[2 * 100 + 100], 0.0f);  // past the valid part: untouched
     EXPECT_GE(c.syncs_from_device, 3);
+    EXPECT_EQ(c.instruction_bos, 3);  // one stream per shape
     ASSERT_EQ(dev->last_stats().size(), 3u);
     EXPECT_EQ(dev->last_stats()[0].macs, batch.invocations[0].macs());
 
@@ -201,7 +221,49 @@ TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
     EXPECT_EQ(c.kernels_opened, 3);
     EXPECT_EQ(c.contexts_created, 2);
     EXPECT_EQ(c.runlists_created, 2);
+    EXPECT_EQ(c.instruction_bos, 3);  // the streams were built once and reused
+    EXPECT_EQ(c.runs[3].instructions, want[0].words);
     EXPECT_TRUE(errors_.empty()) << errors_.front();
+}
+
+// A shape the builder refuses fails that batch with the builder's reason; nothing is submitted.
+TEST_F(XrtDeviceTest, ShapeWithoutAStreamFailsWithTheReason) {
+    write_default_manifest();
+    auto dev = open();
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto a = dev->allocate(1 << 16, BufferRole::data);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    MatmulInvocation inv = invocation(GGML_TYPE_Q4_K, 256, 4, *w, 0, *a, 0, *o, 0);
+    inv.act_tile_bytes += 4;  // not what the family's cores take
+    Batch batch;
+    batch.invocations.push_back(Invocation::of(inv));
+    const Status st = dev->run(batch, std::chrono::milliseconds(100));
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("no instruction stream for this shape: activation tile of"), std::string::npos) << st.message;
+    EXPECT_EQ(xrt_mock::control().runs.size(), 0u);
+}
+
+// When the drain is exactly the valid part, the output goes straight to the operand (no staging).
+TEST_F(XrtDeviceTest, WholeGroupsDrainStraightIntoTheOutput) {
+    write_default_manifest();
+    auto dev = open();
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto a = dev->allocate(1 << 16, BufferRole::data);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    std::memset(o->host_ptr(), 0, o->size());
+    const MatmulInvocation inv = invocation(GGML_TYPE_Q4_K, 256, 4, *w, 0, *a, 0, *o, 1024);
+    const MatmulSequence   want = expected_stream(inv);
+    ASSERT_TRUE(want.ok()) << want.error;
+    Batch batch;
+    batch.invocations.push_back(Invocation::of(inv));
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    const auto & r = xrt_mock::control().runs.at(0);
+    EXPECT_EQ(r.instructions, want.words);
+    EXPECT_EQ(r.output_offset, 1024u);  // a sub-buffer of the output operand itself
+    EXPECT_EQ(r.output_size, std::max<size_t>(want.out_bytes, (3u * 256 + 256) * 4));
+    const float * out = static_cast<const float *>(o->host_ptr());
+    EXPECT_EQ(out[1024 / 4 + 3 * 256 + 255], 3255.5f);
 }
 
 TEST_F(XrtDeviceTest, ContextsAreSharedAcrossDevicesInTheProcess) {
@@ -216,13 +278,13 @@ TEST_F(XrtDeviceTest, ContextsAreSharedAcrossDevicesInTheProcess) {
 }
 
 TEST_F(XrtDeviceTest, KernelMissingFromXclbinFallsBackWithOneLine) {
-    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "q4k.xclbin", "q4k_n4.bin", "MLIR_AIE_2")}));
+    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "q4k.xclbin", "MLIR_AIE_2")}));
     auto                   dev = open();
     const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
     EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));
     EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));  // asked again: no second attempt, no second line
     ASSERT_EQ(errors_.size(), 1u);
-    EXPECT_NE(errors_[0].find("kernels[0] (mm_q4_K_a8, tile 64x4x256): xclbin " + dir_ +
+    EXPECT_NE(errors_[0].find("designs[0] matmul/kquant (mm_q4_K_a8, tile 64x4x256): xclbin " + dir_ +
                               "/q4k.xclbin has no kernel 'MLIR_AIE_2' (it has: MLIR_AIE); its matmuls run on the CPU"),
               std::string::npos)
         << errors_[0];
@@ -231,9 +293,9 @@ TEST_F(XrtDeviceTest, KernelMissingFromXclbinFallsBackWithOneLine) {
 
 TEST_F(XrtDeviceTest, ArgumentCountAndGroupMismatchesAreCaught) {
     write_file(dir_ + "/eight.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 8}}, 3));
-    json bad_group = entry("mm_q6_K_a8", 4, 256, "q6k.xclbin", "q6k_n4.bin");
+    json bad_group = entry("mm_q6_K_a8", 4, 256, "q6k.xclbin");
     bad_group["args"][4]["group_id"] = 9;
-    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "eight.xclbin", "q4k_n4.bin"), bad_group}));
+    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "eight.xclbin"), bad_group}));
     auto                   dev = open();
     const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
     const MatmulContract & q6k = *matmul_contract_for(GGML_TYPE_Q6_K);
@@ -262,8 +324,8 @@ TEST_F(XrtDeviceTest, BusyNpuFallsBackWithOneLinePerXclbin) {
                               "holds them)"),
               std::string::npos)
         << errors_[0];
-    EXPECT_NE(errors_[0].find("the matmuls of kernels[0] (mm_q4_K_a8, tile 64x4x256), kernels[1] (mm_q4_K_a8, "
-                              "tile 64x32x256) run on the CPU"),
+    EXPECT_NE(errors_[0].find("the matmuls of designs[0] matmul/kquant (mm_q4_K_a8, tile 64x4x256), designs[1] "
+                              "matmul/kquant (mm_q4_K_a8, tile 64x32x256) run on the CPU"),
               std::string::npos)
         << errors_[0];
 
@@ -278,11 +340,13 @@ TEST_F(XrtDeviceTest, BusyNpuFallsBackWithOneLinePerXclbin) {
 
 TEST_F(XrtDeviceTest, XclbinRejectedByXrtAndFileChangedAfterLoad) {
     write_file(dir_ + "/foreign.xclbin", std::string(xrt_mock::make_xclbin({}, 4)).replace(456, 4, "XXXX"));
-    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "foreign.xclbin", "q4k_n4.bin"),
-                                entry("mm_q6_K_a8", 4, 256, "q6k.xclbin", "q6k_n4.bin")}));
+    // Data buffers in another order than the design's sequence arguments: the built streams would
+    // patch the weights' address into the activations' BD.
+    json swapped = entry("mm_q6_K_a8", 4, 256, "q6k.xclbin");
+    swapped["args"][3]["kind"] = "activations";
+    swapped["args"][4]["kind"] = "weights";
+    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "foreign.xclbin"), swapped}));
     auto dev = open();
-    // The instruction file is truncated after the manifest was read.
-    write_file(dir_ + "/q6k_n4.bin", "abcdef");
     const MatmulContract & q4k = *matmul_contract_for(GGML_TYPE_Q4_K);
     const MatmulContract & q6k = *matmul_contract_for(GGML_TYPE_Q6_K);
     EXPECT_FALSE(dev->has_kernel(q4k, q4k.tile(4)));
@@ -290,7 +354,8 @@ TEST_F(XrtDeviceTest, XclbinRejectedByXrtAndFileChangedAfterLoad) {
     ASSERT_EQ(errors_.size(), 2u);
     EXPECT_NE(errors_[0].find("cannot load xclbin " + dir_ + "/foreign.xclbin: rejected as invalid"), std::string::npos)
         << errors_[0];
-    EXPECT_NE(errors_[1].find("instruction file " + dir_ + "/q6k_n4.bin is truncated or corrupt: 6 bytes"),
+    EXPECT_NE(errors_[1].find("field 'args[3]' ('activations') is data buffer 0 of the kernel, but design matmul "
+                              "patches it as sequence argument 1"),
               std::string::npos)
         << errors_[1];
 }
@@ -429,7 +494,7 @@ TEST_F(XrtDeviceTest, OpenFailuresExplainThemselves) {
     EXPECT_EQ(open_xrt_device(npu_, why), nullptr);
     EXPECT_NE(why.find("no kernel manifest at " + dir_ + "/manifest.json"), std::string::npos) << why;
     // Nothing for this generation.
-    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "q4k.xclbin", "q4k_n4.bin")}));
+    write_manifest(json::array({entry("mm_q4_K_a8", 4, 256, "q4k.xclbin")}));
     npu_.generation = NpuGeneration::npu1;
     EXPECT_EQ(open_xrt_device(npu_, why), nullptr);
     EXPECT_NE(why.find("has no usable kernel for npu1"), std::string::npos) << why;

@@ -15,7 +15,7 @@ struct Job {
 };
 
 void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::TimingModel & model,
-               const xdna::MatmulContract *& last_contract) {
+               ggml_type & last_type) {
     if (jobs.empty()) {
         return;
     }
@@ -23,12 +23,17 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
     for (const auto & j : jobs) {
         shapes.push_back(xdna::shape_of(j.inv));
         out.weight_bytes += static_cast<double>(j.inv.weight_bytes());
-        if (last_contract != nullptr && last_contract != j.inv.contract) {
-            ++out.contract_changes;
-        }
-        last_contract = j.inv.contract;
     }
-    const xdna::ModelledBatch b = model.batch(shapes);
+    xdna::ModelledBatch b;
+    model.batch(shapes, b, &last_type);  // switches across submissions are charged too
+    out.contract_changes += b.contract_switches;
+    out.switch_us += b.switch_us;
+    for (const auto & t : b.invocations) {
+        if (t.infeasible != nullptr &&
+            std::find(out.infeasible.begin(), out.infeasible.end(), t.infeasible) == out.infeasible.end()) {
+            out.infeasible.push_back(t.infeasible);
+        }
+    }
     out.submissions += 1;
     out.invocations += static_cast<int>(shapes.size());
     out.compute_us += b.compute_us;
@@ -51,7 +56,7 @@ const char * grouping_name(Grouping g) {
 }
 
 const char * PhaseModel::dominant() const {
-    const double d = dispatch_us();
+    const double d = dispatch_us() + switch_us;
     if (d >= busy_us) {
         return "dispatch";
     }
@@ -68,7 +73,7 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
         return out;
     }
     const auto mm = layer_matmuls(d);
-    const xdna::MatmulContract * last = nullptr;
+    ggml_type last = GGML_TYPE_COUNT;
     std::vector<Job> pending;
     int pending_group = -1;
     auto flush = [&] {

@@ -9,6 +9,7 @@
 #include "sim/timing-model.h"
 
 #include <string>
+#include <vector>
 
 namespace xdna_bench {
 
@@ -32,7 +33,9 @@ struct PhaseModel {
     double  busy_us = 0;         // sum of max(compute, dram)
     double  submit_us = 0;
     double  invocation_us = 0;   // argument setup of every invocation
+    double  switch_us = 0;       // contract changes, at the preset's cost each
     double  total_us = 0;
+    std::vector<std::string> infeasible;  // design limits the phase's kernels break (feasibility.h)
 
     double dispatch_us() const { return submit_us + invocation_us; }
     double tokens_per_s() const { return total_us > 0 ? tokens * 1e6 / total_us : 0; }

@@ -5,6 +5,8 @@
 //   xdna-bench presets               markdown: the timing model's parameters and their sources
 //   xdna-bench calibration           markdown: published points, fitted and held out, vs the model
 //   xdna-bench e2e [options]         markdown: modelled tokens/s of a model's weight matmuls
+//   xdna-bench stream [options]      markdown: host-built instruction streams per matmul shape (build us,
+//                                    words) and the xclbins the model needs [--models 8b --ftype q4_K_M]
 //   xdna-bench overhead [options]    markdown: MEASURED host overhead per matmul, batched vs not
 //
 // Options:
@@ -23,6 +25,9 @@
 //   --no-measure             sweep: modelled columns only
 //   --xdna-lib PATH          libggml-xdna.so to load                         [the one built with this tool]
 #include "model-dims.h"
+#include "stream-bench.h"
+
+#include <algorithm>
 #include "overhead.h"
 #include "reports.h"
 #include "sweep.h"
@@ -58,7 +63,7 @@ std::vector<std::string> split(const std::string & s) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|e2e|overhead [options]; see the header of main.cpp\n");
+    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|feasibility|e2e|overhead|stream [options]; see the header of main.cpp\n");
     return 2;
 }
 
@@ -181,12 +186,23 @@ int main(int argc, char ** argv) {
         }
         return 0;
     }
+    if (mode == "stream") {
+        bool ok = true;
+        for (const auto & d : models) {
+            ok = run_stream_bench(stdout, d, ftype, std::max(sweep.reps, 101)) && ok;
+        }
+        return ok ? 0 : 1;
+    }
     if (mode == "presets") {
         print_presets(stdout);
         return 0;
     }
     if (mode == "calibration") {
         print_calibration(stdout);
+        return 0;
+    }
+    if (mode == "feasibility") {
+        print_feasibility(stdout);
         return 0;
     }
     if (mode == "e2e") {

@@ -1,6 +1,8 @@
 #include "reports.h"
 
 #include "sim/calibration-points.h"
+#include "sim/feasibility.h"
+#include "sim/kernel-cycles.h"
 #include "e2e-model.h"
 #include "invocation-shape.h"
 #include "contracts/matmul-contract.h"
@@ -64,41 +66,147 @@ void print_presets(FILE * out) {
         std::fprintf(out, " %s | %s | %s |\n", param.basis, param.source, *param.env ? param.env : "-");
     }
 
-    // What the parameters mean per contract: the compute roof of a large GEMM (MODELLED, krackan).
+    // What the parameters mean per contract: a kernel call's cycles from its own code (MODELLED, krackan).
     const NpuPreset k = preset_named("krackan");
-    std::fprintf(out, "\nCompute roof per contract (MODELLED, krackan preset: family peak x array efficiency, "
-                      "less the block-scale work):\n\n");
-    std::fprintf(out, "| contract | family | family peak TOPS | block-scale ops per MAC | modelled sustained TOPS |\n");
-    std::fprintf(out, "|---|---|---|---|---|\n");
+    NpuPreset k1024 = k;
+    k1024.int4_macs_per_cycle = 1024;
+    std::fprintf(out, "\nCycles of one kernel call per contract (MODELLED, krackan preset; op counts from running the "
+                      "kernel code; a call is one 64-row x TN x TK tile): busiest VLIW slot + %.0f cycles call "
+                      "overhead, and the sustained array rate that gives at the %s tier (efficiency %.4f):\n\n",
+                 k.call_overhead_cycles, xdna::tier_name(k.tier), k.efficiency());
+    std::fprintf(out, "| contract | TN | vector | move | load+unpack slots | store | busiest slot | cycles per call | "
+                      "MAC per cycle per core | modelled TOPS (%s) | cycles, int4 at 1024 MAC/cycle |\n",
+                 xdna::tier_name(k.tier));
+    std::fprintf(out, "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const auto & c : xdna::all_matmul_contracts()) {
-        const xdna::KernelFamily f = xdna::family_of(c.weight_type);
-        const double sops = xdna::scale_ops_per_k(c.weight_type, k.scale_group);
-        const double cycles_per_mac = 1.0 / k.family_macs_per_cycle(f) + sops / k.scale_ops_per_cycle;
-        const double tops = 2.0 * k.columns * k.rows * k.clock_ghz * 1e9 / cycles_per_mac * k.array_efficiency / 1e12;
-        std::fprintf(out, "| `%s` | %s | %s | %s | %s |\n", c.name, xdna::family_name(f), fmt(k.peak_tops(f), 1).c_str(),
-                     fmt(sops, 4).c_str(), fmt(tops, 1).c_str());
+        for (int tn : c.tile_n) {
+            const xdna::KernelProfile * prof = xdna::kernel_profile(c.weight_type, tn);
+            if (prof == nullptr) {
+                continue;
+            }
+            const xdna::SlotCycles cy = xdna::core_cycles(prof->call, k);
+            const xdna::SlotCycles cy1024 = xdna::core_cycles(prof->call, k1024);
+            const double macs = double(c.tile_m) * tn * c.tile_k;
+            const double tops = 2.0 * macs / cy.total * k.columns * k.rows * k.clock_ghz * 1e9 * k.efficiency() / 1e12;
+            std::fprintf(out, "| `%s` | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.name, tn,
+                         fmt(cy.vector, 0).c_str(), fmt(cy.move, 0).c_str(), fmt(cy.load, 0).c_str(),
+                         fmt(cy.store, 0).c_str(), cy.binding, fmt(cy.total, 0).c_str(), fmt(macs / cy.total, 1).c_str(),
+                         fmt(tops, 2).c_str(), fmt(cy1024.total, 0).c_str());
+        }
     }
 }
 
 void print_calibration(FILE * out) {
-    std::fprintf(out, "| published point | source | used as | published | modelled | error | stated bound | "
-                      "modelled compute / DRAM us | assumptions |\n");
-    std::fprintf(out, "|---|---|---|---|---|---|---|---|---|\n");
+    using xdna::EfficiencyTier;
+    const EfficiencyTier tiers[] = {EfficiencyTier::assembly_tuned, EfficiencyTier::competent_cpp,
+                                    EfficiencyTier::first_kernel};
+    std::fprintf(out, "| published point | source | kernel kind (tier) | used as | published | modelled in its tier | "
+                      "error | stated bound | modelled (error): assembly-tuned / competent C++ / first kernel | "
+                      "compute / DRAM us (own tier) | assumptions |\n");
+    std::fprintf(out, "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const auto & p : xdna::calibration_points()) {
-        const TimingModel model(preset_named(p.preset));
+        const NpuPreset preset = preset_named(p.preset);
+        const TimingModel model(xdna::with_tier(preset, p.tier));
         const xdna::ModelledTime t = model.invocation(p.shape);
         const char * unit = metric_unit(p.metric);
-        std::fprintf(out, "| %s | %s | %s | %s %s | %s %s | %+.1f%% | %.0f%% | %s / %s | %s; preset %s%s |\n", p.name,
-                     p.source, p.kind == xdna::PointKind::fitted ? "**fitted**" : "held out",
-                     fmt(p.published, 2).c_str(), unit, fmt(xdna::modelled_value(p, model), 2).c_str(), unit,
-                     xdna::error_pct(p, model), p.stated_error_pct, fmt(t.compute_us, 0).c_str(),
-                     fmt(t.dram_us, 0).c_str(), p.note, p.preset, p.with_submit ? "; includes one submission" : "");
+        std::string all;
+        for (auto tier : tiers) {
+            const double v = xdna::modelled_value(p, TimingModel(xdna::with_tier(preset, tier)));
+            char err[32];
+            std::snprintf(err, sizeof err, " (%+.0f%%)", 100.0 * (v - p.published) / p.published);
+            all += (all.empty() ? "" : " / ") + fmt(v, 2) + err;
+        }
+        std::fprintf(out, "| %s | %s | %s | %s | %s %s | %s %s | %+.1f%% | %.0f%% | %s, %s | %s / %s | %s; preset %s%s |\n",
+                     p.name, p.source, xdna::tier_name(p.tier),
+                     p.kind == xdna::PointKind::fitted ? "**fitted**" : "held out", fmt(p.published, 2).c_str(), unit,
+                     fmt(xdna::modelled_value_in_tier(p, preset), 2).c_str(), unit, xdna::error_pct(p, preset),
+                     p.stated_error_pct, all.c_str(), unit, fmt(t.compute_us, 0).c_str(), fmt(t.dram_us, 0).c_str(), p.note,
+                     p.preset, p.with_submit ? "; includes one submission" : "");
     }
     const NpuPreset k = preset_named("krackan");
-    std::fprintf(out, "\nFits reproduced from the points (krackan preset): array efficiency %.4f, "
-                      "sustained bandwidth %.1f GB/s.\n",
-                 xdna::fit_array_efficiency(k), xdna::fit_dram_gbs(k));
+    std::fprintf(out, "\nFits reproduced from the points (krackan preset): efficiency assembly-tuned %.4f, competent C++ "
+                      "%.4f, first kernel %.4f; sustained bandwidth %.1f GB/s.\n",
+                 xdna::fit_tier_efficiency(k, EfficiencyTier::assembly_tuned),
+                 xdna::fit_tier_efficiency(k, EfficiencyTier::competent_cpp),
+                 xdna::fit_tier_efficiency(k, EfficiencyTier::first_kernel), xdna::fit_dram_gbs(k));
 }
+
+namespace {
+
+// Prefill per efficiency tier and int4 rate, decode with contract switches charged, beside FastFlowLM's
+// published Krackan figures for the model (where there are any).
+void print_e2e_tiers(FILE * out, const ModelDims & d, const std::string & ftype, const NpuPreset & base, int64_t pp_tokens) {
+    struct Published {
+        const char * model;
+        double pp_lo, pp_hi, decode;
+    };
+    const Published fflm[] = {{"1b", 1686, 2339, 64.5}, {"3b", 766, 991, 26.3}, {"8b", 403, 495, 12.8}};
+    const Published * pub = nullptr;
+    for (const auto & f : fflm) {
+        if (d.name == f.model) {
+            pub = &f;
+        }
+    }
+    const std::string pub_pp = pub ? fmt(pub->pp_lo, 0) + "-" + fmt(pub->pp_hi, 0) : "-";
+    std::fprintf(out, "Prefill pp%lld per efficiency tier (MODELLED, %s, one submission per ggml split; FastFlowLM on "
+                      "Krackan, published: %s t/s):\n\n",
+                 (long long) pp_tokens, base.name.c_str(), pub_pp.c_str());
+    std::fprintf(out, "| tier | efficiency | pp t/s, int4 at 512 MAC/cycle | pp t/s, int4 at 1024 MAC/cycle | "
+                      "compute ms (512) | dominant |\n|---|---|---|---|---|---|\n");
+    const xdna::EfficiencyTier tiers[] = {xdna::EfficiencyTier::assembly_tuned, xdna::EfficiencyTier::competent_cpp,
+                                          xdna::EfficiencyTier::first_kernel};
+    for (auto tier : tiers) {
+        NpuPreset p = xdna::with_tier(base, tier);
+        const PhaseModel a = model_phase(d, ftype, TimingModel(p), pp_tokens, Grouping::per_split);
+        p.int4_macs_per_cycle = 1024;
+        const PhaseModel b = model_phase(d, ftype, TimingModel(p), pp_tokens, Grouping::per_split);
+        std::fprintf(out, "| %s%s | %s | %s | %s | %s | %s |\n", xdna::tier_name(tier),
+                     tier == base.tier ? " (default)" : "", fmt(p.efficiency(), 4).c_str(), fmt(a.tokens_per_s(), 0).c_str(),
+                     fmt(b.tokens_per_s(), 0).c_str(), fmt(a.compute_us / 1e3, 1).c_str(), a.dominant());
+    }
+    const std::string pub_tg = pub ? fmt(pub->decode, 1) : "-";
+    std::fprintf(out, "\nDecode per token with contract switches charged (MODELLED, %s; FastFlowLM on Krackan, "
+                      "published: %s t/s at 1k context):\n\n",
+                 base.name.c_str(), pub_tg.c_str());
+    std::fprintf(out, "| grouping | switch cost | switches | switch ms | decode t/s |\n|---|---|---|---|---|\n");
+    const double per_column = base.context_switch_us_per_column * base.columns;
+    const std::pair<const char *, double> costs[] = {
+        {"none (not charged)", 0.0},
+        {"one dispatch (default)", base.contract_switch_us},
+        {"context switch, 360 us x 8 columns (sensitivity)", per_column}};
+    for (Grouping g : {Grouping::per_split, Grouping::per_token}) {
+        for (const auto & [label, us] : costs) {
+            NpuPreset p = base;
+            p.contract_switch_us = us;
+            const PhaseModel tg = model_phase(d, ftype, TimingModel(p), 1, g);
+            std::fprintf(out, "| %s | %s: %s us | %d | %s | %s |\n", grouping_name(g), label, fmt(us, 0).c_str(),
+                         tg.contract_changes, fmt(tg.switch_us / 1e3, 2).c_str(), fmt(tg.tokens_per_s(), 2).c_str());
+        }
+    }
+    std::fprintf(out, "\n");
+    if (d.name != "8b") {
+        return;
+    }
+    // Held-out end-to-end decode points (FastFlowLM runs the whole model in about 4.4 submissions per
+    // token: the closest grouping is one per token). Not fitted: the bandwidth comes from a GEMV.
+    struct Point {
+        const char * what;
+        const char * preset;
+        double published;
+    };
+    const Point points[] = {{"FastFlowLM 8B decode, Krackan (FastFlowLM docs)", "krackan", 12.8},
+                            {"FastFlowLM 8B decode, Strix Halo (user report, ~11)", "halo", 11.0}};
+    std::fprintf(out, "Held-out decode points (MODELLED: one submission per token, switches charged at the default):\n\n"
+                      "| point | preset | published t/s | modelled t/s | error |\n|---|---|---|---|---|\n");
+    for (const auto & pt : points) {
+        const PhaseModel tg = model_phase(d, ftype, TimingModel(preset_named(pt.preset)), 1, Grouping::per_token);
+        std::fprintf(out, "| %s | %s | %s | %s | %+.1f%% |\n", pt.what, pt.preset, fmt(pt.published, 1).c_str(),
+                     fmt(tg.tokens_per_s(), 2).c_str(), 100.0 * (tg.tokens_per_s() - pt.published) / pt.published);
+    }
+    std::fprintf(out, "\n");
+}
+
+}  // namespace
 
 void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const std::string & preset_name,
                int64_t pp_tokens) {
@@ -132,13 +240,14 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     const PhaseModel pp = model_phase(d, ftype, model, pp_tokens, Grouping::per_split);
 
     std::fprintf(out, "Inputs: model `%s` (n_embd %lld, n_ff %lld, %lld layers, %lld/%lld heads, head dim %lld, "
-                      "vocab %lld), weights `%s`; preset `%s` (%s GB/s, %s GHz, efficiency %s, submission %s us, "
-                      "invocation %s us). Packed weight bytes read per decoded token: %.2f GB (",
+                      "vocab %lld), weights `%s`; preset `%s` (%s GB/s, %s GHz, efficiency %s (%s), int4 %d MAC/cycle, "
+                      "submission %s us, invocation %s us, contract switch %s us). Packed weight bytes read per decoded token: %.2f GB (",
                  d.name.c_str(), (long long) d.n_embd, (long long) d.n_ff, (long long) d.n_layer, (long long) d.n_head,
                  (long long) d.n_head_kv, (long long) d.head_dim, (long long) d.vocab,
                  d.layer_types.empty() ? ftype.c_str() : "as stored in the GGUF",
                  base.name.c_str(), fmt(base.dram_gbs).c_str(), fmt(base.clock_ghz, 2).c_str(),
-                 fmt(base.array_efficiency, 4).c_str(), fmt(base.submit_us, 0).c_str(), fmt(base.invocation_us, 0).c_str(),
+                 fmt(base.efficiency(), 4).c_str(), xdna::tier_name(base.tier), base.int4_macs_per_cycle,
+                 fmt(base.submit_us, 0).c_str(), fmt(base.invocation_us, 0).c_str(), fmt(base.contract_switch_us, 0).c_str(),
                  tg.weight_bytes / 1e9);
     bool first = true;
     for (const auto & [name, bytes] : bytes_by_type) {
@@ -146,21 +255,23 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
         first = false;
     }
     std::fprintf(out, "). Per token: %d submissions, %d invocations, %d changes of contract between consecutive "
-                      "invocations.\n\n",
-                 tg.submissions, tg.invocations, tg.contract_changes);
+                      "invocations (charged %s us each).\n\n",
+                 tg.submissions, tg.invocations, tg.contract_changes, fmt(base.contract_switch_us, 0).c_str());
+    print_e2e_tiers(out, d, ftype, base, pp_tokens);
 
     std::fprintf(out, "Baseline breakdown (all MODELLED; %s):\n\n", grouping_name(Grouping::per_split));
     std::fprintf(out, "| phase | modelled t/s | modelled total ms | compute ms | DRAM ms | sum of max(compute, DRAM) ms | "
-                      "dispatch ms (submissions + invocations) | submissions | dominant term |\n");
-    std::fprintf(out, "|---|---|---|---|---|---|---|---|---|\n");
+                      "dispatch ms (submissions + invocations) | contract switches ms | submissions | dominant term |\n");
+    std::fprintf(out, "|---|---|---|---|---|---|---|---|---|---|\n");
     const std::pair<const char *, const PhaseModel *> phases[] = {{"decode (tg), per token", &tg}, {"prefill (pp), per ubatch", &pp}};
     for (const auto & [label, p] : phases) {
-        std::fprintf(out, "| %s%s | %s | %s | %s | %s | %s | %s (%s + %s) | %d | %s |\n", label,
+        std::fprintf(out, "| %s%s | %s | %s | %s | %s | %s | %s (%s + %s) | %s | %d | %s |\n", label,
                      p == &pp ? (" of " + std::to_string(pp_tokens)).c_str() : "", fmt(p->tokens_per_s(), 1).c_str(),
                      fmt(p->total_us / 1e3, 2).c_str(), fmt(p->compute_us / 1e3, 2).c_str(),
                      fmt(p->dram_us / 1e3, 2).c_str(), fmt(p->busy_us / 1e3, 2).c_str(),
                      fmt(p->dispatch_us() / 1e3, 2).c_str(), fmt(p->submit_us / 1e3, 2).c_str(),
-                     fmt(p->invocation_us / 1e3, 2).c_str(), p->submissions, p->dominant());
+                     fmt(p->invocation_us / 1e3, 2).c_str(), fmt(p->switch_us / 1e3, 2).c_str(), p->submissions,
+                     p->dominant());
     }
 
     // Scenarios: one change each against the baseline, then the combination.
@@ -169,9 +280,9 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     scenarios.push_back({"one submission per layer", "QKV, O, gate/up, down of a layer in one submission", base,
                          Grouping::per_layer});
     scenarios.push_back({"one submission per token", "the whole forward pass in one submission", base, Grouping::per_token});
-    NpuPreset s256 = base;
-    s256.scale_group = 256;
-    scenarios.push_back({"block scales once per 256", "GGML_XDNA_MODEL_SCALE_GROUP=256", s256, Grouping::per_split});
+    NpuPreset int4 = base;
+    int4.int4_macs_per_cycle = 1024;
+    scenarios.push_back({"int4 at 1024 MAC/cycle", "GGML_XDNA_MODEL_INT4_MACS=1024", int4, Grouping::per_split});
     NpuPreset nostage = base;
     nostage.c_stage_kb = 0;
     scenarios.push_back({"no output staging (sensitivity)", "GGML_XDNA_MODEL_CSTAGE_KB=0", nostage, Grouping::per_split});
@@ -185,14 +296,8 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
         }
     }
     NpuPreset best = base;
-    best.scale_group = 256;
-    scenarios.push_back({"per layer + scales per 256", "both changes", best, Grouping::per_layer});
-    if (const NpuPreset * halo = xdna::find_npu_preset("halo"); halo != nullptr && base.name != "halo") {
-        NpuPreset h = *halo;
-        h.scale_group = 256;
-        scenarios.push_back({"halo, per layer + scales per 256", "GGML_XDNA_PRESET=halo and both changes", h,
-                             Grouping::per_layer});
-    }
+    best.int4_macs_per_cycle = 1024;
+    scenarios.push_back({"per layer + int4 at 1024", "both changes", best, Grouping::per_layer});
 
     std::fprintf(out, "\nScenarios (all MODELLED):\n\n");
     std::fprintf(out, "| scenario | change | prefill pp%lld t/s | decode t/s | prefill dominant | decode dominant | "
@@ -211,14 +316,46 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     // What the decode goal needs, from the same numbers.
     const double goal_tg = 13.0, goal_pp = 1000.0;
     const double budget_us = 1e6 / goal_tg;
-    const double bw_needed = tg.weight_bytes / ((budget_us - tg.dispatch_us()) * 1e3);
+    const double bw_needed = tg.weight_bytes / ((budget_us - tg.dispatch_us() - tg.switch_us) * 1e3);
     const double bw_needed_free = tg.weight_bytes / (budget_us * 1e3);
     std::fprintf(out, "\nGoals (modelled): decode >= %.0f t/s is %s (%.2f), prefill >= %.0f t/s is %s (%.0f). "
-                      "Decode at %.0f t/s leaves %.1f ms per token; with the baseline dispatch (%.2f ms) the weights "
+                      "Decode at %.0f t/s leaves %.1f ms per token; with the baseline dispatch and switches (%.2f ms) the weights "
                       "must stream at %.1f GB/s, and at %.1f GB/s even with no dispatch at all.\n",
                  goal_tg, tg.tokens_per_s() >= goal_tg ? "met" : "not met", tg.tokens_per_s(), goal_pp,
                  pp.tokens_per_s() >= goal_pp ? "met" : "not met", pp.tokens_per_s(), goal_tg, budget_us / 1e3,
-                 tg.dispatch_us() / 1e3, bw_needed, bw_needed_free);
+                 (tg.dispatch_us() + tg.switch_us) / 1e3, bw_needed, bw_needed_free);
+    if (!pp.infeasible.empty() || !tg.infeasible.empty()) {
+        std::fprintf(out, "\nFeasibility (src/sim/feasibility.h): the kernels this model times break design limits:");
+        for (const auto * v : {&tg.infeasible, &pp.infeasible}) {
+            for (const auto & msg : *v) {
+                std::fprintf(out, " %s%s;", v == &tg.infeasible ? "decode: " : "prefill: ", msg.c_str());
+            }
+        }
+        std::fprintf(out, " the figures above assume the limit is lifted.\n");
+    }
+}
+
+void print_feasibility(FILE * out) {
+    std::fprintf(out, "| family | TN | core data bytes (of 65536) | C depth | accumulators (of 8) | core DMA in/out (of 2/2) | "
+                      "memory tile in/out (of 6/6) | shim out/in (of 2/2) | program bytes, estimate (of 16384) | verdict |\n"
+                      "|---|---|---|---|---|---|---|---|---|---|\n");
+    std::string lines;
+    for (const auto & b : xdna::kernel_budgets()) {
+        const auto v = xdna::violations(b);
+        std::string verdict = v.empty() ? "fits" : "";
+        for (const auto & msg : v) {
+            verdict += (verdict.empty() ? "**does not fit**: " : "; ") + msg;
+        }
+        std::fprintf(out, "| %s | %d | %d | %d | %d | %d/%d | %d/%d | %d/%d | %d | %s |\n", b.family, b.tile_n, b.core_bytes(),
+                     b.c_depth, b.accumulators, b.core_in_used, b.core_out_used, b.memtile_in_used, b.memtile_out_used,
+                     b.shim_out_used, b.shim_in_used, b.program_bytes, verdict.c_str());
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "budget %s %d %d %d %d %d %d %d %d %d %d %d\n", b.family, b.tile_n, b.design_core_bytes,
+                      b.design_stack_bytes, b.design_data_bytes, b.c_depth, b.core_in_used, b.core_out_used,
+                      b.memtile_in_used, b.memtile_out_used, b.shim_out_used, b.shim_in_used);
+        lines += buf;
+    }
+    std::fprintf(out, "\n<!-- design.py figures, checked by tests/timing/check-budgets.sh:\n%s-->\n", lines.c_str());
 }
 
 void print_e2e_summary(FILE * out, const ModelDims & d, const std::string & ftype, int64_t pp_tokens, bool header) {

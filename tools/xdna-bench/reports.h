@@ -15,6 +15,9 @@ void print_presets(FILE * out);
 
 // Fitted and held-out published points: published vs modelled, error, stated bound.
 void print_calibration(FILE * out);
+// The kernel families' design budgets and the limits they break (src/sim/feasibility.h), with one
+// machine-readable `budget` line per row for tests/timing/check-budgets.sh.
+void print_feasibility(FILE * out);
 
 // Modelled end-to-end tokens/s of a model's weight matmuls, with breakdown and scenarios.
 void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const std::string & preset,

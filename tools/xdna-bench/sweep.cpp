@@ -104,7 +104,7 @@ int run_sweep(const SweepOptions & o) {
                                  (long long) n, preset->name.c_str(), backends ? backends->threads() : 0, mbuf,
                                  it.compute_us, it.dram_us, b.dispatch_us, b.total_us, tops, gbs, it.dram_bytes,
                                  it.arithmetic_intensity(), it.roofline_us / b.total_us, bound, xdna::family_name(fam),
-                                 preset->peak_tops(fam), preset->array_efficiency, it.bandwidth_gbs);
+                                 preset->peak_tops(fam), preset->efficiency(), it.bandwidth_gbs);
                     std::fflush(out);
                     if (measured) {
                         std::fprintf(stderr, "%s %-6s %-5s n=%-4lld sim %9.0f us  cpu %9.0f us  (measured)  npu %8.1f us (modelled)\n",

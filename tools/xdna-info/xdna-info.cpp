@@ -99,8 +99,9 @@ void print_kernels(const NpuInfo & npu) {
         std::printf("  invalid: %s\n", err.c_str());
         return;
     }
-    std::printf("  %zu usable kernel%s, %zu entr%s ignored\n", m.kernels.size(), m.kernels.size() == 1 ? "" : "s",
-                m.entry_errors.size(), m.entry_errors.size() == 1 ? "y" : "ies");
+    std::printf("  %d design xclbin%s serving %zu usable kernel%s (contract x tile), %zu entr%s ignored\n", m.designs,
+                m.designs == 1 ? "" : "s", m.kernels.size(), m.kernels.size() == 1 ? "" : "s", m.entry_errors.size(),
+                m.entry_errors.size() == 1 ? "y" : "ies");
     for (const auto & k : m.kernels) {
         std::string gens;
         for (NpuGeneration g : k.npu) {

@@ -311,6 +311,11 @@ void pass(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __
                 }
             }
         }
+#ifdef XDNA_KQ_EXTRA_VECTOR_OP
+        // Test-only build (tests/timing): one more vector-slot operation per sub-block, result unused, so
+        // the timing model's answer to a one-instruction change can be checked.
+        { const Acc extra = aie::add(S[0][0], S[0][0]); (void)extra; }
+#endif
         // The sub-block's dots leave the accumulators (exact int16) and are scaled into S and M.
         for (int nr = 0; nr < NR; ++nr) {
             const aie::vector<int16_t, 16> sc16 = aie::load_v<16>(&rs[nr].sc[j][0]);
@@ -359,11 +364,19 @@ template <KQ T, int TN> void mm_kquant(const uint8_t * __restrict w, const uint8
 
 }  // namespace
 
+// The test-only build with XDNA_KQ_EXTRA_VECTOR_OP gets its own entry-point names, so it links beside
+// the real kernels.
+#ifdef XDNA_KQ_EXTRA_VECTOR_OP
+#define XDNA_KQ_ENTRY(name) name##_extra_vop
+#else
+#define XDNA_KQ_ENTRY(name) name
+#endif
+
 extern "C" {
-void mm_q4_K_a8_n4(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q4_K, 4>(w, a, c); }
-void mm_q4_K_a8_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q4_K, 32>(w, a, c); }
-void mm_q5_K_a8_n4(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q5_K, 4>(w, a, c); }
-void mm_q5_K_a8_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q5_K, 32>(w, a, c); }
-void mm_q6_K_a8_n4(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q6_K, 4>(w, a, c); }
-void mm_q6_K_a8_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q6_K, 32>(w, a, c); }
+void XDNA_KQ_ENTRY(mm_q4_K_a8_n4)(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q4_K, 4>(w, a, c); }
+void XDNA_KQ_ENTRY(mm_q4_K_a8_n32)(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q4_K, 32>(w, a, c); }
+void XDNA_KQ_ENTRY(mm_q5_K_a8_n4)(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q5_K, 4>(w, a, c); }
+void XDNA_KQ_ENTRY(mm_q5_K_a8_n32)(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q5_K, 32>(w, a, c); }
+void XDNA_KQ_ENTRY(mm_q6_K_a8_n4)(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q6_K, 4>(w, a, c); }
+void XDNA_KQ_ENTRY(mm_q6_K_a8_n32)(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant<KQ::q6_K, 32>(w, a, c); }
 }

@@ -24,7 +24,10 @@
 #endif
 
 // Chess/Peano loop and scheduling annotations: hints to the core compiler, no effect on results.
-#define chess_prepare_for_pipelining
+// chess_prepare_for_pipelining stands between a loop's header and its body; on the host it becomes an
+// always-true `if` that counts the iteration (op-counts.hpp), so the timing model knows how often the
+// modulo-scheduled loops of a kernel turn.
+#define chess_prepare_for_pipelining if (::aie_host::detail::count_pipelined_iteration())
 #define chess_loop_range(...)
 #define chess_loop_count(...)
 #define chess_unroll_loop(...)

@@ -1,0 +1,95 @@
+// A design's data movement as aie/matmul/dataflow.json describes it, read once for the host side.
+//
+// aie/matmul/design.py builds the IRON program from the same file; the instruction-stream builder
+// (matmul-sequence.h) and the simulator's DMA interpreter (sim/dma-interpreter.h) read it here, so the
+// shim channels, FIFO depths, split/broadcast/join links, BD ids and RTP words the NPU program was built
+// with are the ones the host drives and the simulator executes.
+#pragma once
+
+#include "contracts/matmul-contract.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+// Where a FIFO's objects go next: how one memory-tile FIFO feeds (or is fed by) the cores.
+enum class FifoLink { none, split, broadcast, join };
+
+struct FifoDesc {
+    std::string name;       // "w_l3l2"
+    std::string from, to;   // "shim", "memtile", "core"
+    FifoLink    link = FifoLink::none;
+    std::string peer;       // the memory-tile FIFO a split/broadcast reads or a join writes
+    char        tile = 0;   // object unit: 'w', 'a' or 'c' (the family's W / A / C object)
+    int         count = 1;  // units per object
+    int         depth = 0;  // resolved: a number; the memory-tile depth ("l2") or the C depth ("c") filled in
+    bool        depth_is_c = false;  // depth follows the family's C depth
+    std::string operand;    // shim FIFOs: the kernel operand it moves ("weights", "activations", "out")
+    bool        shim_mm2s = false;   // shim FIFOs: direction of the shim channel
+    int         shim_channel = -1;   // shim FIFOs: channel number, -1 otherwise
+};
+
+struct BdSlot {
+    std::vector<uint32_t> w, a;  // BD ids of the W / A K chunks (chained)
+    uint32_t              c = 0; // BD id of the C drain
+};
+
+struct DesignDescription {
+    std::string design, device;
+    int max_columns = 0, core_rows = 0, shim_row = 0, memtile_row = 0, first_core_row = 0;
+    std::vector<std::pair<std::string, std::vector<std::string>>> families;  // contract order = RTP value
+    int arg_weights = -1, arg_activations = -1, arg_out = -1, arg_params = -1;
+    std::vector<FifoDesc> fifos;
+    int l2_depth = 0, c_depth_max = 0;
+    // The core program's runtime parameters.
+    uint32_t rtp_core_address = 0;
+    int rtp_contract = 0, rtp_out_tiles = 0, rtp_k_tiles = 0, rtp_version = 0, rtp_word_count = 0;
+    uint32_t rtp_layout_version = 0;
+    uint32_t barrier_lock = 0, barrier_value = 0;
+    // Budgets the buffers are sized against.
+    size_t core_data_bytes = 0, memtile_bytes = 0, stack_bytes = 0, kernel_data_bytes = 0;
+    // Shim buffer descriptors.
+    int shim_bds = 0, steps_in_flight = 0, max_k_chunks = 0;
+    std::vector<BdSlot> bd_slots;
+    // Shim BD limits the design was checked against (words).
+    uint32_t wrap_max = 0, iteration_max = 0, stride_max = 0;
+    int params_words = 0;
+
+    const FifoDesc * fifo(const std::string & name) const;
+    // The shim FIFO of an operand ("weights", "activations", "out"), nullptr if none.
+    const FifoDesc * shim_fifo_of(const std::string & operand) const;
+    // The family serving `contract`, and the contract's RTP value in it; empty / -1 if none.
+    std::string family_of(const std::string & contract) const;
+    int         contract_index(const std::string & family, const std::string & contract) const;
+    const std::vector<std::string> * family_contracts(const std::string & family) const;
+};
+
+struct DesignRead {
+    DesignDescription design;
+    std::string       error;  // empty on success: names the field that is missing or wrong
+    bool ok() const { return error.empty(); }
+};
+
+// Parse the JSON text of a dataflow description. Never throws.
+DesignRead parse_design_description(const std::string & json_text);
+DesignRead read_design_description_file(const std::string & path);
+
+// The matmul design's description as built into the library (the text of aie/matmul/dataflow.json
+// at build time). Parsed once; a broken built-in file is a build defect, reported by `error`.
+const DesignRead & matmul_design();
+
+// The buffer sizes of one family's xclbin at token tile `tile_n`: every FIFO object is sized to the
+// family's largest tile (one xclbin serves the family), and C is double-buffered when it fits.
+struct FamilyBuffers {
+    size_t w_obj = 0, a_obj = 0, c_obj = 0;  // bytes of one W / A / C unit
+    int    c_depth = 0;
+    size_t unit(char tile) const { return tile == 'w' ? w_obj : tile == 'a' ? a_obj : c_obj; }
+};
+bool family_buffers(const DesignDescription & d, const std::string & family, int tile_n, FamilyBuffers & out,
+                    std::string & err);
+
+}  // namespace xdna

@@ -1,0 +1,258 @@
+#include "runtime/matmul-sequence.h"
+
+#include "control/shim-bd.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace xdna {
+
+namespace {
+
+constexpr int kTileM = 64;
+
+// Largest d0 <= wrap_max dividing `words`: a contiguous window split into d1 x d0 (design.py word_chunk).
+uint32_t word_chunk(uint64_t words, uint32_t wrap_max) {
+    for (uint64_t d0 = std::min<uint64_t>(words, wrap_max); d0 > 1; --d0) {
+        if (words % d0 == 0) {
+            return static_cast<uint32_t>(d0);
+        }
+    }
+    return 1;
+}
+
+struct Builder {
+    const DesignDescription & d;
+    MatmulSequence &          out;
+
+    void op(control::ControlOp o) { out.stream.ops.push_back(std::move(o)); }
+
+    // One shim BD: its 8 words, then the patch that points it into argument `arg` at `offset` bytes.
+    bool bd(uint32_t column, uint32_t id, control::ShimBd b, int arg, uint64_t offset, const char * what) {
+        if (auto why = control::check_shim_bd(b)) {
+            out.error = std::string(what) + ": " + *why;
+            return false;
+        }
+        const auto words = control::encode_shim_bd(b);
+        const uint32_t addr = control::shim_bd_address(column, id);
+        op(control::BlockWrite{addr, std::vector<uint32_t>(words.begin(), words.end())});
+        op(control::AddressPatch{addr + 4, static_cast<uint32_t>(arg), offset});
+        return true;
+    }
+
+    void push(uint32_t column, const FifoDesc & f, uint32_t bd_id, bool token) {
+        const control::QueuePush q{bd_id, 0, token};
+        op(control::Write32{control::shim_queue_address(column, f.shim_mm2s ? 1u : 0u, static_cast<uint32_t>(f.shim_channel)),
+                            control::encode_queue_push(q)});
+    }
+};
+
+// A BD pattern in words (base address 0: the address patch supplies argument + offset).
+control::ShimBdOrError pattern_bd(std::array<uint32_t, 3> sizes, std::array<uint32_t, 3> strides, uint32_t iterations,
+                                  uint32_t iteration_stride) {
+    control::ShimBdPattern p;
+    p.sizes = sizes;
+    p.strides = strides;
+    p.iterations = iterations;
+    p.iteration_stride = iteration_stride;
+    return control::shim_bd_from_pattern(p);
+}
+
+}  // namespace
+
+bool MatmulSequenceShape::operator==(const MatmulSequenceShape & o) const {
+    return contract == o.contract && tile_n == o.tile_n && m_tiles == o.m_tiles && n_tiles == o.n_tiles &&
+           k_tiles == o.k_tiles && out_row_stride == o.out_row_stride && weight_tile_bytes == o.weight_tile_bytes &&
+           act_tile_bytes == o.act_tile_bytes && columns == o.columns;
+}
+
+MatmulSequenceShape sequence_shape_of(const MatmulInvocation & inv, int64_t out_row_stride) {
+    MatmulSequenceShape s;
+    s.contract = inv.contract != nullptr ? inv.contract->name : "";
+    s.tile_n = inv.tile.n;
+    s.m_tiles = inv.m_tiles;
+    s.n_tiles = inv.n_tiles;
+    s.k_tiles = inv.k_tiles;
+    s.out_row_stride = out_row_stride;
+    s.weight_tile_bytes = inv.weight_tile_bytes;
+    s.act_tile_bytes = inv.act_tile_bytes;
+    return s;
+}
+
+uint32_t core_lock_value_offset(uint32_t lock) {
+    // Lock value registers of an AIE2P core tile's memory module: 0x1F000 + 0x10 * lock (aie-rt
+    // driver/src/global/xaie2pgbl_params.h, XAIE2PGBL_MEMORY_MODULE_LOCK0_VALUE and its stride).
+    return 0x1F000 + 0x10 * lock;
+}
+
+MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSequenceShape & s) {
+    MatmulSequence out;
+    out.family = d.family_of(s.contract);
+    if (out.family.empty()) {
+        out.error = "design " + d.design + " serves no contract '" + s.contract + "'";
+        return out;
+    }
+    if (!family_buffers(d, out.family, s.tile_n, out.buffers, out.error)) {
+        return out;
+    }
+    const int rows = d.core_rows;
+    const int cols = s.columns > 0 ? s.columns : d.max_columns;
+    const FamilyBuffers & fb = out.buffers;
+    const uint64_t T = s.weight_tile_bytes, A = s.act_tile_bytes, W = fb.w_obj;
+    if (cols > d.max_columns) {
+        out.error = std::to_string(cols) + " columns: the design has " + std::to_string(d.max_columns);
+        return out;
+    }
+    if (s.m_tiles <= 0 || s.n_tiles <= 0 || s.k_tiles <= 0) {
+        out.error = "empty shape";
+        return out;
+    }
+    // One xclbin per family: the memory tile and the cores receive objects of the family's sizes.
+    if (T == 0 || T > W || T % 4 != 0 || W % 4 != 0) {
+        out.error = "W tile of " + std::to_string(T) + " bytes does not fit the family's " + std::to_string(W) + "-byte window";
+        return out;
+    }
+    if (A != fb.a_obj || A % 4 != 0) {
+        out.error = "activation tile of " + std::to_string(A) + " bytes, the family's cores take " + std::to_string(fb.a_obj);
+        return out;
+    }
+    const int64_t m_rows = (s.m_tiles + rows - 1) / rows * rows;  // whole groups of `rows` row tiles
+    out.m_groups = m_rows / rows;
+    if (s.out_row_stride < m_rows * kTileM) {
+        out.error = "output row stride " + std::to_string(s.out_row_stride) + " floats is below the " +
+                    std::to_string(m_rows * kTileM) + " rows of whole 4-tile groups the C drain writes";
+        return out;
+    }
+    const int64_t k_chunk = std::min<int64_t>(s.k_tiles, d.iteration_max);
+    const int64_t chunks = (s.k_tiles + k_chunk - 1) / k_chunk;
+    if (chunks > d.max_k_chunks) {
+        out.error = "K of " + std::to_string(s.k_tiles) + " tiles needs " + std::to_string(chunks) +
+                    " chunks of at most " + std::to_string(d.iteration_max) + " (the BD iteration limit); the design's BD slots hold " +
+                    std::to_string(d.max_k_chunks);
+        return out;
+    }
+    out.rounds = (out.m_groups + cols - 1) / cols;
+    out.steps = out.rounds * s.n_tiles;
+    out.weights_bytes = static_cast<uint64_t>(m_rows) * s.k_tiles * T + (W - T);
+    out.activations_bytes = static_cast<uint64_t>(s.n_tiles) * s.k_tiles * A;
+    out.out_bytes = (static_cast<uint64_t>(s.n_tiles * s.tile_n - 1) * s.out_row_stride + m_rows * kTileM) * sizeof(float);
+
+    const FifoDesc * wf = d.shim_fifo_of("weights");
+    const FifoDesc * af = d.shim_fifo_of("activations");
+    const FifoDesc * cf = d.shim_fifo_of("out");
+
+    // The BD patterns of this shape (base 0), checked once; only base offsets differ per step.
+    const uint64_t win_words = W / 4;
+    const uint32_t d0 = word_chunk(win_words, d.wrap_max);
+    std::vector<control::ShimBd> w_bds, a_bds;
+    for (int64_t c = 0; c < chunks; ++c) {
+        const uint32_t kc = static_cast<uint32_t>(std::min(k_chunk, s.k_tiles - c * k_chunk));
+        // [kc][rows][window]: per K tile the 4 cores' windows back to back (one memory-tile object).
+        auto w = pattern_bd({d0, static_cast<uint32_t>(win_words / d0), static_cast<uint32_t>(rows)},
+                            {1, d0, static_cast<uint32_t>(s.k_tiles * T / 4)}, kc, static_cast<uint32_t>(T / 4));
+        if (!w.ok()) {
+            out.error = "W fill of K chunk " + std::to_string(c) + ": " + w.error;
+            return out;
+        }
+        auto a = pattern_bd({static_cast<uint32_t>(kc * A / 4), 1, 1}, {1, 0, 0}, 1, 0);
+        if (!a.ok()) {
+            out.error = "A fill of K chunk " + std::to_string(c) + ": " + a.error;
+            return out;
+        }
+        w_bds.push_back(w.bd);
+        a_bds.push_back(a.bd);
+    }
+    // [rows][TN][64] floats: row tile r of the group, token t, 64 outputs.
+    auto c_pat = pattern_bd({kTileM, static_cast<uint32_t>(s.tile_n), static_cast<uint32_t>(rows)},
+                            {1, static_cast<uint32_t>(std::min<int64_t>(s.out_row_stride, UINT32_MAX)), kTileM}, 1, 0);
+    if (!c_pat.ok()) {
+        out.error = "C drain: " + c_pat.error;
+        return out;
+    }
+    // Chain the K chunks of a fill: one queue push runs them all in order.
+    auto chain = [](std::vector<control::ShimBd> bds, const std::vector<uint32_t> & ids) {
+        for (size_t i = 0; i + 1 < bds.size(); ++i) {
+            bds[i].use_next_bd = true;
+            bds[i].next_bd = ids[i + 1];
+        }
+        return bds;
+    };
+
+    out.stream.header.cols = static_cast<uint8_t>(d.max_columns);
+    Builder b{d, out};
+
+    // 1. Runtime parameters and the barrier, per core.
+    const int contract_index = d.contract_index(out.family, s.contract);
+    for (int c = 0; c < cols; ++c) {
+        int64_t col_rounds = 0;
+        for (int64_t j = 0; j < out.rounds; ++j) {
+            col_rounds += (j * cols + c) < out.m_groups ? 1 : 0;
+        }
+        for (int r = 0; r < rows; ++r) {
+            std::vector<uint32_t> rtp(d.rtp_word_count, 0);
+            rtp[d.rtp_contract] = static_cast<uint32_t>(contract_index);
+            rtp[d.rtp_out_tiles] = static_cast<uint32_t>(col_rounds * s.n_tiles);
+            rtp[d.rtp_k_tiles] = static_cast<uint32_t>(s.k_tiles);
+            rtp[d.rtp_version] = d.rtp_layout_version;
+            const uint32_t row = static_cast<uint32_t>(d.first_core_row + r);
+            b.op(control::BlockWrite{control::tile_address(c, row, d.rtp_core_address), rtp});
+            b.op(control::Write32{control::tile_address(c, row, core_lock_value_offset(d.barrier_lock)), d.barrier_value});
+        }
+    }
+
+    // 2. The steps, two in flight.
+    auto sync_step = [&](int64_t step) {
+        const int64_t j = step / s.n_tiles;
+        for (int c = 0; c < cols; ++c) {
+            if (j * cols + c < out.m_groups) {
+                b.op(control::Sync{static_cast<uint32_t>(c), static_cast<uint32_t>(d.shim_row), 0,
+                                   static_cast<uint32_t>(cf->shim_channel), 1, 1});
+            }
+        }
+    };
+    for (int64_t step = 0; step < out.steps; ++step) {
+        const int64_t j = step / s.n_tiles, n = step % s.n_tiles;
+        const BdSlot & slot = d.bd_slots[step % d.bd_slots.size()];
+        const auto w_chain = chain(w_bds, slot.w);
+        const auto a_chain = chain(a_bds, slot.a);
+        for (int c = 0; c < cols; ++c) {
+            const int64_t q = j * cols + c;
+            if (q >= out.m_groups) {
+                continue;
+            }
+            for (int64_t ch = 0; ch < chunks; ++ch) {
+                const uint64_t w_off = (static_cast<uint64_t>(rows * q) * s.k_tiles + ch * k_chunk) * T;
+                if (!b.bd(c, slot.w[ch], w_chain[ch], d.arg_weights, w_off, "W fill")) {
+                    return out;
+                }
+            }
+            b.push(c, *wf, slot.w[0], false);
+            for (int64_t ch = 0; ch < chunks; ++ch) {
+                const uint64_t a_off = (static_cast<uint64_t>(n) * s.k_tiles + ch * k_chunk) * A;
+                if (!b.bd(c, slot.a[ch], a_chain[ch], d.arg_activations, a_off, "A fill")) {
+                    return out;
+                }
+            }
+            b.push(c, *af, slot.a[0], false);
+            const uint64_t c_off = (static_cast<uint64_t>(n) * s.tile_n * s.out_row_stride + rows * q * kTileM) * sizeof(float);
+            if (!b.bd(c, slot.c, c_pat.bd, d.arg_out, c_off, "C drain")) {
+                return out;
+            }
+            b.push(c, *cf, slot.c, true);
+        }
+        if (step > 0) {
+            sync_step(step - 1);
+        }
+    }
+    if (out.steps > 0) {
+        sync_step(out.steps - 1);
+    }
+    if (std::string why = control::validate(out.stream); !why.empty()) {
+        out.error = "control stream: " + why;
+        return out;
+    }
+    out.words = control::encode(out.stream);
+    return out;
+}
+
+}  // namespace xdna

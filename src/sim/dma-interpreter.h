@@ -1,0 +1,57 @@
+// The simulator's DMA interpreter: executes an NPU2 control-code stream (the words the host built,
+// decoded with control::decode, so it runs exactly the bytes an NPU would receive) against the kernel's
+// buffer arguments, moving the bytes through the design's data movement (design-description.h):
+//   shim BDs written by write32/blockwrite/maskwrite, address patches onto the arguments, queue pushes
+//   (start BD, repeat count, completion token) -> each BD's access pattern (d0/d1/d2 wraps and strides,
+//   iterations, chained BDs) streams words from an argument into the memory tile's FIFO objects ->
+//   split (one part per core) / broadcast (one object to every core) into the cores' double buffers ->
+//   the core program of aie/ (RTP words and barrier written by the stream; zero, then one kernel call
+//   per K tile, through sim/tile-kernels.h) -> C tiles joined in the memory tile -> the S2MM BD pattern
+//   writes them into the output argument; syncs wait for completion tokens.
+// FIFOs are modelled at object granularity with their depths (a producer waits for a free object, a
+// consumer for a full one), which is the ordering the NPU's locks enforce; cycle timing is not modelled.
+//
+// Checks that a real NPU would not make for us (each an error naming the op or BD, never a crash):
+// a BD pattern outside its argument, a BD rewritten while a queued task still uses it, a sync that can
+// never complete (deadlock), tasks or cores unfinished at the end of the stream, a completion token
+// never awaited, RTP words of another layout, malformed words.
+#pragma once
+
+#include "runtime/design-description.h"
+#include "runtime/thread-pool.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+// One kernel buffer argument as the NPU sees it: `bytes` bytes at `data`.
+struct DmaArgument {
+    uint8_t * data = nullptr;
+    uint64_t  bytes = 0;
+};
+
+struct DmaRunStats {
+    uint64_t ops = 0;
+    uint64_t bds_run = 0;          // BD passes executed (chained and repeated ones included)
+    uint64_t mm2s_bytes = 0;       // read from the arguments
+    uint64_t s2mm_bytes = 0;       // written into the arguments
+    uint64_t kernel_calls = 0;     // core kernel calls (zero calls excluded)
+};
+
+struct DmaRun {
+    std::string error;  // empty on success
+    DmaRunStats stats;
+    bool ok() const { return error.empty(); }
+};
+
+// Runs `n_words` control-code words of the design's runtime sequence on the xclbin of `family` at
+// token tile `tile_n` (which fixes the FIFO object sizes and the cores' kernels). `pool` runs the
+// columns side by side between syncs (columns share nothing); nullptr runs them in turn.
+DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
+                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args,
+                          ThreadPool * pool);
+
+}  // namespace xdna

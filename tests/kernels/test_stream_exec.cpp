@@ -1,0 +1,352 @@
+// GGML_XDNA_SIM_EXEC=stream gives the kernels mode's bits: the instruction stream built on the host
+// (runtime/matmul-sequence.h), decoded and executed by the DMA interpreter (sim/dma-interpreter.h),
+// moves the bytes through shim, memory tile and core buffers to the same core kernel code. The
+// reference is the kernels mode, which indexes the packed operands directly (no stream, no DMA model).
+// Random invocations: every family, both token tiles, partial 4-row groups, ragged N, output strides,
+// two K chunks. Then bad input: limits refused with their reason, DMA patterns outside an argument and
+// corrupted streams reported as errors.
+#include "contracts/activation-layout.h"
+#include "contracts/matmul-contract.h"
+#include "contracts/tile-codec.h"
+#include "contracts/weight-layout.h"
+#include "control/shim-bd.h"
+#include "runtime/matmul-sequence.h"
+#include "runtime/thread-pool.h"
+#include "sim/dma-interpreter.h"
+#include "sim/sim-matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace xdna;
+
+uint64_t seed() {
+    static const uint64_t s = [] {
+        const char * e = std::getenv("GGML_XDNA_TEST_SEED");
+        return e ? std::strtoull(e, nullptr, 10) : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+    }();
+    return s;
+}
+
+// Host memory standing in for a device buffer, aligned as device buffers are (the kernels' vector
+// loads check it).
+class HostBuffer final : public DeviceBuffer {
+public:
+    explicit HostBuffer(size_t n)
+        : data_(static_cast<uint8_t *>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096 + 4096))), size_(n) {}
+    ~HostBuffer() override { std::free(data_); }
+    void * host_ptr() override { return data_; }
+    size_t size() const override { return size_; }
+    void   sync_to_device(size_t, size_t) override {}
+    void   sync_from_device(size_t, size_t) override {}
+
+private:
+    uint8_t * data_;
+    size_t    size_;
+};
+
+// Random GGUF rows: random codes, finite fp16 scale fields of LLM-like size (values are compared).
+std::vector<uint8_t> random_rows(ggml_type type, int64_t k, int64_t rows, std::mt19937_64 & g) {
+    std::vector<uint8_t> w(ggml_row_size(type, k) * rows);
+    for (auto & b : w) b = static_cast<uint8_t>(g());
+    const xdna_aie::WeightTileFormat * f = tile_format(type);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    if (f->act_block == 0) {
+        for (size_t i = 0; i < w.size() / f->block_bytes; ++i) {
+            const float v = nd(g);
+            if (type == GGML_TYPE_F32) std::memcpy(&w[i * 4], &v, 4);
+            if (type == GGML_TYPE_F16) { const ggml_fp16_t h = ggml_fp32_to_fp16(v); std::memcpy(&w[i * 2], &h, 2); }
+            if (type == GGML_TYPE_BF16) { const ggml_bf16_t h = ggml_fp32_to_bf16(v); std::memcpy(&w[i * 2], &h, 2); }
+        }
+        return w;
+    }
+    std::uniform_real_distribution<float> ud(1e-4f, 2e-2f);
+    for (size_t blk = 0; blk < w.size() / f->block_bytes; ++blk) {
+        for (int i = 0; i < f->n_planes; ++i) {
+            const xdna_aie::Plane & p = f->planes[i];
+            if (p.kind == xdna_aie::PlaneKind::field && p.unit_bytes == 2) {
+                const ggml_fp16_t h = ggml_fp32_to_fp16(ud(g) * ((g() & 1) ? 1.0f : -1.0f));
+                std::memcpy(&w[blk * f->block_bytes + p.gguf_offset], &h, 2);
+            }
+        }
+    }
+    return w;
+}
+
+// One invocation's operands on random data.
+struct Operands {
+    WeightLayout wl;
+    ActivationLayout al;
+    std::unique_ptr<HostBuffer> w, a;
+    MatmulInvocation inv;
+};
+
+Operands make_operands(const MatmulContract & c, int tn, int64_t m, int64_t k_tiles, int64_t n, std::mt19937_64 & g) {
+    Operands o;
+    const int64_t k = k_tiles * c.tile_k;
+    const int64_t ne[4] = {k, m, 1, 1};
+    EXPECT_TRUE(make_weight_layout(c.weight_type, ne, o.wl));
+    const std::vector<uint8_t> rows = random_rows(c.weight_type, k, m, g);
+    o.w = std::make_unique<HostBuffer>(o.wl.total_bytes);
+    clear_weight_padding(o.wl, o.w->host_ptr());
+    pack_weight_rows(o.wl, rows.data(), 0, m, o.w->host_ptr());
+    o.al = make_activation_layout(c, k, o.wl.padded_k(), n, tn);
+    o.a = std::make_unique<HostBuffer>(o.al.total_bytes);
+    std::vector<float> x(k * n);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (auto & v : x) v = nd(g);
+    ggml_init_params ip = {ggml_tensor_overhead() * 2, nullptr, true};
+    ggml_context * ctx = ggml_init(ip);
+    ggml_tensor * src1 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, n);
+    src1->data = x.data();
+    std::vector<float> scratch(o.wl.padded_k());
+    quantize_activation_rows(src1, 0, 0, o.al, 0, o.al.n_pad, o.a->host_ptr(), scratch.data());
+    ggml_free(ctx);
+    MatmulInvocation & inv = o.inv;
+    inv.contract = &c;
+    inv.tile = c.tile(tn);
+    inv.weights = {o.w.get(), 0};
+    inv.activations = {o.a.get(), 0};
+    inv.m = m;
+    inv.n = n;
+    inv.m_tiles = o.wl.m_tiles;
+    inv.n_tiles = o.al.n_tiles;
+    inv.k_tiles = o.wl.k_tiles;
+    inv.weight_tile_bytes = o.wl.tile_bytes;
+    inv.act_tile_bytes = o.al.tile_bytes;
+    inv.out_row_stride = m;
+    return o;
+}
+
+struct Case {
+    const char * contract;
+    int          tile_n;
+    int64_t      m, k_tiles, n, extra_stride;
+};
+
+class StreamExec : public ::testing::TestWithParam<Case> {};
+
+TEST_P(StreamExec, StreamGivesTheKernelsBits) {
+    const Case cs = GetParam();
+    const MatmulContract * c = nullptr;
+    for (const auto & x : all_matmul_contracts()) {
+        if (std::string(x.name) == cs.contract) c = &x;
+    }
+    ASSERT_NE(c, nullptr);
+    SCOPED_TRACE(testing::Message() << cs.contract << " n" << cs.tile_n << " m " << cs.m << " seed " << seed());
+    std::mt19937_64 g(seed() ^ std::hash<std::string>{}(cs.contract) ^ (cs.m * 131 + cs.n));
+    Operands o = make_operands(*c, cs.tile_n, cs.m, cs.k_tiles, cs.n, g);
+    MatmulInvocation inv = o.inv;
+    inv.out_row_stride = cs.m + cs.extra_stride;
+    const size_t out_floats = (cs.n - 1) * inv.out_row_stride + cs.m;
+    HostBuffer out_k(out_floats * 4), out_s(out_floats * 4);
+    // Sentinel between the valid outputs: stream mode must leave it as the kernels mode does.
+    for (size_t i = 0; i < out_floats; ++i) {
+        const float s = -7.25f;
+        std::memcpy(static_cast<float *>(out_k.host_ptr()) + i, &s, 4);
+        std::memcpy(static_cast<float *>(out_s.host_ptr()) + i, &s, 4);
+    }
+    ThreadPool pool(2);
+    inv.out = {&out_k, 0};
+    sim_run_matmul(inv, pool, SimExec::kernels);
+    inv.out = {&out_s, 0};
+    const Status st = sim_run_matmuls_stream({Invocation::of(inv)}, pool);
+    ASSERT_TRUE(st.ok) << st.message;
+    const auto * a = static_cast<const float *>(out_k.host_ptr());
+    const auto * b = static_cast<const float *>(out_s.host_ptr());
+    size_t nonzero = 0;
+    for (size_t i = 0; i < out_floats; ++i) {
+        ASSERT_EQ(0, std::memcmp(&a[i], &b[i], 4)) << "output " << i << ": kernels " << a[i] << " stream " << b[i];
+        nonzero += a[i] != 0.0f && a[i] != -7.25f;
+    }
+    EXPECT_GT(nonzero, static_cast<size_t>(cs.m * cs.n / 2));  // real values were compared
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, StreamExec,
+    ::testing::Values(
+        // m: partial last group (5 row tiles + 7 rows -> 2 groups, 2 padded), ragged n.
+        Case{"mm_q4_K_a8", 4, 64 * 5 + 7, 3, 3, 0}, Case{"mm_q6_K_a8", 32, 64 * 5 + 7, 2, 37, 0},
+        Case{"mm_q5_K_a8", 4, 64 * 4, 2, 4, 0},      // whole groups and tiles: written in place
+        Case{"mm_q4_0_a8", 4, 64 * 9, 2, 2, 5},      // a row stride wider than M
+        Case{"mm_q8_0_a8", 32, 64 * 8 * 4 + 64, 1, 33, 0},  // 9 groups: 2 rounds over 8 columns
+        Case{"mm_q2_K_a8", 4, 100, 2, 1, 0}, Case{"mm_q3_K_a8", 4, 64 * 4, 1, 4, 0},
+        Case{"mm_f16_f16", 4, 70, 2, 2, 0}, Case{"mm_bf16_bf16", 4, 64, 1, 4, 0},
+        Case{"mm_f32_f32", 32, 64 * 4, 2, 32, 0},
+        Case{"mm_q4_1_a8", 4, 64 * 4, 70, 1, 0}),  // 70 K tiles: two chained K chunks (64 + 6)
+    [](const auto & info) {
+        return std::string(info.param.contract) + "_n" + std::to_string(info.param.tile_n) + "_m" + std::to_string(info.param.m) +
+               "_k" + std::to_string(info.param.k_tiles) + "_n" + std::to_string(info.param.n) + "_s" +
+               std::to_string(info.param.extra_stride);
+    });
+
+// --- Bad input -------------------------------------------------------------------------------------
+
+MatmulSequenceShape q4k_shape() {
+    MatmulSequenceShape s;
+    s.contract = "mm_q4_K_a8";
+    s.tile_n = 4;
+    s.m_tiles = 8;
+    s.n_tiles = 1;
+    s.k_tiles = 2;
+    s.out_row_stride = 512;
+    s.weight_tile_bytes = 9216;
+    s.act_tile_bytes = 1216;
+    return s;
+}
+
+TEST(StreamLimits, StrideTooWideForItsBdFieldIsRefusedWithTheReason) {
+    MatmulSequenceShape s = q4k_shape();
+    s.out_row_stride = (1 << 20) + 1;  // the d1 step field holds at most 2^20 words
+    const MatmulSequence seq = build_matmul_sequence(matmul_design().design, s);
+    ASSERT_FALSE(seq.ok());
+    EXPECT_NE(seq.error.find("C drain"), std::string::npos) << seq.error;
+    EXPECT_NE(seq.error.find("stride"), std::string::npos) << seq.error;
+    EXPECT_TRUE(seq.words.empty());
+}
+
+TEST(StreamLimits, KBeyondTheBdSlotsIsRefused) {
+    MatmulSequenceShape s = q4k_shape();
+    s.k_tiles = 3 * 64 + 1;
+    const MatmulSequence seq = build_matmul_sequence(matmul_design().design, s);
+    ASSERT_FALSE(seq.ok());
+    EXPECT_NE(seq.error.find("chunks"), std::string::npos) << seq.error;
+}
+
+TEST(StreamLimits, WrongActivationTileForTheFamilyIsRefused) {
+    MatmulSequenceShape s = q4k_shape();
+    s.act_tile_bytes = 1280;  // a legacy-family A tile on the kquant xclbin
+    EXPECT_FALSE(build_matmul_sequence(matmul_design().design, s).ok());
+}
+
+struct Args {
+    std::vector<uint8_t> w, a, out, params;
+    std::vector<DmaArgument> list() { return {{w.data(), w.size()}, {a.data(), a.size()}, {out.data(), out.size()}, {params.data(), params.size()}}; }
+};
+
+Args args_for(const MatmulSequence & seq) {
+    Args a;
+    a.w.assign(seq.weights_bytes, 0);
+    a.a.assign(seq.activations_bytes, 0);
+    a.out.assign(seq.out_bytes, 0);
+    a.params.assign(48, 0);
+    return a;
+}
+
+TEST(StreamInterpreter, ZeroOperandsRunCleanlyAndMoveTheExpectedBytes) {
+    const MatmulSequence seq = build_matmul_sequence(matmul_design().design, q4k_shape());
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    Args a = args_for(seq);
+    std::fill(a.out.begin(), a.out.end(), 0xFF);
+    const DmaRun r = run_control_stream(matmul_design().design, seq.family, 4, seq.words.data(), seq.words.size(), a.list(), nullptr);
+    ASSERT_TRUE(r.ok()) << r.error;
+    // 2 groups x 4 row tiles x 2 K tiles, each window 13440 bytes (the family's largest W tile);
+    // A once per active column; C: 2 groups x 4 x TN x 64 floats, all of it written (zeros).
+    EXPECT_EQ(r.stats.mm2s_bytes, 2u * 4 * 2 * 13440 + 2u * 2 * 1216);
+    EXPECT_EQ(r.stats.s2mm_bytes, 2u * 4 * 4 * 64 * 4);
+    EXPECT_EQ(r.stats.kernel_calls, 2u * 4 * 2);
+    for (uint8_t b : a.out) ASSERT_EQ(b, 0);
+}
+
+// A queue push with a repeat count runs its BD repeat + 1 times: the A fill of 2 K tiles rewritten as
+// a 1-tile BD pushed with repeat 1 moves the same bytes in twice the BD passes; with repeat 2 the A
+// stream is one tile too long and the run ends with an error, not silently.
+TEST(StreamInterpreter, QueuePushRepeatRunsTheBdAgain) {
+    const DesignDescription & d = matmul_design().design;
+    const MatmulSequence seq = build_matmul_sequence(d, q4k_shape());
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    auto with_repeat = [&](uint32_t repeat) {
+        control::ControlStream s = seq.stream;
+        for (auto & op : s.ops) {
+            if (auto * b = std::get_if<control::BlockWrite>(&op)) {
+                const uint32_t off = b->address & 0xFFFFF;
+                if (((b->address >> 20) & 0x1F) == 0 && (off == 0x1D000 + 0x20 * d.bd_slots[0].a[0] || off == 0x1D000 + 0x20 * d.bd_slots[1].a[0])) {
+                    std::array<uint32_t, 8> w{};
+                    std::copy(b->words.begin(), b->words.end(), w.begin());
+                    control::ShimBd bd = control::decode_shim_bd(w);
+                    bd.buffer_length /= 2;  // one A tile of the two
+                    const auto e = control::encode_shim_bd(bd);
+                    b->words.assign(e.begin(), e.end());
+                }
+            } else if (auto * w = std::get_if<control::Write32>(&op)) {
+                if (w->address == control::shim_queue_address(w->address >> 25, 1, 1)) {
+                    control::QueuePush q = control::decode_queue_push(w->value);
+                    q.repeat_count = repeat;
+                    w->value = control::encode_queue_push(q);
+                }
+            }
+        }
+        const std::vector<uint32_t> words = control::encode(s);
+        Args a = args_for(seq);
+        return run_control_stream(d, seq.family, 4, words.data(), words.size(), a.list(), nullptr);
+    };
+    Args a = args_for(seq);
+    const DmaRun base = run_control_stream(d, seq.family, 4, seq.words.data(), seq.words.size(), a.list(), nullptr);
+    ASSERT_TRUE(base.ok()) << base.error;
+    const DmaRun once = with_repeat(1);
+    ASSERT_TRUE(once.ok()) << once.error;
+    EXPECT_EQ(once.stats.mm2s_bytes, base.stats.mm2s_bytes);
+    EXPECT_EQ(once.stats.bds_run, base.stats.bds_run + 2);  // 2 active columns, one A push each
+    const DmaRun twice = with_repeat(2);
+    EXPECT_FALSE(twice.ok());
+}
+
+TEST(StreamInterpreter, PatternOutsideItsArgumentNamesTheBd) {
+    const MatmulSequence seq = build_matmul_sequence(matmul_design().design, q4k_shape());
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    Args a = args_for(seq);
+    a.w.resize(a.w.size() - 4);  // one word short of the last W window
+    const DmaRun r = run_control_stream(matmul_design().design, seq.family, 4, seq.words.data(), seq.words.size(), a.list(), nullptr);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error.find("shim BD"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("argument 0"), std::string::npos) << r.error;
+    Args b = args_for(seq);
+    b.out.resize(b.out.size() - 4);
+    const DmaRun r2 = run_control_stream(matmul_design().design, seq.family, 4, seq.words.data(), seq.words.size(), b.list(), nullptr);
+    ASSERT_FALSE(r2.ok());
+    EXPECT_NE(r2.error.find("writes bytes"), std::string::npos) << r2.error;
+}
+
+TEST(StreamInterpreter, CorruptedStreamsGiveErrorsNotCrashes) {
+    const MatmulSequence seq = build_matmul_sequence(matmul_design().design, q4k_shape());
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    std::mt19937_64 g(seed());
+    SCOPED_TRACE(testing::Message() << "seed " << seed());
+    // Truncated.
+    {
+        Args a = args_for(seq);
+        const DmaRun r = run_control_stream(matmul_design().design, seq.family, 4, seq.words.data(), seq.words.size() / 2, a.list(), nullptr);
+        EXPECT_FALSE(r.ok());
+    }
+    // The last sync dropped (header counts adjusted by re-encoding): the C drain is never awaited.
+    {
+        control::ControlStream s = seq.stream;
+        s.ops.pop_back();
+        const std::vector<uint32_t> words = control::encode(s);
+        Args a = args_for(seq);
+        const DmaRun r = run_control_stream(matmul_design().design, seq.family, 4, words.data(), words.size(), a.list(), nullptr);
+        ASSERT_FALSE(r.ok());
+        EXPECT_NE(r.error.find("awaited"), std::string::npos) << r.error;
+    }
+    // Random single-word corruptions: an error or a clean run, never a crash or an out-of-range access
+    // (the arguments are exactly the sizes the stream needs, so ASan builds catch any overrun).
+    int errors = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+        std::vector<uint32_t> words = seq.words;
+        const size_t i = g() % words.size();
+        words[i] ^= 1u << (g() % 32);
+        Args a = args_for(seq);
+        const DmaRun r = run_control_stream(matmul_design().design, seq.family, 4, words.data(), words.size(), a.list(), nullptr);
+        errors += r.ok() ? 0 : 1;
+    }
+    EXPECT_GT(errors, 0);
+}
+
+}  // namespace

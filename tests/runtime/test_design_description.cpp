@@ -1,0 +1,154 @@
+// The dataflow description (aie/matmul/dataflow.json) as the runtime reads it, and the runtime sequence
+// the builder makes from it, checked against numbers that do not come from that code: the buffer table
+// design.py prints (aie/matmul/README.md, "Tile and FIFO bytes") and the shim BD register layout decoded
+// field by field.
+#include "control/control-ops.h"
+#include "control/shim-bd.h"
+#include "runtime/design-description.h"
+#include "runtime/matmul-sequence.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using namespace xdna;
+
+std::string file_text(const char * path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+TEST(DesignDescription, BuiltInEqualsTheFileDesignPyReads) {
+    const DesignRead & built = matmul_design();
+    ASSERT_TRUE(built.ok()) << built.error;
+    const DesignRead file = read_design_description_file(XDNA_DATAFLOW_JSON);
+    ASSERT_TRUE(file.ok()) << file.error;
+    EXPECT_EQ(built.design.fifos.size(), file.design.fifos.size());
+    EXPECT_EQ(built.design.rtp_core_address, file.design.rtp_core_address);
+    EXPECT_EQ(built.design.families, file.design.families);
+    const DesignDescription & d = built.design;
+    EXPECT_EQ(d.max_columns, 8);
+    EXPECT_EQ(d.core_rows, 4);
+    EXPECT_EQ(d.contract_index("kquant", "mm_q6_K_a8"), 2);
+    EXPECT_EQ(d.family_of("mm_q8_0_a8"), "legacy");
+    EXPECT_EQ(d.family_of("mm_nothing"), "");
+    ASSERT_NE(d.shim_fifo_of("weights"), nullptr);
+    EXPECT_TRUE(d.shim_fifo_of("weights")->shim_mm2s);
+    EXPECT_FALSE(d.shim_fifo_of("out")->shim_mm2s);
+}
+
+// The buffer table of aie/matmul/README.md (printed by design.py --print-plan from its own ABI mirror).
+TEST(DesignDescription, FamilyBuffersMatchDesignPysTable) {
+    const DesignDescription & d = matmul_design().design;
+    struct Row { const char * family; int tn; size_t w, a, c; int c_depth; };
+    for (const Row & r : {Row{"kquant", 4, 13440, 1216, 1024, 2}, Row{"kquant", 32, 13440, 9344, 8192, 2},
+                          Row{"legacy", 4, 17408, 1280, 1024, 2}, Row{"legacy", 32, 17408, 10240, 8192, 1},
+                          Row{"kquant_low", 32, 7040, 9344, 8192, 2}, Row{"float", 32, 16384, 8192, 8192, 1}}) {
+        FamilyBuffers b;
+        std::string err;
+        ASSERT_TRUE(family_buffers(d, r.family, r.tn, b, err)) << err;
+        EXPECT_EQ(b.w_obj, r.w) << r.family << " n" << r.tn;
+        EXPECT_EQ(b.a_obj, r.a) << r.family << " n" << r.tn;
+        EXPECT_EQ(b.c_obj, r.c) << r.family << " n" << r.tn;
+        EXPECT_EQ(b.c_depth, r.c_depth) << r.family << " n" << r.tn;
+    }
+}
+
+TEST(DesignDescription, BrokenDescriptionsNameTheField) {
+    std::string text = file_text(XDNA_DATAFLOW_JSON);
+    auto with = [&](const std::string & from, const std::string & to) {
+        std::string t = text;
+        const size_t at = t.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        return t.replace(at, from.size(), to);
+    };
+    EXPECT_NE(parse_design_description("{").error.find("dataflow description"), std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"core_rows\": 4", "\"core_rows\": \"4\"")).error.find("core_rows"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"link\": \"split\"", "\"link\": \"scatter\"")).error.find("scatter"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"c\": 14", "\"c\": 6")).error.find("used twice"), std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"source\": \"w_l3l2\"", "\"source\": \"nowhere\"")).error.find("nowhere"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"wrap_max\": 1023,", "")).error.find("wrap_max"), std::string::npos);
+}
+
+TEST(MatmulSequence, WordsDecodeToTheBdsOfTheDesign) {
+    const DesignDescription & d = matmul_design().design;
+    MatmulSequenceShape s;
+    s.contract = "mm_q4_K_a8";
+    s.tile_n = 4;
+    s.m_tiles = 40;  // 10 groups: 2 rounds over 8 columns, 2 columns in the second
+    s.n_tiles = 2;
+    s.k_tiles = 2;
+    s.out_row_stride = 40 * 64;
+    s.weight_tile_bytes = 9216;
+    s.act_tile_bytes = 1216;
+    const MatmulSequence seq = build_matmul_sequence(d, s);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    EXPECT_EQ(seq.steps, 4);
+    const control::Decoded dec = control::decode(seq.words.data(), seq.words.size());
+    ASSERT_TRUE(dec.ok()) << dec.error;
+    ASSERT_EQ(dec.stream.ops.size(), seq.stream.ops.size());
+
+    int rtp = 0, barriers = 0, pushes = 0, syncs = 0, w_bds = 0;
+    size_t first_sync = 0, pushes_before_first_sync = 0;
+    for (size_t i = 0; i < dec.stream.ops.size(); ++i) {
+        const auto & op = dec.stream.ops[i];
+        if (const auto * b = std::get_if<control::BlockWrite>(&op)) {
+            const uint32_t row = (b->address >> 20) & 0x1F, off = b->address & 0xFFFFF;
+            if (row >= 2) {
+                ++rtp;
+                ASSERT_EQ(b->words.size(), 4u);
+                EXPECT_EQ(b->words[0], 0u);  // mm_q4_K_a8 is the family's contract 0
+                EXPECT_EQ(b->words[2], 2u);  // K tiles
+                EXPECT_EQ(b->words[3], 1u);  // layout version
+                const uint32_t col = b->address >> 25;
+                EXPECT_EQ(b->words[1], col < 2 ? 4u : 2u) << "column " << col;  // rounds x token tiles
+            } else if (off == 0x1D000 + 0x20 * d.bd_slots[0].w[0]) {
+                // W fill: the family's 13440-byte window (3360 words) as d0 840 x d1 4, the 4 cores' row
+                // tiles 2 x 9216 bytes apart (d2), 2 K tiles 9216 bytes apart (iterations).
+                std::array<uint32_t, 8> w{};
+                std::copy(b->words.begin(), b->words.end(), w.begin());
+                const control::ShimBd bd = control::decode_shim_bd(w);
+                EXPECT_EQ(bd.buffer_length, 4u * 3360);
+                EXPECT_EQ(bd.d0_wrap, 840u);
+                EXPECT_EQ(bd.d1_wrap, 4u);
+                EXPECT_EQ(bd.d1_stepsize + 1, 840u);
+                EXPECT_EQ(bd.d2_stepsize + 1, 2u * 9216 / 4);
+                EXPECT_EQ(bd.iteration_wrap + 1, 2u);
+                EXPECT_EQ(bd.iteration_stepsize + 1, 9216u / 4);
+                EXPECT_TRUE(bd.valid_bd);
+                ++w_bds;
+            }
+        } else if (const auto * w = std::get_if<control::Write32>(&op)) {
+            if (((w->address >> 20) & 0x1F) >= 2) {
+                ++barriers;
+            } else {
+                ++pushes;
+            }
+        } else if (std::holds_alternative<control::Sync>(op)) {
+            if (syncs++ == 0) {
+                first_sync = i;
+                pushes_before_first_sync = pushes;
+            }
+        }
+    }
+    EXPECT_EQ(rtp, 32);
+    EXPECT_EQ(barriers, 32);
+    // Steps (round 0: 8 columns, round 1: 2), 3 pushes per column and step; a sync per column and step.
+    EXPECT_EQ(pushes, 3 * (8 + 8 + 2 + 2));
+    EXPECT_EQ(syncs, 8 + 8 + 2 + 2);
+    EXPECT_EQ(w_bds, 8 + 2);  // slot 0 serves steps 0 (8 columns) and 2 (2 columns)
+    // Two steps in flight: step 1 is pushed before step 0 is awaited.
+    EXPECT_EQ(pushes_before_first_sync, 3u * 16);
+    EXPECT_GT(first_sync, 0u);
+}
+
+}  // namespace

@@ -1,0 +1,160 @@
+// Cycles from the kernel code (src/sim/kernel-cycles.h): the op counts are those of the real kernels,
+// they do not depend on the data, the per-operation table is applied as documented, and one more
+// vector operation per sub-block in the Q4_K kernel (a test-only build of aie/matmul/kernels/mm_kquant.cc
+// with XDNA_KQ_EXTRA_VECTOR_OP) moves the modelled tile time by exactly that many cycles.
+#include "contracts/matmul-contract.h"
+#include "sim/kernel-cycles.h"
+#include "sim/tile-kernels.h"
+#include "sim/timing-model.h"
+#include "test-random.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+
+extern "C" {
+void mm_q4_K_a8_n32_extra_vop(const uint8_t * w, const uint8_t * a, float * c);
+void mm_q6_K_a8_n4_extra_vop(const uint8_t * w, const uint8_t * a, float * c);
+}
+
+namespace xdna {
+namespace {
+
+struct Buffer {
+    explicit Buffer(size_t n) : p(static_cast<uint8_t *>(std::aligned_alloc(64, n))), size(n) { std::memset(p.get(), 0, n); }
+    struct Free {
+        void operator()(uint8_t * q) const { std::free(q); }
+    };
+    std::unique_ptr<uint8_t, Free> p;
+    size_t size;
+};
+
+bool same(const CoreOps & a, const CoreOps & b) {
+    return a.vector == b.vector && a.move == b.move && a.load == b.load && a.unpack == b.unpack && a.store == b.store &&
+           a.scalar == b.scalar && a.mmul_macs == b.mmul_macs && a.mmul_i8xi4 == b.mmul_i8xi4 &&
+           a.pipelined_iterations == b.pipelined_iterations;
+}
+
+TEST(KernelCycles, EveryContractKernelIsProfiled) {
+    for (const auto & c : all_matmul_contracts()) {
+        for (int tn : c.tile_n) {
+            const KernelProfile * p = kernel_profile(c.weight_type, tn);
+            ASSERT_NE(p, nullptr) << c.name << " TN=" << tn;
+            EXPECT_GT(p->call.vector, 0u) << c.name;
+            EXPECT_GT(p->call.load, 0u) << c.name;
+            // Every MAC of the 64 x TN x TK tile goes through a multiplier lane (padding included).
+            EXPECT_GE(p->call.mmul_macs, uint64_t(c.tile_m) * tn * c.tile_k) << c.name;
+            if (tn == 32) {  // the legacy kernels' decode path (one token group) has no pipelined loop
+                EXPECT_GT(p->call.pipelined_iterations, 0u) << c.name << ": the main loop is marked for pipelining";
+            }
+            EXPECT_GT(p->zero.store, 0u) << "the C-tile clear stores";
+        }
+    }
+}
+
+TEST(KernelCycles, OpCountsDoNotDependOnTheData) {
+    // The profile is taken once on zero tiles; random tiles (and a second run) must issue the same.
+    const uint64_t seed = xdna_test::test_seed();
+    std::mt19937_64 rng(seed);
+    Buffer w(32 * 1024), a(32 * 1024), c(32 * 1024);
+    for (const auto & contract : all_matmul_contracts()) {
+        for (int tn : contract.tile_n) {
+            const TileEntry * e = find_tile_entry(contract, tn);
+            ASSERT_NE(e, nullptr);
+            // Random bytes except where a float field would make NaN/inf arithmetic meaningless for the
+            // kernel's numerics: counts must not care either way, so plain random bytes are used.
+            for (size_t i = 0; i < w.size; ++i) w.p.get()[i] = static_cast<uint8_t>(rng());
+            for (size_t i = 0; i < a.size; ++i) a.p.get()[i] = static_cast<uint8_t>(rng());
+            const CoreOps ops = measure_tile_kernel(e->kernel, w.p.get(), a.p.get(), reinterpret_cast<float *>(c.p.get()));
+            EXPECT_TRUE(same(ops, kernel_profile(contract.weight_type, tn)->call))
+                << contract.name << " TN=" << tn << " seed " << seed;
+        }
+    }
+}
+
+TEST(KernelCycles, TableIsTheBusiestSlotPlusOverhead) {
+    NpuPreset p = *find_npu_preset("krackan");
+    p.call_overhead_cycles = 10;
+    p.loop_iteration_cycles = 0.5;
+    CoreOps ops;
+    ops.vector = 100;
+    ops.mmul_i8xi4 = 40;  // counted in vector; 1 extra cycle each at 512 MAC/cycle
+    ops.move = 120;
+    ops.load = 150;
+    ops.unpack = 60;  // (150 + 60) / 2 = 105 load-slot cycles
+    ops.store = 90;
+    ops.pipelined_iterations = 8;
+    p.int4_macs_per_cycle = 512;
+    SlotCycles c = core_cycles(ops, p);
+    EXPECT_DOUBLE_EQ(c.vector, 140);
+    EXPECT_DOUBLE_EQ(c.load, 105);
+    EXPECT_DOUBLE_EQ(c.slot_max, 140);
+    EXPECT_STREQ(c.binding, "vector");
+    EXPECT_DOUBLE_EQ(c.total, 140 + 10 + 4);
+    p.int4_macs_per_cycle = 1024;
+    c = core_cycles(ops, p);
+    EXPECT_DOUBLE_EQ(c.slot_max, 120);
+    EXPECT_STREQ(c.binding, "move");
+    ops.unpack = 200;  // unpacks have one of the two load slots: 200 > (150 + 200) / 2
+    EXPECT_DOUBLE_EQ(core_cycles(ops, p).load, 200);
+}
+
+TEST(KernelCycles, ModelTileIsCallsPlusClear) {
+    const NpuPreset & p = *find_npu_preset("krackan");
+    const TimingModel model(p);
+    const MatmulContract & c = *matmul_contract_for(GGML_TYPE_Q6_K);
+    ModelShape s;
+    s.weight_type = GGML_TYPE_Q6_K;
+    s.tile = c.tile(32);
+    s.k_tiles = 16;
+    const KernelProfile & k = *kernel_profile(GGML_TYPE_Q6_K, 32);
+    EXPECT_DOUBLE_EQ(model.tile_cycles(s), 16 * core_cycles(k.call, p).total + core_cycles(k.zero, p).total);
+}
+
+// Sub-blocks a call of mm_q<T>_K_a8_n<TN> walks (aie/matmul/kernels/mm_kquant.cc): every pass runs all
+// sub-blocks of the 256-K tile; a row group of 16 rows takes TN / 4 / NT passes, NR row groups at once.
+int kquant_sub_blocks_per_call(int sub_blocks, int tn) {
+    const int nr = tn == 4 ? 2 : 1, nt = tn == 4 ? 1 : 2;  // the kernel's pass shape ("Loop order")
+    const int row_groups = 64 / 16;
+    return (row_groups / nr) * (tn / 4 / nt) * sub_blocks;
+}
+
+TEST(KernelCycles, OneMoreVectorOpPerSubBlockCostsThatManyCycles) {
+    const NpuPreset & p = *find_npu_preset("krackan");
+    Buffer w(32 * 1024), a(32 * 1024), c(32 * 1024);
+    struct Case {
+        ggml_type type;
+        int tn, sub_blocks;
+        ProfiledTileFn variant;
+    };
+    // Q4_K at TN = 32: the vector slot binds (the mmuls at 2 cycles and the fp32 epilogue), so every
+    // added vector instruction is a cycle. Q6_K at TN = 4 binds on the move slot: the added vector
+    // operations fit in its free vector cycles and cost nothing (the case where the model must not move).
+    const Case cases[] = {{GGML_TYPE_Q4_K, 32, 8, mm_q4_K_a8_n32_extra_vop}, {GGML_TYPE_Q6_K, 4, 16, mm_q6_K_a8_n4_extra_vop}};
+    for (const Case & k : cases) {
+        const CoreOps base = kernel_profile(k.type, k.tn)->call;
+        const CoreOps more = measure_tile_kernel(k.variant, w.p.get(), a.p.get(), reinterpret_cast<float *>(c.p.get()));
+        const uint64_t added = kquant_sub_blocks_per_call(k.sub_blocks, k.tn);
+        EXPECT_EQ(more.vector - base.vector, added) << ggml_type_name(k.type);
+        EXPECT_EQ(more.move, base.move);
+        EXPECT_EQ(more.store, base.store);
+        EXPECT_EQ(more.load, base.load);
+        const SlotCycles before = core_cycles(base, p), after = core_cycles(more, p);
+        if (std::string(before.binding) == "vector") {
+            EXPECT_DOUBLE_EQ(after.total - before.total, double(added)) << ggml_type_name(k.type);
+            // An output tile of K = 4096 calls the kernel 16 times: 16 x added cycles at the tier's efficiency.
+            EXPECT_EQ(k.type, GGML_TYPE_Q4_K);
+        } else {
+            const double room = before.slot_max - before.vector;
+            ASSERT_GE(room, double(added)) << "the test case must leave the binding slot unchanged";
+            EXPECT_DOUBLE_EQ(after.total, before.total) << ggml_type_name(k.type);
+            EXPECT_EQ(k.type, GGML_TYPE_Q6_K);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace xdna
