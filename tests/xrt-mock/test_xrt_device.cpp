@@ -260,8 +260,10 @@ TEST_F(XrtDeviceTest, WholeGroupsDrainStraightIntoTheOutput) {
     ASSERT_TRUE(st.ok) << st.message;
     const auto & r = xrt_mock::control().runs.at(0);
     EXPECT_EQ(r.instructions, want.words);
-    EXPECT_EQ(r.output_offset, 1024u);  // a sub-buffer of the output operand itself
-    EXPECT_EQ(r.output_size, std::max<size_t>(want.out_bytes, (3u * 256 + 256) * 4));
+    // Even a drain that could write the output in place goes to the slot's staging BO (no late writes
+    // into ggml memory after a timeout, docs/reliability.md); the values still land in the output.
+    EXPECT_EQ(r.output_offset, 0u);
+    EXPECT_EQ(r.output_size, want.out_bytes);
     const float * out = static_cast<const float *>(o->host_ptr());
     EXPECT_EQ(out[1024 / 4 + 3 * 256 + 255], 3255.5f);
 }
@@ -449,6 +451,7 @@ TEST_F(XrtDeviceTest, StagedOutputsLeaveTheGapsOfAStridedOutputUntouched) {
     auto o = dev->allocate(1 << 16, BufferRole::data);
     MatmulInvocation inv = invocation(GGML_TYPE_Q4_K, 64, 3, *w, 0, *a, 0, *o, 0);
     inv.out_row_stride = 100;
+    xrt_mock::control().drain_row_stride = 64;  // a partial token tile: staged at whole 64-row groups
     Batch batch;
     batch.invocations.push_back(Invocation::of(inv));
     std::fill_n(static_cast<float *>(o->host_ptr()), o->size() / sizeof(float), -7.0f);
