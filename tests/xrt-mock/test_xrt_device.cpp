@@ -441,31 +441,6 @@ TEST_F(XrtDeviceTest, ALateCompletionAfterATimeoutWritesNoCallerMemory) {
     EXPECT_EQ(0, std::memcmp(a->host_ptr(), act_before.data(), act_before.size()));
 }
 
-TEST_F(XrtDeviceTest, StagedOutputsLeaveTheGapsOfAStridedOutputUntouched) {
-    // Rows of a strided output are copied from staging one by one: the bytes between them (another
-    // tensor's, in ggml) keep their values.
-    write_default_manifest();
-    auto dev = open();
-    auto w = dev->allocate(1 << 20, BufferRole::weights);
-    auto a = dev->allocate(1 << 16, BufferRole::data);
-    auto o = dev->allocate(1 << 16, BufferRole::data);
-    MatmulInvocation inv = invocation(GGML_TYPE_Q4_K, 64, 3, *w, 0, *a, 0, *o, 0);
-    inv.out_row_stride = 100;
-    xrt_mock::control().drain_row_stride = 64;  // a partial token tile: staged at whole 64-row groups
-    Batch batch;
-    batch.invocations.push_back(Invocation::of(inv));
-    std::fill_n(static_cast<float *>(o->host_ptr()), o->size() / sizeof(float), -7.0f);
-    ASSERT_TRUE(dev->run(batch, std::chrono::milliseconds(1000)).ok);
-    const float * out = static_cast<const float *>(o->host_ptr());
-    for (int t = 0; t < 3; ++t) {
-        for (int i = 0; i < 100; ++i) {
-            const float want = i < 64 ? 1000.0f * t + i + 0.5f : -7.0f;
-            ASSERT_EQ(out[t * 100 + i], want) << "token " << t << " element " << i;
-        }
-    }
-    EXPECT_EQ(out[3 * 100], -7.0f);
-}
-
 TEST_F(XrtDeviceTest, RefusesForeignBuffersAndOutOfRangeOperands) {
     write_default_manifest();
     auto dev = open();
