@@ -9,6 +9,7 @@ packages=(
     nlohmann-json3-dev         # kernel manifest parsing
     python3 python3-matplotlib # benchmark plots
     time                       # peak RSS in bench/rss.sh
+    clang libclang-rt-dev      # libFuzzer for the fuzzers (scripts/sanitize.sh fuzz)
 )
 
 missing=()

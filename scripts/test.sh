@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: builds what it needs, then runs every CTest test (unit, backend, the XRT-free
-# runtime tests, test-backend-ops and the end-to-end KL-divergence test on the demo models).
+# runtime tests, test-backend-ops, the end-to-end tests on the demo model, and the instrumented builds:
+# ASan+UBSan, TSan and the fuzzers on their CI subsets, labels asan, tsan, fuzz; scripts/sanitize.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")

@@ -3,6 +3,7 @@
 #include "runtime/options.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
@@ -32,16 +33,26 @@ std::string row_key(const Invocation & inv) {
 
 }  // namespace
 
-Profiler & Profiler::instance() {
-    static Profiler p;
-    return p;
-}
-
 Profiler::Profiler() {
     const OptionValue<bool> profile = profile_option();
     report_option_error(profile.error, "1 (profiling on)");
     profile_ = profile.value;
     trace_path_ = trace_option().value;
+    // Every backend traces to its own file: the first to the path given, later ones to path.2, path.3, ...
+    static std::atomic<int> tracers{0};
+    if (!trace_path_.empty()) {
+        const int n = ++tracers;
+        if (n > 1) {
+            trace_path_ += "." + std::to_string(n);
+        }
+    }
+}
+
+void Profiler::record_fallback(const Batch & batch, const std::string & why) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++fallbacks_;
+    fallback_invocations_ += batch.invocations.size();
+    last_fallback_why_ = why;
 }
 
 void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & stats, const BatchStats & batch_stats,
@@ -90,7 +101,7 @@ void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & 
 
 void Profiler::report(const char * device_description) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (profile_ && submissions_ > 0) {
+    if (profile_ && (submissions_ > 0 || fallbacks_ > 0)) {
         std::vector<std::pair<std::string, Row>> rows(rows_.begin(), rows_.end());
         std::sort(rows.begin(), rows.end(), [](const auto & a, const auto & b) { return a.second.modelled_us > b.second.modelled_us; });
         uint64_t invocations = 0;
@@ -120,6 +131,9 @@ void Profiler::report(const char * device_description) {
                          r.macs / 1e9, r.bytes / 1e6, r.modelled_us > 0 ? 2.0 * r.macs / r.modelled_us / 1e6 : 0.0,
                          r.modelled_us > 0 ? 100.0 * r.roofline_us / r.modelled_us : 0.0);
         }
+        std::fprintf(stderr, "  %-35s %7llu   (submissions whose device run failed, computed on the CPU: %llu invocations)\n",
+                     "CPU fallback", static_cast<unsigned long long>(fallbacks_),
+                     static_cast<unsigned long long>(fallback_invocations_));
         std::fprintf(stderr, "  (per call: host us and sim us measured on this machine; model us, TOPS and roofline %% are modelled)\n");
     }
     if (!trace_path_.empty() && !trace_.empty()) {
@@ -143,6 +157,8 @@ void Profiler::report(const char * device_description) {
     trace_.clear();
     submissions_ = 0;
     expert_invocations_ = 0;
+    fallbacks_ = 0;
+    fallback_invocations_ = 0;
     host_us_total_ = 0;
     modelled_submit_us_ = 0;
 }

@@ -1,4 +1,5 @@
-// GGML_XDNA_PROFILE=1: a table per op kind and shape, printed when a backend is freed;
+// GGML_XDNA_PROFILE=1: a table per op kind and shape, printed when a backend is freed (each backend has
+// its own profiler: one context's figures never mix with, or reset, another's);
 // GGML_XDNA_TRACE=file.json: a Chrome trace (chrome://tracing, Perfetto) of host preparation,
 // submissions and the timing model's NPU time. Modelled figures are labelled as modelled.
 #pragma once
@@ -18,9 +19,13 @@ class Profiler {
 public:
     using clock = std::chrono::steady_clock;
 
-    static Profiler & instance();
+    Profiler();
 
     bool enabled() const { return profile_ || !trace_path_.empty(); }
+
+    // One submission whose device run failed and which the host computed instead (counted always,
+    // shown in the table).
+    void record_fallback(const Batch & batch, const std::string & why);
 
     // One submission: host preparation [prep_begin, submit_begin), device run [submit_begin, end).
     void record(const Batch & batch, const std::vector<InvocationStats> & stats, const BatchStats & batch_stats,
@@ -30,8 +35,6 @@ public:
     void report(const char * device_description);
 
 private:
-    Profiler();
-
     struct Row {
         uint64_t count = 0;
         double   host_us = 0, device_us = 0, modelled_us = 0, roofline_us = 0;
@@ -49,6 +52,8 @@ private:
     std::map<std::string, Row> rows_;
     uint64_t                   submissions_ = 0;
     uint64_t                   expert_invocations_ = 0;  // MUL_MAT_ID: one per selected expert
+    uint64_t                   fallbacks_ = 0, fallback_invocations_ = 0;
+    std::string                last_fallback_why_;
     double                     host_us_total_ = 0;
     double                     modelled_submit_us_ = 0;
     std::vector<TraceEvent>    trace_;

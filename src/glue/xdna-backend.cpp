@@ -41,7 +41,9 @@ constexpr size_t kInlineQuantizeJobs = 2;
 
 struct BackendContext {
     explicit BackendContext(XdnaDeviceContext & d)
-        : dev(d), host_pool(ThreadPool::default_threads()), resolver(d.resolver), fallback(open_host_executor(host_pool)) {}
+        : dev(d), host_pool(ThreadPool::default_threads()), resolver(d.resolver), fallback(open_host_executor(host_pool)) {
+        buffers_freed_since(frees_seen, freed);  // frees before this backend existed concern no plan of it
+    }
 
     XdnaDeviceContext &           dev;
     ThreadPool                    host_pool;  // host-side operand preparation
@@ -49,7 +51,9 @@ struct BackendContext {
     std::unique_ptr<HostExecutor> fallback;   // computes a submission whose device run failed
     std::unique_ptr<DeviceBuffer> scratch;
     PlanCache                     plans;
-    uint64_t                      plans_generation = 0;
+    uint64_t                      frees_seen = 0;  // position in the log of freed buffers
+    std::vector<const DeviceBuffer *> freed;
+    Profiler                      prof;            // this backend's figures only
     std::vector<uint64_t>         signature;  // of the pending submission, reused
     std::vector<ggml_tensor *>    pending;
     std::vector<ggml_tensor *>    done;       // the nodes of the submission being run
@@ -65,7 +69,8 @@ struct BackendContext {
     bool                          host_ops_on = host_ops_enabled();
     HostOps                       host_ops;   // ops the device does not run (RPC server graphs)
     bool                          whole_graph_logged = false;
-    uint64_t                      fallback_runs = 0;
+    uint64_t                      submissions = 0;    // flushes that reached the device
+    uint64_t                      fallback_runs = 0;  // of them, computed on the host after a device failure
 
     bool depends_on_pending(const ggml_tensor * t) const {
         for (const ggml_tensor * s = t; s != nullptr; s = s->view_src) {
@@ -88,9 +93,11 @@ struct BackendContext {
 };
 
 const BatchPlan * BackendContext::plan_for_pending() {
-    if (plans_generation != buffer_generation()) {
-        plans.clear();  // some device buffer a plan may point into was freed
-        plans_generation = buffer_generation();
+    if (!buffers_freed_since(frees_seen, freed)) {
+        plans.clear();  // too many frees since the last look to tell which plans they concern
+    }
+    for (const DeviceBuffer * b : freed) {
+        plans.drop_referencing(b);
     }
     batch_signature(pending, resolver, signature);
     if (const BatchPlan * cached = plans.find(signature)) {
@@ -188,7 +195,6 @@ ggml_status BackendContext::flush() {
     if (pending.empty()) {
         return GGML_STATUS_SUCCESS;
     }
-    Profiler & prof = Profiler::instance();
     const auto t0 = Profiler::clock::now();
     const BatchPlan * plan = plan_for_pending();
     if (plan == nullptr) {
@@ -222,6 +228,7 @@ ggml_status BackendContext::flush() {
     std::lock_guard<std::mutex> lock(dev.run_mutex);
     const auto t1 = Profiler::clock::now();
     const Status st = dev.device->run(*batch, timeout);
+    ++submissions;
     if (!st.ok) {
         // The contracts' functional twins compute the same results on the host: the graph goes on,
         // slower, instead of failing or producing what a failed run left in the outputs.
@@ -231,7 +238,8 @@ ggml_status BackendContext::flush() {
             fallback_logged = true;
         }
         ++fallback_runs;
-        fallback->run(*batch);
+        prof.record_fallback(*batch, st.message);
+        fallback->run(*batch);  // MUL_MAT_IDs' outputs are then scattered below, as after a device run
     } else if (prof.enabled()) {
         prof.record(*batch, dev.device->last_stats(), dev.device->last_batch_stats(), t0, t1, Profiler::clock::now());
     }
@@ -338,7 +346,15 @@ void backend_free(ggml_backend_t backend) {
         GGML_LOG_INFO("xdna: %llu nodes of graphs sent to this backend were computed on the host (GGML_XDNA_HOST_OPS=cpu)\n",
                       static_cast<unsigned long long>(ctx->host_ops.nodes_run()));
     }
-    Profiler::instance().report(ctx->dev.description.c_str());
+    ctx->prof.report(ctx->dev.description.c_str());
+    if (ctx->submissions > 0) {
+        // One line per backend: a run that silently took the slow path is visible in its log (a warning
+        // when it did, so that tools which show only warnings show it).
+        const ggml_log_level level = ctx->fallback_runs > 0 ? GGML_LOG_LEVEL_WARN : GGML_LOG_LEVEL_INFO;
+        ggml_log_internal(level, "xdna: %s: %llu of %llu submissions fell back to the CPU after a device failure\n",
+                          ctx->dev.name.c_str(), static_cast<unsigned long long>(ctx->fallback_runs),
+                          static_cast<unsigned long long>(ctx->submissions));
+    }
     delete ctx;
     delete backend;
 }
@@ -388,6 +404,14 @@ bool is_xdna_backend(ggml_backend_t backend) {
 
 uint64_t backend_plans_built(ggml_backend_t backend) {
     return is_xdna_backend(backend) ? ctx_of(backend)->plans.plans_built() : 0;
+}
+
+uint64_t backend_fallback_runs(ggml_backend_t backend) {
+    return is_xdna_backend(backend) ? ctx_of(backend)->fallback_runs : 0;
+}
+
+size_t backend_plans_cached(ggml_backend_t backend) {
+    return is_xdna_backend(backend) ? ctx_of(backend)->plans.size() : 0;
 }
 
 }  // namespace xdna

@@ -10,11 +10,13 @@
 
 #include "ggml-impl.h"
 
-#include <atomic>
+#include <algorithm>
+#include <deque>
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_set>
 #include <vector>
 
 namespace xdna {
@@ -23,11 +25,34 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 
-struct XdnaBufferContext {
-    std::unique_ptr<DeviceBuffer>           memory;
-    std::mutex                              mutex;
-    std::unordered_set<const ggml_tensor *> padding_cleared;  // packed tensors whose tile padding is zeroed
+// A packed tensor whose tile padding is zeroed: keyed by where its data starts, with its layout. Keyed by
+// memory, not by tensor pointer: a ggml_tensor struct may be reused at the same address for another
+// tensor (and another tensor may occupy this memory later).
+struct ClearedPadding {
+    size_t       end;  // data + L.total_bytes, as an offset in the buffer
+    WeightLayout layout;
 };
+
+struct XdnaBufferContext {
+    std::unique_ptr<DeviceBuffer>    memory;
+    std::mutex                       mutex;
+    std::map<size_t, ClearedPadding> padding_cleared;  // by buffer offset of the packed tensor's data
+
+    // Forget every cleared region overlapping [begin, end): something else was written there.
+    void forget_overlapping(size_t begin, size_t end) {
+        auto it = padding_cleared.lower_bound(begin);
+        if (it != padding_cleared.begin() && std::prev(it)->second.end > begin) {
+            --it;
+        }
+        while (it != padding_cleared.end() && it->first < end) {
+            it = padding_cleared.erase(it);
+        }
+    }
+};
+
+bool same_layout(const WeightLayout & a, const WeightLayout & b) {
+    return a.type == b.type && a.k == b.k && a.rows == b.rows && a.mats == b.mats && a.total_bytes == b.total_bytes;
+}
 
 XdnaBufferContext * ctx_of(ggml_backend_buffer_t buffer) {
     return static_cast<XdnaBufferContext *>(buffer->context);
@@ -40,11 +65,33 @@ bool packable_layout(const ggml_tensor * t, WeightLayout & L) {
            make_weight_layout(t->type, t->ne, L);
 }
 
-std::atomic<uint64_t> g_buffer_generation{0};
+// The log of freed device buffers (see buffers_freed_since). Bounded: a backend that has not looked
+// for this many frees drops all its plans instead.
+constexpr size_t kFreeLogCapacity = 4096;
+
+struct FreeLog {
+    std::mutex                         mutex;
+    uint64_t                           next = 0;  // sequence number of the next free
+    std::deque<const DeviceBuffer *>   freed;     // frees [next - freed.size(), next)
+};
+
+FreeLog & free_log() {
+    static FreeLog log;
+    return log;
+}
 
 void buffer_free(ggml_backend_buffer_t buffer) {
-    delete ctx_of(buffer);
-    g_buffer_generation.fetch_add(1);
+    XdnaBufferContext * ctx = ctx_of(buffer);
+    {
+        FreeLog & log = free_log();
+        std::lock_guard<std::mutex> lock(log.mutex);
+        log.freed.push_back(ctx->memory.get());
+        if (log.freed.size() > kFreeLogCapacity) {
+            log.freed.pop_front();
+        }
+        ++log.next;
+    }
+    delete ctx;
 }
 
 void * buffer_get_base(ggml_backend_buffer_t buffer) {
@@ -57,16 +104,25 @@ size_t tensor_offset(ggml_backend_buffer_t buffer, const ggml_tensor * t) {
 
 void ensure_padding_cleared(ggml_backend_buffer_t buffer, const ggml_tensor * t, const WeightLayout & L) {
     auto * ctx = ctx_of(buffer);
+    const size_t begin = tensor_offset(buffer, t);
     std::lock_guard<std::mutex> lock(ctx->mutex);
-    if (ctx->padding_cleared.insert(t).second) {
-        clear_weight_padding(L, t->data);
+    auto it = ctx->padding_cleared.find(begin);
+    if (it != ctx->padding_cleared.end() && it->second.end == begin + L.total_bytes && same_layout(it->second.layout, L)) {
+        return;
     }
+    ctx->forget_overlapping(begin, begin + L.total_bytes);
+    clear_weight_padding(L, t->data);
+    ctx->padding_cleared.emplace(begin, ClearedPadding{begin + L.total_bytes, L});
 }
 
 void warn_if_malformed(const ggml_tensor * t, const void * data, size_t offset, size_t size) {
     // A NaN/Inf block scale is stored faithfully (the CPU would compute NaN from it too), but say so.
-    const size_t row = ggml_row_size(t->type, t->ne[0]);
-    if (offset % row == 0 && size % row == 0 && !ggml_validate_row_data(t->type, data, size)) {
+    // Every whole block inside the write is checked, whatever the write's alignment (a loader may upload
+    // in chunks that split rows); only a block split between two writes goes unchecked.
+    const size_t block = ggml_type_size(t->type);
+    const size_t first = (offset + block - 1) / block * block;
+    const size_t last = (offset + size) / block * block;
+    if (last > first && !ggml_validate_row_data(t->type, static_cast<const char *>(data) + (first - offset), last - first)) {
         GGML_LOG_WARN("xdna: tensor '%s' (%s) holds NaN/Inf values or block scales; stored unchanged\n", t->name,
                       ggml_type_name(t->type));
     }
@@ -76,6 +132,7 @@ void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor * t, const void
     DeviceBuffer * mem = ctx_of(buffer)->memory.get();
     WeightLayout L;
     if (t->view_src != nullptr && tensor_is_packed(t->view_src) && make_weight_layout(t->view_src->type, t->view_src->ne, L)) {
+        warn_if_malformed(t->view_src, data, t->view_offs + offset, size);
         ensure_padding_cleared(buffer, t->view_src, L);
         pack_weight_bytes(L, data, t->view_offs + offset, size, t->view_src->data);
         mem->sync_to_device(tensor_offset(buffer, t->view_src), L.total_bytes);
@@ -89,6 +146,12 @@ void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor * t, const void
         // The packed pieces of a partial write are scattered over the whole packed tensor.
         mem->sync_to_device(tensor_offset(buffer, t), L.total_bytes);
         return;
+    }
+    {
+        // Plain bytes over memory a packed tensor used: its cleared padding is gone.
+        auto * ctx = ctx_of(buffer);
+        std::lock_guard<std::mutex> lock(ctx->mutex);
+        ctx->forget_overlapping(tensor_offset(buffer, t) + offset, tensor_offset(buffer, t) + offset + size);
     }
     std::memcpy(static_cast<char *>(t->data) + offset, data, size);
     mem->sync_to_device(tensor_offset(buffer, t) + offset, size);
@@ -111,9 +174,19 @@ void buffer_get_tensor(ggml_backend_buffer_t buffer, const ggml_tensor * t, void
 
 void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor * t, uint8_t value, size_t offset, size_t size) {
     if (tensor_is_packed(t) || (t->view_src != nullptr && tensor_is_packed(t->view_src))) {
-        std::vector<uint8_t> bytes(size, value);
-        buffer_set_tensor(buffer, t, bytes.data(), offset, size);
+        // Packed: the bytes go to their packed positions, a bounded piece at a time (not a temporary as
+        // large as the write, which can be a whole weight).
+        constexpr size_t kPiece = 64 * 1024;
+        const std::vector<uint8_t> bytes(std::min(size, kPiece), value);
+        for (size_t done = 0; done < size; done += kPiece) {
+            buffer_set_tensor(buffer, t, bytes.data(), offset + done, std::min(kPiece, size - done));
+        }
         return;
+    }
+    {
+        auto * ctx = ctx_of(buffer);
+        std::lock_guard<std::mutex> lock(ctx->mutex);
+        ctx->forget_overlapping(tensor_offset(buffer, t) + offset, tensor_offset(buffer, t) + offset + size);
     }
     std::memset(static_cast<char *>(t->data) + offset, value, size);
     ctx_of(buffer)->memory->sync_to_device(tensor_offset(buffer, t) + offset, size);
@@ -129,10 +202,17 @@ bool buffer_cpy_tensor(ggml_backend_buffer_t buffer, const ggml_tensor * src, gg
 
 void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
     auto * ctx = ctx_of(buffer);
-    std::memset(ctx->memory->host_ptr(), value, buffer->size);
-    ctx->memory->sync_to_device(0, buffer->size);
     std::lock_guard<std::mutex> lock(ctx->mutex);
-    ctx->padding_cleared.clear();  // padding of packed weights now holds `value`
+    std::memset(ctx->memory->host_ptr(), value, buffer->size);
+    if (value != 0) {
+        // The padding of the packed weights known here now holds `value`: zero it again, or a K padding
+        // of non-zero (possibly NaN) scales would reach the kernels.
+        char * base = static_cast<char *>(ctx->memory->host_ptr());
+        for (const auto & [begin, cleared] : ctx->padding_cleared) {
+            clear_weight_padding(cleared.layout, base + begin);
+        }
+    }
+    ctx->memory->sync_to_device(0, buffer->size);
 }
 
 void buffer_reset(ggml_backend_buffer_t buffer) {
@@ -203,8 +283,17 @@ void init_buffer_type(XdnaDeviceContext & ctx, ggml_backend_dev_t dev) {
     ctx.buffer_type.context = &ctx;
 }
 
-uint64_t buffer_generation() {
-    return g_buffer_generation.load();
+bool buffers_freed_since(uint64_t & seen, std::vector<const DeviceBuffer *> & freed) {
+    FreeLog & log = free_log();
+    std::lock_guard<std::mutex> lock(log.mutex);
+    freed.clear();
+    const uint64_t first = log.next - log.freed.size();
+    const bool complete = seen >= first;
+    for (uint64_t i = std::max(seen, first); i < log.next; ++i) {
+        freed.push_back(log.freed[i - first]);
+    }
+    seen = log.next;
+    return complete;
 }
 
 bool is_xdna_buffer(ggml_backend_buffer_t buffer) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace xdna {
 
@@ -24,9 +25,12 @@ struct XdnaDeviceContext {
 // Buffer type of the device: weights (converted at load) and activations alike.
 void init_buffer_type(XdnaDeviceContext & ctx, ggml_backend_dev_t dev);
 
-// Incremented whenever an XDNA buffer is freed: cached plans hold pointers into device buffers, so a
-// plan made before a free may point at memory that is gone (or reused at the same address).
-uint64_t buffer_generation();
+// Cached plans hold pointers into device buffers, so a plan made before a buffer was freed may point at
+// memory that is gone (or reused at the same address). Every free is logged with a sequence number;
+// each backend drops only the plans that point into the buffers freed since it last looked.
+// `seen` is the caller's position in the log, advanced to its end. Returns false when the log no
+// longer reaches back to `seen` (many frees since): the caller must then drop every plan.
+bool buffers_freed_since(uint64_t & seen, std::vector<const DeviceBuffer *> & freed);
 
 // Whether `buffer` was allocated by an XDNA buffer type.
 bool is_xdna_buffer(ggml_backend_buffer_t buffer);

@@ -178,6 +178,14 @@ uint64_t plans_built(ggml_backend_t backend) {
     return backend_plans_built(backend);
 }
 
+uint64_t fallback_runs(ggml_backend_t backend) {
+    return backend_fallback_runs(backend);
+}
+
+size_t plans_cached(ggml_backend_t backend) {
+    return backend_plans_cached(backend);
+}
+
 bool set_skip_kernels(ggml_backend_dev_t dev, bool skip) {
     return dev != nullptr && dev->iface.get_name == dev_get_name && dctx(dev)->device->set_skip_kernels(skip);
 }
@@ -192,6 +200,12 @@ void * reg_get_proc_address(ggml_backend_reg_t, const char * name) {
     }
     if (std::strcmp(name, "ggml_backend_xdna_plans_built") == 0) {
         return reinterpret_cast<void *>(plans_built);
+    }
+    if (std::strcmp(name, "ggml_backend_xdna_fallback_runs") == 0) {
+        return reinterpret_cast<void *>(fallback_runs);
+    }
+    if (std::strcmp(name, "ggml_backend_xdna_plans_cached") == 0) {
+        return reinterpret_cast<void *>(plans_cached);
     }
     if (std::strcmp(name, "ggml_backend_xdna_set_skip_kernels") == 0) {
         return reinterpret_cast<void *>(set_skip_kernels);

@@ -192,6 +192,25 @@ void PlanCache::retarget(const DeviceBuffer * from, DeviceBuffer * to) {
     }
 }
 
+size_t PlanCache::drop_referencing(const DeviceBuffer * freed) {
+    size_t dropped = 0;
+    for (auto it = plans_.begin(); it != plans_.end();) {
+        bool uses = false;
+        for (const Invocation & i : it->second.plan->batch.invocations) {
+            for (const OperandRef & op : i.operands()) {
+                uses = uses || op.slice.buffer == freed;
+            }
+        }
+        if (uses) {
+            it = plans_.erase(it);
+            ++dropped;
+        } else {
+            ++it;
+        }
+    }
+    return dropped;
+}
+
 const BatchPlan * PlanCache::insert(const std::vector<uint64_t> & signature, std::unique_ptr<BatchPlan> plan) {
     if (plans_.size() >= kMaxCachedPlans) {
         plans_.clear();  // shapes keep changing (e.g. growing contexts without a fixed ubatch): start over

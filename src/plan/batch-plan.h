@@ -74,6 +74,9 @@ public:
     const BatchPlan * insert(const std::vector<uint64_t> & signature, std::unique_ptr<BatchPlan> plan);
     // The scratch buffer grew into a new allocation: point every cached plan at it (offsets stay valid).
     void retarget(const DeviceBuffer * from, DeviceBuffer * to);
+    // A device buffer was freed: forget every plan that points into it (its address may be reused).
+    // Returns how many plans were dropped.
+    size_t drop_referencing(const DeviceBuffer * freed);
     void clear() { plans_.clear(); }
     uint64_t plans_built() const { return built_; }
     size_t size() const { return plans_.size(); }

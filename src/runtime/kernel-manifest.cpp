@@ -363,6 +363,11 @@ bool parse_manifest(const std::string & text, const std::string & path, bool che
         // e.byte is where the parser stopped; a truncated file stops at its end.
         err = where + ": not valid JSON at byte " + std::to_string(e.byte) + ": " + e.what();
         return false;
+    } catch (const json::exception & e) {
+        // Well-formed JSON the parser still refuses, e.g. a number beyond double's range (1e400): found by
+        // fuzzing (tests/fuzz/corpus/fuzz_manifest/number-overflow.json); it used to end the process.
+        err = where + ": not usable JSON: " + e.what();
+        return false;
     }
     if (!doc.is_object()) {
         err = where + ": must be a JSON object with \"format_version\" and \"designs\", got " + json_type_name(doc);

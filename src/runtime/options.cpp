@@ -48,6 +48,9 @@ std::vector<OptionSpec> make_options() {
          "ops the XDNA device does not run that still reach its backend (ggml's RPC server hands a remote device "
          "whole layers): cpu: compute them on the host with ggml's CPU backend, found through ggml's registry; "
          "off: fail that graph with an error naming the op"},
+        {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
+         "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
+         "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},
         {"GGML_XDNA_PROFILE", "0, 1", "0",
          "1: print a per-kernel/shape table (host us, simulator us, modelled NPU us, MACs, bytes, roofline) when "
          "a backend is freed (any other value but 0 also turns it on, with an error)"},
@@ -222,6 +225,27 @@ OptionValue<std::vector<int>> sim_tiles_option() {
     return o;
 }
 
+OptionValue<SimFaults> sim_faults_option() {
+    static const std::string name = "GGML_XDNA_SIM_FAULTS";
+    OptionValue<SimFaults> o;
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    o.set = true;
+    const std::string v = s;
+    const size_t comma = v.find(',');
+    double rate = 0;
+    long seed = 0;
+    if (comma == std::string::npos || !parse_double(v.substr(0, comma).c_str(), rate) || !(rate >= 0 && rate <= 1) ||
+        !parse_long(v.substr(comma + 1).c_str(), 0, 1L << 40, seed)) {
+        o.error = invalid(name, s);
+        return o;
+    }
+    o.value = {rate, static_cast<uint64_t>(seed)};
+    return o;
+}
+
 OptionValue<int> threads_option() {
     static const std::string name = "GGML_XDNA_THREADS";
     OptionValue<int> o;
@@ -332,6 +356,7 @@ std::string option_error(const std::string & name) {
         {"GGML_XDNA_SIM_TILES", [] { return sim_tiles_option().error; }},
         {"GGML_XDNA_SIM_EXEC", [] { return sim_exec_option().error; }},
         {"GGML_XDNA_HOST_OPS", [] { return host_ops_option().error; }},
+        {"GGML_XDNA_SIM_FAULTS", [] { return sim_faults_option().error; }},
         {"GGML_XDNA_PROFILE", [] { return profile_option().error; }},
         {"GGML_XDNA_TRACE", [] { return trace_option().error; }},
         {"GGML_XDNA_PRESET", [] { return preset_option().error; }},

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -44,11 +45,18 @@ struct OptionValue {
 
 enum class DeviceChoice { automatic, sim, xrt };
 
+// GGML_XDNA_SIM_FAULTS=rate,seed (a test aid): the fraction of simulator submissions that fail.
+struct SimFaults {
+    double   rate = 0;
+    uint64_t seed = 0;
+};
+
 OptionValue<DeviceChoice>              device_option();     // GGML_XDNA_DEVICE
 OptionValue<bool>                      profile_option();    // GGML_XDNA_PROFILE
 OptionValue<std::string>               trace_option();      // GGML_XDNA_TRACE (empty: no trace)
 OptionValue<std::vector<int>>          sim_tiles_option();  // GGML_XDNA_SIM_TILES (empty: every width)
 OptionValue<std::string>               sim_exec_option();   // GGML_XDNA_SIM_EXEC ("kernels", "twin" or "stream")
+OptionValue<SimFaults>                 sim_faults_option(); // GGML_XDNA_SIM_FAULTS (rate 0: none)
 OptionValue<int>                       threads_option();    // GGML_XDNA_THREADS (0: the hardware's)
 OptionValue<std::chrono::milliseconds> timeout_option();    // GGML_XDNA_TIMEOUT_MS
 OptionValue<std::string>               preset_option();     // GGML_XDNA_PRESET (a preset name)

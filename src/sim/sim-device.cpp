@@ -4,6 +4,7 @@
 #include "runtime/options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -43,11 +44,33 @@ NpuPreset preset_or_default() {
     return p;
 }
 
+SimFaults faults_or_none() {
+    const OptionValue<SimFaults> f = sim_faults_option();
+    report_option_error(f.error);
+    return f.value;
+}
+
+// What a run that failed part-way may leave in its outputs: poison them, so a caller that used them
+// anyway (instead of recomputing) shows NaN instead of plausible numbers.
+void poison_outputs(const Batch & batch) {
+    for (const Invocation & i : batch.invocations) {
+        if (i.kind != KernelKind::matmul || i.matmul.out.buffer == nullptr) {
+            continue;
+        }
+        const MatmulInvocation & inv = i.matmul;
+        float * out = static_cast<float *>(inv.out.host());
+        for (int64_t n = 0; n < inv.n; ++n) {
+            std::fill(out + n * inv.out_row_stride, out + n * inv.out_row_stride + inv.m, NAN);
+        }
+    }
+}
+
 }  // namespace
 
 SimDevice::SimDevice(int n_threads) : SimDevice(n_threads, preset_or_default()) {}
 
-SimDevice::SimDevice(int n_threads, const NpuPreset & preset) : pool_(n_threads), model_(preset) {
+SimDevice::SimDevice(int n_threads, const NpuPreset & preset)
+    : pool_(n_threads), model_(preset), faults_(faults_or_none()) {
     info_.name = "XDNA0";
     const OptionValue<std::string> exec = sim_exec_option();
     report_option_error(exec.error);
@@ -59,6 +82,16 @@ SimDevice::SimDevice(int n_threads, const NpuPreset & preset) : pool_(n_threads)
     const OptionValue<std::vector<int>> tiles = sim_tiles_option();
     report_option_error(tiles.error);
     token_tiles_ = tiles.value;
+}
+
+SimDevice::~SimDevice() {
+    if (faults_.active()) {
+        std::fprintf(stderr, "xdna: simulator: GGML_XDNA_SIM_FAULTS injected %llu faults in %llu submissions "
+                             "(%llu submission errors, %llu timeouts)\n",
+                     static_cast<unsigned long long>(faults_.injected()),
+                     static_cast<unsigned long long>(faults_.submissions()),
+                     static_cast<unsigned long long>(faults_.errors()), static_cast<unsigned long long>(faults_.timeouts()));
+    }
 }
 
 void SimDevice::set_exec(SimExec exec) {
@@ -88,6 +121,18 @@ bool SimDevice::has_kernel(const MatmulContract & contract, const TileShape & ti
 Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     if (fail_runs_) {
         return Status::error("injected device fault (test switch)");
+    }
+    if (!batch.empty()) {
+        switch (faults_.draw()) {
+            case InjectedFault::none:
+                break;
+            case InjectedFault::submission_error:
+                poison_outputs(batch);
+                return Status::error("injected submission error (GGML_XDNA_SIM_FAULTS)");
+            case InjectedFault::timeout:
+                // Nothing ran; the simulator runs synchronously, so nothing can complete late either.
+                return Status::error("injected timeout (GGML_XDNA_SIM_FAULTS)");
+        }
     }
     stats_.clear();
     batch_stats_ = {};

@@ -5,6 +5,7 @@
 
 #include "runtime/device.h"
 #include "runtime/thread-pool.h"
+#include "sim/fault-injector.h"
 #include "sim/sim-matmul.h"
 #include "sim/timing-model.h"
 
@@ -17,6 +18,7 @@ public:
     // The timing model uses the preset GGML_XDNA_PRESET / GGML_XDNA_MODEL_* select (npu-presets.h).
     explicit SimDevice(int n_threads);
     SimDevice(int n_threads, const NpuPreset & preset);
+    ~SimDevice() override;
 
     const DeviceInfo & info() const override { return info_; }
     std::unique_ptr<DeviceBuffer> allocate(size_t bytes, BufferRole role) override;
@@ -34,6 +36,7 @@ public:
     }
 
     const TimingModel & timing_model() const { return model_; }
+    const FaultInjector & faults() const { return faults_; }
 
     // What executes the tiles (GGML_XDNA_SIM_EXEC picks it at construction).
     void    set_exec(SimExec exec);
@@ -52,6 +55,7 @@ private:
     bool                         skip_kernels_ = false;
     SimExec                      exec_ = SimExec::twin;
     bool                         fail_runs_ = false;
+    FaultInjector                faults_;  // GGML_XDNA_SIM_FAULTS
 };
 
 }  // namespace xdna

@@ -424,7 +424,11 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
                     return Status::error(label + ": the activations hold " + std::to_string(after) +
                                          " bytes, its instruction stream reads " + std::to_string(seq.activations_bytes));
                 }
-                if (a.kind == ArgKind::output && (!out_direct || seq.out_bytes > after)) {
+                // Every output goes through the slot's staging BO, copied into place after the run succeeded,
+                // even one the drain could write in place: after a timeout the NPU may still write, and it
+                // must never reach memory ggml reuses. The slots of a timed-out batch are never reused (the
+                // device disables itself) and their runs keep the staging BOs alive (docs/reliability.md).
+                if (a.kind == ArgKind::output) {
                     if (!s->out_stage || s->out_stage.size() < seq.out_bytes) {
                         s->out_stage = xrt::bo(*device_, seq.out_bytes, xrt::bo::flags::host_only,
                                                lk->kernel.group_id(a.index));

@@ -113,6 +113,43 @@ TEST(PlanReuse, FreedBuffersInvalidatePlans) {
     ggml_backend_free(backend);
 }
 
+TEST(PlanReuse, FreeingAnotherBackendsBufferKeepsThisBackendsPlans) {
+    // Two backends (two contexts) on one device: freeing the buffers one of them computes with drops
+    // only that backend's plans; the other keeps its plan and still computes its own data correctly.
+    auto plans_cached = reinterpret_cast<ggml_backend_xdna_plans_cached_t>(
+        ggml_backend_reg_get_proc_address(ggml_backend_xdna_reg(), "ggml_backend_xdna_plans_cached"));
+    ASSERT_NE(plans_cached, nullptr);
+    auto plans_built = plans_built_fn();
+    ggml_backend_t a = ggml_backend_dev_init(xdna_device(), nullptr);
+    ggml_backend_t b = ggml_backend_dev_init(xdna_device(), nullptr);
+    QkvGraph ga(a, 256, 64, 2);
+    auto run = [](ggml_backend_t backend, QkvGraph & g) {
+        const std::vector<float> x = random_floats(static_cast<size_t>(ggml_nelements(g.x)));
+        ggml_backend_tensor_set(g.x, x.data(), 0, ggml_nbytes(g.x));
+        ASSERT_EQ(GGML_STATUS_SUCCESS, ggml_backend_graph_compute(backend, g.graph));
+        std::vector<float> v(ggml_nelements(g.v));
+        ggml_backend_tensor_get(g.v, v.data(), 0, ggml_nbytes(g.v));
+        std::vector<uint8_t> w(ggml_nbytes(g.wv));
+        ggml_backend_tensor_get(g.wv, w.data(), 0, w.size());
+        EXPECT_EQ(contract_mismatch({GGML_TYPE_Q6_K, 256, 64, g.x->ne[1]}, w, x, v), "");
+    };
+    run(a, ga);
+    {
+        QkvGraph gb(b, 256, 64, 3);
+        run(b, gb);
+        EXPECT_EQ(plans_cached(b), 1u);
+    }  // b's buffers are freed here
+    run(a, ga);
+    EXPECT_EQ(plans_cached(a), 1u) << "a plan of backend a was dropped for a buffer it never used";
+    EXPECT_EQ(plans_built(a), 1u);
+    QkvGraph gb2(b, 256, 64, 3);
+    run(b, gb2);  // b's old plan pointed into freed buffers: it was dropped, and b planned afresh
+    EXPECT_EQ(plans_built(b), 2u);
+    EXPECT_EQ(plans_cached(b), 1u);
+    ggml_backend_free(b);
+    ggml_backend_free(a);
+}
+
 TEST(PlanReuse, QkvShareOneActivationOperandInOneSubmission) {
     ggml_backend_t backend = ggml_backend_dev_init(xdna_device(), nullptr);
     QkvGraph g(backend, 256, 64, 5);

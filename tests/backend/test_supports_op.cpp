@@ -38,6 +38,28 @@ TEST(SupportsOp, ClaimedWeightTypesAtEveryBatchSize) {
     }
 }
 
+// supports_op and the planner agree on K: what supports_op accepts is planned and computed exactly (a
+// graph the device accepted must never fail at planning), and a row that is not a whole number of
+// blocks is refused up front (it stays on the CPU).
+TEST(SupportsOp, AcceptedRowLengthsArePlannedAndRaggedOnesRefused) {
+    for (const auto & c : xdna::all_matmul_contracts()) {
+        const ggml_type t = c.weight_type;
+        const int64_t blck = ggml_blck_size(t);
+        for (int64_t blocks : {1, 3, 9}) {  // K below, between and above the contract's tile depth
+            const int64_t k = blck * blocks * (blck == 1 ? 7 : 1);
+            SCOPED_TRACE(testing::Message() << ggml_type_name(t) << " K=" << k << " seed=" << test_seed());
+            ASSERT_TRUE(supports_mul_mat(t, GGML_TYPE_F32, k, 3));
+            const MatmulCase mc{t, k, 64, 3};
+            const std::vector<uint8_t> w = random_weights(t, k, mc.m);
+            const std::vector<float> x = random_floats(activation_count(mc));
+            EXPECT_EQ(contract_mismatch(mc, w, x, run_matmul(xdna_backend(), mc, w, x).out), "");
+        }
+        if (blck > 1) {
+            EXPECT_FALSE(supports_mul_mat(t, GGML_TYPE_F32, blck * 2 + blck / 2, 3)) << ggml_type_name(t);
+        }
+    }
+}
+
 TEST(SupportsOp, RefusesWhatHasNoKernel) {
     EXPECT_FALSE(supports_mul_mat(GGML_TYPE_IQ2_XXS, GGML_TYPE_F32, 256, 8));  // IQ types stay on the CPU
     EXPECT_FALSE(supports_mul_mat(GGML_TYPE_IQ4_NL, GGML_TYPE_F32, 256, 8));

@@ -140,14 +140,25 @@ TEST(WeightsLoad, DeviceErrorsFallBackToTheCpuWithCorrectResults) {
     auto fail_runs = reinterpret_cast<ggml_backend_xdna_set_fail_runs_t>(
         ggml_backend_reg_get_proc_address(ggml_backend_xdna_reg(), "ggml_backend_xdna_set_fail_runs"));
     ASSERT_NE(fail_runs, nullptr);
+    auto fallback_runs = reinterpret_cast<ggml_backend_xdna_fallback_runs_t>(
+        ggml_backend_reg_get_proc_address(ggml_backend_xdna_reg(), "ggml_backend_xdna_fallback_runs"));
+    ASSERT_NE(fallback_runs, nullptr);
+    const uint64_t before = fallback_runs(xdna_backend());
     ASSERT_TRUE(fail_runs(xdna_device(), true));
     const MatmulCase c{GGML_TYPE_Q4_K, 512, 70, 9};
     const std::vector<uint8_t> w = random_weights(c.wtype, c.k, c.m);
     const std::vector<float> x = random_floats(activation_count(c));
     const MatmulResult npu = run_matmul(xdna_backend(), c, w, x);
     fail_runs(xdna_device(), false);
+    // The fallback really ran (one submission), instead of the device having ignored the switch.
+    EXPECT_EQ(fallback_runs(xdna_backend()), before + 1);
     const MatmulResult cpu = run_matmul(cpu_backend(), c, w, x);
     EXPECT_LE(nmse(to_double(cpu.out), npu.out), cpu_nmse_bound(c.wtype));
+    // The fallback computes the contract exactly, as the device would have.
+    EXPECT_EQ(contract_mismatch(c, w, x, npu.out), "");
+    // A working device again: no further fallback.
+    run_matmul(xdna_backend(), c, w, x);
+    EXPECT_EQ(fallback_runs(xdna_backend()), before + 1);
 }
 
 TEST(WeightsLoad, BufferTypeIsNotHostAndPadsOnlyWeights) {

@@ -197,6 +197,16 @@ TEST(KernelManifest, BadJsonRejectsTheWholeManifest) {
     EXPECT_NE(err.find("not valid JSON"), std::string::npos) << err;
 }
 
+TEST(KernelManifest, NumberBeyondDoubleRangeIsAnErrorNotACrash) {
+    // Found by fuzz_manifest: the JSON parser throws out_of_range (not parse_error) for 1e400, which
+    // escaped parse_manifest and ended the process.
+    Manifest    m;
+    std::string err;
+    EXPECT_FALSE(parse_manifest("{\"format_version\": 1, \"kernels\": 1e400}", "/k/manifest.json", false, m, err));
+    EXPECT_NE(err.find("/k/manifest.json"), std::string::npos) << err;
+    EXPECT_NE(err.find("not usable JSON"), std::string::npos) << err;
+}
+
 TEST(KernelManifest, TruncatedManifestFileIsReported) {
     KernelsDir        kd;
     const std::string full = manifest_of(json::array({entry("mm_q4_0_a8", 64, 4, 256, "a")})).dump(2);

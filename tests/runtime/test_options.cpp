@@ -95,6 +95,9 @@ TEST_F(Options, ValidValues) {
     EXPECT_EQ(trace_option().value, "t.json");
     set("GGML_XDNA_HOST_OPS", "off");
     EXPECT_EQ(host_ops_option().value, "off");
+    set("GGML_XDNA_SIM_FAULTS", "0.25,17");
+    EXPECT_DOUBLE_EQ(sim_faults_option().value.rate, 0.25);
+    EXPECT_EQ(sim_faults_option().value.seed, 17u);
 }
 
 TEST_F(Options, InvalidValuesNameTheAcceptedOnesAndKeepTheDefault) {
@@ -119,6 +122,11 @@ TEST_F(Options, InvalidValuesNameTheAcceptedOnesAndKeepTheDefault) {
     set("GGML_XDNA_MODEL_EFFICIENCY", "1.5");
     expect_invalid(model_option("GGML_XDNA_MODEL_EFFICIENCY").error, "GGML_XDNA_MODEL_EFFICIENCY", "1.5");
     EXPECT_FALSE(model_option("GGML_XDNA_MODEL_EFFICIENCY").set);
+    for (const char * bad : {"0.5", "1.5,3", "-0.1,3", "0.5,-1", "0.5,x", "nan,1", ",3"}) {
+        set("GGML_XDNA_SIM_FAULTS", bad);
+        expect_invalid(sim_faults_option().error, "GGML_XDNA_SIM_FAULTS", bad);
+        EXPECT_EQ(sim_faults_option().value.rate, 0.0) << bad;  // no faults
+    }
     // GGML_XDNA_PROFILE: any value but 0 turned profiling on before values were checked; it still does.
     set("GGML_XDNA_PROFILE", "yes");
     expect_invalid(profile_option().error, "GGML_XDNA_PROFILE", "yes");

@@ -32,7 +32,8 @@ struct Control {
     int  context_errno = 0;  // xrt::hw_context construction throws with this errno
     int  fail_run = -1;      // index (in execution order, per batch) of a run that ends in fail_state
     int  fail_state = 5;     // ERT_CMD_STATE_ERROR
-    bool hang = false;       // runlist::wait times out
+    bool hang = false;       // runlist::wait times out; runs executed meanwhile are held back, not run
+                             // (complete_hung_runs() runs them: a completion after the timeout)
     // Row stride (floats) the mock kernel writes its output at; 0: the params' output row stride. The mock
     // does not interpret instruction streams: a test whose stream drains C at another stride (a staged
     // output) says which.
@@ -52,6 +53,10 @@ struct Control {
 
 Control & control();
 void      reset();
+
+// Execute every run held back while `hang` was set, as an NPU finishing them late would: each writes
+// its output operand (1000 * token + row + 0.5) wherever that operand points. Returns how many ran.
+int complete_hung_runs();
 
 // Bytes of a fake xclbin the mock accepts: a well-formed header followed by a kernel table, e.g.
 // kernels = {{"MLIR_AIE", 7}}. `seed` makes the UUID differ between files.

@@ -20,8 +20,15 @@ Control & control() {
     return c;
 }
 
+// Runs executed while the mock hangs: they finish "late", when complete_hung_runs() is called.
+std::vector<std::pair<xrt::run, int>> & hung_runs() {
+    static std::vector<std::pair<xrt::run, int>> runs;
+    return runs;
+}
+
 void reset() {
     control() = Control{};
+    hung_runs().clear();
 }
 
 // Header as in xclbin.h (magic, total length at byte 304), then "MOCK <seed>\n" and "name nargs\n" lines.
@@ -393,6 +400,10 @@ void runlist::execute() {
         if (handle->failed >= 0) {
             continue;  // later runs of a failed list are aborted
         }
+        if (xrt_mock::control().hang) {
+            xrt_mock::hung_runs().emplace_back(handle->runs[i], handle->ctx->id);
+            continue;
+        }
         execute_run(handle->runs[i], handle->ctx->id);
     }
 }
@@ -422,3 +433,16 @@ void runlist::reset() {
 }
 
 }  // namespace xrt
+
+namespace xrt_mock {
+
+int complete_hung_runs() {
+    auto runs = std::move(hung_runs());
+    hung_runs().clear();
+    for (auto & [r, ctx] : runs) {
+        xrt::execute_run(r, ctx);
+    }
+    return static_cast<int>(runs.size());
+}
+
+}  // namespace xrt_mock

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Fault injection end to end: llama-perplexity on the demo model with GGML_XDNA_SIM_FAULTS, which makes
+# the simulator fail a seeded fraction of submissions (errors that leave NaN in the outputs, and
+# timeouts). Every failed submission must be computed on the CPU by the backend's fallback, which runs
+# the same contract arithmetic as the device (bit-identical twins of the kernels): so the perplexity must
+# be the fault-free run's, the process must not crash, and the backend must report exactly as many
+# fallbacks as the simulator injected faults. (A single int8 activation code flipped anywhere changes
+# the perplexity of this random-weight model by far more than the tolerance below.)
+# The perplexity itself is compared to 1e-11 relative, not bit for bit: llama-perplexity sums the
+# per-token log-probabilities on several threads in whatever order they finish (two fault-free runs
+# differed in the 15th digit). Reordering a double sum of ~400 terms of size ~25 moves the mean by at
+# most ~400 * 2^-53 * 25 ~ 1e-12, and PPL = exp(mean) relatively by the same: 1e-11 leaves 10x margin.
+#
+# usage: faults.sh <llama.cpp bin dir> <libggml-xdna.so> <models dir> <text file> <work dir> [rate,seed]
+set -euo pipefail
+bin=$1 lib=$2 models=$3 text=$4 work=$5 faults=${6:-0.2,7}
+mkdir -p "$work"
+model=$models/demo-tiny-Q4_K_M.gguf
+# Prefill batches of 32 tokens: many submissions (one per split and batch), so the rate gives many faults.
+common=(-m "$model" -f "$text" -c 128 -b 32 -ub 32 --chunks 3 -t 2)
+
+run() {  # run <log> [env...]
+    local log=$1
+    shift
+    env GGML_BACKEND_PATH="$lib" GGML_XDNA_DEVICE=sim "$@" "$bin/llama-perplexity" "${common[@]}" >"$log" 2>&1 \
+        || { echo "llama-perplexity failed (exit $?), see $log"; exit 1; }
+}
+
+run "$work/clean.log"
+run "$work/faults.log" GGML_XDNA_SIM_FAULTS="$faults"
+
+status=0
+clean=$(sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p' "$work/clean.log")
+faulty=$(sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p' "$work/faults.log")
+echo "without faults: PPL $clean; with faults $faults: PPL $faulty"
+[ -n "$clean" ] && [ -n "$faulty" ] && awk -v a="$clean" -v b="$faulty" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-11 * a) }' \
+    || { echo "FAIL: the perplexity changed under faults"; status=1; }
+
+# "xdna: XDNA0: <fallbacks> of <submissions> submissions fell back ..." per backend freed;
+# "xdna: simulator: GGML_XDNA_SIM_FAULTS injected <n> faults in <m> submissions ..." when the device closes.
+fallbacks=$(awk '/submissions fell back to the CPU/ { for (i = 1; i <= NF; ++i) if ($i == "of") s += $(i - 1) } END { print s + 0 }' "$work/faults.log")
+injected=$(sed -n 's/.*GGML_XDNA_SIM_FAULTS injected \([0-9]*\) faults.*/\1/p' "$work/faults.log" | tail -n 1)
+clean_fallbacks=$(awk '/submissions fell back to the CPU/ { for (i = 1; i <= NF; ++i) if ($i == "of") s += $(i - 1) } END { print s + 0 }' "$work/clean.log")
+grep -h "submissions fell back\|GGML_XDNA_SIM_FAULTS injected" "$work/faults.log"
+echo "faults injected: ${injected:-none reported}, fallbacks reported: $fallbacks (fault-free run: $clean_fallbacks)"
+[ -n "$injected" ] && [ "$injected" -gt 0 ] || { echo "FAIL: no fault was injected"; status=1; }
+[ "$fallbacks" = "${injected:-x}" ] || { echo "FAIL: fallbacks reported differ from faults injected"; status=1; }
+[ "$clean_fallbacks" = 0 ] || { echo "FAIL: the fault-free run fell back"; status=1; }
+exit $status
