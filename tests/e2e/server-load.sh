@@ -43,7 +43,10 @@ import json, sys, threading, urllib.request
 port, pid, rounds, requests = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 prompts = [f"Request {i}: the quick brown fox number {i} jumps over" for i in range(requests)]
 def ask(p):
-    body = json.dumps({"prompt": p, "n_predict": 24, "temperature": 0, "top_k": 1, "seed": 1, "cache_prompt": False}).encode()
+    # The grammar keeps the random-weight model's answers to plain words: unconstrained it emits bytes
+    # that are not valid UTF-8 and llama-server answers HTTP 500 on any backend (README, "Serving").
+    body = json.dumps({"prompt": p, "n_predict": 24, "temperature": 0, "top_k": 1, "seed": 1, "cache_prompt": False,
+                       "grammar": "root ::= [a-zA-Z ,.]+"}).encode()
     req = urllib.request.Request(f"http://127.0.0.1:{port}/completion", body, {"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=600) as r:
         if r.status != 200:
