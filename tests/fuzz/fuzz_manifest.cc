@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     }
     for (const xdna::KernelEntry & k : m.kernels) {
         // Accepted entries name their files and have arguments the device can index.
-        if (k.contract == nullptr || k.xclbin.empty() || k.instructions.empty() || k.kernel_name.empty()) {
+        if (k.contract == nullptr || k.xclbin.empty() || k.kernel_name.empty() || k.design.empty() ||
+            k.family.empty()) {
             std::abort();
         }
         for (xdna::ArgKind kind : {xdna::ArgKind::weights, xdna::ArgKind::activations, xdna::ArgKind::output,
