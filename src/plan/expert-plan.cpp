@@ -1,5 +1,7 @@
 #include "plan/expert-plan.h"
 
+#include "plan/matmul-plan.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -108,20 +110,10 @@ void expert_invocations(const ExpertPlan & plan, const ExpertRouting & routing, 
     const WeightLayout & W = plan.weights;
     for (const ExpertGroup & g : routing.groups) {
         const ActivationLayout & A = g.activations;
-        MatmulInvocation inv;
-        inv.contract = plan.contract;
-        inv.tile = plan.contract->tile(A.tile_n);
+        MatmulInvocation inv = invocation_geometry(*plan.contract, W, A, W.rows, A.n, plan.out_row_stride);
         inv.weights = {weights.buffer, weights.offset + W.mat_bytes * g.expert};
         inv.activations = {act.buffer, act.offset + g.act_offset};
         inv.out = {out.buffer, out.offset + static_cast<size_t>(g.out_row0 * plan.out_row_stride) * sizeof(float)};
-        inv.m = W.rows;
-        inv.n = A.n;
-        inv.m_tiles = W.m_tiles;
-        inv.n_tiles = A.n_tiles;
-        inv.k_tiles = W.k_tiles;
-        inv.weight_tile_bytes = W.tile_bytes;
-        inv.act_tile_bytes = A.tile_bytes;
-        inv.out_row_stride = plan.out_row_stride;
         inv.expert = g.expert;
         batch.push_back(Invocation::of(inv));
     }

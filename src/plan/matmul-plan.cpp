@@ -33,19 +33,24 @@ bool plan_matmul(const ggml_tensor * dst, const MatmulChoice & choice, MatmulPla
     return true;
 }
 
-MatmulInvocation invocation_geometry(const MatmulPlan & plan, int64_t m, int64_t n, int64_t out_row_stride) {
+MatmulInvocation invocation_geometry(const MatmulContract & c, const WeightLayout & W, const ActivationLayout & A,
+                                     int64_t m, int64_t n, int64_t out_row_stride) {
     MatmulInvocation inv;
-    inv.contract = plan.contract;
-    inv.tile = plan.contract->tile(plan.activations.tile_n);
+    inv.contract = &c;
+    inv.tile = c.tile(A.tile_n);
     inv.m = m;
     inv.n = n;
-    inv.m_tiles = plan.weights.m_tiles;
-    inv.n_tiles = plan.activations.n_pad / inv.tile.n;
-    inv.k_tiles = plan.weights.k_tiles;
-    inv.weight_tile_bytes = plan.weights.tile_bytes;
-    inv.act_tile_bytes = plan.activations.tile_bytes;
+    inv.m_tiles = W.m_tiles;
+    inv.n_tiles = A.n_tiles;
+    inv.k_tiles = W.k_tiles;
+    inv.weight_tile_bytes = W.tile_bytes;
+    inv.act_tile_bytes = A.tile_bytes;
     inv.out_row_stride = out_row_stride;
     return inv;
+}
+
+MatmulInvocation invocation_geometry(const MatmulPlan & plan, int64_t m, int64_t n, int64_t out_row_stride) {
+    return invocation_geometry(*plan.contract, plan.weights, plan.activations, m, n, out_row_stride);
 }
 
 bool invocation_geometry(ggml_type type, int64_t m, int64_t k, int64_t n, MatmulInvocation & out) {

@@ -38,8 +38,12 @@ bool plan_matmul(const ggml_tensor * dst, const MatmulChoice & choice, MatmulPla
 // contract allows when empty) and no packed weights, then plan. False with `why` when it refuses.
 bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why, const TileAvailable & available = {});
 
-// The geometry of one invocation of `plan` (contract, tile, tile counts, byte strides) for an output of
-// m x n with `out_row_stride` floats between tokens. Operand slices are left for the caller.
+// The geometry of one invocation of contract `c` over weights packed as `W` and activations laid out as
+// `A` (contract, tile, tile counts, byte strides) for an output of m x n with `out_row_stride` floats
+// between tokens. Operand slices are left for the caller.
+MatmulInvocation invocation_geometry(const MatmulContract & c, const WeightLayout & W, const ActivationLayout & A,
+                                     int64_t m, int64_t n, int64_t out_row_stride);
+// The same for one slice of `plan`.
 MatmulInvocation invocation_geometry(const MatmulPlan & plan, int64_t m, int64_t n, int64_t out_row_stride);
 
 // The same for a standalone M x K weight of `type` times N tokens (tools and tests); false when the type

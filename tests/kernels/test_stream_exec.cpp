@@ -14,6 +14,8 @@
 #include "runtime/thread-pool.h"
 #include "sim/dma-interpreter.h"
 #include "sim/sim-matmul.h"
+#include "sim-operands.h"
+#include "test-random.h"
 
 #include <gtest/gtest.h>
 
@@ -27,102 +29,13 @@ namespace {
 
 using namespace xdna;
 
-uint64_t seed() {
-    static const uint64_t s = [] {
-        const char * e = std::getenv("GGML_XDNA_TEST_SEED");
-        return e ? std::strtoull(e, nullptr, 10) : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-    }();
-    return s;
-}
+uint64_t seed() { return xdna_test::test_seed(); }
 
-// Host memory standing in for a device buffer, aligned as device buffers are (the kernels' vector
-// loads check it).
-class HostBuffer final : public DeviceBuffer {
-public:
-    explicit HostBuffer(size_t n)
-        : data_(static_cast<uint8_t *>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096 + 4096))), size_(n) {}
-    ~HostBuffer() override { std::free(data_); }
-    void * host_ptr() override { return data_; }
-    size_t size() const override { return size_; }
-    void   sync_to_device(size_t, size_t) override {}
-    void   sync_from_device(size_t, size_t) override {}
-
-private:
-    uint8_t * data_;
-    size_t    size_;
-};
-
-// Random GGUF rows: random codes, finite fp16 scale fields of LLM-like size (values are compared).
-std::vector<uint8_t> random_rows(ggml_type type, int64_t k, int64_t rows, std::mt19937_64 & g) {
-    std::vector<uint8_t> w(ggml_row_size(type, k) * rows);
-    for (auto & b : w) b = static_cast<uint8_t>(g());
-    const xdna_aie::WeightTileFormat * f = tile_format(type);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    if (f->act_block == 0) {
-        for (size_t i = 0; i < w.size() / f->block_bytes; ++i) {
-            const float v = nd(g);
-            if (type == GGML_TYPE_F32) std::memcpy(&w[i * 4], &v, 4);
-            if (type == GGML_TYPE_F16) { const ggml_fp16_t h = ggml_fp32_to_fp16(v); std::memcpy(&w[i * 2], &h, 2); }
-            if (type == GGML_TYPE_BF16) { const ggml_bf16_t h = ggml_fp32_to_bf16(v); std::memcpy(&w[i * 2], &h, 2); }
-        }
-        return w;
-    }
-    std::uniform_real_distribution<float> ud(1e-4f, 2e-2f);
-    for (size_t blk = 0; blk < w.size() / f->block_bytes; ++blk) {
-        for (int i = 0; i < f->n_planes; ++i) {
-            const xdna_aie::Plane & p = f->planes[i];
-            if (p.kind == xdna_aie::PlaneKind::field && p.unit_bytes == 2) {
-                const ggml_fp16_t h = ggml_fp32_to_fp16(ud(g) * ((g() & 1) ? 1.0f : -1.0f));
-                std::memcpy(&w[blk * f->block_bytes + p.gguf_offset], &h, 2);
-            }
-        }
-    }
-    return w;
-}
-
-// One invocation's operands on random data.
-struct Operands {
-    WeightLayout wl;
-    ActivationLayout al;
-    std::unique_ptr<HostBuffer> w, a;
-    MatmulInvocation inv;
-};
+using xdna_test::HostBuffer;
+using Operands = xdna_test::SimOperands;
 
 Operands make_operands(const MatmulContract & c, int tn, int64_t m, int64_t k_tiles, int64_t n, std::mt19937_64 & g) {
-    Operands o;
-    const int64_t k = k_tiles * c.tile_k;
-    const int64_t ne[4] = {k, m, 1, 1};
-    EXPECT_TRUE(make_weight_layout(c.weight_type, ne, o.wl));
-    const std::vector<uint8_t> rows = random_rows(c.weight_type, k, m, g);
-    o.w = std::make_unique<HostBuffer>(o.wl.total_bytes);
-    clear_weight_padding(o.wl, o.w->host_ptr());
-    pack_weight_rows(o.wl, rows.data(), 0, m, o.w->host_ptr());
-    o.al = make_activation_layout(c, k, o.wl.padded_k(), n, tn);
-    o.a = std::make_unique<HostBuffer>(o.al.total_bytes);
-    std::vector<float> x(k * n);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (auto & v : x) v = nd(g);
-    ggml_init_params ip = {ggml_tensor_overhead() * 2, nullptr, true};
-    ggml_context * ctx = ggml_init(ip);
-    ggml_tensor * src1 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, n);
-    src1->data = x.data();
-    std::vector<float> scratch(o.wl.padded_k());
-    quantize_activation_rows(src1, 0, 0, o.al, 0, o.al.n_pad, o.a->host_ptr(), scratch.data());
-    ggml_free(ctx);
-    MatmulInvocation & inv = o.inv;
-    inv.contract = &c;
-    inv.tile = c.tile(tn);
-    inv.weights = {o.w.get(), 0};
-    inv.activations = {o.a.get(), 0};
-    inv.m = m;
-    inv.n = n;
-    inv.m_tiles = o.wl.m_tiles;
-    inv.n_tiles = o.al.n_tiles;
-    inv.k_tiles = o.wl.k_tiles;
-    inv.weight_tile_bytes = o.wl.tile_bytes;
-    inv.act_tile_bytes = o.al.tile_bytes;
-    inv.out_row_stride = m;
-    return o;
+    return xdna_test::make_sim_operands(c, tn, m, k_tiles, n, g);
 }
 
 struct Case {
