@@ -9,8 +9,7 @@
 // used to compare two backends by KL divergence and top-token agreement, which says nothing if the
 // logits are nearly flat (every backend "agrees") or saturated (tiny errors never change anything).
 
-#include "ggml.h"
-#include "gguf.h"
+#include "demo-gguf.h"
 
 #include <algorithm>
 #include <atomic>
@@ -87,16 +86,7 @@ void usage(FILE * f, const char * argv0) {
         argv0);
 }
 
-[[noreturn]] void die(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
-void die(const char * fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("make-demo-model: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(1);
-}
+#define die(...) demo_gguf::die("make-demo-model", __VA_ARGS__)
 
 options parse_args(int argc, char ** argv) {
     options o;
@@ -155,44 +145,6 @@ options parse_args(int argc, char ** argv) {
         die("--out is required");
     }
     return o;
-}
-
-// Copy one KV pair by type. gguf_set_kv would copy everything, but the vocab file also carries the
-// general.* and llama.* keys of the model it came from, which must not override ours.
-void copy_kv(gguf_context * dst, const gguf_context * src, int64_t id) {
-    const char * key = gguf_get_key(src, id);
-    switch (gguf_get_kv_type(src, id)) {
-        case GGUF_TYPE_UINT8:   gguf_set_val_u8  (dst, key, gguf_get_val_u8  (src, id)); break;
-        case GGUF_TYPE_INT8:    gguf_set_val_i8  (dst, key, gguf_get_val_i8  (src, id)); break;
-        case GGUF_TYPE_UINT16:  gguf_set_val_u16 (dst, key, gguf_get_val_u16 (src, id)); break;
-        case GGUF_TYPE_INT16:   gguf_set_val_i16 (dst, key, gguf_get_val_i16 (src, id)); break;
-        case GGUF_TYPE_UINT32:  gguf_set_val_u32 (dst, key, gguf_get_val_u32 (src, id)); break;
-        case GGUF_TYPE_INT32:   gguf_set_val_i32 (dst, key, gguf_get_val_i32 (src, id)); break;
-        case GGUF_TYPE_FLOAT32: gguf_set_val_f32 (dst, key, gguf_get_val_f32 (src, id)); break;
-        case GGUF_TYPE_UINT64:  gguf_set_val_u64 (dst, key, gguf_get_val_u64 (src, id)); break;
-        case GGUF_TYPE_INT64:   gguf_set_val_i64 (dst, key, gguf_get_val_i64 (src, id)); break;
-        case GGUF_TYPE_FLOAT64: gguf_set_val_f64 (dst, key, gguf_get_val_f64 (src, id)); break;
-        case GGUF_TYPE_BOOL:    gguf_set_val_bool(dst, key, gguf_get_val_bool(src, id)); break;
-        case GGUF_TYPE_STRING:  gguf_set_val_str (dst, key, gguf_get_val_str (src, id)); break;
-        case GGUF_TYPE_ARRAY: {
-            const gguf_type at = gguf_get_arr_type(src, id);
-            const size_t n = gguf_get_arr_n(src, id);
-            if (at == GGUF_TYPE_STRING) {
-                std::vector<const char *> strs(n);
-                for (size_t i = 0; i < n; ++i) {
-                    strs[i] = gguf_get_arr_str(src, id, i);
-                }
-                gguf_set_arr_str(dst, key, strs.data(), n);
-            } else if (at == GGUF_TYPE_ARRAY) {
-                die("vocab key '%s' is a nested array, which is not supported", key);
-            } else {
-                gguf_set_arr_data(dst, key, at, gguf_get_arr_data(src, id), n);
-            }
-            break;
-        }
-        default:
-            die("vocab key '%s' has unsupported type %d", key, (int) gguf_get_kv_type(src, id));
-    }
 }
 
 // How one tensor is filled: normal(mean, std).
@@ -255,14 +207,6 @@ void generate(const tensor_spec & s, uint64_t seed, uint64_t tensor_idx, int n_t
     }
 }
 
-void write_all(FILE * f, const void * data, size_t n, const std::string & path) {
-    if (n > 0 && fwrite(data, 1, n, f) != n) {
-        const int err = errno;
-        remove(path.c_str());
-        die("writing '%s' failed: %s", path.c_str(), strerror(err));
-    }
-}
-
 } // namespace
 
 int main(int argc, char ** argv) {
@@ -270,23 +214,7 @@ int main(int argc, char ** argv) {
     const preset & p = *o.p;
     const auto t_start = std::chrono::steady_clock::now();
 
-    // gguf_init_from_file reports a missing file only through the ggml log, so check it here to name it.
-    if (FILE * f = fopen(o.vocab.c_str(), "rb")) {
-        fclose(f);
-    } else {
-        die("cannot open vocab file '%s': %s", o.vocab.c_str(), strerror(errno));
-    }
-    gguf_init_params vparams = { /*no_alloc =*/ true, /*ctx =*/ nullptr };
-    gguf_context * vocab = gguf_init_from_file(o.vocab.c_str(), vparams);
-    if (!vocab) {
-        die("'%s' is not a valid GGUF file", o.vocab.c_str());
-    }
-    const int64_t tokens_id = gguf_find_key(vocab, "tokenizer.ggml.tokens");
-    if (tokens_id < 0 || gguf_get_kv_type(vocab, tokens_id) != GGUF_TYPE_ARRAY) {
-        die("'%s' has no tokenizer.ggml.tokens array; expected a llama.cpp vocab file", o.vocab.c_str());
-    }
-    const int64_t n_vocab = int64_t(gguf_get_arr_n(vocab, tokens_id));
-
+    const int64_t n_vocab = demo_gguf::vocab_size("make-demo-model", o.vocab);
     const int64_t n_embd_head = p.n_embd / p.n_head;
     const int64_t n_embd_kv   = n_embd_head * p.n_head_kv;
 
@@ -317,12 +245,7 @@ int main(int argc, char ** argv) {
         gguf_set_val_u32(g, key("attention.key_length").c_str(), uint32_t(n_embd_head));
         gguf_set_val_u32(g, key("attention.value_length").c_str(), uint32_t(n_embd_head));
     }
-    for (int64_t i = 0; i < gguf_get_n_kv(vocab); ++i) {
-        if (strncmp(gguf_get_key(vocab, i), "tokenizer.", 10) == 0) {
-            copy_kv(g, vocab, i);
-        }
-    }
-    gguf_free(vocab);
+    demo_gguf::copy_tokenizer("make-demo-model", g, o.vocab);
 
     // Tensor descriptors only (no_alloc): the data is generated and written one tensor at a time, so peak
     // memory is one tensor rather than the whole model.
@@ -373,44 +296,16 @@ int main(int argc, char ** argv) {
         add(b + "ffn_down_exps.weight", wt, p.n_ff,   p.n_embd, 0.0f, s_ff,   p.n_expert);
     }
 
-    // Write under a temporary name and rename at the end, so an interrupted run never leaves a truncated
-    // file where callers that skip existing outputs would take it for a finished one.
-    const std::string tmp = o.out + ".tmp";
-    FILE * f = fopen(tmp.c_str(), "wb");
-    if (!f) {
-        die("cannot create '%s': %s", tmp.c_str(), strerror(errno));
-    }
-    std::vector<uint8_t> meta(gguf_get_meta_size(g));
-    gguf_get_meta_data(g, meta.data());
-    write_all(f, meta.data(), meta.size(), tmp);
-
-    const size_t align = gguf_get_alignment(g);
     const int n_threads = int(std::max(1u, std::thread::hardware_concurrency()));
-    const std::vector<uint8_t> zeros(align, 0);
-    std::vector<uint8_t> data;
-    size_t offset = 0;
+    std::vector<ggml_tensor *> tensors;
     int64_t n_params = 0;
-    for (size_t i = 0; i < specs.size(); ++i) {
-        if (offset != gguf_get_tensor_offset(g, int64_t(i))) {
-            die("internal error: tensor %s at offset %zu, expected %zu", ggml_get_name(specs[i].t), offset,
-                gguf_get_tensor_offset(g, int64_t(i)));
-        }
-        generate(specs[i], o.seed, i, n_threads, data);
-        write_all(f, data.data(), data.size(), tmp);
-        const size_t pad = GGML_PAD(data.size(), align) - data.size();
-        write_all(f, zeros.data(), pad, tmp);
-        offset += data.size() + pad;
-        n_params += ggml_nelements(specs[i].t);
+    for (const tensor_spec & s : specs) {
+        tensors.push_back(s.t);
+        n_params += ggml_nelements(s.t);
     }
-    if (fclose(f) != 0) {
-        const int err = errno;
-        remove(tmp.c_str());
-        die("writing '%s' failed: %s", tmp.c_str(), strerror(err));
-    }
-    if (rename(tmp.c_str(), o.out.c_str()) != 0) {
-        die("cannot rename '%s' to '%s': %s", tmp.c_str(), o.out.c_str(), strerror(errno));
-    }
-    const double size_mib = double(meta.size() + offset) / (1024.0 * 1024.0);
+    const size_t bytes = demo_gguf::write_file("make-demo-model", g, tensors, o.out,
+        [&](size_t i, std::vector<uint8_t> & data) { generate(specs[i], o.seed, i, n_threads, data); });
+    const double size_mib = double(bytes) / (1024.0 * 1024.0);
     ggml_free(ctx);
     gguf_free(g);
 
