@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The main job: build everything, make the demo model (RANDOM weights), and run stock llama.cpp's
-# llama-completion with its matmuls on the XDNA backend: the real NPU when one is present, otherwise
-# the simulated XDNA2 NPU. Ends with what ran where.
+# The main job: build everything, make the demo model (a small Llama trained here on Debian's fortune
+# files, once, in a few minutes), and run stock llama.cpp's llama-completion with its matmuls on the XDNA
+# backend: the real NPU when one is present, otherwise the simulated XDNA2 NPU. Ends with what ran where.
+# DEMO_PRESET=tiny|1b runs a random-weight model instead (gibberish; for shapes and speed).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build_dir=${BUILD_DIR:-$root/build}
 
 llama=$(BUILD_DIR=$build_dir "$here/build.sh" | tail -n 1)
-models=$(BUILD_DIR=$build_dir "$here/make-demo-model.sh" "${DEMO_PRESET:-tiny}" | tail -n 1)
-model=$models/demo-${DEMO_PRESET:-tiny}-${DEMO_QUANT:-Q4_K_M}.gguf
+preset=${DEMO_PRESET:-trained}
+models=$(BUILD_DIR=$build_dir "$here/make-demo-model.sh" "$preset" | tail -n 1)
+model=$models/demo-$preset-${DEMO_QUANT:-Q4_K_M}.gguf
 
 # A real NPU is used when its driver is bound; otherwise the simulator.
 if [ -z "${GGML_XDNA_DEVICE:-}" ]; then
@@ -24,10 +26,16 @@ export GGML_BACKEND_PATH=$build_dir/src/libggml-xdna.so
 export GGML_XDNA_PROFILE=1
 
 echo "[demo] model: $model"
-echo "[demo] its weights are RANDOM: the text it generates is gibberish; the point is where it runs"
+if [ "$preset" = trained ]; then
+    echo "[demo] a 4-layer Llama trained on 100 KB of fortune cookies: expect their words, not wisdom"
+    prompt=${DEMO_PROMPT:-"The"}
+else
+    echo "[demo] its weights are RANDOM: the text it generates is gibberish; the point is where it runs"
+    prompt=${DEMO_PROMPT:-"The capital of France is"}
+fi
 log=$(mktemp)
 # -v: llama.cpp's load and scheduler lines go to the log, from which the summary below is taken.
-"$llama/build/bin/llama-completion" -m "$model" -p "The capital of France is" -n 32 -no-cnv --temp 0 \
+"$llama/build/bin/llama-completion" -m "$model" -p "$prompt" -n 48 -no-cnv --temp 0 \
     -t "$(nproc)" -v 2>"$log"
 echo
 echo "[demo] what ran where:"

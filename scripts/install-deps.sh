@@ -10,6 +10,7 @@ packages=(
     python3 python3-matplotlib # benchmark plots
     time                       # peak RSS in bench/rss.sh
     clang libclang-rt-dev      # libFuzzer for the fuzzers (scripts/sanitize.sh fuzz)
+    fortunes-min               # the text the trained demo model learns (scripts/make-demo-model.sh trained)
 )
 
 missing=()

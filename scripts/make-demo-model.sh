@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Make the demo models: a Llama-architecture GGUF with RANDOM weights (not a trained model; it generates
-# gibberish) plus its Q4_K_M, Q8_0 and F16 quantizations, for end-to-end tests and benchmarks.
-# tiny-moe is the same for a Qwen3-MoE-architecture model (mixture of experts) with Qwen's tokenizer.
+# Make the demo models and their Q4_K_M, Q8_0 and F16 quantizations:
+#   trained   a small Llama TRAINED here on the fortune files of Debian's fortunes-min package
+#             (BSD-3-Clause; tools/train-demo-model, a few minutes on 2 cores): it writes recognisable
+#             words, so the demo and llama-server show text, and its activations are a trained model's.
+#   tiny, 1b  Llama-architecture GGUFs with RANDOM weights (gibberish) at tiny and Llama 3.2 1B shapes,
+#             for tests and benchmarks; tiny-moe the same for the Qwen3-MoE architecture (mixture of
+#             experts) with Qwen's tokenizer.
 #
-# usage: scripts/make-demo-model.sh [tiny|1b|tiny-moe]      (default tiny)
+# usage: scripts/make-demo-model.sh [trained|tiny|1b|tiny-moe]      (default tiny)
 # env:   BUILD_DIR   this project's build directory (default build), holding tools/make-demo-model
 #        MODELS_DIR  where the models go (default ~/.cache/ggml-xdna/models)
 #
@@ -12,9 +16,9 @@ set -euo pipefail
 
 preset=${1:-tiny}
 case "$preset" in
-    tiny|tiny-moe) base_type=f32 ;;
+    trained|tiny|tiny-moe) base_type=f32 ;;
     1b)   base_type=f16 ;;   # an f32 1B model would be ~5 GB for no gain in what the demo can show
-    *) echo "usage: $0 [tiny|1b|tiny-moe]" >&2; exit 2 ;;
+    *) echo "usage: $0 [trained|tiny|1b|tiny-moe]" >&2; exit 2 ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,21 +30,33 @@ log() { echo "[demo-model] $*" >&2; }
 
 llama=$("$here/llama-cpp.sh" | tail -n 1)
 tool=$build_dir/tools/make-demo-model/make-demo-model
+trainer=$build_dir/tools/train-demo-model/train-demo-model
+# The training corpus: Debian's fortunes-min (scripts/install-deps.sh installs it).
+corpus_dir=${FORTUNES_DIR:-/usr/share/games/fortunes}
+corpus=(fortunes literature riddles)
 quantize=$llama/build/bin/llama-quantize
 vocab=$llama/src/models/ggml-vocab-llama-bpe.gguf
 # Qwen3 models use Qwen2's tokenizer; llama.cpp ships it as a vocab file too.
 [ "$preset" = tiny-moe ] && vocab=$llama/src/models/ggml-vocab-qwen2.gguf
 [ -x "$tool" ]     || { log "missing $tool; build this project first (cmake --build $build_dir)"; exit 1; }
+[ "$preset" != trained ] || [ -x "$trainer" ] || { log "missing $trainer; build this project first"; exit 1; }
 [ -x "$quantize" ] || { log "missing $quantize"; exit 1; }
 
 mkdir -p "$models_dir"
-log "weights are RANDOM: these models are for testing backends, not a trained model (output is gibberish)"
-
 base=$models_dir/demo-$preset-$base_type.gguf
 if [ -f "$base" ]; then
     log "have $base"
-else
+elif [ "$preset" = trained ]; then
+    files=()
+    for f in "${corpus[@]}"; do
+        [ -f "$corpus_dir/$f" ] || { log "missing $corpus_dir/$f: install Debian's fortunes-min (scripts/install-deps.sh)"; exit 1; }
+        files+=(--corpus "$corpus_dir/$f")
+    done
+    log "training the demo model on $corpus_dir/{${corpus[*]}} (a few minutes; once, then cached)"
     # The tool writes via a temporary name itself, so an existing file is always complete.
+    "$trainer" --vocab "$vocab" "${files[@]}" --out "$base" >&2
+else
+    log "weights are RANDOM: these models are for testing backends, not a trained model (output is gibberish)"
     "$tool" --vocab "$vocab" --out "$base" --preset "$preset" --type "$base_type" >&2
 fi
 

@@ -13,7 +13,7 @@ set -euo pipefail
 bin=$1 lib=$2 models=$3 work=$4 rounds=${5:-3} requests=${6:-12}
 server=$bin/llama-server
 if [ ! -x "$server" ]; then
-    echo "SKIP: $server is not built (the pinned llama.cpp build does not include llama-server yet)"
+    echo "SKIP: $server is not built (scripts/llama-cpp.sh builds it)"
     exit 77
 fi
 command -v python3 >/dev/null || { echo "SKIP: python3 (the HTTP client) not found"; exit 77; }

@@ -25,10 +25,11 @@ const prompts = [
     "What is a classic?",
 ];
 const finishReasons = new Set(["stop", "length"]);
-// The test models have random weights: unconstrained, they emit stray bytes that are not valid UTF-8
-// (and llama-server's output parser rejects about one answer in six with HTTP 500, on the CPU backend
-// too). A grammar (llama-server's `grammar` request field, as structured-output clients use it) keeps
-// the answers to plain words, so what is tested is the server and the backend, not the weights.
+// Random-weight models, unconstrained, emit stray bytes that are not valid UTF-8 (and llama-server's
+// output parser rejects about one answer in six with HTTP 500, on the CPU backend too). For them a
+// grammar (llama-server's `grammar` request field, as structured-output clients use it) keeps the
+// answers to plain words. The trained demo model is served without one (CLIENT_GRAMMAR set empty):
+// the parser must accept what it writes.
 const grammar = process.env.CLIENT_GRAMMAR ?? 'root ::= [a-zA-Z ,.]+';
 const extra = grammar ? { grammar } : {};
 
