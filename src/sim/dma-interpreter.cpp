@@ -3,8 +3,6 @@
 #include "control/control-ops.h"
 #include "control/shim-bd.h"
 #include "runtime/matmul-sequence.h"
-#include "sim/core-state.h"
-#include "sim/tile-kernels.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -110,7 +108,7 @@ struct Channel {
 
 struct Core {
     bool              started = false;
-    const TileEntry * entry = nullptr;
+    CoreProgram::Kernel kernel = nullptr;
     uint32_t          out_tiles = 0, k_tiles = 0, out_done = 0, k_done = 0;
     bool              in_tile = false;
     std::unordered_map<uint32_t, uint32_t> memory;  // core data memory words written by the stream
@@ -158,12 +156,11 @@ struct Column {
 struct Interp {
     const DesignDescription & d;
     const std::vector<DmaArgument> & args;
+    const CoreProgram & program;
     FamilyBuffers fb;
-    std::vector<const TileEntry *> kernels;  // by contract RTP value
-    ZeroFn zero = nullptr;
     int tile_n = 0;
     std::vector<std::unique_ptr<Column>> cols;
-    Interp(const DesignDescription & dd, const std::vector<DmaArgument> & a) : d(dd), args(a) {}
+    Interp(const DesignDescription & dd, const std::vector<DmaArgument> & a, const CoreProgram & p) : d(dd), args(a), program(p) {}
 };
 
 bool Column::load_bd(Channel & ch, uint32_t id) {
@@ -324,14 +321,16 @@ bool Column::core_step(int r, bool & progress) {
             if (!cf.can_produce(0)) {
                 return true;
             }
-            sim_reset_core_state();  // as the kernels mode: every output tile starts in the reset modes
-            in->zero(reinterpret_cast<float *>(cf.slot(cf.prod[0])));
+            if (in->program.reset != nullptr) {
+                in->program.reset();  // as the kernels mode: every output tile starts in the reset modes
+            }
+            in->program.zero(reinterpret_cast<float *>(cf.slot(cf.prod[0])));
             c.in_tile = true;
             c.k_done = 0;
             progress = true;
         }
         while (c.k_done < c.k_tiles && wf.can_consume(0) && af.can_consume(0)) {
-            c.entry->kernel(wf.slot(wf.cons[0]), af.slot(af.cons[0]), reinterpret_cast<float *>(cf.slot(cf.prod[0])));
+            c.kernel(wf.slot(wf.cons[0]), af.slot(af.cons[0]), reinterpret_cast<float *>(cf.slot(cf.prod[0])));
             ++wf.cons[0];
             ++af.cons[0];
             ++c.k_done;
@@ -612,11 +611,11 @@ bool Runner::write(uint32_t address, uint32_t value, size_t op_index) {
                 return false;
             }
             const uint32_t contract = word(in.d.rtp_contract);
-            if (contract >= in.kernels.size() || in.kernels[contract] == nullptr) {
+            if (contract >= in.program.kernels.size() || in.program.kernels[contract] == nullptr) {
                 error = at + core + ": contract RTP " + std::to_string(contract) + " selects no kernel of this family";
                 return false;
             }
-            k.entry = in.kernels[contract];
+            k.kernel = in.program.kernels[contract];
             k.out_tiles = word(in.d.rtp_out_tiles);
             k.k_tiles = word(in.d.rtp_k_tiles);
             k.started = true;
@@ -684,30 +683,20 @@ bool Runner::sync(const control::Sync & s, size_t op_index) {
 
 }  // namespace
 
-DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const uint32_t * words,
-                          size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool) {
+DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
+                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool) {
     DmaRun result;
     const control::Decoded dec = control::decode(words, n_words);
     if (!dec.ok()) {
         result.error = "control stream: " + dec.error;
         return result;
     }
-    Interp in(design, args);
+    Interp in(design, args, cores);
     in.tile_n = tile_n;
     if (!family_buffers(design, family, tile_n, in.fb, result.error)) {
         return result;
     }
-    for (const std::string & name : *design.family_contracts(family)) {
-        const TileEntry * e = nullptr;
-        for (const MatmulContract & c : all_matmul_contracts()) {
-            if (name == c.name) {
-                e = find_tile_entry(c, tile_n);
-            }
-        }
-        in.kernels.push_back(e != nullptr && e->kernel != nullptr ? e : nullptr);
-    }
-    in.zero = zero_kernel(tile_n);
-    if (in.zero == nullptr) {
+    if (cores.zero == nullptr) {
         result.error = "no core program for token tile " + std::to_string(tile_n);
         return result;
     }

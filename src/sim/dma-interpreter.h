@@ -6,8 +6,11 @@
 //   iterations, chained BDs) streams words from an argument into the memory tile's FIFO objects ->
 //   split (one part per core) / broadcast (one object to every core) into the cores' double buffers ->
 //   the core program of aie/ (RTP words and barrier written by the stream; zero, then one kernel call
-//   per K tile, through sim/tile-kernels.h) -> C tiles joined in the memory tile -> the S2MM BD pattern
-//   writes them into the output argument; syncs wait for completion tokens.
+//   per K tile) -> C tiles joined in the memory tile -> the S2MM BD pattern writes them into the output
+//   argument; syncs wait for completion tokens.
+// The cores' kernels are an argument (CoreProgram): the interpreter itself (library xdna_sim_dma) links
+// the control layer and the design description only, not the kernels, so it can be built and fuzzed on
+// its own; the simulator passes the aie/ kernels (kernel_core_program, in xdna_sim).
 // FIFOs are modelled at object granularity with their depths (a producer waits for a free object, a
 // consumer for a full one), which is the ordering the NPU's locks enforce; cycle timing is not modelled.
 //
@@ -47,9 +50,31 @@ struct DmaRun {
     bool ok() const { return error.empty(); }
 };
 
+// What each core runs once the stream releases its barrier: `zero` on a fresh C tile, then one
+// `kernels[contract]` call per K tile, where `contract` is the RTP word selecting the family's contract
+// (the index into DesignDescription::family_contracts). `reset`, when set, runs before each output tile
+// (the NPU starts every tile in the core's reset modes).
+struct CoreProgram {
+    using Kernel = void (*)(const uint8_t * w_tile, const uint8_t * a_tile, float * c_tile);
+    using Zero = void (*)(float * c_tile);
+    std::vector<Kernel> kernels;  // nullptr: the contract has no kernel at this token tile
+    Zero zero = nullptr;
+    void (*reset)() = nullptr;
+};
+
 // Runs `n_words` control-code words of the design's runtime sequence on the xclbin of `family` at
-// token tile `tile_n` (which fixes the FIFO object sizes and the cores' kernels). `pool` runs the
+// token tile `tile_n` (which fixes the FIFO object sizes), the cores running `cores`. `pool` runs the
 // columns side by side between syncs (columns share nothing); nullptr runs them in turn.
+DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
+                          const CoreProgram & cores, const uint32_t * words, size_t n_words,
+                          const std::vector<DmaArgument> & args, ThreadPool * pool);
+
+// Defined in xdna_sim (dma-kernels.cpp), which links the kernels:
+// the core program of `family` at `tile_n` from the aie/ core kernels (sim/tile-kernels.h); false with
+// `error` when the token tile has no core program.
+bool kernel_core_program(const DesignDescription & design, const std::string & family, int tile_n, CoreProgram & out,
+                         std::string & error);
+// run_control_stream with the kernel core program.
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args,
                           ThreadPool * pool);

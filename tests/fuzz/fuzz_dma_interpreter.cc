@@ -1,27 +1,87 @@
-// Fuzz target: the simulator's DMA interpreter on arbitrary control-code words. Whatever the words,
-// run_control_stream must return (ok or an error), never crash, hang or touch memory outside the
-// arguments it was given (build with -fsanitize=address,fuzzer). The arguments are sized for the
-// corpus's streams (a small kquant shape at TN 4), so valid-looking streams also run their kernels.
+// Fuzz target: the simulator's DMA interpreter on arbitrary control-code words (input format:
+// dma-fuzz-input.h). Whatever the words, run_control_stream must return, ok or with an error, and never
+// crash, hang or touch memory outside the arguments it was given: the arguments are heap buffers of
+// exactly their stated sizes, so ASan reports any access past them, and UBSan any undefined arithmetic.
+// The interpreter's library (xdna_sim_dma) links no kernels: the cores run stand-ins here that read every
+// byte of their W and A objects and write every float of their C tile, so a FIFO object smaller than the
+// family's tiles is an out-of-range access too.
+#include "dma-fuzz-input.h"
 #include "runtime/design-description.h"
 #include "sim/dma-interpreter.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
+
+namespace {
+
+size_t g_w_bytes = 0, g_a_bytes = 0, g_c_floats = 0;
+
+void stand_in_kernel(const uint8_t * w, const uint8_t * a, float * c) {
+    uint32_t h = 0;
+    for (size_t i = 0; i < g_w_bytes; ++i) {
+        h = h * 31 + w[i];
+    }
+    for (size_t i = 0; i < g_a_bytes; ++i) {
+        h = h * 31 + a[i];
+    }
+    for (size_t i = 0; i < g_c_floats; ++i) {
+        c[i] += static_cast<float>(h & 0xFF);
+    }
+}
+
+void stand_in_zero(float * c) {
+    for (size_t i = 0; i < g_c_floats; ++i) {
+        c[i] = 0.0f;
+    }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     const xdna::DesignRead & design = xdna::matmul_design();
-    if (!design.ok()) {
+    if (!design.ok() || size < 4) {
         return 0;
     }
-    std::vector<uint32_t> words(size / 4);
-    std::memcpy(words.data(), data, words.size() * 4);
-    // Weights: 8 row tiles x 2 K tiles of 9216 bytes + the 4224-byte window over-read; activations:
-    // 2 tiles of 1216; output: 4 tokens x 512 floats; params: 12 words.
-    std::vector<uint8_t> w(8 * 2 * 9216 + 4224), a(2 * 1216), out(4 * 512 * 4), params(48);
-    const std::vector<xdna::DmaArgument> args = {
-        {w.data(), w.size()}, {a.data(), a.size()}, {out.data(), out.size()}, {params.data(), params.size()}};
-    (void)xdna::run_control_stream(design.design, "kquant", 4, words.data(), words.size(), args, nullptr);
+    const xdna::DesignDescription & d = design.design;
+    uint32_t select = 0;
+    std::memcpy(&select, data, 4);
+    const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[select % xdna_fuzz::kDmaFuzzTargetCount];
+    // The core objects of this xclbin: what a real kernel would read and write.
+    xdna::FamilyBuffers fb;
+    std::string error;
+    const xdna::FifoDesc * w1 = d.fifo("w_l2l1");
+    const xdna::FifoDesc * a1 = d.fifo("a_l2l1");
+    const xdna::FifoDesc * c1 = d.fifo("c_l1l2");
+    if (!xdna::family_buffers(d, t.family, t.tile_n, fb, error) || !w1 || !a1 || !c1) {
+        return 0;
+    }
+    g_w_bytes = w1->count * fb.unit(w1->tile);
+    g_a_bytes = a1->count * fb.unit(a1->tile);
+    g_c_floats = c1->count * fb.unit(c1->tile) / sizeof(float);
+    xdna::CoreProgram cores;
+    cores.kernels.assign(d.family_contracts(t.family)->size(), stand_in_kernel);
+    cores.zero = stand_in_zero;
+
+    std::vector<uint32_t> words((size - 4) / 4);
+    if (!words.empty()) {
+        std::memcpy(words.data(), data + 4, words.size() * 4);
+    }
+    // Allocated once (4.5 MB: zeroing them per input would cost more than most runs); their contents
+    // do not matter to the oracle, their bounds do.
+    static std::vector<std::vector<uint8_t>> bufs = [] {
+        std::vector<std::vector<uint8_t>> b;
+        for (uint64_t bytes : xdna_fuzz::kDmaFuzzArgBytes) {
+            b.emplace_back(bytes);
+        }
+        return b;
+    }();
+    std::vector<xdna::DmaArgument> args;
+    for (auto & b : bufs) {
+        args.push_back({b.data(), b.size()});
+    }
+    (void)xdna::run_control_stream(d, t.family, t.tile_n, cores, words.data(), words.size(), args, nullptr);
     return 0;
 }

@@ -227,6 +227,21 @@ TEST(StreamInterpreter, PatternOutsideItsArgumentNamesTheBd) {
     EXPECT_NE(r2.error.find("writes bytes"), std::string::npos) << r2.error;
 }
 
+// No words at all (a null pointer with zero words, and shorter than a header): refused by the decoder.
+// The DMA-interpreter fuzzer's first finding was its own harness copying zero words from a null vector
+// (corpus/dma-interpreter/short-input.bin keeps that input).
+TEST(StreamInterpreter, EmptyStreamIsRefused) {
+    const MatmulSequence seq = build_matmul_sequence(matmul_design().design, q4k_shape());
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    Args a = args_for(seq);
+    for (size_t n : {size_t(0), size_t(1)}) {
+        const DmaRun r = run_control_stream(matmul_design().design, seq.family, 4, n ? seq.words.data() : nullptr, n, a.list(), nullptr);
+        ASSERT_FALSE(r.ok()) << n << " words";
+        EXPECT_NE(r.error.find("control stream"), std::string::npos) << r.error;
+        EXPECT_EQ(r.stats.mm2s_bytes + r.stats.s2mm_bytes, 0u);
+    }
+}
+
 TEST(StreamInterpreter, CorruptedStreamsGiveErrorsNotCrashes) {
     const MatmulSequence seq = build_matmul_sequence(matmul_design().design, q4k_shape());
     ASSERT_TRUE(seq.ok()) << seq.error;

@@ -3,6 +3,7 @@
 #include "sim/npu-presets.h"
 #include "plan/matmul-plan.h"
 #include "sim/timing-model.h"
+#include "reference-timing.h"
 
 #include <gtest/gtest.h>
 
@@ -81,12 +82,46 @@ TEST(TimingModel, RoofsAreNeverExceeded) {
     }
 }
 
-TEST(TimingModel, InvocationIsMaxOfComputeAndDramPlusItsSetup) {
+// Bytes of one tile, from the contracts' layouts (docs/kernels.md): a Q4_K weight tile is 64 rows of
+// 144-byte super-blocks, Q6_K 64 x 210, Q8_0 64 x 8 blocks of 34 bytes; a K-quant activation tile holds
+// TN x (256 int8 codes + 16 int16 sums + one fp32 scale), each token tile padded to 64 bytes (1216 at
+// TN 4, 9344 at TN 32); a legacy one TN x (256 codes + 8 fp32 scales + 16 int16 sums) = 1280 at TN 4.
+constexpr double kQ4KTile = 64 * 144, kQ6KTile = 64 * 210, kQ80Tile = 64 * 8 * 34;
+constexpr double kKquantA4 = 1216, kKquantA32 = 9344, kLegacyA4 = 1280;
+
+void expect_reference(const ModelledTime & r, const xdna_test::ReferenceTime & want) {
+    EXPECT_EQ(r.columns_used, want.columns);
+    EXPECT_NEAR(r.dram_bytes, want.dram_bytes, 1e-9 * want.dram_bytes);
+    EXPECT_NEAR(r.dram_us, want.dram_us, 1e-12 * want.dram_us);
+    EXPECT_NEAR(r.compute_us, want.compute_us, 1e-12 * want.compute_us);
+    EXPECT_NEAR(r.total_us, want.total_us, 1e-12 * want.total_us);
+}
+
+TEST(TimingModel, InvocationTimeIsTheDocumentedFormula) {
+    // compute = waves x (tile cycles / clock / efficiency + C drain / clock), dram = max(bytes / bandwidth,
+    // weights / used columns' shim ingress), total = max(compute, dram) + the invocation's setup: each
+    // restated in reference-timing.h from the preset's figures, for decode and prefill shapes at both
+    // token tiles (a single-buffered C at TN 32 for the K-quants).
     const NpuPreset p = *find_npu_preset("krackan");
     const TimingModel model(p);
-    for (int64_t n : {1, 64, 512}) {
-        const ModelledTime r = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, n)));
-        EXPECT_DOUBLE_EQ(r.total_us, std::max(r.compute_us, r.dram_us) + p.invocation_us);
+    struct Shape {
+        ggml_type type;
+        int64_t   m, k, n;
+        int       tn;
+        double    w_tile, a_tile;
+    };
+    const Shape shapes[] = {{GGML_TYPE_Q4_K, 4096, 4096, 1, 4, kQ4KTile, kKquantA4},
+                            {GGML_TYPE_Q4_K, 4096, 4096, 64, 32, kQ4KTile, kKquantA32},
+                            {GGML_TYPE_Q4_K, 1024, 4096, 512, 32, kQ4KTile, kKquantA32},
+                            {GGML_TYPE_Q6_K, 1024, 4096, 1, 4, kQ6KTile, kKquantA4},
+                            {GGML_TYPE_Q8_0, 320, 2048, 3, 4, kQ80Tile, kLegacyA4}};
+    for (const Shape & x : shapes) {
+        SCOPED_TRACE(std::string(ggml_type_name(x.type)) + " " + std::to_string(x.m) + "x" + std::to_string(x.k) + "x" +
+                     std::to_string(x.n));
+        const ModelShape s = shape_of(invocation(x.type, x.m, x.k, x.n));
+        ASSERT_EQ(s.tile.n, x.tn);
+        const ModelledTime r = model.invocation(s);
+        expect_reference(r, xdna_test::reference_time(p, x.type, x.m, x.k, x.n, x.tn, x.w_tile, x.a_tile));
         EXPECT_DOUBLE_EQ(r.dispatch_us, p.invocation_us);
     }
 }
@@ -98,15 +133,16 @@ TEST(TimingModel, BatchIsOneSubmissionPlusInvocationsBackToBack) {
                                          shape_of(invocation(GGML_TYPE_Q4_K, 1024, 4096, 1)),
                                          shape_of(invocation(GGML_TYPE_Q6_K, 1024, 4096, 1))};
     const ModelledBatch b = model.batch(qkv);
-    double sum = 0;
-    for (const auto & s : qkv) {
-        sum += model.invocation(s).total_us;
-    }
+    // The invocations' times restated from the preset (reference-timing.h), not taken from the model.
+    const double sum = xdna_test::reference_time(p, GGML_TYPE_Q4_K, 4096, 4096, 1, 4, kQ4KTile, kKquantA4).total_us +
+                       xdna_test::reference_time(p, GGML_TYPE_Q4_K, 1024, 4096, 1, 4, kQ4KTile, kKquantA4).total_us +
+                       xdna_test::reference_time(p, GGML_TYPE_Q6_K, 1024, 4096, 1, 4, kQ6KTile, kKquantA4).total_us;
     // Q4_K, Q4_K, Q6_K: one change of contract, charged once.
     EXPECT_EQ(b.contract_switches, 1);
     EXPECT_DOUBLE_EQ(b.switch_us, p.contract_switch_us);
-    EXPECT_DOUBLE_EQ(b.total_us, p.submit_us + sum + p.contract_switch_us);
+    EXPECT_NEAR(b.total_us, p.submit_us + sum + p.contract_switch_us, 1e-12 * b.total_us);
     EXPECT_DOUBLE_EQ(b.submit_us, p.submit_us);
+    EXPECT_NEAR(b.dispatch_us, p.submit_us + 3 * p.invocation_us, 1e-12 * b.dispatch_us);
     EXPECT_EQ(b.invocations.size(), qkv.size());
     // Three submissions of one invocation each pay the submission three times; the switch is charged
     // only when the caller carries the previous contract across submissions.

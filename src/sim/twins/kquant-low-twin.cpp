@@ -1,5 +1,6 @@
 #include "kquant-low-twin.h"
 
+#include "host-isa.h"
 #include "xdna_aie/matmul_tiles.h"
 
 #include <algorithm>
@@ -358,9 +359,7 @@ template <bool Q3, int TN> void tile(const uint8_t * w, const uint8_t * a, float
 
 bool kquant_low_twin_vectorised() {
 #ifdef XDNA_LOW_TWIN_X86
-    static const bool host_has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
-                                 __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("f16c");
+    static const bool host_has = twin_host_has_avx512_isa();
     return host_has && !g_force_scalar;
 #else
     return false;

@@ -1,6 +1,7 @@
 #include "kquant-twin.h"
 
 #include "emulated-fp32.h"
+#include "host-isa.h"
 #include "xdna_aie/matmul_tiles.h"
 
 #include <immintrin.h>
@@ -313,9 +314,7 @@ bool g_force_scalar = false;
 void kquant_twin_force_scalar(bool on) { g_force_scalar = on; }
 
 bool kquant_twin_vectorised() {
-    static const bool host_has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
-                                 __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("f16c");
+    static const bool host_has = twin_host_has_avx512_isa();
     return host_has && !g_force_scalar;
 }
 

@@ -1,5 +1,6 @@
 #include "legacy-twin.h"
 
+#include "host-isa.h"
 #include "xdna_aie/matmul_tiles.h"
 
 // The core's fp32 multiply, as the simulator's aie_api performs it (and the accuracy it is set to).
@@ -313,9 +314,7 @@ void legacy_twin_force_scalar(bool on) { g_force_scalar = on; }
 
 bool legacy_twin_vectorised() {
 #if defined(__x86_64__)
-    static const bool host_has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
-                                 __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("f16c");
+    static const bool host_has = twin_host_has_avx512_isa();
     return host_has && !g_force_scalar;
 #else
     return false;

@@ -1,0 +1,45 @@
+// The DMA interpreter's cores running the aie/ core kernels (the interpreter itself links none).
+#include "contracts/matmul-contract.h"
+#include "sim/core-state.h"
+#include "sim/dma-interpreter.h"
+#include "sim/tile-kernels.h"
+
+namespace xdna {
+
+bool kernel_core_program(const DesignDescription & design, const std::string & family, int tile_n, CoreProgram & out,
+                         std::string & error) {
+    out = CoreProgram{};
+    const std::vector<std::string> * contracts = design.family_contracts(family);
+    if (contracts == nullptr) {
+        error = "design " + design.design + " has no family '" + family + "'";
+        return false;
+    }
+    for (const std::string & name : *contracts) {
+        const TileEntry * e = nullptr;
+        for (const MatmulContract & c : all_matmul_contracts()) {
+            if (name == c.name) {
+                e = find_tile_entry(c, tile_n);
+            }
+        }
+        out.kernels.push_back(e != nullptr ? e->kernel : nullptr);
+    }
+    out.zero = zero_kernel(tile_n);
+    if (out.zero == nullptr) {
+        error = "no core program for token tile " + std::to_string(tile_n);
+        return false;
+    }
+    out.reset = sim_reset_core_state;
+    return true;
+}
+
+DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const uint32_t * words,
+                          size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool) {
+    CoreProgram cores;
+    DmaRun result;
+    if (!kernel_core_program(design, family, tile_n, cores, result.error)) {
+        return result;
+    }
+    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool);
+}
+
+}  // namespace xdna

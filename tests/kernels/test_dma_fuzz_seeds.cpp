@@ -1,0 +1,118 @@
+// The DMA-interpreter fuzzer's seed corpus (tests/fuzz/corpus/dma-interpreter) is made of streams the
+// matmul sequence builder makes today, in the fuzzer's input format (tests/fuzz/dma-fuzz-input.h): this
+// test rebuilds each seed and checks the committed file holds exactly it (XDNA_WRITE_FUZZ_SEEDS=1 writes
+// them instead), that it fits the fuzzer's fixed arguments and that it runs to its end on the real
+// kernels there, so the fuzzer starts from whole runs of every family and both token tiles.
+#include "contracts/activation-layout.h"
+#include "contracts/matmul-contract.h"
+#include "dma-fuzz-input.h"
+#include "runtime/matmul-sequence.h"
+#include "sim/dma-interpreter.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace xdna;
+
+struct Seed {
+    const char * file;
+    const char * contract;
+    int          tile_n;
+    int64_t      m_tiles, n_tiles, k_tiles;
+    size_t       keep_words;  // 0: the whole stream; else its first words (a truncated stream)
+};
+
+const Seed kSeeds[] = {
+    {"q4k-n4-m8-k2.bin", "mm_q4_K_a8", 4, 8, 1, 2, 0},
+    {"q4k-truncated.bin", "mm_q4_K_a8", 4, 8, 1, 2, 100},
+    {"q6k-n32-m6-k2-n2.bin", "mm_q6_K_a8", 32, 6, 2, 2, 0},           // a partial 4-row group, two token tiles
+    {"q80-n4-m36-k1.bin", "mm_q8_0_a8", 4, 36, 1, 1, 0},              // 9 groups: two rounds over 8 columns
+    {"q41-n4-m4-k70.bin", "mm_q4_1_a8", 4, 4, 1, 70, 0},              // two chained K chunks (64 + 6)
+    {"q2k-n32-m2-k1.bin", "mm_q2_K_a8", 32, 2, 1, 1, 0},
+    {"f32-n32-m4-k2.bin", "mm_f32_f32", 32, 4, 1, 2, 0},
+    {"bf16-n4-m5-k3-n3.bin", "mm_bf16_bf16", 4, 5, 3, 3, 0},
+};
+
+const MatmulContract & contract_named(const std::string & name) {
+    for (const MatmulContract & c : all_matmul_contracts()) {
+        if (name == c.name) {
+            return c;
+        }
+    }
+    ADD_FAILURE() << "no contract " << name;
+    return all_matmul_contracts().front();
+}
+
+TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {
+    const DesignDescription & d = matmul_design().design;
+    const bool write = std::getenv("XDNA_WRITE_FUZZ_SEEDS") != nullptr;
+    for (const Seed & s : kSeeds) {
+        SCOPED_TRACE(s.file);
+        const MatmulContract & c = contract_named(s.contract);
+        MatmulSequenceShape shape;
+        shape.contract = s.contract;
+        shape.tile_n = s.tile_n;
+        shape.m_tiles = s.m_tiles;
+        shape.n_tiles = s.n_tiles;
+        shape.k_tiles = s.k_tiles;
+        shape.out_row_stride = (s.m_tiles + d.core_rows - 1) / d.core_rows * d.core_rows * c.tile_m;
+        shape.weight_tile_bytes = ggml_row_size(c.weight_type, c.tile_k) * c.tile_m;
+        shape.act_tile_bytes = activation_tile_bytes(c, s.tile_n);
+        const MatmulSequence seq = build_matmul_sequence(d, shape);
+        ASSERT_TRUE(seq.ok()) << seq.error;
+
+        uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
+        for (uint32_t i = 0; i < xdna_fuzz::kDmaFuzzTargetCount; ++i) {
+            if (seq.family == xdna_fuzz::kDmaFuzzTargets[i].family && s.tile_n == xdna_fuzz::kDmaFuzzTargets[i].tile_n) {
+                target = i;
+            }
+        }
+        ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount) << seq.family << " TN " << s.tile_n;
+        const size_t n_words = s.keep_words ? s.keep_words : seq.words.size();
+        ASSERT_LE(n_words, seq.words.size());
+        std::vector<uint8_t> bytes(4 + 4 * n_words);
+        std::memcpy(bytes.data(), &target, 4);
+        std::memcpy(bytes.data() + 4, seq.words.data(), 4 * n_words);
+
+        // The stream fits the fuzzer's arguments and runs to its end there (or, truncated, is refused).
+        const uint64_t need[3] = {seq.weights_bytes, seq.activations_bytes, seq.out_bytes};
+        for (int i = 0; i < 3; ++i) {
+            ASSERT_LE(need[i], xdna_fuzz::kDmaFuzzArgBytes[i]) << "argument " << i;
+        }
+        std::vector<std::vector<uint8_t>> bufs;
+        std::vector<DmaArgument> args;
+        for (uint64_t b : xdna_fuzz::kDmaFuzzArgBytes) {
+            bufs.emplace_back(b);
+        }
+        for (auto & b : bufs) {
+            args.push_back({b.data(), b.size()});
+        }
+        const DmaRun run = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), n_words, args, nullptr);
+        if (s.keep_words == 0) {
+            ASSERT_TRUE(run.ok()) << run.error;
+            const int64_t m_rows = (s.m_tiles + d.core_rows - 1) / d.core_rows * d.core_rows;
+            EXPECT_EQ(run.stats.kernel_calls, static_cast<uint64_t>(m_rows * s.n_tiles * s.k_tiles));
+        } else {
+            EXPECT_FALSE(run.ok());
+        }
+
+        const std::string path = std::string(XDNA_DMA_FUZZ_CORPUS) + "/" + s.file;
+        if (write) {
+            std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+        }
+        std::ifstream in(path, std::ios::binary);
+        ASSERT_TRUE(in.good()) << path << " missing (XDNA_WRITE_FUZZ_SEEDS=1 writes it)";
+        const std::vector<uint8_t> committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_TRUE(committed == bytes) << path << " is not the builder's stream today (XDNA_WRITE_FUZZ_SEEDS=1 rewrites it)";
+    }
+}
+
+}  // namespace
