@@ -35,7 +35,7 @@ case $mode in
     fuzz) command -v clang++ >/dev/null || { echo "clang++ not found (scripts/install-deps.sh installs it)"; exit 1; }
           args+=(-DXDNA_SANITIZE=fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
                  -DXDNA_FUZZ_SECONDS=$([ $full = 1 ] && echo 600 || echo 20))
-          targets=(fuzz_manifest fuzz_weight_packing fuzz_control_decode fuzz_dma_interpreter) ;;
+          targets=(fuzz_manifest fuzz_weight_packing fuzz_control_decode fuzz_dma_interpreter fuzz_stream_builder) ;;
     *) echo "unknown mode '$mode': asan, tsan or fuzz" >&2; exit 2 ;;
 esac
 
