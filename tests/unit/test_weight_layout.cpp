@@ -197,6 +197,45 @@ TEST(WeightLayout, TailRoomOfLlama31_8B_Q4_K_M_IsTiny) {
     EXPECT_LT(pct, 1.0);
 }
 
+// The same for Qwen3-30B-A3B (mixture of experts: 48 layers, n_embd 2048, 32 query and 4 KV heads of
+// 128, 128 experts of 768, a 128-way F32 router), types as llama.cpp's Q4_K_M mix gives them without
+// its special cases (attn_v and ffn_down_exps Q6_K where use_more_bits picks, Q4_K elsewhere). The
+// router's 128 rows are 2 row tiles, stored as a group of 4: it, not the tail room, is most of the cost.
+TEST(WeightLayout, TailRoomOfQwen3_30B_A3B_Q4_K_M_StaysUnderOnePercent) {
+    const int64_t n_layer = 48, n_embd = 2048, n_q = 4096, n_kv = 512, n_ff = 768, n_expert = 128, n_vocab = 151936;
+    auto use_more_bits = [&](int64_t i) { return i < n_layer / 8 || i >= 7 * n_layer / 8 || (i - n_layer / 8) % 3 == 2; };
+    struct T {
+        ggml_type type;
+        int64_t   k, m, mats;
+    };
+    std::vector<T> tensors;
+    for (int64_t i = 0; i < n_layer; ++i) {
+        const ggml_type more = use_more_bits(i) ? GGML_TYPE_Q6_K : GGML_TYPE_Q4_K;
+        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_q, 1});        // attn_q
+        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_kv, 1});       // attn_k
+        tensors.push_back({more, n_embd, n_kv, 1});                 // attn_v
+        tensors.push_back({GGML_TYPE_Q4_K, n_q, n_embd, 1});        // attn_output
+        tensors.push_back({GGML_TYPE_F32, n_embd, n_expert, 1});    // ffn_gate_inp (the router)
+        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_ff, n_expert});  // ffn_gate_exps
+        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_ff, n_expert});  // ffn_up_exps
+        tensors.push_back({more, n_ff, n_embd, n_expert});            // ffn_down_exps
+    }
+    tensors.push_back({GGML_TYPE_Q6_K, n_embd, n_vocab, 1});  // output
+    size_t gguf = 0, packed = 0, tail = 0;
+    for (const T & t : tensors) {
+        const int64_t ne[4] = {t.k, t.m, t.mats, 1};
+        WeightLayout L;
+        ASSERT_TRUE(make_weight_layout(t.type, ne, L));
+        gguf += L.original_bytes();
+        packed += L.total_bytes;
+        tail += L.tail_bytes;
+    }
+    const double pct = 100.0 * static_cast<double>(packed - gguf) / static_cast<double>(gguf);
+    std::printf("Qwen3-30B-A3B Q4_K_M, %zu matmul weights: %zu GGUF bytes, %zu packed, +%zu (%.4f %%), of which tail room %zu\n",
+                tensors.size(), gguf, packed, packed - gguf, pct, tail);
+    EXPECT_LT(pct, 1.0);
+}
+
 }  // namespace
 
 namespace {
