@@ -14,19 +14,19 @@ const std::vector<int> kTokenTiles = {4, 32};
 
 std::vector<MatmulContract> make_contracts() {
     return {
-        {"mm_f32_f32",   GGML_TYPE_F32,  ActFormat::f32,  64,  64, kTokenTiles},
-        {"mm_f16_f16",   GGML_TYPE_F16,  ActFormat::f16,  128, 64, kTokenTiles},
-        {"mm_bf16_bf16", GGML_TYPE_BF16, ActFormat::bf16, 128, 64, kTokenTiles},
-        {"mm_q4_0_a8", GGML_TYPE_Q4_0, ActFormat::a8_b32, 256, 64, kTokenTiles},
-        {"mm_q4_1_a8", GGML_TYPE_Q4_1, ActFormat::a8_b32, 256, 64, kTokenTiles},
-        {"mm_q5_0_a8", GGML_TYPE_Q5_0, ActFormat::a8_b32, 256, 64, kTokenTiles},
-        {"mm_q5_1_a8", GGML_TYPE_Q5_1, ActFormat::a8_b32, 256, 64, kTokenTiles},
-        {"mm_q8_0_a8", GGML_TYPE_Q8_0, ActFormat::a8_b32, 256, 64, kTokenTiles},
-        {"mm_q2_K_a8", GGML_TYPE_Q2_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
-        {"mm_q3_K_a8", GGML_TYPE_Q3_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
-        {"mm_q4_K_a8", GGML_TYPE_Q4_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
-        {"mm_q5_K_a8", GGML_TYPE_Q5_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
-        {"mm_q6_K_a8", GGML_TYPE_Q6_K, ActFormat::a8_b256, 256, 64, kTokenTiles},
+        {"mm_f32_f32",   GGML_TYPE_F32,  ActFormat::f32,  64,  64, kTokenTiles, "float"},
+        {"mm_f16_f16",   GGML_TYPE_F16,  ActFormat::f16,  128, 64, kTokenTiles, "float"},
+        {"mm_bf16_bf16", GGML_TYPE_BF16, ActFormat::bf16, 128, 64, kTokenTiles, "float"},
+        {"mm_q4_0_a8", GGML_TYPE_Q4_0, ActFormat::a8_b32, 256, 64, kTokenTiles, "legacy"},
+        {"mm_q4_1_a8", GGML_TYPE_Q4_1, ActFormat::a8_b32, 256, 64, kTokenTiles, "legacy"},
+        {"mm_q5_0_a8", GGML_TYPE_Q5_0, ActFormat::a8_b32, 256, 64, kTokenTiles, "legacy"},
+        {"mm_q5_1_a8", GGML_TYPE_Q5_1, ActFormat::a8_b32, 256, 64, kTokenTiles, "legacy"},
+        {"mm_q8_0_a8", GGML_TYPE_Q8_0, ActFormat::a8_b32, 256, 64, kTokenTiles, "legacy"},
+        {"mm_q2_K_a8", GGML_TYPE_Q2_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant_low"},
+        {"mm_q3_K_a8", GGML_TYPE_Q3_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant_low"},
+        {"mm_q4_K_a8", GGML_TYPE_Q4_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant"},
+        {"mm_q5_K_a8", GGML_TYPE_Q5_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant"},
+        {"mm_q6_K_a8", GGML_TYPE_Q6_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant"},
     };
 }
 

@@ -37,6 +37,12 @@ const char * act_format_name(ActFormat f);
 // Values per activation scale (0 for the float formats).
 int act_format_block(ActFormat f);
 
+// Row tiles of a weight matrix that one array column takes at once: the matmul design has this many
+// core rows per column (aie/matmul/dataflow.json, "core_rows"), each computing one row tile, and its
+// instruction stream fetches weights in whole groups of them. Packed weights are padded to whole
+// groups (weight-layout.h); the stream builder refuses a design whose core rows do not divide it.
+constexpr int kWeightRowTileGroup = 4;
+
 struct MatmulContract {
     const char * name;        // kernel name, e.g. "mm_q4_K_a8"
     ggml_type    weight_type; // GGUF block format of the weights, kept bit for bit
@@ -46,6 +52,10 @@ struct MatmulContract {
     // Token tile widths the contract allows; the planner picks the smallest that covers the batch
     // (4 serves decode, 32 serves prefill). Activations are padded to the chosen width.
     std::vector<int> tile_n;
+    // The core program (one xclbin) serving it: aie/matmul/dataflow.json's "families", which the design
+    // description is checked against. Its W buffers hold the family's largest tile, so every W fetch of
+    // this contract reads that many bytes (weight-layout.h: the tail room of packed weights).
+    const char * family;
 
     TileShape tile(int n) const { return {tile_m, n, tile_k}; }
 };

@@ -20,6 +20,7 @@ bool make_weight_layout(ggml_type type, const int64_t ne[4], WeightLayout & L) {
     L.tile_m = c->tile_m;
     L.tile_k = c->tile_k;
     L.m_tiles = (L.rows + c->tile_m - 1) / c->tile_m;
+    L.stored_m_tiles = (L.m_tiles + kWeightRowTileGroup - 1) / kWeightRowTileGroup * kWeightRowTileGroup;
     L.k_tiles = (L.k + c->tile_k - 1) / c->tile_k;
     L.row_bytes = ggml_row_size(type, L.k);
     L.segment_bytes = ggml_row_size(type, c->tile_k);
@@ -27,9 +28,26 @@ bool make_weight_layout(ggml_type type, const int64_t ne[4], WeightLayout & L) {
     L.block_values = static_cast<int>(ggml_blck_size(type));
     L.tile_bytes = static_cast<size_t>(tile_format(type)->tile_bytes());
     GGML_ASSERT(L.tile_bytes == L.segment_bytes * c->tile_m);  // lossless: a tile is its blocks' bytes
-    L.mat_bytes = L.tile_bytes * L.m_tiles * L.k_tiles;
-    L.total_bytes = L.mat_bytes * L.mats;
+    L.window_bytes = weight_window_bytes(type);
+    GGML_ASSERT(L.window_bytes >= L.tile_bytes);
+    L.tail_bytes = L.window_bytes - L.tile_bytes;
+    L.mat_bytes = L.tile_bytes * L.stored_m_tiles * L.k_tiles;
+    L.total_bytes = L.mat_bytes * L.mats + L.tail_bytes;
     return true;
+}
+
+size_t weight_window_bytes(ggml_type type) {
+    const MatmulContract * c = matmul_contract_for(type);
+    if (c == nullptr) {
+        return 0;
+    }
+    size_t window = 0;
+    for (const MatmulContract & f : all_matmul_contracts()) {
+        if (std::strcmp(f.family, c->family) == 0 && tile_format(f.weight_type) != nullptr) {
+            window = std::max(window, static_cast<size_t>(tile_format(f.weight_type)->tile_bytes()));
+        }
+    }
+    return window;
 }
 
 namespace {
@@ -157,8 +175,9 @@ void clear_weight_padding(const WeightLayout & L, void * packed) {
     const int blocks_per_tile_row = L.tile_k / L.block_values;
     const int64_t valid_blocks = static_cast<int64_t>(L.row_bytes / L.block_bytes);
     for (int64_t mat = 0; mat < L.mats; ++mat) {
-        for (int64_t mt = 0; mt < L.m_tiles; ++mt) {
-            const int64_t valid_rows = std::min<int64_t>(L.tile_m, L.rows - mt * L.tile_m);
+        // Row tiles past m_tiles (whole groups of row tiles) hold no valid row: all padding.
+        for (int64_t mt = 0; mt < L.stored_m_tiles; ++mt) {
+            const int64_t valid_rows = std::clamp<int64_t>(L.rows - mt * L.tile_m, 0, L.tile_m);
             for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
                 uint8_t * tile = p + L.tile_offset(mat, mt, kt);
                 // Blocks [first_pad, blocks_per_tile_row) of a valid row lie beyond K; padding rows are all padding.
@@ -173,6 +192,8 @@ void clear_weight_padding(const WeightLayout & L, void * packed) {
             }
         }
     }
+    // The tail room: bytes a W fetch reads past the last tile, never part of a tile the kernel uses.
+    std::memset(p + L.mat_bytes * L.mats, 0, L.tail_bytes);
 }
 
 }  // namespace xdna

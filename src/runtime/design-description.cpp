@@ -367,6 +367,11 @@ bool family_buffers(const DesignDescription & d, const std::string & family, int
             err = "family " + family + " names contract '" + name + "' which the runtime does not know";
             return false;
         }
+        if (family != c->family) {
+            // Packed weights carry the tail room of their contract table family's W window (weight-layout.h).
+            err = "family " + family + " names contract '" + name + "', which the contract table puts in family " + c->family;
+            return false;
+        }
         const int64_t ne[4] = {c->tile_k, c->tile_m, 1, 1};
         WeightLayout L;
         if (!make_weight_layout(c->weight_type, ne, L)) {

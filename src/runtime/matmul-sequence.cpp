@@ -99,6 +99,13 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     const int cols = s.columns > 0 ? s.columns : d.max_columns;
     const FamilyBuffers & fb = out.buffers;
     const uint64_t T = s.weight_tile_bytes, A = s.act_tile_bytes, W = fb.w_obj;
+    if (rows <= 0 || kWeightRowTileGroup % rows != 0) {
+        // Packed weights hold whole groups of kWeightRowTileGroup row tiles (weight-layout.h): a column
+        // of another height would fetch row tiles past them.
+        out.error = "design " + d.design + " has " + std::to_string(rows) + " core rows per column; packed weights come in groups of " +
+                    std::to_string(kWeightRowTileGroup) + " row tiles";
+        return out;
+    }
     if (cols > d.max_columns) {
         out.error = std::to_string(cols) + " columns: the design has " + std::to_string(d.max_columns);
         return out;

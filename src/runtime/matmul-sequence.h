@@ -44,7 +44,8 @@ struct MatmulSequence {
     control::ControlStream stream;
     std::vector<uint32_t> words;      // encode(stream): what the NPU (and the simulator) receives
     // Bytes each argument must hold from its start: the DMAs touch exactly [0, bytes). Whole 4-row
-    // groups of weight tiles plus the W window's over-read; the output's whole tiles.
+    // groups of weight tiles plus the W window's over-read (a packed weight matrix holds them: its
+    // WeightLayout::stream_bytes()); the output's whole tiles.
     uint64_t weights_bytes = 0, activations_bytes = 0, out_bytes = 0;
     int64_t  m_groups = 0, rounds = 0, steps = 0;
     bool ok() const { return error.empty(); }

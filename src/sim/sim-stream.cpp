@@ -61,16 +61,17 @@ Status run_one(const MatmulInvocation & inv, size_t index, ThreadPool & pool) {
     }
 
     std::vector<DmaArgument> args(4);
-    std::vector<uint8_t> w_stage, out_stage;
-    if (seq->weights_bytes <= bytes_after(inv.weights)) {
-        args[d.arg_weights] = {static_cast<uint8_t *>(inv.weights.host()), bytes_after(inv.weights)};
-    } else {
-        // Row tiles of the last group past the weights, or the W window past the buffer's end: a
-        // zero-padded copy (zero blocks contribute nothing; those rows are never copied out).
-        w_stage.assign(seq->weights_bytes, 0);
-        std::memcpy(w_stage.data(), inv.weights.host(), std::min<uint64_t>(seq->weights_bytes, bytes_after(inv.weights)));
-        args[d.arg_weights] = {w_stage.data(), w_stage.size()};
+    std::vector<uint8_t> out_stage;
+    // The weights DMAs read [0, weights_bytes) from the operand's start: whole 4-tile groups of row tiles
+    // and the family window's over-read, which a packed weight carries as its own tail room
+    // (contracts/weight-layout.h). The kernel reads the weight's own memory; a window past its buffer is
+    // an error, as on the NPU, never a copy.
+    if (seq->weights_bytes > bytes_after(inv.weights)) {
+        return fail("the weights hold " + std::to_string(bytes_after(inv.weights)) +
+                    " bytes from their offset to the end of their buffer, the stream reads " + std::to_string(seq->weights_bytes) +
+                    " (packed weights carry that tail room)");
     }
+    args[d.arg_weights] = {static_cast<uint8_t *>(inv.weights.host()), bytes_after(inv.weights)};
     if (seq->activations_bytes > bytes_after(inv.activations)) {
         return fail("the activations hold " + std::to_string(bytes_after(inv.activations)) + " bytes, the stream reads " +
                     std::to_string(seq->activations_bytes));

@@ -404,20 +404,15 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
                                          " buffer failed earlier, so its data may not be on the NPU");
                 }
                 const size_t after = b->size() - a.offset;  // layout_invocation_args checked the range
-                // The DMAs touch exactly [0, *_bytes) of each argument (matmul-sequence.h): hand the kernel
-                // that much, from the operand's buffer when it holds it, else from a zero-padded staging copy.
+                // The DMAs touch exactly [0, *_bytes) of each argument (matmul-sequence.h). A packed weight
+                // carries that room itself (whole row-tile groups and the family window's over-read:
+                // contracts/weight-layout.h), so the kernel reads the weight's own memory; a window past the
+                // buffer is an error (the batch falls back), never a per-run copy of the weights.
                 if (a.kind == ArgKind::weights && seq.weights_bytes > after) {
-                    if (!s->w_stage || s->w_stage.size() < seq.weights_bytes) {
-                        s->w_stage = xrt::bo(*device_, seq.weights_bytes, xrt::bo::flags::host_only,
-                                             lk->kernel.group_id(a.index));
-                    }
-                    auto * w = static_cast<uint8_t *>(s->w_stage.map());
-                    std::memcpy(w, static_cast<const uint8_t *>(b->host_ptr()) + a.offset, after);
-                    std::memset(w + after, 0, seq.weights_bytes - after);
-                    s->w_stage.sync(XCL_BO_SYNC_BO_TO_DEVICE, seq.weights_bytes, 0);
-                    s->operands.emplace_back(s->w_stage, seq.weights_bytes, 0);
-                    s->run.set_arg(a.index, s->operands.back());
-                    continue;
+                    release_operands();
+                    return Status::error(label + ": the weights hold " + std::to_string(after) +
+                                         " bytes from their offset to the end of their buffer, its instruction stream reads " +
+                                         std::to_string(seq.weights_bytes) + " (packed weights carry that tail room)");
                 }
                 if (a.kind == ArgKind::activations && seq.activations_bytes > after) {
                     release_operands();

@@ -44,7 +44,7 @@ private:
     struct RunSlot {
         xrt::run             run;
         xrt::bo              params;
-        xrt::bo              w_stage, out_stage;  // staging when a stream reaches past an operand's buffer
+        xrt::bo              out_stage;  // every output drains here; copied into place after the run
         ParamWords           params_held{};  // what `params` holds on the device
         bool                 params_valid = false;
         std::vector<xrt::bo> operands;       // sub-BOs of the current submission, released after it

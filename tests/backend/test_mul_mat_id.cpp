@@ -168,7 +168,9 @@ TEST(MulMatId, OnlySelectedExpertsAreStreamedAllInOneSubmission) {
             const size_t off = mi.weights.offset - resolve.slice_of(w).offset;
             ASSERT_EQ(off % L.mat_bytes, 0u);
             streamed.insert(static_cast<int32_t>(off / L.mat_bytes));
-            EXPECT_EQ(mi.weight_bytes(), L.mat_bytes) << "one expert's weights per invocation";
+            // One expert's valid row tiles per invocation; its stored slice (whole groups) holds them.
+            EXPECT_EQ(mi.weight_bytes(), L.tile_bytes * L.m_tiles * L.k_tiles) << "one expert's weights per invocation";
+            EXPECT_LE(mi.weight_bytes(), L.mat_bytes);
             rows += mi.n;
         }
         EXPECT_EQ(streamed, selected) << "streamed experts != selected experts";

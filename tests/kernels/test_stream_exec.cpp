@@ -100,6 +100,70 @@ INSTANTIATE_TEST_SUITE_P(
                std::to_string(info.param.extra_stride);
     });
 
+// --- Tail room: the stream reads the weight's own memory ------------------------------------------
+
+// A buffer that shows the first `size` bytes of another one (a weight buffer cut short).
+class CutBuffer final : public DeviceBuffer {
+public:
+    CutBuffer(DeviceBuffer & of, size_t size) : of_(of), size_(size) {}
+    void * host_ptr() override { return of_.host_ptr(); }
+    size_t size() const override { return size_; }
+    void   sync_to_device(size_t, size_t) override {}
+    void   sync_from_device(size_t, size_t) override {}
+
+private:
+    DeviceBuffer & of_;
+    size_t         size_;
+};
+
+// Packed weights carry the tail room their instruction stream reads (contracts/weight-layout.h): the
+// last expert of a stack of 3 matrices of M = 67 rows (2 row tiles of a group of 4), in a buffer of
+// exactly the packed tensor's size, runs in stream mode on that buffer and gives the kernels mode's
+// bits, for every contract. The same buffer 4 bytes (one DMA word) short is an error naming the sizes:
+// the stream never reads a copy.
+TEST(StreamTailRoom, LastExpertOfAStackRunsOnTheTensorsOwnBytesForEveryContract) {
+    ThreadPool pool(2);
+    for (const MatmulContract & c : all_matmul_contracts()) {
+        SCOPED_TRACE(testing::Message() << c.name << " seed " << seed());
+        std::mt19937_64 g(seed() ^ std::hash<std::string>{}(c.name));
+        const int64_t m = 67, mats = 3, k_tiles = 2, n = 3;
+        const int64_t k = k_tiles * c.tile_k;
+        const int64_t ne[4] = {k, m, mats, 1};
+        WeightLayout L;
+        ASSERT_TRUE(make_weight_layout(c.weight_type, ne, L));
+        const std::vector<uint8_t> rows = xdna_test::random_rows(c.weight_type, k, m * mats, g);
+        HostBuffer w(L.total_bytes);
+        std::memset(w.host_ptr(), 0xA5, L.total_bytes);  // garbage where the padding must be cleared
+        clear_weight_padding(L, w.host_ptr());
+        pack_weight_rows(L, rows.data(), 0, m * mats, w.host_ptr());
+
+        Operands o = make_operands(c, 4, m, k_tiles, n, g);  // the activations (and one matrix's geometry)
+        MatmulInvocation inv = o.inv;
+        inv.weights = {&w, static_cast<size_t>(mats - 1) * L.mat_bytes};
+        const size_t out_floats = (n - 1) * inv.out_row_stride + m;
+        HostBuffer out_k(out_floats * 4), out_s(out_floats * 4);
+        std::memset(out_k.host_ptr(), 0, out_floats * 4);
+        std::memset(out_s.host_ptr(), 0, out_floats * 4);
+        inv.out = {&out_k, 0};
+        sim_run_matmul(inv, pool, SimExec::kernels);
+        inv.out = {&out_s, 0};
+        const Status st = sim_run_matmuls_stream({Invocation::of(inv)}, pool);
+        ASSERT_TRUE(st.ok) << st.message;
+        ASSERT_EQ(0, std::memcmp(out_k.host_ptr(), out_s.host_ptr(), out_floats * 4));
+        size_t nonzero = 0;
+        for (size_t i = 0; i < out_floats; ++i) nonzero += static_cast<const float *>(out_s.host_ptr())[i] != 0.0f;
+        EXPECT_GT(nonzero, static_cast<size_t>(m * n / 2));  // real values were compared
+
+        CutBuffer short_w(w, L.total_bytes - 4);
+        inv.weights = {&short_w, static_cast<size_t>(mats - 1) * L.mat_bytes};
+        const Status cut = sim_run_matmuls_stream({Invocation::of(inv)}, pool);
+        ASSERT_FALSE(cut.ok);
+        EXPECT_NE(cut.message.find("the weights hold " + std::to_string(L.stream_bytes() - 4) + " bytes"), std::string::npos)
+            << cut.message;
+        EXPECT_NE(cut.message.find("the stream reads " + std::to_string(L.stream_bytes())), std::string::npos) << cut.message;
+    }
+}
+
 // --- Bad input -------------------------------------------------------------------------------------
 
 MatmulSequenceShape q4k_shape() {

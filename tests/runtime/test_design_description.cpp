@@ -86,6 +86,48 @@ TEST(DesignDescription, BrokenDescriptionsNameTheField) {
               std::string::npos);
 }
 
+// Packed weights carry the tail room of the contract table's families in whole groups of
+// kWeightRowTileGroup row tiles (contracts/weight-layout.h). A design that groups contracts otherwise,
+// or whose columns are not a divisor of that group tall, would read past them: refused with the reason.
+TEST(DesignDescription, DesignsThePackedTailRoomDoesNotCoverAreRefused) {
+    std::string text = file_text(XDNA_DATAFLOW_JSON);
+    auto with = [&](const std::string & from, const std::string & to) {
+        std::string t = text;
+        const size_t at = t.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        return t.replace(at, from.size(), to);
+    };
+    // Q4_K moved into the legacy family: its tail room is for a Q6_K window, legacy W objects are Q8_0 tiles.
+    std::string t2 = with("\"legacy\": [\"mm_q4_0_a8\"", "\"legacy\": [\"mm_q4_K_a8\", \"mm_q4_0_a8\"");
+    t2 = t2.replace(t2.find("\"kquant\": [\"mm_q4_K_a8\", "), std::string("\"kquant\": [\"mm_q4_K_a8\", ").size(), "\"kquant\": [");
+    const DesignRead regrouped = parse_design_description(t2);
+    ASSERT_TRUE(regrouped.ok()) << regrouped.error;
+    FamilyBuffers b;
+    std::string err;
+    EXPECT_FALSE(family_buffers(regrouped.design, "legacy", 4, b, err));
+    EXPECT_NE(err.find("family legacy names contract 'mm_q4_K_a8', which the contract table puts in family kquant"),
+              std::string::npos) << err;
+
+    MatmulSequenceShape s;
+    s.contract = "mm_q4_K_a8";
+    s.tile_n = 4;
+    s.m_tiles = 6;
+    s.n_tiles = 1;
+    s.k_tiles = 2;
+    s.out_row_stride = 8 * 64;
+    s.weight_tile_bytes = 9216;
+    s.act_tile_bytes = 1216;
+    const DesignRead three = parse_design_description(with("\"core_rows\": 4", "\"core_rows\": 3"));
+    ASSERT_TRUE(three.ok()) << three.error;
+    const MatmulSequence seq = build_matmul_sequence(three.design, s);
+    ASSERT_FALSE(seq.ok());
+    EXPECT_NE(seq.error.find("3 core rows per column; packed weights come in groups of 4 row tiles"), std::string::npos)
+        << seq.error;
+    const DesignRead two = parse_design_description(with("\"core_rows\": 4", "\"core_rows\": 2"));
+    ASSERT_TRUE(two.ok()) << two.error;
+    EXPECT_TRUE(build_matmul_sequence(two.design, s).ok()) << build_matmul_sequence(two.design, s).error;
+}
+
 TEST(MatmulSequence, WordsDecodeToTheBdsOfTheDesign) {
     const DesignDescription & d = matmul_design().design;
     MatmulSequenceShape s;

@@ -21,6 +21,7 @@ struct RecordedRun {
     std::vector<uint32_t> instructions;  // the whole instruction BO, instruction_count words
     std::vector<uint32_t> params;
     size_t                weights_offset = 0, weights_size = 0;       // within the parent BO
+    const void *          weights_data = nullptr;  // the memory the weights argument maps
     size_t                activations_offset = 0, activations_size = 0;
     size_t                output_offset = 0, output_size = 0;
     int                   context = -1;  // which hardware context ran it

@@ -362,7 +362,7 @@ void execute_run(const xrt::run & r, int ctx_id) {
         rec.instructions.resize(words);
         std::memcpy(rec.instructions.data(), instr, words * sizeof(uint32_t));
     }
-    range(3, rec.weights_offset, rec.weights_size);
+    rec.weights_data = range(3, rec.weights_offset, rec.weights_size);
     range(4, rec.activations_offset, rec.activations_size);
     auto * out = reinterpret_cast<float *>(range(5, rec.output_offset, rec.output_size));
     if (auto * p = reinterpret_cast<const uint32_t *>(range(6, o, s))) {

@@ -1,6 +1,7 @@
 // The XRT device's control flow on the mock XRT (mock-control.h): kernel loading and its failures,
 // argument layout as XRT receives it, runlists per hardware context, run errors and timeouts.
 #include "runtime/installed-kernels.h"
+#include "contracts/weight-layout.h"
 #include "control/control-ops.h"
 #include "runtime/design-description.h"
 #include "runtime/kernel-files.h"
@@ -439,6 +440,80 @@ TEST_F(XrtDeviceTest, ALateCompletionAfterATimeoutWritesNoCallerMemory) {
     EXPECT_EQ(xrt_mock::control().runs.size(), runs_before + 2);
     EXPECT_EQ(0, std::memcmp(o->host_ptr(), out_before.data(), out_before.size())) << "a late write reached the output";
     EXPECT_EQ(0, std::memcmp(a->host_ptr(), act_before.data(), act_before.size()));
+}
+
+// Packed weights carry the tail room their instruction stream reads (contracts/weight-layout.h): for
+// every contract, the last expert of a stack of 3 matrices of M = 67 rows (2 row tiles of a group of 4)
+// in a buffer of exactly the packed tensor's size runs with the weights argument mapping that buffer's
+// own bytes (a sub-buffer, not a staging copy) and exactly the stream's window. A buffer 4 bytes short
+// fails the batch with the sizes, before anything is submitted.
+TEST_F(XrtDeviceTest, WeightsAreReadInPlaceForEveryContractAtOddRowsAndTheLastExpert) {
+    json entries = json::array();
+    for (const MatmulContract & c : all_matmul_contracts()) {
+        const std::string file = std::string(c.name) + ".xclbin";
+        write_file(dir_ + "/" + file, xrt_mock::make_xclbin({{"MLIR_AIE", 7}}, static_cast<int>(entries.size()) + 3));
+        entries.push_back(entry(c.name, 4, c.tile_k, file));
+    }
+    write_manifest(entries);
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    const DesignDescription & d = matmul_design().design;
+    for (const MatmulContract & c : all_matmul_contracts()) {
+        SCOPED_TRACE(c.name);
+        const int64_t m = 67, mats = 3, n = 3;
+        const int64_t ne[4] = {c.tile_k + ggml_blck_size(c.weight_type), m, mats, 1};
+        WeightLayout L;
+        ASSERT_TRUE(make_weight_layout(c.weight_type, ne, L));
+        FamilyBuffers fb;
+        std::string   err;
+        ASSERT_TRUE(family_buffers(d, d.family_of(c.name), 4, fb, err)) << err;
+        MatmulInvocation inv;
+        inv.contract = &c;
+        inv.tile = c.tile(4);
+        inv.m = m;
+        inv.n = n;
+        inv.m_tiles = L.m_tiles;
+        inv.n_tiles = 1;
+        inv.k_tiles = L.k_tiles;
+        inv.weight_tile_bytes = L.tile_bytes;
+        inv.act_tile_bytes = fb.a_obj;
+        inv.out_row_stride = m;
+        auto w = dev->allocate(L.total_bytes, BufferRole::weights);
+        auto a = dev->allocate(inv.activation_bytes(), BufferRole::data);
+        auto o = dev->allocate(n * m * sizeof(float), BufferRole::data);
+        ASSERT_TRUE(w && a && o);
+        const size_t last = static_cast<size_t>(mats - 1) * L.mat_bytes;
+        inv.weights = {w.get(), last};
+        inv.activations = {a.get(), 0};
+        inv.out = {o.get(), 0};
+        const MatmulSequence want = expected_stream(inv);
+        ASSERT_TRUE(want.ok()) << want.error;
+        EXPECT_EQ(want.weights_bytes, L.stream_bytes());
+        EXPECT_EQ(last + want.weights_bytes, L.total_bytes);  // the last window ends at the tensor's end
+
+        xrt_mock::control().runs.clear();
+        Batch batch;
+        batch.invocations.push_back(Invocation::of(inv));
+        Status st = dev->run(batch, std::chrono::milliseconds(1000));
+        ASSERT_TRUE(st.ok) << st.message;
+        ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+        const auto & r = xrt_mock::control().runs[0];
+        EXPECT_EQ(r.weights_data, static_cast<const char *>(w->host_ptr()) + last) << "the weights were copied";
+        EXPECT_EQ(r.weights_offset, last);
+        EXPECT_EQ(r.weights_size, want.weights_bytes);
+
+        auto cut = dev->allocate(L.total_bytes - 4, BufferRole::weights);
+        ASSERT_TRUE(cut);
+        batch.invocations[0].matmul.weights = {cut.get(), last};
+        xrt_mock::control().runs.clear();
+        st = dev->run(batch, std::chrono::milliseconds(1000));
+        EXPECT_FALSE(st.ok);
+        EXPECT_NE(st.message.find("the weights hold " + std::to_string(want.weights_bytes - 4) + " bytes"), std::string::npos)
+            << st.message;
+        EXPECT_NE(st.message.find("reads " + std::to_string(want.weights_bytes)), std::string::npos) << st.message;
+        EXPECT_TRUE(xrt_mock::control().runs.empty());
+    }
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
 }
 
 TEST_F(XrtDeviceTest, RefusesForeignBuffersAndOutOfRangeOperands) {
