@@ -4,14 +4,15 @@
 # otherwise the simulated XDNA2 NPU. Builds what is missing first (as scripts/demo.sh does).
 #
 # usage: scripts/serve.sh [llama-server options...]   e.g. --port 9000, -np 4, -m other.gguf
-# env:   DEMO_PRESET (tiny, 1b or tiny-moe; see README "Demo models"), DEMO_QUANT (Q4_K_M, Q8_0, F16)
+# env:   DEMO_PRESET (trained, the default; tiny, 1b or tiny-moe: see README "Demo models"),
+#        DEMO_QUANT (Q4_K_M, Q8_0, F16)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build_dir=${BUILD_DIR:-$root/build}
 
 llama=$(BUILD_DIR=$build_dir "$here/build.sh" | tail -n 1)
-preset=${DEMO_PRESET:-tiny}
+preset=${DEMO_PRESET:-trained}
 models=$(BUILD_DIR=$build_dir "$here/make-demo-model.sh" "$preset" | tail -n 1)
 
 if [ -z "${GGML_XDNA_DEVICE:-}" ]; then
