@@ -16,7 +16,8 @@
 //
 // The graph is llama.cpp's Llama graph, op for op (RMS norm, RoPE in llama.cpp's "norm" mode, causal
 // softmax attention with scale 1/sqrt(head_dim), SwiGLU FFN, untied output head), so the GGUF needs no
-// conversion: llama-perplexity on held-out text reproduces the validation loss printed here.
+// conversion. tests/e2e/trained-model.sh checks that llama.cpp reads it as trained: llama-perplexity on
+// the corpus gives 167 for this model and 309 for one trained with the other RoPE layout (NeoX's).
 
 #include "demo-gguf.h"
 
@@ -324,6 +325,10 @@ int main(int argc, char ** argv) {
     };
     usable(train_starts, train_stream.size());
     usable(val_starts, val_stream.size());
+    if (train_starts.empty() || val_starts.empty()) {
+        die("no document starts a whole sequence of %lld tokens in the %s set", (long long) n_ctx,
+            train_starts.empty() ? "training" : "held-out");
+    }
     printf("corpus: %zu documents, %zu bytes, %zu training tokens, %zu held out; %lld of %lld tokens used\n",
            n_docs, n_bytes, train_stream.size(), val_stream.size(), (long long) n_used, (long long) n_vocab);
 
