@@ -6,6 +6,7 @@
 // byte of their W and A objects and write every float of their C tile, so a FIFO object smaller than the
 // family's tiles is an out-of-range access too.
 #include "dma-fuzz-input.h"
+#include "fuzz-support.h"
 #include "runtime/design-description.h"
 #include "sim/dma-interpreter.h"
 
@@ -14,31 +15,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-namespace {
-
-size_t g_w_bytes = 0, g_a_bytes = 0, g_c_floats = 0;
-
-void stand_in_kernel(const uint8_t * w, const uint8_t * a, float * c) {
-    uint32_t h = 0;
-    for (size_t i = 0; i < g_w_bytes; ++i) {
-        h = h * 31 + w[i];
-    }
-    for (size_t i = 0; i < g_a_bytes; ++i) {
-        h = h * 31 + a[i];
-    }
-    for (size_t i = 0; i < g_c_floats; ++i) {
-        c[i] += static_cast<float>(h & 0xFF);
-    }
-}
-
-void stand_in_zero(float * c) {
-    for (size_t i = 0; i < g_c_floats; ++i) {
-        c[i] = 0.0f;
-    }
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     const xdna::DesignRead & design = xdna::matmul_design();
@@ -50,20 +26,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     std::memcpy(&select, data, 4);
     const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[select % xdna_fuzz::kDmaFuzzTargetCount];
     // The core objects of this xclbin: what a real kernel would read and write.
-    xdna::FamilyBuffers fb;
+    xdna::CoreProgram cores;
     std::string error;
-    const xdna::FifoDesc * w1 = d.fifo("w_l2l1");
-    const xdna::FifoDesc * a1 = d.fifo("a_l2l1");
-    const xdna::FifoDesc * c1 = d.fifo("c_l1l2");
-    if (!xdna::family_buffers(d, t.family, t.tile_n, fb, error) || !w1 || !a1 || !c1) {
+    if (!xdna_fuzz::stand_in_cores(d, t.family, t.tile_n, cores, error)) {
         return 0;
     }
-    g_w_bytes = w1->count * fb.unit(w1->tile);
-    g_a_bytes = a1->count * fb.unit(a1->tile);
-    g_c_floats = c1->count * fb.unit(c1->tile) / sizeof(float);
-    xdna::CoreProgram cores;
-    cores.kernels.assign(d.family_contracts(t.family)->size(), stand_in_kernel);
-    cores.zero = stand_in_zero;
 
     std::vector<uint32_t> words((size - 4) / 4);
     if (!words.empty()) {

@@ -3,9 +3,8 @@
 // test rebuilds each seed and checks the committed file holds exactly it (XDNA_WRITE_FUZZ_SEEDS=1 writes
 // them instead), that it fits the fuzzer's fixed arguments and that it runs to its end on the real
 // kernels there, so the fuzzer starts from whole runs of every family and both token tiles.
-#include "contracts/activation-layout.h"
-#include "contracts/matmul-contract.h"
 #include "dma-fuzz-input.h"
+#include "fuzz-support.h"
 #include "runtime/matmul-sequence.h"
 #include "sim/dma-interpreter.h"
 
@@ -57,15 +56,7 @@ TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArgument
     for (const Seed & s : kSeeds) {
         SCOPED_TRACE(s.file);
         const MatmulContract & c = contract_named(s.contract);
-        MatmulSequenceShape shape;
-        shape.contract = s.contract;
-        shape.tile_n = s.tile_n;
-        shape.m_tiles = s.m_tiles;
-        shape.n_tiles = s.n_tiles;
-        shape.k_tiles = s.k_tiles;
-        shape.out_row_stride = (s.m_tiles + d.core_rows - 1) / d.core_rows * d.core_rows * c.tile_m;
-        shape.weight_tile_bytes = ggml_row_size(c.weight_type, c.tile_k) * c.tile_m;
-        shape.act_tile_bytes = activation_tile_bytes(c, s.tile_n);
+        const MatmulSequenceShape shape = xdna_fuzz::contract_shape(d, c, s.tile_n, s.m_tiles, s.n_tiles, s.k_tiles);
         const MatmulSequence seq = build_matmul_sequence(d, shape);
         ASSERT_TRUE(seq.ok()) << seq.error;
 
@@ -98,8 +89,8 @@ TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArgument
         const DmaRun run = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), n_words, args, nullptr);
         if (s.keep_words == 0) {
             ASSERT_TRUE(run.ok()) << run.error;
-            const int64_t m_rows = (s.m_tiles + d.core_rows - 1) / d.core_rows * d.core_rows;
-            EXPECT_EQ(run.stats.kernel_calls, static_cast<uint64_t>(m_rows * s.n_tiles * s.k_tiles));
+            EXPECT_EQ(run.stats.kernel_calls,
+                      static_cast<uint64_t>(xdna_fuzz::stream_m_rows(d, s.m_tiles) * s.n_tiles * s.k_tiles));
         } else {
             EXPECT_FALSE(run.ok());
         }

@@ -65,14 +65,15 @@ TEST(DesignDescription, FamilyBuffersMatchDesignPysTable) {
     }
 }
 
+// The committed dataflow description with its first `from` replaced by `to`.
+std::string with(const std::string & from, const std::string & to) {
+    std::string t = file_text(XDNA_DATAFLOW_JSON);
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+}
+
 TEST(DesignDescription, BrokenDescriptionsNameTheField) {
-    std::string text = file_text(XDNA_DATAFLOW_JSON);
-    auto with = [&](const std::string & from, const std::string & to) {
-        std::string t = text;
-        const size_t at = t.find(from);
-        EXPECT_NE(at, std::string::npos) << from;
-        return t.replace(at, from.size(), to);
-    };
     EXPECT_NE(parse_design_description("{").error.find("dataflow description"), std::string::npos);
     EXPECT_NE(parse_design_description(with("\"core_rows\": 4", "\"core_rows\": \"4\"")).error.find("core_rows"),
               std::string::npos);
@@ -90,13 +91,6 @@ TEST(DesignDescription, BrokenDescriptionsNameTheField) {
 // kWeightRowTileGroup row tiles (contracts/weight-layout.h). A design that groups contracts otherwise,
 // or whose columns are not a divisor of that group tall, would read past them: refused with the reason.
 TEST(DesignDescription, DesignsThePackedTailRoomDoesNotCoverAreRefused) {
-    std::string text = file_text(XDNA_DATAFLOW_JSON);
-    auto with = [&](const std::string & from, const std::string & to) {
-        std::string t = text;
-        const size_t at = t.find(from);
-        EXPECT_NE(at, std::string::npos) << from;
-        return t.replace(at, from.size(), to);
-    };
     // Q4_K moved into the legacy family: its tail room is for a Q6_K window, legacy W objects are Q8_0 tiles.
     std::string t2 = with("\"legacy\": [\"mm_q4_0_a8\"", "\"legacy\": [\"mm_q4_K_a8\", \"mm_q4_0_a8\"");
     t2 = t2.replace(t2.find("\"kquant\": [\"mm_q4_K_a8\", "), std::string("\"kquant\": [\"mm_q4_K_a8\", ").size(), "\"kquant\": [");

@@ -157,6 +157,33 @@ TEST(WeightLayout, WindowIsTheFamilysLargestTile) {
     EXPECT_EQ(weight_window_bytes(GGML_TYPE_IQ2_XXS), 0u);   // no contract
 }
 
+// A model's matmul weights (type, K, M, matrices) and what their packed layouts add to the GGUF's bytes.
+struct ModelWeight {
+    ggml_type type;
+    int64_t   k, m, mats;
+};
+struct PackedCost {
+    size_t gguf = 0, packed = 0, tail = 0;
+    double percent() const { return 100.0 * static_cast<double>(packed - gguf) / static_cast<double>(gguf); }
+};
+// llama.cpp's Q4_K_M mix gives layer i of n_layer the more precise type for attn_v and ffn_down here.
+bool use_more_bits(int64_t i, int64_t n_layer) {
+    return i < n_layer / 8 || i >= 7 * n_layer / 8 || (i - n_layer / 8) % 3 == 2;
+}
+
+PackedCost packed_cost(const std::vector<ModelWeight> & weights) {
+    PackedCost c;
+    for (const ModelWeight & w : weights) {
+        const int64_t ne[4] = {w.k, w.m, w.mats, 1};
+        WeightLayout L;
+        EXPECT_TRUE(make_weight_layout(w.type, ne, L)) << ggml_type_name(w.type);
+        c.gguf += L.original_bytes();
+        c.packed += L.total_bytes;
+        c.tail += L.tail_bytes;
+    }
+    return c;
+}
+
 // What the tail room costs on a real model: every matmul weight of Llama-3.1-8B in llama.cpp's Q4_K_M
 // mix (32 layers; attn_v and ffn_down Q6_K in the layers llama.cpp's use_more_bits picks, Q4_K
 // elsewhere; output Q6_K; token_embd is read by GET_ROWS on the CPU and never packed). The packed
@@ -164,33 +191,21 @@ TEST(WeightLayout, WindowIsTheFamilysLargestTile) {
 // docs/kernels.md); the figure is printed for docs/kernels.md.
 TEST(WeightLayout, TailRoomOfLlama31_8B_Q4_K_M_IsTiny) {
     const int64_t n_layer = 32, n_embd = 4096, n_kv = 1024, n_ff = 14336, n_vocab = 128256;
-    auto use_more_bits = [&](int64_t i) { return i < n_layer / 8 || i >= 7 * n_layer / 8 || (i - n_layer / 8) % 3 == 2; };
-    struct T {
-        ggml_type type;
-        int64_t   k, m;
-    };
-    std::vector<T> tensors;
+    std::vector<ModelWeight> tensors;
     for (int64_t i = 0; i < n_layer; ++i) {
-        const ggml_type more = use_more_bits(i) ? GGML_TYPE_Q6_K : GGML_TYPE_Q4_K;
-        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_embd});  // attn_q
-        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_kv});    // attn_k
-        tensors.push_back({more, n_embd, n_kv});              // attn_v
-        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_embd});  // attn_output
-        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_ff});    // ffn_gate
-        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_ff});    // ffn_up
-        tensors.push_back({more, n_ff, n_embd});              // ffn_down
+        const ggml_type more = use_more_bits(i, n_layer) ? GGML_TYPE_Q6_K : GGML_TYPE_Q4_K;
+        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_embd, 1});  // attn_q
+        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_kv, 1});    // attn_k
+        tensors.push_back({more, n_embd, n_kv, 1});              // attn_v
+        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_embd, 1});  // attn_output
+        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_ff, 1});    // ffn_gate
+        tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_ff, 1});    // ffn_up
+        tensors.push_back({more, n_ff, n_embd, 1});              // ffn_down
     }
-    tensors.push_back({GGML_TYPE_Q6_K, n_embd, n_vocab});  // output
-    size_t gguf = 0, packed = 0, tail = 0;
-    for (const T & t : tensors) {
-        const int64_t ne[4] = {t.k, t.m, 1, 1};
-        WeightLayout L;
-        ASSERT_TRUE(make_weight_layout(t.type, ne, L));
-        gguf += L.original_bytes();
-        packed += L.total_bytes;
-        tail += L.tail_bytes;
-    }
-    const double pct = 100.0 * static_cast<double>(packed - gguf) / static_cast<double>(gguf);
+    tensors.push_back({GGML_TYPE_Q6_K, n_embd, n_vocab, 1});  // output
+    const PackedCost cost = packed_cost(tensors);
+    const size_t gguf = cost.gguf, packed = cost.packed, tail = cost.tail;
+    const double pct = cost.percent();
     std::printf("Llama-3.1-8B Q4_K_M, %zu matmul weights: %zu GGUF bytes, %zu packed, +%zu (%.5f %%), of which tail room %zu\n",
                 tensors.size(), gguf, packed, packed - gguf, pct, tail);
     EXPECT_EQ(packed - gguf, tail) << "these shapes are whole tiles and whole groups: only tail room is added";
@@ -203,14 +218,9 @@ TEST(WeightLayout, TailRoomOfLlama31_8B_Q4_K_M_IsTiny) {
 // router's 128 rows are 2 row tiles, stored as a group of 4: it, not the tail room, is most of the cost.
 TEST(WeightLayout, TailRoomOfQwen3_30B_A3B_Q4_K_M_StaysUnderOnePercent) {
     const int64_t n_layer = 48, n_embd = 2048, n_q = 4096, n_kv = 512, n_ff = 768, n_expert = 128, n_vocab = 151936;
-    auto use_more_bits = [&](int64_t i) { return i < n_layer / 8 || i >= 7 * n_layer / 8 || (i - n_layer / 8) % 3 == 2; };
-    struct T {
-        ggml_type type;
-        int64_t   k, m, mats;
-    };
-    std::vector<T> tensors;
+    std::vector<ModelWeight> tensors;
     for (int64_t i = 0; i < n_layer; ++i) {
-        const ggml_type more = use_more_bits(i) ? GGML_TYPE_Q6_K : GGML_TYPE_Q4_K;
+        const ggml_type more = use_more_bits(i, n_layer) ? GGML_TYPE_Q6_K : GGML_TYPE_Q4_K;
         tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_q, 1});        // attn_q
         tensors.push_back({GGML_TYPE_Q4_K, n_embd, n_kv, 1});       // attn_k
         tensors.push_back({more, n_embd, n_kv, 1});                 // attn_v
@@ -221,16 +231,9 @@ TEST(WeightLayout, TailRoomOfQwen3_30B_A3B_Q4_K_M_StaysUnderOnePercent) {
         tensors.push_back({more, n_ff, n_embd, n_expert});            // ffn_down_exps
     }
     tensors.push_back({GGML_TYPE_Q6_K, n_embd, n_vocab, 1});  // output
-    size_t gguf = 0, packed = 0, tail = 0;
-    for (const T & t : tensors) {
-        const int64_t ne[4] = {t.k, t.m, t.mats, 1};
-        WeightLayout L;
-        ASSERT_TRUE(make_weight_layout(t.type, ne, L));
-        gguf += L.original_bytes();
-        packed += L.total_bytes;
-        tail += L.tail_bytes;
-    }
-    const double pct = 100.0 * static_cast<double>(packed - gguf) / static_cast<double>(gguf);
+    const PackedCost cost = packed_cost(tensors);
+    const size_t gguf = cost.gguf, packed = cost.packed, tail = cost.tail;
+    const double pct = cost.percent();
     std::printf("Qwen3-30B-A3B Q4_K_M, %zu matmul weights: %zu GGUF bytes, %zu packed, +%zu (%.4f %%), of which tail room %zu\n",
                 tensors.size(), gguf, packed, packed - gguf, pct, tail);
     EXPECT_LT(pct, 1.0);
