@@ -349,19 +349,24 @@ TEST(StreamRefusal, RtpWordsTheCoreCannotHoldAreRefused) {
     s.out_row_stride = 512;
     s.weight_tile_bytes = 9216;
     s.act_tile_bytes = 1216;
-    s.n_tiles = int64_t(1) << 31;  // output tiles of column 0: 2^31, one past int32
-    const MatmulSequence seq = build_matmul_sequence(design(), s);
-    ASSERT_FALSE(seq.ok());
-    EXPECT_NE(seq.error.find("RTP word 'output tiles' of column 0 would be 2147483648"), std::string::npos) << seq.error;
-    EXPECT_TRUE(seq.words.empty());
-    // At the bound itself, on a description whose words hold at most 6: 2 groups, one round, so column
-    // 0 runs n_tiles output tiles: 6 is taken, 7 is not.
+    // At the bound, on a description whose words hold at most 6: 2 groups in one round, so column 0 runs
+    // n_tiles output tiles: 6 is taken, 7 is refused (first, so that a builder without the check stops
+    // the test here instead of building the stream below).
     DesignDescription small = design();
     small.rtp_word_max = 6;
     s.n_tiles = 6;
     EXPECT_TRUE(build_matmul_sequence(small, s).ok());
     s.n_tiles = 7;
-    EXPECT_NE(build_matmul_sequence(small, s).error.find("'output tiles' of column 0 would be 7"), std::string::npos);
+    const MatmulSequence seven = build_matmul_sequence(small, s);
+    ASSERT_FALSE(seven.ok());
+    EXPECT_NE(seven.error.find("'output tiles' of column 0 would be 7"), std::string::npos) << seven.error;
+    // The committed design: int32 words.
+    s.n_tiles = int64_t(1) << 31;  // output tiles of column 0: 2^31, one past int32
+    const MatmulSequence seq = build_matmul_sequence(design(), s);
+    ASSERT_FALSE(seq.ok());
+    EXPECT_NE(seq.error.find("RTP word 'output tiles' of column 0 would be 2147483648: the core program reads it as an int32"),
+              std::string::npos) << seq.error;
+    EXPECT_TRUE(seq.words.empty());
     s.n_tiles = 1;
     s.contract = "mm_nothing";
     EXPECT_NE(build_matmul_sequence(design(), s).error.find("serves no contract"), std::string::npos);
