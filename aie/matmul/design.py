@@ -169,6 +169,16 @@ RTP_CONTRACT, RTP_OUT_TILES, RTP_K_TILES, RTP_VERSION = (_PROG["rtp_words"][k] f
                                                          ("contract", "out_tiles", "k_tiles", "version"))
 RTP_WORDS = _PROG["rtp_word_count"]
 RTP_LAYOUT_VERSION = _PROG["rtp_layout_version"]
+RTP_WORD_MAX = _PROG["rtp_word_max"]  # the core reads the words as int32
+# The barrier of every core (aie/matmul/README.md, "The runtime-parameter barrier"): the sequence writes
+# the RTP words, then BARRIER_SET into the lock (barrier.set); the core waits (wait_for_value: an acquire
+# that leaves the lock's value as it is), reads the words and releases (release_with_value: adds to the
+# lock), so its next pass waits for the next invocation's set instead of reading these words again.
+_BARRIER = _PROG["barrier"]
+BARRIER_SET = _BARRIER["set_value"]
+BARRIER_ACQUIRE_MODE, BARRIER_ACQUIRE = _BARRIER["acquire"]["mode"], _BARRIER["acquire"]["value"]
+BARRIER_RELEASE = _BARRIER["release"]["value"]
+LOCK_MAX_VALUE = _BARRIER["max_value"]
 PARAMS_WORDS = DATAFLOW["params_words"]  # the runtime's params BO (src/runtime/invocation-args.h); passed, not read by DMA
 
 
@@ -279,6 +289,7 @@ class Plan:
     schedule: dict = field(default_factory=dict)
     traffic: dict = field(default_factory=dict)
     tensors: dict = field(default_factory=dict)
+    core_program: dict = field(default_factory=dict)
     checks: list = field(default_factory=list)
 
 
@@ -408,7 +419,38 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
             check(f"DMA channels {tile} {d}", used <= avail, f"{used} of {avail}")
 
     _plan_shape(p, chosen, check)
+    _plan_core_program(p, check)
     return p
+
+
+def _plan_core_program(p, check):
+    """The RTP words of this invocation and the barrier every core passes once per invocation."""
+    out_tiles = p.schedule["output tiles per core (RTP)"]
+    words = {"contract": p.contract_index, "output tiles (largest of a core)": max(out_tiles, default=0),
+             "K tiles": p.k_tiles, "layout version": RTP_LAYOUT_VERSION}
+    # The lock's value after a core's pass: an equal acquire leaves the set value, the release adds to it.
+    equal = BARRIER_ACQUIRE_MODE == "equal"
+    after = (BARRIER_SET if equal else BARRIER_SET - BARRIER_ACQUIRE) + BARRIER_RELEASE
+    p.core_program = {
+        "RTP words": words,
+        "barrier lock": _BARRIER["lock"],
+        "sequence: barrier.set": BARRIER_SET,
+        f"core: wait_for_value (acquire {BARRIER_ACQUIRE_MODE})": BARRIER_ACQUIRE,
+        "core: release_with_value, after the RTP reads": BARRIER_RELEASE,
+        "lock after a core's pass": after,
+    }
+    check("barrier: the core waits as IRON's wait_for_value does", equal,
+          f"acquire mode {BARRIER_ACQUIRE_MODE!r} (wait_for_value is aie.use_lock Acquire: acquire_equal)")
+    check("barrier: the sequence's set opens the core's wait", BARRIER_SET == BARRIER_ACQUIRE,
+          f"set {BARRIER_SET}, wait_for_value {BARRIER_ACQUIRE}")
+    check("barrier: released after the RTP words are read", BARRIER_RELEASE > 0 and after != BARRIER_ACQUIRE,
+          f"release_with_value({BARRIER_RELEASE}) leaves the lock at {after}: " +
+          ("the core's next pass waits for the next invocation's set" if BARRIER_RELEASE > 0 and after != BARRIER_ACQUIRE
+           else "the core's next pass would not wait and would read this invocation's RTP words again"))
+    check("barrier: lock values within the lock's range", 0 <= after <= LOCK_MAX_VALUE,
+          f"{after} of 0..{LOCK_MAX_VALUE}")
+    check("RTP words fit the core's int32 words", all(0 <= v <= RTP_WORD_MAX for v in words.values()),
+          f"largest {max(words.values())} <= {RTP_WORD_MAX}")
 
 
 def _plan_shape(p, chosen, check):
@@ -542,6 +584,9 @@ def print_plan_text(p, out=sys.stdout):
     w("DRAM traffic of this invocation:\n")
     for k, v in p.traffic.items():
         w(f"  {k}: {v}\n")
+    w("core program (every core, once per invocation):\n")
+    for k, v in p.core_program.items():
+        w(f"  {k}: {v}\n")
     w("\nchecks:\n")
     for what, ok, detail in p.checks:
         w(f"  [{'ok' if ok else 'FAIL'}] {what}: {detail}\n")
@@ -613,11 +658,18 @@ def emit_mlir(p, kernel_object):
             dispatch(kernels, sel, w, a, c, i + 1)
 
     def core_fn(w_in, a_in, c_out, rtp, barrier, zero_k, *kernels):
-        # Once per invocation: the instruction stream writes the RTP words, then releases the barrier.
-        barrier.wait_for_value(1)
+        # Once per invocation: the instruction stream writes the RTP words, then sets the barrier.
+        # wait_for_value is aie.use_lock(Acquire), an acquire_equal: it waits for the value and leaves it
+        # in the lock (mlir-aie python/iron/worker.py, WorkerRuntimeBarrier; UG1583 acquire_equal). The
+        # Worker loops over this body, so without the release below the next pass would not wait and
+        # would read these words again for the next invocation (amd/IRON iron/operators/flm/gemm/README.md,
+        # "Runtime parameters"). Releasing before the work is safe: the stream sets the barrier again
+        # only after it has drained this invocation's C.
+        barrier.wait_for_value(BARRIER_ACQUIRE)
         sel = rtp[RTP_CONTRACT]
         out_tiles = rtp[RTP_OUT_TILES]
         k_tiles = rtp[RTP_K_TILES]
+        barrier.release_with_value(BARRIER_RELEASE)
         for _ in range_(out_tiles):
             c = c_out.acquire(1)
             zero_k(c)
@@ -671,7 +723,7 @@ def emit_mlir(p, kernel_object):
             rtp[RTP_OUT_TILES] = out_tiles[col]
             rtp[RTP_K_TILES] = p.k_tiles
             rtp[RTP_VERSION] = RTP_LAYOUT_VERSION  # names the layout to whoever reads core memory
-            barrier.set(1)
+            barrier.set(BARRIER_SET)  # after the words: the core reads them once the lock holds this value
         previous = None
         for j in range(p.schedule["rounds (j)"]):
             for n in range(p.n_tiles):

@@ -204,8 +204,21 @@ DesignDescription parse(const json & j) {
     d.rtp_k_tiles = static_cast<int>(get_int(words, "k_tiles", ".core_program.rtp_words", 0, hi));
     d.rtp_version = static_cast<int>(get_int(words, "version", ".core_program.rtp_words", 0, hi));
     d.rtp_layout_version = static_cast<uint32_t>(get_int(prog, "rtp_layout_version", ".core_program", 0, 1 << 30));
-    d.barrier_lock = static_cast<uint32_t>(get_int(prog, "barrier_lock", ".core_program", 0, 15));
-    d.barrier_value = static_cast<uint32_t>(get_int(prog, "barrier_value", ".core_program", 1, 63));
+    d.rtp_word_max = static_cast<uint32_t>(get_int(prog, "rtp_word_max", ".core_program", 1, INT32_MAX));
+    const json & bar = at(prog, "barrier", ".core_program");
+    d.lock_max_value = static_cast<uint32_t>(get_int(bar, "max_value", ".core_program.barrier", 1, 127));
+    const int64_t lock_max = d.lock_max_value;
+    d.barrier_lock = static_cast<uint32_t>(get_int(bar, "lock", ".core_program.barrier", 0, 15));
+    d.barrier_value = static_cast<uint32_t>(get_int(bar, "set_value", ".core_program.barrier", 1, lock_max));
+    const json & acq = at(bar, "acquire", ".core_program.barrier");
+    const std::string mode = get_str(acq, "mode", ".core_program.barrier.acquire");
+    if (mode != "equal" && mode != "greater_equal") {
+        throw FieldError{".core_program.barrier.acquire.mode: '" + mode + "' is neither 'equal' nor 'greater_equal'"};
+    }
+    d.barrier_acquire_ge = mode == "greater_equal";
+    d.barrier_acquire_value = static_cast<uint32_t>(get_int(acq, "value", ".core_program.barrier.acquire", 1, lock_max));
+    d.barrier_release_value = static_cast<uint32_t>(
+        get_int(at(bar, "release", ".core_program.barrier"), "value", ".core_program.barrier.release", 0, lock_max));
 
     const json & budget = at(j, "core_budget", "");
     d.core_data_bytes = static_cast<size_t>(get_int(budget, "core_data_bytes", ".core_budget", 1, 1 << 24));

@@ -45,11 +45,20 @@ struct DesignDescription {
     int arg_weights = -1, arg_activations = -1, arg_out = -1, arg_params = -1;
     std::vector<FifoDesc> fifos;
     int l2_depth = 0, c_depth_max = 0;
-    // The core program's runtime parameters.
+    // The core program's runtime parameters: words of core memory the stream writes, which keep their
+    // values across invocations. The core reads them as int32: no word carries more than rtp_word_max.
     uint32_t rtp_core_address = 0;
     int rtp_contract = 0, rtp_out_tiles = 0, rtp_k_tiles = 0, rtp_version = 0, rtp_word_count = 0;
     uint32_t rtp_layout_version = 0;
+    uint32_t rtp_word_max = 0;
+    // The barrier (core_program.barrier): the stream writes barrier_value into lock barrier_lock's value
+    // register after the RTP words; the core acquires (equal: waits until the lock holds the value and
+    // leaves it; greater-equal: waits until it holds at least the value and subtracts it), reads the RTP
+    // words, then releases (adds barrier_release_value; 0: the core program has no release).
     uint32_t barrier_lock = 0, barrier_value = 0;
+    bool     barrier_acquire_ge = false;
+    uint32_t barrier_acquire_value = 0, barrier_release_value = 0;
+    uint32_t lock_max_value = 0;
     // Budgets the buffers are sized against.
     size_t core_data_bytes = 0, memtile_bytes = 0, kernel_data_bytes = 0;
     // The stack each family's kernel needs at a token tile (scratch arrays + spills + frames), as the

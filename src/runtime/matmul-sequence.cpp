@@ -188,17 +188,29 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     out.stream.header.cols = static_cast<uint8_t>(d.max_columns);
     Builder b{d, out};
 
-    // 1. Runtime parameters and the barrier, per core.
+    // 1. Runtime parameters and the barrier, per core: the RTP words into core memory, then the barrier
+    //    lock's value, which lets the core acquire it (it then reads the words and releases the lock:
+    //    design.py core_fn; the simulator's model is sim/core-locks.h). The core reads each word as an
+    //    int32 loop count or selector: a value past rtp_word_max is refused, never wrapped.
     const int contract_index = d.contract_index(out.family, s.contract);
     for (int c = 0; c < cols; ++c) {
         int64_t col_rounds = 0;
         for (int64_t j = 0; j < out.rounds; ++j) {
             col_rounds += (j * cols + c) < out.m_groups ? 1 : 0;
         }
+        const int64_t out_tiles = col_rounds * s.n_tiles;
+        for (const auto & [what, v] : {std::pair<const char *, int64_t>{"contract", contract_index}, {"output tiles", out_tiles},
+                                       {"K tiles", s.k_tiles}, {"layout version", d.rtp_layout_version}}) {
+            if (v < 0 || v > static_cast<int64_t>(d.rtp_word_max)) {
+                out.error = std::string("RTP word '") + what + "' of column " + std::to_string(c) + " would be " + std::to_string(v) +
+                            ": the core program reads it as an int32 (at most " + std::to_string(d.rtp_word_max) + ")";
+                return out;
+            }
+        }
         for (int r = 0; r < rows; ++r) {
             std::vector<uint32_t> rtp(d.rtp_word_count, 0);
             rtp[d.rtp_contract] = static_cast<uint32_t>(contract_index);
-            rtp[d.rtp_out_tiles] = static_cast<uint32_t>(col_rounds * s.n_tiles);
+            rtp[d.rtp_out_tiles] = static_cast<uint32_t>(out_tiles);
             rtp[d.rtp_k_tiles] = static_cast<uint32_t>(s.k_tiles);
             rtp[d.rtp_version] = d.rtp_layout_version;
             const uint32_t row = static_cast<uint32_t>(d.first_core_row + r);

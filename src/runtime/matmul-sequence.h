@@ -4,13 +4,16 @@
 // shim DMAs' sizes, strides and repeat counts live in this stream, built here per shape from the
 // design's description (design-description.h). It writes, in order:
 //   1. per core: the RTP words (contract, output tiles, K tiles, layout version) into core memory, then
-//      the barrier lock that lets the core program start;
+//      the barrier lock's value that lets the core acquire its barrier; the core reads the words and
+//      releases the lock (aie/matmul/README.md, "The runtime-parameter barrier"), so the next
+//      invocation's set is what lets it pass again;
 //   2. per step (round j, token tile n), per active column: the W fill (K chunks as chained BDs, one
 //      queue push on the W channel), the A fill (likewise), the C drain (one BD, pushed with a completion
 //      token); two steps in flight (the design's BD slots), so the sync of step s-1 follows the pushes
 //      of step s; a final sync for the last step.
-// Every BD goes through control::check_shim_bd; a shape that breaks a hardware limit is refused with the
-// reason (never a stream an NPU would misexecute). Address patches are relative to each operand's
+// Every BD goes through control::check_shim_bd; a shape that breaks a hardware limit or the design's
+// (a contract the design does not serve, K beyond its BD slots, an RTP word the core cannot hold, ...)
+// is refused with the reason (never a stream an NPU would misexecute). Address patches are relative to each operand's
 // kernel argument, so a stream depends on the shape only and is reused across tokens.
 #pragma once
 

@@ -3,6 +3,7 @@
 #include "control/control-ops.h"
 #include "control/shim-bd.h"
 #include "runtime/matmul-sequence.h"
+#include "sim/core-locks.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -106,12 +107,14 @@ struct Channel {
     uint64_t         tokens_done = 0, tokens_awaited = 0;
 };
 
+// A core's progress through the pass it is on; its barrier lock, RTP words and pass outlive the run
+// (core-locks.h: `side`, the loaded design's).
 struct Core {
-    bool              started = false;
+    CoreSide *        side = nullptr;
     CoreProgram::Kernel kernel = nullptr;
-    uint32_t          out_tiles = 0, k_tiles = 0, out_done = 0, k_done = 0;
+    uint32_t          out_done = 0, k_done = 0;
     bool              in_tile = false;
-    std::unordered_map<uint32_t, uint32_t> memory;  // core data memory words written by the stream
+    bool running() const { return side->phase == CoreSide::Phase::running; }
 };
 
 struct Interp;
@@ -149,6 +152,7 @@ struct Column {
     size_t pull(Channel & ch, uint8_t * dst, size_t want);
     size_t push(Channel & ch, const uint8_t * src, size_t n);
     bool core_step(int r, bool & progress);
+    bool next_pass(int r, bool & progress);
     bool step(bool & progress);
     bool run_until_token(Channel & ch);
 };
@@ -157,11 +161,31 @@ struct Interp {
     const DesignDescription & d;
     const std::vector<DmaArgument> & args;
     const CoreProgram & program;
+    LoadedDesign & loaded;
     FamilyBuffers fb;
     int tile_n = 0;
     std::vector<std::unique_ptr<Column>> cols;
-    Interp(const DesignDescription & dd, const std::vector<DmaArgument> & a, const CoreProgram & p) : d(dd), args(a), program(p) {}
+    Interp(const DesignDescription & dd, const std::vector<DmaArgument> & a, const CoreProgram & p, LoadedDesign & l)
+        : d(dd), args(a), program(p), loaded(l) {}
 };
+
+std::string core_name(int col, int row) { return "core (" + std::to_string(col) + ", " + std::to_string(row) + ")"; }
+
+// A core that has just passed its barrier starts the pass with the RTP words it read: the layout must be
+// the core program's and the contract one of its kernels. Empty, or why not.
+std::string start_pass(const Interp & in, Core & k) {
+    const CoreParams & p = k.side->params;
+    if (p.version != in.d.rtp_layout_version) {
+        return "RTP layout version " + std::to_string(p.version) + ", the core program reads " + std::to_string(in.d.rtp_layout_version);
+    }
+    if (p.contract >= in.program.kernels.size() || in.program.kernels[p.contract] == nullptr) {
+        return "contract RTP " + std::to_string(p.contract) + " selects no kernel of this family";
+    }
+    k.kernel = in.program.kernels[p.contract];
+    k.out_done = k.k_done = 0;
+    k.in_tile = false;
+    return "";
+}
 
 bool Column::load_bd(Channel & ch, uint32_t id) {
     const std::string what = "shim BD " + std::to_string(id) + " (" + ch.name + ")";
@@ -310,13 +334,13 @@ size_t Column::push(Channel & ch, const uint8_t * src, size_t n) {
 // One core program, as far as its FIFOs let it go.
 bool Column::core_step(int r, bool & progress) {
     Core & c = cores[r];
-    if (!c.started) {
-        return true;
+    if (!c.running()) {
+        return true;  // at its barrier
     }
     Fifo & cf = c_l1[r];
     Fifo & wf = w_l1[r];
     Fifo & af = a_l1[r];
-    while (c.out_done < c.out_tiles) {
+    while (c.out_done < c.side->params.out_tiles) {
         if (!c.in_tile) {
             if (!cf.can_produce(0)) {
                 return true;
@@ -329,7 +353,7 @@ bool Column::core_step(int r, bool & progress) {
             c.k_done = 0;
             progress = true;
         }
-        while (c.k_done < c.k_tiles && wf.can_consume(0) && af.can_consume(0)) {
+        while (c.k_done < c.side->params.k_tiles && wf.can_consume(0) && af.can_consume(0)) {
             c.kernel(wf.slot(wf.cons[0]), af.slot(af.cons[0]), reinterpret_cast<float *>(cf.slot(cf.prod[0])));
             ++wf.cons[0];
             ++af.cons[0];
@@ -337,7 +361,7 @@ bool Column::core_step(int r, bool & progress) {
             ++stats.kernel_calls;
             progress = true;
         }
-        if (c.k_done < c.k_tiles) {
+        if (c.k_done < c.side->params.k_tiles) {
             return true;
         }
         ++cf.prod[0];
@@ -345,6 +369,24 @@ bool Column::core_step(int r, bool & progress) {
         ++c.out_done;
         progress = true;
     }
+    // The pass is done; through the barrier again at once, the core goes on with the next pass (a core
+    // passes at most as often as its lock lets it: core-locks.h stops one that would spin).
+    return next_pass(r, progress) ? core_step(r, progress) : error.empty();
+}
+
+// Core r finished its pass: its program loops back to the barrier (core-locks.h), and passes it again at
+// once if the lock lets it. True when it did.
+bool Column::next_pass(int r, bool & progress) {
+    Core & c = cores[r];
+    const std::string core = core_name(index, in->d.first_core_row + r);
+    std::string err;
+    if (!barrier_pass_done(in->d, *c.side, c.out_done > 0, err)) {
+        return err.empty() ? false : fail(core + ": " + err);
+    }
+    if (std::string why = start_pass(*in, c); !why.empty()) {
+        return fail(core + " passed its barrier again at once: " + why);
+    }
+    progress = true;
     return true;
 }
 
@@ -418,10 +460,15 @@ bool Column::step(bool & progress) {
 std::string state_of(Column & c) {
     std::string s = "queued tasks W " + std::to_string(c.w_ch.queue.size()) + ", A " + std::to_string(c.a_ch.queue.size()) +
                     ", C " + std::to_string(c.c_ch.queue.size()) + "; cores (out tiles done/expected):";
-    for (const Core & k : c.cores) {
-        s += " " + (k.started ? std::to_string(k.out_done) + "/" + std::to_string(k.out_tiles) : std::string("not started"));
+    std::string barriers;
+    for (size_t r = 0; r < c.cores.size(); ++r) {
+        const Core & k = c.cores[r];
+        s += " " + (k.running() ? std::to_string(k.out_done) + "/" + std::to_string(k.side->params.out_tiles) : std::string("at its barrier"));
+        if (!k.running()) {
+            barriers += "; " + core_name(c.index, c.in->d.first_core_row + static_cast<int>(r)) + " " + describe_core(c.in->d, *k.side);
+        }
     }
-    return s;
+    return s + barriers;
 }
 
 // A sync: run the column until the channel has a completion token nobody has awaited yet.
@@ -587,38 +634,28 @@ bool Runner::write(uint32_t address, uint32_t value, size_t op_index) {
     const int first = in.d.first_core_row;
     if (row >= static_cast<uint32_t>(first) && row < static_cast<uint32_t>(first + in.d.core_rows)) {
         Core & k = c->cores[row - first];
+        const std::string core = core_name(static_cast<int>(col), static_cast<int>(row));
         if (off < in.d.core_data_bytes) {
-            if (k.started) {
-                error = at + "core memory written after the core program started";
+            if (std::string why = core_memory_write_hazard(in.d, *k.side, off); !why.empty()) {
+                error = at + core + ": " + why;
                 return false;
             }
-            k.memory[off] = value;
+            k.side->memory[off] = value;
             return true;
         }
-        if (off == core_lock_value_offset(in.d.barrier_lock) && value == in.d.barrier_value) {
-            if (k.started) {
-                error = at + "the barrier of core (" + std::to_string(col) + ", " + std::to_string(row) + ") is released twice";
+        if (off == core_lock_value_offset(in.d.barrier_lock)) {
+            const bool was_running = k.running();
+            std::string why;
+            if (!barrier_set(in.d, *k.side, value, why)) {
+                error = at + core + ": " + why;
                 return false;
             }
-            auto word = [&](int i) {
-                auto it = k.memory.find(in.d.rtp_core_address + 4 * i);
-                return it == k.memory.end() ? 0u : it->second;
-            };
-            const std::string core = "core (" + std::to_string(col) + ", " + std::to_string(row) + ")";
-            if (word(in.d.rtp_version) != in.d.rtp_layout_version) {
-                error = at + core + ": RTP layout version " + std::to_string(word(in.d.rtp_version)) + ", the core program reads " +
-                        std::to_string(in.d.rtp_layout_version);
-                return false;
+            if (!was_running && k.running()) {
+                if (std::string bad = start_pass(in, k); !bad.empty()) {
+                    error = at + core + ": " + bad;
+                    return false;
+                }
             }
-            const uint32_t contract = word(in.d.rtp_contract);
-            if (contract >= in.program.kernels.size() || in.program.kernels[contract] == nullptr) {
-                error = at + core + ": contract RTP " + std::to_string(contract) + " selects no kernel of this family";
-                return false;
-            }
-            k.kernel = in.program.kernels[contract];
-            k.out_tiles = word(in.d.rtp_out_tiles);
-            k.k_tiles = word(in.d.rtp_k_tiles);
-            k.started = true;
             return true;
         }
         return true;  // other core registers: not modelled
@@ -685,13 +722,41 @@ bool Runner::sync(const control::Sync & s, size_t op_index) {
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool) {
+    LoadedDesign fresh;
+    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, fresh);
+}
+
+DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
+                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
+                          LoadedDesign & loaded) {
     DmaRun result;
     const control::Decoded dec = control::decode(words, n_words);
     if (!dec.ok()) {
         result.error = "control stream: " + dec.error;
         return result;
     }
-    Interp in(design, args, cores);
+    if (!loaded.loaded()) {
+        load_design(design, family, tile_n, loaded);
+    } else if (loaded.family != family || loaded.tile_n != tile_n || loaded.columns != design.max_columns ||
+               loaded.rows != design.core_rows) {
+        result.error = "a stream for " + family + " at TN " + std::to_string(tile_n) + " on the loaded design of " + loaded.family +
+                       " at TN " + std::to_string(loaded.tile_n);
+        return result;
+    }
+    // Whatever goes wrong in the run leaves the array in a state no invocation can build on: the next
+    // one starts from a freshly loaded design, as after a context reset.
+    struct ResetOnError {
+        LoadedDesign & loaded;
+        const DmaRun & result;
+        ~ResetOnError() {
+            if (!result.ok()) {
+                loaded = LoadedDesign{};
+            } else {
+                ++loaded.invocations;
+            }
+        }
+    } reset_on_error{loaded, result};
+    Interp in(design, args, cores, loaded);
     in.tile_n = tile_n;
     if (!family_buffers(design, family, tile_n, in.fb, result.error)) {
         return result;
@@ -734,6 +799,18 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
             c->c_l1[r].init(fc1->count * in.fb.unit(fc1->tile), depth(fc1), 1, 1);
         }
         c->cores.resize(rows);
+        for (int r = 0; r < rows; ++r) {
+            Core & k = c->cores[r];
+            k.side = &loaded.core(i, r);
+            // A core that passed its barrier during an earlier invocation (one whose barrier stayed open)
+            // is on that pass, with nothing of it done (else that invocation ended in error).
+            if (k.running()) {
+                if (std::string why = start_pass(in, k); !why.empty()) {
+                    result.error = core_name(i, design.first_core_row + r) + ": " + why;
+                    return result;
+                }
+            }
+        }
         in.cols.push_back(std::move(c));
     }
     if (in.cols[0]->w_l2.obj_bytes != static_cast<size_t>(rows) * in.cols[0]->w_l1[0].obj_bytes ||
@@ -813,10 +890,12 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
             }
         }
         for (size_t r = 0; r < c.cores.size() && run.error.empty(); ++r) {
+            // A core part-way through a pass. One that passed its barrier again and has not yet taken an
+            // object is where an NPU core would be too: it meets the next invocation in that state.
             const Core & k = c.cores[r];
-            if (k.started && k.out_done != k.out_tiles) {
+            if (k.running() && (k.out_done > 0 || k.k_done > 0)) {
                 run.error = "column " + std::to_string(c.index) + ": core row " + std::to_string(r) + " finished " +
-                            std::to_string(k.out_done) + " of its " + std::to_string(k.out_tiles) + " output tiles";
+                            std::to_string(k.out_done) + " of its " + std::to_string(k.side->params.out_tiles) + " output tiles";
             }
         }
         result.stats.bds_run += c.stats.bds_run;

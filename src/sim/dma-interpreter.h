@@ -5,23 +5,29 @@
 //   (start BD, repeat count, completion token) -> each BD's access pattern (d0/d1/d2 wraps and strides,
 //   iterations, chained BDs) streams words from an argument into the memory tile's FIFO objects ->
 //   split (one part per core) / broadcast (one object to every core) into the cores' double buffers ->
-//   the core program of aie/ (RTP words and barrier written by the stream; zero, then one kernel call
-//   per K tile) -> C tiles joined in the memory tile -> the S2MM BD pattern writes them into the output
+//   the core program of aie/ (the stream writes the RTP words and sets the barrier lock; the core
+//   acquires it, reads the words and releases it as core-locks.h models; zero, then one kernel call per K
+//   tile) -> C tiles joined in the memory tile -> the S2MM BD pattern writes them into the output
 //   argument; syncs wait for completion tokens.
 // The cores' kernels are an argument (CoreProgram): the interpreter itself (library xdna_sim_dma) links
 // the control layer and the design description only, not the kernels, so it can be built and fuzzed on
 // its own; the simulator passes the aie/ kernels (kernel_core_program, in xdna_sim).
 // FIFOs are modelled at object granularity with their depths (a producer waits for a free object, a
 // consumer for a full one), which is the ordering the NPU's locks enforce; cycle timing is not modelled.
+// The cores' barrier locks, RTP words and program passes outlive a stream (LoadedDesign, core-locks.h):
+// invocations run on one loaded design meet the cores as the previous one left them, as on an NPU.
 //
 // Checks that a real NPU would not make for us (each an error naming the op or BD, never a crash):
 // a BD pattern outside its argument, a BD rewritten while a queued task still uses it, a sync that can
-// never complete (deadlock), tasks or cores unfinished at the end of the stream, a completion token
-// never awaited, RTP words of another layout, malformed words.
+// never complete (deadlock; the cores still at their barrier are named with their lock's value), tasks
+// or cores unfinished at the end of the stream, a completion token never awaited, RTP words of another
+// layout, RTP words written while a core is past its barrier (it runs with other words: the previous
+// invocation's when its barrier was never released), a lock value out of range, malformed words.
 #pragma once
 
 #include "runtime/design-description.h"
 #include "runtime/thread-pool.h"
+#include "sim/core-locks.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -65,9 +71,16 @@ struct CoreProgram {
 // Runs `n_words` control-code words of the design's runtime sequence on the xclbin of `family` at
 // token tile `tile_n` (which fixes the FIFO object sizes), the cores running `cores`. `pool` runs the
 // columns side by side between syncs (columns share nothing); nullptr runs them in turn.
+// The cores start as a freshly loaded xclbin has them (locks at 0, no RTP word written).
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const CoreProgram & cores, const uint32_t * words, size_t n_words,
                           const std::vector<DmaArgument> & args, ThreadPool * pool);
+// The same on `loaded` (loaded on first use): its cores' locks, RTP words and passes are as the
+// previous stream run on it left them, and stay for the next. A run that fails unloads it (the next one
+// loads afresh, as after a context reset); a stream of another family or token tile is refused.
+DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
+                          const CoreProgram & cores, const uint32_t * words, size_t n_words,
+                          const std::vector<DmaArgument> & args, ThreadPool * pool, LoadedDesign & loaded);
 
 // Defined in xdna_sim (dma-kernels.cpp), which links the kernels:
 // the core program of `family` at `tile_n` from the aie/ core kernels (sim/tile-kernels.h); false with
@@ -78,5 +91,8 @@ bool kernel_core_program(const DesignDescription & design, const std::string & f
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args,
                           ThreadPool * pool);
+DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
+                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args,
+                          ThreadPool * pool, LoadedDesign & loaded);
 
 }  // namespace xdna

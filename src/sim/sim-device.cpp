@@ -162,7 +162,7 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     batch_stats_.modelled_us = modelled.total_us;
     if (!skip_kernels_) {
         if (exec_ == SimExec::stream) {
-            return sim_run_matmuls_stream(batch.invocations, pool_);
+            return sim_run_matmuls_stream(batch.invocations, pool_, loaded_designs_);
         }
         sim_run_matmuls(batch.invocations, pool_, exec_);
     }

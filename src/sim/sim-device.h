@@ -7,6 +7,7 @@
 #include "runtime/thread-pool.h"
 #include "sim/fault-injector.h"
 #include "sim/sim-matmul.h"
+#include "sim/sim-stream.h"
 #include "sim/timing-model.h"
 
 #include <memory>
@@ -56,6 +57,7 @@ private:
     SimExec                      exec_ = SimExec::twin;
     bool                         fail_runs_ = false;
     FaultInjector                faults_;  // GGML_XDNA_SIM_FAULTS
+    StreamContexts               loaded_designs_;  // stream mode: the xclbins as loaded, kept across submissions
 };
 
 }  // namespace xdna

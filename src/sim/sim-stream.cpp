@@ -1,5 +1,8 @@
-// SimExec::stream (sim-matmul.h): each invocation runs as an NPU would run it, from the instruction
-// stream built on the host and the core kernel code, through the DMA interpreter.
+// SimExec::stream (sim-matmul.h, sim-stream.h): each invocation runs as an NPU would run it, from the
+// instruction stream built on the host and the core kernel code, through the DMA interpreter, on the
+// design of its family as the previous invocations left it.
+#include "sim/sim-stream.h"
+
 #include "runtime/invocation-args.h"
 #include "runtime/matmul-sequence.h"
 #include "sim/dma-interpreter.h"
@@ -38,12 +41,27 @@ std::shared_ptr<const MatmulSequence> cached_sequence(const DesignDescription & 
 // from that offset on) lets a DMA touch.
 uint64_t bytes_after(const BufferSlice & s) { return s.buffer->size() - s.offset; }
 
-Status run_one(const MatmulInvocation & inv, size_t index, ThreadPool & pool) {
+// One invocation, checked and ready to run: its stream and the arguments its DMAs see.
+struct Prepared {
+    const MatmulInvocation *              inv = nullptr;
+    size_t                                index = 0;
+    std::shared_ptr<const MatmulSequence> seq;
+    std::vector<DmaArgument>              args;
+    bool                                  staged = false;  // C drained into a staging output, then copied
+    int64_t                               stride = 0;
+    ParamWords                            params{};
+};
+
+Status fail_of(const MatmulInvocation & inv, size_t index, const std::string & why) {
+    return Status::error("stream mode, invocation " + std::to_string(index) + " (" + (inv.contract ? inv.contract->name : "?") +
+                         "): " + why);
+}
+
+// Everything that can refuse an invocation before anything runs: the stream of its shape (the builder
+// refuses what the design cannot take, with the reason), and its operands against what the DMAs read.
+Status prepare(const MatmulInvocation & inv, size_t index, Prepared & p) {
     const DesignRead & design = matmul_design();
-    auto fail = [&](const std::string & why) {
-        return Status::error("stream mode, invocation " + std::to_string(index) + " (" +
-                             (inv.contract ? inv.contract->name : "?") + "): " + why);
-    };
+    auto fail = [&](const std::string & why) { return fail_of(inv, index, why); };
     if (!design.ok()) {
         return fail(design.error);
     }
@@ -54,51 +72,65 @@ Status run_one(const MatmulInvocation & inv, size_t index, ThreadPool & pool) {
     // The C drain writes whole 4-tile groups of whole token tiles: straight into the output only when
     // that is exactly the valid part, else into a staging output the valid part is copied from.
     const bool out_direct = inv.m == m_rows * kTileM && inv.n == inv.n_tiles * tn;
-    const int64_t stride = out_direct ? inv.out_row_stride : m_rows * kTileM;
-    std::shared_ptr<const MatmulSequence> seq = cached_sequence(d, sequence_shape_of(inv, stride));
-    if (!seq->ok()) {
-        return fail(seq->error);
+    p.inv = &inv;
+    p.index = index;
+    p.stride = out_direct ? inv.out_row_stride : m_rows * kTileM;
+    p.seq = cached_sequence(d, sequence_shape_of(inv, p.stride));
+    if (!p.seq->ok()) {
+        return fail(p.seq->error);
     }
+    const MatmulSequence & seq = *p.seq;
 
-    std::vector<DmaArgument> args(4);
-    std::vector<uint8_t> out_stage;
+    p.args.assign(4, DmaArgument{});
     // The weights DMAs read [0, weights_bytes) from the operand's start: whole 4-tile groups of row tiles
     // and the family window's over-read, which a packed weight carries as its own tail room
     // (contracts/weight-layout.h). The kernel reads the weight's own memory; a window past its buffer is
     // an error, as on the NPU, never a copy.
-    if (seq->weights_bytes > bytes_after(inv.weights)) {
+    if (seq.weights_bytes > bytes_after(inv.weights)) {
         return fail("the weights hold " + std::to_string(bytes_after(inv.weights)) +
-                    " bytes from their offset to the end of their buffer, the stream reads " + std::to_string(seq->weights_bytes) +
+                    " bytes from their offset to the end of their buffer, the stream reads " + std::to_string(seq.weights_bytes) +
                     " (packed weights carry that tail room)");
     }
-    args[d.arg_weights] = {static_cast<uint8_t *>(inv.weights.host()), bytes_after(inv.weights)};
-    if (seq->activations_bytes > bytes_after(inv.activations)) {
+    p.args[d.arg_weights] = {static_cast<uint8_t *>(inv.weights.host()), bytes_after(inv.weights)};
+    if (seq.activations_bytes > bytes_after(inv.activations)) {
         return fail("the activations hold " + std::to_string(bytes_after(inv.activations)) + " bytes, the stream reads " +
-                    std::to_string(seq->activations_bytes));
+                    std::to_string(seq.activations_bytes));
     }
-    args[d.arg_activations] = {static_cast<uint8_t *>(inv.activations.host()), bytes_after(inv.activations)};
-    if (out_direct && seq->out_bytes <= bytes_after(inv.out)) {
-        args[d.arg_out] = {static_cast<uint8_t *>(inv.out.host()), bytes_after(inv.out)};
-    } else {
-        out_stage.assign(seq->out_bytes, 0);
-        args[d.arg_out] = {out_stage.data(), out_stage.size()};
-    }
-    ParamWords params{};
+    p.args[d.arg_activations] = {static_cast<uint8_t *>(inv.activations.host()), bytes_after(inv.activations)};
+    p.staged = !(out_direct && seq.out_bytes <= bytes_after(inv.out));
     std::string err;
-    if (!pack_params(inv, params, err)) {
+    if (!pack_params(inv, p.params, err)) {
         return fail(err);
     }
-    args[d.arg_params] = {reinterpret_cast<uint8_t *>(params.data()), sizeof(params)};
+    return Status::success();
+}
 
-    const DmaRun run = run_control_stream(d, seq->family, tn, seq->words.data(), seq->words.size(), args, &pool);
-    if (!run.ok()) {
-        return fail(run.error);
+Status run_prepared(Prepared & p, ThreadPool & pool, StreamContexts & contexts) {
+    const DesignDescription & d = matmul_design().design;
+    const MatmulInvocation & inv = *p.inv;
+    const MatmulSequence & seq = *p.seq;
+    std::vector<uint8_t> out_stage;
+    if (p.staged) {
+        out_stage.assign(seq.out_bytes, 0);
+        p.args[d.arg_out] = {out_stage.data(), out_stage.size()};
+    } else {
+        p.args[d.arg_out] = {static_cast<uint8_t *>(inv.out.host()), bytes_after(inv.out)};
     }
-    if (!out_stage.empty()) {
+    p.args[d.arg_params] = {reinterpret_cast<uint8_t *>(p.params.data()), sizeof(p.params)};
+    DmaRun run;
+    {
+        std::lock_guard<std::mutex> lock(contexts.mutex());
+        run = run_control_stream(d, seq.family, inv.tile.n, seq.words.data(), seq.words.size(), p.args, &pool,
+                                 contexts.design(seq.family, inv.tile.n));
+    }
+    if (!run.ok()) {
+        return fail_of(inv, p.index, run.error);
+    }
+    if (p.staged) {
         const auto * staged = reinterpret_cast<const float *>(out_stage.data());
         auto * out = static_cast<float *>(inv.out.host());
         for (int64_t t = 0; t < inv.n; ++t) {
-            std::memcpy(out + t * inv.out_row_stride, staged + t * stride, sizeof(float) * inv.m);
+            std::memcpy(out + t * inv.out_row_stride, staged + t * p.stride, sizeof(float) * inv.m);
         }
     }
     return Status::success();
@@ -106,17 +138,29 @@ Status run_one(const MatmulInvocation & inv, size_t index, ThreadPool & pool) {
 
 }  // namespace
 
-Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool) {
+Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts) {
+    std::vector<Prepared> prepared;
     for (size_t i = 0; i < invs.size(); ++i) {
         if (invs[i].kind != KernelKind::matmul) {
             continue;
         }
-        Status s = run_one(invs[i].matmul, i, pool);
-        if (!s.ok) {
+        prepared.emplace_back();
+        if (Status s = prepare(invs[i].matmul, i, prepared.back()); !s.ok) {
+            return s;  // refused before anything ran
+        }
+    }
+    for (Prepared & p : prepared) {
+        if (Status s = run_prepared(p, pool, contexts); !s.ok) {
             return s;
         }
     }
     return Status::success();
+}
+
+// Without a device: the designs are loaded for this call, and its invocations share them.
+Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool) {
+    StreamContexts contexts;
+    return sim_run_matmuls_stream(invs, pool, contexts);
 }
 
 }  // namespace xdna

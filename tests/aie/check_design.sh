@@ -7,6 +7,9 @@
 #     plus the C tile in a 64 KB core, the staging FIFOs in a 512 KB memory tile, 2 input DMA channels
 #     per core, 6 + 6 per memory tile, 2 + 2 per shim;
 #   - a shape the design cannot serve is refused;
+#   - every core releases its runtime-parameter barrier after reading the RTP words, and the sequence
+#     sets it after writing them (tests/aie/check_barrier.py runs design.py's IRON program on stand-ins
+#     of IRON's classes; its self-test shows the design without the release is caught);
 #   - scripts/build-npu-kernels.sh without a toolchain names what is missing and how to point at it,
 #     prints "NPU kernels not built", writes no manifest and exits 0 (1 with --require).
 set -euo pipefail
@@ -147,6 +150,16 @@ for bad in "--m-tiles 6" "--k-tiles 200"; do
     elif ! grep -q '^  \[FAIL\]' "$tmp/bad.txt"; then
         fail "plan refused $bad without naming the failed check"
     fi
+done
+
+# The runtime-parameter barrier as design.py's core program and sequence use it, and the plan's check of it.
+"$py" "$root/tests/aie/check_barrier.py" "$design" || fail "the runtime-parameter barrier protocol"
+"$py" "$root/tests/aie/check_barrier.py" "$design" --self-test >"$tmp/barrier.txt" ||
+    { cat "$tmp/barrier.txt"; fail "check_barrier.py does not catch a core program without the release"; }
+# Every plan checks the release (verify.py above fails any plan whose check failed).
+for json in "${plans[@]}"; do
+    grep -q '"check": "barrier: released after the RTP words are read"' "$json" ||
+        fail "$json: the plan does not check the barrier's release"
 done
 
 # The build script without a toolchain: every tool pointed at a place that does not have it.

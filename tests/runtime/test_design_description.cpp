@@ -87,6 +87,35 @@ TEST(DesignDescription, BrokenDescriptionsNameTheField) {
               std::string::npos);
 }
 
+// The core program's barrier as dataflow.json describes it (the values design.py emits into the core
+// program and the sequence; aie/matmul/README.md, "The runtime-parameter barrier"), and what a
+// description may not say about it.
+TEST(DesignDescription, CoreProgramBarrier) {
+    const DesignDescription & d = matmul_design().design;
+    EXPECT_EQ(d.barrier_lock, 15u);
+    EXPECT_EQ(d.barrier_value, 1u);          // barrier.set(1)
+    EXPECT_FALSE(d.barrier_acquire_ge);      // wait_for_value: aie.use_lock(Acquire) = acquire_equal
+    EXPECT_EQ(d.barrier_acquire_value, 1u);
+    EXPECT_EQ(d.barrier_release_value, 1u);  // release_with_value(1) after the RTP reads
+    EXPECT_EQ(d.lock_max_value, 63u);
+    EXPECT_EQ(d.rtp_word_max, 2147483647u);  // the core reads int32 words
+    // A core program without the release is a description of the old design: read, not refused (the
+    // simulator shows what it does; design.py's plan fails it).
+    const DesignRead old = parse_design_description(with("\"release\": {\"value\": 1}", "\"release\": {\"value\": 0}"));
+    ASSERT_TRUE(old.ok()) << old.error;
+    EXPECT_EQ(old.design.barrier_release_value, 0u);
+    const DesignRead ge = parse_design_description(with("\"mode\": \"equal\"", "\"mode\": \"greater_equal\""));
+    ASSERT_TRUE(ge.ok()) << ge.error;
+    EXPECT_TRUE(ge.design.barrier_acquire_ge);
+    EXPECT_NE(parse_design_description(with("\"mode\": \"equal\"", "\"mode\": \"less\"")).error.find("'less' is neither"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"set_value\": 1", "\"set_value\": 64")).error.find("set_value"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"release\": {\"value\": 1}", "\"release\": {}")).error.find("release"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"lock\": 15", "\"lock\": 16")).error.find("barrier"), std::string::npos);
+}
+
 // Packed weights carry the tail room of the contract table's families in whole groups of
 // kWeightRowTileGroup row tiles (contracts/weight-layout.h). A design that groups contracts otherwise,
 // or whose columns are not a divisor of that group tall, would read past them: refused with the reason.
