@@ -45,7 +45,15 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
     if (!kernel_core_program(design, family, tile_n, cores, result.error)) {
         return result;
     }
-    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, loaded);
+    // The core program's kernels are mode-checked (tile-kernels.cpp): one that left a mode changed
+    // fails the run, whatever the interpreter made of the rest of the stream.
+    const CoreFaultWatch watch;
+    result = run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, loaded);
+    std::string fault;
+    if (watch.failed(fault)) {
+        result.error = result.ok() ? fault : fault + "; then: " + result.error;
+    }
+    return result;
 }
 
 }  // namespace xdna

@@ -161,10 +161,12 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     batch_stats_.modelled_submit_us = modelled.submit_us;
     batch_stats_.modelled_us = modelled.total_us;
     if (!skip_kernels_) {
-        if (exec_ == SimExec::stream) {
-            return sim_run_matmuls_stream(batch.invocations, pool_, loaded_designs_);
+        const Status st = exec_ == SimExec::stream ? sim_run_matmuls_stream(batch.invocations, pool_, loaded_designs_)
+                                                   : sim_run_matmuls(batch.invocations, pool_, exec_);
+        if (!st.ok) {
+            poison_outputs(batch);  // what a failed run leaves is not the NPU's result
         }
-        sim_run_matmuls(batch.invocations, pool_, exec_);
+        return st;
     }
     return Status::success();
 }

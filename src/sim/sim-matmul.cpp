@@ -85,7 +85,7 @@ void run_tile(const MatmulInvocation & inv, const TileEntry * e, int64_t mt, int
 
 }  // namespace
 
-void sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
+Status sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
     // Reused: this runs for every submission. The reference (not the thread_local itself) is what the
     // worker threads below see: naming a thread_local inside the lambda would give each its own, empty.
     thread_local std::vector<TileJob> job_storage;
@@ -108,14 +108,17 @@ void sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, Si
             }
         }
     }
+    const CoreFaultWatch watch;  // the kernel calls are mode-checked (tile-kernels.cpp)
     pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t i, int) {
         const TileJob & j = jobs[i];
         run_tile(*j.inv, j.entry, j.mt, j.nt, exec);
     });
+    std::string fault;
+    return watch.failed(fault) ? Status::error(fault) : Status::success();
 }
 
-void sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exec) {
-    sim_run_matmuls({Invocation::of(inv)}, pool, exec);
+Status sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exec) {
+    return sim_run_matmuls({Invocation::of(inv)}, pool, exec);
 }
 
 }  // namespace xdna

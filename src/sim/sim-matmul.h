@@ -27,10 +27,12 @@ const char * sim_exec_name(SimExec e);
 bool sim_has_tile_kernel(const MatmulContract & contract, int tile_n);
 bool sim_has_twin(const MatmulContract & contract, int tile_n);
 
-void sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exec);
+Status sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exec);
 
 // Run the matmul invocations of a batch as one parallel job over all their tiles (one "submission").
-void sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec);
+// An error when a core kernel returned with other rounding or saturation modes than it found
+// (sim/core-state.h): the outputs are then not what the NPU would compute.
+Status sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec);
 
 // SimExec::stream: per invocation, the runtime sequence built on the host (runtime/matmul-sequence.h,
 // cached per shape) executed by the DMA interpreter. Arguments the DMAs would over-run (whole 4-row

@@ -1,5 +1,6 @@
 #include "sim/tile-kernels.h"
 
+#include "sim/core-state.h"
 #include "twins/kquant-low-twin.h"
 #include "twins/kquant-twin.h"
 #include "twins/legacy-twin.h"
@@ -34,6 +35,28 @@ namespace xdna {
 
 namespace {
 
+// Every entry point the simulator calls is mode-checked (core-state.h): a kernel that returns with
+// other rounding or saturation modes than it found fails the run, naming itself.
+#define XDNA_KERNEL_NAMES(name)                   \
+    constexpr char name##_n4_name[] = #name "_n4"; \
+    constexpr char name##_n32_name[] = #name "_n32";
+XDNA_KERNEL_NAMES(mm_q4_0_a8)
+XDNA_KERNEL_NAMES(mm_q4_1_a8)
+XDNA_KERNEL_NAMES(mm_q5_0_a8)
+XDNA_KERNEL_NAMES(mm_q5_1_a8)
+XDNA_KERNEL_NAMES(mm_q8_0_a8)
+XDNA_KERNEL_NAMES(mm_q2_K_a8)
+XDNA_KERNEL_NAMES(mm_q3_K_a8)
+XDNA_KERNEL_NAMES(mm_q4_K_a8)
+XDNA_KERNEL_NAMES(mm_q5_K_a8)
+XDNA_KERNEL_NAMES(mm_q6_K_a8)
+XDNA_KERNEL_NAMES(mm_f16)
+XDNA_KERNEL_NAMES(mm_bf16)
+XDNA_KERNEL_NAMES(mm_f32)
+XDNA_KERNEL_NAMES(mm_zero_c)
+#undef XDNA_KERNEL_NAMES
+#define CHECKED(fn) mode_checked<fn, fn##_name>
+
 template <int Type, int TN>
 void kquant_partial(const uint8_t * w, const uint8_t * a, float * c, int valid) {
     kquant_twin_tile(Type, TN, w, a, c, valid);
@@ -52,41 +75,43 @@ TileEntry legacy(const char * contract, int tn, TileFn kernel, const char * kern
 // Contract names as in matmul-contract.cpp; the float contracts' kernels are mm_<type>.
 std::vector<TileEntry> make_entries() {
     return {
-        legacy("mm_q4_0_a8", 4, mm_q4_0_a8_n4, "mm_q4_0_a8_n4"),
-        legacy("mm_q4_0_a8", 32, mm_q4_0_a8_n32, "mm_q4_0_a8_n32"),
-        legacy("mm_q4_1_a8", 4, mm_q4_1_a8_n4, "mm_q4_1_a8_n4"),
-        legacy("mm_q4_1_a8", 32, mm_q4_1_a8_n32, "mm_q4_1_a8_n32"),
-        legacy("mm_q5_0_a8", 4, mm_q5_0_a8_n4, "mm_q5_0_a8_n4"),
-        legacy("mm_q5_0_a8", 32, mm_q5_0_a8_n32, "mm_q5_0_a8_n32"),
-        legacy("mm_q5_1_a8", 4, mm_q5_1_a8_n4, "mm_q5_1_a8_n4"),
-        legacy("mm_q5_1_a8", 32, mm_q5_1_a8_n32, "mm_q5_1_a8_n32"),
-        legacy("mm_q8_0_a8", 4, mm_q8_0_a8_n4, "mm_q8_0_a8_n4"),
-        legacy("mm_q8_0_a8", 32, mm_q8_0_a8_n32, "mm_q8_0_a8_n32"),
-        {"mm_q2_K_a8", 4, mm_q2_K_a8_n4, twin_mm_q2_K_a8_n4, kquant_low_partial<0, 4>},
-        {"mm_q2_K_a8", 32, mm_q2_K_a8_n32, twin_mm_q2_K_a8_n32, kquant_low_partial<0, 32>},
-        {"mm_q3_K_a8", 4, mm_q3_K_a8_n4, twin_mm_q3_K_a8_n4, kquant_low_partial<1, 4>},
-        {"mm_q3_K_a8", 32, mm_q3_K_a8_n32, twin_mm_q3_K_a8_n32, kquant_low_partial<1, 32>},
-        {"mm_q4_K_a8", 4, mm_q4_K_a8_n4, twin_mm_q4_K_a8_n4, kquant_partial<0, 4>},
-        {"mm_q4_K_a8", 32, mm_q4_K_a8_n32, twin_mm_q4_K_a8_n32, kquant_partial<0, 32>},
-        {"mm_q5_K_a8", 4, mm_q5_K_a8_n4, twin_mm_q5_K_a8_n4, kquant_partial<1, 4>},
-        {"mm_q5_K_a8", 32, mm_q5_K_a8_n32, twin_mm_q5_K_a8_n32, kquant_partial<1, 32>},
-        {"mm_q6_K_a8", 4, mm_q6_K_a8_n4, twin_mm_q6_K_a8_n4, kquant_partial<2, 4>},
-        {"mm_q6_K_a8", 32, mm_q6_K_a8_n32, twin_mm_q6_K_a8_n32, kquant_partial<2, 32>},
+        legacy("mm_q4_0_a8", 4, CHECKED(mm_q4_0_a8_n4), "mm_q4_0_a8_n4"),
+        legacy("mm_q4_0_a8", 32, CHECKED(mm_q4_0_a8_n32), "mm_q4_0_a8_n32"),
+        legacy("mm_q4_1_a8", 4, CHECKED(mm_q4_1_a8_n4), "mm_q4_1_a8_n4"),
+        legacy("mm_q4_1_a8", 32, CHECKED(mm_q4_1_a8_n32), "mm_q4_1_a8_n32"),
+        legacy("mm_q5_0_a8", 4, CHECKED(mm_q5_0_a8_n4), "mm_q5_0_a8_n4"),
+        legacy("mm_q5_0_a8", 32, CHECKED(mm_q5_0_a8_n32), "mm_q5_0_a8_n32"),
+        legacy("mm_q5_1_a8", 4, CHECKED(mm_q5_1_a8_n4), "mm_q5_1_a8_n4"),
+        legacy("mm_q5_1_a8", 32, CHECKED(mm_q5_1_a8_n32), "mm_q5_1_a8_n32"),
+        legacy("mm_q8_0_a8", 4, CHECKED(mm_q8_0_a8_n4), "mm_q8_0_a8_n4"),
+        legacy("mm_q8_0_a8", 32, CHECKED(mm_q8_0_a8_n32), "mm_q8_0_a8_n32"),
+        {"mm_q2_K_a8", 4, CHECKED(mm_q2_K_a8_n4), twin_mm_q2_K_a8_n4, kquant_low_partial<0, 4>},
+        {"mm_q2_K_a8", 32, CHECKED(mm_q2_K_a8_n32), twin_mm_q2_K_a8_n32, kquant_low_partial<0, 32>},
+        {"mm_q3_K_a8", 4, CHECKED(mm_q3_K_a8_n4), twin_mm_q3_K_a8_n4, kquant_low_partial<1, 4>},
+        {"mm_q3_K_a8", 32, CHECKED(mm_q3_K_a8_n32), twin_mm_q3_K_a8_n32, kquant_low_partial<1, 32>},
+        {"mm_q4_K_a8", 4, CHECKED(mm_q4_K_a8_n4), twin_mm_q4_K_a8_n4, kquant_partial<0, 4>},
+        {"mm_q4_K_a8", 32, CHECKED(mm_q4_K_a8_n32), twin_mm_q4_K_a8_n32, kquant_partial<0, 32>},
+        {"mm_q5_K_a8", 4, CHECKED(mm_q5_K_a8_n4), twin_mm_q5_K_a8_n4, kquant_partial<1, 4>},
+        {"mm_q5_K_a8", 32, CHECKED(mm_q5_K_a8_n32), twin_mm_q5_K_a8_n32, kquant_partial<1, 32>},
+        {"mm_q6_K_a8", 4, CHECKED(mm_q6_K_a8_n4), twin_mm_q6_K_a8_n4, kquant_partial<2, 4>},
+        {"mm_q6_K_a8", 32, CHECKED(mm_q6_K_a8_n32), twin_mm_q6_K_a8_n32, kquant_partial<2, 32>},
         // The float contracts have no twin: the simulator always runs their kernel code.
-        {"mm_f16_f16", 4, mm_f16_n4, nullptr, nullptr},
-        {"mm_f16_f16", 32, mm_f16_n32, nullptr, nullptr},
-        {"mm_bf16_bf16", 4, mm_bf16_n4, nullptr, nullptr},
-        {"mm_bf16_bf16", 32, mm_bf16_n32, nullptr, nullptr},
-        {"mm_f32_f32", 4, mm_f32_n4, nullptr, nullptr},
-        {"mm_f32_f32", 32, mm_f32_n32, nullptr, nullptr},
+        {"mm_f16_f16", 4, CHECKED(mm_f16_n4), nullptr, nullptr},
+        {"mm_f16_f16", 32, CHECKED(mm_f16_n32), nullptr, nullptr},
+        {"mm_bf16_bf16", 4, CHECKED(mm_bf16_n4), nullptr, nullptr},
+        {"mm_bf16_bf16", 32, CHECKED(mm_bf16_n32), nullptr, nullptr},
+        {"mm_f32_f32", 4, CHECKED(mm_f32_n4), nullptr, nullptr},
+        {"mm_f32_f32", 32, CHECKED(mm_f32_n32), nullptr, nullptr},
     };
 }
 
-}  // namespace
+std::vector<TileEntry> & entry_table() {
+    static std::vector<TileEntry> entries = make_entries();
+    return entries;
+}
 
-const TileEntry * find_tile_entry(const MatmulContract & contract, int tile_n) {
-    static const std::vector<TileEntry> entries = make_entries();
-    for (const TileEntry & e : entries) {
+TileEntry * find_entry(const MatmulContract & contract, int tile_n) {
+    for (TileEntry & e : entry_table()) {
         if (e.tile_n == tile_n && std::strcmp(e.contract, contract.name) == 0) {
             return &e;
         }
@@ -94,8 +119,41 @@ const TileEntry * find_tile_entry(const MatmulContract & contract, int tile_n) {
     return nullptr;
 }
 
+// The kernel a ScopedTileKernelOverride put in place.
+TileFn       override_kernel = nullptr;
+const char * override_name = nullptr;
+
+void overridden(const uint8_t * w, const uint8_t * a, float * c) {
+    const CoreModes found = sim_core_modes();
+    override_kernel(w, a, c);
+    sim_check_modes_restored(override_name, found);
+}
+
+}  // namespace
+
+const TileEntry * find_tile_entry(const MatmulContract & contract, int tile_n) { return find_entry(contract, tile_n); }
+
+ScopedTileKernelOverride::ScopedTileKernelOverride(const MatmulContract & contract, int tile_n, TileFn kernel, const char * name)
+    : entry_(find_entry(contract, tile_n)), saved_(entry_ != nullptr ? entry_->kernel : nullptr) {
+    if (entry_ != nullptr) {
+        override_kernel = kernel;
+        override_name = name;
+        entry_->kernel = overridden;
+    }
+}
+
+ScopedTileKernelOverride::~ScopedTileKernelOverride() {
+    if (entry_ != nullptr) {
+        entry_->kernel = saved_;
+        override_kernel = nullptr;
+        override_name = nullptr;
+    }
+}
+
 ZeroFn zero_kernel(int tile_n) {
-    return tile_n == 4 ? mm_zero_c_n4 : tile_n == 32 ? mm_zero_c_n32 : nullptr;
+    return tile_n == 4 ? mode_checked_zero<mm_zero_c_n4, mm_zero_c_n4_name>
+         : tile_n == 32 ? mode_checked_zero<mm_zero_c_n32, mm_zero_c_n32_name>
+                        : nullptr;
 }
 
 }  // namespace xdna

@@ -25,4 +25,19 @@ struct TileEntry {
 const TileEntry * find_tile_entry(const MatmulContract & contract, int tile_n);
 ZeroFn zero_kernel(int tile_n);
 
+// Test seam: while one exists, the simulator calls `kernel` (mode-checked, under `name`) instead of
+// the core kernel of `contract` at token tile `tile_n`, wherever it runs kernel code (SimExec::kernels,
+// ::stream). One at a time, made and destroyed while no run is in progress.
+class ScopedTileKernelOverride {
+public:
+    ScopedTileKernelOverride(const MatmulContract & contract, int tile_n, TileFn kernel, const char * name);
+    ~ScopedTileKernelOverride();
+    ScopedTileKernelOverride(const ScopedTileKernelOverride &) = delete;
+    ScopedTileKernelOverride & operator=(const ScopedTileKernelOverride &) = delete;
+
+private:
+    TileEntry * entry_;
+    TileFn      saved_;
+};
+
 }  // namespace xdna

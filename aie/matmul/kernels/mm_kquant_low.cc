@@ -53,19 +53,21 @@
 //   total                             ~42.5 KB (Q3_K) of 64 KB; a second C buffer (to drain C while the
 //                                     next output tile accumulates) would bring it to ~50.5 KB.
 //
-// Cost per call (host aie_api counters, tests/kernels/test_kquant_low.cpp prints them): the fp32
-// epilogue dominates. mul_rne is 41 instructions per 16 lanes (37 in the move slot), against 25 for
-// aie_api's emulated fp32 multiply (10 of them in the vector slot, which the mmul needs); one call per
-// 16 outputs and product, 4 products per output for Q2_K, 2 for Q3_K, once per super-block:
-//   Q2_K TN=4:  72 mmul (64 + 8 for the mins), 384 vector, 3316 move, 244 load, 336 store
-//   Q2_K TN=32: 576 mmul, 3016 vector, 22216 move (19000 of them epilogue), 1016 load, 2464 store
-//   Q3_K TN=4:  64 mmul, 252 vector, 2916 move, 292 load, 240 store
-//   Q3_K TN=32: 512 mmul, 1988 vector, 13424 move (9500 epilogue), 1072 load, 1808 store
-// The code expansion is 6 instructions per B operand for Q2_K and 23 for Q3_K.
+// Cost per call (host aie_api counters, aie_api 2026.1; tests/kernels/test_kquant_low.cpp prints
+// them): the fp32 epilogue dominates. mul_rne is 49 instructions per 16 lanes (40 in the move slot;
+// 7 srs in the store slot: an aie_api shift is an ups and an srs), against 25 for aie_api's emulated
+// fp32 multiply (10 of them in the vector slot, which the mmul needs); one call per 16 outputs and
+// product, 4 products per output for Q2_K, 2 for Q3_K, once per super-block:
+//   Q2_K TN=4:  72 mmul (64 + 8 for the mins), 384 vector, 3727 move, 244 load, 776 store
+//   Q2_K TN=32: 576 mmul, 3016 vector, 24247 move (20480 of them in mul_rne), 1016 load, 5376 store
+//   Q3_K TN=4:  64 mmul, 252 vector, 3255 move, 292 load, 828 store
+//   Q3_K TN=32: 512 mmul, 1988 vector, 14627 move (10240 in mul_rne), 1072 load, 3900 store
+// The code expansion is 9 instructions per B operand for Q2_K and 29 for Q3_K (aie_api 2025.1: 8 and
+// 38; its 8-bit shifts take 32 lanes per ups / srs pair, 2026.1's 64 plus a scoped_mode).
 //
 // Program memory vs 16 KB (estimate; the core compiler's output has not been measured): per
-// (type, NT) body the sub-block loop is ~6 (Q2_K) or ~23 (Q3_K) expansion instructions + 4 for the
-// scale vector + 5 per token group (load, mmul, 2 srs, mac), i.e. ~30-45 instructions, ~15-25 VLIW
+// (type, NT) body the sub-block loop is ~9 (Q2_K) or ~29 (Q3_K) expansion instructions + 4 for the
+// scale vector + 5 per token group (load, mmul, 2 srs, mac), i.e. ~30-50 instructions, ~15-25 VLIW
 // bundles; the epilogue ~60 instructions around its mul_rne calls; the row-group decode ~40. At up to
 // 16 bytes per bundle that is ~1-1.5 KB per body with software pipelining; 4 bodies (2 types x 2 token
 // tiles) + mul_rne (~25 bundles) + half_to_float: ~5-7 KB, leaving room for zero.cc and the rest of
@@ -111,25 +113,35 @@ v16f half_to_float(const aie::vector<uint16, 16> & h16) {
     return aie::vector_cast<float>(bits);
 }
 
+// v >> s, logically: one ups into 64-bit lanes and one srs back, which truncates in floor, the mode the
+// kernel computes in. (aie::logical_downshift is the same ups and srs, but aie_api 2026.1 wraps it in
+// a scoped_mode that saves, sets and restores the rounding mode: three more instructions for each of
+// mul_rne's three shifts, in the epilogue that sets the kernel's pace.)
+v16u32 shr(const v16u32 & v, int s) { return aie::accum<acc64, 16>(v).template to_vector<uint32>(s); }
+
 // x * y rounded to nearest even (IEEE single; subnormal factors read as zero, a product that is below
 // 2^-126 once rounded to 24 significant bits becomes a signed zero, NaN results are 0x7FC00000).
-// Overflow rounds to infinity as in IEEE. Needs the conv_even rounding mode (set by the kernel entry).
+// Overflow rounds to infinity as in IEEE. Called in floor: the two srs that round the significand run
+// in conv_even, switched on around them only, since every shift here must truncate (an srs rounds per
+// the current mode, and so do aie_api 2025.1's downshift and logical_downshift).
 // Not inlined: the epilogue's calls share one copy in program memory.
 __attribute__((noinline)) v16f mul_rne(const v16f & x, const v16f & y) {
     const v16u32 bx = aie::vector_cast<uint32>(x), by = aie::vector_cast<uint32>(y);
     const v16u32 ax = aie::bit_and(0x7FFFFFFFu, bx), ay = aie::bit_and(0x7FFFFFFFu, by);
-    const v16u32 ex = aie::logical_downshift(ax, 23), ey = aie::logical_downshift(ay, 23);
+    const v16u32 ex = shr(ax, 23), ey = shr(ay, 23);
     const v16u32 mx = aie::bit_or(0x800000u, aie::bit_and(0x7FFFFFu, bx));
     const v16u32 my = aie::bit_or(0x800000u, aie::bit_and(0x7FFFFFu, by));
     // mx * my (2^46 .. 2^48) exactly: my = 256 * my_hi + my_lo, (mx << 8) < 2^32, my_hi < 2^16.
-    const aie::vector<uint16, 16> my_hi = aie::filter_even(aie::vector_cast<uint16>(aie::logical_downshift(my, 8)), 1);
+    const aie::vector<uint16, 16> my_hi = aie::filter_even(aie::vector_cast<uint16>(shr(my, 8)), 1);
     const aie::vector<uint16, 16> my_lo = aie::filter_even(aie::vector_cast<uint16>(aie::bit_and(255u, my)), 1);
     aie::accum<acc64, 16> prod = aie::mul<acc64>(aie::upshift(mx, 8), my_hi);
     prod = aie::mac(prod, mx, my_lo);
     // The significand rounded to 24 bits: shift 23 if the product is below 2^47 (after rounding),
     // else 24 (one more exponent step).
+    const aie::rounding_mode found = aie::swap_rounding(aie::rounding_mode::conv_even);
     const v16i32 r23 = prod.to_vector<int32>(23);
     const v16i32 r24 = prod.to_vector<int32>(24);
+    aie::set_rounding(found);
     const aie::mask<16> big = aie::ge(r23, int32(1) << 24);
     const v16i32 m = aie::select(r23, aie::add(r24, int32(1) << 23), big);
     // Biased result exponent minus one (the significand's leading bit adds the one back).
@@ -263,7 +275,9 @@ void low_tile(const uint8_t * __restrict w, const uint8_t * __restrict a, float 
     const float * scales = reinterpret_cast<const float *>(a + af.scales_offset());
     const int16_t * sums = reinterpret_cast<const int16_t *>(a + af.sums_offset());
     const int n_tg = tn / abi::kTokGroup;
-    const aie::rounding_mode saved = aie::swap_rounding(aie::rounding_mode::conv_even);  // for mul_rne
+    // Shifts truncate in floor (the mode the core resets to); mul_rne switches to conv_even
+    // for its two srs. The mode found is restored at the end.
+    const aie::rounding_mode saved = aie::swap_rounding(aie::rounding_mode::floor);
 
     alignas(64) int8_t sc[kSubBlocks * abi::kRowGroup];
     for (int g = 0; g < kRowGroups; ++g) {

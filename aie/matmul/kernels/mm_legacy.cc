@@ -16,8 +16,12 @@
 // (code = 16 h + q4 + 8 for Q5, code = 16 hi + lo + 8 for Q8_0.) S is read from the activation tile's
 // sums plane (two int16 sums of 16 codes), added as an int16: |S| <= 32 * 127 = 4064.
 // The half-dot of the high parts (dot(2h -+ 1), dot(hi)) leaves the accumulator exactly (srs to int32,
-// shift 0) and comes back as the initial value of the low-part chain, upshifted by 3 or 4 (x8, x16):
-// an accumulator cannot be scaled in place. So each (4 tokens, 16 rows, block) uses ONE accumulator,
+// shift 0), is multiplied by 8 or 16 with aie::upshift (an ups into 64-bit lanes and an srs back to
+// int32: exact, |16 dot(hi)| < 2^20, in every saturation mode) and comes back as the initial value of
+// the low-part chain: an accumulator cannot be scaled in place. The shift cannot be left to the
+// accumulator's constructor: aie_api turns an int32 vector into a 32-bit accumulator by a register
+// cast and ignores its shift argument (detail/aie2p/accum.hpp; its REQUIRES(shift == 0) compiles to
+// nothing under Peano). So each (4 tokens, 16 rows, block) uses ONE accumulator,
 // and one int32 dot per (token, row, block) leaves it for the epilogue.
 // Exactness (all in 32-bit lanes, nothing narrower is ever formed from a sum): |dot(q4)| <= 32*8*128,
 // |dot(2h+1)| <= 32*3*128, |dot(hi)| <= 32*8*128 = 32768 (kept in int32: one past int16 with a -128
@@ -218,7 +222,7 @@ inline IVec block_dot(const BlockWeights & bw, const AVec & a0, const AVec & a1,
         MMUL h;
         h.mul(a0, bw.hi[0]);
         h.mac(a1, bw.hi[1]);
-        MMUL m(h.template to_vector<int32>(), 3);  // 8 dot(2h -+ 1)
+        MMUL m(aie::upshift(h.template to_vector<int32>(), 3));  // 8 dot(2h -+ 1)
         m.mac(a0, bw.lo[0]);
         m.mac(a1, bw.lo[1]);
         return m.template to_vector<int32>();
@@ -226,7 +230,7 @@ inline IVec block_dot(const BlockWeights & bw, const AVec & a0, const AVec & a1,
         MMUL h;
         h.mul(a0, bw.hi[0]);
         h.mac(a1, bw.hi[1]);
-        MMUL m(h.template to_vector<int32>(), 4);  // 16 dot(hi)
+        MMUL m(aie::upshift(h.template to_vector<int32>(), 4));  // 16 dot(hi)
         m.mac(a0, bw.lo[0]);
         m.mac(a1, bw.lo[1]);
         return aie::mac(m.to_accum(), s16, (int16)8).template to_vector<int32>();  // + 8 S

@@ -67,3 +67,50 @@ inline void event1() {}
 // Bank selectors that aie_api accepts as a template argument of loads and stores (Peano's
 // aie2p_aie_api_compat.h names them); they only steer placement on the core.
 enum class aie_dm_resource { none, PM, DM, DM_test, stack, a, b, c, d, ab, ac, ad, bc, bd, cd, TM };
+
+// ---- The aie_api release whose semantics the host copies where releases differ ----
+// Two releases are in use with Peano: 2025.1 (mlir-aie pinned it, as github jgmelber/aie_api 2a40805,
+// until July 2026) and 2026.1 (Xilinx/aie_api bec000f, mlir-aie's submodule since its PR 3330). They
+// differ in what the host must copy: 2026.1's downshift and logical_downshift truncate whatever the
+// rounding mode (a scoped_mode{rounding_mode::floor} around the shift, aie_api 2026.1 aie.hpp
+// downshift / logical_downshift), 2025.1's round per the current mode; and the lanes per ups/srs of a
+// shift (detail/aie2/shift.hpp get_op_elems). A kernel must compute the same in both: the kernel tests
+// run it under both (aie_host::set_api_version). AIE_HOST_API_VERSION picks the default at compile time.
+#include <atomic>
+
+#define AIE_HOST_API_2025_1 20251
+#define AIE_HOST_API_2026_1 20261
+#ifndef AIE_HOST_API_VERSION
+#define AIE_HOST_API_VERSION AIE_HOST_API_2026_1
+#endif
+
+namespace aie_host {
+
+enum class api_version : unsigned { v2025_1 = AIE_HOST_API_2025_1, v2026_1 = AIE_HOST_API_2026_1 };
+
+constexpr api_version default_api_version = static_cast<api_version>(AIE_HOST_API_VERSION);
+static_assert(default_api_version == api_version::v2025_1 || default_api_version == api_version::v2026_1,
+              "AIE_HOST_API_VERSION: 20251 (aie_api 2025.1) or 20261 (2026.1)");
+
+inline std::atomic<api_version> & api_version_setting() {
+    static std::atomic<api_version> v{default_api_version};
+    return v;
+}
+// Process-wide: the simulator's cores run on several threads, all compiled against one aie_api.
+inline void set_api_version(api_version v) { api_version_setting().store(v, std::memory_order_relaxed); }
+inline api_version get_api_version() { return api_version_setting().load(std::memory_order_relaxed); }
+inline const char * api_version_name(api_version v) { return v == api_version::v2025_1 ? "2025.1" : "2026.1"; }
+
+// Sets a version for a scope (tests), restoring the previous one.
+class scoped_api_version {
+  public:
+    explicit scoped_api_version(api_version v) : saved_(get_api_version()) { set_api_version(v); }
+    ~scoped_api_version() { set_api_version(saved_); }
+    scoped_api_version(const scoped_api_version &) = delete;
+    scoped_api_version & operator=(const scoped_api_version &) = delete;
+
+  private:
+    api_version saved_;
+};
+
+}  // namespace aie_host

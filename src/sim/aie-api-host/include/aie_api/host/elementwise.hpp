@@ -2,12 +2,14 @@
 // aie.hpp groups "arithmetic", "compare", "reshape", "bit").
 #pragma once
 
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 
 #include "accum.hpp"
+#include "config.hpp"
 #include "fp32-emulation.hpp"
 #include "mask.hpp"
 #include "op-counts.hpp"
@@ -287,34 +289,86 @@ template <typename T, unsigned N> vector<T, N> bit_not(const vector<T, N> & v) {
     return detail::bitop(v, v, [](int64_t x, int64_t) { return ~x; });
 }
 
-// Left shift of every element, keeping the low bits.
-template <typename T, unsigned N> vector<T, N> upshift(const vector<T, N> & v, unsigned shift) {
-    static_assert(detail::is_integral_v<T>, "upshift takes integer vectors");
-    detail::count_move_bits<T>(N);
-    vector<T, N> r;
-    for (unsigned i = 0; i < N; ++i)
-        r.raw(i) = detail::from_i64_wrap<T>(shift >= 64 ? 0 : (int64_t)((uint64_t)detail::to_i64(v.raw(i)) << shift));
-    return r;
+// Shifts. aie_api implements all three as an accumulator round trip, not as a bit shift (aie_api
+// detail/aie2/shift.hpp shift_bits_impl_common::run): per op_elems lanes, an ups of the elements by
+// `upshift` into an accumulator (acc32 for 8- and 16-bit elements, acc64 for 32-bit ones), then an srs
+// back by `downshift`. So the result is rounded per the core's rounding mode and fitted into the
+// element type per its saturation mode, like any srs:
+//   upshift(v, s)            srs(ups(v, s), 0): saturates (none: keeps the low bits, as a bit shift)
+//   downshift(v, s)          srs(ups(v, 0), s), arithmetic for signed elements, logical for unsigned
+//   logical_downshift(v, s)  the same on the elements reinterpreted as unsigned (aie.hpp)
+// aie_api 2026.1 opens a scoped_mode{rounding_mode::floor} in downshift and logical_downshift
+// (aie.hpp), so they truncate whatever the mode; 2025.1 does not (its aie.hpp downshift), so they round
+// per the current mode: with conv_even set, downshift(7, 1) is 3 in 2026.1 and 4 in 2025.1.
+// aie_host::set_api_version picks the release (config.hpp).
+// 4-bit elements are unpacked to 8 bits, shifted and packed again (the pack saturates per the mode).
+namespace detail {
+
+// Lanes per ups/srs pair (shift.hpp get_op_elems): 2025.1 has one table for AIE2 and AIE2P, 2026.1
+// gives AIE2P wider operations for long vectors.
+template <typename T, unsigned N> constexpr unsigned shift_op_elems(aie_host::api_version ver) {
+    constexpr unsigned tb = type_bits_v<T>;
+    if (ver == aie_host::api_version::v2025_1) return tb == 8 ? 32 : tb == 16 ? (N <= 16 ? 16 : 32) : 16;
+    return tb == 8 ? (N > 32 ? 64 : 32) : tb == 16 ? (N > 16 ? 32 : 16) : (N > 8 ? 16 : 8);
 }
-// Right shift: arithmetic for signed elements, logical for unsigned (aie_api aie.hpp downshift).
-template <typename T, unsigned N> vector<T, N> downshift(const vector<T, N> & v, unsigned shift) {
-    static_assert(detail::is_integral_v<T>, "downshift takes integer vectors");
-    detail::count_move_bits<T>(N);
-    vector<T, N> r;
-    for (unsigned i = 0; i < N; ++i) r.raw(i) = detail::from_i64_wrap<T>(detail::to_i64(v.raw(i)) >> (shift > 63 ? 63 : shift));
-    return r;
+
+// One ups (move slot, an estimate) and one srs (store slot) per op_elems lanes (at least one pair).
+template <typename T, unsigned N> inline void count_shift_ops(aie_host::api_version ver) {
+    using namespace aie_host::detail;
+    if constexpr (type_bits_v<T> == 4) {
+        // 2026.1: chunks of 128 elements; 2025.1: the whole vector below 256 elements, else two halves.
+        using T8 = typename next_int<T>::type;
+        constexpr unsigned chunk26 = N < 128 ? N : 128, chunk25 = N < 256 ? N : N / 2;
+        const bool v26 = ver == aie_host::api_version::v2026_1;
+        const unsigned chunk = v26 ? chunk26 : chunk25;
+        for (unsigned i = 0; i < N / chunk; ++i) {
+            count_unpack(chunks(chunk, 64));
+            if (v26) count_shift_ops<T8, chunk26>(ver);
+            else count_shift_ops<T8, chunk25>(ver);
+            count_store(vreg_ops(8ull * chunk));
+        }
+    } else {
+        const unsigned op = shift_op_elems<T, N>(ver);
+        const unsigned iter = N > op ? N / op : 1;
+        count_move(iter);
+        count_store(iter);
+    }
 }
-// Right shift filling with zeros whatever the signedness.
-template <typename T, unsigned N> vector<T, N> logical_downshift(const vector<T, N> & v, unsigned shift) {
-    static_assert(detail::is_integral_v<T>, "logical_downshift takes integer vectors");
-    detail::count_move_bits<T>(N);
-    constexpr unsigned tb = detail::type_bits_v<T>;
+
+// The shared body: `sign` is how the elements are read (logical_downshift reads them unsigned).
+template <typename T, unsigned N>
+vector<T, N> shift_bits(const vector<T, N> & v, unsigned up, unsigned down, bool sign, bool floor_scope) {
+    static_assert(is_integral_v<T>, "shifts take integer vectors");
+    assert(up <= 59 && down <= 59 && "aie_api: a shift cannot exceed aie::max_shift (59)");
+    const aie_host::api_version ver = aie_host::get_api_version();
+    count_shift_ops<T, N>(ver);
+    const bool in_floor = floor_scope && ver == aie_host::api_version::v2026_1;
+    if (in_floor) aie_host::detail::count_mode_access(3);  // scoped_mode: save, set floor, restore
+    const rounding_mode rnd = in_floor ? rounding_mode::floor : get_rounding();
+    const saturation_mode sat = get_saturation();
+    constexpr unsigned tb = type_bits_v<T>;
+    constexpr unsigned wb = tb == 4 ? 8 : tb;  // the width the srs produces
     vector<T, N> r;
     for (unsigned i = 0; i < N; ++i) {
-        const uint64_t u = (uint64_t)detail::to_i64(v.raw(i)) & (tb >= 64 ? ~0ull : ((uint64_t(1) << tb) - 1));
-        r.raw(i) = detail::from_i64_wrap<T>(shift >= 64 ? 0 : (int64_t)(u >> shift));
+        const uint64_t low = (uint64_t)to_i64(v.raw(i)) & ((uint64_t(1) << tb) - 1);
+        const int64_t x = (sign && ((low >> (tb - 1)) & 1)) ? (int64_t)(low | ~((uint64_t(1) << tb) - 1)) : (int64_t)low;
+        int64_t y = up > 0 ? upshift_saturate(x, up, wb, sign, sat) : saturate(round_shift(x, (int)down, rnd), wb, sign, sat);
+        if constexpr (tb == 4) y = saturate(y, 4, sign, sat);  // the pack back to 4 bits
+        r.raw(i) = from_i64_wrap<T>(y);
     }
     return r;
+}
+
+}  // namespace detail
+
+template <typename T, unsigned N> vector<T, N> upshift(const vector<T, N> & v, unsigned shift) {
+    return detail::shift_bits(v, shift, 0, detail::is_signed_v<T>, false);
+}
+template <typename T, unsigned N> vector<T, N> downshift(const vector<T, N> & v, unsigned shift) {
+    return detail::shift_bits(v, 0, shift, detail::is_signed_v<T>, true);
+}
+template <typename T, unsigned N> vector<T, N> logical_downshift(const vector<T, N> & v, unsigned shift) {
+    return detail::shift_bits(v, 0, shift, false, true);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "op-counts.hpp"
+
 namespace aie {
 
 // Enumerator values are the AIE-ML/AIE2P control-register encodings (AMD UG1583 "Mode Settings":
@@ -50,25 +52,88 @@ inline CoreState & core_state() {
 
 inline void reset_core_state() { core_state() = CoreState{}; }
 
+// Names for messages ("floor", "conv_even", "none", "saturate", ...).
+inline const char * rounding_mode_name(aie::rounding_mode m) {
+    using rm = aie::rounding_mode;
+    switch (m) {
+        case rm::floor: return "floor";
+        case rm::ceil: return "ceil";
+        case rm::symmetric_floor: return "symmetric_floor";
+        case rm::symmetric_ceil: return "symmetric_ceil";
+        case rm::negative_inf: return "negative_inf";
+        case rm::positive_inf: return "positive_inf";
+        case rm::symmetric_zero: return "symmetric_zero";
+        case rm::symmetric_inf: return "symmetric_inf";
+        case rm::conv_even: return "conv_even";
+        case rm::conv_odd: return "conv_odd";
+    }
+    return "?";
+}
+inline const char * saturation_mode_name(aie::saturation_mode m) {
+    switch (static_cast<unsigned>(m)) {
+        case 0: return "none";
+        case 1: return "saturate";
+        case 3: return "symmetric";
+        default: return "?";
+    }
+}
+
 }  // namespace aie_host
 
 namespace aie {
 
-inline void set_rounding(rounding_mode m) { aie_host::core_state().rounding = m; }
+// A write of a mode is one control-register move (op-counts.hpp count_mode_access); swap_* also reads
+// the old value (one more). get_* is not counted: the host's own conversions read the modes through it.
+inline void set_rounding(rounding_mode m) {
+    aie_host::detail::count_mode_access(1);
+    aie_host::core_state().rounding = m;
+}
 inline rounding_mode get_rounding() { return aie_host::core_state().rounding; }
 inline rounding_mode swap_rounding(rounding_mode m) {
+    aie_host::detail::count_mode_access(1);
     const rounding_mode old = get_rounding();
     set_rounding(m);
     return old;
 }
 
-inline void set_saturation(saturation_mode m) { aie_host::core_state().saturation = m; }
+inline void set_saturation(saturation_mode m) {
+    aie_host::detail::count_mode_access(1);
+    aie_host::core_state().saturation = m;
+}
 inline saturation_mode get_saturation() { return aie_host::core_state().saturation; }
 inline saturation_mode swap_saturation(saturation_mode m) {
+    aie_host::detail::count_mode_access(1);
     const saturation_mode old = get_saturation();
     set_saturation(m);
     return old;
 }
+
+// aie_api 2026.1 tile.hpp scoped_mode: saves the mode, sets `desired`, restores the saved one at
+// scope exit (three control-register accesses: read, write, write). aie_api 2025.1 has no scoped_mode:
+// a kernel that must build against both uses swap_rounding / set_rounding instead.
+template <typename T> class scoped_mode;
+template <> class scoped_mode<rounding_mode> {
+  public:
+    explicit scoped_mode(rounding_mode desired) : saved_(swap_rounding(desired)) {}
+    ~scoped_mode() { set_rounding(saved_); }
+    scoped_mode(const scoped_mode &) = delete;
+    scoped_mode & operator=(const scoped_mode &) = delete;
+
+  private:
+    rounding_mode saved_;
+};
+template <> class scoped_mode<saturation_mode> {
+  public:
+    explicit scoped_mode(saturation_mode desired) : saved_(swap_saturation(desired)) {}
+    ~scoped_mode() { set_saturation(saved_); }
+    scoped_mode(const scoped_mode &) = delete;
+    scoped_mode & operator=(const scoped_mode &) = delete;
+
+  private:
+    saturation_mode saved_;
+};
+scoped_mode(rounding_mode) -> scoped_mode<rounding_mode>;
+scoped_mode(saturation_mode) -> scoped_mode<saturation_mode>;
 
 struct tile_id {
     uint16_t row;

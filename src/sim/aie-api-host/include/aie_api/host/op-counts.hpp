@@ -7,11 +7,14 @@
 //           floating-point vector add/sub (done in fp32 accumulators)
 //   move    shuffles (interleave, filter, shuffle_up/down, transpose, reverse, broadcast), select,
 //           integer vector add/sub; and, as estimates: compares, min/max, neg/abs, bit operations,
-//           shifts, element get/set, vector <-> accumulator moves (from_vector ups, fp32/int32 casts)
+//           element get/set, vector <-> accumulator moves (from_vector ups, fp32/int32 casts, the ups
+//           of a shift), reads and writes of the mode control registers (crRnd, crSat: set_rounding,
+//           the save / set / restore of aie_api's scoped_mode)
 //   load    vector loads (two load slots: `load` counts load instructions)
 //   unpack  4->8 and 8->16 bit unpack (VUNPACK); it runs in a load slot but is counted on its own
-//   store   vector stores, and the store-path conversions: srs / to_vector to narrower integers,
-//           accumulator -> bfloat16, and pack (8->4, 16->8; its slot is an estimate)
+//   store   vector stores, and the store-path conversions: srs / to_vector to narrower integers (the
+//           srs of a shift included), accumulator -> bfloat16, and pack (8->4, 16->8; its slot is an
+//           estimate)
 //   scalar  not bumped by aie_api calls (scalar code is invisible here); a kernel's host build or the
 //           timing model may add to it
 // Besides the slots: iterations of loops the kernel marks `chess_prepare_for_pipelining` (the
@@ -128,6 +131,9 @@ inline void count_move(uint64_t n) { op_counts().move += n; }
 inline void count_load(uint64_t n) { op_counts().load += n; }
 inline void count_unpack(uint64_t n) { op_counts().unpack += n; }
 inline void count_store(uint64_t n) { op_counts().store += n; }
+// Reads or writes of a mode control register: a move between a scalar and a control register
+// (__builtin_aie2p_get_ctrl_reg / set_ctrl_reg, llvm-aie aie2p_set_mode.h); the move slot is an estimate.
+inline void count_mode_access(uint64_t n) { op_counts().move += n; }
 // One iteration of a loop marked chess_prepare_for_pipelining; true, so the macro can be an `if`.
 inline bool count_pipelined_iteration() {
     ++op_counts().pipelined_iterations;

@@ -62,6 +62,20 @@ inline int64_t saturate(int64_t x, unsigned bits, bool is_signed, aie::saturatio
     return x < lo ? lo : (x > hi ? hi : x);
 }
 
+// x * 2^shift fitted into `bits` bits per `m`: an ups by `shift` into an accumulator lane, then an srs
+// with shift 0 (aie::upshift, aie_api detail/aie2/shift.hpp). The lane is taken to hold x * 2^shift
+// exactly (an accumulator lane has 16 or more spare bits over the element; whether an ups beyond them
+// saturates or wraps in the accumulator is not established, and the kernels never get near it), so
+// none keeps the low `bits` bits and saturate / symmetric clamp the exact product.
+inline int64_t upshift_saturate(int64_t x, unsigned shift, unsigned bits, bool is_signed, aie::saturation_mode m) {
+    if (m == aie::saturation_mode::none || x == 0) {
+        return saturate(shift >= 64 ? 0 : (int64_t)((uint64_t)x << shift), bits, is_signed, m);
+    }
+    const bool overflow = shift >= 63 || x > (INT64_MAX >> shift) || x < (INT64_MIN >> shift);
+    if (overflow) return saturate(x < 0 ? INT64_MIN : INT64_MAX, bits, is_signed, m);
+    return saturate((int64_t)((uint64_t)x << shift), bits, is_signed, m);
+}
+
 inline uint32_t float_bits(float f) {
     uint32_t u;
     std::memcpy(&u, &f, sizeof u);
