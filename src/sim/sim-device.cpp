@@ -161,9 +161,10 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     batch_stats_.modelled_submit_us = modelled.submit_us;
     batch_stats_.modelled_us = modelled.total_us;
     if (!skip_kernels_) {
-        const Status st = exec_ == SimExec::stream ? sim_run_matmuls_stream(batch.invocations, pool_, loaded_designs_)
+        bool refused = false;  // refused before anything ran: the outputs are as they were
+        const Status st = exec_ == SimExec::stream ? sim_run_matmuls_stream(batch.invocations, pool_, loaded_designs_, &refused)
                                                    : sim_run_matmuls(batch.invocations, pool_, exec_);
-        if (!st.ok) {
+        if (!st.ok && !refused) {
             poison_outputs(batch);  // what a failed run leaves is not the NPU's result
         }
         return st;

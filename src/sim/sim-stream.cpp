@@ -138,7 +138,11 @@ Status run_prepared(Prepared & p, ThreadPool & pool, StreamContexts & contexts) 
 
 }  // namespace
 
-Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts) {
+Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
+                              bool * refused) {
+    if (refused != nullptr) {
+        *refused = false;
+    }
     std::vector<Prepared> prepared;
     for (size_t i = 0; i < invs.size(); ++i) {
         if (invs[i].kind != KernelKind::matmul) {
@@ -146,6 +150,9 @@ Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool &
         }
         prepared.emplace_back();
         if (Status s = prepare(invs[i].matmul, i, prepared.back()); !s.ok) {
+            if (refused != nullptr) {
+                *refused = true;
+            }
             return s;  // refused before anything ran
         }
     }

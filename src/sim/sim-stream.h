@@ -32,7 +32,9 @@ private:
 // SimExec::stream on `contexts`: every invocation's stream is built (runtime/matmul-sequence.h, cached
 // per shape) and its operands checked before the first one runs, so an invocation the design cannot take
 // refuses the whole submission with its reason and nothing runs (as the XRT device refuses it before
-// submitting); then the invocations run in order, each on its family's loaded design.
-Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts);
+// submitting); then the invocations run in order, each on its family's loaded design. `refused`, when
+// given, tells whether the submission was refused before anything ran (its outputs untouched).
+Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
+                              bool * refused = nullptr);
 
 }  // namespace xdna
