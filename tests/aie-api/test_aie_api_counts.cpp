@@ -131,3 +131,25 @@ TEST_F(AieApi, CountsAreThreadLocalAndAggregate) {
     EXPECT_EQ(total, OpCounts{});
     EXPECT_STREQ(aie_host::mmul_shape_name(mmul_shape::i8xi4_4x16x16), "int8xint4 4x16x16");
 }
+
+// Pipelining hints (host/config.hpp): chess_prepare_for_pipelining is empty under Peano and counts
+// nothing; AIE_PREPARE_FOR_PIPELINING, written before a loop, counts one entry of a pipelined loop
+// however often the loop turns, and leaves the loop's own control flow (break, continue) alone.
+TEST_F(AieApi, PipelinedLoopsAreCountedWhereTheKernelAsks) {
+    int body = 0;
+    for (int i = 0; i < 5; ++i) chess_prepare_for_pipelining { ++body; }
+    EXPECT_EQ(aie_host::op_counts().pipelined_loops, 0u);
+    for (int j = 0; j < 3; ++j) {
+        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
+        for (int i = 0; i < 6; ++i) {
+            if (i == 1) continue;
+            if (i == 4) break;
+            ++body;
+        }
+    }
+    EXPECT_EQ(body, 5 + 3 * 3);
+    EXPECT_EQ(aie_host::op_counts().pipelined_loops, 3u);
+    AIE_PREPARE_FOR_PIPELINING
+    for (int i = 0; i < 0; ++i) ++body;  // entered, never iterated: still one loop's fill and drain at most
+    EXPECT_EQ(aie_host::op_counts().pipelined_loops, 4u);
+}

@@ -60,6 +60,7 @@
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
 namespace {
@@ -130,7 +131,8 @@ void half_tile(const uint8_t * __restrict w, const uint8_t * __restrict a, float
             MM acc[TGB][RB];
             for (int u = 0; u < TGB; ++u)
                 for (int r = 0; r < RB; ++r) acc[u][r] = MM(load_c(c, tg0 + u, rg0 + r));
-            for (int ks = 0; ks < KS; ++ks) chess_prepare_for_pipelining {
+            AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
+            for (int ks = 0; ks < KS; ++ks) {
                 if constexpr (K == Kind::bf16) {
                     aie::vector<bfloat16, 64> b[RB];
                     for (int r = 0; r < RB; ++r)
@@ -178,7 +180,8 @@ template <int RB, int TGB> void f32_tile(const uint8_t * __restrict w, const uin
                     acc[u][r][0] = MM(aie::filter_even(cv, 4));
                     acc[u][r][1] = MM(aie::filter_odd(cv, 4));
                 }
-            for (int ks = 0; ks < KS; ++ks) chess_prepare_for_pipelining {
+            AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
+            for (int ks = 0; ks < KS; ++ks) {
                 aie::vector<float, 32> bl[RB], br[RB];
                 for (int r = 0; r < RB; ++r) {
                     const aie::vector<float, 64> b = aie::load_v<64>(wv + ((rg0 + r) * KS + ks) * 64);

@@ -91,6 +91,7 @@
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -289,7 +290,8 @@ void pass(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __
             if constexpr (K::kMin) M[nr][nt] = aie::zeros<acc32, 64>();
         }
 
-    for (int j = 0; j < K::kSubBlocks; ++j) chess_prepare_for_pipelining {
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
+    for (int j = 0; j < K::kSubBlocks; ++j) {
         MMul D[NR][NT], E[NR][NT];
         for (int s = 0; s < K::kStepsPerSub; ++s) {
             const int k16 = j * K::kStepsPerSub + s;

@@ -77,6 +77,7 @@
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
 namespace {
@@ -323,8 +324,11 @@ __attribute__((noinline)) void legacy_tile(const uint8_t * __restrict w, const u
                 continue;
             }
             // Two token groups' dots back to back: two independent mmul chains (two accumulators)
-            // hide each other's latency; then their epilogues.
-            for (int g = 0; g < groups; g += 2) chess_prepare_for_pipelining chess_loop_range(4, ) {
+            // hide each other's latency; then their epilogues. Not marked for software pipelining:
+            // the body calls the out-of-line epilogues, which a modulo schedule cannot overlap with the
+            // next iteration's dots.
+            AIE_LOOP_MIN_ITERATION_COUNT(4)
+            for (int g = 0; g < groups; g += 2) {
                 float fsum0[kTokens], fsum1[kTokens];
                 const IVec isum0 = group_dot<T>(bw, codes, sums, g, b, fsum0);
                 const IVec isum1 = group_dot<T>(bw, codes, sums, g + 1, b, fsum1);
