@@ -19,10 +19,12 @@
 //     Non-finite values: inf splits into hi = inf, lo = inf - inf = NaN, so an F16 inf or NaN operand
 //     makes its outputs NaN (the CPU gives +-inf for inf x finite).
 //   F32: aie::mmul<4, 8, 4, float, float>, the only float x float shape aie_api has on AIE2P (no 4x8x8):
-//     each 8 x 8 weight operand is used as its left and right 8 x 4 halves. aie_api emulates the fp32
-//     products with bf16 parts (the compiler's float accuracy mode; `fast`: three bf16 parts per
-//     operand, six of the nine partial products), so products are not correctly rounded: relative
-//     error below ~13 * 2^-24 (dropped partial products < 2^-21 |xy|, five roundings).
+//     each 8 x 8 weight operand is used as its left and right 8 x 4 halves. aie_api emulates it with
+//     eight 16-lane mul/mac_elem_16 (detail/aie2p/emulated_mmul_intrinsics.hpp), which Peano maps to
+//     its `safe` fp32 emulation (llvm-aie clang/lib/Headers/aie2p_vmult.h): three bf16 parts per
+//     operand, split in the current rounding mode (floor here), all nine partial products added. So
+//     products are not always correctly rounded: relative error below 1.3 * 2^-24 (eight roundings
+//     of partial sums, all but the last below 2^-4.6 of the product).
 //   Accumulation order, every type: the accumulator of a (token group, 8-row group) block starts from
 //   the C tile's values, then the K values are added one at a time in increasing k (F16: for each
 //   8-K step, the four passes in the order above, each k = 0..7), each add rounded to fp32. So
@@ -45,17 +47,18 @@
 // Cost per call (host aie_api counters; tests/kernels/test_float.cpp prints them). aie_api's bf16
 // mmul emulation is 8 elementwise MACs + 33 shuffles per 4x8x8; F16 needs 4 of them per operand pair:
 //   BF16 TN=4:  128 mmul,  1024 vector,   4256 move     TN=32: 1024 mmul,   8192 vector,  34048 move
-//   F16  TN=4:  512 mmul,  5184 vector,  26720 move     TN=32: 4096 mmul,  35840 vector, 163072 move
-//   F32  TN=4:  128 mmul, 10240 vector,  11840 move,  6176 store (the fp32 emulation's bf16 parts)
-//        TN=32: 1024 mmul, 81920 vector, 92928 move, 49408 store
+//   F16  TN=4:  512 mmul,  5184 vector,  30528 move     TN=32: 4096 mmul,  35840 vector, 173824 move
+//   F32  TN=4:  128 mmul, 22528 vector,  12864 move,  6176 store (the fp32 emulation's bf16 parts)
+//        TN=32: 1024 mmul, 180224 vector, 101120 move, 49408 store (176 vector instructions per
+//        4x8x4 mmul: 8 safe 16-lane emulations of 22; elementwise 32-lane multiplies would halve it)
 // The F16 split is ~20 instructions per 16 values (~15% of the F16 total at TN = 32: the activation
 // operands are split again for each of the 4 row blocks).
 //
 // Program memory vs 16 KB (estimate, not measured): 6 bodies (3 types x 2 token tiles), each a loop
 // nest around 1 (BF16), 4 (F16) or 2 (F32) mmul call sites whose emulations expand to ~41
-// instructions each; kept as loops over the RB x TGB blocks (fully unrolled, the 16 blocks of
-// TN = 32 would not fit), that is ~20-70 bundles, ~0.3-1 KB per body, plus the F16 split (~25
-// bundles, shared): ~4-5 KB in all. If the compiler's unrolling makes it larger, RB and TGB can
+// instructions each (F32: ~300, eight fp32 emulations of 37); kept as loops over the RB x TGB blocks
+// (fully unrolled, the 16 blocks of TN = 32 would not fit), that is ~20-70 bundles, ~0.3-1 KB per
+// body (F32 ~150-300 bundles, 2-4 KB), plus the F16 split (~25 bundles, shared): ~8-12 KB in all. If the compiler's unrolling makes it larger, RB and TGB can
 // become runtime loop counts (one body per type).
 #include <aie_api/aie.hpp>
 #include <stdint.h>
