@@ -449,6 +449,12 @@ TEST_F(AieApi, ElementwiseMulFloatIsTheSafeEmulation) {
     EXPECT_EQ(aie::mac(minus_one, vx, vy).lane(3), p2(-11) + p2(-22) + p2(-23));
     EXPECT_EQ(aie::msc(one, vx, vy).lane(3), -(p2(-11) + p2(-22) + p2(-23)));
     EXPECT_EQ(aie::negmul(vx, vy).lane(9), -safe);
+    // Not commutative: the partial products are added in an order fixed by operand position (b*f
+    // before a*f, c*d after b*e). For x = -1.0313646793365479, y = 1.8317351341247559 (a pair found by
+    // random search) x * y gives the IEEE product and y * x one ulp less in magnitude.
+    const float u = -1.0313646793365479f, w = 1.8317351341247559f;
+    EXPECT_EQ(aie::mul(aie::broadcast<float, 16>(u), aie::broadcast<float, 16>(w)).lane(0), -0x1.e3a1c2p+0f);
+    EXPECT_EQ(aie::mul(aie::broadcast<float, 16>(w), aie::broadcast<float, 16>(u)).lane(0), -0x1.e3a1cp+0f);
 }
 
 TEST_F(AieApi, ElementwiseMulFloatSplitsInTheCurrentRoundingMode) {

@@ -478,8 +478,8 @@ FloatReference contract_reference_float(const MatmulCase & c, const std::vector<
 // a few units of 2^-24 of the magnitude sum |w_i a_i| whatever K, and grows like sqrt(terms) for
 // terms of one sign: the bound is 2^-24 * (32 + 2 sqrt(terms)), with terms = the fp32 partial
 // products added: 4 per value for F16 (hi/lo bf16 halves of both operands), 1 for BF16, and for F32
-// the 9 bf16 partial products of the emulated multiply (AIE2P has no fp32 multiplier; aie::mmul's
-// 4x8x4 float emulation is Peano's `safe`, which keeps all nine). For K = 64 ... 4096 the F32 bound is
+// the 9 bf16 partial products of the emulated multiply (AIE2P has no fp32 multiplier; Peano's
+// emulation keeps all nine, aie::mul's `safe` and the 32-lane `fast` the F32 kernel calls alike). For K = 64 ... 4096 the F32 bound is
 // 3.3e-6 ... 1.3e-5 of the magnitude; a lost or doubled K tile, or an operand rounded to bf16 where
 // the contract keeps fp16 or fp32, errs by far more (see tests/unit/test_contract_reference.cpp).
 double float_contract_tolerance(ggml_type wtype, int64_t k) {

@@ -5,7 +5,7 @@
 // Tolerances are the rigorous bounds of what the kernel does (its top comment):
 //   BF16, F16: products exact, n fp32 adds in sequence: |c - ref| <= n * 2^-24 * sum |products|
 //              (n = 2 K tiles x TK values; F16 x4: four partial products per value);
-//   F32:       the emulated fp32 products of aie::mmul's 4x8x4 float emulation (Peano's `safe`:
+//   F32:       the 32-lane fp32 products of the kernel (Peano's emulation, aie::mul's `safe` bits:
 //              operands split toward -inf into three bf16 parts, all nine exact partial products added)
 //              err by < 1.3 * 2^-24 relative each (the parts b, c are below 2^-6 and 2^-13 of their
 //              operand, so the eight roundings before the last product's add cost < 0.3 units), so
@@ -183,11 +183,13 @@ TEST_P(FloatKernel, OpCounts) {
     const uint64_t mm = n.mmul_calls(aie_host::mmul_shape::bf16_4x8x8) + n.mmul_calls(aie_host::mmul_shape::f32_4x8x4);
     std::printf("[ops] %s n%d per call: vector %llu move %llu load %llu unpack %llu store %llu | mmul %s %llu (MAC lanes %llu)\n",
                 kind_name(cs.kind), cs.tn, (unsigned long long)n.vector, (unsigned long long)n.move, (unsigned long long)n.load,
-                (unsigned long long)n.unpack, (unsigned long long)n.store, cs.kind == Kind::f32 ? "f32 4x8x4" : "bf16 4x8x8",
+                (unsigned long long)n.unpack, (unsigned long long)n.store, cs.kind == Kind::f32 ? "none (elementwise fp32)" : "bf16 4x8x8",
                 (unsigned long long)mm, (unsigned long long)n.mmul_macs);
-    // One mmul per (token group, 8-row group, 8-K step): F16 four passes, F32 two 8x4 halves.
+    // Per (token group, 8-row group, 8-K step): one bf16 mmul (F16: four passes); F32 eight 32-lane fp32
+    // multiplies at 13 vector instructions and eight accumulator adds, no mmul.
     const uint64_t blocks = static_cast<uint64_t>(cs.tn / 4) * (kTM / 8) * (tk / 8);
-    EXPECT_EQ(mm, blocks * (cs.kind == Kind::f16 ? 4 : cs.kind == Kind::f32 ? 2 : 1));
+    EXPECT_EQ(mm, cs.kind == Kind::f32 ? 0 : blocks * (cs.kind == Kind::f16 ? 4 : 1));
+    if (cs.kind == Kind::f32) EXPECT_EQ(n.vector, blocks * 8 * (13 + 1));
 }
 
 INSTANTIATE_TEST_SUITE_P(All, FloatKernel,
@@ -254,9 +256,10 @@ float safe_mul(float x, float y) {
     return t;
 }
 
-// Every F32 output is exactly one product w[r][t] * x[t][t] (all other products are zero, and adding
-// +0 changes nothing): the kernel's result must be the safe emulation's bits. Row 0, token 0 holds
-// (1 + 2^-12) (1 + 2^-12 + 2^-22), where the six-product `fast` emulation is one ulp lower.
+// Every F32 output is exactly one product x[t][t] * w[r][t] (all other products are zero, and adding
+// +0 changes nothing): the kernel's result must be the safe emulation's bits, operands in the kernel's
+// order (the emulation is not commutative). Row 0, token 0 holds (1 + 2^-12 + 2^-22) (1 + 2^-12), where
+// the six-product `fast` emulation is one ulp lower.
 TEST(FloatKernelF32, ProductsAreTheSafeEmulation) {
     for (int tn : {4, 32}) {
         SCOPED_TRACE(testing::Message() << "seed " << seed() << " tn " << tn);
@@ -275,7 +278,7 @@ TEST(FloatKernelF32, ProductsAreTheSafeEmulation) {
             for (int r = 0; r < kTM; ++r) {
                 const float wv = static_cast<float>(pr.w[static_cast<size_t>(r) * pr.K() + t].v);
                 const float xv = static_cast<float>(pr.x[static_cast<size_t>(t) * pr.K() + t].v);
-                const float want = safe_mul(wv, xv);
+                const float want = safe_mul(xv, wv);  // the kernel multiplies activation x weight (order matters)
                 not_ieee += want != wv * xv;
                 uint32_t a, b;
                 std::memcpy(&a, &want, 4);

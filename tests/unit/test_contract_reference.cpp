@@ -504,9 +504,9 @@ void split3(float x, float & a, float & b, float & c) {
 enum class FloatImpl { exact_products_reversed, f32_emulated_safe, operands_as_bf16 };
 
 // One float-contract matmul computed three ways: exact products summed in fp32 from the last K to
-// the first in groups of 8 (a valid order); F32 through the emulated multiply (aie::mmul's safe: all 9
-// bf16 partial products); or every operand rounded to bf16 first (what a bfp16 / bf16-only shortcut
-// would do).
+// the first in groups of 8 (a valid order); F32 through the emulated multiply (aie::mul's safe: all 9
+// bf16 partial products, each rounded, then added); or every operand rounded to bf16 first (what a
+// bfp16 / bf16-only shortcut would do).
 std::vector<float> float_matmul(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x, FloatImpl impl) {
     std::vector<float> out(static_cast<size_t>(c.m * c.n));
     auto weight = [&](int64_t r, int64_t i) -> float {
