@@ -81,7 +81,7 @@ CoreOps & CoreOps::operator+=(const CoreOps & o) {
     scalar += o.scalar;
     mmul_macs += o.mmul_macs;
     mmul_i8xi4 += o.mmul_i8xi4;
-    pipelined_iterations += o.pipelined_iterations;
+    pipelined_loops += o.pipelined_loops;
     return *this;
 }
 
@@ -94,7 +94,7 @@ CoreOps & CoreOps::operator-=(const CoreOps & o) {
     scalar -= o.scalar;
     mmul_macs -= o.mmul_macs;
     mmul_i8xi4 -= o.mmul_i8xi4;
-    pipelined_iterations -= o.pipelined_iterations;
+    pipelined_loops -= o.pipelined_loops;
     return *this;
 }
 
@@ -109,7 +109,7 @@ CoreOps sim_thread_core_ops() {
     o.scalar = c.scalar;
     o.mmul_macs = c.mmul_macs;
     o.mmul_i8xi4 = c.mmul_calls(aie_host::mmul_shape::i8xi4_4x16x16);
-    o.pipelined_iterations = c.pipelined_iterations;
+    o.pipelined_loops = c.pipelined_loops;
     return o;
 }
 

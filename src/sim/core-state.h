@@ -59,7 +59,7 @@ private:
 struct CoreOps {
     uint64_t vector = 0, move = 0, load = 0, unpack = 0, store = 0, scalar = 0, mmul_macs = 0;
     uint64_t mmul_i8xi4 = 0;            // int8 x int4 4x16x16 mmul calls (their issue rate is a parameter)
-    uint64_t pipelined_iterations = 0;  // iterations of loops marked chess_prepare_for_pipelining
+    uint64_t pipelined_loops = 0;       // entries of loops marked AIE_PREPARE_FOR_PIPELINING
     CoreOps & operator+=(const CoreOps & o);
     CoreOps & operator-=(const CoreOps & o);
 };

@@ -25,7 +25,9 @@
 //   loops   hardware zero-overhead loops (loop start/end/count registers ls, le, lc [AM020 "Register
 //           Files"]): no per-iteration branch. A call pays a fixed overhead (call and return, pointer
 //           set-up, the prologue and epilogue of its modulo-scheduled loops), assumed; and optionally a
-//           per-iteration cost for loops marked chess_prepare_for_pipelining (default 0, a knob).
+//           cost per entry of a loop the kernel asks to be software-pipelined (AIE_PREPARE_FOR_PIPELINING,
+//           counted by the host aie_api; chess_prepare_for_pipelining asks Peano for nothing and counts
+//           nothing): its fill and drain (default 0, a knob: NpuPreset::pipelined_loop_cycles).
 #pragma once
 
 #include "contracts/matmul-contract.h"
@@ -41,7 +43,7 @@ namespace xdna {
 struct SlotCycles {
     double vector = 0, move = 0, load = 0, store = 0, scalar = 0;
     double slot_max = 0;   // the busiest slot
-    double overhead = 0;   // loop overhead: per call + per pipelined iteration
+    double overhead = 0;   // loop overhead: per call + per pipelined-loop entry
     double total = 0;      // slot_max + overhead
     const char * binding = "vector";  // the busiest slot's name
 };

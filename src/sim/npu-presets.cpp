@@ -44,7 +44,7 @@ NpuPreset npu2_array() {
     // its modulo-scheduled loops); hardware zero-overhead loops [AM020, ls/le/lc registers] make the
     // per-iteration cost 0.
     p.call_overhead_cycles = 64;
-    p.loop_iteration_cycles = 0;
+    p.pipelined_loop_cycles = 0;
     // Assumed, no published figure: block-scale multiply-adds (int32/fp32 vector lanes) per cycle per
     // core. The kernel design notes estimate per-32 scaling "can cost as much as the MACs": with 32
     // lanes, one scale term per 32 K values costs half the MAC time at 512 MAC/cycle.

@@ -65,9 +65,9 @@ struct NpuPreset {
     EfficiencyTier tier = EfficiencyTier::competent_cpp;
     double array_efficiency = 0.0;
     double efficiency() const { return array_efficiency > 0 ? array_efficiency : tier_efficiency[static_cast<int>(tier)]; }
-    // Loop overhead of a kernel call (kernel-cycles.h): per call, and per pipelined-loop iteration.
+    // Loop overhead of a kernel call (kernel-cycles.h): per call, and per entry of a pipelined loop.
     double call_overhead_cycles = 64;
-    double loop_iteration_cycles = 0;
+    double pipelined_loop_cycles = 0;
     double scale_ops_per_cycle = 32;      // block-scale multiply-adds per cycle per core (assumed)
     int    scale_group = 0;               // 0: the weight format's own scale granularity
 

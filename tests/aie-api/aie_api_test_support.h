@@ -1,6 +1,5 @@
 // Shared fixture of the host aie_api tests: every test starts from a reset core (rounding floor,
-// saturation none), zero op counts, the default fp32 emulation, the default aie_api release and strict
-// alignment checks.
+// saturation none), zero op counts, the default aie_api release and strict alignment checks.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,7 +16,6 @@ class AieApi : public ::testing::Test {
         aie_host::reset_core_state();
         aie_host::reset_op_counts();
         aie_host::set_api_version(aie_host::default_api_version);
-        aie_host::set_fp32_accuracy(aie_host::fp32_accuracy::fast);
         aie_host::set_alignment_policy(aie_host::alignment_policy::error);
     }
 };

@@ -67,16 +67,58 @@ TEST_F(AieApi, CountsOfTheBf16MmulEmulation) {
 TEST_F(AieApi, CountsOfTheFp32MmulEmulation) {
     aie::mmul<4, 8, 4, float, float> mm;
     mm.mul(aie::vector<float, 32>(), aie::vector<float, 32>());
-    // 8 emulated 16-lane fp32 MACs, each (fast): 4 residual + 6 product instructions, 6 bf16
-    // conversions, 6 inserts + 2 float -> accumulator moves; plus 26 shuffles/broadcasts.
-    EXPECT_EQ(aie_host::op_counts().vector, 80u);
-    EXPECT_EQ(aie_host::op_counts().store, 48u);
-    EXPECT_EQ(aie_host::op_counts().move, 64u + 26u);
-    EXPECT_EQ(aie_host::op_counts().mmul_macs, 8u * 6u * 32u);
+    // mul_elem_16 then seven mac_elem_16, all safe (aie2p_vmult.h): 4 residual msc + 9 products +
+    // 8 adds = 21 vector instructions, 22 with the accumulator add; 6 bf16 conversions each (store);
+    // moves per emulation: 2 float -> accumulator, the bf16 ones, 6 inserts of 16-lane parts; plus
+    // the 26 shuffles and broadcasts of the 4x8x4 layout.
+    EXPECT_EQ(aie_host::op_counts().vector, 21u + 7u * 22u);
+    EXPECT_EQ(aie_host::op_counts().store, 8u * 6u);
+    EXPECT_EQ(aie_host::op_counts().move, 8u * 9u + 26u);
+    EXPECT_EQ(aie_host::op_counts().mmul_macs, 8u * 9u * 32u);
     aie_host::reset_op_counts();
-    aie_host::set_fp32_accuracy(aie_host::fp32_accuracy::safe);
-    mm.mul(aie::vector<float, 32>(), aie::vector<float, 32>());
-    EXPECT_EQ(aie_host::op_counts().vector, 8u * 13u);
+    mm.mac(aie::vector<float, 32>(), aie::vector<float, 32>());  // eight mac_elem_16
+    EXPECT_EQ(aie_host::op_counts().vector, 8u * 22u);
+}
+
+TEST_F(AieApi, CountsOfTheFp32ElementwiseEmulation) {
+    using aie_host::op_counts;
+    // One safe emulation per 32 lanes (aie_api mul_acc32_fp.hpp: muls_per_mul = 32), so a 16-lane
+    // multiply costs what a 32-lane one does: 21 vector (22 for mac / msc), 6 bf16 conversions in the
+    // store slot, 5 moves (two 1024-bit operands into accumulators, the bf16 ones).
+    const aie::vector<float, 16> h;
+    const auto m16 = aie::mul(h, h);
+    (void)m16;
+    EXPECT_EQ(op_counts().vector, 21u);
+    EXPECT_EQ(op_counts().store, 6u);
+    EXPECT_EQ(op_counts().move, 5u);
+    aie_host::reset_op_counts();
+    const aie::vector<float, 32> w;
+    auto acc = aie::mul(w, w);
+    EXPECT_EQ(op_counts().vector, 21u);
+    acc = aie::mac(acc, w, w);
+    EXPECT_EQ(op_counts().vector, 21u + 22u);
+    acc = aie::msc(acc, w, 2.0f);  // plus one broadcast
+    EXPECT_EQ(op_counts().vector, 21u + 22u + 22u);
+    EXPECT_EQ(op_counts().move, 3u * 5u + 1u);
+    aie_host::reset_op_counts();
+    const auto m64 = aie::mul(aie::vector<float, 64>(), aie::vector<float, 64>());  // two emulations
+    (void)m64;
+    EXPECT_EQ(op_counts().vector, 2u * 21u);
+    EXPECT_EQ(op_counts().store, 2u * 6u);
+    // The 32-lane fast intrinsic: 4 msc + 1 mul + 8 MACs.
+    aie_host::reset_op_counts();
+    const auto f = mul_elem_32_accuracy_fast(w, w);
+    (void)f;
+    EXPECT_EQ(op_counts().vector, 13u);
+    EXPECT_EQ(op_counts().store, 6u);
+    EXPECT_EQ(op_counts().move, 5u);
+    // Float vector adds: both operands into accumulators, one accumulator add per 64 lanes, the
+    // result out (aie_api detail/aie2/add.hpp, AIE2P: native_elems = 64).
+    aie_host::reset_op_counts();
+    const auto s = aie::add(w, w);
+    (void)s;
+    EXPECT_EQ(op_counts().vector, 1u);
+    EXPECT_EQ(op_counts().move, 2u * 2u + 2u);
 }
 
 TEST_F(AieApi, CountsOfElementwiseOperations) {
@@ -101,9 +143,9 @@ TEST_F(AieApi, CountsOfElementwiseOperations) {
     const auto m = aie::mul(aie::vector<int32, 32>(), aie::vector<int16, 32>());  // 32 lanes of 32 x 16
     (void)m;
     EXPECT_EQ(aie_host::op_counts().vector, 4u);
-    const auto f = aie::mul(aie::vector<float, 16>(), aie::vector<float, 16>());  // one emulated fp32 multiply
+    const auto f = aie::mul(aie::vector<float, 16>(), aie::vector<float, 16>());  // one safe fp32 emulation
     (void)f;
-    EXPECT_EQ(aie_host::op_counts().vector, 4u + 10u);
+    EXPECT_EQ(aie_host::op_counts().vector, 4u + 21u);
 }
 
 TEST_F(AieApi, CountsAreThreadLocalAndAggregate) {
@@ -130,4 +172,26 @@ TEST_F(AieApi, CountsAreThreadLocalAndAggregate) {
     total.reset();
     EXPECT_EQ(total, OpCounts{});
     EXPECT_STREQ(aie_host::mmul_shape_name(mmul_shape::i8xi4_4x16x16), "int8xint4 4x16x16");
+}
+
+// Pipelining hints (host/config.hpp): chess_prepare_for_pipelining is empty under Peano and counts
+// nothing; AIE_PREPARE_FOR_PIPELINING, written before a loop, counts one entry of a pipelined loop
+// however often the loop turns, and leaves the loop's own control flow (break, continue) alone.
+TEST_F(AieApi, PipelinedLoopsAreCountedWhereTheKernelAsks) {
+    int body = 0;
+    for (int i = 0; i < 5; ++i) chess_prepare_for_pipelining { ++body; }
+    EXPECT_EQ(aie_host::op_counts().pipelined_loops, 0u);
+    for (int j = 0; j < 3; ++j) {
+        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
+        for (int i = 0; i < 6; ++i) {
+            if (i == 1) continue;
+            if (i == 4) break;
+            ++body;
+        }
+    }
+    EXPECT_EQ(body, 5 + 3 * 3);
+    EXPECT_EQ(aie_host::op_counts().pipelined_loops, 3u);
+    AIE_PREPARE_FOR_PIPELINING
+    for (int i = 0; i < 0; ++i) ++body;  // entered, never iterated: still one loop's fill and drain at most
+    EXPECT_EQ(aie_host::op_counts().pipelined_loops, 4u);
 }

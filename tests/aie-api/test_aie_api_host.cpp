@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <type_traits>
 
 // ---------------------------------------------------------------------------------------------
@@ -426,23 +427,84 @@ TEST_F(AieApi, ElementwiseMulBfloat16IsExactInFp32) {
     EXPECT_EQ(acc.lane(5), p2(-7) + p2(-14));
 }
 
-TEST_F(AieApi, ElementwiseMulFloatIsTheBf16SplitEmulation) {
-    // x = 1 + 2^-12 splits into 1 + 2^-12 (+ 0); y = 1 + 2^-12 + 2^-22 into 1 + 2^-12 + 2^-22.
-    // x*y = 1 + 2^-11 + 2^-22 + 2^-24 + 2^-34: fp32 rounds up to 1 + 2^-11 + 2^-22 + 2^-23.
-    // fast drops mid(x)*lo(y) = 2^-34, leaving an exact tie that rounds to even: 1 + 2^-11 + 2^-22.
+// float x float aie::mul is Peano's `safe` emulation (host/fp32-emulation.hpp): operands split into
+// three bf16 parts in the current rounding mode, all nine exact partial products added smallest first.
+TEST_F(AieApi, ElementwiseMulFloatIsTheSafeEmulation) {
+    // x = 1 + 2^-12 splits (floor) into 1, 2^-12, 0; y = 1 + 2^-12 + 2^-22 into 1, 2^-12, 2^-22.
+    // Products smallest first: b*f = 2^-34, a*f = 2^-22, b*e = 2^-24, b*d = a*e = 2^-12, a*d = 1; the
+    // partial sums are exact up to the last add, 1 + (2^-11 + 2^-22 + 2^-24 + 2^-34), which rounds up
+    // (the part below 2^-23 exceeds half an ulp): 1 + 2^-11 + 2^-22 + 2^-23, the IEEE product.
+    // The six-product `fast` (the 16-lane intrinsic; the host's default before) drops b*f = 2^-34 and
+    // lands on an exact tie that rounds to even, one ulp lower: 1 + 2^-11 + 2^-22.
     const float x = 1.0f + p2(-12), y = 1.0f + p2(-12) + p2(-22);
-    const float fp32 = 1.0f + p2(-11) + p2(-22) + p2(-23);
-    ASSERT_EQ(x * y, fp32);
+    const float safe = 1.0f + p2(-11) + p2(-22) + p2(-23), fast6 = 1.0f + p2(-11) + p2(-22);
+    ASSERT_EQ(x * y, safe);
     const aie::vector<float, 16> vx = aie::broadcast<float, 16>(x), vy = aie::broadcast<float, 16>(y);
-    EXPECT_EQ(aie::mul(vx, vy).lane(0), 1.0f + p2(-11) + p2(-22));
-    aie_host::set_fp32_accuracy(aie_host::fp32_accuracy::safe);
-    EXPECT_EQ(aie::mul(vx, vy).lane(0), fp32);
-    aie_host::set_fp32_accuracy(aie_host::fp32_accuracy::low);  // hi*hi + hi*mid + mid*hi only
-    EXPECT_EQ(aie::mul(vx, vy).lane(0), 1.0f + p2(-11));
-    // mac adds the incoming accumulator after the products.
-    aie_host::set_fp32_accuracy(aie_host::fp32_accuracy::fast);
-    const aie::accum<accfloat, 16> one(aie::broadcast<float, 16>(-1.0f));
-    EXPECT_EQ(aie::mac(one, vx, vy).lane(3), p2(-11) + p2(-22));
+    EXPECT_EQ(aie::mul(vx, vy).lane(0), safe);
+    EXPECT_NE(aie::mul(vx, vy).lane(15), fast6);
+    EXPECT_EQ(aie::mul(vx, y).lane(7), safe);  // scalar operand: broadcast first
+    // mac / msc add the finished product to the incoming accumulator (subtract it): exact here;
+    // negmul negates it.
+    const aie::accum<accfloat, 16> one(aie::broadcast<float, 16>(1.0f)), minus_one(aie::broadcast<float, 16>(-1.0f));
+    EXPECT_EQ(aie::mac(minus_one, vx, vy).lane(3), p2(-11) + p2(-22) + p2(-23));
+    EXPECT_EQ(aie::msc(one, vx, vy).lane(3), -(p2(-11) + p2(-22) + p2(-23)));
+    EXPECT_EQ(aie::negmul(vx, vy).lane(9), -safe);
+    // Not commutative: the partial products are added in an order fixed by operand position (b*f
+    // before a*f, c*d after b*e). For x = -1.0313646793365479, y = 1.8317351341247559 (a pair found by
+    // random search) x * y gives the IEEE product and y * x one ulp less in magnitude.
+    const float u = -1.0313646793365479f, w = 1.8317351341247559f;
+    EXPECT_EQ(aie::mul(aie::broadcast<float, 16>(u), aie::broadcast<float, 16>(w)).lane(0), -0x1.e3a1c2p+0f);
+    EXPECT_EQ(aie::mul(aie::broadcast<float, 16>(w), aie::broadcast<float, 16>(u)).lane(0), -0x1.e3a1cp+0f);
+}
+
+TEST_F(AieApi, ElementwiseMulFloatSplitsInTheCurrentRoundingMode) {
+    // x = -(1.75 + 2^-12), y = 1 + 3 * 2^-22 (y splits into 1, 3 * 2^-22, 0 in either mode).
+    // floor (reset): a = -(1.75 + 2^-7), b = 2^-7 - 2^-12 = 31 * 2^-12, c = 0. Products: b*e = 93 * 2^-34,
+    //   b*d = 31 * 2^-12, a*e = -675 * 2^-29, a*d = -(1.75 + 2^-7). 93 * 2^-34 + 31 * 2^-12 rounds to
+    //   31 * 2^-12 + 96 * 2^-34 (ulp 2^-31); + a*e = 126955 * 2^-24 exactly; + a*d = -29364245 * 2^-24,
+    //   a tie at ulp 2^-23 that goes to the even -14682122 * 2^-23 = -0x1.c01014p+0.
+    // conv_even: a = -1.75, b = -2^-12, c = 0. Products: b*e = -3 * 2^-34, b*d = -2^-12, a*e = -21 * 2^-24,
+    //   a*d = -1.75; exact up to the last add, -(1.75 + 2^-12 + 21 * 2^-24 + 3 * 2^-34), which is
+    //   14682122.5015 ulps and rounds to -14682123 * 2^-23 = -0x1.c01016p+0 (the IEEE product).
+    const float x = -(1.75f + p2(-12)), y = 1.0f + 3.0f * p2(-22);
+    const float in_floor = -0x1.c01014p+0f, in_conv_even = -0x1.c01016p+0f;
+    ASSERT_EQ(x * y, in_conv_even);
+    const aie::vector<float, 32> vx = aie::broadcast<float, 32>(x), vy = aie::broadcast<float, 32>(y);
+    EXPECT_EQ(aie::mul(vx, vy).lane(0), in_floor);
+    aie::set_rounding(aie::rounding_mode::conv_even);
+    EXPECT_EQ(aie::mul(vx, vy).lane(31), in_conv_even);
+}
+
+// The 32-lane `fast` intrinsic: the same nine products in a chain of MACs.
+TEST_F(AieApi, Fp32FastIntrinsicIsTheSafeProductWithFusedAdds) {
+    const float x = 1.0f + p2(-12), y = 1.0f + p2(-12) + p2(-22);
+    const aie::accum<accfloat, 32> r = mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(x), aie::broadcast<float, 32>(y));
+    EXPECT_EQ(r.lane(0), 1.0f + p2(-11) + p2(-22) + p2(-23));  // nine products: not the six-product value
+    aie::set_rounding(aie::rounding_mode::conv_even);
+    const float u = -(1.75f + p2(-12)), v = 1.0f + 3.0f * p2(-22);
+    EXPECT_EQ(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(u), aie::broadcast<float, 32>(v)).lane(5), -0x1.c01016p+0f);
+    aie::set_rounding(aie::rounding_mode::floor);
+    EXPECT_EQ(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(u), aie::broadcast<float, 32>(v)).lane(5), -0x1.c01014p+0f);
+    // Every partial product of normal-range operands is exact in fp32, so a MAC and a multiply
+    // followed by an add round alike: the safe value, bit for bit.
+    std::mt19937 g(12345);
+    std::uniform_real_distribution<float> mant(-2.0f, 2.0f);
+    std::uniform_int_distribution<int> ex(-40, 40);
+    aie::vector<float, 32> a, b;
+    for (int rep = 0; rep < 200; ++rep) {
+        for (unsigned i = 0; i < 32; ++i) {
+            a[i] = std::ldexp(mant(g), ex(g));
+            b[i] = std::ldexp(mant(g), ex(g));
+        }
+        const auto fast = mul_elem_32_accuracy_fast(a, b);
+        const auto safe = aie::mul(a, b);
+        for (unsigned i = 0; i < 32; ++i) ASSERT_EQ(fast.lane(i), safe.lane(i)) << a[i] << " * " << b[i];
+    }
+    // They part only where a partial product falls below the normal range and a separate multiply
+    // loses its low bits: here the products below 2^-130 (found by search over 1 + 2^-i + 2^-j values).
+    const float tx = 0x1.00402p-70f, ty = 0x1.00402p-60f;
+    EXPECT_EQ(aie::mul(aie::broadcast<float, 32>(tx), aie::broadcast<float, 32>(ty)).lane(0), 0x1.00804p-130f);
+    EXPECT_EQ(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(tx), aie::broadcast<float, 32>(ty)).lane(0), 0x1.00806p-130f);
 }
 
 // ---------------------------------------------------------------------------------------------

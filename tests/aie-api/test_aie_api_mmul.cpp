@@ -184,26 +184,26 @@ TEST_F(AieApi, MmulFloat4x8x4ExactOnSmallIntegers) {
         }
 }
 
-TEST_F(AieApi, MmulFloat4x8x4EmulationDiffersFromFp32) {
+TEST_F(AieApi, MmulFloat4x8x4IsTheSafeEmulation) {
     // One nonzero product per C element: C[0][0] = x * y with x = 1 + 2^-12, y = 1 + 2^-12 + 2^-22.
-    // fp32: 1 + 2^-11 + 2^-22 + 2^-23. The default (fast) bf16-split emulation drops the 2^-34 term
-    // and lands on an exact tie that rounds to even: 1 + 2^-11 + 2^-22. safe keeps all nine products.
+    // The emulation's 16-lane mul/mac_elem_16 are `safe` (nine partial products: test_aie_api_host.cpp
+    // ElementwiseMulFloatIsTheSafeEmulation works the sum out): 1 + 2^-11 + 2^-22 + 2^-23, here the
+    // IEEE product; the six-product `fast` gives one ulp less, 1 + 2^-11 + 2^-22.
     const float x = 1.0f + p2(-12), y = 1.0f + p2(-12) + p2(-22);
     aie::vector<float, 32> a, b;
     a[0] = x;               // A[0][0]
     b[0] = y;               // B[0][0]
     a[1 * 8 + 3] = 3.0f;    // A[1][3]
     b[3 * 4 + 2] = 0.125f;  // B[3][2]
-    aie::mmul<4, 8, 4, float, float> fast;
-    fast.mul(a, b);
-    EXPECT_EQ(fast.to_accum().lane(0), 1.0f + p2(-11) + p2(-22));
-    EXPECT_NE(fast.to_accum().lane(0), x * y);
-    EXPECT_EQ(fast.to_accum().lane(1 * 4 + 2), 0.375f);
-    aie_host::set_fp32_accuracy(aie_host::fp32_accuracy::safe);
-    aie::mmul<4, 8, 4, float, float> safe;
-    safe.mul(a, b);
-    EXPECT_EQ(safe.to_accum().lane(0), 1.0f + p2(-11) + p2(-22) + p2(-23));
-    EXPECT_EQ(safe.to_accum().lane(0), x * y);
+    aie::mmul<4, 8, 4, float, float> mm;
+    mm.mul(a, b);
+    EXPECT_EQ(mm.to_accum().lane(0), 1.0f + p2(-11) + p2(-22) + p2(-23));
+    EXPECT_NE(mm.to_accum().lane(0), 1.0f + p2(-11) + p2(-22));
+    EXPECT_EQ(mm.to_accum().lane(0), x * y);
+    EXPECT_EQ(mm.to_accum().lane(1 * 4 + 2), 0.375f);
+    // mac adds each k's finished product to C in k order: C = 0.375 + 3 * 0.125 = 0.75.
+    mm.mac(a, b);
+    EXPECT_EQ(mm.to_accum().lane(1 * 4 + 2), 0.75f);
 }
 
 TEST_F(AieApi, MmulConstructedFromVectorOrAccumAndFreshMacIsMul) {

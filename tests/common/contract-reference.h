@@ -76,12 +76,16 @@ struct DecodedBlock {
 DecodedBlock decode_block_reference(ggml_type wtype, const uint8_t * block);
 
 // How the epilogue's fp32 multiplies round (docs/kernels.md, "Numerics of the fp32 products"). AIE2P
-// has no fp32 multiplier: aie_api's float multiply is the compiler's emulation from bf16 parts
-// (operands split toward -inf into three bf16 parts, 6 of the 9 partial products added in fp32:
-// accuracy "fast"), within about an ulp of the IEEE product but not always equal to it, and NaN for an
-// infinite operand. The contracts use it, except Q2_K and Q3_K, whose kernel forms correctly rounded
-// products from integer significand products. `contract` picks the contract's choice per weight type.
-enum class Fp32Multiply { ieee, aie2p_emulated, contract };
+// has no fp32 multiplier: the kernels' fp32 products are Peano's emulation from bf16 parts (each
+// operand split toward -inf, the rounding mode the kernels run in, into three bf16 parts; all nine
+// partial products, each exact, added smallest first with one rounding per add), within an ulp of the
+// IEEE product but not always equal to it, and NaN for an infinite operand. The kernels call the
+// 32-lane form whose adds are MACs (aie2p_emulated); aie::mul's `safe` form first rounds each
+// partial product to fp32 and then adds (aie2p_safe): the same value unless a partial product falls
+// below the normal range. The contracts use aie2p_emulated, except Q2_K and Q3_K, whose kernel forms
+// correctly rounded products from integer significand products. `contract` picks the contract's
+// choice per weight type.
+enum class Fp32Multiply { ieee, aie2p_emulated, aie2p_safe, contract };
 Fp32Multiply contract_fp32_multiply(ggml_type wtype);
 float fp32_multiply(float x, float y, Fp32Multiply mode);
 

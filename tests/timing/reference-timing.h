@@ -20,13 +20,13 @@ namespace xdna_test {
 
 // Cycles of one kernel call under the per-operation table (kernel-cycles.h): vector 1 per cycle, the
 // int8 x int4 mmul 1024 / int4 rate cycles; move 1; loads and unpacks share 2 load slots, unpacks alone
-// have one; store 1; scalar 1. The busiest slot, plus the call overhead and the per-iteration cost of
-// pipelined loops.
+// have one; store 1; scalar 1. The busiest slot, plus the call overhead and the cost per entry of a
+// pipelined loop.
 inline double reference_call_cycles(const xdna::CoreOps & ops, const xdna::NpuPreset & p) {
     const double vector = double(ops.vector) + double(ops.mmul_i8xi4) * (1024.0 / p.int4_macs_per_cycle - 1);
     const double load = std::max(std::ceil((ops.load + ops.unpack) / 2.0), double(ops.unpack));
     const double busiest = std::max({vector, double(ops.move), load, double(ops.store), double(ops.scalar)});
-    return busiest + p.call_overhead_cycles + p.loop_iteration_cycles * double(ops.pipelined_iterations);
+    return busiest + p.call_overhead_cycles + p.pipelined_loop_cycles * double(ops.pipelined_loops);
 }
 
 struct ReferenceTime {

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -36,7 +37,23 @@ struct Buffer {
 bool same(const CoreOps & a, const CoreOps & b) {
     return a.vector == b.vector && a.move == b.move && a.load == b.load && a.unpack == b.unpack && a.store == b.store &&
            a.scalar == b.scalar && a.mmul_macs == b.mmul_macs && a.mmul_i8xi4 == b.mmul_i8xi4 &&
-           a.pipelined_iterations == b.pipelined_iterations;
+           a.pipelined_loops == b.pipelined_loops;
+}
+
+// Pipelined-loop entries per call, from the kernels' loop structure (aie/matmul/kernels/*.cc).
+uint64_t expected_pipelined_loops(ggml_type type, int tn) {
+    const int groups = tn / 4;  // 4-token groups
+    switch (type) {
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K:
+        case GGML_TYPE_Q6_K: return tn == 4 ? 2 : 4 * groups / 2;  // TN 4: 2 passes of 2 row groups; 32: 4 x 4 passes
+        case GGML_TYPE_Q2_K:
+        case GGML_TYPE_Q3_K: return 4 * (tn == 4 ? 1 : groups / 4);  // 4 row groups x blocks of NT = 1 / 4 groups
+        case GGML_TYPE_F16:
+        case GGML_TYPE_BF16: return tn == 4 ? 1 : 4;  // (8 / RB) x (groups / TGB): RB 8, TGB 1 / RB 2, TGB 8
+        case GGML_TYPE_F32: return tn == 4 ? 1 : 8;   // RB 8, TGB 1 / RB 2, TGB 4
+        default: return 0;  // Q4_0 ... Q8_0
+    }
 }
 
 TEST(KernelCycles, EveryContractKernelIsProfiled) {
@@ -46,12 +63,38 @@ TEST(KernelCycles, EveryContractKernelIsProfiled) {
             ASSERT_NE(p, nullptr) << c.name << " TN=" << tn;
             EXPECT_GT(p->call.vector, 0u) << c.name;
             EXPECT_GT(p->call.load, 0u) << c.name;
-            // Every MAC of the 64 x TN x TK tile goes through a multiplier lane (padding included).
-            EXPECT_GE(p->call.mmul_macs, uint64_t(c.tile_m) * tn * c.tile_k) << c.name;
-            if (tn == 32) {  // the legacy kernels' decode path (one token group) has no pipelined loop
-                EXPECT_GT(p->call.pipelined_iterations, 0u) << c.name << ": the main loop is marked for pipelining";
-            }
+            // Every MAC of the 64 x TN x TK tile goes through a multiplier lane (padding included): an
+            // mmul's, or for F32 (elementwise) a 32-lane fp32 multiply of at least 13 vector instructions.
+            const uint64_t tile_macs = uint64_t(c.tile_m) * tn * c.tile_k;
+            if (c.weight_type == GGML_TYPE_F32) EXPECT_GE(p->call.vector, 13 * tile_macs / 32) << c.name;
+            else EXPECT_GE(p->call.mmul_macs, tile_macs) << c.name;
+            // Entries of the loops each kernel asks to be software-pipelined (AIE_PREPARE_FOR_PIPELINING):
+            // the K-quant sub-block loop once per pass (NR x NT blocks, mm_kquant.cc "Loop order"), the
+            // Q2_K/Q3_K sub-block loop once per (row group, token-group block), the float K loop once per
+            // (row block, token-group block); the legacy kernels mark none (their loops call the
+            // out-of-line epilogues).
+            EXPECT_EQ(p->call.pipelined_loops, expected_pipelined_loops(c.weight_type, tn)) << c.name << " TN=" << tn;
+            EXPECT_EQ(p->zero.pipelined_loops, 1u) << "the C-tile clear's store loop";
             EXPECT_GT(p->zero.store, 0u) << "the C-tile clear stores";
+        }
+    }
+}
+
+// Informational: per contract and token tile, the per-call counts by slot and the modelled cycles
+// (krackan, int4 at 512 MAC/cycle), as the timing model takes them.
+TEST(KernelCycles, Report) {
+    const NpuPreset & p = *find_npu_preset("krackan");
+    std::printf("%-14s %4s %8s %8s %8s %8s %8s %6s %10s %8s\n", "contract", "TN", "vector", "move", "load", "unpack", "store",
+                "loops", "cycles", "binds");
+    for (const auto & c : all_matmul_contracts()) {
+        for (int tn : c.tile_n) {
+            const KernelProfile * k = kernel_profile(c.weight_type, tn);
+            ASSERT_NE(k, nullptr);
+            const SlotCycles s = core_cycles(k->call, p);
+            std::printf("%-14s %4d %8llu %8llu %8llu %8llu %8llu %6llu %10.0f %8s\n", c.name, tn,
+                        (unsigned long long)k->call.vector, (unsigned long long)k->call.move, (unsigned long long)k->call.load,
+                        (unsigned long long)k->call.unpack, (unsigned long long)k->call.store,
+                        (unsigned long long)k->call.pipelined_loops, s.total, s.binding);
         }
     }
 }
@@ -79,7 +122,7 @@ TEST(KernelCycles, OpCountsDoNotDependOnTheData) {
 TEST(KernelCycles, TableIsTheBusiestSlotPlusOverhead) {
     NpuPreset p = *find_npu_preset("krackan");
     p.call_overhead_cycles = 10;
-    p.loop_iteration_cycles = 0.5;
+    p.pipelined_loop_cycles = 0.5;
     CoreOps ops;
     ops.vector = 100;
     ops.mmul_i8xi4 = 40;  // counted in vector; 1 extra cycle each at 512 MAC/cycle
@@ -87,7 +130,7 @@ TEST(KernelCycles, TableIsTheBusiestSlotPlusOverhead) {
     ops.load = 150;
     ops.unpack = 60;  // (150 + 60) / 2 = 105 load-slot cycles
     ops.store = 90;
-    ops.pipelined_iterations = 8;
+    ops.pipelined_loops = 8;
     p.int4_macs_per_cycle = 512;
     SlotCycles c = core_cycles(ops, p);
     EXPECT_DOUBLE_EQ(c.vector, 140);

@@ -18,21 +18,27 @@
 //     multiples of 2^-20 of the leading bit and span <= 22 bits), so a single product reaches C exactly.
 //     Non-finite values: inf splits into hi = inf, lo = inf - inf = NaN, so an F16 inf or NaN operand
 //     makes its outputs NaN (the CPU gives +-inf for inf x finite).
-//   F32: aie::mmul<4, 8, 4, float, float>, the only float x float shape aie_api has on AIE2P (no 4x8x8):
-//     each 8 x 8 weight operand is used as its left and right 8 x 4 halves. aie_api emulates the fp32
-//     products with bf16 parts (the compiler's float accuracy mode; `fast`: three bf16 parts per
-//     operand, six of the nine partial products), so products are not correctly rounded: relative
-//     error below ~13 * 2^-24 (dropped partial products < 2^-21 |xy|, five roundings).
+//   F32: elementwise on 32 lanes, not aie::mmul<4, 8, 4, float> (aie_api's only float shape on AIE2P,
+//     eight 16-lane `safe` fp32 emulations of 22 vector instructions per 128 MACs: aie_api
+//     detail/aie2p/emulated_mmul_intrinsics.hpp). Per k, lanes [t][n] of a (token group, 8-row group)
+//     block: C += A[t][k] * B[k][n] with the 32-lane `fast` fp32 intrinsic (13 vector instructions per
+//     32 MACs) and an accumulator add. The intrinsic is Peano's emulation (llvm-aie
+//     clang/lib/Headers/aie2p_vmult.h): three bf16 parts per operand, split in the current rounding
+//     mode (floor here), all nine partial products added in a chain of MACs: aie::mul's `safe` value
+//     unless a partial product underflows. So products are not always correctly rounded: relative
+//     error below 1.3 * 2^-24 (eight roundings of partial sums, all but the last below 2^-4.6 of the
+//     product).
 //   Accumulation order, every type: the accumulator of a (token group, 8-row group) block starts from
 //   the C tile's values, then the K values are added one at a time in increasing k (F16: for each
 //   8-K step, the four passes in the order above, each k = 0..7), each add rounded to fp32. So
 //   c_new = (((c + p_0) + p_1) + ... + p_{TK-1}) per element (F16: four partial products per k).
 //
 // Loop order: 8-row groups in blocks of RB, token groups in blocks of TGB, K steps of 8 innermost with
-// RB x TGB accumulators (TN = 4: RB = 8, TGB = 1; TN = 32: RB = 2, TGB = 8; F32 twice as many 16-lane
-// halves). A weight operand is loaded (F16: split) once per block and used by TGB token groups.
+// RB x TGB accumulators (TN = 4: RB = 8, TGB = 1; TN = 32: RB = 2, TGB = 8, F32 TGB = 4). A weight
+// operand is loaded (F16: split) once per block and used by TGB token groups.
 // Accumulator registers: 8 x 32 lanes (TN = 4) or 16 x 32 lanes (TN = 32) = 4 or 8 of the 8 2048-bit
-// registers; F32 the same bits in 16-lane halves.
+// registers; F32 8 x 32 lanes (4 registers) either way, leaving room for the fp32 emulation's
+// residuals and partial sums (three 32-lane accumulators per multiply).
 //
 // Data memory at TN = 32 vs 64 KB:
 //   weight tile, double-buffered      2 x 16384 = 32768  (F16/BF16: 64 x 128 x 2; F32: 64 x 64 x 4)
@@ -45,21 +51,23 @@
 // Cost per call (host aie_api counters; tests/kernels/test_float.cpp prints them). aie_api's bf16
 // mmul emulation is 8 elementwise MACs + 33 shuffles per 4x8x8; F16 needs 4 of them per operand pair:
 //   BF16 TN=4:  128 mmul,  1024 vector,   4256 move     TN=32: 1024 mmul,   8192 vector,  34048 move
-//   F16  TN=4:  512 mmul,  5184 vector,  26720 move     TN=32: 4096 mmul,  35840 vector, 163072 move
-//   F32  TN=4:  128 mmul, 10240 vector,  11840 move,  6176 store (the fp32 emulation's bf16 parts)
-//        TN=32: 1024 mmul, 81920 vector, 92928 move, 49408 store
+//   F16  TN=4:  512 mmul,  5184 vector,  30528 move     TN=32: 4096 mmul,  35840 vector, 173824 move
+//   F32  TN=4:  no mmul, 7168 vector,  4128 move,  3104 store (the fp32 emulation's bf16 parts)
+//        TN=32: no mmul, 57344 vector, 45312 move, 24832 store (14 vector instructions per 32 MACs;
+//        the 4x8x4 float mmul would take 180224)
 // The F16 split is ~20 instructions per 16 values (~15% of the F16 total at TN = 32: the activation
 // operands are split again for each of the 4 row blocks).
 //
 // Program memory vs 16 KB (estimate, not measured): 6 bodies (3 types x 2 token tiles), each a loop
-// nest around 1 (BF16), 4 (F16) or 2 (F32) mmul call sites whose emulations expand to ~41
-// instructions each; kept as loops over the RB x TGB blocks (fully unrolled, the 16 blocks of
-// TN = 32 would not fit), that is ~20-70 bundles, ~0.3-1 KB per body, plus the F16 split (~25
-// bundles, shared): ~4-5 KB in all. If the compiler's unrolling makes it larger, RB and TGB can
-// become runtime loop counts (one body per type).
+// nest around 1 (BF16) or 4 (F16) mmul call sites whose emulations expand to ~41 instructions each,
+// or (F32) one 32-lane fp32 multiply and add of ~30 instructions inside a loop over k; kept as loops
+// over the RB x TGB blocks (fully unrolled, the 16 blocks of TN = 32 would not fit), that is ~20-70
+// bundles, ~0.3-1 KB per body, plus the F16 split (~25 bundles, shared): ~4-5 KB in all. If the
+// compiler's unrolling makes it larger, RB and TGB can become runtime loop counts (one body per type).
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
 namespace {
@@ -130,7 +138,8 @@ void half_tile(const uint8_t * __restrict w, const uint8_t * __restrict a, float
             MM acc[TGB][RB];
             for (int u = 0; u < TGB; ++u)
                 for (int r = 0; r < RB; ++r) acc[u][r] = MM(load_c(c, tg0 + u, rg0 + r));
-            for (int ks = 0; ks < KS; ++ks) chess_prepare_for_pipelining {
+            AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
+            for (int ks = 0; ks < KS; ++ks) {
                 if constexpr (K == Kind::bf16) {
                     aie::vector<bfloat16, 64> b[RB];
                     for (int r = 0; r < RB; ++r)
@@ -161,9 +170,17 @@ void half_tile(const uint8_t * __restrict w, const uint8_t * __restrict a, float
 }
 
 // ---- F32 ----
+//
+// Elementwise on 32 lanes [t][n] (the C block of a token group and an 8-row group), per k of an 8-K
+// step: C += a_k * b_k with a_k[t][n] = A[t][k] (each token's value over its 8 lanes) and b_k[t][n] =
+// B[k][n] (row k of the weight operand, for every token). The product is the 32-lane `fast` fp32
+// intrinsic (13 vector-slot instructions for 32 MACs: aie::mmul<4, 8, 4, float> would take 176 for
+// 128, eight 16-lane `safe` emulations), then one accumulator add: k in order, c + p per k, the sum
+// the mmul forms, with the same products unless a partial product underflows fp32.
 
 template <int RB, int TGB> void f32_tile(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c, int tn) {
-    using MM = aie::mmul<4, 8, 4, float, float>;
+    using V32 = aie::vector<float, 32>;
+    using Acc = aie::accum<accfloat, 32>;
     constexpr int TK = tile_k<Kind::f32>();
     constexpr int KS = TK / 8;
     const float * wv = reinterpret_cast<const float *>(w);
@@ -171,34 +188,27 @@ template <int RB, int TGB> void f32_tile(const uint8_t * __restrict w, const uin
     const int n_tg = tn / abi::kTokGroup;
     for (int rg0 = 0; rg0 < kRows8; rg0 += RB) {
         for (int tg0 = 0; tg0 < n_tg; tg0 += TGB) {
-            MM acc[TGB][RB][2];  // left (rows 0..3) and right (rows 4..7) of each 8-row group
+            Acc acc[TGB][RB];
             for (int u = 0; u < TGB; ++u)
-                for (int r = 0; r < RB; ++r) {
-                    const aie::vector<float, 32> cv = load_c(c, tg0 + u, rg0 + r);
-                    acc[u][r][0] = MM(aie::filter_even(cv, 4));
-                    acc[u][r][1] = MM(aie::filter_odd(cv, 4));
-                }
-            for (int ks = 0; ks < KS; ++ks) chess_prepare_for_pipelining {
-                aie::vector<float, 32> bl[RB], br[RB];
-                for (int r = 0; r < RB; ++r) {
-                    const aie::vector<float, 64> b = aie::load_v<64>(wv + ((rg0 + r) * KS + ks) * 64);
-                    bl[r] = aie::filter_even(b, 4);  // [k][rows 0..3]
-                    br[r] = aie::filter_odd(b, 4);   // [k][rows 4..7]
-                }
+                for (int r = 0; r < RB; ++r) acc[u][r] = Acc(load_c(c, tg0 + u, rg0 + r));
+            AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
+            for (int ks = 0; ks < KS; ++ks) {
+                aie::vector<float, 64> b[RB];  // [k][n]
+                for (int r = 0; r < RB; ++r) b[r] = aie::load_v<64>(wv + ((rg0 + r) * KS + ks) * 64);
                 for (int u = 0; u < TGB; ++u) {
-                    const aie::vector<float, 32> x = aie::load_v<32>(av + ((tg0 + u) * KS + ks) * 32);
-                    for (int r = 0; r < RB; ++r) {
-                        acc[u][r][0].mac(x, bl[r]);
-                        acc[u][r][1].mac(x, br[r]);
+                    const V32 x = aie::load_v<32>(av + ((tg0 + u) * KS + ks) * 32);  // [t][k]
+                    for (int k = 0; k < 8; ++k) {
+                        const V32 ak = aie::concat(aie::broadcast<float, 8>(x[k]), aie::broadcast<float, 8>(x[8 + k]),
+                                                   aie::broadcast<float, 8>(x[16 + k]), aie::broadcast<float, 8>(x[24 + k]));
+                        for (int r = 0; r < RB; ++r) {
+                            const V32 bk = b[r].template extract<8>(k).template grow_replicate<32>();
+                            acc[u][r] = aie::add(acc[u][r], mul_elem_32_accuracy_fast(ak, bk));
+                        }
                     }
                 }
             }
             for (int u = 0; u < TGB; ++u)
-                for (int r = 0; r < RB; ++r) {
-                    const auto z = aie::interleave_zip(acc[u][r][0].template to_vector<float>(),
-                                                       acc[u][r][1].template to_vector<float>(), 4);
-                    store_c(c, tg0 + u, rg0 + r, aie::concat(z.first, z.second));
-                }
+                for (int r = 0; r < RB; ++r) store_c(c, tg0 + u, rg0 + r, acc[u][r].template to_vector<float>());
         }
     }
 }
@@ -222,6 +232,6 @@ void mm_f32_n4(const uint8_t * __restrict w, const uint8_t * __restrict a, float
     f32_tile<8, 1>(w, a, c, 4);
 }
 void mm_f32_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
-    f32_tile<2, 8>(w, a, c, 32);
+    f32_tile<2, 4>(w, a, c, 32);
 }
 }

@@ -43,15 +43,20 @@
 // fp32 epilogue, once per superblock and output (token t, row r), in the contract's order:
 //   p = fp32(d) * s_a;  q = fp32(dmin) * s_a;  c = c + (p * float(sumi) - q * float(summ))   (Q4_K, Q5_K)
 //   p = fp32(d) * s_a;                         c = c + p * float(sumi)                       (Q6_K)
-// fp16 d/dmin are widened exactly with integer ops (normals, subnormals, inf/NaN). The products are
-// aie_api fp32 multiplies: the core has no fp32 multiplier, so they are the compiler's emulation
-// (bf16 parts, exact partial products added in fp32; accuracy `fast` by default), which is within
-// about an ulp of the IEEE product but not always equal to it; the adds and int -> fp32 conversions
-// are IEEE. The twin and the tests multiply the same way.
-// Cost: these four multiplies per output are the bulk of the call at TN = 32 (host op counts: about
-// 10 vector-slot instructions per 16-lane multiply, 6700 of the 8000 vector-slot instructions of a
-// Q4_K call against 1300 for the mmuls and scale MACs). The contract fixes them; a cheaper epilogue
-// needs fewer fp32 products per output in the contract, not a different kernel.
+// fp16 d/dmin are widened exactly with integer ops (normals, subnormals, inf/NaN). The core has no fp32
+// multiplier: the products are Peano's emulation (llvm-aie clang/lib/Headers/aie2p_vmult.h), operands
+// split into three bf16 parts in the current rounding mode (floor: the kernel never changes it) and
+// all nine exact partial products added smallest first, within about an ulp of the IEEE product but
+// not always equal to it; the adds and int -> fp32 conversions are IEEE. The twin and the tests
+// multiply the same way.
+// Cost: these four multiplies per output are the bulk of the call at TN = 32. aie::mul's default
+// (`safe`) takes 21 vector-slot instructions per 32 lanes, and a 16-lane multiply costs the same
+// (aie_api grows it to 32 lanes); the epilogue multiplies 32 lanes (two tokens) at a time with the
+// 32-lane `fast` intrinsic, the same nine products in a chain of MACs, 13 instructions, the same value
+// unless a partial product underflows fp32. Host op counts of a Q4_K TN = 32 call: 5416 vector-slot
+// instructions, about 3300 of them the 256 multiplies, 800 their int -> fp32 conversions and adds,
+// 1300 the mmuls and scale MACs (16-lane aie::mul: 13600). The contract fixes the products; a cheaper
+// epilogue needs fewer fp32 products per output in the contract, not a different kernel.
 //
 // ---- Loop order and the 8 accumulator registers ---------------------------------------------------
 // A pass works on NR row groups x NT token groups with NR * NT = 2 output blocks, each holding
@@ -61,7 +66,7 @@
 //   TN = 4 (decode; one token group): NR = 2, NT = 1. The A operand of a K step is loaded once for two
 //     row groups. Every weight byte is used once per call either way; decode is bound by the weight
 //     stream (9-13 KB per call, several microseconds at a core's share of DRAM bandwidth, against
-//     700-1100 vector-slot instructions), not by this loop.
+//     530-780 vector-slot instructions), not by this loop.
 //   TN = 32 (prefill; 8 token groups): NR = 1, NT = 2. The expensive operand is B (q4 load plus the
 //     high-bit expansion), so each expanded B feeds two token groups; a row group takes 4 passes.
 //     Four token groups per pass would need 4 x (S, M) = 8 accumulators before any D or E.
@@ -84,13 +89,14 @@
 // (host op counts, Q5_K TN = 32, the largest) about 14 vector, 26 move, 15 load and 20 store
 // instructions, so about 26-30 bundles modulo-scheduled, twice that with prologue and epilogue, plus
 // set-up: 0.9-1.2 KB each, about 6.5 KB in all. Shared, not inlined (once per program): the epilogue
-// (2 variants, a loop over the 4 tokens of four (Q4_K/Q5_K) or two (Q6_K) emulated 16-lane fp32
-// multiplies: about 0.9 and 0.5 KB), scale decoding (K4 and Q6_K, about 0.3 KB each), the
+// (2 variants, a loop over the 2 token pairs of four (Q4_K/Q5_K) or two (Q6_K) emulated 32-lane fp32
+// multiplies of about 24 instructions each: about 0.9 and 0.5 KB), scale decoding (K4 and Q6_K, about 0.3 KB each), the
 // activation-sum broadcast (0.3 KB), fp16 widening (0.2 KB), entry points and loops (0.5 KB): about
 // 3 KB. Total about 9.5 KB of 16 KB, plus zero.cc.
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -245,22 +251,31 @@ inline aie::vector<int4, 256> hi_operand_q6(const uint8_t * __restrict q2) {
 }
 
 // c[t][16 rg + r] += contract epilogue of one output block. sumi/summ: [t][r] int32.
+// Two tokens at a time: 32 lanes [t][r] per fp32 multiply, the width the core's emulation works at
+// (a 16-lane multiply costs as much as a 32-lane one). The products are the 32-lane `fast` intrinsic:
+// the nine bf16 partial products of aie::mul's default (`safe`) in a chain of MACs, 13 vector
+// instructions instead of 21, the same value unless a partial product underflows fp32 (host aie_api
+// fp32-emulation.hpp; llvm-aie clang/lib/Headers/aie2p_vmult.h).
 template <bool kMin>
 KQ_NOINLINE void epilogue(const aie::vector<int32_t, 64> & sumi, const aie::vector<int32_t, 64> & summ,
                           const RowScales & rs, const float * __restrict sa, float * __restrict c) {
-    const aie::vector<float, 16> d = aie::load_v<16>(rs.d);
-    const aie::vector<float, 16> dmin = aie::load_v<16>(rs.dmin);
-    for (int t = 0; t < kTokGroup; ++t) {
-        float * ct = c + t * kTileM;
-        const float s = sa[t];
-        const aie::vector<float, 16> p = aie::mul(d, s).template to_vector<float>();
-        aie::vector<float, 16> x = aie::mul(p, aie::to_float(sumi.extract<16>(t))).template to_vector<float>();
+    using V32 = aie::vector<float, 32>;
+    const V32 d = aie::concat(aie::load_v<16>(rs.d), aie::load_v<16>(rs.d));
+    V32 dmin;
+    if constexpr (kMin) dmin = aie::concat(aie::load_v<16>(rs.dmin), aie::load_v<16>(rs.dmin));
+    for (int tp = 0; tp < kTokGroup / 2; ++tp) {
+        float * c0 = c + 2 * tp * kTileM;  // token 2 tp; token 2 tp + 1 is kTileM further
+        const V32 s = aie::concat(aie::broadcast<float, 16>(sa[2 * tp]), aie::broadcast<float, 16>(sa[2 * tp + 1]));
+        const V32 p = mul_elem_32_accuracy_fast(d, s).template to_vector<float>();
+        V32 x = mul_elem_32_accuracy_fast(p, aie::to_float(sumi.extract<32>(tp))).template to_vector<float>();
         if constexpr (kMin) {
-            const aie::vector<float, 16> q = aie::mul(dmin, s).template to_vector<float>();
-            const aie::vector<float, 16> y = aie::mul(q, aie::to_float(summ.extract<16>(t))).template to_vector<float>();
+            const V32 q = mul_elem_32_accuracy_fast(dmin, s).template to_vector<float>();
+            const V32 y = mul_elem_32_accuracy_fast(q, aie::to_float(summ.extract<32>(tp))).template to_vector<float>();
             x = aie::sub(x, y);
         }
-        aie::store_v(ct, aie::add(aie::load_v<16>(ct), x));
+        const V32 sum = aie::add(aie::concat(aie::load_v<16>(c0), aie::load_v<16>(c0 + kTileM)), x);
+        aie::store_v(c0, sum.extract<16>(0));
+        aie::store_v(c0 + kTileM, sum.extract<16>(1));
     }
 }
 
@@ -289,7 +304,8 @@ void pass(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __
             if constexpr (K::kMin) M[nr][nt] = aie::zeros<acc32, 64>();
         }
 
-    for (int j = 0; j < K::kSubBlocks; ++j) chess_prepare_for_pipelining {
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
+    for (int j = 0; j < K::kSubBlocks; ++j) {
         MMul D[NR][NT], E[NR][NT];
         for (int s = 0; s < K::kStepsPerSub; ++s) {
             const int k16 = j * K::kStepsPerSub + s;

@@ -75,6 +75,7 @@
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
 namespace {
@@ -286,7 +287,8 @@ void low_tile(const uint8_t * __restrict w, const uint8_t * __restrict a, float 
         for (int tg0 = 0; tg0 < n_tg; tg0 += NT) {
             aie::accum<acc32, 64> sumi[NT];
             for (int u = 0; u < NT; ++u) sumi[u] = aie::zeros<acc32, 64>();
-            for (int j = 0; j < kSubBlocks; ++j) chess_prepare_for_pipelining {
+            AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(16)
+            for (int j = 0; j < kSubBlocks; ++j) {
                 const int op = g * kSubBlocks + j;  // operand index in the row group's K run
                 const aie::vector<int16, 64> scv = aie::unpack(aie::load_v<16>(sc + 16 * j)).template grow_replicate<64>();
                 if constexpr (Q3) {

@@ -31,11 +31,13 @@
 //   p = fp32(d) * s_a;                                  q = fp32(m) * s_a  (*_1 only)
 //   Q*_0: c = c + p * float(isum)                       *_1: c = c + (p * float(isum) + q * float(S))
 // fp32(d) is an exact bit conversion (fp16_to_fp32 below: subnormals, infinities and NaN payloads
-// included; NaNs come out quiet). The multiplies are aie::mul on float vectors: AIE2P has no fp32
-// multiplier, and the compiler emulates one from bf16 partial products (aie_api mul_acc32_fp.hpp;
-// the simulator's aie_api reproduces that emulation, accuracy `fast` by default), so a product is
-// within about an ulp of the IEEE one but not always equal to it. Adds are fp32 adds. Each C element
-// sees its blocks in K order.
+// included; NaNs come out quiet). AIE2P has no fp32 multiplier: the products are Peano's emulation from
+// bf16 partial products (llvm-aie clang/lib/Headers/aie2p_vmult.h; the simulator's aie_api reproduces
+// it), operands split in the current rounding mode (floor: the kernel never changes it) and all nine
+// partial products added, so a product is within about an ulp of the IEEE one but not always equal to
+// it. The epilogues call the 32-lane `fast` intrinsic (13 vector-slot instructions per 32 lanes, the
+// products of aie::mul's `safe`, 21, in a chain of MACs: the same value unless a partial product
+// underflows). Adds are fp32 adds. Each C element sees its blocks in K order.
 //
 // ---- Loop order and the 8 accumulator registers -----------------------------------------------
 //   for row group rg (4 x 16 rows)                     weight planes are rg-major: one linear pass
@@ -48,12 +50,12 @@
 // Accumulators: a dot uses ONE (its hi chain re-enters the same register as the lo chain's initial
 // value). TN = 32 runs two dots at once, two independent mmul chains hiding each other's latency (2
 // registers); the epilogue's emulated fp32 multiplies keep their residuals and partial-product sums
-// in 16-lane accfloat (a quarter register each, 3 to 4 live per multiply, two multiplies overlapped
-// in the pipelined token loop): the other 6 registers. More dots in flight would buy nothing: the
-// epilogue, not the mmul, sets the pace (host counters per (g, rg, b): 2 or 4 mmuls against about
-// 105 vector-slot operations for Q*_0, 190 for *_1, nearly all of it the 8 or 16 emulated multiplies).
+// in 32-lane accfloat (half a register each, 2 to 3 live per multiply): the other 6 registers. More
+// dots in flight would buy nothing: the epilogue, not the mmul, sets the pace (host counters per
+// (g, rg, b): 2 or 4 mmuls against about 66 vector-slot operations for Q*_0, 120 for *_1, most of it
+// the 4 or 8 emulated 32-lane multiplies).
 // TN = 4 (one token group): one dot, then its epilogue. Decode has no weight reuse: 9 to 17 KB of
-// weights per tile against 3400 (Q4_0) to 6200 (Q5_1) vector-slot operations; at about 2 GB/s of DRAM
+// weights per tile against 2100 (Q4_0) to 4000 (Q5_1) vector-slot operations; at about 2 GB/s of DRAM
 // bandwidth per core (60 GB/s over 32 cores) the weight DMA takes longer than the epilogue.
 // C is read-modified-written per (g, rg, b) (4 x 64 B loads and stores), on slots the epilogue leaves
 // free.
@@ -74,13 +76,14 @@
 // expands it inline), so everything that multiplies floats exists once, out of line: the two
 // epilogues (token loop rolled) and fp16_to_fp32. Static operation counts (host counters per call,
 // divided by trip counts), packed about 2 per VLIW bundle of at most 16 B, pipelined loops emitted
-// twice: epilogue_scale about 70 operations per token (0.6 to 1.2 KB), epilogue_scale_min about 130
-// (1 to 2 KB), fp16_to_fp32 about 15 (0.2 KB); the type bodies 40 (Q4_0) to 100 (Q8_0) operations in
+// twice: epilogue_scale about 80 operations per token pair (0.6 to 1.2 KB), epilogue_scale_min about
+// 150 (1.1 to 2.2 KB), fp16_to_fp32 about 15 (0.2 KB); the type bodies 40 (Q4_0) to 100 (Q8_0) operations in
 // the (rg, b) and g loops (0.6 to 1.7 KB each, 5.8 KB together); zeroing and startup code about 1 KB.
 // Total about 8 to 10.5 KB of 16 KB. Not checked with the core compiler yet.
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
 namespace {
@@ -240,7 +243,7 @@ inline IVec block_dot(const BlockWeights & bw, const AVec & a0, const AVec & a1,
 // c[t][16 rows] += the block's terms for the 4 tokens of a group, in the contract's fp32 order. Shared
 // by the types (one copy with, one without the min term) and not inlined: with the core's fp32
 // multiply emulated in about 24 instructions each, this is most of the program's code and most of
-// its run time, so it exists once, its token loop kept rolled (the call costs a few cycles against a
+// its run time, so it exists once, its token-pair loop kept rolled (the call costs a few cycles against a
 // few hundred).
 #if defined(__clang__)
 #define XDNA_ROLLED _Pragma("clang loop unroll(disable)")
@@ -248,27 +251,45 @@ inline IVec block_dot(const BlockWeights & bw, const AVec & a0, const AVec & a1,
 #define XDNA_ROLLED
 #endif
 
+// Two tokens per step: 32 lanes [t][r] per fp32 multiply, the width the core's emulation works at (a
+// 16-lane multiply costs as much as a 32-lane one). The products are the 32-lane `fast` intrinsic: the
+// nine bf16 partial products of aie::mul's default (`safe`) in a chain of MACs, 13 vector instructions
+// instead of 21, the same value unless a partial product underflows fp32 (host aie_api
+// fp32-emulation.hpp; llvm-aie clang/lib/Headers/aie2p_vmult.h).
+using F32x32 = aie::vector<float, 32>;
+
+inline F32x32 pair_of(float x0, float x1) { return aie::concat(aie::broadcast<float, 16>(x0), aie::broadcast<float, 16>(x1)); }
+
+// c[t][16 rows] of tokens 2 tp, 2 tp + 1 (kTileM apart) plus v.
+inline void add_to_c(float * __restrict c0, const F32x32 & v) {
+    const F32x32 sum = aie::add(aie::concat(aie::load_v<16>(c0), aie::load_v<16>(c0 + abi::kTileM)), v);
+    aie::store_v(c0, sum.extract<16>(0));
+    aie::store_v(c0 + abi::kTileM, sum.extract<16>(1));
+}
+
 __attribute__((noinline)) void epilogue_scale(float * __restrict c, const IVec & isum, const FVec & d, const float * __restrict sa) {
+    const F32x32 d2 = aie::concat(d, d);
     XDNA_ROLLED
-    for (int t = 0; t < kTokens; ++t) {
-        float * ct = c + t * abi::kTileM;
-        const FVec fi = aie::to_float<float>(isum.template extract<16>(t));
-        const FVec p = aie::mul(d, sa[t]).template to_vector<float>();
-        const FVec v = aie::mul(p, fi).template to_vector<float>();
-        aie::store_v(ct, aie::add(aie::load_v<16>(ct), v));
+    for (int tp = 0; tp < kTokens / 2; ++tp) {
+        const F32x32 fi = aie::to_float<float>(isum.template extract<32>(tp));
+        const F32x32 p = mul_elem_32_accuracy_fast(d2, pair_of(sa[2 * tp], sa[2 * tp + 1])).template to_vector<float>();
+        const F32x32 v = mul_elem_32_accuracy_fast(p, fi).template to_vector<float>();
+        add_to_c(c + 2 * tp * abi::kTileM, v);
     }
 }
 
 __attribute__((noinline)) void epilogue_scale_min(float * __restrict c, const IVec & isum, const FVec & d, const FVec & m,
                                                   const float * __restrict sa, const float * __restrict fsum) {
+    const F32x32 d2 = aie::concat(d, d), m2 = aie::concat(m, m);
     XDNA_ROLLED
-    for (int t = 0; t < kTokens; ++t) {
-        float * ct = c + t * abi::kTileM;
-        const FVec fi = aie::to_float<float>(isum.template extract<16>(t));
-        const FVec p = aie::mul(d, sa[t]).template to_vector<float>();
-        const FVec q = aie::mul(m, sa[t]).template to_vector<float>();
-        const FVec v = aie::add(aie::mul(p, fi).template to_vector<float>(), aie::mul(q, fsum[t]).template to_vector<float>());
-        aie::store_v(ct, aie::add(aie::load_v<16>(ct), v));
+    for (int tp = 0; tp < kTokens / 2; ++tp) {
+        const F32x32 fi = aie::to_float<float>(isum.template extract<32>(tp));
+        const F32x32 s = pair_of(sa[2 * tp], sa[2 * tp + 1]);
+        const F32x32 p = mul_elem_32_accuracy_fast(d2, s).template to_vector<float>();
+        const F32x32 q = mul_elem_32_accuracy_fast(m2, s).template to_vector<float>();
+        const F32x32 v = aie::add(mul_elem_32_accuracy_fast(p, fi).template to_vector<float>(),
+                                  mul_elem_32_accuracy_fast(q, pair_of(fsum[2 * tp], fsum[2 * tp + 1])).template to_vector<float>());
+        add_to_c(c + 2 * tp * abi::kTileM, v);
     }
 }
 
@@ -327,8 +348,11 @@ __attribute__((noinline)) void legacy_tile(const uint8_t * __restrict w, const u
                 continue;
             }
             // Two token groups' dots back to back: two independent mmul chains (two accumulators)
-            // hide each other's latency; then their epilogues.
-            for (int g = 0; g < groups; g += 2) chess_prepare_for_pipelining chess_loop_range(4, ) {
+            // hide each other's latency; then their epilogues. Not marked for software pipelining:
+            // the body calls the out-of-line epilogues, which a modulo schedule cannot overlap with the
+            // next iteration's dots.
+            AIE_LOOP_MIN_ITERATION_COUNT(4)
+            for (int g = 0; g < groups; g += 2) {
                 float fsum0[kTokens], fsum1[kTokens];
                 const IVec isum0 = group_dot<T>(bw, codes, sums, g, b, fsum0);
                 const IVec isum1 = group_dot<T>(bw, codes, sums, g + 1, b, fsum1);

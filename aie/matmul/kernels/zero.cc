@@ -3,6 +3,7 @@
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
 namespace {
@@ -11,7 +12,8 @@ template <int TN>
 void zero_c(float * __restrict c) {
     constexpr int kLanes = 16;  // 512-bit stores
     const aie::vector<float, kLanes> z = aie::zeros<float, kLanes>();
-    for (int i = 0; i < TN * xdna_aie::kTileM; i += kLanes) chess_prepare_for_pipelining {
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(16)
+    for (int i = 0; i < TN * xdna_aie::kTileM; i += kLanes) {
         aie::store_v(c + i, z);
     }
 }

@@ -1,9 +1,12 @@
-// Shared arithmetic of the twins. The AIE2P fp32 multiply, as the twins reproduce it: the core has no fp32 multiplier, and the
-// compiler's emulation (reproduced by the simulator's aie_api, aie_api/host/fp32-emulation.hpp)
-// splits each operand into three bf16 parts (floor rounding) and adds a subset of the nine partial
-// products in a fixed order. The twins must give the kernel code's bits, so they follow that
-// emulation exactly: 16 lanes at a time with AVX-512, and one value at a time through the aie_api
-// host function itself on other hosts.
+// Shared arithmetic of the twins. The AIE2P fp32 multiply, as the twins reproduce it: the core has no
+// fp32 multiplier, and Peano's emulation (reproduced by the simulator's aie_api,
+// aie_api/host/fp32-emulation.hpp; llvm-aie clang/lib/Headers/aie2p_vmult.h) splits each operand into
+// three bf16 parts in the current rounding mode and adds the nine partial products smallest first:
+// `safe` (aie::mul) with an add after each product, the 32-lane `fast` intrinsic with a chain of MACs.
+// The kernels the twins mirror (mm_kquant.cc, mm_legacy.cc) call the 32-lane fast intrinsic and run in
+// floor, the mode a core starts in (they never change it). The twins must give the kernel code's
+// bits, so they follow that emulation exactly: 16 lanes at a time with AVX-512, and one value at a time
+// through the aie_api host function itself on other hosts.
 #pragma once
 
 #include "aie_api/host/fp32-emulation.hpp"
@@ -15,7 +18,14 @@
 
 namespace xdna::twin {
 
-using aie_host::fp32_accuracy;
+// Which emulation a product is.
+enum class fp32_accuracy {
+    safe,    // aie::mul / mul_elem_32_accuracy_safe: each product rounded, then added
+    fast32,  // mul_elem_32_accuracy_fast: the same products, each added in a MAC (one rounding)
+};
+
+// The emulation the mirrored kernels' epilogues call.
+inline fp32_accuracy current_accuracy() { return fp32_accuracy::fast32; }
 
 #define XDNA_EMUL_TARGET __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline))
 
@@ -35,6 +45,7 @@ struct Parts {
     __m512 hi, mid, lo;
 };
 
+// The split in floor: a = bf16(x), b = bf16(x - a), c = bf16(x - a - b), each difference exact.
 XDNA_EMUL_TARGET inline Parts split(__m512 x) {
     Parts p;
     p.hi = bf16_floor(x);
@@ -45,37 +56,32 @@ XDNA_EMUL_TARGET inline Parts split(__m512 x) {
     return p;
 }
 
+// One value's split, as the host aie_api makes it in floor.
+inline aie_host::detail::bf16_parts split_scalar(float x) { return aie_host::detail::split_bf16(x, aie::rounding_mode::floor); }
+
 // x * y as the core computes it from the operands' parts, partial products in the emulation's order
 // (callers that reuse an operand split it once).
 XDNA_EMUL_TARGET inline __m512 emulated_mul(const Parts & x, const Parts & y, fp32_accuracy acc) {
     const __m512 a = x.hi, b = x.mid, c = x.lo, d = y.hi, e = y.mid, f = y.lo;
-    __m512 t;
-    switch (acc) {
-        case fp32_accuracy::low:
-            t = _mm512_mul_ps(b, d);
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
-            break;
-        case fp32_accuracy::fast:
-            t = _mm512_mul_ps(a, f);
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(c, d));
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
-            break;
-        case fp32_accuracy::safe:
-        default:
-            t = _mm512_mul_ps(c, f);
-            t = _mm512_add_ps(t, _mm512_mul_ps(c, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, f));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, f));
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(c, d));
-            t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
-            t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
-            break;
+    __m512 t = _mm512_mul_ps(c, f);
+    if (acc == fp32_accuracy::fast32) {
+        t = _mm512_fmadd_ps(c, e, t);
+        t = _mm512_fmadd_ps(b, f, t);
+        t = _mm512_fmadd_ps(a, f, t);
+        t = _mm512_fmadd_ps(b, e, t);
+        t = _mm512_fmadd_ps(d, c, t);
+        t = _mm512_fmadd_ps(b, d, t);
+        t = _mm512_fmadd_ps(a, e, t);
+        t = _mm512_fmadd_ps(a, d, t);
+    } else {
+        t = _mm512_add_ps(t, _mm512_mul_ps(c, e));
+        t = _mm512_add_ps(t, _mm512_mul_ps(b, f));
+        t = _mm512_add_ps(t, _mm512_mul_ps(a, f));
+        t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
+        t = _mm512_add_ps(t, _mm512_mul_ps(d, c));
+        t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
+        t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
+        t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
     }
     return t;
 }
@@ -84,9 +90,10 @@ XDNA_EMUL_TARGET inline __m512 emulated_mul(__m512 x, __m512 y, fp32_accuracy ac
     return emulated_mul(split(x), split(y), acc);
 }
 
-inline float emulated_mul(float x, float y, fp32_accuracy acc) { return aie_host::detail::emulated_fp32_product(x, y, acc); }
-
-inline fp32_accuracy current_accuracy() { return aie_host::get_fp32_accuracy(); }
+inline float emulated_mul(float x, float y, fp32_accuracy acc) {
+    constexpr aie::rounding_mode floor = aie::rounding_mode::floor;
+    return acc == fp32_accuracy::fast32 ? aie_host::detail::fp32_mul_fast32(x, y, floor) : aie_host::detail::fp32_mul_safe(x, y, floor);
+}
 
 // IEEE half -> single, exact (as the kernels widen fp16 fields with integer ops; NaNs come out quiet,
 // as from _mm512_cvtph_ps, so the portable and vector paths agree).

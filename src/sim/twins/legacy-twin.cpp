@@ -3,7 +3,7 @@
 #include "host-isa.h"
 #include "xdna_aie/matmul_tiles.h"
 
-// The core's fp32 multiply, as the simulator's aie_api performs it (and the accuracy it is set to).
+// The core's fp32 multiply, as the simulator's aie_api performs it (the 32-lane fast intrinsic the kernel calls).
 #include "emulated-fp32.h"
 
 #include <cstring>
@@ -17,7 +17,7 @@ namespace xdna {
 namespace {
 
 namespace abi = xdna_aie;
-using aie_host::fp32_accuracy;
+using twin::fp32_accuracy;
 
 enum class LType { q4_0, q4_1, q5_0, q5_1, q8_0 };
 
@@ -80,7 +80,7 @@ template <LType T>
 void portable_tile(const uint8_t * w, const uint8_t * a, float * c, int tn, int valid) {
     constexpr abi::WeightTileFormat f = format<T>();
     const abi::ActTileFormat af{tn, kTileK, 32};
-    const fp32_accuracy acc = aie_host::get_fp32_accuracy();
+    const fp32_accuracy acc = twin::current_accuracy();
     const auto mul = [acc](float x, float y) { return twin::emulated_mul(x, y, acc); };
     ActInfo info;
     act_info<T>(af, a, valid, info);
@@ -185,16 +185,16 @@ template <LType T>
 LEGACY_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * c, int tn, int valid) {
     constexpr abi::WeightTileFormat f = format<T>();
     const abi::ActTileFormat af{tn, kTileK, 32};
-    const fp32_accuracy acc = aie_host::get_fp32_accuracy();
+    const fp32_accuracy acc = twin::current_accuracy();
     ActInfo info;
     act_info<T>(af, a, valid, info);
     // The scalar operands' splits, once per tile call.
     float sa_parts[kMaxTokens][kBlocks][3], fs_parts[kMaxTokens][kBlocks][3];
     for (int t = 0; t < valid; ++t) {
         for (int b = 0; b < kBlocks; ++b) {
-            const auto sp = aie_host::detail::split_bf16(info.scale[t][b]);
+            const auto sp = twin::split_scalar(info.scale[t][b]);
             sa_parts[t][b][0] = sp.hi, sa_parts[t][b][1] = sp.mid, sa_parts[t][b][2] = sp.lo;
-            const auto fp = aie_host::detail::split_bf16(info.fsum[t][b]);
+            const auto fp = twin::split_scalar(info.fsum[t][b]);
             fs_parts[t][b][0] = fp.hi, fs_parts[t][b][1] = fp.mid, fs_parts[t][b][2] = fp.lo;
         }
     }

@@ -2,8 +2,9 @@
 // Q5_1 and Q8_0 at token tiles 4 and 32, with the kernels' signatures and bit-identical results. The
 // integer block dots are exact (AVX-512 VNNI, or a portable path), corrected by the same activation
 // sums the kernel uses; the fp32 epilogue runs in the kernel's order with the core's fp32 multiply as
-// the simulator's aie_api performs it (bf16-split emulation at the accuracy aie_host selects), so a
-// twin matches the kernel code bit for bit, NaNs and infinities included.
+// the simulator's aie_api performs it (the bf16-split emulation of the 32-lane `fast` intrinsic the
+// kernel calls: emulated-fp32.h), so a twin matches the kernel code bit for bit, NaNs and infinities
+// included.
 #pragma once
 
 #include <cstdint>

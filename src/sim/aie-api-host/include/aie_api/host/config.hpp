@@ -23,11 +23,26 @@
 #define __AIE_ARCH__ 21
 #endif
 
-// Chess/Peano loop and scheduling annotations: hints to the core compiler, no effect on results.
-// chess_prepare_for_pipelining stands between a loop's header and its body; on the host it becomes an
-// always-true `if` that counts the iteration (op-counts.hpp), so the timing model knows how often the
-// modulo-scheduled loops of a kernel turn.
-#define chess_prepare_for_pipelining if (::aie_host::detail::count_pipelined_iteration())
+// Loop and scheduling annotations: hints to the core compiler, no effect on results.
+// Peano defines chess_prepare_for_pipelining as nothing (llvm-aie clang/lib/Headers/aiebase_chess.h,
+// commit 1ad603c6): it asks the compiler for nothing, and the host counts nothing for it.
+#define chess_prepare_for_pipelining
+// The spelling of mlir-aie's kernels (mlir-aie aie_kernels/aie_kernel_utils.h, commit 072b1259; used
+// as in aie_kernels/aie2p/mm_bfp.cc), written before the loop statement:
+//   AIE_PREPARE_FOR_PIPELINING        Chess: [[chess::prepare_for_pipelining]]; Peano: nothing (its
+//                                     software pipeliner takes innermost loops by default)
+//   AIE_LOOP_MIN_ITERATION_COUNT(n)   Chess: [[chess::min_loop_count(n)]]; Peano: #pragma clang loop
+//                                     min_iteration_count(n), the trip count the pipeliner may assume
+//   AIE_LOOP_RANGE(a, ...)            both bounds
+// On the host AIE_PREPARE_FOR_PIPELINING wraps the loop that follows it in a one-pass for statement
+// that counts one entry of a pipelined loop (op-counts.hpp): the timing model charges a modulo-scheduled
+// loop its fill and drain per entry and nothing per iteration (zero-overhead hardware loops), and only
+// where the kernel asks for pipelining. A macro before the loop cannot see its iterations.
+#define AIE_PREPARE_FOR_PIPELINING for (::aie_host::detail::pipelined_loop_entry aie_host_pipelined_loop_; \
+                                        aie_host_pipelined_loop_.first();)
+#define AIE_LOOP_MIN_ITERATION_COUNT(n)
+#define AIE_LOOP_MAX_ITERATION_COUNT(n)
+#define AIE_LOOP_RANGE(...)
 #define chess_loop_range(...)
 #define chess_loop_count(...)
 #define chess_unroll_loop(...)

@@ -55,11 +55,21 @@ template <typename T> inline bool elem_eq(T a, T b) {
     else return to_i64(a) == to_i64(b);
 }
 
-// Integer add/sub/compare run in the move slot, float ones in fp32 accumulators (vector slot).
-template <typename T> inline void count_alu(unsigned elems) {
-    const uint64_t n = aie_host::detail::vreg_ops(uint64_t(type_bits_v<T>) * elems);
-    if constexpr (is_floating_point_v<T>) aie_host::detail::count_vector(n);
-    else aie_host::detail::count_move(n);
+// Integer add/sub run in the move slot. Float and bfloat16 ones run on the accumulator adders (aie_api
+// detail/aie2/add.hpp add_sub_bits_impl_float_common, the AIE2P branch: native_elems = 64): both
+// operands enter fp32 accumulators (moves, as accum(vector)), one accumulator add per 64 lanes (vector
+// slot), and the result leaves as accum::to_vector does (a move for float, a VCONV.bf16.fp32 in the
+// store slot per 32 lanes for bfloat16). A scalar operand is broadcast first (one move).
+template <typename T> inline void count_alu(unsigned elems, bool scalar_operand = false) {
+    using namespace aie_host::detail;
+    if constexpr (is_floating_point_v<T>) {
+        count_move(2 * vreg_ops(uint64_t(type_bits_v<T>) * elems) + (scalar_operand ? 1 : 0));
+        count_vector(acc_ops(32ull * elems));
+        if constexpr (std::is_same_v<T, bfloat16>) count_store(chunks(elems, 32));
+        else count_move(vreg_ops(32ull * elems));
+    } else {
+        count_move(vreg_ops(uint64_t(type_bits_v<T>) * elems));
+    }
 }
 template <typename T> inline void count_move_bits(unsigned elems) {
     aie_host::detail::count_move(aie_host::detail::vreg_ops(uint64_t(type_bits_v<T>) * elems));
@@ -87,12 +97,12 @@ template <typename T, unsigned N> vector<T, N> add(const vector<T, N> & a, const
 }
 template <typename T, unsigned N, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
 vector<T, N> add(const vector<T, N> & v, E a) {
-    detail::count_alu<T>(N);
+    detail::count_alu<T>(N, true);
     return detail::map2(v, detail::splat<T, N>(T(a)), detail::elem_add<T>);
 }
 template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
 vector<T, N> add(E a, const vector<T, N> & v) {
-    detail::count_alu<T>(N);
+    detail::count_alu<T>(N, true);
     return detail::map2(detail::splat<T, N>(T(a)), v, detail::elem_add<T>);
 }
 template <typename T, unsigned N> vector<T, N> sub(const vector<T, N> & a, const vector<T, N> & b) {
@@ -101,12 +111,12 @@ template <typename T, unsigned N> vector<T, N> sub(const vector<T, N> & a, const
 }
 template <typename T, unsigned N, typename E, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
 vector<T, N> sub(const vector<T, N> & v, E a) {
-    detail::count_alu<T>(N);
+    detail::count_alu<T>(N, true);
     return detail::map2(v, detail::splat<T, N>(T(a)), detail::elem_sub<T>);
 }
 template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
 vector<T, N> sub(E a, const vector<T, N> & v) {
-    detail::count_alu<T>(N);
+    detail::count_alu<T>(N, true);
     return detail::map2(detail::splat<T, N>(T(a)), v, detail::elem_sub<T>);
 }
 
@@ -439,12 +449,13 @@ template <typename T1, typename T2> inline constexpr bool valid_mul_types_v =
 
 // Instructions of one elementwise multiply of N lanes (aie_api detail/aie2p/mul_acc32.hpp,
 // mul_acc64.hpp, mul_acc32_fp.hpp): operands narrower than 16 bits are unpacked first; then 64 lanes
-// per instruction into 32-bit lanes, 32 into 64-bit lanes (16 for 32 x 32), bf16 32 or 64 lanes,
-// fp32 emulated per 16 lanes (fp32-emulation.hpp).
-template <typename T1, typename T2, typename Tag> inline void count_elem_mul(unsigned n) {
+// per instruction into 32-bit lanes, 32 into 64-bit lanes (16 for 32 x 32), bf16 32 or 64 lanes;
+// float x float one safe emulation per 32 lanes, a 16-lane vector grown to 32 (mul_acc32_fp.hpp
+// lines 127-190: muls_per_mul = 32; fp32-emulation.hpp). `with_acc`: a mac or msc.
+template <typename T1, typename T2, typename Tag> inline void count_elem_mul(unsigned n, bool with_acc) {
     using namespace aie_host::detail;
     if constexpr (std::is_same_v<T1, float>) {
-        count_fp32_multiplies(chunks(n, 16), aie_host::get_fp32_accuracy());
+        count_fp32_emulation(chunks(n, 32), 32, with_acc ? fp32_form::safe_mac : fp32_form::safe_mul);
     } else if constexpr (std::is_same_v<T1, bfloat16>) {
         count_vector(chunks(n, n <= 32 ? 32 : 64));
     } else {
@@ -462,27 +473,32 @@ template <typename T1, typename T2, typename Tag> inline void count_elem_mul(uns
     }
 }
 
-// One lane: x * y, plus an incoming lane for mac (sign +1) or minus it for msc (sign -1).
+// One lane: x * y. float x float is the safe emulation, its operands split in the current rounding
+// mode (fp32-emulation.hpp); bf16 x bf16 is exact in fp32.
 template <typename Tag, typename T1, typename T2>
-inline typename accum<Tag, 1>::lane_type mul_lane(T1 x, T2 y) {
+inline typename accum<Tag, 1>::lane_type mul_lane(T1 x, T2 y, aie::rounding_mode m) {
     if constexpr (accum_tag_traits<Tag>::is_float) {
-        if constexpr (std::is_same_v<T1, float>) return aie_host::detail::emulated_fp32_product(x, y, aie_host::get_fp32_accuracy());
-        else return float(x) * float(y);  // bf16 x bf16 is exact in fp32
+        if constexpr (std::is_same_v<T1, float>) return aie_host::detail::fp32_mul_safe(x, y, m);
+        else return float(x) * float(y);
     } else {
         return to_i64(x) * to_i64(y);
     }
 }
 
+// a * b, plus an incoming accumulator (sign +1: mac), minus it (sign -1: msc), or negated (negmul:
+// acc == nullptr, sign -1; for floats -(x * y), the safe product with every partial product negated).
 template <typename Tag, typename T1, typename T2, unsigned N>
 accum<Tag, N> mul_impl(const vector<T1, N> & a, const vector<T2, N> & b, const accum<Tag, N> * acc, int sign) {
     static_assert(valid_mul_types_v<T1, T2>, "aie::mul: unsupported operand types");
     static_assert(accum_tag_traits<Tag>::is_float == is_floating_point_v<T1>, "aie::mul: accumulator class does not match the operands");
-    count_elem_mul<T1, T2, Tag>(N);
+    count_elem_mul<T1, T2, Tag>(N, acc != nullptr);
+    const aie::rounding_mode m = get_rounding();
     accum<Tag, N> r;
     for (unsigned i = 0; i < N; ++i) {
-        const auto p = mul_lane<Tag>(a.raw(i), b.raw(i));
+        const auto p = mul_lane<Tag>(a.raw(i), b.raw(i), m);
         if (!acc) {
-            r.set_lane(i, p);
+            if constexpr (accum_tag_traits<Tag>::is_float) r.set_lane(i, sign > 0 ? p : -p);
+            else r.set_lane(i, sign > 0 ? p : (int64_t)(0 - (uint64_t)p));
         } else if constexpr (accum_tag_traits<Tag>::is_float) {
             r.set_lane(i, sign > 0 ? acc->lane(i) + p : acc->lane(i) - p);
         } else {
@@ -561,8 +577,24 @@ accum<Tag, N> msc(const accum<Tag, N> & acc, E a, const vector<T, N> & v) {
 // -(a * b).
 template <typename T1, unsigned N, typename T2> auto negmul(const vector<T1, N> & a, const vector<T2, N> & b) {
     using Tag = detail::default_accum_tag_t<T1, T2>;
-    const accum<Tag, N> zero;
-    return detail::mul_impl<Tag>(a, b, &zero, -1);
+    return detail::mul_impl<Tag>(a, b, static_cast<const accum<Tag, N> *>(nullptr), -1);
 }
 
 }  // namespace aie
+
+// ---------------------------------------------------------------------------------------------
+// Compiler intrinsics that a kernel may call by name instead of aie::mul (llvm-aie
+// clang/lib/Headers/aie2p_vmult.h declares them at global scope). On the core their operands are
+// the native v32float, to which aie::vector<float, 32> converts, and their result v32accfloat
+// converts to aie::accum<accfloat, 32>; the host takes and returns the aie_api types directly.
+
+// The 32-lane fp32 multiply at accuracy `fast`: the nine partial products of the safe emulation in a
+// chain of MACs (aie2p_detail::mul_elem_32_accuracy_fast_inner): 13 vector-slot instructions per
+// 32 lanes instead of 21, the safe value unless a partial product underflows (fp32-emulation.hpp).
+inline aie::accum<accfloat, 32> mul_elem_32_accuracy_fast(const aie::vector<float, 32> & v1, const aie::vector<float, 32> & v2) {
+    aie_host::detail::count_fp32_emulation(1, 32, aie_host::detail::fp32_form::fast32_mul);
+    const aie::rounding_mode m = aie::get_rounding();
+    aie::accum<accfloat, 32> r;
+    for (unsigned i = 0; i < 32; ++i) r.set_lane(i, aie_host::detail::fp32_mul_fast32(v1.raw(i), v2.raw(i), m));
+    return r;
+}

@@ -1,116 +1,133 @@
-// fp32 multiplication as the AIE2P core performs it: the core has no fp32 multiplier, so the
-// compiler's fp32 elementwise multiply intrinsics (mul_elem_16 / mac_elem_16 on float vectors, which
-// aie_api uses for float x float, aie_api detail/aie2p/mul_acc32_fp.hpp and
-// emulated_mmul_intrinsics.hpp) split each operand into bfloat16 parts and add bf16 x bf16 partial
-// products, each exact in fp32, in an fp32 accumulator.
+// fp32 multiplication as the AIE2P core performs it. The core has no fp32 multiplier: Peano's
+// intrinsics for float vectors (llvm-aie clang/lib/Headers/aie2p_vmult.h, commit 07ff079b, the
+// namespace aie2p_detail at the end of the file) split each operand into bfloat16 parts and add
+// bf16 x bf16 partial products, each exact in fp32, in fp32 accumulators. What they compute:
 //
-// The algorithm, from the compiler's emulation for AIE-ML (github Xilinx/llvm-aie, clang/lib/Headers/
-// aiev2_core.h, *_accuracy_{low,fast,safe}); the AIE2P intrinsics are assumed to split the same way
-// (their source is not public in the same form):
-//   with the rounding mode set to floor, x = a + b + c where a = bf16(x), b = bf16(x - a),
-//   c = bf16(x - a - b) (each difference exact in the fp32 accumulator); y = d + e + f likewise.
-//   low  splits in two parts only and keeps b*d, a*e, a*d;
-//   fast keeps a*f, b*e, c*d, b*d, a*e, a*d (drops b*f, c*e, c*f);
-//   safe keeps all nine.
-// AMD documents `fast` as the default of the AIE-ML / AIE-ML v2 compiler (UG1603 "Floating-Point
-// Operations", --aie.float-accuracy safe|fast|low); the host default is therefore `fast`, and
-// aie_host::set_fp32_accuracy() selects another (global, for all threads).
+//   split     a = bf16(x)                        to_v32bfloat16 of the operand as an accumulator:
+//             acc0 = x - a * 1                   VCONV.bf16.fp32, which rounds per crRnd (llvm-aie
+//             b = bf16(acc0)                     AIE2PGenInstrInfo.td, commit 1b54f072: "Uses = [crF2FMask,
+//             c = bf16(acc0 - b * 1)             crRnd]", store slot). The header saves no mode, so the
+//                                                split rounds in the CURRENT mode (floor after reset).
+//             y -> d, e, f likewise. The differences are exact (msc_elem_32 with a vector of ones),
+//             and for finite operands x == a + b + c whatever the mode.
+//   safe      t = c*f; t = t + c*e; t = t + b*f; t = t + a*f; t = t + b*e; t = t + d*c; t = t + b*d;
+//             t = t + a*e; t = t + a*d                      (mul_elem_32_conf per product, then add)
+//             mul = t;  mac = acc + t;  msc = acc - t       (add_conf / sub_conf: one more add)
+//   fast      16 lanes: a*f, b*e, d*c, b*d, a*e, a*d (six products) in a chain of MACs;
+//             32 lanes: all nine products in the order above, in a chain of MACs (mul_elem_32_conf
+//             for c*f, then mac_elem_32_conf), i.e. the safe sum with each add fused into its MAC:
+//             the same value unless a partial product is not exact in fp32 (below about 2^-126)
+//   low       a = bf16(x), b = bf16(x - a); likewise c, d for y: b*c + a*d + a*c
 //
-// Exactness: every partial product is exact in fp32; each accumulation rounds to nearest even. The
-// host adds the partial products in the compiler's order (smallest first) and then the incoming
-// accumulator; the core adds the accumulator in the same instruction as the last product, so results
-// can differ from the NPU in the last bit of the accumulation, never in which products exist.
-// Denormals are kept on the host (the core may flush them).
+// What reaches each of them (aie2p_vmult.h, end of file): mul_elem_16/32/64, mac_elem_*, msc_elem_*,
+// negmul_elem_* and their *_conf forms on float vectors all call *_accuracy_safe; fast and low exist
+// only under their own names (mul_elem_32_accuracy_fast, ...). aie_api 2026.1 (detail/aie2p/
+// mul_acc32_fp.hpp lines 127-190, under __AIE_API_FP32_EMULATION__) sends float x float aie::mul,
+// mac, msc and negmul to mul/mac/msc_elem_32_conf per 32 lanes (muls_per_mul = 32; a 16-lane vector
+// is grown to 32, so it costs what 32 lanes cost; negmul is mul with sub_mul flipped: -t); aie::mmul
+// 4x8x4 float (detail/aie2p/emulated_mmul_intrinsics.hpp mul/mac_4x8_8x4_fp32, __AIE_API_CRVO_9906__
+// being undefined for AIE2P) issues eight 16-lane mul/mac_elem_16, also safe.
+// AIE-ML's header differs (llvm-aie aiev2_core.h: under AIE2_FP32_EMULATION_SET_RND_MODE it saves the
+// mode and splits in floor); the host follows the AIE2P header above.
+//
+// The host computes every partial product exactly in fp32 (bf16 x bf16 has at most 16 significant
+// bits) and each accumulator add with one rounding to nearest even; a MAC rounds once (std::fma).
+// Denormals are kept (the core may flush them).
 #pragma once
 
-#include <atomic>
+#include <cmath>
 #include <cstdint>
 
+#include "modes.hpp"
 #include "op-counts.hpp"
 #include "rounding.hpp"
 
 namespace aie_host {
-
-enum class fp32_accuracy { low, fast, safe };
-
-inline std::atomic<fp32_accuracy> & fp32_accuracy_ref() {
-    static std::atomic<fp32_accuracy> a{fp32_accuracy::fast};
-    return a;
-}
-inline void set_fp32_accuracy(fp32_accuracy a) { fp32_accuracy_ref().store(a); }
-inline fp32_accuracy get_fp32_accuracy() { return fp32_accuracy_ref().load(); }
-
 namespace detail {
 
-struct bf16_parts {
-    float hi, mid, lo;  // each a bfloat16 value; hi + mid + lo == x exactly for finite x
-};
-
-inline float bf16_floor(float x) {
-    return aie::detail::bf16_bits_to_float(aie::detail::float_to_bf16_bits(x, aie::rounding_mode::floor));
+// bf16(x) as the accumulator -> bf16 conversion (VCONV.bf16.fp32) gives it under rounding mode `m`.
+inline float bf16_part(float x, aie::rounding_mode m) {
+    return aie::detail::bf16_bits_to_float(aie::detail::float_to_bf16_bits(x, m));
 }
 
-inline bf16_parts split_bf16(float x) {
+struct bf16_parts {
+    float hi, mid, lo;  // a, b, c: bfloat16 values; hi + mid + lo == x for finite x
+};
+
+// The three-part split of the safe and fast emulations.
+inline bf16_parts split_bf16(float x, aie::rounding_mode m) {
     bf16_parts p;
-    p.hi = bf16_floor(x);
-    const float r1 = x - p.hi;  // exact: hi holds x's leading bits
-    p.mid = bf16_floor(r1);
-    const float r2 = r1 - p.mid;
-    p.lo = bf16_floor(r2);
+    p.hi = bf16_part(x, m);
+    const float r1 = x - p.hi;  // msc_elem_32(a, ones, x): exact
+    p.mid = bf16_part(r1, m);
+    p.lo = bf16_part(r1 - p.mid, m);
     return p;
 }
 
-// The emulated product x * y (without an incoming accumulator), summed in the compiler's order.
-inline float emulated_fp32_product(float x, float y, fp32_accuracy acc) {
-    const bf16_parts u = split_bf16(x), v = split_bf16(y);
-    const float a = u.hi, b = u.mid, c = u.lo;
-    const float d = v.hi, e = v.mid, f = v.lo;
-    float t;
-    switch (acc) {
-        case fp32_accuracy::low:  // two parts each: b*d, a*e, a*d
-            t = b * d;
-            t += a * e;
-            t += a * d;
-            break;
-        case fp32_accuracy::fast:  // a*f, b*e, c*d, b*d, a*e, a*d
-            t = a * f;
-            t += b * e;
-            t += c * d;
-            t += b * d;
-            t += a * e;
-            t += a * d;
-            break;
-        case fp32_accuracy::safe:
-        default:  // all nine: c*f, c*e, b*f, a*f, b*e, c*d, b*d, a*e, a*d
-            t = c * f;
-            t += c * e;
-            t += b * f;
-            t += a * f;
-            t += b * e;
-            t += c * d;
-            t += b * d;
-            t += a * e;
-            t += a * d;
-            break;
-    }
+// safe: the nine products smallest first, each added with its own rounding (mul_elem_32_accuracy_safe).
+inline float fp32_mul_safe(const bf16_parts & x, const bf16_parts & y) {
+    const float a = x.hi, b = x.mid, c = x.lo, d = y.hi, e = y.mid, f = y.lo;
+    float t = c * f;
+    t = t + c * e;
+    t = t + b * f;
+    t = t + a * f;
+    t = t + b * e;
+    t = t + d * c;
+    t = t + b * d;
+    t = t + a * e;
+    t = t + a * d;
     return t;
 }
+inline float fp32_mul_safe(float x, float y, aie::rounding_mode m) { return fp32_mul_safe(split_bf16(x, m), split_bf16(y, m)); }
+// mac_elem_32_accuracy_safe: add_conf(acc, t); msc: sub_conf(acc, t).
+inline float fp32_mac_safe(float acc, float x, float y, aie::rounding_mode m) { return acc + fp32_mul_safe(x, y, m); }
+inline float fp32_msc_safe(float acc, float x, float y, aie::rounding_mode m) { return acc - fp32_mul_safe(x, y, m); }
 
-inline float emulated_fp32_mac(float acc, float x, float y, fp32_accuracy a) { return acc + emulated_fp32_product(x, y, a); }
+// 32-lane fast: the same nine products in a chain of MACs, one rounding each (mul_elem_32_accuracy_fast).
+inline float fp32_mul_fast32(const bf16_parts & x, const bf16_parts & y) {
+    const float a = x.hi, b = x.mid, c = x.lo, d = y.hi, e = y.mid, f = y.lo;
+    float t = c * f;
+    t = std::fma(c, e, t);
+    t = std::fma(b, f, t);
+    t = std::fma(a, f, t);
+    t = std::fma(b, e, t);
+    t = std::fma(d, c, t);
+    t = std::fma(b, d, t);
+    t = std::fma(a, e, t);
+    t = std::fma(a, d, t);
+    return t;
+}
+inline float fp32_mul_fast32(float x, float y, aie::rounding_mode m) { return fp32_mul_fast32(split_bf16(x, m), split_bf16(y, m)); }
 
-// bf16 partial-product instructions of one emulated 16-lane fp32 multiply.
-constexpr unsigned fp32_products(fp32_accuracy a) { return a == fp32_accuracy::low ? 3 : (a == fp32_accuracy::fast ? 6 : 9); }
+// ---- instruction counts (op-counts.hpp) -------------------------------------------------------------
 
-// Instructions of `n` emulated 16-lane fp32 multiplies (the compiler's emulation, aiev2_core.h):
-//   vector: the residuals x - a, (x - a) - b (msc, 2 per operand; 1 in low) and the partial products;
-//   store:  the accumulator -> bf16 conversions that make the parts (6; 4 in low);
-//   move:   inserting each part into a zeroed bf16 register, and the two float -> accumulator moves.
-inline void count_fp32_multiplies(uint64_t n, fp32_accuracy a) {
-    const uint64_t parts = a == fp32_accuracy::low ? 4 : 6;
-    const uint64_t residuals = a == fp32_accuracy::low ? 2 : 4;
-    count_vector(n * (residuals + fp32_products(a)));
-    count_store(n * parts);
-    count_move(n * (parts + 2));
+// The emulation bodies the host implements, and what one of them issues.
+enum class fp32_form {
+    safe_mul,    // mul_elem_{16,32}_accuracy_safe (also negmul: the same products with sub_mul set)
+    safe_mac,    // mac/msc_elem_{16,32}_accuracy_safe: one add_conf / sub_conf more
+    fast32_mul,  // mul_elem_32_accuracy_fast
+};
+
+// Vector-slot instructions of one emulated multiply (aie2p_detail, aie2p_vmult.h): 4 msc for the
+// residuals, then safe 9 products + 8 adds (+1 add for the incoming accumulator), fast32 1 mul + 8 MACs.
+constexpr uint64_t fp32_vector_ops(fp32_form f) { return f == fp32_form::safe_mul ? 21 : f == fp32_form::safe_mac ? 22 : 13; }
+// bf16 x bf16 multiplier instructions among them (for OpCounts::mmul_macs).
+constexpr uint64_t fp32_partial_products(fp32_form) { return 9; }
+
+// `n` emulated multiplies of `lanes` (16 or 32) lanes each:
+//   vector  fp32_vector_ops(form) each (VMSC.f, VMUL.f, VMAC.f, VADD.f: AIE2PGenInstrInfo.td, vec slot)
+//   store   6 accumulator -> bf16 conversions (a .. f; VCONV.bf16.fp32 is a store-slot instruction,
+//           AIE2PGenInstrInfo.td; the w form for 16 lanes, the x form for 32)
+//   move    the two float operands moved into accumulators ((v32accfloat)v1, (v32accfloat)v2: one
+//           register move per 512 bits) and the vector of bf16 ones (broadcast_one_to_v32bfloat16);
+//           the 16-lane form also inserts each 16-lane part into a zeroed 32-lane bf16 register (6).
+//           Slots of these moves and inserts are estimates (move slot), not read from the .td.
+inline void count_fp32_emulation(uint64_t n, unsigned lanes, fp32_form form) {
+    const uint64_t operand_moves = 2 * vreg_ops(32ull * lanes);
+    const uint64_t inserts = lanes <= 16 ? 6 : 0;
+    count_vector(n * fp32_vector_ops(form));
+    count_store(n * 6);
+    count_move(n * (operand_moves + 1 + inserts));
 }
 
 }  // namespace detail

@@ -9,8 +9,9 @@
 //                                     k = 0..7 one 32-lane bf16 elementwise MAC C += A[:,k] B[k,:];
 //                                     bf16 products are exact in fp32, each MAC rounds to nearest even
 //   bf16 x bf16  8x8x8   -> accfloat  two 4x8x8 emulations (rows 0..3, rows 4..7)
-//   float x float 4x8x4  -> accfloat  emulated (mac_4x8_8x4_fp32): for k = 0..7 one emulated fp32
-//                                     16-lane MAC (fp32-emulation.hpp: bf16 splits)
+//   float x float 4x8x4  -> accfloat  emulated (mac_4x8_8x4_fp32): for k = 0..7 one 16-lane fp32
+//                                     multiply-add at accuracy safe (fp32-emulation.hpp: bf16 splits
+//                                     in the current rounding mode, nine partial products)
 // (u)int8 x (u)int4 and (u)int8 x (u)int8 sign combinations follow the operand types.
 // aie_api has no float x float 4x8x8 on AIE2P (its float shapes are 4x8x4, 4x1x4, 4x1x8), and its
 // bf16 8x8x8 is native only with AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 (block floating point, which
@@ -97,12 +98,14 @@ struct mmul {
     }
 
     // C = A x B.
-    void mul(const vector<TypeA, size_A> & a, const vector<TypeB, size_B> & b) { run(a, b, false); }
+    void mul(const vector<TypeA, size_A> & a, const vector<TypeB, size_B> & b) { run(a, b, false, false); }
     // C += A x B.
-    void mac(const vector<TypeA, size_A> & a, const vector<TypeB, size_B> & b) { run(a, b, !zero_); }
+    void mac(const vector<TypeA, size_A> & a, const vector<TypeB, size_B> & b) { run(a, b, !zero_, true); }
 
   private:
-    void run(const vector<TypeA, size_A> & a, const vector<TypeB, size_B> & b, bool accumulate) {
+    // `accumulate`: C holds a value to add to; `via_mac`: the mac form was called (on a zero C it still
+    // issues the mac intrinsics, with their zeroing flag).
+    void run(const vector<TypeA, size_A> & a, const vector<TypeB, size_B> & b, bool accumulate, bool via_mac) {
         using namespace aie_host::detail;
         if constexpr (spec::impl == detail::mmul_impl::int_direct) {
             count_vector(1);
@@ -127,18 +130,23 @@ struct mmul {
                     c_.set_lane(m * N + n, s);
                 }
         } else {
-            // 8 emulated 16-lane fp32 MACs; moves: 2 shuffles splitting A, per k a broadcast and a
-            // shuffle of A's column and a broadcast of B's row (2 + 8 * 3).
-            const aie_host::fp32_accuracy acc = aie_host::get_fp32_accuracy();
-            count_fp32_multiplies(8, acc);
+            // mul/mac_4x8_8x4_fp32 (aie_api detail/aie2p/emulated_mmul_intrinsics.hpp, the branch without
+            // __AIE_API_CRVO_9906__, which AIE2P leaves undefined): for k = 0..7 one 16-lane safe fp32
+            // emulation C += A[:,k] B[k,:] (mul_elem_16 then seven mac_elem_16; a mac starts with
+            // mac_elem_16_conf): 8 products, 7 or 8 of them with an accumulator add. Moves: 2 shuffles
+            // splitting A, per k a broadcast and a shuffle of A's column and a broadcast of B's row
+            // (2 + 8 * 3), beside the emulations' own (fp32-emulation.hpp).
+            const aie::rounding_mode m = aie::get_rounding();
+            count_fp32_emulation(via_mac ? 0 : 1, 16, fp32_form::safe_mul);
+            count_fp32_emulation(via_mac ? 8 : 7, 16, fp32_form::safe_mac);
             count_move(26);
-            count_mmul(spec::shape, 8ull * fp32_products(acc) * 32);
-            for (unsigned m = 0; m < M; ++m)
+            count_mmul(spec::shape, 8ull * fp32_partial_products(fp32_form::safe_mac) * 32);
+            for (unsigned mi = 0; mi < M; ++mi)
                 for (unsigned n = 0; n < N; ++n) {
-                    float s = emulated_fp32_product(a.raw(m * K), b.raw(n), acc);
-                    if (accumulate) s = c_.lane(m * N + n) + s;
-                    for (unsigned k = 1; k < K; ++k) s = emulated_fp32_mac(s, a.raw(m * K + k), b.raw(k * N + n), acc);
-                    c_.set_lane(m * N + n, s);
+                    float s = fp32_mul_safe(a.raw(mi * K), b.raw(n), m);
+                    if (accumulate) s = c_.lane(mi * N + n) + s;
+                    for (unsigned k = 1; k < K; ++k) s = fp32_mac_safe(s, a.raw(mi * K + k), b.raw(k * N + n), m);
+                    c_.set_lane(mi * N + n, s);
                 }
         }
         zero_ = false;

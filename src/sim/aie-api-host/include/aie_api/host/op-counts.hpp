@@ -17,8 +17,8 @@
 //           estimate)
 //   scalar  not bumped by aie_api calls (scalar code is invisible here); a kernel's host build or the
 //           timing model may add to it
-// Besides the slots: iterations of loops the kernel marks `chess_prepare_for_pipelining` (the
-// macro counts one per iteration, config.hpp), for the timing model's loop overhead.
+// Besides the slots: entries of loops the kernel marks AIE_PREPARE_FOR_PIPELINING (config.hpp), for
+// the timing model's loop overhead (a modulo-scheduled loop pays its fill and drain per entry).
 //
 // Widths: one instruction per 512 bits of vector register (loads, stores, moves); one accumulator
 // instruction per 2048 bits of accumulator; multiplies by the lane counts of the AIE2P intrinsics
@@ -66,7 +66,7 @@ struct OpCounts {
     uint64_t unpack = 0;
     uint64_t store = 0;
     uint64_t scalar = 0;
-    uint64_t pipelined_iterations = 0;
+    uint64_t pipelined_loops = 0;
     // Multiplier lanes engaged by mmul calls, padding included (a 4x8x8 int8 mmul engages the 512 of
     // the 8x8x8 instruction; an emulated fp32 mmul counts its bf16 partial-product instructions).
     uint64_t mmul_macs = 0;
@@ -83,7 +83,7 @@ struct OpCounts {
         unpack += o.unpack;
         store += o.store;
         scalar += o.scalar;
-        pipelined_iterations += o.pipelined_iterations;
+        pipelined_loops += o.pipelined_loops;
         mmul_macs += o.mmul_macs;
         for (size_t i = 0; i < mmul.size(); ++i) mmul[i] += o.mmul[i];
         return *this;
@@ -97,14 +97,14 @@ struct OpCounts {
         a.unpack -= b.unpack;
         a.store -= b.store;
         a.scalar -= b.scalar;
-        a.pipelined_iterations -= b.pipelined_iterations;
+        a.pipelined_loops -= b.pipelined_loops;
         a.mmul_macs -= b.mmul_macs;
         for (size_t i = 0; i < a.mmul.size(); ++i) a.mmul[i] -= b.mmul[i];
         return a;
     }
     friend bool operator==(const OpCounts & a, const OpCounts & b) {
         return a.vector == b.vector && a.move == b.move && a.load == b.load && a.unpack == b.unpack &&
-               a.store == b.store && a.scalar == b.scalar && a.pipelined_iterations == b.pipelined_iterations &&
+               a.store == b.store && a.scalar == b.scalar && a.pipelined_loops == b.pipelined_loops &&
                a.mmul_macs == b.mmul_macs && a.mmul == b.mmul;
     }
     friend bool operator!=(const OpCounts & a, const OpCounts & b) { return !(a == b); }
@@ -134,11 +134,16 @@ inline void count_store(uint64_t n) { op_counts().store += n; }
 // Reads or writes of a mode control register: a move between a scalar and a control register
 // (__builtin_aie2p_get_ctrl_reg / set_ctrl_reg, llvm-aie aie2p_set_mode.h); the move slot is an estimate.
 inline void count_mode_access(uint64_t n) { op_counts().move += n; }
-// One iteration of a loop marked chess_prepare_for_pipelining; true, so the macro can be an `if`.
-inline bool count_pipelined_iteration() {
-    ++op_counts().pipelined_iterations;
-    return true;
-}
+// One entry of a loop marked AIE_PREPARE_FOR_PIPELINING: the macro's one-pass for statement (config.hpp).
+struct pipelined_loop_entry {
+    bool done = false;
+    bool first() {
+        if (done) return false;
+        done = true;
+        ++op_counts().pipelined_loops;
+        return true;
+    }
+};
 inline void count_mmul(mmul_shape s, uint64_t macs) {
     OpCounts & c = op_counts();
     c.mmul[static_cast<size_t>(s)] += 1;
