@@ -58,10 +58,10 @@
 // 7 srs in the store slot: an aie_api shift is an ups and an srs), against 25 for aie_api's emulated
 // fp32 multiply (10 of them in the vector slot, which the mmul needs); one call per 16 outputs and
 // product, 4 products per output for Q2_K, 2 for Q3_K, once per super-block:
-//   Q2_K TN=4:  72 mmul (64 + 8 for the mins), 384 vector, 3727 move, 244 load, 776 store
-//   Q2_K TN=32: 576 mmul, 3016 vector, 24247 move (20480 of them in mul_rne), 1016 load, 5376 store
-//   Q3_K TN=4:  64 mmul, 252 vector, 3255 move, 292 load, 828 store
-//   Q3_K TN=32: 512 mmul, 1988 vector, 14627 move (10240 in mul_rne), 1072 load, 3900 store
+//   Q2_K TN=4:  72 mmul (64 + 8 for the mins), 372 vector, 3855 move, 244 load, 776 store
+//   Q2_K TN=32: 576 mmul, 2920 vector, 25047 move (20480 of them in mul_rne), 1016 load, 5376 store
+//   Q3_K TN=4:  64 mmul, 252 vector, 3319 move, 292 load, 828 store
+//   Q3_K TN=32: 512 mmul, 1988 vector, 15027 move (10240 in mul_rne), 1072 load, 3900 store
 // The code expansion is 9 instructions per B operand for Q2_K and 29 for Q3_K (aie_api 2025.1: 8 and
 // 38; its 8-bit shifts take 32 lanes per ups / srs pair, 2026.1's 64 plus a scoped_mode).
 //
