@@ -83,7 +83,7 @@ def make_id_plan(contract, tile_n, cols, m_tiles, k_tiles, n_expert, routing, fo
         out_row += n_tiles * tile_n
         w_read += p.traffic["W read (bytes)"]
         w_abi += p.traffic["W of the ABI (bytes)"]
-        a_read += p.traffic["A read (bytes, once per active column per round)"]
+        a_read += p.traffic["A read (bytes)"]
         c_written += p.traffic["C written (bytes)"]
     selected = len(routing)
     result = {

@@ -21,11 +21,24 @@ uint32_t word_chunk(uint64_t words, uint32_t wrap_max) {
     return 1;
 }
 
+// Words one pass of a BD moves: buffer_length words per iteration (shim-bd.h: buffer_length is the
+// d0 x d1 x d2 sizes), iteration_wrap + 1 iterations.
+uint64_t bd_pass_bytes(const control::ShimBd & b) {
+    return 4ull * b.buffer_length * (static_cast<uint64_t>(b.iteration_wrap) + 1);
+}
+
 struct Builder {
     const DesignDescription & d;
     MatmulSequence &          out;
+    bool                      emit = true;  // false: figures only (SequenceOutput::figures)
+    // Per column, the BDs as last written (id -> BD), so a queue push counts the chain it starts.
+    std::vector<std::array<control::ShimBd, control::kShimBdCount>> written;
 
-    void op(control::ControlOp o) { out.stream.ops.push_back(std::move(o)); }
+    void op(control::ControlOp o) {
+        if (emit) {
+            out.stream.ops.push_back(std::move(o));
+        }
+    }
 
     // One shim BD: its 8 words, then the patch that points it into argument `arg` at `offset` bytes.
     bool bd(uint32_t column, uint32_t id, control::ShimBd b, int arg, uint64_t offset, const char * what) {
@@ -33,15 +46,41 @@ struct Builder {
             out.error = std::string(what) + ": " + *why;
             return false;
         }
-        const auto words = control::encode_shim_bd(b);
-        const uint32_t addr = control::shim_bd_address(column, id);
-        op(control::BlockWrite{addr, std::vector<uint32_t>(words.begin(), words.end())});
-        op(control::AddressPatch{addr + 4, static_cast<uint32_t>(arg), offset});
+        written[column][id] = b;
+        if (emit) {
+            const auto words = control::encode_shim_bd(b);
+            const uint32_t addr = control::shim_bd_address(column, id);
+            op(control::BlockWrite{addr, std::vector<uint32_t>(words.begin(), words.end())});
+            op(control::AddressPatch{addr + 4, static_cast<uint32_t>(arg), offset});
+        }
         return true;
     }
 
-    void push(uint32_t column, const FifoDesc & f, uint32_t bd_id, bool token) {
-        const control::QueuePush q{bd_id, 0, token};
+    // Queue BD `bd_id` of `column` on the channel of shim FIFO `f`: the task runs the chain from it
+    // repeat + 1 times, and that is the traffic it adds to the FIFO's operand.
+    void push(uint32_t column, const FifoDesc & f, uint32_t bd_id, bool token, uint32_t repeat = 0) {
+        uint64_t bytes = 0;
+        for (uint32_t id = bd_id, n = 0; n < control::kShimBdCount; ++n) {
+            const control::ShimBd & b = written[column][id];
+            bytes += bd_pass_bytes(b);
+            if (!b.use_next_bd) {
+                break;
+            }
+            id = b.next_bd;
+        }
+        bytes *= static_cast<uint64_t>(repeat) + 1;
+        SequenceTraffic & t = out.traffic;
+        if (f.operand == "weights") {
+            t.w_read += bytes;
+            t.column_w[column] += bytes;
+        } else if (f.operand == "activations") {
+            t.a_read += bytes;
+            t.column_a[column] += bytes;
+        } else {
+            t.c_written += bytes;
+            t.column_c[column] += bytes;
+        }
+        const control::QueuePush q{bd_id, repeat, token};
         op(control::Write32{control::shim_queue_address(column, f.shim_mm2s ? 1u : 0u, static_cast<uint32_t>(f.shim_channel)),
                             control::encode_queue_push(q)});
     }
@@ -59,6 +98,16 @@ control::ShimBdOrError pattern_bd(std::array<uint32_t, 3> sizes, std::array<uint
 }
 
 }  // namespace
+
+uint64_t SequenceTraffic::busiest_channel() const {
+    uint64_t m = 0;
+    for (const std::vector<uint64_t> * v : {&column_w, &column_a, &column_c}) {
+        for (uint64_t b : *v) {
+            m = std::max(m, b);
+        }
+    }
+    return m;
+}
 
 bool MatmulSequenceShape::operator==(const MatmulSequenceShape & o) const {
     return contract == o.contract && tile_n == o.tile_n && m_tiles == o.m_tiles && n_tiles == o.n_tiles &&
@@ -85,7 +134,7 @@ uint32_t core_lock_value_offset(uint32_t lock) {
     return 0x1F000 + 0x10 * lock;
 }
 
-MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSequenceShape & s) {
+MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSequenceShape & s, SequenceOutput output) {
     MatmulSequence out;
     out.family = d.family_of(s.contract);
     if (out.family.empty()) {
@@ -186,7 +235,20 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     };
 
     out.stream.header.cols = static_cast<uint8_t>(d.max_columns);
-    Builder b{d, out};
+    Builder b{d, out, output == SequenceOutput::stream, {}};
+    b.written.resize(cols);
+    out.traffic.column_w.assign(cols, 0);
+    out.traffic.column_a.assign(cols, 0);
+    out.traffic.column_c.assign(cols, 0);
+
+    // The cores' work: column c owns group q = j * cols + c of every round j; each of its cores one
+    // output tile per (round, token tile).
+    for (int c = 0; c < cols; ++c) {
+        const int64_t col_rounds = c < out.m_groups ? (out.m_groups - c + cols - 1) / cols : 0;
+        out.max_core_tiles = std::max<int64_t>(out.max_core_tiles, col_rounds * s.n_tiles);
+        out.columns_used += col_rounds > 0 ? 1 : 0;
+        out.cores_used += col_rounds > 0 ? rows : 0;
+    }
 
     // 1. Runtime parameters and the barrier, per core.
     const int contract_index = d.contract_index(out.family, s.contract);
@@ -253,6 +315,10 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     }
     if (out.steps > 0) {
         sync_step(out.steps - 1);
+    }
+    out.traffic.w_tiles = W > 0 ? out.traffic.w_read / W : 0;
+    if (output == SequenceOutput::figures) {
+        return out;
     }
     if (std::string why = control::validate(out.stream); !why.empty()) {
         out.error = "control stream: " + why;

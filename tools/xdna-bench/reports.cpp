@@ -291,9 +291,6 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     NpuPreset int4 = base;
     int4.int4_macs_per_cycle = 1024;
     scenarios.push_back({"int4 at 1024 MAC/cycle", "GGML_XDNA_MODEL_INT4_MACS=1024", int4, Grouping::per_split});
-    NpuPreset nostage = base;
-    nostage.c_stage_kb = 0;
-    scenarios.push_back({"no output staging (sensitivity)", "GGML_XDNA_MODEL_CSTAGE_KB=0", nostage, Grouping::per_split});
     NpuPreset fast_submit = base;
     fast_submit.submit_us = 30;
     scenarios.push_back({"30 us submissions (sensitivity)", "GGML_XDNA_MODEL_SUBMIT_US=30", fast_submit,
