@@ -112,7 +112,7 @@ uint64_t SequenceTraffic::busiest_channel() const {
 bool MatmulSequenceShape::operator==(const MatmulSequenceShape & o) const {
     return contract == o.contract && tile_n == o.tile_n && m_tiles == o.m_tiles && n_tiles == o.n_tiles &&
            k_tiles == o.k_tiles && out_row_stride == o.out_row_stride && weight_tile_bytes == o.weight_tile_bytes &&
-           act_tile_bytes == o.act_tile_bytes && columns == o.columns;
+           act_tile_bytes == o.act_tile_bytes && columns == o.columns && layout == o.layout;
 }
 
 MatmulSequenceShape sequence_shape_of(const MatmulInvocation & inv, int64_t out_row_stride) {
@@ -144,6 +144,12 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     if (!family_buffers(d, out.family, s.tile_n, out.buffers, out.error)) {
         return out;
     }
+    const LayoutDesc * L = d.layout(s.layout);
+    if (L == nullptr) {
+        out.error = "design " + d.design + " has no layout '" + s.layout + "'";
+        return out;
+    }
+    out.layout = L->name;
     const int rows = d.core_rows;
     const int cols = s.columns > 0 ? s.columns : d.max_columns;
     const FamilyBuffers & fb = out.buffers;
@@ -172,11 +178,19 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         out.error = "activation tile of " + std::to_string(A) + " bytes, the family's cores take " + std::to_string(fb.a_obj);
         return out;
     }
-    const int64_t m_rows = (s.m_tiles + rows - 1) / rows * rows;  // whole groups of `rows` row tiles
-    out.m_groups = m_rows / rows;
+    // A step takes w_parts row tiles (m_split: a group of `rows`) by a_parts token tiles (n_split).
+    const int64_t pw = L->w_parts, pa = L->a_parts;
+    const int64_t m_rows = (s.m_tiles + pw - 1) / pw * pw;  // row tiles moved: whole row units
+    out.m_groups = m_rows / pw;
+    if (s.n_tiles % pa != 0) {
+        out.error = "layout " + L->name + " takes token tiles in groups of " + std::to_string(pa) + "; " +
+                    std::to_string(s.n_tiles) + " is not a whole number of them";
+        return out;
+    }
+    out.token_units = s.n_tiles / pa;
     if (s.out_row_stride < m_rows * kTileM) {
         out.error = "output row stride " + std::to_string(s.out_row_stride) + " floats is below the " +
-                    std::to_string(m_rows * kTileM) + " rows of whole 4-tile groups the C drain writes";
+                    std::to_string(m_rows * kTileM) + " rows of whole row units the C drain writes";
         return out;
     }
     const int64_t k_chunk = std::min<int64_t>(s.k_tiles, d.iteration_max);
@@ -188,29 +202,35 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         return out;
     }
     out.rounds = (out.m_groups + cols - 1) / cols;
-    out.steps = out.rounds * s.n_tiles;
+    out.steps = out.rounds * out.token_units;
     out.weights_bytes = static_cast<uint64_t>(m_rows) * s.k_tiles * T + (W - T);
     out.activations_bytes = static_cast<uint64_t>(s.n_tiles) * s.k_tiles * A;
     out.out_bytes = (static_cast<uint64_t>(s.n_tiles * s.tile_n - 1) * s.out_row_stride + m_rows * kTileM) * sizeof(float);
 
-    const FifoDesc * wf = d.shim_fifo_of("weights");
-    const FifoDesc * af = d.shim_fifo_of("activations");
-    const FifoDesc * cf = d.shim_fifo_of("out");
+    const FifoDesc * wf = L->shim_fifo_of("weights");
+    const FifoDesc * af = L->shim_fifo_of("activations");
+    const FifoDesc * cf = L->shim_fifo_of("out");
 
     // The BD patterns of this shape (base 0), checked once; only base offsets differ per step.
-    const uint64_t win_words = W / 4;
+    const uint64_t win_words = W / 4, a_words = A / 4;
     const uint32_t d0 = word_chunk(win_words, d.wrap_max);
+    const uint32_t a_d0 = word_chunk(a_words, d.wrap_max);
     std::vector<control::ShimBd> w_bds, a_bds;
     for (int64_t c = 0; c < chunks; ++c) {
         const uint32_t kc = static_cast<uint32_t>(std::min(k_chunk, s.k_tiles - c * k_chunk));
-        // [kc][rows][window]: per K tile the 4 cores' windows back to back (one memory-tile object).
-        auto w = pattern_bd({d0, static_cast<uint32_t>(win_words / d0), static_cast<uint32_t>(rows)},
+        // [kc][pw][window]: per K tile the windows of the step's pw row tiles back to back (one
+        // memory-tile object; m_split: the 4 cores' row tiles, n_split: the one row tile they share).
+        auto w = pattern_bd({d0, static_cast<uint32_t>(win_words / d0), static_cast<uint32_t>(pw)},
                             {1, d0, static_cast<uint32_t>(s.k_tiles * T / 4)}, kc, static_cast<uint32_t>(T / 4));
         if (!w.ok()) {
             out.error = "W fill of K chunk " + std::to_string(c) + ": " + w.error;
             return out;
         }
-        auto a = pattern_bd({static_cast<uint32_t>(kc * A / 4), 1, 1}, {1, 0, 0}, 1, 0);
+        // One token tile: its K run is contiguous (linear); pa token tiles: [kc][pa][A tile], the 4 cores'
+        // A tiles of each K tile back to back (one memory-tile object).
+        auto a = pa == 1 ? pattern_bd({static_cast<uint32_t>(kc * A / 4), 1, 1}, {1, 0, 0}, 1, 0)
+                         : pattern_bd({a_d0, static_cast<uint32_t>(a_words / a_d0), static_cast<uint32_t>(pa)},
+                                      {1, a_d0, static_cast<uint32_t>(s.k_tiles * A / 4)}, kc, static_cast<uint32_t>(A / 4));
         if (!a.ok()) {
             out.error = "A fill of K chunk " + std::to_string(c) + ": " + a.error;
             return out;
@@ -218,9 +238,12 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         w_bds.push_back(w.bd);
         a_bds.push_back(a.bd);
     }
-    // [rows][TN][64] floats: row tile r of the group, token t, 64 outputs.
-    auto c_pat = pattern_bd({kTileM, static_cast<uint32_t>(s.tile_n), static_cast<uint32_t>(rows)},
-                            {1, static_cast<uint32_t>(std::min<int64_t>(s.out_row_stride, UINT32_MAX)), kTileM}, 1, 0);
+    // The joined C object [rows][TN][64] floats. m_split: part r is row tile r of the group (64 floats
+    // further), token t; n_split: part r is token tile r of the group, so the object is 4 x TN
+    // consecutive tokens of one row tile.
+    const uint32_t stride_words = static_cast<uint32_t>(std::min<int64_t>(s.out_row_stride, UINT32_MAX));
+    auto c_pat = pw > 1 ? pattern_bd({kTileM, static_cast<uint32_t>(s.tile_n), static_cast<uint32_t>(rows)}, {1, stride_words, kTileM}, 1, 0)
+                        : pattern_bd({kTileM, static_cast<uint32_t>(pa * s.tile_n), 1}, {1, stride_words, 0}, 1, 0);
     if (!c_pat.ok()) {
         out.error = "C drain: " + c_pat.error;
         return out;
@@ -241,11 +264,11 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     out.traffic.column_a.assign(cols, 0);
     out.traffic.column_c.assign(cols, 0);
 
-    // The cores' work: column c owns group q = j * cols + c of every round j; each of its cores one
-    // output tile per (round, token tile).
+    // The cores' work: column c owns row unit q = j * cols + c of every round j; each of its cores one
+    // output tile per (round, token unit).
     for (int c = 0; c < cols; ++c) {
         const int64_t col_rounds = c < out.m_groups ? (out.m_groups - c + cols - 1) / cols : 0;
-        out.max_core_tiles = std::max<int64_t>(out.max_core_tiles, col_rounds * s.n_tiles);
+        out.max_core_tiles = std::max<int64_t>(out.max_core_tiles, col_rounds * out.token_units);
         out.columns_used += col_rounds > 0 ? 1 : 0;
         out.cores_used += col_rounds > 0 ? rows : 0;
     }
@@ -260,7 +283,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         for (int r = 0; r < rows; ++r) {
             std::vector<uint32_t> rtp(d.rtp_word_count, 0);
             rtp[d.rtp_contract] = static_cast<uint32_t>(contract_index);
-            rtp[d.rtp_out_tiles] = static_cast<uint32_t>(col_rounds * s.n_tiles);
+            rtp[d.rtp_out_tiles] = static_cast<uint32_t>(col_rounds * out.token_units);
             rtp[d.rtp_k_tiles] = static_cast<uint32_t>(s.k_tiles);
             rtp[d.rtp_version] = d.rtp_layout_version;
             const uint32_t row = static_cast<uint32_t>(d.first_core_row + r);
@@ -271,7 +294,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
 
     // 2. The steps, two in flight.
     auto sync_step = [&](int64_t step) {
-        const int64_t j = step / s.n_tiles;
+        const int64_t j = step / out.token_units;
         for (int c = 0; c < cols; ++c) {
             if (j * cols + c < out.m_groups) {
                 b.op(control::Sync{static_cast<uint32_t>(c), static_cast<uint32_t>(d.shim_row), 0,
@@ -280,7 +303,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         }
     };
     for (int64_t step = 0; step < out.steps; ++step) {
-        const int64_t j = step / s.n_tiles, n = step % s.n_tiles;
+        const int64_t j = step / out.token_units, u = step % out.token_units;
         const BdSlot & slot = d.bd_slots[step % d.bd_slots.size()];
         const auto w_chain = chain(w_bds, slot.w);
         const auto a_chain = chain(a_bds, slot.a);
@@ -289,21 +312,23 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
             if (q >= out.m_groups) {
                 continue;
             }
+            // The step's first row tile and first token tile.
+            const uint64_t m0 = static_cast<uint64_t>(pw * q), n0 = static_cast<uint64_t>(pa * u);
             for (int64_t ch = 0; ch < chunks; ++ch) {
-                const uint64_t w_off = (static_cast<uint64_t>(rows * q) * s.k_tiles + ch * k_chunk) * T;
+                const uint64_t w_off = (m0 * s.k_tiles + ch * k_chunk) * T;
                 if (!b.bd(c, slot.w[ch], w_chain[ch], d.arg_weights, w_off, "W fill")) {
                     return out;
                 }
             }
             b.push(c, *wf, slot.w[0], false);
             for (int64_t ch = 0; ch < chunks; ++ch) {
-                const uint64_t a_off = (static_cast<uint64_t>(n) * s.k_tiles + ch * k_chunk) * A;
+                const uint64_t a_off = (n0 * s.k_tiles + ch * k_chunk) * A;
                 if (!b.bd(c, slot.a[ch], a_chain[ch], d.arg_activations, a_off, "A fill")) {
                     return out;
                 }
             }
             b.push(c, *af, slot.a[0], false);
-            const uint64_t c_off = (static_cast<uint64_t>(n) * s.tile_n * s.out_row_stride + rows * q * kTileM) * sizeof(float);
+            const uint64_t c_off = (n0 * s.tile_n * s.out_row_stride + m0 * kTileM) * sizeof(float);
             if (!b.bd(c, slot.c, c_pat.bd, d.arg_out, c_off, "C drain")) {
                 return out;
             }

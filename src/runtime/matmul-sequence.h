@@ -5,10 +5,13 @@
 // design's description (design-description.h). It writes, in order:
 //   1. per core: the RTP words (contract, output tiles, K tiles, layout version) into core memory, then
 //      the barrier lock that lets the core program start;
-//   2. per step (round j, token tile n), per active column: the W fill (K chunks as chained BDs, one
+//   2. per step (round j, token unit u), per active column: the W fill (K chunks as chained BDs, one
 //      queue push on the W channel), the A fill (likewise), the C drain (one BD, pushed with a completion
 //      token); two steps in flight (the design's BD slots), so the sync of step s-1 follows the pushes
 //      of step s; a final sync for the last step.
+// The shape names the xclbin's layout (design-description.h): m_split steps take a group of 4 row
+// tiles by one token tile (W split, A broadcast), n_split steps one row tile by 4 token tiles (W
+// broadcast, A split: N must be whole groups of 4 token tiles).
 // Every BD goes through control::check_shim_bd; a shape that breaks a hardware limit is refused with the
 // reason (never a stream an NPU would misexecute). Address patches are relative to each operand's
 // kernel argument, so a stream depends on the shape only and is reused across tokens.
@@ -33,6 +36,7 @@ struct MatmulSequenceShape {
     size_t      weight_tile_bytes = 0;
     size_t      act_tile_bytes = 0;
     int         columns = 0;          // array columns of the xclbin (0: the design's maximum)
+    std::string layout;               // the xclbin's layout (design-description.h LayoutDesc; "": the default)
 
     bool operator==(const MatmulSequenceShape & o) const;
 };
@@ -53,6 +57,7 @@ struct SequenceTraffic {
 struct MatmulSequence {
     std::string           error;      // empty on success: why the shape was refused
     std::string           family;
+    std::string           layout;     // the layout it was built for (never empty on success)
     FamilyBuffers         buffers;
     control::ControlStream stream;
     std::vector<uint32_t> words;      // encode(stream): what the NPU (and the simulator) receives
@@ -60,7 +65,10 @@ struct MatmulSequence {
     // groups of weight tiles plus the W window's over-read (a packed weight matrix holds them: its
     // WeightLayout::stream_bytes()); the output's whole tiles.
     uint64_t weights_bytes = 0, activations_bytes = 0, out_bytes = 0;
+    // Work units: row units of the layout's row tiles per step (m_split: groups of 4; n_split: single
+    // row tiles), rounds of row units over the columns, steps = rounds x token units.
     int64_t  m_groups = 0, rounds = 0, steps = 0;
+    int64_t  token_units = 0;  // n_tiles / token tiles per step
     SequenceTraffic traffic;
     // The cores' work as the RTP words give it: output tiles of the busiest core, cores and columns with work.
     int64_t  max_core_tiles = 0;

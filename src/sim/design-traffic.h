@@ -20,6 +20,7 @@ namespace xdna {
 struct DesignFigures {
     std::string     error;     // empty: the builder accepted the shape; else its reason (the NPU cannot run it)
     std::string     family;    // the xclbin's contract family
+    std::string     layout;    // the xclbin's layout (design-description.h LayoutDesc)
     SequenceTraffic traffic;   // bytes per operand and per shim channel
     uint64_t        w_window = 0;  // bytes the W fill reads per W tile: the family's W object
     uint64_t        w_tile = 0;    // bytes of the contract's own W tile
@@ -44,12 +45,13 @@ struct DesignFigures {
 
 // The stream shape of a modelled contract invocation (s.weight_type must name a contract): tile bytes
 // from the contract's layouts, the output stride of whole row-tile groups (it moves no byte), `columns`
-// of the array (0: the design's maximum). False when the type has no contract.
-bool design_stream_shape(const ModelShape & s, int columns, MatmulSequenceShape & out);
+// of the array (0: the design's maximum), the design layout `layout` ("": the default). False when the
+// type has no contract.
+bool design_stream_shape(const ModelShape & s, int columns, const std::string & layout, MatmulSequenceShape & out);
 
-// The figures of `s` on `columns` columns, from the built-in design description; built once per
-// shape and kept (the model asks for every invocation). Never null.
-std::shared_ptr<const DesignFigures> design_figures(const ModelShape & s, int columns);
+// The figures of `s` on `columns` columns in `layout`, from the built-in design description; built
+// once per shape and kept (the model asks for every invocation). Never null.
+std::shared_ptr<const DesignFigures> design_figures(const ModelShape & s, int columns, const std::string & layout = "");
 
 // `reason` as a string that lives as long as the process (ModelledTime::infeasible hands it out).
 const char * design_refusal(const std::string & reason);

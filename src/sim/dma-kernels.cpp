@@ -33,13 +33,14 @@ bool kernel_core_program(const DesignDescription & design, const std::string & f
 }
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const uint32_t * words,
-                          size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool) {
+                          size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
+                          const std::string & layout) {
     CoreProgram cores;
     DmaRun result;
     if (!kernel_core_program(design, family, tile_n, cores, result.error)) {
         return result;
     }
-    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool);
+    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, layout);
 }
 
 }  // namespace xdna

@@ -162,7 +162,12 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     batch_stats_.modelled_us = modelled.total_us;
     if (!skip_kernels_) {
         if (exec_ == SimExec::stream) {
-            return sim_run_matmuls_stream(batch.invocations, pool_);
+            // Each invocation in the layout (xclbin) the timing model found fastest for its shape.
+            std::vector<const char *> layouts;
+            for (const ModelledTime & t : modelled.invocations) {
+                layouts.push_back(t.layout);
+            }
+            return sim_run_matmuls_stream(batch.invocations, pool_, layouts);
         }
         sim_run_matmuls(batch.invocations, pool_, exec_);
     }

@@ -38,7 +38,7 @@ std::shared_ptr<const MatmulSequence> cached_sequence(const DesignDescription & 
 // from that offset on) lets a DMA touch.
 uint64_t bytes_after(const BufferSlice & s) { return s.buffer->size() - s.offset; }
 
-Status run_one(const MatmulInvocation & inv, size_t index, ThreadPool & pool) {
+Status run_one(const MatmulInvocation & inv, size_t index, const char * layout, ThreadPool & pool) {
     const DesignRead & design = matmul_design();
     auto fail = [&](const std::string & why) {
         return Status::error("stream mode, invocation " + std::to_string(index) + " (" +
@@ -55,7 +55,9 @@ Status run_one(const MatmulInvocation & inv, size_t index, ThreadPool & pool) {
     // that is exactly the valid part, else into a staging output the valid part is copied from.
     const bool out_direct = inv.m == m_rows * kTileM && inv.n == inv.n_tiles * tn;
     const int64_t stride = out_direct ? inv.out_row_stride : m_rows * kTileM;
-    std::shared_ptr<const MatmulSequence> seq = cached_sequence(d, sequence_shape_of(inv, stride));
+    MatmulSequenceShape shape = sequence_shape_of(inv, stride);
+    shape.layout = layout != nullptr ? layout : "";
+    std::shared_ptr<const MatmulSequence> seq = cached_sequence(d, shape);
     if (!seq->ok()) {
         return fail(seq->error);
     }
@@ -90,7 +92,7 @@ Status run_one(const MatmulInvocation & inv, size_t index, ThreadPool & pool) {
     }
     args[d.arg_params] = {reinterpret_cast<uint8_t *>(params.data()), sizeof(params)};
 
-    const DmaRun run = run_control_stream(d, seq->family, tn, seq->words.data(), seq->words.size(), args, &pool);
+    const DmaRun run = run_control_stream(d, seq->family, tn, seq->words.data(), seq->words.size(), args, &pool, seq->layout);
     if (!run.ok()) {
         return fail(run.error);
     }
@@ -106,12 +108,12 @@ Status run_one(const MatmulInvocation & inv, size_t index, ThreadPool & pool) {
 
 }  // namespace
 
-Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool) {
+Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool, const std::vector<const char *> & layouts) {
     for (size_t i = 0; i < invs.size(); ++i) {
         if (invs[i].kind != KernelKind::matmul) {
             continue;
         }
-        Status s = run_one(invs[i].matmul, i, pool);
+        Status s = run_one(invs[i].matmul, i, i < layouts.size() ? layouts[i] : nullptr, pool);
         if (!s.ok) {
             return s;
         }

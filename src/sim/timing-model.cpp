@@ -94,21 +94,49 @@ void TimingModel::dram_traffic(const ModelShape & s, int columns, int rows, doub
 }
 
 ModelledTime TimingModel::invocation(const ModelShape & s) const {
+    // A contract invocation runs the project's design: its bytes and its cores' work are those of the
+    // instruction stream the runtime builds for the shape (design-traffic.h), in each layout the design
+    // offers (an xclbin each) that takes the shape; the model times the fastest. A shape no layout
+    // takes cannot run: it is flagged and timed by the generic formulas.
+    if (!s.by_design || s.weight_type == GGML_TYPE_COUNT) {
+        return time_of(s, nullptr);
+    }
+    const int cols_avail = limit(s.max_columns, p_.columns);
+    const DesignRead & design = matmul_design();
+    ModelledTime best;
+    bool have = false;
+    std::string refused;
+    static const std::vector<LayoutDesc> none;
+    for (const LayoutDesc & L : design.ok() ? design.design.layouts : none) {
+        if (s.layout != nullptr && L.name != s.layout) {
+            continue;
+        }
+        const std::shared_ptr<const DesignFigures> fig = design_figures(s, cols_avail, L.name);
+        if (!fig->ok()) {
+            refused += (refused.empty() ? "" : "; ") + L.name + ": " + fig->error;
+            continue;
+        }
+        ModelledTime t = time_of(s, fig.get());
+        t.layout = L.name.c_str();  // the built-in description lives as long as the process
+        // The fastest; between equally fast layouts (both compute-bound), the one that moves fewer bytes.
+        const bool tie = have && std::fabs(t.total_us - best.total_us) <= 1e-9 * best.total_us;
+        if (!have || (tie ? t.dram_bytes < best.dram_bytes : t.total_us < best.total_us)) {
+            best = t;
+            have = true;
+        }
+    }
+    if (!have) {
+        best = time_of(s, nullptr);
+        best.infeasible = design_refusal("the stream builder refuses the shape: " +
+                                         (design.ok() ? refused : design.error));
+    }
+    return best;
+}
+
+ModelledTime TimingModel::time_of(const ModelShape & s, const DesignFigures * fig) const {
     ModelledTime t;
     const int cols_avail = limit(s.max_columns, p_.columns);
     const int rows_avail = limit(s.max_rows, p_.rows);
-
-    // A contract invocation runs the project's design: its bytes and its cores' work are those of the
-    // instruction stream the runtime builds for the shape (design-traffic.h). A shape the builder
-    // refuses cannot run; it is flagged and timed by the generic formulas below.
-    std::shared_ptr<const DesignFigures> fig;
-    if (s.by_design && s.weight_type != GGML_TYPE_COUNT) {
-        fig = design_figures(s, cols_avail);
-        if (!fig->ok()) {
-            t.infeasible = design_refusal("the stream builder refuses the shape: " + fig->error);
-            fig.reset();
-        }
-    }
 
     // Row tiles go to columns round robin (each column streams its own weight rows through its shim);
     // a column's cores take its (row tile, token tile) pairs. Cores without a pair idle.
@@ -130,9 +158,7 @@ ModelledTime TimingModel::invocation(const ModelShape & s) const {
     // One output tile: the cycles of its kernel calls, at the tier's efficiency.
     t.tile_cycles = tile_cycles(s, &t.binding_slot, &t.from_kernel_code);
     if (s.weight_type != GGML_TYPE_COUNT) {
-        if (t.infeasible == nullptr) {
-            t.infeasible = first_violation(s.weight_type, s.tile.n);
-        }
+        t.infeasible = first_violation(s.weight_type, s.tile.n);
         // With one C buffer (the design's C depth, aie/matmul/dataflow.json) the core cannot start the
         // next output tile until the memory tile has taken this one: its C tile leaves on one core MM2S
         // channel of the 64-bit stream switch, 8 bytes per cycle (the assumption of column_in_gbs). With
@@ -200,7 +226,8 @@ ModelledBatch TimingModel::batch(const std::vector<ModelShape> & shapes) const {
     return b;
 }
 
-void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & b, ggml_type * last_type) const {
+void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & b, ggml_type * last_type,
+                        const char ** last_layout) const {
     b.invocations.clear();
     b.submit_us = b.compute_us = b.dram_us = b.busy_us = b.dispatch_us = b.total_us = b.switch_us = 0;
     b.contract_switches = 0;
@@ -208,6 +235,8 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
         return;
     }
     ggml_type last = last_type != nullptr ? *last_type : GGML_TYPE_COUNT;
+    // Layout names point into the built-in design description, which lives as long as the process.
+    const char * layout = last_layout != nullptr && *last_layout != nullptr ? *last_layout : "";
     b.submit_us = p_.submit_us;
     b.total_us = b.submit_us;
     b.dispatch_us = b.submit_us;
@@ -220,16 +249,25 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
         b.total_us += t.total_us;
         b.invocations.push_back(t);
         if (s.weight_type != GGML_TYPE_COUNT) {
-            if (last != GGML_TYPE_COUNT && last != s.weight_type) {
+            // Another contract starts another instruction stream and core-program branch; another layout
+            // another xclbin of the family: either is charged as one switch.
+            const bool other_layout = *layout != 0 && *t.layout != 0 && std::string(layout) != t.layout;
+            if (last != GGML_TYPE_COUNT && (last != s.weight_type || other_layout)) {
                 ++b.contract_switches;
             }
             last = s.weight_type;
+            if (*t.layout != 0) {
+                layout = t.layout;
+            }
         }
     }
     b.switch_us = b.contract_switches * p_.contract_switch_us;
     b.total_us += b.switch_us;
     if (last_type != nullptr) {
         *last_type = last;
+    }
+    if (last_layout != nullptr) {
+        *last_layout = layout;
     }
 }
 

@@ -35,6 +35,8 @@
 
 namespace xdna {
 
+struct DesignFigures;  // design-traffic.h
+
 // The shape facts the model needs about one kernel call.
 struct ModelShape {
     KernelFamily family = KernelFamily::int8xint8;
@@ -52,6 +54,7 @@ struct ModelShape {
     // the instruction stream the runtime builds (design-traffic.h). False for published kernels
     // (gemm_shape), whose own data movement the output-stationary blocking below stands for.
     bool         by_design = false;
+    const char * layout = nullptr;                    // by_design: time only this layout (nullptr: the fastest)
 
     double padded_macs() const {
         return static_cast<double>(m_tiles * tile.m) * (n_tiles * tile.n) * (k_tiles * tile.k);
@@ -85,6 +88,9 @@ struct ModelledTime {
     const char * binding_slot = ""; // the VLIW slot that sets a kernel call's pace
     bool   from_kernel_code = false;  // tile cycles from the contract kernel's own op counts
     const char * infeasible = nullptr;  // the first limit the contract's design breaks, or nullptr
+    // The design layout the model times (the fastest of the design's layouts that take the shape: each
+    // is an xclbin of the family and token tile; design-description.h LayoutDesc), "" for published kernels.
+    const char * layout = "";
 
     double tops() const { return total_us > 0 ? 2.0 * useful_macs / total_us / 1e6 : 0; }
     double gbs() const { return total_us > 0 ? unique_bytes / total_us / 1e3 : 0; }
@@ -102,7 +108,8 @@ struct ModelledBatch {
     double dram_us = 0;
     double busy_us = 0;        // sum of max(compute, dram)
     double dispatch_us = 0;    // submission + every invocation's setup
-    int    contract_switches = 0;  // changes of contract between consecutive invocations
+    int    contract_switches = 0;  // changes of contract, or of the design layout (another xclbin),
+                                   // between consecutive invocations
     double switch_us = 0;      // their cost
     double total_us = 0;       // submission + invocations back to back + switches
 };
@@ -117,13 +124,17 @@ public:
     ModelledBatch batch(const std::vector<ModelShape> & shapes) const;
     // The same into `out`, reusing its storage (the simulator models every submission). `last_type`,
     // when given, is the weight type of the invocation before this submission (GGML_TYPE_COUNT: none)
-    // and is updated, so that switches across submissions are charged too.
-    void batch(const std::vector<ModelShape> & shapes, ModelledBatch & out, ggml_type * last_type = nullptr) const;
+    // and is updated, so that switches across submissions are charged too; `last_layout` likewise for
+    // the design layout ("" or nullptr: none).
+    void batch(const std::vector<ModelShape> & shapes, ModelledBatch & out, ggml_type * last_type = nullptr,
+               const char ** last_layout = nullptr) const;
 
     // Cycles of one output tile of `s` on one core (before the efficiency), and the busiest slot.
     double tile_cycles(const ModelShape & s, const char ** binding = nullptr, bool * from_code = nullptr) const;
 
 private:
+    // The time of `s` run as `fig` has it (nullptr: a published kernel or a refused shape).
+    ModelledTime time_of(const ModelShape & s, const DesignFigures * fig) const;
     // Published kernels: modelled DRAM bytes (all, and the weights' share) for the best output-stationary
     // blocking that fits the memory-tile staging.
     void dram_traffic(const ModelShape & s, int columns, int rows, double & total, double & weights) const;

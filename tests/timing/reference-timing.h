@@ -41,23 +41,29 @@ struct ReferenceTime {
 
 // An M x K weight of `type` (K whole tiles) times N tokens on token tile `tn`, weight tiles of
 // `w_tile_bytes`, W windows of `w_window_bytes` (the family's largest W tile: the xclbin's W object)
-// and activation tiles of `a_tile_bytes`, on the design as aie/matmul/README.md documents it: row tiles
-// in groups of 4 (padded), group q on column q % 8 in round q / 8, each of a column's 4 cores one row
-// tile of the group; per (round, token tile) step and active column the shim streams the 4 cores'
-// windows per K tile, the token tile's A once, and drains the 4 C tiles whole.
+// and activation tiles of `a_tile_bytes`, on the design as aie/matmul/README.md documents it:
+//   m_split (n_split false): row tiles in groups of 4 (padded), group q on column q % 8 in round q / 8,
+//     each of a column's 4 cores one row tile of the group; per (round, token tile) step and active
+//     column the shim streams the 4 cores' windows per K tile, the token tile's A once, and drains the
+//     4 C tiles whole;
+//   n_split: row tile q on column q % 8 in round q / 8, each of the column's 4 cores one token tile of
+//     a group of 4; per (round, token group) step and active column one window and 4 A tiles per K
+//     tile, and the 4 C tiles.
 inline ReferenceTime reference_time(const xdna::NpuPreset & p, ggml_type type, int64_t m, int64_t k, int64_t n, int tn,
-                                    double w_tile_bytes, double a_tile_bytes, double w_window_bytes) {
+                                    double w_tile_bytes, double a_tile_bytes, double w_window_bytes, bool n_split = false) {
     const xdna::MatmulContract & c = *xdna::matmul_contract_for(type);
     ReferenceTime r;
     r.m_tiles = (m + c.tile_m - 1) / c.tile_m;
     r.n_tiles = (n + tn - 1) / tn;
     r.k_tiles = k / c.tile_k;
-    const int64_t groups = (r.m_tiles + 3) / 4;
+    const int64_t groups = n_split ? r.m_tiles : (r.m_tiles + 3) / 4;  // row units
+    const int64_t token_steps = n_split ? r.n_tiles / 4 : r.n_tiles;
+    const int64_t w_per_k = n_split ? 1 : 4, a_per_k = n_split ? 4 : 1;
     r.columns = static_cast<int>(std::min<int64_t>(p.columns, groups));
     r.cores = r.columns * 4;
     auto rounds_of = [&](int64_t col) { return col < groups ? (groups - col + p.columns - 1) / p.columns : 0; };
-    // Every core of column 0 has the most output tiles: one per (round, token tile).
-    r.waves = rounds_of(0) * r.n_tiles;
+    // Every core of column 0 has the most output tiles: one per (round, token step).
+    r.waves = rounds_of(0) * token_steps;
     // One output tile: the C-tile clear and one call per K tile; a single-buffered C waits for its drain
     // (64 x TN floats at 8 bytes per cycle), which the efficiency does not scale.
     const xdna::KernelProfile & prof = *xdna::kernel_profile(type, tn);
@@ -66,8 +72,8 @@ inline ReferenceTime reference_time(const xdna::NpuPreset & p, ggml_type type, i
     const double cycles_per_us = p.clock_ghz * 1e3;
     r.compute_us = double(r.waves) * (r.tile_cycles / cycles_per_us / p.efficiency() + r.drain_cycles / cycles_per_us);
     for (int64_t col = 0; col < p.columns; ++col) {
-        const double steps = double(rounds_of(col) * r.n_tiles);
-        const double w = steps * r.k_tiles * 4 * w_window_bytes, a = steps * r.k_tiles * a_tile_bytes;
+        const double steps = double(rounds_of(col) * token_steps);
+        const double w = steps * r.k_tiles * w_per_k * w_window_bytes, a = steps * r.k_tiles * a_per_k * a_tile_bytes;
         const double o = steps * 4 * tn * 64 * 4;
         r.weight_bytes += w;
         r.act_bytes += a;
