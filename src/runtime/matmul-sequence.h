@@ -5,13 +5,10 @@
 // design's description (design-description.h). It writes, in order:
 //   1. per core: the RTP words (contract, output tiles, K tiles, layout version) into core memory, then
 //      the barrier lock that lets the core program start;
-//   2. per step (round j, token unit u), per active column: the W fill (K chunks as chained BDs, one
+//   2. per step (round j, token tile n), per active column: the W fill (K chunks as chained BDs, one
 //      queue push on the W channel), the A fill (likewise), the C drain (one BD, pushed with a completion
 //      token); two steps in flight (the design's BD slots), so the sync of step s-1 follows the pushes
 //      of step s; a final sync for the last step.
-// The shape names the xclbin's layout (design-description.h): m_split steps take a group of 4 row
-// tiles by one token tile (W split, A broadcast), n_split steps one row tile by 4 token tiles (W
-// broadcast, A split: N must be whole groups of 4 token tiles).
 // Every BD goes through control::check_shim_bd; a shape that breaks a hardware limit is refused with the
 // reason (never a stream an NPU would misexecute). Address patches are relative to each operand's
 // kernel argument, so a stream depends on the shape only and is reused across tokens.
@@ -27,7 +24,10 @@
 
 namespace xdna {
 
-// What the stream depends on: the shape, not the buffers.
+// What the stream depends on: the shape, not the buffers. And the xclbin's layout (design-description.h
+// LayoutDesc): m_split steps take a group of 4 row tiles by one token tile (W split, A broadcast; the
+// "token tile n" of the steps above), n_split steps one row tile by a group of 4 token tiles (W
+// broadcast, A split: N must be whole groups of 4 token tiles).
 struct MatmulSequenceShape {
     std::string contract;             // e.g. "mm_q4_K_a8"
     int         tile_n = 0;
