@@ -4,17 +4,23 @@
 C[token][row] += sum_k A[token][k] * W[row][k], on tiles of the ABI in aie/include/xdna_aie/matmul_tiles.h:
 W tiles of 64 rows x TK, activation (A) tiles of TN tokens x TK, C tiles fp32 [TN][64].
 
-Layout of the work (columns c = 0..cols-1, compute rows r = 0..3, i.e. tiles (c, 2 + r)):
-  - M is split across the cores: weight rows are taken in groups of 4 row tiles (256 rows); group
-    q = j * cols + c (round j) belongs to column c, and its row tile 4q + r to core (c, r). Every core
-    owns whole 64-row output tiles; there is no reduction across cores.
-  - K is walked inside a core: the core zeroes its C tile once per output tile (mm_zero_c_n<TN>), then
-    adds one (W, A) tile pair per K tile into it (the kernels only ever add into C).
-  - Per column, the shim streams the 4 cores' W tiles interleaved per K step into the memory tile, which
-    splits each 4-tile object to the 4 cores (and, being 2 objects deep, stages the next K step while
-    the cores work). The same activation tile goes to all 4 cores of the column: the shim streams it to
-    the memory tile, which broadcasts it. The 4 C tiles are joined in the memory tile and drained to
-    the shim, which writes them into the fp32 output.
+Layouts of the work (columns c = 0..cols-1, compute rows r = 0..3, i.e. tiles (c, 2 + r)); each is its
+own xclbin (dataflow.json "layouts", --layout), the instruction stream is built for one, and the timing
+model picks the faster per shape:
+  - m_split (decode): M is split across the cores: weight rows are taken in groups of 4 row tiles (256
+    rows); group q = j * cols + c (round j) belongs to column c, and its row tile 4q + r to core (c, r),
+    all 4 on the same token tile. Per column, the shim streams the 4 cores' W tiles interleaved per K
+    step into the memory tile, which splits each 4-tile object to the 4 cores (and, being 2 objects
+    deep, stages the next K step while the cores work); the same activation tile goes to all 4 cores
+    (broadcast). W is streamed once per token tile.
+  - n_split (prefill, N in whole groups of 4 token tiles): row tile m = j * cols + c belongs to column c,
+    token tile 4g + r of group g to core (c, r). The row tile's W window of each K step is broadcast to
+    the column's 4 cores; the 4 token tiles' A tiles of each K step are staged in the memory tile and
+    split to the cores. W is streamed once per group of 4 token tiles, A once per row tile.
+  - Either way every core owns whole 64-row output tiles (no reduction across cores) and walks K inside:
+    it zeroes its C tile once per output tile (mm_zero_c_n<TN>), then adds one (W, A) tile pair per K
+    tile into it (the kernels only ever add into C). The 4 C tiles are joined in the memory tile and
+    drained to the shim, which writes them into the fp32 output.
   - One core program per family: the family's kernels are linked into every core and a runtime
     parameter (RTP) written by the instruction stream selects the contract, so one xclbin serves all
     of the family's contracts; each contract has its own instruction stream.
@@ -148,6 +154,28 @@ FAMILIES = {name: (_SOURCES[name], [_CONTRACTS[c] for c in names])
             for name, names in DATAFLOW["families"].items() if name != "about"}
 ZERO_SOURCE = "zero.cc"  # mm_zero_c_n<TN>, linked into every core program
 
+
+@dataclass(frozen=True)
+class Layout:
+    """How a step's work lies over a column's cores (dataflow.json "layouts"; each its own xclbin)."""
+    name: str
+    w_parts: int   # row tiles per step: the W object's tiles (split over the cores when > 1)
+    a_parts: int   # token tiles per step: the A object's tiles (split over the cores when > 1)
+    about: str
+
+
+def _layouts():
+    out = {}
+    for spec in DATAFLOW["layouts"]:
+        fifos = {f["name"]: f for f in spec["fifos"]}
+        out[spec["name"]] = Layout(spec["name"], fifos["w_l3l2"]["object"]["count"], fifos["a_l3l2"]["object"]["count"],
+                                   spec["about"])
+    return out
+
+
+LAYOUTS = _layouts()
+DEFAULT_LAYOUT = DATAFLOW["layouts"][0]["name"]
+
 # ---------------------------------------------------------------------------------------------------
 # NPU2 hardware limits the plan is checked against (sources in aie/matmul/README.md).
 # ---------------------------------------------------------------------------------------------------
@@ -276,6 +304,7 @@ class Plan:
     stack_bytes: int
     kernel_data_bytes: int
     l2_depth: int
+    layout: str = DEFAULT_LAYOUT
     w_tile_bytes: dict = field(default_factory=dict)   # contract -> bytes (ABI)
     w_obj_bytes: int = 0
     a_obj_bytes: int = 0
@@ -293,9 +322,10 @@ class Plan:
     checks: list = field(default_factory=list)
 
 
-def _shim_channel(fifo):
-    """The shim DMA channel dataflow.json gives a shim FIFO."""
-    return next(f for f in DATAFLOW["fifos"] if f["name"] == fifo)["shim_channel"]["channel"]
+def _shim_channel(layout, fifo):
+    """The shim DMA channel dataflow.json gives a shim FIFO of a layout."""
+    spec = next(l for l in DATAFLOW["layouts"] if l["name"] == layout)
+    return next(f for f in spec["fifos"] if f["name"] == fifo)["shim_channel"]["channel"]
 
 
 def family_contracts(family):
@@ -324,9 +354,12 @@ def kernel_stack_bytes(family, tile_n):
 def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_tiles=64, n_tiles=1,
               k_tiles=None, out_row_stride=None, stack_bytes=None,
               kernel_data_bytes=DATAFLOW["core_budget"]["kernel_data_bytes"], l2_depth=2,
-              abi_header=DEFAULT_ABI_HEADER):
+              abi_header=DEFAULT_ABI_HEADER, layout=DEFAULT_LAYOUT):
     if family not in FAMILIES:
         raise PlanError(f"unknown family {family!r}")
+    if layout not in LAYOUTS:
+        raise PlanError(f"unknown layout {layout!r} ({', '.join(LAYOUTS)})")
+    lay = LAYOUTS[layout]
     if dev != "npu2":
         raise PlanError(f"device {dev!r}: this design targets npu2 (AIE2P) only")
     if not 1 <= cols <= MAX_COLS:
@@ -346,7 +379,7 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
     p = Plan(family=family, tile_n=tile_n, cols=cols, dev=dev, contract=chosen.name,
              contract_index=names.index(chosen.name), exact=exact, m_tiles=m_tiles, n_tiles=n_tiles,
              k_tiles=k_tiles, out_row_stride=out_row_stride, stack_bytes=stack_bytes,
-             kernel_data_bytes=kernel_data_bytes, l2_depth=l2_depth)
+             kernel_data_bytes=kernel_data_bytes, l2_depth=l2_depth, layout=layout)
     check = lambda what, ok, detail: p.checks.append((what, bool(ok), detail))
 
     # ABI, and the sizes every FIFO is built from.
@@ -383,35 +416,52 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
     check("core data memory", core_total <= CORE_DATA_BYTES,
           f"{core_total} of {CORE_DATA_BYTES} bytes ({CORE_DATA_BYTES - core_total} free)")
 
+    pw, pa = lay.w_parts, lay.a_parts
     p.memtile_bytes = {
-        f"W L2 ({l2_depth} x {ROWS} W tiles)": l2_depth * ROWS * p.w_obj_bytes,
-        f"A L2 ({l2_depth} x A tile)": l2_depth * p.a_obj_bytes,
+        f"W L2 ({l2_depth} x {pw} W tile{'s' if pw > 1 else ''})": l2_depth * pw * p.w_obj_bytes,
+        f"A L2 ({l2_depth} x {pa} A tile{'s' if pa > 1 else ''})": l2_depth * pa * p.a_obj_bytes,
         f"C L2 ({l2_depth} x {ROWS} C tiles)": l2_depth * ROWS * p.c_obj_bytes,
     }
     mem_total = sum(p.memtile_bytes.values())
     p.memtile_bytes["total"] = mem_total
     check("memory tile", mem_total <= MEMTILE_BYTES, f"{mem_total} of {MEMTILE_BYTES} bytes")
 
+    w_ch, a_ch = _shim_channel(layout, "w_l3l2"), _shim_channel(layout, "a_l3l2")
+    c_ch = _shim_channel(layout, "c_l2l3")
+    if pw > 1:  # m_split: W split over the cores, A broadcast
+        w_core = Fifo("w_l2l1_<c>_<r>", "memtile(c,1) -> core(c,2+r), split", p.w_obj_bytes, 2, "core",
+                      "memtile MM2S 1 per core (4), core S2MM 1", "shares the memtile buffers of w_l3l2")
+        a_core = Fifo("a_l2l1_<c>", "memtile(c,1) -> 4 cores of column c, broadcast", p.a_obj_bytes, 2, "core",
+                      "memtile MM2S 1 (one stream, fanned out by the switches), core S2MM 1",
+                      "shares the memtile buffers of a_l3l2")
+        w_note, a_note = "one object = the 4 cores' W tiles of one K step", ""
+        c_note = "one object = the 4 cores' C tiles [r][t][64] (row tiles 4q + r)"
+    else:  # n_split: W broadcast down the column, A split over the cores
+        w_core = Fifo("w_l2l1_<c>", "memtile(c,1) -> 4 cores of column c, broadcast", p.w_obj_bytes, 2, "core",
+                      "memtile MM2S 1 (one stream, fanned out by the switches), core S2MM 1",
+                      "shares the memtile buffers of w_l3l2")
+        a_core = Fifo("a_l2l1_<c>_<r>", "memtile(c,1) -> core(c,2+r), split", p.a_obj_bytes, 2, "core",
+                      "memtile MM2S 1 per core (4), core S2MM 1", "shares the memtile buffers of a_l3l2")
+        w_note, a_note = "one object = the row tile's W window of one K step", "one object = the 4 cores' A tiles of one K step"
+        c_note = "one object = the 4 cores' C tiles [r][t][64] (token tiles 4g + r)"
     p.fifos = [
-        Fifo("w_l3l2_<c>", "shim(c,0) -> memtile(c,1)", ROWS * p.w_obj_bytes, l2_depth, "memtile",
-             f"shim MM2S {_shim_channel('w_l3l2')}, memtile S2MM 1", "one object = the 4 cores' W tiles of one K step"),
-        Fifo("w_l2l1_<c>_<r>", "memtile(c,1) -> core(c,2+r), split", p.w_obj_bytes, 2, "core",
-             "memtile MM2S 1 per core (4), core S2MM 1", "shares the memtile buffers of w_l3l2"),
-        Fifo("a_l3l2_<c>", "shim(c,0) -> memtile(c,1)", p.a_obj_bytes, l2_depth, "memtile",
-             f"shim MM2S {_shim_channel('a_l3l2')}, memtile S2MM 1"),
-        Fifo("a_l2l1_<c>", "memtile(c,1) -> 4 cores of column c, broadcast", p.a_obj_bytes, 2, "core",
-             "memtile MM2S 1 (one stream, fanned out by the switches), core S2MM 1",
-             "shares the memtile buffers of a_l3l2"),
+        Fifo("w_l3l2_<c>", "shim(c,0) -> memtile(c,1)", pw * p.w_obj_bytes, l2_depth, "memtile",
+             f"shim MM2S {w_ch}, memtile S2MM 1", w_note),
+        w_core,
+        Fifo("a_l3l2_<c>", "shim(c,0) -> memtile(c,1)", pa * p.a_obj_bytes, l2_depth, "memtile",
+             f"shim MM2S {a_ch}, memtile S2MM 1", a_note),
+        a_core,
         Fifo("c_l1l2_<c>_<r>", "core(c,2+r) -> memtile(c,1), join", p.c_obj_bytes, p.c_depth, "core",
              "core MM2S 1, memtile S2MM 1 per core (4)"),
         Fifo("c_l2l3_<c>", "memtile(c,1) -> shim(c,0)", ROWS * p.c_obj_bytes, l2_depth, "memtile",
-             f"memtile MM2S 1, shim S2MM {_shim_channel('c_l2l3')}", "one object = the 4 cores' C tiles [r][t][64]"),
+             f"memtile MM2S 1, shim S2MM {c_ch}", c_note),
     ]
 
     p.channels = {
         "core (each)": {"S2MM": (2, CORE_S2MM, "W, A"), "MM2S": (1, CORE_MM2S, "C")},
         "memory tile (each column)": {"S2MM": (1 + 1 + ROWS, MEMTILE_S2MM, "W in, A in, 4 x C in"),
-                                      "MM2S": (ROWS + 1 + 1, MEMTILE_MM2S, "4 x W out, A broadcast, C out")},
+                                      "MM2S": (ROWS + 1 + 1, MEMTILE_MM2S,
+                                               "4 x W out, A broadcast, C out" if pw > 1 else "W broadcast, 4 x A out, C out")},
         "shim (each column)": {"MM2S": (2, SHIM_MM2S, "W, A"), "S2MM": (1, SHIM_S2MM, "C")},
     }
     for tile, dirs in p.channels.items():
@@ -459,45 +509,64 @@ def _plan_shape(p, chosen, check):
     W = p.w_obj_bytes
     A = p.a_obj_bytes
     tn = p.tile_n
+    lay = LAYOUTS[p.layout]
+    pw, pa = lay.w_parts, lay.a_parts
 
-    check("shape: M in whole groups of 4 row tiles", p.m_tiles > 0 and p.m_tiles % ROWS == 0,
-          f"m_tiles {p.m_tiles} (the memory tile splits and joins 4 tiles per object)")
+    # A step takes pw row tiles (m_split: a group of 4, one per core) by pa token tiles (n_split: a
+    # group of 4, one per core).
+    check(f"shape: M in whole groups of {pw} row tile{'s' if pw > 1 else ''}", p.m_tiles > 0 and p.m_tiles % pw == 0,
+          f"m_tiles {p.m_tiles} (the memory tile splits and joins {pw} W tiles per object)")
+    check(f"shape: N in whole groups of {pa} token tile{'s' if pa > 1 else ''}", p.n_tiles > 0 and p.n_tiles % pa == 0,
+          f"n_tiles {p.n_tiles} (layout {p.layout}: {pa} A tiles per object)")
     check("shape: n_tiles, k_tiles positive", p.n_tiles > 0 and p.k_tiles > 0,
           f"n_tiles {p.n_tiles}, k_tiles {p.k_tiles}")
     check("shape: output row stride covers M", p.out_row_stride >= p.m_tiles * TILE_M,
           f"out_row_stride {p.out_row_stride} floats, M {p.m_tiles * TILE_M}")
-    m_groups = max(p.m_tiles // ROWS, 0)
-    rounds = (m_groups + p.cols - 1) // p.cols if m_groups else 0
+    m_units = max(p.m_tiles // pw, 0)
+    n_units = max(p.n_tiles // pa, 0)
+    rounds = (m_units + p.cols - 1) // p.cols if m_units else 0
 
     # K runs longer than the iteration limit are sent as several transfers per step.
     k_chunk = min(p.k_tiles, BD_ITER_MAX) if p.k_tiles > 0 else 1
     n_chunks = (p.k_tiles + k_chunk - 1) // k_chunk if p.k_tiles > 0 else 0
     bds_per_step = 2 * n_chunks + 1  # W and A per chunk, one C drain
-    steps = rounds * p.n_tiles
+    steps = rounds * n_units
     p.schedule = {
+        "layout": f"{p.layout}: {lay.about}",
+        "row tiles x token tiles per step": f"{pw} x {pa}",
         "rounds (j)": rounds,
-        "steps (j, n) in order": steps,
-        "active columns in the last round": m_groups - (rounds - 1) * p.cols if rounds else 0,
+        "steps (j, token unit) in order": steps,
+        "active columns in the last round": m_units - (rounds - 1) * p.cols if rounds else 0,
         "K chunks per step": n_chunks,
         "K tiles per chunk": k_chunk,
         "shim BDs per column per step": bds_per_step,
         "steps in flight": 2,
-        "output tiles per core (RTP)": [p.n_tiles * rounds_of_column(c, p.cols, m_groups) for c in range(p.cols)],
+        "output tiles per core (RTP)": [n_units * rounds_of_column(c, p.cols, m_units) for c in range(p.cols)],
     }
     check("shim BDs in flight (2 steps)", 2 * bds_per_step <= SHIM_BDS,
           f"{2 * bds_per_step} of {SHIM_BDS} (K up to {3 * BD_ITER_MAX} tiles)")
 
-    # W: one window of W (= family max) bytes per tile, d1 x d0 words, for r = 0..3, for k in the chunk.
-    # A window longer than the tile reads into the next tile: the weights buffer must stay readable for
-    # (W - T) bytes after its last tile (the tensor below includes them).
+    # W: one window of W (= family max) bytes per tile, d1 x d0 words, for the step's pw row tiles, for k
+    # in the chunk. A window longer than the tile reads into the next tile: the weights buffer must stay
+    # readable for (W - T) bytes after its last tile (the tensor below includes them).
     win_words = W // 4
     d0 = word_chunk(win_words)
     w_xfer = Transfer("W fill, per column per (step, K chunk)",
-                      [k_chunk, ROWS, win_words // d0, d0],
+                      [k_chunk, pw, win_words // d0, d0],
                       [T // 4, p.k_tiles * T // 4, d0, 1], linear=False)
-    a_xfer = Transfer("A fill, per column per (step, K chunk)", [1, 1, 1, k_chunk * A // 4], [0, 0, 0, 1], linear=True)
-    c_xfer = Transfer("C drain, per column per step", [1, ROWS, tn, TILE_M], [0, TILE_M, p.out_row_stride, 1],
-                      linear=False)
+    if pa == 1:  # one token tile: its K run is contiguous
+        a_xfer = Transfer("A fill, per column per (step, K chunk)", [1, 1, 1, k_chunk * A // 4], [0, 0, 0, 1], linear=True)
+    else:  # the step's pa token tiles' A tiles of each K tile back to back
+        a_words = A // 4
+        ad0 = word_chunk(a_words)
+        a_xfer = Transfer("A fill, per column per (step, K chunk)", [k_chunk, pa, a_words // ad0, ad0],
+                          [A // 4, p.k_tiles * A // 4, ad0, 1], linear=False)
+    if pw > 1:  # C object [r][t][64]: part r is row tile r of the group
+        c_xfer = Transfer("C drain, per column per step", [1, ROWS, tn, TILE_M], [0, TILE_M, p.out_row_stride, 1],
+                          linear=False)
+    else:  # part r is token tile r of the group: pa x TN consecutive tokens of one row tile
+        c_xfer = Transfer("C drain, per column per step", [1, 1, pa * tn, TILE_M], [0, 0, p.out_row_stride, 1],
+                          linear=False)
     p.transfers = [w_xfer, a_xfer, c_xfer]
     for t in p.transfers:
         if t.linear:
@@ -519,19 +588,36 @@ def _plan_shape(p, chosen, check):
         "params words (bo3, group 6)": PARAMS_WORDS,
     }
 
-    active_col_rounds = sum(rounds_of_column(c, p.cols, m_groups) for c in range(p.cols))
-    useful_w = p.n_tiles * p.m_tiles * p.k_tiles * T
-    read_w = p.n_tiles * p.m_tiles * p.k_tiles * W
-    read_a = p.n_tiles * active_col_rounds * p.k_tiles * A
-    written_c = p.n_tiles * p.m_tiles * tn * TILE_M * 4
+    # DRAM traffic: the bytes of every shim transfer the sequence queues (what the runtime's stream
+    # builder counts from its BDs and the timing model charges: src/sim/design-traffic.h), per column.
+    # Per step and column: the W and A fills of every K chunk (a chunk's transfer covers k_chunk K tiles
+    # in its outermost size, so one K tile's share is the rest), and one C drain.
+    w_step = p.k_tiles * 4 * words(w_xfer.sizes[1:])
+    a_step = p.k_tiles * 4 * (words(a_xfer.sizes) // k_chunk if a_xfer.linear else words(a_xfer.sizes[1:]))
+    c_step = 4 * words(c_xfer.sizes)
+    col_w, col_a, col_c = [0] * p.cols, [0] * p.cols, [0] * p.cols
+    for c in range(p.cols):
+        steps_c = rounds_of_column(c, p.cols, m_units) * n_units
+        col_w[c], col_a[c], col_c[c] = steps_c * w_step, steps_c * a_step, steps_c * c_step
+    read_w, read_a, written_c = sum(col_w), sum(col_a), sum(col_c)
+    w_tiles = read_w // W if W else 0
+    useful_w = w_tiles * T
     p.traffic = {
         "W read (bytes)": read_w,
         "W of the ABI (bytes)": useful_w,
         "W over-fetch (%)": round(100.0 * (read_w - useful_w) / useful_w, 1) if useful_w else 0.0,
-        "W re-read per token tile": p.n_tiles,
-        "A read (bytes, once per active column per round)": read_a,
+        "W re-read per token tile": w_tiles // (p.m_tiles * p.k_tiles) if p.m_tiles * p.k_tiles else 0,
+        "A read (bytes)": read_a,
         "C written (bytes)": written_c,
+        "busiest shim channel (bytes)": max(col_w + col_a + col_c),
     }
+
+
+def words(sizes):
+    n = 1
+    for x in sizes:
+        n *= x
+    return n
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -545,7 +631,7 @@ def print_plan_text(p, out=sys.stdout):
     w = out.write
     mode = "exact (this contract only)" if p.exact else "family (buffers sized to the family's largest tile)"
     w(f"design: whole-array matmul, family {p.family}, TN {p.tile_n}, {p.cols} column(s) x {ROWS} rows, {p.dev}\n")
-    w(f"xclbin mode: {mode}\n")
+    w(f"xclbin mode: {mode}; layout {p.layout} ({LAYOUTS[p.layout].about})\n")
     w(f"runtime sequence for: {p.contract} (contract RTP = {p.contract_index}), "
       f"m_tiles {p.m_tiles}, n_tiles {p.n_tiles}, k_tiles {p.k_tiles}, out_row_stride {p.out_row_stride}\n\n")
 
@@ -623,12 +709,15 @@ def emit_mlir(p, kernel_object):
     tn, cols = p.tile_n, p.cols
     T = chosen.w_bytes()
     W, A, C = p.w_obj_bytes, p.a_obj_bytes, p.c_obj_bytes
-    m_groups = p.m_tiles // ROWS
+    lay = LAYOUTS[p.layout]
+    pw, pa = lay.w_parts, lay.a_parts
+    m_units = p.m_tiles // pw
 
     i8, f32, i32 = np.dtype[np.int8], np.dtype[np.float32], np.dtype[np.int32]
     w_l1_ty = np.ndarray[(W,), i8]
-    w_l2_ty = np.ndarray[(ROWS * W,), i8]
+    w_l2_ty = np.ndarray[(pw * W,), i8]
     a_ty = np.ndarray[(A,), i8]
+    a_l2_ty = np.ndarray[(pa * A,), i8]
     c_l1_ty = np.ndarray[(C // 4,), f32]
     c_l2_ty = np.ndarray[(ROWS * C // 4,), f32]
     rtp_ty = np.ndarray[(RTP_WORDS,), i32]
@@ -684,12 +773,23 @@ def emit_mlir(p, kernel_object):
     workers, rtps, barriers = [], [], []
     w_prods, a_prods, c_conses = [], [], []
     for col in range(cols):
+        # The layout's memory-tile links (dataflow.json "layouts"): the split operand's object holds one
+        # part per core row, each sent on its own MM2S channel; the other is one stream broadcast to the
+        # column's 4 cores by the switches.
         w_l3l2 = ObjectFifo(w_l2_ty, name=f"w_l3l2_{col}", depth=p.l2_depth)
-        w_parts = w_l3l2.cons().split([r * W for r in range(ROWS)], obj_types=[w_l1_ty] * ROWS,
-                                      names=[f"w_l2l1_{col}_{r}" for r in range(ROWS)], depths=[2] * ROWS,
-                                      tile=Tile(col, 1))
-        a_l3l2 = ObjectFifo(a_ty, name=f"a_l3l2_{col}", depth=p.l2_depth)
-        a_l2l1 = a_l3l2.cons().forward(obj_type=a_ty, depth=2, name=f"a_l2l1_{col}", tile=Tile(col, 1))
+        a_l3l2 = ObjectFifo(a_l2_ty, name=f"a_l3l2_{col}", depth=p.l2_depth)
+        if pw > 1:  # m_split
+            w_parts = w_l3l2.cons().split([r * W for r in range(ROWS)], obj_types=[w_l1_ty] * ROWS,
+                                          names=[f"w_l2l1_{col}_{r}" for r in range(ROWS)], depths=[2] * ROWS,
+                                          tile=Tile(col, 1))
+            a_l2l1 = a_l3l2.cons().forward(obj_type=a_ty, depth=2, name=f"a_l2l1_{col}", tile=Tile(col, 1))
+            w_core, a_core = (lambda r: w_parts[r].cons()), (lambda r: a_l2l1.cons())
+        else:  # n_split
+            w_l2l1 = w_l3l2.cons().forward(obj_type=w_l1_ty, depth=2, name=f"w_l2l1_{col}", tile=Tile(col, 1))
+            a_parts = a_l3l2.cons().split([r * A for r in range(ROWS)], obj_types=[a_ty] * ROWS,
+                                          names=[f"a_l2l1_{col}_{r}" for r in range(ROWS)], depths=[2] * ROWS,
+                                          tile=Tile(col, 1))
+            w_core, a_core = (lambda r: w_l2l1.cons()), (lambda r: a_parts[r].cons())
         c_l2l3 = ObjectFifo(c_l2_ty, name=f"c_l2l3_{col}", depth=p.l2_depth)
         c_parts = c_l2l3.prod().join([r * (C // 4) for r in range(ROWS)], obj_types=[c_l1_ty] * ROWS,
                                      names=[f"c_l1l2_{col}_{r}" for r in range(ROWS)],
@@ -703,7 +803,7 @@ def emit_mlir(p, kernel_object):
             barrier = WorkerRuntimeBarrier()
             rtps.append((col, rtp))
             barriers.append(barrier)
-            workers.append(Worker(core_fn, [w_parts[r].cons(), a_l2l1.cons(), c_parts[r].prod(), rtp, barrier,
+            workers.append(Worker(core_fn, [w_core(r), a_core(r), c_parts[r].prod(), rtp, barrier,
                                             zero, *mms],
                                   tile=Tile(col, 2 + r), stack_size=p.stack_bytes))
 
@@ -726,21 +826,22 @@ def emit_mlir(p, kernel_object):
             barrier.set(BARRIER_SET)  # after the words: the core reads them once the lock holds this value
         previous = None
         for j in range(p.schedule["rounds (j)"]):
-            for n in range(p.n_tiles):
+            for u in range(p.n_tiles // pa):
                 group = TaskGroup()
                 for col in range(cols):
                     q = j * cols + col
-                    if q >= m_groups:
+                    if q >= m_units:
                         continue
+                    m0, n0 = pw * q, pa * u  # the step's first row tile and first token tile
                     for k0 in range(0, p.k_tiles, k_chunk):
                         kc = min(k_chunk, p.k_tiles - k0)
-                        w_off = (ROWS * q * p.k_tiles + k0) * T
+                        w_off = (m0 * p.k_tiles + k0) * T
                         w_hs[col].fill(Wt, tap=bytes_tap(w_len, w_off, [kc] + w_sz[1:], w_st),
                                        group=group)
-                        a_off = (n * p.k_tiles + k0) * A
-                        a_hs[col].fill(At, tap=bytes_tap(a_len, a_off, [1, 1, 1, kc * A // 4], a_st),
-                                       group=group)
-                    c_off = n * tn * p.out_row_stride + ROWS * q * TILE_M
+                        a_off = (n0 * p.k_tiles + k0) * A
+                        a_sizes = [1, 1, 1, kc * A // 4] if pa == 1 else [kc] + a_sz[1:]
+                        a_hs[col].fill(At, tap=bytes_tap(a_len, a_off, a_sizes, a_st), group=group)
+                    c_off = n0 * tn * p.out_row_stride + m0 * TILE_M
                     c_hs[col].drain(Ct, tap=TensorAccessPattern((c_len,), c_off, c_sz, c_st),
                                     wait=True, group=group)
                 # Two steps in flight: the next step's W streams while this one's C drains.
@@ -767,6 +868,10 @@ def parse_args(argv):
     ap.add_argument("--cols", type=int, default=MAX_COLS, help=f"array columns, 1..{MAX_COLS} (default {MAX_COLS})")
     ap.add_argument("--dev", default="npu2", choices=["npu2"])
     ap.add_argument("--contract", help="contract whose instruction stream to emit (default: the family's first)")
+    ap.add_argument("--layout", default=DEFAULT_LAYOUT, choices=sorted(LAYOUTS),
+                    help=f"how a step's work lies over a column's cores, i.e. which xclbin (default {DEFAULT_LAYOUT}): "
+                         "m_split (4 row tiles x 1 token tile, W split, A broadcast) or n_split (1 row tile x 4 "
+                         "token tiles, W broadcast, A split); the timing model picks the faster per shape")
     ap.add_argument("--exact", action="store_true",
                     help="size the W buffers to this contract's tile: an xclbin for this contract only")
     ap.add_argument("--m-tiles", type=int, default=64, help="weight row tiles of 64 (default 64: M = 4096)")
@@ -799,7 +904,7 @@ def main(argv=None):
     try:
         plan = make_plan(args.family, args.tile_n, args.cols, args.dev, args.contract, args.exact, args.m_tiles,
                          args.n_tiles, args.k_tiles, args.out_row_stride, args.stack_bytes,
-                         args.kernel_data_bytes, args.l2_depth, args.abi_header)
+                         args.kernel_data_bytes, args.l2_depth, args.abi_header, args.layout)
     except PlanError as e:
         print(f"design.py: {e}", file=sys.stderr)
         return 2

@@ -57,7 +57,7 @@ def parse_routing(text, n_expert):
     return routing
 
 
-def make_id_plan(contract, tile_n, cols, m_tiles, k_tiles, n_expert, routing, fold=False):
+def make_id_plan(contract, tile_n, cols, m_tiles, k_tiles, n_expert, routing, fold=False, layout=None):
     family = family_of(contract)
     chosen = next(c for c in mm.family_contracts(family) if c.name == contract)
     T = chosen.w_bytes()
@@ -67,13 +67,19 @@ def make_id_plan(contract, tile_n, cols, m_tiles, k_tiles, n_expert, routing, fo
     w_read = w_abi = a_read = c_written = 0
     for x in sorted(routing):
         n_tiles = (routing[x] + tile_n - 1) // tile_n
+        # Each expert's invocation in the layout asked for (the timing model picks per shape; n_split takes
+        # whole groups of 4 token tiles, so an expert with fewer stays m_split).
+        lay = layout or mm.DEFAULT_LAYOUT
+        if n_tiles % mm.LAYOUTS[lay].a_parts:
+            lay = mm.DEFAULT_LAYOUT
         p = mm.make_plan(family, tile_n, cols, contract=contract, m_tiles=m_tiles, n_tiles=n_tiles, k_tiles=k_tiles,
-                         out_row_stride=stride)
+                         out_row_stride=stride, layout=lay)
         checks += [(f"expert {x}: {what}", ok, detail) for what, ok, detail in p.checks]
         experts.append({
             "expert": x,
             "rows": routing[x],
             "token tiles": n_tiles,
+            "layout": lay,
             "W base (bytes)": x * mat_bytes,
             "A base (bytes)": a_offset,
             "C base (floats)": out_row * stride,
@@ -83,7 +89,7 @@ def make_id_plan(contract, tile_n, cols, m_tiles, k_tiles, n_expert, routing, fo
         out_row += n_tiles * tile_n
         w_read += p.traffic["W read (bytes)"]
         w_abi += p.traffic["W of the ABI (bytes)"]
-        a_read += p.traffic["A read (bytes, once per active column per round)"]
+        a_read += p.traffic["A read (bytes)"]
         c_written += p.traffic["C written (bytes)"]
     selected = len(routing)
     result = {
@@ -123,13 +129,15 @@ def main(argv=None):
     ap.add_argument("--routing", default="3:1,17:1,40:1,41:1,77:1,90:1,101:1,127:1",
                     help="selected experts and their rows, 'x:rows,...' (default: one decoded token, 8 experts)")
     ap.add_argument("--fold", action="store_true", help="one instruction stream over the selected experts")
+    ap.add_argument("--layout", choices=sorted(mm.LAYOUTS), help="the experts' design layout (default: m_split; "
+                    "n_split for an expert with whole groups of 4 token tiles when asked)")
     ap.add_argument("--print-plan", action="store_true", help="print the plan (no mlir-aie needed)")
     ap.add_argument("--format", choices=["text", "json"], default="text")
     args = ap.parse_args(argv)
     try:
         routing = parse_routing(args.routing, args.experts)
         plan, checks = make_id_plan(args.contract, args.tile_n, args.cols, args.m_tiles, args.k_tiles, args.experts,
-                                    routing, args.fold)
+                                    routing, args.fold, args.layout)
     except mm.PlanError as e:
         print(f"design.py: {e}", file=sys.stderr)
         return 2
@@ -147,7 +155,7 @@ def main(argv=None):
               f"{plan['experts selected']} of {plan['experts in the stack']} experts selected, "
               f"{plan['invocations']} invocation(s)")
         for e in plan["experts"]:
-            print(f"  expert {e['expert']:4d}: {e['rows']:4d} rows, {e['token tiles']} token tiles, "
+            print(f"  expert {e['expert']:4d}: {e['rows']:4d} rows, {e['token tiles']} token tiles ({e['layout']}), "
                   f"W base {e['W base (bytes)']}, A base {e['A base (bytes)']}, C base {e['C base (floats)']}")
         for k, v in plan["traffic"].items():
             print(f"  {k}: {v}")

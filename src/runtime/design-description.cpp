@@ -175,25 +175,79 @@ DesignDescription parse(const json & j) {
     const json & depths = at(j, "depths", "");
     d.l2_depth = static_cast<int>(get_int(depths, "l2", ".depths", 1, 16));
     d.c_depth_max = static_cast<int>(get_int(depths, "c_max", ".depths", 1, 16));
-    const json & fifos = at(j, "fifos", "");
-    for (size_t i = 0; i < fifos.size(); ++i) {
-        FifoDesc f = parse_fifo(fifos[i], i);
-        if (f.depth < 0 && !f.depth_is_c) {
-            f.depth = d.l2_depth;
-        }
-        d.fifos.push_back(std::move(f));
+    const json & layouts = at(j, "layouts", "");
+    if (!layouts.is_array() || layouts.empty()) {
+        throw FieldError{".layouts is not a list of layouts"};
     }
-    for (const FifoDesc & f : d.fifos) {
-        if (f.link != FifoLink::none && d.fifo(f.peer) == nullptr) {
-            throw FieldError{"fifo " + f.name + " links to unknown fifo '" + f.peer + "'"};
+    for (size_t li = 0; li < layouts.size(); ++li) {
+        const std::string lw = ".layouts[" + std::to_string(li) + "]";
+        LayoutDesc L;
+        L.name = get_str(layouts[li], "name", lw);
+        for (const LayoutDesc & other : d.layouts) {
+            if (other.name == L.name) {
+                throw FieldError{lw + ": layout '" + L.name + "' is listed twice"};
+            }
+        }
+        const json & fifos = at(layouts[li], "fifos", lw);
+        if (!fifos.is_array()) {
+            throw FieldError{lw + ".fifos is not a list"};
+        }
+        for (size_t i = 0; i < fifos.size(); ++i) {
+            FifoDesc f = parse_fifo(fifos[i], i);
+            if (f.depth < 0 && !f.depth_is_c) {
+                f.depth = d.l2_depth;
+            }
+            L.fifos.push_back(std::move(f));
+        }
+        for (const FifoDesc & f : L.fifos) {
+            if (f.link != FifoLink::none && L.fifo(f.peer) == nullptr) {
+                throw FieldError{lw + ": fifo " + f.name + " links to unknown fifo '" + f.peer + "'"};
+            }
+        }
+        for (const char * operand : {"weights", "activations", "out"}) {
+            if (L.shim_fifo_of(operand) == nullptr) {
+                throw FieldError{lw + ": no shim fifo moves the " + std::string(operand)};
+            }
+        }
+        d.layouts.push_back(std::move(L));
+    }
+    d.fifos = d.layouts.front().fifos;
+    for (LayoutDesc & L : d.layouts) {
+        // The matmul's data movement: W and A from the shim into the memory tile, one split over the
+        // core rows and the other broadcast, C joined from the cores (the stream builder and the DMA
+        // interpreter know no other).
+        const FifoDesc * w3 = L.fifo("w_l3l2");
+        const FifoDesc * a3 = L.fifo("a_l3l2");
+        const FifoDesc * w1 = L.fifo("w_l2l1");
+        const FifoDesc * a1 = L.fifo("a_l2l1");
+        const FifoDesc * c1 = L.fifo("c_l1l2");
+        const FifoDesc * c3 = L.fifo("c_l2l3");
+        const std::string lw = "layout " + L.name;
+        if (!w3 || !a3 || !w1 || !a1 || !c1 || !c3) {
+            throw FieldError{lw + " lacks a fifo of the matmul data movement (w_l3l2, w_l2l1, a_l3l2, a_l2l1, c_l1l2, c_l2l3)"};
+        }
+        if (w1->peer != "w_l3l2" || a1->peer != "a_l3l2" || c1->link != FifoLink::join || c1->peer != "c_l2l3" ||
+            w1->count != 1 || a1->count != 1 || c1->count != 1) {
+            throw FieldError{lw + ": the core FIFOs must take one unit each from w_l3l2 / a_l3l2 and join into c_l2l3"};
+        }
+        // The split operand's object holds one part per core (the interpreter checks the count against the
+        // core rows of the xclbin it runs); a broadcast object is one unit.
+        auto parts = [&](const FifoDesc * l3, const FifoDesc * l1) {
+            if (l1->link == FifoLink::split && l3->count > 1) {
+                return l3->count;
+            }
+            if (l1->link == FifoLink::broadcast && l3->count == 1) {
+                return 1;
+            }
+            throw FieldError{lw + ": " + l1->name + " must split a several-part object over the core rows or broadcast a "
+                             "one-unit object"};
+        };
+        L.w_parts = parts(w3, w1);
+        L.a_parts = parts(a3, a1);
+        if ((L.w_parts > 1) == (L.a_parts > 1)) {
+            throw FieldError{lw + ": exactly one of W and A must be split over the core rows"};
         }
     }
-    for (const char * operand : {"weights", "activations", "out"}) {
-        if (d.shim_fifo_of(operand) == nullptr) {
-            throw FieldError{std::string("no shim fifo moves the ") + operand};
-        }
-    }
-
     const json & prog = at(j, "core_program", "");
     d.rtp_core_address = static_cast<uint32_t>(get_int(prog, "rtp_core_address", ".core_program", 0, 65535));
     d.rtp_word_count = static_cast<int>(get_int(prog, "rtp_word_count", ".core_program", 1, 64));
@@ -282,6 +336,36 @@ const MatmulContract * contract_named(const std::string & name) {
 }
 
 }  // namespace
+
+const FifoDesc * LayoutDesc::fifo(const std::string & n) const {
+    for (const FifoDesc & f : fifos) {
+        if (f.name == n) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+const FifoDesc * LayoutDesc::shim_fifo_of(const std::string & operand) const {
+    for (const FifoDesc & f : fifos) {
+        if (f.shim_channel >= 0 && f.operand == operand) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+const LayoutDesc * DesignDescription::layout(const std::string & name) const {
+    if (name.empty()) {
+        return layouts.empty() ? nullptr : &layouts.front();
+    }
+    for (const LayoutDesc & L : layouts) {
+        if (L.name == name) {
+            return &L;
+        }
+    }
+    return nullptr;
+}
 
 const FifoDesc * DesignDescription::fifo(const std::string & name) const {
     for (const FifoDesc & f : fifos) {

@@ -33,6 +33,22 @@ struct FifoDesc {
     int         shim_channel = -1;   // shim FIFOs: channel number, -1 otherwise
 };
 
+// One way of laying the work over a column's cores, with the FIFOs (and their links) it takes. Each
+// layout is its own xclbin of a family and token tile (the memory tile's links are fixed in it); the
+// instruction stream of a shape is built for one layout, and the timing model tells which is faster.
+// Exactly one of W and A is split over the core rows, the other broadcast:
+//   m_split  W split, A broadcast: a step = core_rows row tiles x 1 token tile (decode);
+//   n_split  W broadcast, A split: a step = 1 row tile x core_rows token tiles (prefill).
+struct LayoutDesc {
+    std::string           name;
+    std::vector<FifoDesc> fifos;
+    int w_parts = 1, a_parts = 1;  // row tiles / token tiles of one step (the split operand's part count)
+
+    const FifoDesc * fifo(const std::string & name) const;
+    const FifoDesc * shim_fifo_of(const std::string & operand) const;
+    bool splits_m() const { return w_parts > 1; }
+};
+
 struct BdSlot {
     std::vector<uint32_t> w, a;  // BD ids of the W / A K chunks (chained)
     uint32_t              c = 0; // BD id of the C drain
@@ -43,7 +59,8 @@ struct DesignDescription {
     int max_columns = 0, core_rows = 0, shim_row = 0, memtile_row = 0, first_core_row = 0;
     std::vector<std::pair<std::string, std::vector<std::string>>> families;  // contract order = RTP value
     int arg_weights = -1, arg_activations = -1, arg_out = -1, arg_params = -1;
-    std::vector<FifoDesc> fifos;
+    std::vector<LayoutDesc> layouts;  // the first is the default (what a shape without a layout gets)
+    std::vector<FifoDesc> fifos;      // the default layout's
     int l2_depth = 0, c_depth_max = 0;
     // The core program's runtime parameters: words of core memory the stream writes, which keep their
     // values across invocations. The core reads them as int32: no word carries more than rtp_word_max.
@@ -76,9 +93,12 @@ struct DesignDescription {
     uint32_t wrap_max = 0, iteration_max = 0, stride_max = 0;
     int params_words = 0;
 
+    // The default layout's FIFO `name`, and its shim FIFO of an operand ("weights", "activations", "out"),
+    // nullptr if none.
     const FifoDesc * fifo(const std::string & name) const;
-    // The shim FIFO of an operand ("weights", "activations", "out"), nullptr if none.
     const FifoDesc * shim_fifo_of(const std::string & operand) const;
+    // Layout `name` ("": the default), nullptr if the design has none of that name.
+    const LayoutDesc * layout(const std::string & name) const;
     // The family serving `contract`, and the contract's RTP value in it; empty / -1 if none.
     std::string family_of(const std::string & contract) const;
     int         contract_index(const std::string & family, const std::string & contract) const;

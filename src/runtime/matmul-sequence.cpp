@@ -21,11 +21,24 @@ uint32_t word_chunk(uint64_t words, uint32_t wrap_max) {
     return 1;
 }
 
+// Words one pass of a BD moves: buffer_length words per iteration (shim-bd.h: buffer_length is the
+// d0 x d1 x d2 sizes), iteration_wrap + 1 iterations.
+uint64_t bd_pass_bytes(const control::ShimBd & b) {
+    return 4ull * b.buffer_length * (static_cast<uint64_t>(b.iteration_wrap) + 1);
+}
+
 struct Builder {
     const DesignDescription & d;
     MatmulSequence &          out;
+    bool                      emit = true;  // false: figures only (SequenceOutput::figures)
+    // Per column, the BDs as last written (id -> BD), so a queue push counts the chain it starts.
+    std::vector<std::array<control::ShimBd, control::kShimBdCount>> written;
 
-    void op(control::ControlOp o) { out.stream.ops.push_back(std::move(o)); }
+    void op(control::ControlOp o) {
+        if (emit) {
+            out.stream.ops.push_back(std::move(o));
+        }
+    }
 
     // One shim BD: its 8 words, then the patch that points it into argument `arg` at `offset` bytes.
     bool bd(uint32_t column, uint32_t id, control::ShimBd b, int arg, uint64_t offset, const char * what) {
@@ -33,15 +46,41 @@ struct Builder {
             out.error = std::string(what) + ": " + *why;
             return false;
         }
-        const auto words = control::encode_shim_bd(b);
-        const uint32_t addr = control::shim_bd_address(column, id);
-        op(control::BlockWrite{addr, std::vector<uint32_t>(words.begin(), words.end())});
-        op(control::AddressPatch{addr + 4, static_cast<uint32_t>(arg), offset});
+        written[column][id] = b;
+        if (emit) {
+            const auto words = control::encode_shim_bd(b);
+            const uint32_t addr = control::shim_bd_address(column, id);
+            op(control::BlockWrite{addr, std::vector<uint32_t>(words.begin(), words.end())});
+            op(control::AddressPatch{addr + 4, static_cast<uint32_t>(arg), offset});
+        }
         return true;
     }
 
-    void push(uint32_t column, const FifoDesc & f, uint32_t bd_id, bool token) {
-        const control::QueuePush q{bd_id, 0, token};
+    // Queue BD `bd_id` of `column` on the channel of shim FIFO `f`: the task runs the chain from it
+    // repeat + 1 times, and that is the traffic it adds to the FIFO's operand.
+    void push(uint32_t column, const FifoDesc & f, uint32_t bd_id, bool token, uint32_t repeat = 0) {
+        uint64_t bytes = 0;
+        for (uint32_t id = bd_id, n = 0; n < control::kShimBdCount; ++n) {
+            const control::ShimBd & b = written[column][id];
+            bytes += bd_pass_bytes(b);
+            if (!b.use_next_bd) {
+                break;
+            }
+            id = b.next_bd;
+        }
+        bytes *= static_cast<uint64_t>(repeat) + 1;
+        SequenceTraffic & t = out.traffic;
+        if (f.operand == "weights") {
+            t.w_read += bytes;
+            t.column_w[column] += bytes;
+        } else if (f.operand == "activations") {
+            t.a_read += bytes;
+            t.column_a[column] += bytes;
+        } else {
+            t.c_written += bytes;
+            t.column_c[column] += bytes;
+        }
+        const control::QueuePush q{bd_id, repeat, token};
         op(control::Write32{control::shim_queue_address(column, f.shim_mm2s ? 1u : 0u, static_cast<uint32_t>(f.shim_channel)),
                             control::encode_queue_push(q)});
     }
@@ -60,10 +99,20 @@ control::ShimBdOrError pattern_bd(std::array<uint32_t, 3> sizes, std::array<uint
 
 }  // namespace
 
+uint64_t SequenceTraffic::busiest_channel() const {
+    uint64_t m = 0;
+    for (const std::vector<uint64_t> * v : {&column_w, &column_a, &column_c}) {
+        for (uint64_t b : *v) {
+            m = std::max(m, b);
+        }
+    }
+    return m;
+}
+
 bool MatmulSequenceShape::operator==(const MatmulSequenceShape & o) const {
     return contract == o.contract && tile_n == o.tile_n && m_tiles == o.m_tiles && n_tiles == o.n_tiles &&
            k_tiles == o.k_tiles && out_row_stride == o.out_row_stride && weight_tile_bytes == o.weight_tile_bytes &&
-           act_tile_bytes == o.act_tile_bytes && columns == o.columns;
+           act_tile_bytes == o.act_tile_bytes && columns == o.columns && layout == o.layout;
 }
 
 MatmulSequenceShape sequence_shape_of(const MatmulInvocation & inv, int64_t out_row_stride) {
@@ -85,7 +134,7 @@ uint32_t core_lock_value_offset(uint32_t lock) {
     return 0x1F000 + 0x10 * lock;
 }
 
-MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSequenceShape & s) {
+MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSequenceShape & s, SequenceOutput output) {
     MatmulSequence out;
     out.family = d.family_of(s.contract);
     if (out.family.empty()) {
@@ -95,6 +144,12 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     if (!family_buffers(d, out.family, s.tile_n, out.buffers, out.error)) {
         return out;
     }
+    const LayoutDesc * L = d.layout(s.layout);
+    if (L == nullptr) {
+        out.error = "design " + d.design + " has no layout '" + s.layout + "'";
+        return out;
+    }
+    out.layout = L->name;
     const int rows = d.core_rows;
     const int cols = s.columns > 0 ? s.columns : d.max_columns;
     const FamilyBuffers & fb = out.buffers;
@@ -123,11 +178,19 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         out.error = "activation tile of " + std::to_string(A) + " bytes, the family's cores take " + std::to_string(fb.a_obj);
         return out;
     }
-    const int64_t m_rows = (s.m_tiles + rows - 1) / rows * rows;  // whole groups of `rows` row tiles
-    out.m_groups = m_rows / rows;
+    // A step takes w_parts row tiles (m_split: a group of `rows`) by a_parts token tiles (n_split).
+    const int64_t pw = L->w_parts, pa = L->a_parts;
+    const int64_t m_rows = (s.m_tiles + pw - 1) / pw * pw;  // row tiles moved: whole row units
+    out.m_groups = m_rows / pw;
+    if (s.n_tiles % pa != 0) {
+        out.error = "layout " + L->name + " takes token tiles in groups of " + std::to_string(pa) + "; " +
+                    std::to_string(s.n_tiles) + " is not a whole number of them";
+        return out;
+    }
+    out.token_units = s.n_tiles / pa;
     if (s.out_row_stride < m_rows * kTileM) {
         out.error = "output row stride " + std::to_string(s.out_row_stride) + " floats is below the " +
-                    std::to_string(m_rows * kTileM) + " rows of whole 4-tile groups the C drain writes";
+                    std::to_string(m_rows * kTileM) + " rows of whole row units the C drain writes";
         return out;
     }
     const int64_t k_chunk = std::min<int64_t>(s.k_tiles, d.iteration_max);
@@ -139,29 +202,35 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         return out;
     }
     out.rounds = (out.m_groups + cols - 1) / cols;
-    out.steps = out.rounds * s.n_tiles;
+    out.steps = out.rounds * out.token_units;
     out.weights_bytes = static_cast<uint64_t>(m_rows) * s.k_tiles * T + (W - T);
     out.activations_bytes = static_cast<uint64_t>(s.n_tiles) * s.k_tiles * A;
     out.out_bytes = (static_cast<uint64_t>(s.n_tiles * s.tile_n - 1) * s.out_row_stride + m_rows * kTileM) * sizeof(float);
 
-    const FifoDesc * wf = d.shim_fifo_of("weights");
-    const FifoDesc * af = d.shim_fifo_of("activations");
-    const FifoDesc * cf = d.shim_fifo_of("out");
+    const FifoDesc * wf = L->shim_fifo_of("weights");
+    const FifoDesc * af = L->shim_fifo_of("activations");
+    const FifoDesc * cf = L->shim_fifo_of("out");
 
     // The BD patterns of this shape (base 0), checked once; only base offsets differ per step.
-    const uint64_t win_words = W / 4;
+    const uint64_t win_words = W / 4, a_words = A / 4;
     const uint32_t d0 = word_chunk(win_words, d.wrap_max);
+    const uint32_t a_d0 = word_chunk(a_words, d.wrap_max);
     std::vector<control::ShimBd> w_bds, a_bds;
     for (int64_t c = 0; c < chunks; ++c) {
         const uint32_t kc = static_cast<uint32_t>(std::min(k_chunk, s.k_tiles - c * k_chunk));
-        // [kc][rows][window]: per K tile the 4 cores' windows back to back (one memory-tile object).
-        auto w = pattern_bd({d0, static_cast<uint32_t>(win_words / d0), static_cast<uint32_t>(rows)},
+        // [kc][pw][window]: per K tile the windows of the step's pw row tiles back to back (one
+        // memory-tile object; m_split: the 4 cores' row tiles, n_split: the one row tile they share).
+        auto w = pattern_bd({d0, static_cast<uint32_t>(win_words / d0), static_cast<uint32_t>(pw)},
                             {1, d0, static_cast<uint32_t>(s.k_tiles * T / 4)}, kc, static_cast<uint32_t>(T / 4));
         if (!w.ok()) {
             out.error = "W fill of K chunk " + std::to_string(c) + ": " + w.error;
             return out;
         }
-        auto a = pattern_bd({static_cast<uint32_t>(kc * A / 4), 1, 1}, {1, 0, 0}, 1, 0);
+        // One token tile: its K run is contiguous (linear); pa token tiles: [kc][pa][A tile], the 4 cores'
+        // A tiles of each K tile back to back (one memory-tile object).
+        auto a = pa == 1 ? pattern_bd({static_cast<uint32_t>(kc * A / 4), 1, 1}, {1, 0, 0}, 1, 0)
+                         : pattern_bd({a_d0, static_cast<uint32_t>(a_words / a_d0), static_cast<uint32_t>(pa)},
+                                      {1, a_d0, static_cast<uint32_t>(s.k_tiles * A / 4)}, kc, static_cast<uint32_t>(A / 4));
         if (!a.ok()) {
             out.error = "A fill of K chunk " + std::to_string(c) + ": " + a.error;
             return out;
@@ -169,9 +238,12 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         w_bds.push_back(w.bd);
         a_bds.push_back(a.bd);
     }
-    // [rows][TN][64] floats: row tile r of the group, token t, 64 outputs.
-    auto c_pat = pattern_bd({kTileM, static_cast<uint32_t>(s.tile_n), static_cast<uint32_t>(rows)},
-                            {1, static_cast<uint32_t>(std::min<int64_t>(s.out_row_stride, UINT32_MAX)), kTileM}, 1, 0);
+    // The joined C object [rows][TN][64] floats. m_split: part r is row tile r of the group (64 floats
+    // further), token t; n_split: part r is token tile r of the group, so the object is 4 x TN
+    // consecutive tokens of one row tile.
+    const uint32_t stride_words = static_cast<uint32_t>(std::min<int64_t>(s.out_row_stride, UINT32_MAX));
+    auto c_pat = pw > 1 ? pattern_bd({kTileM, static_cast<uint32_t>(s.tile_n), static_cast<uint32_t>(rows)}, {1, stride_words, kTileM}, 1, 0)
+                        : pattern_bd({kTileM, static_cast<uint32_t>(pa * s.tile_n), 1}, {1, stride_words, 0}, 1, 0);
     if (!c_pat.ok()) {
         out.error = "C drain: " + c_pat.error;
         return out;
@@ -186,7 +258,20 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     };
 
     out.stream.header.cols = static_cast<uint8_t>(d.max_columns);
-    Builder b{d, out};
+    Builder b{d, out, output == SequenceOutput::stream, {}};
+    b.written.resize(cols);
+    out.traffic.column_w.assign(cols, 0);
+    out.traffic.column_a.assign(cols, 0);
+    out.traffic.column_c.assign(cols, 0);
+
+    // The cores' work: column c owns row unit q = j * cols + c of every round j; each of its cores one
+    // output tile per (round, token unit).
+    for (int c = 0; c < cols; ++c) {
+        const int64_t col_rounds = c < out.m_groups ? (out.m_groups - c + cols - 1) / cols : 0;
+        out.max_core_tiles = std::max<int64_t>(out.max_core_tiles, col_rounds * out.token_units);
+        out.columns_used += col_rounds > 0 ? 1 : 0;
+        out.cores_used += col_rounds > 0 ? rows : 0;
+    }
 
     // 1. Runtime parameters and the barrier, per core: the RTP words into core memory, then the barrier
     //    lock's value, which lets the core acquire it (it then reads the words and releases the lock:
@@ -198,7 +283,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         for (int64_t j = 0; j < out.rounds; ++j) {
             col_rounds += (j * cols + c) < out.m_groups ? 1 : 0;
         }
-        const int64_t out_tiles = col_rounds * s.n_tiles;
+        const int64_t out_tiles = col_rounds * out.token_units;  // per core: one per (round, token unit)
         for (const auto & [what, v] : {std::pair<const char *, int64_t>{"contract", contract_index}, {"output tiles", out_tiles},
                                        {"K tiles", s.k_tiles}, {"layout version", d.rtp_layout_version}}) {
             if (v < 0 || v > static_cast<int64_t>(d.rtp_word_max)) {
@@ -221,7 +306,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
 
     // 2. The steps, two in flight.
     auto sync_step = [&](int64_t step) {
-        const int64_t j = step / s.n_tiles;
+        const int64_t j = step / out.token_units;
         for (int c = 0; c < cols; ++c) {
             if (j * cols + c < out.m_groups) {
                 b.op(control::Sync{static_cast<uint32_t>(c), static_cast<uint32_t>(d.shim_row), 0,
@@ -230,7 +315,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         }
     };
     for (int64_t step = 0; step < out.steps; ++step) {
-        const int64_t j = step / s.n_tiles, n = step % s.n_tiles;
+        const int64_t j = step / out.token_units, u = step % out.token_units;
         const BdSlot & slot = d.bd_slots[step % d.bd_slots.size()];
         const auto w_chain = chain(w_bds, slot.w);
         const auto a_chain = chain(a_bds, slot.a);
@@ -239,21 +324,23 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
             if (q >= out.m_groups) {
                 continue;
             }
+            // The step's first row tile and first token tile.
+            const uint64_t m0 = static_cast<uint64_t>(pw * q), n0 = static_cast<uint64_t>(pa * u);
             for (int64_t ch = 0; ch < chunks; ++ch) {
-                const uint64_t w_off = (static_cast<uint64_t>(rows * q) * s.k_tiles + ch * k_chunk) * T;
+                const uint64_t w_off = (m0 * s.k_tiles + ch * k_chunk) * T;
                 if (!b.bd(c, slot.w[ch], w_chain[ch], d.arg_weights, w_off, "W fill")) {
                     return out;
                 }
             }
             b.push(c, *wf, slot.w[0], false);
             for (int64_t ch = 0; ch < chunks; ++ch) {
-                const uint64_t a_off = (static_cast<uint64_t>(n) * s.k_tiles + ch * k_chunk) * A;
+                const uint64_t a_off = (n0 * s.k_tiles + ch * k_chunk) * A;
                 if (!b.bd(c, slot.a[ch], a_chain[ch], d.arg_activations, a_off, "A fill")) {
                     return out;
                 }
             }
             b.push(c, *af, slot.a[0], false);
-            const uint64_t c_off = (static_cast<uint64_t>(n) * s.tile_n * s.out_row_stride + rows * q * kTileM) * sizeof(float);
+            const uint64_t c_off = (n0 * s.tile_n * s.out_row_stride + m0 * kTileM) * sizeof(float);
             if (!b.bd(c, slot.c, c_pat.bd, d.arg_out, c_off, "C drain")) {
                 return out;
             }
@@ -265,6 +352,10 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     }
     if (out.steps > 0) {
         sync_step(out.steps - 1);
+    }
+    out.traffic.w_tiles = W > 0 ? out.traffic.w_read / W : 0;
+    if (output == SequenceOutput::figures) {
+        return out;
     }
     if (std::string why = control::validate(out.stream); !why.empty()) {
         out.error = "control stream: " + why;

@@ -27,7 +27,10 @@
 
 namespace xdna {
 
-// What the stream depends on: the shape, not the buffers.
+// What the stream depends on: the shape, not the buffers. And the xclbin's layout (design-description.h
+// LayoutDesc): m_split steps take a group of 4 row tiles by one token tile (W split, A broadcast; the
+// "token tile n" of the steps above), n_split steps one row tile by a group of 4 token tiles (W
+// broadcast, A split: N must be whole groups of 4 token tiles).
 struct MatmulSequenceShape {
     std::string contract;             // e.g. "mm_q4_K_a8"
     int         tile_n = 0;
@@ -36,13 +39,28 @@ struct MatmulSequenceShape {
     size_t      weight_tile_bytes = 0;
     size_t      act_tile_bytes = 0;
     int         columns = 0;          // array columns of the xclbin (0: the design's maximum)
+    std::string layout;               // the xclbin's layout (design-description.h LayoutDesc; "": the default)
 
     bool operator==(const MatmulSequenceShape & o) const;
+};
+
+// The DRAM bytes a sequence's DMAs move, counted from the BDs the builder emits: every pass of every
+// queued task (a BD's words x its iterations, chained BDs and queue repeats included). What the timing
+// model charges (sim/design-traffic.h) and what design.py --print-plan prints as "DRAM traffic".
+struct SequenceTraffic {
+    uint64_t w_read = 0;       // shim MM2S of the weights: W windows (the family's W object per tile)
+    uint64_t w_tiles = 0;      // how many W tiles those windows deliver (w_read / window bytes)
+    uint64_t a_read = 0;       // shim MM2S of the activations
+    uint64_t c_written = 0;    // shim S2MM of the output (whole C tiles)
+    // Per shim channel of each column (the busiest bounds the column's rate): W, A, C bytes.
+    std::vector<uint64_t> column_w, column_a, column_c;
+    uint64_t busiest_channel() const;
 };
 
 struct MatmulSequence {
     std::string           error;      // empty on success: why the shape was refused
     std::string           family;
+    std::string           layout;     // the layout it was built for (never empty on success)
     FamilyBuffers         buffers;
     control::ControlStream stream;
     std::vector<uint32_t> words;      // encode(stream): what the NPU (and the simulator) receives
@@ -50,14 +68,26 @@ struct MatmulSequence {
     // groups of weight tiles plus the W window's over-read (a packed weight matrix holds them: its
     // WeightLayout::stream_bytes()); the output's whole tiles.
     uint64_t weights_bytes = 0, activations_bytes = 0, out_bytes = 0;
+    // Work units: row units of the layout's row tiles per step (m_split: groups of 4; n_split: single
+    // row tiles), rounds of row units over the columns, steps = rounds x token units.
     int64_t  m_groups = 0, rounds = 0, steps = 0;
+    int64_t  token_units = 0;  // n_tiles / token tiles per step
+    SequenceTraffic traffic;
+    // The cores' work as the RTP words give it: output tiles of the busiest core, cores and columns with work.
+    int64_t  max_core_tiles = 0;
+    int      cores_used = 0, columns_used = 0;
     bool ok() const { return error.empty(); }
 };
+
+// What build_matmul_sequence produces: the whole stream, or only its figures (traffic, schedule and the
+// checks of every BD, no ops or words) for the timing model, which must not pay for the words.
+enum class SequenceOutput { stream, figures };
 
 // The shape of an invocation whose output argument has `out_row_stride` floats between tokens.
 MatmulSequenceShape sequence_shape_of(const MatmulInvocation & inv, int64_t out_row_stride);
 
-MatmulSequence build_matmul_sequence(const DesignDescription & design, const MatmulSequenceShape & shape);
+MatmulSequence build_matmul_sequence(const DesignDescription & design, const MatmulSequenceShape & shape,
+                                     SequenceOutput output = SequenceOutput::stream);
 
 // The core tile register that holds lock `lock`'s value (the barrier the stream releases).
 uint32_t core_lock_value_offset(uint32_t lock);

@@ -60,6 +60,7 @@ struct CoreSide {
 struct LoadedDesign {
     std::string           family;
     int                   tile_n = 0;
+    std::string           layout;  // the design layout the xclbin was built for (set by the interpreter)
     int                   columns = 0, rows = 0;
     std::vector<CoreSide> cores;
     uint64_t              invocations = 0;  // control streams run on it

@@ -164,6 +164,8 @@ struct Interp {
     LoadedDesign & loaded;
     FamilyBuffers fb;
     int tile_n = 0;
+    const LayoutDesc * layout = nullptr;
+    bool w_split = true, a_split = false;  // the layout's memory-tile links: split over the cores, or broadcast
     std::vector<std::unique_ptr<Column>> cols;
     Interp(const DesignDescription & dd, const std::vector<DmaArgument> & a, const CoreProgram & p, LoadedDesign & l)
         : d(dd), args(a), program(p), loaded(l) {}
@@ -408,26 +410,33 @@ bool Column::step(bool & progress) {
             ++f->prod[0];
         }
     }
-    // Split: memory-tile MM2S r sends part r of each W object to core r.
-    const size_t w_part = w_l1.empty() ? 0 : w_l1[0].obj_bytes;
-    for (int r = 0; r < rows; ++r) {
-        while (w_l2.can_consume(r) && w_l1[r].can_produce(0)) {
-            std::memcpy(w_l1[r].slot(w_l1[r].prod[0]), w_l2.slot(w_l2.cons[r]) + r * w_part, w_part);
-            ++w_l1[r].prod[0];
-            ++w_l2.cons[r];
+    // Memory tile -> cores, as the layout links each operand: a split sends part r of each object to
+    // core r on its own MM2S channel; a broadcast is one stream to every core, which moves only when all
+    // of them can take the object.
+    auto distribute = [&](Fifo & l2, std::vector<Fifo> & l1, bool split) {
+        if (split) {
+            const size_t part = l1.empty() ? 0 : l1[0].obj_bytes;
+            for (int r = 0; r < rows; ++r) {
+                while (l2.can_consume(r) && l1[r].can_produce(0)) {
+                    std::memcpy(l1[r].slot(l1[r].prod[0]), l2.slot(l2.cons[r]) + r * part, part);
+                    ++l1[r].prod[0];
+                    ++l2.cons[r];
+                    progress = true;
+                }
+            }
+            return;
+        }
+        while (l2.can_consume(0) && std::all_of(l1.begin(), l1.end(), [](const Fifo & f) { return f.can_produce(0); })) {
+            for (Fifo & f : l1) {
+                std::memcpy(f.slot(f.prod[0]), l2.slot(l2.cons[0]), f.obj_bytes);
+                ++f.prod[0];
+            }
+            ++l2.cons[0];
             progress = true;
         }
-    }
-    // Broadcast: one stream to every core; it moves only when all of them can take the object.
-    while (a_l2.can_consume(0) &&
-           std::all_of(a_l1.begin(), a_l1.end(), [](const Fifo & f) { return f.can_produce(0); })) {
-        for (Fifo & f : a_l1) {
-            std::memcpy(f.slot(f.prod[0]), a_l2.slot(a_l2.cons[0]), f.obj_bytes);
-            ++f.prod[0];
-        }
-        ++a_l2.cons[0];
-        progress = true;
-    }
+    };
+    distribute(w_l2, w_l1, in->w_split);
+    distribute(a_l2, a_l1, in->a_split);
     for (int r = 0; r < rows; ++r) {
         core_step(r, progress);
     }
@@ -587,7 +596,7 @@ bool Runner::write(uint32_t address, uint32_t value, size_t op_index) {
                 }
                 Channel * ch = nullptr;
                 for (Channel * k : {&c->w_ch, &c->a_ch, &c->c_ch}) {
-                    const FifoDesc * f = in.d.shim_fifo_of(k == &c->w_ch ? "weights" : k == &c->a_ch ? "activations" : "out");
+                    const FifoDesc * f = in.layout->shim_fifo_of(k == &c->w_ch ? "weights" : k == &c->a_ch ? "activations" : "out");
                     if ((f->shim_mm2s ? 1u : 0u) == dir && static_cast<uint32_t>(f->shim_channel) == n) {
                         ch = k;
                     }
@@ -704,7 +713,7 @@ bool Runner::sync(const control::Sync & s, size_t op_index) {
         }
         Channel * ch = nullptr;
         for (Channel * k : {&c->w_ch, &c->a_ch, &c->c_ch}) {
-            const FifoDesc * f = in.d.shim_fifo_of(k == &c->w_ch ? "weights" : k == &c->a_ch ? "activations" : "out");
+            const FifoDesc * f = in.layout->shim_fifo_of(k == &c->w_ch ? "weights" : k == &c->a_ch ? "activations" : "out");
             if ((f->shim_mm2s ? 1u : 0u) == s.direction && static_cast<uint32_t>(f->shim_channel) == s.channel) {
                 ch = k;
             }
@@ -721,26 +730,32 @@ bool Runner::sync(const control::Sync & s, size_t op_index) {
 }  // namespace
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
-                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool) {
+                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
+                          const std::string & layout) {
     LoadedDesign fresh;
-    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, fresh);
+    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, fresh, layout);
 }
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
-                          LoadedDesign & loaded) {
+                          LoadedDesign & loaded, const std::string & layout) {
     DmaRun result;
     const control::Decoded dec = control::decode(words, n_words);
     if (!dec.ok()) {
         result.error = "control stream: " + dec.error;
         return result;
     }
+    // A layout is an xclbin of its own: its cores' state is not another layout's.
+    const LayoutDesc * chosen_layout = design.layout(layout);
+    const std::string layout_name = chosen_layout != nullptr ? chosen_layout->name : layout;
     if (!loaded.loaded()) {
         load_design(design, family, tile_n, loaded);
-    } else if (loaded.family != family || loaded.tile_n != tile_n || loaded.columns != design.max_columns ||
-               loaded.rows != design.core_rows) {
-        result.error = "a stream for " + family + " at TN " + std::to_string(tile_n) + " on the loaded design of " + loaded.family +
-                       " at TN " + std::to_string(loaded.tile_n);
+        loaded.layout = layout_name;
+    } else if (loaded.family != family || loaded.tile_n != tile_n || loaded.layout != layout_name ||
+               loaded.columns != design.max_columns || loaded.rows != design.core_rows) {
+        result.error = "a stream for " + family + " at TN " + std::to_string(tile_n) + " in layout " + layout_name +
+                       " on the loaded design of " + loaded.family + " at TN " + std::to_string(loaded.tile_n) + " in layout " +
+                       loaded.layout;
         return result;
     }
     // Whatever goes wrong in the run leaves the array in a state no invocation can build on: the next
@@ -765,16 +780,24 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
         result.error = "no core program for token tile " + std::to_string(tile_n);
         return result;
     }
-    const FifoDesc * fw = design.fifo("w_l3l2");
-    const FifoDesc * fa = design.fifo("a_l3l2");
-    const FifoDesc * fc = design.fifo("c_l2l3");
-    const FifoDesc * fw1 = design.fifo("w_l2l1");
-    const FifoDesc * fa1 = design.fifo("a_l2l1");
-    const FifoDesc * fc1 = design.fifo("c_l1l2");
-    if (!fw || !fa || !fc || !fw1 || !fa1 || !fc1) {
-        result.error = "design " + design.design + " lacks a FIFO of the matmul data movement";
+    in.layout = design.layout(layout);
+    if (in.layout == nullptr) {
+        result.error = "design " + design.design + " has no layout '" + layout + "'";
         return result;
     }
+    const LayoutDesc & L = *in.layout;
+    const FifoDesc * fw = L.fifo("w_l3l2");
+    const FifoDesc * fa = L.fifo("a_l3l2");
+    const FifoDesc * fc = L.fifo("c_l2l3");
+    const FifoDesc * fw1 = L.fifo("w_l2l1");
+    const FifoDesc * fa1 = L.fifo("a_l2l1");
+    const FifoDesc * fc1 = L.fifo("c_l1l2");
+    if (!fw || !fa || !fc || !fw1 || !fa1 || !fc1) {
+        result.error = "design " + design.design + " layout " + L.name + " lacks a FIFO of the matmul data movement";
+        return result;
+    }
+    in.w_split = fw1->link == FifoLink::split;
+    in.a_split = fa1->link == FifoLink::split;
     auto depth = [&](const FifoDesc * f) { return f->depth_is_c ? in.fb.c_depth : f->depth; };
     const int rows = design.core_rows;
     for (int i = 0; i < design.max_columns; ++i) {
@@ -787,8 +810,8 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
         c->w_ch.mm2s = c->a_ch.mm2s = true;
         // Object sizes: the family's units times the description's counts; a split or join has one
         // memory-tile channel per core, a broadcast one stream.
-        c->w_l2.init(fw->count * in.fb.unit(fw->tile), depth(fw), 1, rows);
-        c->a_l2.init(fa->count * in.fb.unit(fa->tile), depth(fa), 1, 1);
+        c->w_l2.init(fw->count * in.fb.unit(fw->tile), depth(fw), 1, in.w_split ? rows : 1);
+        c->a_l2.init(fa->count * in.fb.unit(fa->tile), depth(fa), 1, in.a_split ? rows : 1);
         c->c_l2.init(fc->count * in.fb.unit(fc->tile), depth(fc), rows, 1);
         c->w_l1.resize(rows);
         c->a_l1.resize(rows);
@@ -813,8 +836,12 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
         }
         in.cols.push_back(std::move(c));
     }
-    if (in.cols[0]->w_l2.obj_bytes != static_cast<size_t>(rows) * in.cols[0]->w_l1[0].obj_bytes ||
-        in.cols[0]->c_l2.obj_bytes != static_cast<size_t>(rows) * in.cols[0]->c_l1[0].obj_bytes) {
+    auto parts_ok = [&](const Fifo & l2, const Fifo & l1, bool split) {
+        return l2.obj_bytes == (split ? static_cast<size_t>(rows) : 1u) * l1.obj_bytes;
+    };
+    const Column & c0 = *in.cols[0];
+    if (!parts_ok(c0.w_l2, c0.w_l1[0], in.w_split) || !parts_ok(c0.a_l2, c0.a_l1[0], in.a_split) ||
+        !parts_ok(c0.c_l2, c0.c_l1[0], true)) {
         result.error = "design " + design.design + ": a split or join object is not one part per core";
         return result;
     }

@@ -4,7 +4,8 @@
 //   shim BDs written by write32/blockwrite/maskwrite, address patches onto the arguments, queue pushes
 //   (start BD, repeat count, completion token) -> each BD's access pattern (d0/d1/d2 wraps and strides,
 //   iterations, chained BDs) streams words from an argument into the memory tile's FIFO objects ->
-//   split (one part per core) / broadcast (one object to every core) into the cores' double buffers ->
+//   split (one part per core) / broadcast (one object to every core), as the layout links W and A,
+//   into the cores' double buffers ->
 //   the core program of aie/ (the stream writes the RTP words and sets the barrier lock; the core
 //   acquires it, reads the words and releases it as core-locks.h models; zero, then one kernel call per K
 //   tile) -> C tiles joined in the memory tile -> the S2MM BD pattern writes them into the output
@@ -69,18 +70,22 @@ struct CoreProgram {
 };
 
 // Runs `n_words` control-code words of the design's runtime sequence on the xclbin of `family` at
-// token tile `tile_n` (which fixes the FIFO object sizes), the cores running `cores`. `pool` runs the
-// columns side by side between syncs (columns share nothing); nullptr runs them in turn.
-// The cores start as a freshly loaded xclbin has them (locks at 0, no RTP word written).
+// token tile `tile_n` (which fixes the FIFO object sizes) in `layout` (which fixes the memory tile's
+// links: which of W and A is split over the cores and which broadcast; "": the design's default), the
+// cores running `cores`. `pool` runs the columns side by side between syncs (columns share nothing);
+// nullptr runs them in turn. The cores start as a freshly loaded xclbin has them (locks at 0, no RTP
+// word written).
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const CoreProgram & cores, const uint32_t * words, size_t n_words,
-                          const std::vector<DmaArgument> & args, ThreadPool * pool);
+                          const std::vector<DmaArgument> & args, ThreadPool * pool, const std::string & layout = "");
 // The same on `loaded` (loaded on first use): its cores' locks, RTP words and passes are as the
 // previous stream run on it left them, and stay for the next. A run that fails unloads it (the next one
-// loads afresh, as after a context reset); a stream of another family or token tile is refused.
+// loads afresh, as after a context reset); a stream of another family, token tile or layout (another
+// xclbin) is refused.
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const CoreProgram & cores, const uint32_t * words, size_t n_words,
-                          const std::vector<DmaArgument> & args, ThreadPool * pool, LoadedDesign & loaded);
+                          const std::vector<DmaArgument> & args, ThreadPool * pool, LoadedDesign & loaded,
+                          const std::string & layout = "");
 
 // Defined in xdna_sim (dma-kernels.cpp), which links the kernels:
 // the core program of `family` at `tile_n` from the aie/ core kernels (sim/tile-kernels.h); false with
@@ -90,9 +95,9 @@ bool kernel_core_program(const DesignDescription & design, const std::string & f
 // run_control_stream with the kernel core program.
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args,
-                          ThreadPool * pool);
+                          ThreadPool * pool, const std::string & layout = "");
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args,
-                          ThreadPool * pool, LoadedDesign & loaded);
+                          ThreadPool * pool, LoadedDesign & loaded, const std::string & layout = "");
 
 }  // namespace xdna

@@ -33,13 +33,15 @@ bool kernel_core_program(const DesignDescription & design, const std::string & f
 }
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const uint32_t * words,
-                          size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool) {
+                          size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
+                          const std::string & layout) {
     LoadedDesign fresh;
-    return run_control_stream(design, family, tile_n, words, n_words, args, pool, fresh);
+    return run_control_stream(design, family, tile_n, words, n_words, args, pool, fresh, layout);
 }
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const uint32_t * words,
-                          size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool, LoadedDesign & loaded) {
+                          size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool, LoadedDesign & loaded,
+                          const std::string & layout) {
     CoreProgram cores;
     DmaRun result;
     if (!kernel_core_program(design, family, tile_n, cores, result.error)) {
@@ -48,7 +50,7 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
     // The core program's kernels are mode-checked (tile-kernels.cpp): one that left a mode changed
     // fails the run, whatever the interpreter made of the rest of the stream.
     const CoreFaultWatch watch;
-    result = run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, loaded);
+    result = run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, loaded, layout);
     std::string fault;
     if (watch.failed(fault)) {
         result.error = result.ok() ? fault : fault + "; then: " + result.error;

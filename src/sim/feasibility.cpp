@@ -120,8 +120,10 @@ const std::vector<KernelBudget> & kernel_budgets() {
                 b.design_stack_bytes = static_cast<int>(fb.stack);
                 b.design_data_bytes = static_cast<int>(d.kernel_data_bytes);
                 b.c_depth = fb.c_depth;
-                // design.py's channels: core W, A in / C out; memory tile W, A, 4 x C in / 4 x W, A, C out;
-                // shim W, A out / C in.
+                // design.py's channels, the same in both layouts: core W, A in / C out; memory tile W, A,
+                // 4 x C in / 4 x W (split) + A (broadcast) + C out in m_split, W (broadcast) + 4 x A (split)
+                // + C out in n_split; shim W, A out / C in. The buffers too: n_split moves the 4-part
+                // object from W to A in the memory tile, and the cores hold the same 2 W + 2 A + C.
                 b.core_in_used = 2, b.core_out_used = 1, b.memtile_in_used = 2 + d.core_rows;
                 b.memtile_out_used = d.core_rows + 2, b.shim_out_used = 2, b.shim_in_used = 1;
                 b.kernel_stack_bytes = static_cast<int>(stack->bytes);

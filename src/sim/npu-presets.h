@@ -18,7 +18,7 @@
 //   GGML_XDNA_MODEL_INVOCATION_US=<us>        extra cost of each invocation inside a submission
 //   GGML_XDNA_MODEL_SCALE_OPS=<ops/cycle>     block-scale operations per cycle per core
 //   GGML_XDNA_MODEL_SCALE_GROUP=<values>      0: per the weight format; else scale once per this many K
-//   GGML_XDNA_MODEL_CSTAGE_KB=<KB>            output staging per column in the memory tile (0: none)
+//   GGML_XDNA_MODEL_CSTAGE_KB=<KB>            published kernels: output staging per column in the memory tile (0: none)
 #pragma once
 
 #include "ggml.h"
@@ -73,7 +73,7 @@ struct NpuPreset {
 
     // Memory.
     double dram_gbs = 0.0;                // sustained NPU DRAM bandwidth for linear streams
-    double c_stage_kb = 256;              // output tiles staged per column in its memory tile
+    double c_stage_kb = 256;              // published kernels: output tiles staged per column in its memory tile
 
     // Host path.
     double submit_us = 0.0;               // one submission: host -> firmware -> array -> host

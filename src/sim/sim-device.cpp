@@ -162,8 +162,17 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     batch_stats_.modelled_us = modelled.total_us;
     if (!skip_kernels_) {
         bool refused = false;  // refused before anything ran: the outputs are as they were
-        const Status st = exec_ == SimExec::stream ? sim_run_matmuls_stream(batch.invocations, pool_, loaded_designs_, &refused)
-                                                   : sim_run_matmuls(batch.invocations, pool_, exec_);
+        Status st;
+        if (exec_ == SimExec::stream) {
+            // Each invocation in the layout (xclbin) the timing model found fastest for its shape.
+            std::vector<const char *> layouts;
+            for (const ModelledTime & t : modelled.invocations) {
+                layouts.push_back(t.layout);
+            }
+            st = sim_run_matmuls_stream(batch.invocations, pool_, loaded_designs_, layouts, &refused);
+        } else {
+            st = sim_run_matmuls(batch.invocations, pool_, exec_);
+        }
         if (!st.ok && !refused) {
             poison_outputs(batch);  // what a failed run leaves is not the NPU's result
         }

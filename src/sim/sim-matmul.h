@@ -37,7 +37,10 @@ Status sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, 
 // SimExec::stream: per invocation, the runtime sequence built on the host (runtime/matmul-sequence.h,
 // cached per shape) executed by the DMA interpreter. Arguments the DMAs would over-run (whole 4-row
 // weight groups, the W window past the last tile, whole output tiles) are staged, as an NPU run needs.
+// `layouts[i]`, when given, is the design layout (the xclbin) invocation i runs in, as the timing
+// model chose it (ModelledTime::layout); otherwise, or when empty, the design's default layout.
 // An error names the invocation and what the builder or the interpreter refused.
-Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool);
+Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool,
+                              const std::vector<const char *> & layouts = {});
 
 }  // namespace xdna

@@ -59,7 +59,7 @@ Status fail_of(const MatmulInvocation & inv, size_t index, const std::string & w
 
 // Everything that can refuse an invocation before anything runs: the stream of its shape (the builder
 // refuses what the design cannot take, with the reason), and its operands against what the DMAs read.
-Status prepare(const MatmulInvocation & inv, size_t index, Prepared & p) {
+Status prepare(const MatmulInvocation & inv, size_t index, const char * layout, Prepared & p) {
     const DesignRead & design = matmul_design();
     auto fail = [&](const std::string & why) { return fail_of(inv, index, why); };
     if (!design.ok()) {
@@ -75,7 +75,9 @@ Status prepare(const MatmulInvocation & inv, size_t index, Prepared & p) {
     p.inv = &inv;
     p.index = index;
     p.stride = out_direct ? inv.out_row_stride : m_rows * kTileM;
-    p.seq = cached_sequence(d, sequence_shape_of(inv, p.stride));
+    MatmulSequenceShape shape = sequence_shape_of(inv, p.stride);
+    shape.layout = layout != nullptr ? layout : "";
+    p.seq = cached_sequence(d, shape);
     if (!p.seq->ok()) {
         return fail(p.seq->error);
     }
@@ -121,7 +123,7 @@ Status run_prepared(Prepared & p, ThreadPool & pool, StreamContexts & contexts) 
     {
         std::lock_guard<std::mutex> lock(contexts.mutex());
         run = run_control_stream(d, seq.family, inv.tile.n, seq.words.data(), seq.words.size(), p.args, &pool,
-                                 contexts.design(seq.family, inv.tile.n));
+                                 contexts.design(seq.family, inv.tile.n, seq.layout), seq.layout);
     }
     if (!run.ok()) {
         return fail_of(inv, p.index, run.error);
@@ -139,7 +141,7 @@ Status run_prepared(Prepared & p, ThreadPool & pool, StreamContexts & contexts) 
 }  // namespace
 
 Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
-                              bool * refused) {
+                              const std::vector<const char *> & layouts, bool * refused) {
     if (refused != nullptr) {
         *refused = false;
     }
@@ -149,7 +151,7 @@ Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool &
             continue;
         }
         prepared.emplace_back();
-        if (Status s = prepare(invs[i].matmul, i, prepared.back()); !s.ok) {
+        if (Status s = prepare(invs[i].matmul, i, i < layouts.size() ? layouts[i] : nullptr, prepared.back()); !s.ok) {
             if (refused != nullptr) {
                 *refused = true;
             }
@@ -165,9 +167,9 @@ Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool &
 }
 
 // Without a device: the designs are loaded for this call, and its invocations share them.
-Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool) {
+Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool, const std::vector<const char *> & layouts) {
     StreamContexts contexts;
-    return sim_run_matmuls_stream(invs, pool, contexts);
+    return sim_run_matmuls_stream(invs, pool, contexts, layouts);
 }
 
 }  // namespace xdna

@@ -3,7 +3,7 @@
 // An NPU loads an xclbin (one family at one token tile) into a hardware context once and runs every
 // invocation of that family on it; its cores keep their barrier locks, their RTP words and their place in
 // the core program's loop from one invocation to the next (sim/core-locks.h). StreamContexts is that
-// state for the simulator: one LoadedDesign per (family, token tile), loaded on first use.
+// state for the simulator: one LoadedDesign per (family, token tile, layout), loaded on first use.
 #pragma once
 
 #include "runtime/device.h"
@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,21 +21,25 @@ namespace xdna {
 
 class StreamContexts {
 public:
-    // The design of `family` at `tile_n` as loaded (unloaded if never used, or after a failed run).
-    LoadedDesign & design(const std::string & family, int tile_n) { return loaded_[{family, tile_n}]; }
+    // The design of `family` at `tile_n` in `layout` as loaded (unloaded if never used, or after a failed
+    // run). A layout is an xclbin of its own; "" is the design's default layout.
+    LoadedDesign & design(const std::string & family, int tile_n, const std::string & layout = "") {
+        return loaded_[{family, tile_n, layout}];
+    }
     std::mutex & mutex() { return mutex_; }
 
 private:
     std::mutex                                        mutex_;
-    std::map<std::pair<std::string, int>, LoadedDesign> loaded_;
+    std::map<std::tuple<std::string, int, std::string>, LoadedDesign> loaded_;
 };
 
 // SimExec::stream on `contexts`: every invocation's stream is built (runtime/matmul-sequence.h, cached
 // per shape) and its operands checked before the first one runs, so an invocation the design cannot take
 // refuses the whole submission with its reason and nothing runs (as the XRT device refuses it before
-// submitting); then the invocations run in order, each on its family's loaded design. `refused`, when
-// given, tells whether the submission was refused before anything ran (its outputs untouched).
+// submitting); then the invocations run in order, each on its family's loaded design in the layout
+// `layouts[i]` (as sim_run_matmuls_stream in sim-matmul.h). `refused`, when given, tells whether the
+// submission was refused before anything ran (its outputs untouched).
 Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
-                              bool * refused = nullptr);
+                              const std::vector<const char *> & layouts = {}, bool * refused = nullptr);
 
 }  // namespace xdna

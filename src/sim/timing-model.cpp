@@ -1,5 +1,6 @@
 #include "sim/timing-model.h"
 
+#include "sim/design-traffic.h"
 #include "sim/feasibility.h"
 #include "sim/kernel-cycles.h"
 
@@ -45,6 +46,7 @@ ModelShape shape_of(const MatmulInvocation & inv) {
     s.activation_bytes = static_cast<double>(inv.activation_bytes());
     s.out_bytes = static_cast<double>(inv.out_bytes());
     s.scale_ops_per_k = scale_ops_per_k(wt);
+    s.by_design = true;
     return s;
 }
 
@@ -67,6 +69,7 @@ ModelShape gemm_shape(KernelFamily family, int64_t m, int64_t n, int64_t k, Tile
 }
 
 void TimingModel::dram_traffic(const ModelShape & s, int columns, int rows, double & total, double & weights) const {
+    // Published kernels only (the project's design charges its own stream's bytes, design-traffic.h).
     // Output-stationary blocking (the mlir-aie whole_array pattern): each pass computes a block of
     // (columns x bm) row tiles by (rows x bn) token tiles; the block's weight panel is broadcast down a
     // column, its activation panel across a row. Weights are read once per token block, activations
@@ -91,19 +94,66 @@ void TimingModel::dram_traffic(const ModelShape & s, int columns, int rows, doub
 }
 
 ModelledTime TimingModel::invocation(const ModelShape & s) const {
+    // A contract invocation runs the project's design: its bytes and its cores' work are those of the
+    // instruction stream the runtime builds for the shape (design-traffic.h), in each layout the design
+    // offers (an xclbin each) that takes the shape; the model times the fastest. A shape no layout
+    // takes cannot run: it is flagged and timed by the generic formulas.
+    if (!s.by_design || s.weight_type == GGML_TYPE_COUNT) {
+        return time_of(s, nullptr);
+    }
+    const int cols_avail = limit(s.max_columns, p_.columns);
+    const DesignRead & design = matmul_design();
+    ModelledTime best;
+    bool have = false;
+    std::string refused;
+    static const std::vector<LayoutDesc> none;
+    for (const LayoutDesc & L : design.ok() ? design.design.layouts : none) {
+        if (s.layout != nullptr && L.name != s.layout) {
+            continue;
+        }
+        const std::shared_ptr<const DesignFigures> fig = design_figures(s, cols_avail, L.name);
+        if (!fig->ok()) {
+            refused += (refused.empty() ? "" : "; ") + L.name + ": " + fig->error;
+            continue;
+        }
+        ModelledTime t = time_of(s, fig.get());
+        t.layout = L.name.c_str();  // the built-in description lives as long as the process
+        // The fastest; between equally fast layouts (both compute-bound), the one that moves fewer bytes.
+        const bool tie = have && std::fabs(t.total_us - best.total_us) <= 1e-9 * best.total_us;
+        if (!have || (tie ? t.dram_bytes < best.dram_bytes : t.total_us < best.total_us)) {
+            best = t;
+            have = true;
+        }
+    }
+    if (!have) {
+        best = time_of(s, nullptr);
+        best.infeasible = design_refusal("the stream builder refuses the shape: " +
+                                         (design.ok() ? refused : design.error));
+    }
+    return best;
+}
+
+ModelledTime TimingModel::time_of(const ModelShape & s, const DesignFigures * fig) const {
     ModelledTime t;
     const int cols_avail = limit(s.max_columns, p_.columns);
     const int rows_avail = limit(s.max_rows, p_.rows);
 
     // Row tiles go to columns round robin (each column streams its own weight rows through its shim);
     // a column's cores take its (row tile, token tile) pairs. Cores without a pair idle.
-    const int64_t cols = std::max<int64_t>(1, std::min<int64_t>(cols_avail, s.m_tiles));
-    const int64_t base = s.m_tiles / cols, extra = s.m_tiles % cols;
-    const int64_t busiest_column_tiles = (base + (extra > 0 ? 1 : 0)) * s.n_tiles;
-    const int64_t waves = ceil_div(busiest_column_tiles, rows_avail);
-    t.columns_used = static_cast<int>(cols);
-    t.cores_used = static_cast<int>(extra * std::min<int64_t>(rows_avail, (base + 1) * s.n_tiles) +
-                                    (cols - extra) * std::min<int64_t>(rows_avail, base * s.n_tiles));
+    int64_t waves = 0;
+    if (fig) {
+        waves = fig->max_core_tiles;  // every core walks its own output tiles one after the other
+        t.columns_used = fig->columns_used;
+        t.cores_used = fig->cores_used;
+    } else {
+        const int64_t cols = std::max<int64_t>(1, std::min<int64_t>(cols_avail, s.m_tiles));
+        const int64_t base = s.m_tiles / cols, extra = s.m_tiles % cols;
+        const int64_t busiest_column_tiles = (base + (extra > 0 ? 1 : 0)) * s.n_tiles;
+        waves = ceil_div(busiest_column_tiles, rows_avail);
+        t.columns_used = static_cast<int>(cols);
+        t.cores_used = static_cast<int>(extra * std::min<int64_t>(rows_avail, (base + 1) * s.n_tiles) +
+                                        (cols - extra) * std::min<int64_t>(rows_avail, base * s.n_tiles));
+    }
 
     // One output tile: the cycles of its kernel calls, at the tier's efficiency.
     t.tile_cycles = tile_cycles(s, &t.binding_slot, &t.from_kernel_code);
@@ -122,8 +172,18 @@ ModelledTime TimingModel::invocation(const ModelShape & s) const {
     const double tile_us = t.tile_cycles / (p_.clock_ghz * 1e3) / p_.efficiency() + t.c_drain_cycles / (p_.clock_ghz * 1e3);
     t.compute_us = waves * tile_us;
 
-    dram_traffic(s, static_cast<int>(cols), rows_avail, t.dram_bytes, t.weight_dram_bytes);
-    t.dram_us = std::max(t.dram_bytes / (p_.dram_gbs * 1e3), t.weight_dram_bytes / (cols * p_.column_in_gbs() * 1e3));
+    if (fig) {
+        // What the stream's BDs move; the busiest shim channel moves at most 8 bytes per cycle (half a
+        // column's ingress, column_in_gbs), whichever operand it carries.
+        t.dram_bytes = static_cast<double>(fig->total());
+        t.weight_dram_bytes = static_cast<double>(fig->traffic.w_read);
+        t.dram_us = std::max(t.dram_bytes / (p_.dram_gbs * 1e3),
+                             static_cast<double>(fig->traffic.busiest_channel()) / (0.5 * p_.column_in_gbs() * 1e3));
+    } else {
+        dram_traffic(s, t.columns_used, rows_avail, t.dram_bytes, t.weight_dram_bytes);
+        t.dram_us = std::max(t.dram_bytes / (p_.dram_gbs * 1e3),
+                             t.weight_dram_bytes / (t.columns_used * p_.column_in_gbs() * 1e3));
+    }
     t.bandwidth_gbs = t.dram_us > 0 ? t.dram_bytes / t.dram_us / 1e3 : p_.dram_gbs;
 
     t.dispatch_us = p_.invocation_us;
@@ -166,7 +226,8 @@ ModelledBatch TimingModel::batch(const std::vector<ModelShape> & shapes) const {
     return b;
 }
 
-void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & b, ggml_type * last_type) const {
+void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & b, ggml_type * last_type,
+                        const char ** last_layout) const {
     b.invocations.clear();
     b.submit_us = b.compute_us = b.dram_us = b.busy_us = b.dispatch_us = b.total_us = b.switch_us = 0;
     b.contract_switches = 0;
@@ -174,6 +235,8 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
         return;
     }
     ggml_type last = last_type != nullptr ? *last_type : GGML_TYPE_COUNT;
+    // Layout names point into the built-in design description, which lives as long as the process.
+    const char * layout = last_layout != nullptr && *last_layout != nullptr ? *last_layout : "";
     b.submit_us = p_.submit_us;
     b.total_us = b.submit_us;
     b.dispatch_us = b.submit_us;
@@ -186,16 +249,25 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
         b.total_us += t.total_us;
         b.invocations.push_back(t);
         if (s.weight_type != GGML_TYPE_COUNT) {
-            if (last != GGML_TYPE_COUNT && last != s.weight_type) {
+            // Another contract starts another instruction stream and core-program branch; another layout
+            // another xclbin of the family: either is charged as one switch.
+            const bool other_layout = *layout != 0 && *t.layout != 0 && std::string(layout) != t.layout;
+            if (last != GGML_TYPE_COUNT && (last != s.weight_type || other_layout)) {
                 ++b.contract_switches;
             }
             last = s.weight_type;
+            if (*t.layout != 0) {
+                layout = t.layout;
+            }
         }
     }
     b.switch_us = b.contract_switches * p_.contract_switch_us;
     b.total_us += b.switch_us;
     if (last_type != nullptr) {
         *last_type = last;
+    }
+    if (last_layout != nullptr) {
+        *last_layout = layout;
     }
 }
 

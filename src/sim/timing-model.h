@@ -4,18 +4,23 @@
 // alone (never from the simulator's wall time). Every figure it produces is MODELLED, and printed
 // figures must say so. docs/performance-model.md derives it and compares it with published results.
 //
-// Per invocation:
-//   compute = waves x tile time, where the output tiles (padded M/TM x padded N/TN) are spread over the
-//             cores that have work (a batch-1 GEMV with 16 row tiles keeps 16 of 32 cores busy), and a
-//             tile takes the cycles of its kernel calls (kernel-cycles.h: the busiest VLIW slot of the
+// Per invocation of a contract (the project's design, aie/matmul):
+//   compute = the busiest core's output tiles x tile time: the cores' work as the instruction stream
+//             the runtime builds for the shape gives it (design-traffic.h: row tiles in groups of 4,
+//             padded, over the columns; a batch-1 GEMV of 16 row tiles keeps 16 of 32 cores busy), a
+//             tile taking the cycles of its kernel calls (kernel-cycles.h: the busiest VLIW slot of the
 //             operations the contract's kernel code issues, plus loop overhead; one call per K tile and
 //             one C-tile clear), divided by the efficiency of the tier (npu-presets.h);
-//   dram    = max(traffic / sustained bandwidth, weight traffic / (columns with work x shim ingress)),
-//             where traffic re-reads weights once per block of tokens and activations once per block
-//             of weight rows that the memory tiles can stage (output-stationary blocking); each column
-//             streams its own weight rows, activations and outputs may use any column's channels;
+//   dram    = max(traffic / sustained bandwidth, busiest shim channel's bytes / 8 bytes per cycle),
+//             where traffic is what that stream's BDs move (W windows of the family's W object, so its
+//             over-fetch; A and whole C tiles; W re-read per token tile): the figures design.py
+//             --print-plan prints for the shape, checked equal by tests/timing/check-traffic.sh;
 //   total   = max(compute, dram) + per-invocation argument cost: tiles are double-buffered, so DMA
 //             and compute overlap inside an invocation; argument setup does not overlap anything.
+// Published kernels (gemm_shape, calibration points) have no stream here: their waves spread the
+// output tiles over the cores, and their traffic re-reads weights once per block of tokens and
+// activations once per block of weight rows that the memory tiles can stage (output-stationary
+// blocking, NpuPreset::c_stage_kb), with the weights through the used columns' shim ingress.
 // Per submission: one submission cost + its invocations back to back (the array runs one at a time;
 // the next invocation's setup starts when the previous one has finished) + one contract switch per
 // change of contract between consecutive invocations.
@@ -30,6 +35,8 @@
 
 namespace xdna {
 
+struct DesignFigures;  // design-traffic.h
+
 // The shape facts the model needs about one kernel call.
 struct ModelShape {
     KernelFamily family = KernelFamily::int8xint8;
@@ -43,6 +50,11 @@ struct ModelShape {
     double       scale_ops_per_k = 0;                 // block-scale ops per output per K value (used
                                                       // when weight_type is COUNT; else from the preset)
     int          max_columns = 0, max_rows = 0;       // cores the kernel's design uses; 0: all
+    // The invocation runs the project's design (shape_of): its traffic and its cores' work are those of
+    // the instruction stream the runtime builds (design-traffic.h). False for published kernels
+    // (gemm_shape), whose own data movement the output-stationary blocking below stands for.
+    bool         by_design = false;
+    const char * layout = nullptr;                    // by_design: time only this layout (nullptr: the fastest)
 
     double padded_macs() const {
         return static_cast<double>(m_tiles * tile.m) * (n_tiles * tile.n) * (k_tiles * tile.k);
@@ -76,6 +88,9 @@ struct ModelledTime {
     const char * binding_slot = ""; // the VLIW slot that sets a kernel call's pace
     bool   from_kernel_code = false;  // tile cycles from the contract kernel's own op counts
     const char * infeasible = nullptr;  // the first limit the contract's design breaks, or nullptr
+    // The design layout the model times (the fastest of the design's layouts that take the shape: each
+    // is an xclbin of the family and token tile; design-description.h LayoutDesc), "" for published kernels.
+    const char * layout = "";
 
     double tops() const { return total_us > 0 ? 2.0 * useful_macs / total_us / 1e6 : 0; }
     double gbs() const { return total_us > 0 ? unique_bytes / total_us / 1e3 : 0; }
@@ -93,7 +108,8 @@ struct ModelledBatch {
     double dram_us = 0;
     double busy_us = 0;        // sum of max(compute, dram)
     double dispatch_us = 0;    // submission + every invocation's setup
-    int    contract_switches = 0;  // changes of contract between consecutive invocations
+    int    contract_switches = 0;  // changes of contract, or of the design layout (another xclbin),
+                                   // between consecutive invocations
     double switch_us = 0;      // their cost
     double total_us = 0;       // submission + invocations back to back + switches
 };
@@ -108,15 +124,19 @@ public:
     ModelledBatch batch(const std::vector<ModelShape> & shapes) const;
     // The same into `out`, reusing its storage (the simulator models every submission). `last_type`,
     // when given, is the weight type of the invocation before this submission (GGML_TYPE_COUNT: none)
-    // and is updated, so that switches across submissions are charged too.
-    void batch(const std::vector<ModelShape> & shapes, ModelledBatch & out, ggml_type * last_type = nullptr) const;
+    // and is updated, so that switches across submissions are charged too; `last_layout` likewise for
+    // the design layout ("" or nullptr: none).
+    void batch(const std::vector<ModelShape> & shapes, ModelledBatch & out, ggml_type * last_type = nullptr,
+               const char ** last_layout = nullptr) const;
 
     // Cycles of one output tile of `s` on one core (before the efficiency), and the busiest slot.
     double tile_cycles(const ModelShape & s, const char ** binding = nullptr, bool * from_code = nullptr) const;
 
 private:
-    // Modelled DRAM bytes (all, and the weights' share) for the best output-stationary blocking that
-    // fits the memory-tile staging.
+    // The time of `s` run as `fig` has it (nullptr: a published kernel or a refused shape).
+    ModelledTime time_of(const ModelShape & s, const DesignFigures * fig) const;
+    // Published kernels: modelled DRAM bytes (all, and the weights' share) for the best output-stationary
+    // blocking that fits the memory-tile staging.
     void dram_traffic(const ModelShape & s, int columns, int rows, double & total, double & weights) const;
 
     NpuPreset p_;

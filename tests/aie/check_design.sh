@@ -67,7 +67,11 @@ def verify(plan):
     need_a = max(a_tile(c) for c in served)
     need_c = tn * 64 * 4
     fifos = {f["name"]: f for f in plan["fifos"]}
-    w1, a1, c1 = fifos["w_l2l1_<c>_<r>"], fifos["a_l2l1_<c>"], fifos["c_l1l2_<c>_<r>"]
+    # m_split: W split over the cores (one FIFO per core), A broadcast; n_split the reverse.
+    n_split = plan["layout"] == "n_split"
+    w1 = fifos["w_l2l1_<c>" if n_split else "w_l2l1_<c>_<r>"]
+    a1 = fifos["a_l2l1_<c>_<r>" if n_split else "a_l2l1_<c>"]
+    c1 = fifos["c_l1l2_<c>_<r>"]
     if w1["obj_bytes"] < need_w or a1["obj_bytes"] < need_a or c1["obj_bytes"] != need_c:
         errors.append(f"core FIFO objects W {w1['obj_bytes']} A {a1['obj_bytes']} C {c1['obj_bytes']} "
                       f"below W {need_w} A {need_a} C {need_c}")
@@ -83,8 +87,10 @@ def verify(plan):
     mem = sum(f["obj_bytes"] * f["depth"] for f in plan["fifos"] if f["home"] == "memtile")
     if mem > 512 * 1024:
         errors.append(f"memory tile {mem} > 524288")
-    if fifos["w_l3l2_<c>"]["obj_bytes"] != 4 * w1["obj_bytes"]:
-        errors.append("memory-tile W object is not the 4 cores' W tiles")
+    if fifos["w_l3l2_<c>"]["obj_bytes"] != (1 if n_split else 4) * w1["obj_bytes"]:
+        errors.append("memory-tile W object is not the 4 cores' W tiles (m_split) or the column's one (n_split)")
+    if fifos["a_l3l2_<c>"]["obj_bytes"] != (4 if n_split else 1) * a1["obj_bytes"]:
+        errors.append("memory-tile A object is not the 4 cores' A tiles (n_split) or the column's one (m_split)")
 
     limits = {("core (each)", "S2MM"): 2, ("core (each)", "MM2S"): 2,
               ("memory tile (each column)", "S2MM"): 6, ("memory tile (each column)", "MM2S"): 6,
@@ -101,7 +107,7 @@ def verify(plan):
         errors.append(f"plan check failed: {c['check']}: {c['detail']}")
     for e in errors:
         print(f"  {e}")
-    print(f"{plan['family']} n{tn} cols {plan['cols']} {plan['contract']}{' exact' if plan['exact'] else ''}: "
+    print(f"{plan['family']} n{tn} cols {plan['cols']} {plan['contract']}{' exact' if plan['exact'] else ''} {plan['layout']}: "
           f"core {core} B, memtile {mem} B{'' if not errors else ' -> ERRORS'}")
     return not errors
 
@@ -126,6 +132,9 @@ plan_ok() {  # plan_ok <label> <design args...>: design.py --print-plan passes i
 for family in kquant legacy kquant_low float; do
     for tn in 4 32; do
         plan_ok "$family n$tn" --family "$family" --tile-n "$tn" --cols 8 --dev npu2
+        # The column-broadcast layout (W down the column, A split): 9 row tiles, 2 groups of 4 token tiles.
+        plan_ok "$family n$tn n_split" --family "$family" --tile-n "$tn" --cols 8 --dev npu2 --layout n_split \
+            --m-tiles 9 --n-tiles 8
     done
     plan_ok "$family n4 1 column" --family "$family" --tile-n 4 --cols 1 --dev npu2
     first=1
@@ -141,9 +150,9 @@ done
 # An independent recomputation agrees that every plan fits.
 "$py" "$tmp/verify.py" "$header" "${plans[@]}" || fail "a plan does not fit"
 
-# The plan must refuse what the data movement cannot do: M not in groups of 4 row tiles, and K runs too
-# long for the shim's buffer descriptors.
-for bad in "--m-tiles 6" "--k-tiles 200"; do
+# The plan must refuse what the data movement cannot do: M not in groups of 4 row tiles (m_split), N not
+# in groups of 4 token tiles (n_split), and K runs too long for the shim's buffer descriptors.
+for bad in "--m-tiles 6" "--k-tiles 200" "--layout n_split --n-tiles 6"; do
     # shellcheck disable=SC2086 # word splitting of the option pair is intended
     if "$py" "$design" --family kquant --tile-n 32 $bad --print-plan >"$tmp/bad.txt" 2>&1; then
         fail "plan accepted $bad"

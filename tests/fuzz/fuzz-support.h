@@ -58,22 +58,27 @@ inline bool stand_in_cores(const xdna::DesignDescription & d, const std::string 
     return true;
 }
 
-// Row tiles the stream computes: m_tiles in whole groups of the design's core rows.
-inline int64_t stream_m_rows(const xdna::DesignDescription & d, int64_t m_tiles) {
-    return (m_tiles + d.core_rows - 1) / d.core_rows * d.core_rows;
+// Row tiles the stream computes: m_tiles in whole row units of the layout (m_split: groups of the
+// design's core rows; n_split: single row tiles).
+inline int64_t stream_m_rows(const xdna::DesignDescription & d, int64_t m_tiles, const std::string & layout = "") {
+    const xdna::LayoutDesc * L = d.layout(layout);
+    const int64_t unit = L != nullptr ? L->w_parts : d.core_rows;
+    return (m_tiles + unit - 1) / unit * unit;
 }
 
 // The stream shape of an invocation of contract `c` at `tile_n`, its output rows packed at the smallest
 // stride the drain allows (whole groups of row tiles).
 inline xdna::MatmulSequenceShape contract_shape(const xdna::DesignDescription & d, const xdna::MatmulContract & c,
-                                                int tile_n, int64_t m_tiles, int64_t n_tiles, int64_t k_tiles) {
+                                                int tile_n, int64_t m_tiles, int64_t n_tiles, int64_t k_tiles,
+                                                const std::string & layout = "") {
     xdna::MatmulSequenceShape s;
+    s.layout = layout;
     s.contract = c.name;
     s.tile_n = tile_n;
     s.m_tiles = m_tiles;
     s.n_tiles = n_tiles;
     s.k_tiles = k_tiles;
-    s.out_row_stride = stream_m_rows(d, m_tiles) * c.tile_m;
+    s.out_row_stride = stream_m_rows(d, m_tiles, layout) * c.tile_m;
     s.weight_tile_bytes = ggml_row_size(c.weight_type, c.tile_k) * c.tile_m;
     s.act_tile_bytes = xdna::activation_tile_bytes(c, tile_n);
     return s;

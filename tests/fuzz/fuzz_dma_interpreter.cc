@@ -49,6 +49,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     for (auto & b : bufs) {
         args.push_back({b.data(), b.size()});
     }
-    (void)xdna::run_control_stream(d, t.family, t.tile_n, cores, words.data(), words.size(), args, nullptr);
+    (void)xdna::run_control_stream(d, t.family, t.tile_n, cores, words.data(), words.size(), args, nullptr, t.layout);
     return 0;
 }

@@ -1,6 +1,7 @@
 // Fuzz target: the host instruction-stream builder (runtime/matmul-sequence.h) on arbitrary shapes.
-// Input bytes choose a contract, a token tile, the M/N/K tile counts (K past the design's three chunks of
-// 64 included), an output row stride (the minimum, larger, or too small) and a column count (0 to 9; the
+// Input bytes choose a contract, a token tile, the design layout (byte 1 bit 1: n_split, whose N comes in
+// whole groups of 4 token tiles), the M/N/K tile counts (K past the design's three chunks of 64
+// included), an output row stride (the minimum, larger, or too small) and a column count (0 to 9; the
 // design has 8). The oracle:
 //   - a refused shape carries a reason, and a too-small output stride is always refused;
 //   - an accepted shape's words decode, and the simulator's DMA interpreter runs them to their end on
@@ -23,9 +24,9 @@ namespace {
 
 [[noreturn]] void finding(const std::string & what, const xdna::MatmulSequenceShape & s) {
     std::fprintf(stderr, "stream builder finding: %s (contract %s, TN %d, m_tiles %lld, n_tiles %lld, k_tiles %lld, "
-                 "out_row_stride %lld, columns %d)\n", what.c_str(), s.contract.c_str(), s.tile_n,
+                 "out_row_stride %lld, columns %d, layout '%s')\n", what.c_str(), s.contract.c_str(), s.tile_n,
                  static_cast<long long>(s.m_tiles), static_cast<long long>(s.n_tiles), static_cast<long long>(s.k_tiles),
-                 static_cast<long long>(s.out_row_stride), s.columns);
+                 static_cast<long long>(s.out_row_stride), s.columns, s.layout.c_str());
     std::abort();
 }
 
@@ -40,9 +41,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     const auto & contracts = xdna::all_matmul_contracts();
     const xdna::MatmulContract & c = contracts[data[0] % contracts.size()];
 
+    const bool n_split = (data[1] & 2) != 0;
+    const std::string layout = n_split ? "n_split" : "m_split";
     xdna::MatmulSequenceShape s = xdna_fuzz::contract_shape(d, c, (data[1] & 1) ? 32 : 4, 1 + data[2] % 24,
-                                                             1 + data[3] % 3, 1 + (data[4] | data[5] << 8) % 200);
-    const int64_t m_rows = xdna_fuzz::stream_m_rows(d, s.m_tiles);
+                                                             (n_split ? 4 : 1) * (1 + data[3] % 3),
+                                                             1 + (data[4] | data[5] << 8) % 200, layout);
+    const int64_t m_rows = xdna_fuzz::stream_m_rows(d, s.m_tiles, layout);
     const int64_t min_stride = s.out_row_stride;
     switch (data[6] % 4) {
         case 0: s.out_row_stride = min_stride; break;
@@ -57,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
         return 0;  // refused, with its reason (error is the reason)
     }
     if (s.out_row_stride < min_stride) {
-        finding("an output row stride below the whole 4-tile groups the drain writes was accepted", s);
+        finding("an output row stride below the whole row units the drain writes was accepted", s);
     }
     const xdna::control::Decoded dec = xdna::control::decode(seq.words.data(), seq.words.size());
     if (!dec.ok()) {
@@ -81,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
         args.push_back({b.data(), b.size()});
     }
     const xdna::DmaRun run = xdna::run_control_stream(d, seq.family, s.tile_n, cores, seq.words.data(), seq.words.size(),
-                                                      args, nullptr);
+                                                      args, nullptr, seq.layout);
     if (!run.ok()) {
         finding("the interpreter refuses its stream on arguments of the declared sizes: " + run.error, s);
     }

@@ -311,7 +311,7 @@ TEST_F(BarrierTwoInvocations, SimDeviceKeepsTheLoadedDesignAcrossSubmissions) {
     ASSERT_TRUE(st.ok) << st.message;
     EXPECT_TRUE(same_bits(first));
     EXPECT_TRUE(same_bits(second));
-    const LoadedDesign & l = contexts.design("kquant", 4);
+    const LoadedDesign & l = contexts.design("kquant", 4, "m_split");  // the default layout, by its name
     EXPECT_EQ(l.invocations, 2u);
     EXPECT_EQ(l.cores.front().passes, 2u);
     SimDevice dev(2);

@@ -27,6 +27,7 @@ struct Seed {
     int          tile_n;
     int64_t      m_tiles, n_tiles, k_tiles;
     size_t       keep_words;  // 0: the whole stream; else its first words (a truncated stream)
+    const char * layout = "m_split";
 };
 
 const Seed kSeeds[] = {
@@ -38,6 +39,10 @@ const Seed kSeeds[] = {
     {"q2k-n32-m2-k1.bin", "mm_q2_K_a8", 32, 2, 1, 1, 0},
     {"f32-n32-m4-k2.bin", "mm_f32_f32", 32, 4, 1, 2, 0},
     {"bf16-n4-m5-k3-n3.bin", "mm_bf16_bf16", 4, 5, 3, 3, 0},
+    // n_split: W broadcast down a column, A split over its cores; 9 row tiles (two rounds), two groups
+    // of 4 token tiles; and two chained K chunks.
+    {"q4k-n32-m9-k2-n8-nsplit.bin", "mm_q4_K_a8", 32, 9, 8, 2, 0, "n_split"},
+    {"f16-n4-m2-k70-n4-nsplit.bin", "mm_f16_f16", 4, 2, 4, 70, 0, "n_split"},
 };
 
 const MatmulContract & contract_named(const std::string & name) {
@@ -56,13 +61,14 @@ TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArgument
     for (const Seed & s : kSeeds) {
         SCOPED_TRACE(s.file);
         const MatmulContract & c = contract_named(s.contract);
-        const MatmulSequenceShape shape = xdna_fuzz::contract_shape(d, c, s.tile_n, s.m_tiles, s.n_tiles, s.k_tiles);
+        const MatmulSequenceShape shape = xdna_fuzz::contract_shape(d, c, s.tile_n, s.m_tiles, s.n_tiles, s.k_tiles, s.layout);
         const MatmulSequence seq = build_matmul_sequence(d, shape);
         ASSERT_TRUE(seq.ok()) << seq.error;
 
         uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
         for (uint32_t i = 0; i < xdna_fuzz::kDmaFuzzTargetCount; ++i) {
-            if (seq.family == xdna_fuzz::kDmaFuzzTargets[i].family && s.tile_n == xdna_fuzz::kDmaFuzzTargets[i].tile_n) {
+            if (seq.family == xdna_fuzz::kDmaFuzzTargets[i].family && s.tile_n == xdna_fuzz::kDmaFuzzTargets[i].tile_n &&
+                seq.layout == xdna_fuzz::kDmaFuzzTargets[i].layout) {
                 target = i;
             }
         }
@@ -86,11 +92,11 @@ TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArgument
         for (auto & b : bufs) {
             args.push_back({b.data(), b.size()});
         }
-        const DmaRun run = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), n_words, args, nullptr);
+        const DmaRun run = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), n_words, args, nullptr, seq.layout);
         if (s.keep_words == 0) {
             ASSERT_TRUE(run.ok()) << run.error;
             EXPECT_EQ(run.stats.kernel_calls,
-                      static_cast<uint64_t>(xdna_fuzz::stream_m_rows(d, s.m_tiles) * s.n_tiles * s.k_tiles));
+                      static_cast<uint64_t>(xdna_fuzz::stream_m_rows(d, s.m_tiles, s.layout) * s.n_tiles * s.k_tiles));
         } else {
             EXPECT_FALSE(run.ok());
         }

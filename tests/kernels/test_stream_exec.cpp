@@ -13,7 +13,9 @@
 #include "runtime/matmul-sequence.h"
 #include "runtime/thread-pool.h"
 #include "sim/dma-interpreter.h"
+#include "sim/sim-device.h"
 #include "sim/sim-matmul.h"
+#include "sim/timing-model.h"
 #include "sim-operands.h"
 #include "test-random.h"
 
@@ -42,6 +44,7 @@ struct Case {
     const char * contract;
     int          tile_n;
     int64_t      m, k_tiles, n, extra_stride;
+    const char * layout = "";  // the xclbin's layout (design-description.h); "": the default (m_split)
 };
 
 class StreamExec : public ::testing::TestWithParam<Case> {};
@@ -53,7 +56,8 @@ TEST_P(StreamExec, StreamGivesTheKernelsBits) {
         if (std::string(x.name) == cs.contract) c = &x;
     }
     ASSERT_NE(c, nullptr);
-    SCOPED_TRACE(testing::Message() << cs.contract << " n" << cs.tile_n << " m " << cs.m << " seed " << seed());
+    SCOPED_TRACE(testing::Message() << cs.contract << " n" << cs.tile_n << " m " << cs.m << " layout '" << cs.layout
+                                    << "' seed " << seed());
     std::mt19937_64 g(seed() ^ std::hash<std::string>{}(cs.contract) ^ (cs.m * 131 + cs.n));
     Operands o = make_operands(*c, cs.tile_n, cs.m, cs.k_tiles, cs.n, g);
     MatmulInvocation inv = o.inv;
@@ -70,7 +74,7 @@ TEST_P(StreamExec, StreamGivesTheKernelsBits) {
     inv.out = {&out_k, 0};
     sim_run_matmul(inv, pool, SimExec::kernels);
     inv.out = {&out_s, 0};
-    const Status st = sim_run_matmuls_stream({Invocation::of(inv)}, pool);
+    const Status st = sim_run_matmuls_stream({Invocation::of(inv)}, pool, {cs.layout});
     ASSERT_TRUE(st.ok) << st.message;
     const auto * a = static_cast<const float *>(out_k.host_ptr());
     const auto * b = static_cast<const float *>(out_s.host_ptr());
@@ -93,11 +97,17 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"mm_q2_K_a8", 4, 100, 2, 1, 0}, Case{"mm_q3_K_a8", 4, 64 * 4, 1, 4, 0},
         Case{"mm_f16_f16", 4, 70, 2, 2, 0}, Case{"mm_bf16_bf16", 4, 64, 1, 4, 0},
         Case{"mm_f32_f32", 32, 64 * 4, 2, 32, 0},
-        Case{"mm_q4_1_a8", 4, 64 * 4, 70, 1, 0}),  // 70 K tiles: two chained K chunks (64 + 6)
+        Case{"mm_q4_1_a8", 4, 64 * 4, 70, 1, 0},  // 70 K tiles: two chained K chunks (64 + 6)
+        // n_split (W broadcast down a column, A split: each core its own token tile of a group of 4):
+        // ragged M and N, 9 row tiles (2 rounds, the second on one column), two K chunks, a row stride
+        // wider than M, every family.
+        Case{"mm_q4_K_a8", 32, 64 * 5 + 7, 2, 4 * 32 - 5, 0, "n_split"}, Case{"mm_q6_K_a8", 4, 64 * 9, 3, 30, 0, "n_split"},
+        Case{"mm_q8_0_a8", 4, 64 * 3 + 1, 70, 16, 3, "n_split"}, Case{"mm_q3_K_a8", 32, 64, 1, 128, 0, "n_split"},
+        Case{"mm_bf16_bf16", 4, 130, 2, 32, 0, "n_split"}, Case{"mm_f32_f32", 32, 64 * 2, 2, 8 * 32, 0, "n_split"}),
     [](const auto & info) {
         return std::string(info.param.contract) + "_n" + std::to_string(info.param.tile_n) + "_m" + std::to_string(info.param.m) +
                "_k" + std::to_string(info.param.k_tiles) + "_n" + std::to_string(info.param.n) + "_s" +
-               std::to_string(info.param.extra_stride);
+               std::to_string(info.param.extra_stride) + (*info.param.layout ? std::string("_") + info.param.layout : "");
     });
 
 // --- Tail room: the stream reads the weight's own memory ------------------------------------------
@@ -232,6 +242,84 @@ TEST(StreamInterpreter, ZeroOperandsRunCleanlyAndMoveTheExpectedBytes) {
     for (uint8_t b : a.out) ASSERT_EQ(b, 0);
 }
 
+// One source of truth for the traffic: the bytes the builder counts from its BDs (what the timing model
+// charges, sim/design-traffic.h) are the bytes the interpreter moves running the words, per direction,
+// and the figures-only build counts the same as the whole stream. Random shapes of every family and
+// both token tiles, including partial rounds and two K chunks; the bytes are also restated here from
+// the design's documented schedule (aie/matmul/README.md): per step and active column, the 4 windows of
+// W per K tile, one A tile per K tile, and the 4 C tiles.
+TEST(StreamInterpreter, MovesExactlyTheBytesTheBuilderCounts) {
+    const DesignDescription & d = matmul_design().design;
+    std::mt19937_64 g(seed());
+    SCOPED_TRACE(testing::Message() << "seed " << seed());
+    const char * contracts[] = {"mm_q4_K_a8", "mm_q6_K_a8", "mm_q4_0_a8", "mm_q3_K_a8", "mm_bf16_bf16", "mm_f32_f32"};
+    for (int trial = 0; trial < 24; ++trial) {
+        const MatmulContract * c = nullptr;
+        const char * name = contracts[trial % 6];
+        const bool n_split = trial >= 12;
+        for (const auto & x : all_matmul_contracts()) {
+            if (std::string(x.name) == name) c = &x;
+        }
+        ASSERT_NE(c, nullptr);
+        MatmulSequenceShape s;
+        s.contract = name;
+        s.layout = n_split ? "n_split" : "m_split";
+        s.tile_n = trial % 2 ? 32 : 4;
+        s.m_tiles = 1 + static_cast<int64_t>(g() % 40);
+        s.n_tiles = n_split ? 4 * (1 + static_cast<int64_t>(g() % 2)) : 1 + static_cast<int64_t>(g() % 3);
+        s.k_tiles = trial % 12 == 5 ? 66 : 1 + static_cast<int64_t>(g() % 3);
+        s.out_row_stride = (s.m_tiles + 3) / 4 * 4 * 64;
+        const int64_t ne[4] = {c->tile_k, c->tile_m, 1, 1};
+        WeightLayout L;
+        ASSERT_TRUE(make_weight_layout(c->weight_type, ne, L));
+        s.weight_tile_bytes = L.tile_bytes;
+        s.act_tile_bytes = activation_tile_bytes(*c, s.tile_n);
+        SCOPED_TRACE(testing::Message() << name << " n" << s.tile_n << " tiles " << s.m_tiles << "x" << s.n_tiles << "x" << s.k_tiles
+                                        << " " << s.layout);
+        const MatmulSequence seq = build_matmul_sequence(d, s);
+        ASSERT_TRUE(seq.ok()) << seq.error;
+        EXPECT_EQ(seq.layout, s.layout);
+        const MatmulSequence fig = build_matmul_sequence(d, s, SequenceOutput::figures);
+        ASSERT_TRUE(fig.ok()) << fig.error;
+        EXPECT_TRUE(fig.words.empty());
+        Args a = args_for(seq);
+        const DmaRun r = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), seq.words.size(), a.list(), nullptr, seq.layout);
+        ASSERT_TRUE(r.ok()) << r.error;
+        const SequenceTraffic & t = seq.traffic;
+        EXPECT_EQ(r.stats.mm2s_bytes, t.w_read + t.a_read);
+        EXPECT_EQ(r.stats.s2mm_bytes, t.c_written);
+        EXPECT_EQ(fig.traffic.w_read, t.w_read);
+        EXPECT_EQ(fig.traffic.a_read, t.a_read);
+        EXPECT_EQ(fig.traffic.c_written, t.c_written);
+        EXPECT_EQ(fig.traffic.column_w, t.column_w);
+        // The documented schedules (aie/matmul/README.md). m_split: groups q of 4 row tiles on column q % 8,
+        // a step per (round, token tile): 4 windows and one A tile per K tile, 4 C tiles. n_split: row
+        // tile m on column m % 8, a step per (round, group of 4 token tiles): one window and 4 A tiles
+        // per K tile, 4 C tiles.
+        const uint64_t W = seq.buffers.w_obj, A = s.act_tile_bytes, tn = s.tile_n;
+        const uint64_t units = n_split ? s.m_tiles : (s.m_tiles + 3) / 4;
+        const uint64_t token_steps = n_split ? s.n_tiles / 4 : s.n_tiles;
+        uint64_t col_rounds = 0;
+        for (uint64_t col = 0; col < 8; ++col) col_rounds += col < units ? (units - col + 7) / 8 : 0;
+        EXPECT_EQ(col_rounds, units);
+        const uint64_t steps = units * token_steps;  // over all columns
+        EXPECT_EQ(t.w_read, steps * s.k_tiles * (n_split ? 1 : 4) * W);
+        EXPECT_EQ(t.a_read, steps * s.k_tiles * (n_split ? 4 : 1) * A);
+        EXPECT_EQ(t.c_written, steps * 4 * tn * 64 * 4);
+        EXPECT_EQ(t.w_tiles, steps * s.k_tiles * (n_split ? 1 : 4));
+        EXPECT_EQ(r.stats.kernel_calls, steps * 4 * s.k_tiles);
+    }
+    // n_split takes N in whole groups of 4 token tiles only: refused with the reason otherwise.
+    MatmulSequenceShape s = q4k_shape();
+    s.layout = "n_split";
+    s.n_tiles = 6;
+    const MatmulSequence seq = build_matmul_sequence(d, s);
+    ASSERT_FALSE(seq.ok());
+    EXPECT_NE(seq.error.find("groups of 4"), std::string::npos) << seq.error;
+    s.layout = "k_split";
+    EXPECT_NE(build_matmul_sequence(d, s).error.find("no layout"), std::string::npos);
+}
+
 // A queue push with a repeat count runs its BD repeat + 1 times: the A fill of 2 K tiles rewritten as
 // a 1-tile BD pushed with repeat 1 moves the same bytes in twice the BD passes; with repeat 2 the A
 // stream is one tile too long and the run ends with an error, not silently.
@@ -339,6 +427,59 @@ TEST(StreamInterpreter, CorruptedStreamsGiveErrorsNotCrashes) {
         errors += r.ok() ? 0 : 1;
     }
     EXPECT_GT(errors, 0);
+}
+
+// The layout the timing model finds fastest for a shape is the one the simulator's stream mode runs
+// (SimDevice hands the model's choice to the stream builder and the interpreter), with the kernels
+// mode's bits: a prefill shape (8 token tiles of 32: W broadcast down the columns, n_split) and a
+// decode shape (one token tile: m_split) in one batch. The prefill weights (9 row tiles) are cut to
+// what n_split reads: m_split streams whole groups of 4 row tiles (12) and would refuse them, so the
+// run passes only in the layout the model chose.
+TEST(StreamLayouts, SimDeviceRunsTheLayoutTheModelChooses) {
+    const MatmulContract & c = *matmul_contract_for(GGML_TYPE_Q4_K);
+    std::mt19937_64 g(seed());
+    SCOPED_TRACE(testing::Message() << "seed " << seed());
+    const NpuPreset & preset = *find_npu_preset("krackan");
+    struct One {
+        int64_t     m, n;
+        int         tn;
+        const char * layout;
+    };
+    const One cases[] = {{64 * 9, 8 * 32 - 3, 32, "n_split"}, {64 * 9, 1, 4, "m_split"}};
+    std::vector<Operands> ops;
+    std::vector<std::unique_ptr<HostBuffer>> outs_k, outs_s;
+    Batch batch;
+    ThreadPool pool(2);
+    std::vector<std::unique_ptr<CutBuffer>> cut;
+    for (const One & x : cases) {
+        ops.push_back(make_operands(c, x.tn, x.m, 2, x.n, g));
+        MatmulInvocation inv = ops.back().inv;
+        inv.out_row_stride = x.m;
+        if (std::string(x.layout) == "n_split") {
+            const size_t window = 13440, tile = inv.weight_tile_bytes;  // the K-quant family's W object
+            cut.push_back(std::make_unique<CutBuffer>(*ops.back().w, inv.m_tiles * inv.k_tiles * tile + (window - tile)));
+            inv.weights = {cut.back().get(), 0};
+        }
+        EXPECT_STREQ(TimingModel(preset).invocation(shape_of(inv)).layout, x.layout) << x.n << " tokens";
+        const size_t bytes = static_cast<size_t>(x.n * x.m) * 4;
+        outs_k.push_back(std::make_unique<HostBuffer>(bytes));
+        outs_s.push_back(std::make_unique<HostBuffer>(bytes));
+        inv.out = {outs_k.back().get(), 0};
+        sim_run_matmul(inv, pool, SimExec::kernels);
+        inv.out = {outs_s.back().get(), 0};
+        batch.invocations.push_back(Invocation::of(inv));
+    }
+    SimDevice dev(2, preset);
+    dev.set_exec(SimExec::stream);
+    const Status st = dev.run(batch, std::chrono::milliseconds(60000));
+    ASSERT_TRUE(st.ok) << st.message;
+    for (size_t i = 0; i < outs_k.size(); ++i) {
+        EXPECT_EQ(0, std::memcmp(outs_k[i]->host_ptr(), outs_s[i]->host_ptr(), outs_k[i]->size())) << "invocation " << i;
+    }
+    // The cut weights in the default layout: refused, naming the bytes the stream would read.
+    const Status m_split = sim_run_matmuls_stream({batch.invocations[0]}, pool, {"m_split"});
+    EXPECT_FALSE(m_split.ok);
+    EXPECT_NE(m_split.message.find("the stream reads"), std::string::npos) << m_split.message;
 }
 
 }  // namespace

@@ -223,4 +223,35 @@ TEST(MatmulSequence, WordsDecodeToTheBdsOfTheDesign) {
     EXPECT_GT(first_sync, 0u);
 }
 
+// The layouts (each an xclbin of a family and token tile): the default m_split splits W over the core
+// rows and broadcasts A, n_split the reverse; a layout that splits both, neither, or names a layout
+// twice is refused with the reason.
+TEST(DesignDescription, LayoutsSplitExactlyOneOperandOverTheCores) {
+    const DesignDescription & d = matmul_design().design;
+    ASSERT_EQ(d.layouts.size(), 2u);
+    EXPECT_EQ(d.layout("")->name, "m_split");
+    ASSERT_NE(d.layout("n_split"), nullptr);
+    EXPECT_EQ(d.layout("m_split")->w_parts, 4);
+    EXPECT_EQ(d.layout("m_split")->a_parts, 1);
+    EXPECT_EQ(d.layout("n_split")->w_parts, 1);
+    EXPECT_EQ(d.layout("n_split")->a_parts, 4);
+    EXPECT_EQ(d.layout("k_split"), nullptr);
+    EXPECT_EQ(d.layout("n_split")->fifo("a_l2l1")->link, FifoLink::split);
+    EXPECT_EQ(d.layout("n_split")->fifo("w_l2l1")->link, FifoLink::broadcast);
+    EXPECT_EQ(d.fifos.size(), d.layout("")->fifos.size());
+    // m_split's A made a split too (a 4-part object): both operands split.
+    std::string both = with("\"object\": {\"tile\": \"a\", \"count\": 1}, \"depth\": \"l2\"",
+                            "\"object\": {\"tile\": \"a\", \"count\": 4}, \"depth\": \"l2\"");
+    both = both.replace(both.find("\"link\": \"broadcast\""), std::string("\"link\": \"broadcast\"").size(), "\"link\": \"split\"");
+    EXPECT_NE(parse_design_description(both).error.find("exactly one of W and A"), std::string::npos)
+        << parse_design_description(both).error;
+    // A broadcast of a 4-part object.
+    EXPECT_NE(parse_design_description(with("\"link\": \"broadcast\"", "\"link\": \"split\"")).error.find("a_l2l1"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"name\": \"n_split\"", "\"name\": \"m_split\"")).error.find("listed twice"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"name\": \"a_l3l2\"", "\"name\": \"a_in\"")).error.find("a_l3l2"),
+              std::string::npos);
+}
+
 }  // namespace

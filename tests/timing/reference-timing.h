@@ -31,27 +31,39 @@ inline double reference_call_cycles(const xdna::CoreOps & ops, const xdna::NpuPr
 
 struct ReferenceTime {
     int64_t m_tiles = 0, n_tiles = 0, k_tiles = 0;
-    int     columns = 0;
+    int     columns = 0, cores = 0;
     int64_t waves = 0;
     double  tile_cycles = 0, drain_cycles = 0;
-    double  weight_bytes = 0, act_bytes = 0, out_bytes = 0, dram_bytes = 0;
+    double  weight_bytes = 0, act_bytes = 0, out_bytes = 0, dram_bytes = 0, busiest_channel = 0;
+    double  unique_bytes = 0;  // weights, activations and the valid outputs, once each
     double  compute_us = 0, dram_us = 0, total_us = 0;
 };
 
 // An M x K weight of `type` (K whole tiles) times N tokens on token tile `tn`, weight tiles of
-// `w_tile_bytes` and activation tiles of `a_tile_bytes`. Valid for shapes whose C tiles one memory-tile
-// block can stage (checked): then every operand is read from DRAM exactly once.
+// `w_tile_bytes`, W windows of `w_window_bytes` (the family's largest W tile: the xclbin's W object)
+// and activation tiles of `a_tile_bytes`, on the design as aie/matmul/README.md documents it:
+//   m_split (n_split false): row tiles in groups of 4 (padded), group q on column q % 8 in round q / 8,
+//     each of a column's 4 cores one row tile of the group; per (round, token tile) step and active
+//     column the shim streams the 4 cores' windows per K tile, the token tile's A once, and drains the
+//     4 C tiles whole;
+//   n_split: row tile q on column q % 8 in round q / 8, each of the column's 4 cores one token tile of
+//     a group of 4; per (round, token group) step and active column one window and 4 A tiles per K
+//     tile, and the 4 C tiles.
 inline ReferenceTime reference_time(const xdna::NpuPreset & p, ggml_type type, int64_t m, int64_t k, int64_t n, int tn,
-                                    double w_tile_bytes, double a_tile_bytes) {
+                                    double w_tile_bytes, double a_tile_bytes, double w_window_bytes, bool n_split = false) {
     const xdna::MatmulContract & c = *xdna::matmul_contract_for(type);
     ReferenceTime r;
     r.m_tiles = (m + c.tile_m - 1) / c.tile_m;
     r.n_tiles = (n + tn - 1) / tn;
     r.k_tiles = k / c.tile_k;
-    // Row tiles round robin over the columns; a column's (row tile, token tile) pairs over its cores.
-    r.columns = static_cast<int>(std::min<int64_t>(p.columns, r.m_tiles));
-    const int64_t column_tiles = (r.m_tiles + r.columns - 1) / r.columns * r.n_tiles;
-    r.waves = (column_tiles + p.rows - 1) / p.rows;
+    const int64_t groups = n_split ? r.m_tiles : (r.m_tiles + 3) / 4;  // row units
+    const int64_t token_steps = n_split ? r.n_tiles / 4 : r.n_tiles;
+    const int64_t w_per_k = n_split ? 1 : 4, a_per_k = n_split ? 4 : 1;
+    r.columns = static_cast<int>(std::min<int64_t>(p.columns, groups));
+    r.cores = r.columns * 4;
+    auto rounds_of = [&](int64_t col) { return col < groups ? (groups - col + p.columns - 1) / p.columns : 0; };
+    // Every core of column 0 has the most output tiles: one per (round, token step).
+    r.waves = rounds_of(0) * token_steps;
     // One output tile: the C-tile clear and one call per K tile; a single-buffered C waits for its drain
     // (64 x TN floats at 8 bytes per cycle), which the efficiency does not scale.
     const xdna::KernelProfile & prof = *xdna::kernel_profile(type, tn);
@@ -59,19 +71,19 @@ inline ReferenceTime reference_time(const xdna::NpuPreset & p, ggml_type type, i
     r.drain_cycles = xdna::budget_for(type, tn)->c_depth < 2 ? 64.0 * tn * 4 / 8 : 0.0;
     const double cycles_per_us = p.clock_ghz * 1e3;
     r.compute_us = double(r.waves) * (r.tile_cycles / cycles_per_us / p.efficiency() + r.drain_cycles / cycles_per_us);
-    // DRAM: the memory tile stages c_stage_kb of C tiles per column, i.e. this many per core (8 at TN 32,
-    // 64 at TN 4 with 256 KB); when the column's row tiles times its cores' token tiles fit, one block
-    // holds the whole output.
-    const int64_t staged_per_core = static_cast<int64_t>(p.c_stage_kb * 1024 / (p.rows * 4.0 * c.tile_m * tn));
-    const int64_t need = (r.m_tiles + r.columns - 1) / r.columns * ((r.n_tiles + p.rows - 1) / p.rows);
-    EXPECT_LE(need, staged_per_core) << "reference_time: this shape's output does not fit one block";
-    r.weight_bytes = double(r.m_tiles) * r.k_tiles * w_tile_bytes;
-    r.act_bytes = double(r.n_tiles) * r.k_tiles * a_tile_bytes;
-    r.out_bytes = 4.0 * m * n;
+    for (int64_t col = 0; col < p.columns; ++col) {
+        const double steps = double(rounds_of(col) * token_steps);
+        const double w = steps * r.k_tiles * w_per_k * w_window_bytes, a = steps * r.k_tiles * a_per_k * a_tile_bytes;
+        const double o = steps * 4 * tn * 64 * 4;
+        r.weight_bytes += w;
+        r.act_bytes += a;
+        r.out_bytes += o;
+        r.busiest_channel = std::max({r.busiest_channel, w, a, o});
+    }
     r.dram_bytes = r.weight_bytes + r.act_bytes + r.out_bytes;
-    // The sustained bandwidth, or the weights through the used columns' shim ingress (2 channels of
-    // 8 bytes per cycle), whichever is slower.
-    r.dram_us = std::max(r.dram_bytes / (p.dram_gbs * 1e3), r.weight_bytes / (r.columns * 2 * 8 * p.clock_ghz * 1e3));
+    r.unique_bytes = double(r.m_tiles) * r.k_tiles * w_tile_bytes + double(r.n_tiles) * r.k_tiles * a_tile_bytes + 4.0 * m * n;
+    // The sustained bandwidth, or the busiest shim channel at 8 bytes per cycle, whichever is slower.
+    r.dram_us = std::max(r.dram_bytes / (p.dram_gbs * 1e3), r.busiest_channel / (8 * p.clock_ghz * 1e3));
     r.total_us = std::max(r.compute_us, r.dram_us) + p.invocation_us;
     return r;
 }

@@ -16,7 +16,7 @@ struct Job {
 };
 
 void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::TimingModel & model,
-               ggml_type & last_type) {
+               ggml_type & last_type, const char *& last_layout) {
     if (jobs.empty()) {
         return;
     }
@@ -26,10 +26,11 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
         out.weight_bytes += static_cast<double>(j.inv.weight_bytes());
     }
     xdna::ModelledBatch b;
-    model.batch(shapes, b, &last_type);  // switches across submissions are charged too
+    model.batch(shapes, b, &last_type, &last_layout);  // switches across submissions are charged too
     out.contract_changes += b.contract_switches;
     out.switch_us += b.switch_us;
     for (const auto & t : b.invocations) {
+        ++out.layouts[*t.layout != 0 ? t.layout : "published"];
         if (t.infeasible != nullptr &&
             std::find(out.infeasible.begin(), out.infeasible.end(), t.infeasible) == out.infeasible.end()) {
             out.infeasible.push_back(t.infeasible);
@@ -86,10 +87,11 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
     }
     const auto mm = layer_matmuls(d);
     ggml_type last = GGML_TYPE_COUNT;
+    const char * last_layout = "";
     std::vector<Job> pending;
     int pending_group = -1;
     auto flush = [&] {
-        add_batch(out, std::vector<Job>(pending.begin(), pending.end()), model, last);
+        add_batch(out, std::vector<Job>(pending.begin(), pending.end()), model, last, last_layout);
         pending.clear();
     };
     for (int l = 0; l < d.n_layer; ++l) {

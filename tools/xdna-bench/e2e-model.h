@@ -8,6 +8,7 @@
 #include "model-dims.h"
 #include "sim/timing-model.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ struct PhaseModel {
     int64_t tokens = 0;          // tokens the phase processes (1 for a decode step, 512 for pp512)
     int     submissions = 0;
     int     invocations = 0;
-    int     contract_changes = 0;  // consecutive invocations of different contracts
+    int     contract_changes = 0;  // consecutive invocations of different contracts or design layouts
     double  weight_bytes = 0;    // packed weight bytes read once
     double  compute_us = 0;      // sums over invocations (modelled)
     double  dram_us = 0;
@@ -36,6 +37,7 @@ struct PhaseModel {
     double  switch_us = 0;       // contract changes, at the preset's cost each
     double  total_us = 0;
     std::vector<std::string> infeasible;  // design limits the phase's kernels break (feasibility.h)
+    std::map<std::string, int> layouts;   // invocations per design layout the model chose (timing-model.h)
 
     double dispatch_us() const { return submit_us + invocation_us; }
     double tokens_per_s() const { return total_us > 0 ? tokens * 1e6 / total_us : 0; }

@@ -8,6 +8,8 @@
 //   xdna-bench stream [options]      markdown: host-built instruction streams per matmul shape (build us,
 //                                    words) and the xclbins the model needs [--models 8b --ftype q4_K_M]
 //   xdna-bench overhead [options]    markdown: MEASURED host overhead per matmul, batched vs not
+//   xdna-bench traffic [options]     markdown: the DRAM bytes the design moves per matmul shape (both token
+//                                    tiles, decode and --pp) and what the model charges [--models 8b]
 //
 // Options:
 //   --models 1b,8b           built-in families (1b, 3b, 8b, qwen3-8b, qwen3-30b-a3b) [sweep: 1b,8b; e2e: 8b]
@@ -31,6 +33,7 @@
 #include "overhead.h"
 #include "reports.h"
 #include "sweep.h"
+#include "traffic-report.h"
 
 #include "runtime/options.h"
 
@@ -63,7 +66,7 @@ std::vector<std::string> split(const std::string & s) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|feasibility|e2e|overhead|stream [options]; see the header of main.cpp\n");
+    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|feasibility|e2e|overhead|stream|traffic [options]; see the header of main.cpp\n");
     return 2;
 }
 
@@ -192,6 +195,9 @@ int main(int argc, char ** argv) {
             ok = run_stream_bench(stdout, d, ftype, std::max(sweep.reps, 101)) && ok;
         }
         return ok ? 0 : 1;
+    }
+    if (mode == "traffic") {
+        return print_traffic(stdout, models, ftype, sweep.preset, pp) ? 0 : 1;
     }
     if (mode == "presets") {
         print_presets(stdout);

@@ -262,9 +262,20 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
         std::fprintf(out, "%s%s %.2f GB", first ? "" : ", ", name.c_str(), bytes / 1e9);
         first = false;
     }
-    std::fprintf(out, "). Per token: %d submissions, %d invocations, %d changes of contract between consecutive "
-                      "invocations (charged %s us each).\n\n",
+    std::fprintf(out, "). Per token: %d submissions, %d invocations, %d changes of contract (or of the design layout) "
+                      "between consecutive invocations (charged %s us each).",
                  tg.submissions, tg.invocations, tg.contract_changes, fmt(base.contract_switch_us, 0).c_str());
+    // The design layout (xclbin) the timing model runs each invocation in: the faster for its shape.
+    auto layouts = [](const PhaseModel & ph) {
+        std::string s;
+        for (const auto & [name, n] : ph.layouts) {
+            s += (s.empty() ? "" : ", ") + name + " " + std::to_string(n);
+        }
+        return s;
+    };
+    std::fprintf(out, " Design layouts the model chose (invocations each): decode %s; prefill pp%lld %s (%d changes of contract "
+                      "or layout per ubatch).\n\n",
+                 layouts(tg).c_str(), (long long) pp_tokens, layouts(pp).c_str(), pp.contract_changes);
     print_e2e_tiers(out, d, ftype, base, pp_tokens);
 
     std::fprintf(out, "Baseline breakdown (all MODELLED; %s):\n\n", grouping_name(Grouping::per_split));
@@ -291,9 +302,6 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     NpuPreset int4 = base;
     int4.int4_macs_per_cycle = 1024;
     scenarios.push_back({"int4 at 1024 MAC/cycle", "GGML_XDNA_MODEL_INT4_MACS=1024", int4, Grouping::per_split});
-    NpuPreset nostage = base;
-    nostage.c_stage_kb = 0;
-    scenarios.push_back({"no output staging (sensitivity)", "GGML_XDNA_MODEL_CSTAGE_KB=0", nostage, Grouping::per_split});
     NpuPreset fast_submit = base;
     fast_submit.submit_us = 30;
     scenarios.push_back({"30 us submissions (sensitivity)", "GGML_XDNA_MODEL_SUBMIT_US=30", fast_submit,

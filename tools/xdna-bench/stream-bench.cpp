@@ -2,6 +2,7 @@
 
 #include "plan/matmul-plan.h"
 #include "runtime/matmul-sequence.h"
+#include "sim/timing-model.h"
 
 #include <algorithm>
 #include <chrono>
@@ -35,19 +36,22 @@ bool run_stream_bench(std::FILE * out, const ModelDims & d, const std::string & 
     shapes.insert({d.vocab, d.n_embd, output_type(d, uniform, q4_k_m), "output"});
 
     std::fprintf(out, "## %s, %s: instruction streams built on the host\n\n", d.name.c_str(), ftype.c_str());
-    std::fprintf(out, "| matmul | type | M | K | tokens | TN | family | words | steps | build us (median of %d) |\n", reps);
-    std::fprintf(out, "|---|---|---|---|---|---|---|---|---|---|\n");
-    std::set<std::pair<std::string, int>> xclbins;
+    std::fprintf(out, "| matmul | type | M | K | tokens | TN | family | layout (the timing model's choice) | words | steps | "
+                      "build us (median of %d) |\n", reps);
+    std::fprintf(out, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    const xdna::TimingModel model(*xdna::find_npu_preset("krackan"));
+    std::set<std::string> xclbins;
     bool ok = true;
     for (const auto & [m, k, type, name] : shapes) {
         for (int64_t tokens : {int64_t(1), int64_t(512)}) {
             xdna::MatmulInvocation inv;
             if (!xdna::invocation_geometry(static_cast<ggml_type>(type), m, k, tokens, inv)) {
-                std::fprintf(out, "| %s | %s | %lld | %lld | %lld | - | no contract | | | |\n", name.c_str(),
+                std::fprintf(out, "| %s | %s | %lld | %lld | %lld | - | no contract | | | | |\n", name.c_str(),
                              ggml_type_name(static_cast<ggml_type>(type)), (long long) m, (long long) k, (long long) tokens);
                 continue;
             }
-            const xdna::MatmulSequenceShape shape = xdna::sequence_shape_of(inv, inv.out_row_stride);
+            xdna::MatmulSequenceShape shape = xdna::sequence_shape_of(inv, inv.out_row_stride);
+            shape.layout = model.invocation(xdna::shape_of(inv)).layout;  // the layout (xclbin) the simulator runs
             std::vector<double> us;
             xdna::MatmulSequence seq;
             for (int r = 0; r < reps; ++r) {
@@ -57,21 +61,22 @@ bool run_stream_bench(std::FILE * out, const ModelDims & d, const std::string & 
             }
             std::sort(us.begin(), us.end());
             if (!seq.ok()) {
-                std::fprintf(out, "| %s | %s | %lld | %lld | %lld | %d | refused: %s | | | |\n", name.c_str(),
+                std::fprintf(out, "| %s | %s | %lld | %lld | %lld | %d | refused: %s | | | | |\n", name.c_str(),
                              ggml_type_name(static_cast<ggml_type>(type)), (long long) m, (long long) k, (long long) tokens,
                              inv.tile.n, seq.error.c_str());
                 ok = false;
                 continue;
             }
-            xclbins.insert({seq.family, inv.tile.n});
-            std::fprintf(out, "| %s | %s | %lld | %lld | %lld | %d | %s | %zu | %lld | %.1f |\n", name.c_str(),
+            xclbins.insert(seq.family + "/n" + std::to_string(inv.tile.n) + "/" + seq.layout);
+            std::fprintf(out, "| %s | %s | %lld | %lld | %lld | %d | %s | %s | %zu | %lld | %.1f |\n", name.c_str(),
                          ggml_type_name(static_cast<ggml_type>(type)), (long long) m, (long long) k, (long long) tokens,
-                         inv.tile.n, seq.family.c_str(), seq.words.size(), (long long) seq.steps, us[us.size() / 2]);
+                         inv.tile.n, seq.family.c_str(), seq.layout.c_str(), seq.words.size(), (long long) seq.steps,
+                         us[us.size() / 2]);
         }
     }
-    std::fprintf(out, "\nxclbins (family x token tile) this model needs: %zu:", xclbins.size());
-    for (const auto & [family, tn] : xclbins) {
-        std::fprintf(out, " %s/n%d", family.c_str(), tn);
+    std::fprintf(out, "\nxclbins (family x token tile x layout) this model needs: %zu:", xclbins.size());
+    for (const auto & x : xclbins) {
+        std::fprintf(out, " %s", x.c_str());
     }
     std::fprintf(out, "\n");
     return ok;
