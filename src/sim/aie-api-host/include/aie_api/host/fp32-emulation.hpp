@@ -34,7 +34,7 @@ namespace aie_host {
 enum class fp32_accuracy { low, fast, safe };
 
 inline std::atomic<fp32_accuracy> & fp32_accuracy_ref() {
-    static std::atomic<fp32_accuracy> a{fp32_accuracy::fast};
+    static std::atomic<fp32_accuracy> a{fp32_accuracy::safe};
     return a;
 }
 inline void set_fp32_accuracy(fp32_accuracy a) { fp32_accuracy_ref().store(a); }
