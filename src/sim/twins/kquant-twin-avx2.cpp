@@ -104,48 +104,52 @@ constexpr Tables kTables = make_tables();
 XDNA_KQ_AVX2 inline __m256i load_table(const uint8_t * p) { return _mm256_load_si256(reinterpret_cast<const __m256i *>(p)); }
 XDNA_KQ_AVX2 inline __m256i load_table(const int32_t * p) { return _mm256_load_si256(reinterpret_cast<const __m256i *>(p)); }
 
-// Unsigned codes of a row group's 64 chunks: wv[ch][0] the even rows, wv[ch][1] the odd rows, each
-// lane 4 K values of its row.
-template <KType T> XDNA_KQ_AVX2 inline void unpack_row_group(const uint8_t * q4, const uint8_t * hi, int g, __m256i (*wv)[2]) {
-    const __m256i perm = load_table(kTables.pair_perm);
-    const __m256i transpose = load_table(kTables.transpose);
+// Unsigned codes of chunk ch of row group g: the even rows' and the odd rows' lanes, each lane 4 K
+// values of its row.
+template <KType T>
+XDNA_KQ_AVX2 inline void unpack_chunk(const uint8_t * q4, const uint8_t * hi, int g, int ch, __m256i & even, __m256i & odd) {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x88));  // q4 holds code ^ 8 per nibble
-    for (int ch = 0; ch < kChunks; ++ch) {
-        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q4 + g * 2048 + 32 * ch));
-        x = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(_mm256_xor_si256(x, flip), perm), transpose);
-        wv[ch][0] = _mm256_and_si256(x, low4);
-        wv[ch][1] = _mm256_and_si256(_mm256_srli_epi16(x, 4), low4);
-    }
+    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q4 + g * 2048 + 32 * ch));
+    x = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(_mm256_xor_si256(x, flip), load_table(kTables.pair_perm)),
+                            load_table(kTables.transpose));
+    even = _mm256_and_si256(x, low4);
+    odd = _mm256_and_si256(_mm256_srli_epi16(x, 4), low4);
     if (T == KType::q5_K) {
-        const __m256i gather = load_table(kTables.h1_gather);
         const __m256i bit_e = load_table(kTables.h1_bit_even), bit_o = load_table(kTables.h1_bit_odd);
         const __m256i sixteen = _mm256_set1_epi8(0x10);
-        for (int ch = 0; ch < kChunks; ++ch) {
-            int64_t bits;
-            std::memcpy(&bits, hi + g * 512 + 8 * ch, 8);
-            const __m256i y = _mm256_shuffle_epi8(_mm256_set1_epi64x(bits), gather);
-            const __m256i he = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(y, bit_e), bit_e), sixteen);
-            const __m256i ho = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(y, bit_o), bit_o), sixteen);
-            wv[ch][0] = _mm256_or_si256(wv[ch][0], he);
-            wv[ch][1] = _mm256_or_si256(wv[ch][1], ho);
-        }
+        int64_t bits;
+        std::memcpy(&bits, hi + g * 512 + 8 * ch, 8);
+        const __m256i y = _mm256_shuffle_epi8(_mm256_set1_epi64x(bits), load_table(kTables.h1_gather));
+        even = _mm256_or_si256(even, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(y, bit_e), bit_e), sixteen));
+        odd = _mm256_or_si256(odd, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(y, bit_o), bit_o), sixteen));
     } else if (T == KType::q6_K) {
-        const __m256i gather = load_table(kTables.q2_gather);
         const __m256i shift = load_table(kTables.q2_shift);
         const __m256i bits45 = _mm256_set1_epi8(0x30);
-        for (int ch = 0; ch < kChunks; ++ch) {
-            const __m128i src = _mm_loadu_si128(reinterpret_cast<const __m128i *>(hi + g * 1024 + 16 * ch));
-            const __m256i y = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(src), gather);
-            // Row 2i's bits are at 4 (i % 2), row 2i + 1's two higher; bits that cross into a
-            // neighbouring byte are masked off.
-            const __m256i he = _mm256_and_si256(_mm256_sllv_epi32(y, shift), bits45);
-            const __m256i ho = _mm256_and_si256(_mm256_sllv_epi32(_mm256_srli_epi32(y, 2), shift), bits45);
-            wv[ch][0] = _mm256_or_si256(wv[ch][0], he);
-            wv[ch][1] = _mm256_or_si256(wv[ch][1], ho);
-        }
+        const __m128i src = _mm_loadu_si128(reinterpret_cast<const __m128i *>(hi + g * 1024 + 16 * ch));
+        const __m256i y = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(src), load_table(kTables.q2_gather));
+        // Row 2i's bits are at 4 (i % 2), row 2i + 1's two higher; bits that cross into a
+        // neighbouring byte are masked off.
+        even = _mm256_or_si256(even, _mm256_and_si256(_mm256_sllv_epi32(y, shift), bits45));
+        odd = _mm256_or_si256(odd, _mm256_and_si256(_mm256_sllv_epi32(_mm256_srli_epi32(y, 2), shift), bits45));
     }
 }
+
+// Where token_group gets a chunk's codes: unpacked once per row group into a buffer that every token
+// group reads (prefill), or unpacked as they are used (one token group: decode).
+struct StoredCodes {
+    const __m256i (*wv)[2];
+    XDNA_KQ_AVX2 void get(int ch, __m256i & even, __m256i & odd) const {
+        even = wv[ch][0];
+        odd = wv[ch][1];
+    }
+};
+template <KType T> struct PackedCodes {
+    const uint8_t * q4;
+    const uint8_t * hi;
+    int g;
+    XDNA_KQ_AVX2 void get(int ch, __m256i & even, __m256i & odd) const { unpack_chunk<T>(q4, hi, g, ch, even, odd); }
+};
 
 // 16 rows of int16 -> (row 2i, row 2i) / (row 2i + 1, row 2i + 1) pairs, for vpmaddwd.
 struct PairVec {
@@ -278,8 +282,8 @@ XDNA_KQ_AVX2 inline __m256 epilogue(const Parts8 & d, const Parts8 & dmin, const
 }
 
 // Row group g, tokens t0 .. t0 + NU - 1: integer sums, then the epilogue into C.
-template <KType T, int TN, fp32_accuracy A, int NU>
-XDNA_KQ_AVX2 inline void token_group(const __m256i (*wv)[2], const RowGroup<T> & rg, const TokenInfo & ti, const int8_t * codes, int g,
+template <KType T, int TN, fp32_accuracy A, int NU, typename Codes>
+XDNA_KQ_AVX2 inline void token_group(const Codes & codes_of, const RowGroup<T> & rg, const TokenInfo & ti, const int8_t * codes, int g,
                                      int t0, float * c) {
     constexpr abi::ActTileFormat af{TN, kTileK, kTileK};
     constexpr int nsub = kSubBlocks<T>;
@@ -287,20 +291,35 @@ XDNA_KQ_AVX2 inline void token_group(const __m256i (*wv)[2], const RowGroup<T> &
     constexpr int flush = kInt16Chunks<T>;
     __m256i sumi[NU][2], summ[NU][2];
     for (int u = 0; u < NU; ++u) sumi[u][0] = sumi[u][1] = summ[u][0] = summ[u][1] = _mm256_setzero_si256();
-    for (int j = 0; j < nsub; ++j) {
-        for (int c0 = 0; c0 < cps; c0 += flush) {
+    // Token t0 + u's codes of K step s (16 K) start at at + 64 s + 16 u (t0 is a multiple of 4); a
+    // K step is 4 chunks.
+    const int8_t * at = codes + af.code_index(t0, 0);
+    constexpr int steps_per_flush = flush >= 4 ? flush / 4 : 1;
+    constexpr int chunks_per_pass = flush >= 4 ? 4 : flush;  // chunks between int16 flushes, per step
+    for (int s0 = 0; s0 < kChunks / 4; s0 += steps_per_flush) {
+        for (int half = 0; half < 4; half += chunks_per_pass) {
             __m256i acc[NU][2];
             for (int u = 0; u < NU; ++u) acc[u][0] = acc[u][1] = _mm256_setzero_si256();
-            for (int cc = c0; cc < c0 + flush; ++cc) {
-                const int ch = j * cps + cc;
-                for (int u = 0; u < NU; ++u) {
-                    int32_t a4;
-                    std::memcpy(&a4, codes + af.code_index(t0 + u, 4 * ch), 4);
-                    const __m256i av = _mm256_set1_epi32(a4);
-                    acc[u][0] = _mm256_add_epi16(acc[u][0], _mm256_maddubs_epi16(wv[ch][0], av));
-                    acc[u][1] = _mm256_add_epi16(acc[u][1], _mm256_maddubs_epi16(wv[ch][1], av));
+            for (int s = s0; s < s0 + steps_per_flush; ++s) {
+                const int8_t * as = at + 64 * s;
+#pragma GCC unroll 4
+                for (int q = half; q < half + chunks_per_pass; ++q) {
+                    __m256i w0, w1;
+                    codes_of.get(4 * s + q, w0, w1);
+#pragma GCC unroll 4
+                    for (int u = 0; u < NU; ++u) {
+                        int32_t a4;
+                        std::memcpy(&a4, as + 16 * u + 4 * q, 4);
+                        const __m256i av = _mm256_set1_epi32(a4);
+                        // Saturating adds that never saturate (the bounds above): the same sums as
+                        // wrapping adds, but opaque to the compiler, which would otherwise regroup
+                        // the chains into trees and spill the products.
+                        acc[u][0] = _mm256_adds_epi16(acc[u][0], _mm256_maddubs_epi16(w0, av));
+                        acc[u][1] = _mm256_adds_epi16(acc[u][1], _mm256_maddubs_epi16(w1, av));
+                    }
                 }
             }
+            const int j = (4 * s0 + half) / cps;  // the sub-block of these chunks
             for (int u = 0; u < NU; ++u)
                 for (int p = 0; p < 2; ++p) sumi[u][p] = _mm256_add_epi32(sumi[u][p], _mm256_madd_epi16(acc[u][p], rg.sc[j][p]));
         }
@@ -349,15 +368,28 @@ XDNA_KQ_AVX2 void vector_tile(const uint8_t * w, const uint8_t * a, float * c, i
     for (int g = 0; g < kRowGroups; ++g) {
         RowGroup<T> rg;
         load_row_group<T>(w, g, rg);
+        if (valid <= 4) {
+            // One token group: each chunk is unpacked where it is used.
+            const PackedCodes<T> packed{q4, hi, g};
+            switch (valid) {
+                case 1: token_group<T, TN, A, 1>(packed, rg, ti, codes, g, 0, c); break;
+                case 2: token_group<T, TN, A, 2>(packed, rg, ti, codes, g, 0, c); break;
+                case 3: token_group<T, TN, A, 3>(packed, rg, ti, codes, g, 0, c); break;
+                case 4: token_group<T, TN, A, 4>(packed, rg, ti, codes, g, 0, c); break;
+                default: break;
+            }
+            continue;
+        }
         // The row group's codes, unpacked once (4 KB, stays in L1), then streamed past every token.
         alignas(32) __m256i wv[kChunks][2];
-        unpack_row_group<T>(q4, hi, g, wv);
+        for (int ch = 0; ch < kChunks; ++ch) unpack_chunk<T>(q4, hi, g, ch, wv[ch][0], wv[ch][1]);
+        const StoredCodes stored{wv};
         for (int t0 = 0; t0 < valid; t0 += 4) {
             switch (std::min(4, valid - t0)) {
-                case 1: token_group<T, TN, A, 1>(wv, rg, ti, codes, g, t0, c); break;
-                case 2: token_group<T, TN, A, 2>(wv, rg, ti, codes, g, t0, c); break;
-                case 3: token_group<T, TN, A, 3>(wv, rg, ti, codes, g, t0, c); break;
-                default: token_group<T, TN, A, 4>(wv, rg, ti, codes, g, t0, c); break;
+                case 1: token_group<T, TN, A, 1>(stored, rg, ti, codes, g, t0, c); break;
+                case 2: token_group<T, TN, A, 2>(stored, rg, ti, codes, g, t0, c); break;
+                case 3: token_group<T, TN, A, 3>(stored, rg, ti, codes, g, t0, c); break;
+                default: token_group<T, TN, A, 4>(stored, rg, ti, codes, g, t0, c); break;
             }
         }
     }
