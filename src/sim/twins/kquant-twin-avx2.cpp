@@ -189,15 +189,17 @@ template <KType T> XDNA_KQ_AVX2 inline void load_row_group(const uint8_t * w, in
     __m256 de, dodd;
     bool dfin = true, mfin = true;
     load_halves(w + f.plane_offset(sp + 1) + g * 32, de, dodd, dfin);
-    rg.d[0] = twin::split8(de);
-    rg.d[1] = twin::split8(dodd);
-    if (T != KType::q6_K) {
-        __m256 me, mo;
-        load_halves(w + f.plane_offset(sp + 2) + g * 32, me, mo, mfin);
-        rg.dmin[0] = twin::split8(me);
-        rg.dmin[1] = twin::split8(mo);
-    }
+    __m256 me = _mm256_setzero_ps(), mo = me;
+    if (T != KType::q6_K) load_halves(w + f.plane_offset(sp + 2) + g * 32, me, mo, mfin);
     rg.fast = dfin && mfin;
+    // Finite fp16 values are below 2^16: the fast split is the split.
+    const auto split = [&](__m256 x) __attribute__((target("avx2,fma,f16c"))) { return rg.fast ? twin::split8_fast(x) : twin::split8(x); };
+    rg.d[0] = split(de);
+    rg.d[1] = split(dodd);
+    if (T != KType::q6_K) {
+        rg.dmin[0] = split(me);
+        rg.dmin[1] = split(mo);
+    }
     const auto unit = [&](int u) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(sbytes + 16 * u)); };
     if (T == KType::q6_K) {
         __m256i s[16];
@@ -239,23 +241,43 @@ template <KType T> XDNA_KQ_AVX2 inline void load_row_group(const uint8_t * w, in
 // Per token of the tile call: its activation scale's parts, and its int16 sums in pairs
 // (sums of K16 blocks 2jj, 2jj + 1), for vpmaddwd.
 struct TokenInfo {
-    aie_host::detail::bf16_parts sa[kMaxTokens];
-    bool fast[kMaxTokens];
-    int32_t sum_pairs[kMaxTokens][8];
+    alignas(32) float sa_hi[kMaxTokens];
+    alignas(32) float sa_mid[kMaxTokens];
+    alignas(32) float sa_lo[kMaxTokens];
+    uint32_t fast = 0;  // bit t: token t's scale is zero or in [2^-60, 2^60] (fast_scale_ok)
+    // [t / 4][jj][t % 4]: (sum of K16 block 2jj) | (sum of block 2jj + 1) << 16.
+    alignas(16) int32_t sum_pairs[kMaxTokens / 4][8][4];
 };
 
-template <int TN> void token_info(const uint8_t * a, int valid, TokenInfo & ti) {
+template <int TN> XDNA_KQ_AVX2 void token_info(const uint8_t * a, int valid, TokenInfo & ti) {
     constexpr abi::ActTileFormat af{TN, kTileK, kTileK};
+    static_assert(af.scale_index(5, 0) == 5 && af.scales_bytes() >= 32, "one scale per token, contiguous, 8 readable");
+    static_assert(af.sum_index(6, 3) == (16 + 3) * 4 + 2, "sums [t / 4][k16][t % 4]");
     const auto * scales = reinterpret_cast<const float *>(a + af.scales_offset());
     const auto * sums = reinterpret_cast<const int16_t *>(a + af.sums_offset());
-    for (int t = 0; t < valid; ++t) {
-        const float sa = scales[af.scale_index(t, 0)];
-        ti.sa[t] = aie_host::detail::split_bf16(sa);
-        ti.fast[t] = twin::fast_scale_ok(sa);
+    // The scales' parts, 8 tokens at a time (lanes past `valid` read the plane's padding, unused).
+    ti.fast = 0;
+    for (int t = 0; t < valid; t += 8) {
+        const __m256 x = _mm256_loadu_ps(scales + t);
+        const Parts8 p = twin::split8(x);
+        _mm256_store_ps(ti.sa_hi + t, p.hi);
+        _mm256_store_ps(ti.sa_mid + t, p.mid);
+        _mm256_store_ps(ti.sa_lo + t, p.lo);
+        // fast_scale_ok on 8 lanes: zero, or a biased exponent in [127 - 60, 127 + 60].
+        const __m256i u = _mm256_castps_si256(x);
+        const __m256i mag = _mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF));
+        const __m256i e = _mm256_srli_epi32(mag, 23);
+        const __m256i in_range = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(127 - 60), e),
+                                                                     _mm256_cmpgt_epi32(e, _mm256_set1_epi32(127 + 60))),
+                                                    _mm256_set1_epi32(-1));
+        const __m256i ok = _mm256_or_si256(in_range, _mm256_cmpeq_epi32(mag, _mm256_setzero_si256()));
+        ti.fast |= static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(ok))) << t;
+    }
+    // Sums of blocks 2jj and 2jj + 1 of 4 tokens are 8 consecutive int16: interleave them.
+    for (int tg = 0; tg < (valid + 3) / 4; ++tg) {
         for (int jj = 0; jj < 8; ++jj) {
-            const auto lo = static_cast<uint16_t>(sums[af.sum_index(t, 2 * jj)]);
-            const auto hi = static_cast<uint16_t>(sums[af.sum_index(t, 2 * jj + 1)]);
-            ti.sum_pairs[t][jj] = static_cast<int32_t>(static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16));
+            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(sums + af.sum_index(4 * tg, 2 * jj)));
+            _mm_store_si128(reinterpret_cast<__m128i *>(ti.sum_pairs[tg][jj]), _mm_unpacklo_epi16(x, _mm_srli_si128(x, 8)));
         }
     }
 }
@@ -299,7 +321,7 @@ XDNA_KQ_AVX2 inline void token_group(const Codes & codes_of, const RowGroup<T> &
     for (int s0 = 0; s0 < kChunks / 4; s0 += steps_per_flush) {
         for (int half = 0; half < 4; half += chunks_per_pass) {
             __m256i acc[NU][2];
-            for (int u = 0; u < NU; ++u) acc[u][0] = acc[u][1] = _mm256_setzero_si256();
+#pragma GCC unroll 2
             for (int s = s0; s < s0 + steps_per_flush; ++s) {
                 const int8_t * as = at + 64 * s;
 #pragma GCC unroll 4
@@ -314,8 +336,14 @@ XDNA_KQ_AVX2 inline void token_group(const Codes & codes_of, const RowGroup<T> &
                         // Saturating adds that never saturate (the bounds above): the same sums as
                         // wrapping adds, but opaque to the compiler, which would otherwise regroup
                         // the chains into trees and spill the products.
-                        acc[u][0] = _mm256_adds_epi16(acc[u][0], _mm256_maddubs_epi16(w0, av));
-                        acc[u][1] = _mm256_adds_epi16(acc[u][1], _mm256_maddubs_epi16(w1, av));
+                        const __m256i m0 = _mm256_maddubs_epi16(w0, av), m1 = _mm256_maddubs_epi16(w1, av);
+                        if (s == s0 && q == half) {
+                            acc[u][0] = m0;
+                            acc[u][1] = m1;
+                        } else {
+                            acc[u][0] = _mm256_adds_epi16(acc[u][0], m0);
+                            acc[u][1] = _mm256_adds_epi16(acc[u][1], m1);
+                        }
                     }
                 }
             }
@@ -328,7 +356,7 @@ XDNA_KQ_AVX2 inline void token_group(const Codes & codes_of, const RowGroup<T> &
     // of the activations' int16 sums.
     for (int u = 0; u < NU; ++u) {
         for (int jj = 0; jj < 8; ++jj) {
-            const __m256i s = _mm256_set1_epi32(ti.sum_pairs[t0 + u][jj]);
+            const __m256i s = _mm256_set1_epi32(ti.sum_pairs[t0 / 4][jj][u]);
             for (int p = 0; p < 2; ++p) summ[u][p] = _mm256_add_epi32(summ[u][p], _mm256_madd_epi16(rg.mn[jj][p], s));
         }
         if (T == KType::q6_K) {
@@ -337,9 +365,9 @@ XDNA_KQ_AVX2 inline void token_group(const Codes & codes_of, const RowGroup<T> &
     }
     for (int u = 0; u < NU; ++u) {
         const int t = t0 + u;
-        const Parts8 sa = twin::splat8(ti.sa[t]);
+        const Parts8 sa{_mm256_set1_ps(ti.sa_hi[t]), _mm256_set1_ps(ti.sa_mid[t]), _mm256_set1_ps(ti.sa_lo[t])};
         __m256 v[2];
-        if (rg.fast && ti.fast[t]) {
+        if (rg.fast && ((ti.fast >> t) & 1) != 0) {
             for (int p = 0; p < 2; ++p) v[p] = epilogue<T, A, true>(rg.d[p], rg.dmin[p], sa, sumi[u][p], summ[u][p]);
         } else {
             for (int p = 0; p < 2; ++p) v[p] = epilogue<T, A, false>(rg.d[p], rg.dmin[p], sa, sumi[u][p], summ[u][p]);
@@ -361,7 +389,11 @@ XDNA_KQ_AVX2 void vector_tile(const uint8_t * w, const uint8_t * a, float * c, i
     const uint8_t * hi = w + f.plane_offset(1);
     // The simulator walks K tiles in memory order: fetch the next tile while this one is computed (a
     // hint only: it never faults, past the end of the buffer included).
-    for (int o = 0; o < f.tile_bytes(); o += 64) _mm_prefetch(reinterpret_cast<const char *>(w + f.tile_bytes() + o), _MM_HINT_T0);
+    static_assert(f.tile_bytes() % 128 == 0, "two lines per step");
+    for (int o = 0; o < f.tile_bytes(); o += 128) {
+        _mm_prefetch(reinterpret_cast<const char *>(w + f.tile_bytes() + o), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char *>(w + f.tile_bytes() + o + 64), _MM_HINT_T0);
+    }
 
     TokenInfo ti;
     token_info<TN>(a, valid, ti);
