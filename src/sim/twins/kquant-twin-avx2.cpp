@@ -148,11 +148,9 @@ template <KType T> struct PackedCodes {
     const uint8_t * q4;
     const uint8_t * hi;
     int g;
-    const uint8_t * ahead;  // prefetched, one line per chunk
-    int ahead_lines;
+    const uint8_t * ahead;  // this row group's 64 lines of what follows the tile, one per chunk
     XDNA_KQ_AVX2 void get(int ch, __m256i & even, __m256i & odd) const {
-        const int line = 64 * g + ch;
-        if (line < ahead_lines) _mm_prefetch(reinterpret_cast<const char *>(ahead + 64 * line), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char *>(ahead + 64 * ch), _MM_HINT_T0);
         unpack_chunk<T>(q4, hi, g, ch, even, odd);
     }
 };
@@ -398,6 +396,7 @@ XDNA_KQ_AVX2 void vector_tile(const uint8_t * w, const uint8_t * a, float * c, i
     // from memory, spreads the prefetches over the tile, one line per chunk: issued all at once, most
     // would find the miss queues full (measured: 5.5 -> 9 GB/s per thread from DRAM).
     static_assert(f.tile_bytes() % 128 == 0, "two lines per step");
+    // (The 256 lines of the 4 row groups' chunks reach past the next tile into the one after.)
     static_assert(f.tile_bytes() / 64 <= kRowGroups * kChunks, "a line per chunk covers the next tile");
     const uint8_t * ahead = w + f.tile_bytes();
     if (valid > 4) {
@@ -414,7 +413,7 @@ XDNA_KQ_AVX2 void vector_tile(const uint8_t * w, const uint8_t * a, float * c, i
         load_row_group<T>(w, g, rg);
         if (valid <= 4) {
             // One token group: each chunk is unpacked where it is used.
-            const PackedCodes<T> packed{q4, hi, g, ahead, f.tile_bytes() / 64};
+            const PackedCodes<T> packed{q4, hi, g, ahead + 64 * kChunks * g};
             switch (valid) {
                 case 1: token_group<T, TN, A, 1>(packed, rg, ti, codes, g, 0, c); break;
                 case 2: token_group<T, TN, A, 2>(packed, rg, ti, codes, g, 0, c); break;
