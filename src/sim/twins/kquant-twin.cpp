@@ -2,6 +2,7 @@
 
 #include "emulated-fp32.h"
 #include "host-isa.h"
+#include "kquant-twin-avx2.h"
 #include "xdna_aie/matmul_tiles.h"
 
 #include <immintrin.h>
@@ -289,10 +290,10 @@ XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * 
 template <KType T, int TN>
 void tile(const uint8_t * w, const uint8_t * a, float * c, int valid = TN) {
     valid = std::max(0, std::min(TN, valid));
-    if (kquant_twin_vectorised()) {
-        vector_tile<T, TN>(w, a, c, valid);
-    } else {
-        scalar_tile<T, TN>(w, a, c, valid);
+    switch (kquant_twin_isa()) {
+        case TwinIsa::avx512: vector_tile<T, TN>(w, a, c, valid); break;
+        case TwinIsa::avx2: kquant_twin_tile_avx2(static_cast<int>(T), TN, w, a, c, valid); break;
+        default: scalar_tile<T, TN>(w, a, c, valid); break;
     }
 }
 
@@ -308,15 +309,19 @@ void kquant_twin_tile(int type_id, int tile_n, const uint8_t * w, const uint8_t 
 }
 
 namespace {
-bool g_force_scalar = false;
+TwinIsa g_limit = TwinIsa::avx512;
 }
 
-void kquant_twin_force_scalar(bool on) { g_force_scalar = on; }
+void kquant_twin_force_scalar(bool on) { g_limit = on ? TwinIsa::portable : TwinIsa::avx512; }
 
-bool kquant_twin_vectorised() {
-    static const bool host_has = twin_host_has_avx512_isa();
-    return host_has && !g_force_scalar;
+void kquant_twin_limit_isa(TwinIsa max) { g_limit = max; }
+
+TwinIsa kquant_twin_isa() {
+    static const TwinIsa host = twin_host_isa();
+    return std::min(host, g_limit);
 }
+
+bool kquant_twin_vectorised() { return kquant_twin_isa() != TwinIsa::portable; }
 
 extern "C" {
 void twin_mm_q4_K_a8_n4(const uint8_t * w, const uint8_t * a, float * c) { tile<KType::q4_K, 4>(w, a, c); }

@@ -7,9 +7,12 @@
 //
 // Like the core kernel, a twin works on one row group (16 weight rows) at a time, rows in vector
 // lanes, straight from the tile's planes: codes are unpacked, shuffled so each lane holds 4
-// consecutive K values of its row, and multiplied with the int8 activations by AVX-512 VNNI
-// (a portable scalar path gives the same results on other hosts).
+// consecutive K values of its row, and multiplied with the int8 activations by AVX-512 VNNI, or by
+// AVX2 (kquant-twin-avx2.h) on hosts without AVX-512 (a portable scalar path gives the same results
+// on other hosts).
 #pragma once
+
+#include "host-isa.h"
 
 #include <cstdint>
 
@@ -29,10 +32,16 @@ void twin_mm_q6_K_a8_n32(const uint8_t * w, const uint8_t * a, float * c);
 // tokens of a decode tile, which it never reads back.
 void kquant_twin_tile(int type_id, int tile_n, const uint8_t * w, const uint8_t * a, float * c, int valid_tokens);
 
-// Whether the vectorised path runs on this host (the scalar path otherwise; both are exact).
+// Whether a vectorised path runs on this host (the scalar path otherwise; all are exact).
 bool kquant_twin_vectorised();
+
+// The path that runs: the best this host has, at most the test limit below.
+TwinIsa kquant_twin_isa();
 
 // Tests only: run the portable path even where the vectorised one could run.
 void kquant_twin_force_scalar(bool on);
+
+// Tests only: run at most path `max` (TwinIsa::avx512 lifts the limit).
+void kquant_twin_limit_isa(TwinIsa max);
 
 }  // namespace xdna
