@@ -128,10 +128,12 @@ XDNA_KQ_AVX2 inline void unpack_chunk(const uint8_t * q4, const uint8_t * hi, in
         const __m256i bits45 = _mm256_set1_epi8(0x30);
         const __m128i src = _mm_loadu_si128(reinterpret_cast<const __m128i *>(hi + g * 1024 + 16 * ch));
         const __m256i y = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(src), load_table(kTables.q2_gather));
-        // Row 2i's bits are at 4 (i % 2), row 2i + 1's two higher; bits that cross into a
-        // neighbouring byte are masked off.
-        even = _mm256_or_si256(even, _mm256_and_si256(_mm256_sllv_epi32(y, shift), bits45));
-        odd = _mm256_or_si256(odd, _mm256_and_si256(_mm256_sllv_epi32(_mm256_srli_epi32(y, 2), shift), bits45));
+        // Row 2i's bits are at 4 (i % 2), row 2i + 1's two higher: shifting lanes with i even by 4
+        // puts every byte's even-row bits at 4-5 and its odd-row bits at 6-7 (bits that cross into
+        // a neighbouring byte land outside those and are masked off).
+        const __m256i z = _mm256_sllv_epi32(y, shift);
+        even = _mm256_or_si256(even, _mm256_and_si256(z, bits45));
+        odd = _mm256_or_si256(odd, _mm256_and_si256(_mm256_srli_epi16(z, 2), bits45));
     }
 }
 
