@@ -128,10 +128,12 @@ XDNA_KQ_AVX2 inline void unpack_chunk(const uint8_t * q4, const uint8_t * hi, in
         const __m256i bits45 = _mm256_set1_epi8(0x30);
         const __m128i src = _mm_loadu_si128(reinterpret_cast<const __m128i *>(hi + g * 1024 + 16 * ch));
         const __m256i y = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(src), load_table(kTables.q2_gather));
-        // Row 2i's bits are at 4 (i % 2), row 2i + 1's two higher; bits that cross into a
-        // neighbouring byte are masked off.
-        even = _mm256_or_si256(even, _mm256_and_si256(_mm256_sllv_epi32(y, shift), bits45));
-        odd = _mm256_or_si256(odd, _mm256_and_si256(_mm256_sllv_epi32(_mm256_srli_epi32(y, 2), shift), bits45));
+        // Row 2i's bits are at 4 (i % 2), row 2i + 1's two higher: shifting lanes with i even by 4
+        // puts every byte's even-row bits at 4-5 and its odd-row bits at 6-7 (bits that cross into
+        // a neighbouring byte land outside those and are masked off).
+        const __m256i z = _mm256_sllv_epi32(y, shift);
+        even = _mm256_or_si256(even, _mm256_and_si256(z, bits45));
+        odd = _mm256_or_si256(odd, _mm256_and_si256(_mm256_srli_epi16(z, 2), bits45));
     }
 }
 
@@ -307,54 +309,67 @@ XDNA_KQ_AVX2 inline __m256 epilogue(const Parts8 & d, const Parts8 & dmin, const
     return val;
 }
 
+// The integer sums of K steps s0 .. s0 + steps_per_flush - 1 (4 chunks each) for tokens t0 ..
+// t0 + NU - 1: chunks summed in int16 as far as they cannot overflow, then scaled into sumi.
+template <KType T, int NU, typename Codes>
+XDNA_KQ_AVX2 inline void dot_pass(const Codes & codes_of, const RowGroup<T> & rg, const int8_t * at, int s0, __m256i (*sumi)[2]) {
+    constexpr int cps = kChunks / kSubBlocks<T>;  // chunks per sub-block
+    constexpr int flush = kInt16Chunks<T>;
+    constexpr int steps_per_flush = flush >= 4 ? flush / 4 : 1;
+    constexpr int chunks_per_pass = flush >= 4 ? 4 : flush;  // chunks between int16 flushes, per step
+#pragma GCC unroll 2
+    for (int half = 0; half < 4; half += chunks_per_pass) {
+        __m256i acc[NU][2];
+#pragma GCC unroll 2
+        for (int s = s0; s < s0 + steps_per_flush; ++s) {
+            const int8_t * as = at + 64 * s;
+#pragma GCC unroll 4
+            for (int q = half; q < half + chunks_per_pass; ++q) {
+                __m256i w0, w1;
+                codes_of.get(4 * s + q, w0, w1);
+#pragma GCC unroll 4
+                for (int u = 0; u < NU; ++u) {
+                    int32_t a4;
+                    std::memcpy(&a4, as + 16 * u + 4 * q, 4);
+                    const __m256i av = _mm256_set1_epi32(a4);
+                    // Saturating adds that never saturate (the file comment's bounds): the same sums as
+                    // wrapping adds, but opaque to the compiler, which would otherwise regroup
+                    // the chains into trees and spill the products.
+                    const __m256i m0 = _mm256_maddubs_epi16(w0, av), m1 = _mm256_maddubs_epi16(w1, av);
+                    if (s == s0 && q == half) {
+                        acc[u][0] = m0;
+                        acc[u][1] = m1;
+                    } else {
+                        acc[u][0] = _mm256_adds_epi16(acc[u][0], m0);
+                        acc[u][1] = _mm256_adds_epi16(acc[u][1], m1);
+                    }
+                }
+            }
+        }
+        const int j = (4 * s0 + half) / cps;  // the sub-block of these chunks
+        for (int u = 0; u < NU; ++u)
+            for (int p = 0; p < 2; ++p) sumi[u][p] = _mm256_add_epi32(sumi[u][p], _mm256_madd_epi16(acc[u][p], rg.sc[j][p]));
+    }
+}
+
 // Row group g, tokens t0 .. t0 + NU - 1: integer sums, then the epilogue into C.
 template <KType T, int TN, fp32_accuracy A, int NU, typename Codes>
 XDNA_KQ_AVX2 inline void token_group(const Codes & codes_of, const RowGroup<T> & rg, const TokenInfo & ti, const int8_t * codes, int g,
                                      int t0, float * c) {
     constexpr abi::ActTileFormat af{TN, kTileK, kTileK};
-    constexpr int nsub = kSubBlocks<T>;
-    constexpr int cps = kChunks / nsub;  // chunks per sub-block
-    constexpr int flush = kInt16Chunks<T>;
     __m256i sumi[NU][2], summ[NU][2];
     for (int u = 0; u < NU; ++u) sumi[u][0] = sumi[u][1] = summ[u][0] = summ[u][1] = _mm256_setzero_si256();
     // Token t0 + u's codes of K step s (16 K) start at at + 64 s + 16 u (t0 is a multiple of 4); a
     // K step is 4 chunks.
     const int8_t * at = codes + af.code_index(t0, 0);
-    constexpr int steps_per_flush = flush >= 4 ? flush / 4 : 1;
-    constexpr int chunks_per_pass = flush >= 4 ? 4 : flush;  // chunks between int16 flushes, per step
-    for (int s0 = 0; s0 < kChunks / 4; s0 += steps_per_flush) {
-        for (int half = 0; half < 4; half += chunks_per_pass) {
-            __m256i acc[NU][2];
-#pragma GCC unroll 2
-            for (int s = s0; s < s0 + steps_per_flush; ++s) {
-                const int8_t * as = at + 64 * s;
-#pragma GCC unroll 4
-                for (int q = half; q < half + chunks_per_pass; ++q) {
-                    __m256i w0, w1;
-                    codes_of.get(4 * s + q, w0, w1);
-#pragma GCC unroll 4
-                    for (int u = 0; u < NU; ++u) {
-                        int32_t a4;
-                        std::memcpy(&a4, as + 16 * u + 4 * q, 4);
-                        const __m256i av = _mm256_set1_epi32(a4);
-                        // Saturating adds that never saturate (the bounds above): the same sums as
-                        // wrapping adds, but opaque to the compiler, which would otherwise regroup
-                        // the chains into trees and spill the products.
-                        const __m256i m0 = _mm256_maddubs_epi16(w0, av), m1 = _mm256_maddubs_epi16(w1, av);
-                        if (s == s0 && q == half) {
-                            acc[u][0] = m0;
-                            acc[u][1] = m1;
-                        } else {
-                            acc[u][0] = _mm256_adds_epi16(acc[u][0], m0);
-                            acc[u][1] = _mm256_adds_epi16(acc[u][1], m1);
-                        }
-                    }
-                }
-            }
-            const int j = (4 * s0 + half) / cps;  // the sub-block of these chunks
-            for (int u = 0; u < NU; ++u)
-                for (int p = 0; p < 2; ++p) sumi[u][p] = _mm256_add_epi32(sumi[u][p], _mm256_madd_epi16(acc[u][p], rg.sc[j][p]));
-        }
+    // Decode (codes unpacked as used, one or two tokens) runs the whole K tile unrolled; prefill keeps
+    // the loop, whose body holds 4 tokens' sums in registers (unrolled, they would spill).
+    constexpr int steps_per_flush = kInt16Chunks<T> >= 4 ? kInt16Chunks<T> / 4 : 1;
+    if constexpr (NU <= 2) {
+#pragma GCC unroll 16
+        for (int s0 = 0; s0 < kChunks / 4; s0 += steps_per_flush) dot_pass<T, NU>(codes_of, rg, at, s0, sumi);
+    } else {
+        for (int s0 = 0; s0 < kChunks / 4; s0 += steps_per_flush) dot_pass<T, NU>(codes_of, rg, at, s0, sumi);
     }
     // Mins (Q4_K, Q5_K) or the offset term of Q6_K's codes stored + 32: pairs of scales times pairs
     // of the activations' int16 sums.
