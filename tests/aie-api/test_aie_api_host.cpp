@@ -478,13 +478,13 @@ TEST_F(AieApi, ElementwiseMulFloatSplitsInTheCurrentRoundingMode) {
 // The 32-lane `fast` intrinsic: the same nine products in a chain of MACs.
 TEST_F(AieApi, Fp32FastIntrinsicIsTheSafeProductWithFusedAdds) {
     const float x = 1.0f + p2(-12), y = 1.0f + p2(-12) + p2(-22);
-    const aie::accum<accfloat, 32> r = mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(x), aie::broadcast<float, 32>(y));
+    const aie::accum<accfloat, 32> r(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(x), aie::broadcast<float, 32>(y)));
     EXPECT_EQ(r.lane(0), 1.0f + p2(-11) + p2(-22) + p2(-23));  // nine products: not the six-product value
     aie::set_rounding(aie::rounding_mode::conv_even);
     const float u = -(1.75f + p2(-12)), v = 1.0f + 3.0f * p2(-22);
-    EXPECT_EQ(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(u), aie::broadcast<float, 32>(v)).lane(5), -0x1.c01016p+0f);
+    EXPECT_EQ((aie::accum<accfloat, 32>(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(u), aie::broadcast<float, 32>(v)))).lane(5), -0x1.c01016p+0f);
     aie::set_rounding(aie::rounding_mode::floor);
-    EXPECT_EQ(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(u), aie::broadcast<float, 32>(v)).lane(5), -0x1.c01014p+0f);
+    EXPECT_EQ((aie::accum<accfloat, 32>(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(u), aie::broadcast<float, 32>(v)))).lane(5), -0x1.c01014p+0f);
     // Every partial product of normal-range operands is exact in fp32, so a MAC and a multiply
     // followed by an add round alike: the safe value, bit for bit.
     std::mt19937 g(12345);
@@ -496,7 +496,7 @@ TEST_F(AieApi, Fp32FastIntrinsicIsTheSafeProductWithFusedAdds) {
             a[i] = std::ldexp(mant(g), ex(g));
             b[i] = std::ldexp(mant(g), ex(g));
         }
-        const auto fast = mul_elem_32_accuracy_fast(a, b);
+        const aie::accum<accfloat, 32> fast(mul_elem_32_accuracy_fast(a, b));
         const auto safe = aie::mul(a, b);
         for (unsigned i = 0; i < 32; ++i) ASSERT_EQ(fast.lane(i), safe.lane(i)) << a[i] << " * " << b[i];
     }
@@ -504,7 +504,7 @@ TEST_F(AieApi, Fp32FastIntrinsicIsTheSafeProductWithFusedAdds) {
     // loses its low bits: here the products below 2^-130 (found by search over 1 + 2^-i + 2^-j values).
     const float tx = 0x1.00402p-70f, ty = 0x1.00402p-60f;
     EXPECT_EQ(aie::mul(aie::broadcast<float, 32>(tx), aie::broadcast<float, 32>(ty)).lane(0), 0x1.00804p-130f);
-    EXPECT_EQ(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(tx), aie::broadcast<float, 32>(ty)).lane(0), 0x1.00806p-130f);
+    EXPECT_EQ((aie::accum<accfloat, 32>(mul_elem_32_accuracy_fast(aie::broadcast<float, 32>(tx), aie::broadcast<float, 32>(ty)))).lane(0), 0x1.00806p-130f);
 }
 
 // ---------------------------------------------------------------------------------------------

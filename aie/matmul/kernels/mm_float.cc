@@ -202,7 +202,7 @@ template <int RB, int TGB> void f32_tile(const uint8_t * __restrict w, const uin
                                                    aie::broadcast<float, 8>(x[16 + k]), aie::broadcast<float, 8>(x[24 + k]));
                         for (int r = 0; r < RB; ++r) {
                             const V32 bk = b[r].template extract<8>(k).template grow_replicate<32>();
-                            acc[u][r] = aie::add(acc[u][r], mul_elem_32_accuracy_fast(ak, bk));
+                            acc[u][r] = aie::add(acc[u][r], aie::accum<accfloat, 32>(mul_elem_32_accuracy_fast(ak, bk)));
                         }
                     }
                 }

@@ -250,6 +250,12 @@ inline aie::vector<int4, 256> hi_operand_q6(const uint8_t * __restrict q2) {
     return aie::vector_cast<int4>(aie::bit_xor(uint8_t(0xAA), aie::bit_and(uint8_t(0xCC), t)));
 }
 
+// x * y on 32 lanes with the 32-lane fast intrinsic. Its result is the core's native v32accfloat, which
+// aie_api's functions do not take: it enters an accum explicitly, as on the core.
+inline aie::vector<float, 32> fast32(const aie::vector<float, 32> & x, const aie::vector<float, 32> & y) {
+    return aie::accum<accfloat, 32>(mul_elem_32_accuracy_fast(x, y)).template to_vector<float>();
+}
+
 // c[t][16 rg + r] += contract epilogue of one output block. sumi/summ: [t][r] int32.
 // Two tokens at a time: 32 lanes [t][r] per fp32 multiply, the width the core's emulation works at
 // (a 16-lane multiply costs as much as a 32-lane one). The products are the 32-lane `fast` intrinsic:
@@ -266,11 +272,11 @@ KQ_NOINLINE void epilogue(const aie::vector<int32_t, 64> & sumi, const aie::vect
     for (int tp = 0; tp < kTokGroup / 2; ++tp) {
         float * c0 = c + 2 * tp * kTileM;  // token 2 tp; token 2 tp + 1 is kTileM further
         const V32 s = aie::concat(aie::broadcast<float, 16>(sa[2 * tp]), aie::broadcast<float, 16>(sa[2 * tp + 1]));
-        const V32 p = mul_elem_32_accuracy_fast(d, s).template to_vector<float>();
-        V32 x = mul_elem_32_accuracy_fast(p, aie::to_float(sumi.extract<32>(tp))).template to_vector<float>();
+        const V32 p = fast32(d, s);
+        V32 x = fast32(p, aie::to_float(sumi.extract<32>(tp)));
         if constexpr (kMin) {
-            const V32 q = mul_elem_32_accuracy_fast(dmin, s).template to_vector<float>();
-            const V32 y = mul_elem_32_accuracy_fast(q, aie::to_float(summ.extract<32>(tp))).template to_vector<float>();
+            const V32 q = fast32(dmin, s);
+            const V32 y = fast32(q, aie::to_float(summ.extract<32>(tp)));
             x = aie::sub(x, y);
         }
         const V32 sum = aie::add(aie::concat(aie::load_v<16>(c0), aie::load_v<16>(c0 + kTileM)), x);

@@ -591,10 +591,17 @@ template <typename T1, unsigned N, typename T2> auto negmul(const vector<T1, N> 
 // The 32-lane fp32 multiply at accuracy `fast`: the nine partial products of the safe emulation in a
 // chain of MACs (aie2p_detail::mul_elem_32_accuracy_fast_inner): 13 vector-slot instructions per
 // 32 lanes instead of 21, the safe value unless a partial product underflows (fp32-emulation.hpp).
-inline aie::accum<accfloat, 32> mul_elem_32_accuracy_fast(const aie::vector<float, 32> & v1, const aie::vector<float, 32> & v2) {
+// Its result is Peano's native v32accfloat, a register type without member functions that aie_api
+// does not take in place of an accum: a kernel wraps it (aie::accum<accfloat, 32>(...)) as it must on
+// the core, so the host type converts to the accum only explicitly.
+struct v32accfloat {
+    aie::accum<accfloat, 32> value;
+    explicit operator aie::accum<accfloat, 32>() const { return value; }
+};
+inline v32accfloat mul_elem_32_accuracy_fast(const aie::vector<float, 32> & v1, const aie::vector<float, 32> & v2) {
     aie_host::detail::count_fp32_emulation(1, 32, aie_host::detail::fp32_form::fast32_mul);
     const aie::rounding_mode m = aie::get_rounding();
     aie::accum<accfloat, 32> r;
     for (unsigned i = 0; i < 32; ++i) r.set_lane(i, aie_host::detail::fp32_mul_fast32(v1.raw(i), v2.raw(i), m));
-    return r;
+    return {r};
 }
