@@ -6,6 +6,7 @@
 
 #include "ggml-impl.h"
 
+#include <atomic>
 #include <set>
 
 namespace xdna {
@@ -58,7 +59,36 @@ std::string host_blocker(const ggml_tensor * n) {
     return {};
 }
 
+// ggml's CPU device, looked up until found (every stock tool loads it before it loads a model; a
+// test may load it later), then kept: the registry never unloads a backend while others use it.
+ggml_backend_dev_t cpu_device() {
+    static std::atomic<ggml_backend_dev_t> found{nullptr};
+    ggml_backend_dev_t dev = found.load();
+    if (dev == nullptr) {
+        dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+        found.store(dev);
+    }
+    return dev;
+}
+
 }  // namespace
+
+bool HostOps::supports(const ggml_tensor * op, std::string & why) {
+    why = host_blocker(op);
+    if (!why.empty()) {
+        return false;
+    }
+    ggml_backend_dev_t cpu = cpu_device();
+    if (cpu == nullptr) {
+        why = "no CPU backend is loaded in this process";
+        return false;
+    }
+    if (!ggml_backend_dev_supports_op(cpu, op)) {
+        why = std::string("the CPU backend does not support ") + ggml_op_desc(op) + " with these types";
+        return false;
+    }
+    return true;
+}
 
 HostOps::~HostOps() {
     if (cpu_ != nullptr) {
@@ -75,7 +105,7 @@ bool HostOps::ensure_backend() {
     }
     // Through the registry: a process that loaded backends (ggml_backend_load_all, as every stock tool
     // and ggml-rpc-server do) has the CPU backend's module loaded already.
-    ggml_backend_dev_t dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    ggml_backend_dev_t dev = cpu_device();
     if (dev != nullptr) {
         cpu_ = ggml_backend_dev_init(dev, nullptr);
     }

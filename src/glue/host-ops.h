@@ -8,9 +8,15 @@
 // exposes, aborting if that fails. HostOps computes such nodes with ggml's CPU backend, found through
 // ggml's backend registry when first needed (nothing links ggml-cpu), on the tensors where they are.
 //
-// That is only possible because every tensor such a node reads is in ggml's layout: the RPC server
-// never marks a buffer as holding weights (the client does not send a buffer's usage), so no weight on
-// it is packed into NPU tiles. A node reading a packed weight is refused with an error, not computed.
+// A device that owns layers (GGML_XDNA_DEVICE_TYPE=gpu) gets the same from llama.cpp itself: supports_op
+// claims every op supports() accepts, so a whole forward pass, the KV cache ops included, reaches one
+// graph_compute, and the NPU's matmuls and the host's ops take turns on the same device memory.
+//
+// That is only possible because every tensor such a node reads is in ggml's layout: only matrices in a
+// WEIGHTS buffer are packed into NPU tiles (norm weights, biases and the KV cache are not), and the RPC
+// server never marks a buffer as holding weights. A node reading a packed weight is refused by
+// supports() (the scheduler then computes it on the CPU from an unpacked copy) and, should one arrive
+// all the same, refused with an error by run(), never computed on tile bytes.
 #pragma once
 
 #include "ggml-backend.h"
@@ -22,6 +28,11 @@ namespace xdna {
 class HostOps {
 public:
     HostOps() = default;
+
+    // Whether the host-op path can compute `op` where its tensors are: ggml's CPU backend (from the
+    // registry) supports it, and no tensor it touches is a packed weight or in another device's memory.
+    // `why` says why not.
+    static bool supports(const ggml_tensor * op, std::string & why);
     ~HostOps();
     HostOps(const HostOps &) = delete;
     HostOps & operator=(const HostOps &) = delete;

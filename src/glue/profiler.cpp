@@ -2,6 +2,8 @@
 
 #include "runtime/options.h"
 
+#include "ggml-impl.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -99,9 +101,41 @@ void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & 
     }
 }
 
+void Profiler::record_host_run(const ggml_cgraph * graph, int i0, int i1, clock::time_point begin, clock::time_point end) {
+    if (!enabled()) {
+        return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++host_runs_;
+    host_op_us_ += us_between(begin, end);
+    for (int i = i0; i < i1; ++i) {
+        const ggml_tensor * n = graph->nodes[i];
+        if (!ggml_op_is_empty(n->op)) {
+            ++host_op_nodes_[ggml_op_desc(n)];
+        }
+    }
+    if (!trace_path_.empty() && trace_.size() + 1 < kMaxTraceEvents) {
+        trace_.push_back({"host-op path (" + std::to_string(i1 - i0) + " nodes)", 1, us_between(origin_, begin),
+                          us_between(begin, end)});
+    }
+}
+
+void Profiler::record_graph(uint64_t submissions, const std::vector<std::string> & cuts) {
+    if (!enabled()) {
+        return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++graphs_;
+    graph_submissions_ += submissions;
+    max_graph_submissions_ = std::max(max_graph_submissions_, submissions);
+    for (const std::string & c : cuts) {
+        ++cuts_[c];
+    }
+}
+
 void Profiler::report(const char * device_description) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (profile_ && (submissions_ > 0 || fallbacks_ > 0)) {
+    if (profile_ && (submissions_ > 0 || fallbacks_ > 0 || host_runs_ > 0)) {
         std::vector<std::pair<std::string, Row>> rows(rows_.begin(), rows_.end());
         std::sort(rows.begin(), rows.end(), [](const auto & a, const auto & b) { return a.second.modelled_us > b.second.modelled_us; });
         uint64_t invocations = 0;
@@ -135,6 +169,33 @@ void Profiler::report(const char * device_description) {
                      "CPU fallback", static_cast<unsigned long long>(fallbacks_),
                      static_cast<unsigned long long>(fallback_invocations_));
         std::fprintf(stderr, "  (per call: host us and sim us measured on this machine; model us, TOPS and roofline %% are modelled)\n");
+        if (graphs_ > 0) {
+            uint64_t n_cuts = 0;
+            for (const auto & c : cuts_) {
+                n_cuts += c.second;
+            }
+            std::fprintf(stderr, "  graphs: %llu; submissions per graph: %.2f on average, %llu at most; host runs cutting them: %.2f per graph\n",
+                         static_cast<unsigned long long>(graphs_), static_cast<double>(graph_submissions_) / graphs_,
+                         static_cast<unsigned long long>(max_graph_submissions_), static_cast<double>(n_cuts) / graphs_);
+            std::vector<std::pair<std::string, uint64_t>> cuts(cuts_.begin(), cuts_.end());
+            std::sort(cuts.begin(), cuts.end(), [](const auto & a, const auto & b) { return a.second > b.second; });
+            for (const auto & [ops, count] : cuts) {
+                std::fprintf(stderr, "    cut %7llu times by host ops %s\n", static_cast<unsigned long long>(count), ops.c_str());
+            }
+        }
+        if (host_runs_ > 0) {
+            uint64_t nodes = 0;
+            for (const auto & h : host_op_nodes_) {
+                nodes += h.second;
+            }
+            std::fprintf(stderr, "  host-op path (ops without an NPU kernel, computed on the host on device memory): %llu nodes in %llu runs, %.1f ms measured\n",
+                         static_cast<unsigned long long>(nodes), static_cast<unsigned long long>(host_runs_), host_op_us_ / 1e3);
+            std::vector<std::pair<std::string, uint64_t>> ops(host_op_nodes_.begin(), host_op_nodes_.end());
+            std::sort(ops.begin(), ops.end(), [](const auto & a, const auto & b) { return a.second > b.second; });
+            for (const auto & [op, count] : ops) {
+                std::fprintf(stderr, "    %-24s %9llu\n", op.c_str(), static_cast<unsigned long long>(count));
+            }
+        }
     }
     if (!trace_path_.empty() && !trace_.empty()) {
         if (FILE * f = std::fopen(trace_path_.c_str(), "w")) {
@@ -161,6 +222,11 @@ void Profiler::report(const char * device_description) {
     fallback_invocations_ = 0;
     host_us_total_ = 0;
     modelled_submit_us_ = 0;
+    host_op_nodes_.clear();
+    host_runs_ = 0;
+    host_op_us_ = 0;
+    graphs_ = graph_submissions_ = max_graph_submissions_ = 0;
+    cuts_.clear();
 }
 
 }  // namespace xdna

@@ -6,6 +6,8 @@
 
 #include "runtime/device.h"
 
+#include "ggml.h"
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -30,6 +32,13 @@ public:
     // One submission: host preparation [prep_begin, submit_begin), device run [submit_begin, end).
     void record(const Batch & batch, const std::vector<InvocationStats> & stats, const BatchStats & batch_stats,
                 clock::time_point prep_begin, clock::time_point submit_begin, clock::time_point end);
+
+    // Nodes [i0, i1) of `graph` computed by the host-op path in [begin, end): counted per op.
+    void record_host_run(const ggml_cgraph * graph, int i0, int i1, clock::time_point begin, clock::time_point end);
+
+    // One graph computed: how many submissions it took, and the host runs that cut it (each one a run
+    // between two of its submissions, named by the ops in it).
+    void record_graph(uint64_t submissions, const std::vector<std::string> & cuts);
 
     // Print the table (GGML_XDNA_PROFILE) and write the trace (GGML_XDNA_TRACE); then start afresh.
     void report(const char * device_description);
@@ -56,6 +65,11 @@ private:
     std::string                last_fallback_why_;
     double                     host_us_total_ = 0;
     double                     modelled_submit_us_ = 0;
+    std::map<std::string, uint64_t> host_op_nodes_;  // host-op path: nodes per op
+    uint64_t                   host_runs_ = 0;
+    double                     host_op_us_ = 0;
+    uint64_t                   graphs_ = 0, graph_submissions_ = 0, max_graph_submissions_ = 0;
+    std::map<std::string, uint64_t> cuts_;  // the host runs that cut a graph's submissions, by their ops
     std::vector<TraceEvent>    trace_;
     clock::time_point          origin_ = clock::now();
 };

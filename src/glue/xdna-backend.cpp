@@ -12,6 +12,7 @@
 
 #include "devices/open-device.h"
 #include "plan/batch-plan.h"
+#include "plan/submission-order.h"
 #include "runtime/options.h"
 #include "runtime/thread-pool.h"
 
@@ -70,6 +71,11 @@ struct BackendContext {
     HostOps                       host_ops;   // ops the device does not run (RPC server graphs)
     bool                          whole_graph_logged = false;
     uint64_t                      submissions = 0;    // flushes that reached the device
+    // The graph being computed, for the profile: its submissions so far, the ops of the host runs since
+    // its last submission, and the host runs that fell between two of its submissions.
+    uint64_t                      graph_submissions = 0;
+    std::string                   host_since_submit;
+    std::vector<std::string>      graph_cuts;
     uint64_t                      fallback_runs = 0;  // of them, computed on the host after a device failure
 
     bool depends_on_pending(const ggml_tensor * t) const {
@@ -88,6 +94,8 @@ struct BackendContext {
     void              gather_experts(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes);
     ggml_status       flush();
     ggml_status       compute(ggml_cgraph * graph);
+    ggml_status       compute_nodes(ggml_cgraph * graph);
+    void              note_host_ops(const ggml_cgraph * graph, int i0, int i1);
     bool              runs_on_device(const ggml_tensor * node) const;
     ggml_status       run_on_host(ggml_cgraph * graph, int & i);
 };
@@ -225,6 +233,12 @@ ggml_status BackendContext::flush() {
     pending.clear();
     scratch->sync_to_device(0, plan->scratch_bytes);
 
+    if (graph_submissions > 0 && !host_since_submit.empty()) {
+        graph_cuts.push_back(host_since_submit);  // a host run between two submissions of this graph
+    }
+    host_since_submit.clear();
+    ++graph_submissions;
+
     std::lock_guard<std::mutex> lock(dev.run_mutex);
     const auto t1 = Profiler::clock::now();
     const Status st = dev.device->run(*batch, timeout);
@@ -287,12 +301,41 @@ ggml_status BackendContext::run_on_host(ggml_cgraph * graph, int & i) {
     while (end < graph->n_nodes && !runs_on_device(graph->nodes[end])) {
         ++end;
     }
+    const auto t0 = Profiler::clock::now();
     const ggml_status hs = host_ops.run(graph, i, end);
+    if (prof.enabled()) {
+        prof.record_host_run(graph, i, end, t0, Profiler::clock::now());
+        note_host_ops(graph, i, end);
+    }
     i = end - 1;
     return hs;
 }
 
+// The distinct ops of host nodes [i0, i1), in order, joined by '+': how the profile names a host run.
+void BackendContext::note_host_ops(const ggml_cgraph * graph, int i0, int i1) {
+    for (int i = i0; i < i1; ++i) {
+        const ggml_tensor * n = graph->nodes[i];
+        if (ggml_op_is_empty(n->op) || (n->flags & GGML_TENSOR_FLAG_COMPUTE) == 0) {
+            continue;
+        }
+        const std::string op = ggml_op_desc(n);
+        const std::string padded = "+" + host_since_submit + "+";
+        if (padded.find("+" + op + "+") == std::string::npos) {
+            host_since_submit += (host_since_submit.empty() ? "" : "+") + op;
+        }
+    }
+}
+
 ggml_status BackendContext::compute(ggml_cgraph * graph) {
+    graph_submissions = 0;
+    host_since_submit.clear();
+    graph_cuts.clear();
+    const ggml_status st = compute_nodes(graph);
+    prof.record_graph(graph_submissions, graph_cuts);
+    return st;
+}
+
+ggml_status BackendContext::compute_nodes(ggml_cgraph * graph) {
     const uint64_t host_before = host_ops.nodes_run();
     int            matmuls = 0;
     for (int i = 0; i < graph->n_nodes; ++i) {
@@ -363,6 +406,15 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph * graph) {
     return ctx_of(backend)->compute(graph);
 }
 
+// Before the scheduler allocates a split: the NPU's matmuls that do not depend on the host ops between
+// them move together, into one submission (plan/submission-order.h).
+void backend_graph_optimize(ggml_backend_t backend, ggml_cgraph * graph, ggml_backend_graph_optimize_params *) {
+    BackendContext * ctx = ctx_of(backend);
+    group_npu_nodes(graph->nodes, graph->n_nodes, [ctx](const ggml_tensor * n) {
+        return (n->flags & GGML_TENSOR_FLAG_COMPUTE) != 0 && ctx->runs_on_device(n);
+    });
+}
+
 const ggml_backend_i kBackendInterface = {
     /* .get_name            = */ backend_get_name,
     /* .free                = */ backend_free,
@@ -379,7 +431,7 @@ const ggml_backend_i kBackendInterface = {
     /* .graph_compute       = */ backend_graph_compute,
     /* .event_record        = */ nullptr,
     /* .event_wait          = */ nullptr,
-    /* .graph_optimize      = */ nullptr,
+    /* .graph_optimize      = */ backend_graph_optimize,
 };
 
 ggml_guid_t backend_guid() {

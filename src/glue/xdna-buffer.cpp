@@ -1,7 +1,7 @@
 // XDNA buffer type: device-visible memory that holds both the model's weights and activations.
 //
 // When the buffer's usage is WEIGHTS (llama.cpp's model loader sets it before loading), set_tensor
-// converts each weight of a type with an NPU contract into the packed tile layout, once, in place:
+// converts each weight matrix of a type with an NPU contract into the packed tile layout, once, in place:
 // the buffer holds the only copy. get_tensor undoes the conversion byte-exactly, so the scheduler
 // can still hand a weight to the CPU. Every other buffer is plain memory in ggml's layout.
 #include "glue/xdna-device-context.h"
@@ -59,9 +59,12 @@ XdnaBufferContext * ctx_of(ggml_backend_buffer_t buffer) {
 }
 
 // Packed layout of a tensor that could be a weight. Only leaves (no op, not a view) are candidates:
-// activations computed by ops are never padded, which keeps compute buffers at ggml_nbytes.
+// activations computed by ops are never padded, which keeps compute buffers at ggml_nbytes. Only
+// matrices (and stacks of them): what a MUL_MAT or MUL_MAT_ID consumes. A vector in a weight buffer
+// (a norm weight, a bias, RoPE frequency factors) is read by the host-op path in ggml's layout; a
+// device that owns layers holds those too.
 bool packable_layout(const ggml_tensor * t, WeightLayout & L) {
-    return t->op == GGML_OP_NONE && t->view_src == nullptr && ggml_is_contiguous(t) &&
+    return t->op == GGML_OP_NONE && t->view_src == nullptr && t->ne[1] > 1 && ggml_is_contiguous(t) &&
            make_weight_layout(t->type, t->ne, L);
 }
 

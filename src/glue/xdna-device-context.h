@@ -20,6 +20,7 @@ struct XdnaDeviceContext {
     std::string               description;
     ggml_backend_buffer_type  buffer_type{};
     std::mutex                run_mutex;  // one submission at a time per device
+    bool                      owns_layers = false;  // registered as GPU (GGML_XDNA_DEVICE_TYPE=gpu)
 };
 
 // Buffer type of the device: weights (converted at load) and activations alike.

@@ -1,9 +1,13 @@
 // ggml registry "XDNA" and its device: what llama.cpp sees when it loads libggml-xdna.so.
 //
-// The device is an ACCEL device: llama.cpp adds ACCEL devices to every context and offers their
-// default buffer type first for weights, which is how the weights reach set_tensor (and the packed
-// layout) at load time without any -ngl or patch.
+// The device registers as a GPU by default (GGML_XDNA_DEVICE_TYPE): llama.cpp's -ngl (all layers by
+// default) then gives it the layers, the output layer and the KV cache, and a whole forward pass reaches
+// one graph_compute. It claims every op the NPU runs (the matmuls) and every op the host-op path can
+// compute on the device's own memory (glue/host-ops.h). As an ACCEL device (GGML_XDNA_DEVICE_TYPE=accel)
+// llama.cpp adds it to every context beside the CPU and offers its buffer type first for weights: the
+// matmul weights reach it, every other op and the KV cache stay on the CPU.
 #include "ggml-xdna.h"
+#include "glue/host-ops.h"
 #include "glue/xdna-backend.h"
 #include "glue/xdna-device-context.h"
 
@@ -14,6 +18,8 @@
 
 #include "ggml-impl.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -37,17 +43,45 @@ const char * dev_get_description(ggml_backend_dev_t dev) {
     return dctx(dev)->description.c_str();
 }
 
-void dev_get_memory(ggml_backend_dev_t, size_t * free, size_t * total) {
-    // The NPU uses system memory; report what the host has.
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long avail = sysconf(_SC_AVPHYS_PAGES);
-    const long page = sysconf(_SC_PAGE_SIZE);
-    *total = pages > 0 ? static_cast<size_t>(pages) * page : 0;
-    *free = avail > 0 ? static_cast<size_t>(avail) * page : 0;
+// MemAvailable of /proc/meminfo in bytes (memory the kernel can hand out without swapping, page cache
+// included: the model file llama.cpp has just mmap'd is in it), 0 if unknown.
+size_t mem_available_bytes() {
+    size_t bytes = 0;
+    if (FILE * f = std::fopen("/proc/meminfo", "r")) {
+        char line[256];
+        unsigned long long kb = 0;
+        while (std::fgets(line, sizeof line, f) != nullptr) {
+            if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+                bytes = static_cast<size_t>(kb) * 1024;
+                break;
+            }
+        }
+        std::fclose(f);
+    }
+    return bytes;
 }
 
-enum ggml_backend_dev_type dev_get_type(ggml_backend_dev_t) {
-    return GGML_BACKEND_DEVICE_TYPE_ACCEL;
+void dev_get_memory(ggml_backend_dev_t, size_t * free, size_t * total) {
+    // What the NPU can address. It has no memory of its own: its DMA reaches system memory through the
+    // IOMMU (amd/xdna-driver issue 57: the array accesses the whole memory over the NoC), and on Linux an
+    // XRT buffer object is ordinary pinned system memory with no carve-out (FastFlowLM's "under 50% of
+    // DRAM" is the Windows limit on shared device memory). So total is the system's memory and free is
+    // what the kernel can still give without swapping (MemAvailable, not MemFree, which leaves out the
+    // page cache that holds the mmap'd model). Device and host share this memory: a user who fits a
+    // model must not count it twice. Unverified on hardware: a driver limit would lower both.
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGE_SIZE);
+    *total = pages > 0 ? static_cast<size_t>(pages) * page : 0;
+    size_t avail = mem_available_bytes();
+    if (avail == 0) {
+        const long av = sysconf(_SC_AVPHYS_PAGES);
+        avail = av > 0 ? static_cast<size_t>(av) * page : 0;
+    }
+    *free = std::min(avail, *total);
+}
+
+enum ggml_backend_dev_type dev_get_type(ggml_backend_dev_t dev) {
+    return dctx(dev)->owns_layers ? GGML_BACKEND_DEVICE_TYPE_GPU : GGML_BACKEND_DEVICE_TYPE_ACCEL;
 }
 
 void dev_get_props(ggml_backend_dev_t dev, ggml_backend_dev_props * props) {
@@ -75,22 +109,31 @@ ggml_backend_buffer_type_t dev_get_buffer_type(ggml_backend_dev_t dev) {
     return &dctx(dev)->buffer_type;
 }
 
-// Why an op stays on the CPU, at debug level (shown by llama.cpp's tools with -v / --verbose). Once per
+// Why an op is refused, at debug level (shown by llama.cpp's tools with -v / --verbose). Once per
 // distinct reason: the scheduler asks about every node of every graph.
 void log_refusal(const ggml_tensor * op, const std::string & why) {
     static std::mutex            mutex;
     static std::set<std::string> logged;
     std::lock_guard<std::mutex>  lock(mutex);
     if (logged.insert(why).second) {
-        GGML_LOG_DEBUG("xdna: %s (%s) stays on the CPU: %s (each reason logged once)\n", ggml_op_desc(op), op->name,
+        GGML_LOG_DEBUG("xdna: %s (%s) refused: %s (each reason logged once)\n", ggml_op_desc(op), op->name,
                        why.c_str());
     }
 }
 
+// The NPU's ops first; as a device that owns layers, also every op the host-op path can compute where
+// its tensors are (the KV cache ops among them: refusing one would abort ggml's scheduler).
 bool dev_supports_op(ggml_backend_dev_t dev, const ggml_tensor * op) {
     std::string why;
     if (op_supported(op, dctx(dev)->resolver, why)) {
         return true;
+    }
+    if (dctx(dev)->owns_layers) {
+        std::string host_why;
+        if (HostOps::supports(op, host_why)) {
+            return true;
+        }
+        why += "; host-op path: " + host_why;
     }
     log_refusal(op, why);
     return false;
@@ -125,6 +168,20 @@ struct Registry {
 };
 
 // Which device GGML_XDNA_DEVICE asks for. Unknown values are an error naming the accepted ones.
+// Whether the device registers as a GPU that owns layers (GGML_XDNA_DEVICE_TYPE). Owning layers needs
+// the host-op path, so GGML_XDNA_DEVICE_TYPE=gpu with GGML_XDNA_HOST_OPS=off is an error and accel applies.
+bool device_owns_layers() {
+    const OptionValue<std::string> type = device_type_option();
+    report_option_error(type.error, type.value);
+    const OptionValue<std::string> host = host_ops_option();
+    if (type.value == "gpu" && host.value == "off") {
+        GGML_LOG_ERROR("xdna: GGML_XDNA_DEVICE_TYPE=gpu needs the host-op path (GGML_XDNA_HOST_OPS=off is set); "
+                       "registering as accel\n");
+        return false;
+    }
+    return type.value == "gpu";
+}
+
 bool parse_device_choice(DeviceChoice & choice) {
     const OptionValue<DeviceChoice> opt = device_option();
     if (!opt.error.empty()) {
@@ -254,10 +311,12 @@ ggml_backend_reg_t ggml_backend_xdna_reg(void) {
         state.context->resolver = make_tensor_resolver(*state.context);
         state.context->name = state.context->device->info().name;
         state.context->description = state.context->device->info().description;
+        state.context->owns_layers = device_owns_layers();
         state.device = {kDeviceInterface, &reg, state.context.get()};
         init_buffer_type(*state.context, &state.device);
         state.has_device = true;
-        GGML_LOG_INFO("xdna: device %s: %s\n", state.context->name.c_str(), state.context->description.c_str());
+        GGML_LOG_INFO("xdna: device %s: %s (registered as %s)\n", state.context->name.c_str(),
+                      state.context->description.c_str(), state.context->owns_layers ? "gpu: it takes layers" : "accel");
         return true;
     }();
     (void) initialized;

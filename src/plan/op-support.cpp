@@ -85,7 +85,8 @@ bool choose_kernel(const ggml_tensor * dst, int64_t n_tokens, const TensorResolv
     const ggml_tensor * w = src0->view_src != nullptr ? src0->view_src : src0;
     if (w->buffer != nullptr && ggml_backend_buffer_get_usage(w->buffer) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS &&
         !(resolve.is_packed && resolve.is_packed(w))) {
-        why = "weights in another backend's weight buffer (they would be re-packed for every token)";
+        why = "weights in a weight buffer but not packed for the NPU (another backend's, or a vector): they would "
+              "be re-packed for every token";
         return false;
     }
     const MatmulContract * c = matmul_contract_for(src0->type);

@@ -48,6 +48,11 @@ std::vector<OptionSpec> make_options() {
          "ops the XDNA device does not run that still reach its backend (ggml's RPC server hands a remote device "
          "whole layers): cpu: compute them on the host with ggml's CPU backend, found through ggml's registry; "
          "off: fail that graph with an error naming the op"},
+        {"GGML_XDNA_DEVICE_TYPE", "gpu, accel", "gpu (accel when GGML_XDNA_HOST_OPS=off)",
+         "what llama.cpp is told the device is. gpu: -ngl gives XDNA the layers, the output layer and the KV cache; "
+         "the NPU runs the matmuls, the other ops of those layers run on the host inside the backend, on the "
+         "device's memory (an iGPU backend is then not chosen by default: pass --device to use both). accel: "
+         "llama.cpp keeps the layers and the KV cache on the CPU and hands XDNA only the matmul weights"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},
@@ -308,6 +313,15 @@ OptionValue<std::string> preset_option() { return word_option("GGML_XDNA_PRESET"
 
 OptionValue<std::string> host_ops_option() { return word_option("GGML_XDNA_HOST_OPS"); }
 
+OptionValue<std::string> device_type_option() {
+    OptionValue<std::string> o = word_option("GGML_XDNA_DEVICE_TYPE");
+    if (!o.set || !o.error.empty()) {
+        // Owning layers needs the host-op path: without it the KV cache ops could run nowhere.
+        o.value = host_ops_option().value == "off" ? "accel" : "gpu";
+    }
+    return o;
+}
+
 OptionValue<std::string> kernels_option() {
     OptionValue<std::string> o;
     if (const char * s = option_text("GGML_XDNA_KERNELS")) {
@@ -356,6 +370,7 @@ std::string option_error(const std::string & name) {
         {"GGML_XDNA_SIM_TILES", [] { return sim_tiles_option().error; }},
         {"GGML_XDNA_SIM_EXEC", [] { return sim_exec_option().error; }},
         {"GGML_XDNA_HOST_OPS", [] { return host_ops_option().error; }},
+        {"GGML_XDNA_DEVICE_TYPE", [] { return device_type_option().error; }},
         {"GGML_XDNA_SIM_FAULTS", [] { return sim_faults_option().error; }},
         {"GGML_XDNA_PROFILE", [] { return profile_option().error; }},
         {"GGML_XDNA_TRACE", [] { return trace_option().error; }},

@@ -62,6 +62,7 @@ OptionValue<std::chrono::milliseconds> timeout_option();    // GGML_XDNA_TIMEOUT
 OptionValue<std::string>               preset_option();     // GGML_XDNA_PRESET (a preset name)
 OptionValue<std::string>               kernels_option();    // GGML_XDNA_KERNELS (empty: default location)
 OptionValue<std::string>               host_ops_option();   // GGML_XDNA_HOST_OPS ("cpu" or "off")
+OptionValue<std::string>               device_type_option(); // GGML_XDNA_DEVICE_TYPE ("gpu" or "accel")
 
 // One timing-model override, GGML_XDNA_MODEL_*: a number in the option's range. `name` must be one
 // of all_options(); value 0 and set false when the variable is unset or invalid.
