@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# llama.cpp's own test-backend-ops against XDNA0 for the ops other than the matmuls: as a device that
+# owns layers (GGML_XDNA_DEVICE_TYPE=gpu, the default) the backend claims them and computes them on the
+# host-op path, on the device's memory. Every case must pass, each op must have run cases on XDNA0, and
+# the cases XDNA0 refuses are counted per op (a refusal is never a failure: the scheduler then keeps
+# that node on the CPU).
+# usage: layer-ops.sh <llama.cpp bin dir> <libggml-xdna.so> [OP ...]   (default: every op of a llama,
+#        Qwen3 or Qwen3-MoE layer and of its KV cache; "all": every op test-backend-ops has)
+set -euo pipefail
+bin=$1 lib=$2
+shift 2
+ops=("$@")
+[ ${#ops[@]} -gt 0 ] || ops=(ADD MUL SCALE RMS_NORM NORM ROPE SET_ROWS CPY CONT GET_ROWS SWIGLU GEGLU FLASH_ATTN_EXT SOFT_MAX
+                          SILU GELU ARGSORT TOP_K SUM_ROWS DIV CONCAT)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for op in "${ops[@]}"; do
+    args=(-b XDNA0)
+    [ "$op" = all ] || args+=(-o "$op")
+    if ! GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim "$bin/test-backend-ops" "${args[@]}" >"$log" 2>&1; then
+        grep -E "FAIL|error" "$log" | head -20
+        echo "test-backend-ops -o $op failed"
+        exit 1
+    fi
+    grep -q "Backend XDNA0: .*OK" "$log" || { echo "$op: XDNA0 not OK"; exit 1; }
+    passed=$(sed -n 's/^ *\([0-9]*\)\/\([0-9]*\) tests passed.*/\1 of \2/p' "$log" | tail -n 1)
+    refused=$(grep -c "not supported \[XDNA0" "$log" || true)
+    [ -n "$passed" ] && [ "${passed%% *}" -gt 0 ] || { echo "$op: no case ran on XDNA0"; exit 1; }
+    echo "$op: $passed cases passed on XDNA0; $refused refused (left to the CPU)"
+done
