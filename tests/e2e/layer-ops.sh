@@ -4,8 +4,9 @@
 # host-op path, on the device's memory. Every case must pass, each op must have run cases on XDNA0, and
 # the cases XDNA0 refuses are counted per op (a refusal is never a failure: the scheduler then keeps
 # that node on the CPU).
-# usage: layer-ops.sh <llama.cpp bin dir> <libggml-xdna.so> [OP ...]   (default: every op of a llama,
-#        Qwen3 or Qwen3-MoE layer and of its KV cache; "all": every op test-backend-ops has)
+# usage: layer-ops.sh <llama.cpp bin dir> <libggml-xdna.so> [OP[:params regex] ...]   (default: every op
+#        of a llama, Qwen3 or Qwen3-MoE layer and of its KV cache, all of their cases; "all": every op
+#        test-backend-ops has). OP:regex runs the cases of OP whose parameters match regex (-p).
 set -euo pipefail
 bin=$1 lib=$2
 shift 2
@@ -14,9 +15,11 @@ ops=("$@")
                           SILU GELU ARGSORT TOP_K SUM_ROWS DIV CONCAT)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-for op in "${ops[@]}"; do
+for spec in "${ops[@]}"; do
+    op=${spec%%:*}
     args=(-b XDNA0)
     [ "$op" = all ] || args+=(-o "$op")
+    [ "$spec" = "$op" ] || args+=(-p "${spec#*:}")
     if ! GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim "$bin/test-backend-ops" "${args[@]}" >"$log" 2>&1; then
         grep -E "FAIL|error" "$log" | head -20
         echo "test-backend-ops -o $op failed"
