@@ -11,6 +11,9 @@
 # differed in the 15th digit). Reordering a double sum of ~400 terms of size ~25 moves the mean by at
 # most ~400 * 2^-53 * 25 ~ 1e-12, and PPL = exp(mean) relatively by the same: 1e-11 leaves 10x margin.
 #
+# XDNA0 owns the layers and the KV cache here (GGML_XDNA_DEVICE_TYPE=gpu): a failed submission sits between
+# host ops that read and write the cache on device memory, and its recomputation must leave them exact.
+#
 # usage: faults.sh <llama.cpp bin dir> <libggml-xdna.so> <models dir> <text file> <work dir> [rate,seed]
 set -euo pipefail
 bin=$1 lib=$2 models=$3 text=$4 work=$5 faults=${6:-0.2,7}
@@ -22,14 +25,16 @@ common=(-m "$model" -f "$text" -c 128 -b 32 -ub 32 --chunks 3 -t 2)
 run() {  # run <log> [env...]
     local log=$1
     shift
-    env GGML_BACKEND_PATH="$lib" GGML_XDNA_DEVICE=sim "$@" "$bin/llama-perplexity" "${common[@]}" >"$log" 2>&1 \
+    env GGML_BACKEND_PATH="$lib" GGML_XDNA_DEVICE=sim GGML_XDNA_DEVICE_TYPE=gpu "$@" "$bin/llama-perplexity" "${common[@]}" >"$log" 2>&1 \
         || { echo "llama-perplexity failed (exit $?), see $log"; exit 1; }
 }
 
 run "$work/clean.log"
-run "$work/faults.log" GGML_XDNA_SIM_FAULTS="$faults"
+run "$work/faults.log" GGML_XDNA_SIM_FAULTS="$faults" GGML_XDNA_PROFILE=1
 
 status=0
+# The profile names the host runs between submissions: the cache writes among them show whole layers ran.
+grep -q "cut .* by host ops .*SET_ROWS" "$work/faults.log" || { echo "FAIL: no whole layer ran on XDNA0 (no SET_ROWS between submissions)"; status=1; }
 clean=$(sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p' "$work/clean.log")
 faulty=$(sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p' "$work/faults.log")
 echo "without faults: PPL $clean; with faults $faults: PPL $faulty"
