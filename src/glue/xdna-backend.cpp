@@ -253,7 +253,12 @@ ggml_status BackendContext::flush() {
         }
         ++fallback_runs;
         prof.record_fallback(*batch, st.message);
-        fallback->run(*batch);  // MUL_MAT_IDs' outputs are then scattered below, as after a device run
+        // MUL_MAT_IDs' outputs are then scattered below, as after a device run.
+        const Status host = fallback->run(*batch);
+        if (!host.ok) {
+            GGML_LOG_ERROR("xdna: the host cannot compute this submission either: %s; the graph fails\n", host.message.c_str());
+            return GGML_STATUS_FAILED;
+        }
     } else if (prof.enabled()) {
         prof.record(*batch, dev.device->last_stats(), dev.device->last_batch_stats(), t0, t1, Profiler::clock::now());
     }

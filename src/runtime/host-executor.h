@@ -15,8 +15,10 @@ public:
     virtual ~HostExecutor() = default;
 
     // Compute every invocation of `batch` on the host; the operands are read and the outputs written
-    // through the buffers' host pointers.
-    virtual void run(const Batch & batch) = 0;
+    // through the buffers' host pointers. An invocation of a kind it has no implementation for fails
+    // the whole batch before anything is computed (never skipped: its outputs would keep whatever the
+    // failed device run left there).
+    virtual Status run(const Batch & batch) = 0;
 };
 
 }  // namespace xdna

@@ -9,7 +9,7 @@ namespace {
 class SimHostExecutor final : public HostExecutor {
 public:
     explicit SimHostExecutor(ThreadPool & pool) : pool_(pool) {}
-    void run(const Batch & batch) override { sim_run_matmuls(batch.invocations, pool_, SimExec::twin); }
+    Status run(const Batch & batch) override { return sim_run_matmuls(batch.invocations, pool_, SimExec::twin); }
 
 private:
     ThreadPool & pool_;

@@ -1,5 +1,7 @@
 #include "sim/sim-matmul.h"
 
+#include <string>
+
 #include "sim/core-state.h"
 #include "sim/tile-kernels.h"
 
@@ -93,8 +95,11 @@ Status sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, 
     jobs.clear();
     for (const Invocation & i : invs) {
         if (i.kind != KernelKind::matmul) {
-            continue;
+            // Nothing is computed: a skipped invocation would leave its outputs as they were.
+            return Status::error(std::string("the simulator has no implementation of kernel kind ") + kernel_kind_name(i.kind));
         }
+    }
+    for (const Invocation & i : invs) {
         const MatmulInvocation & inv = i.matmul;
         const TileEntry * entry = find_tile_entry(*inv.contract, inv.tile.n);
         GGML_ASSERT(entry != nullptr && inv.tile.m == kTileM && inv.tile.n <= kMaxTileN);
