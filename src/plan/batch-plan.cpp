@@ -152,12 +152,19 @@ void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResol
     for (const ggml_tensor * n : nodes) {
         sig.push_back(static_cast<uint64_t>(n->op));
         add_tensor(n);
-        add_tensor(n->src[0]);
-        add_tensor(n->src[1]);
-        if (n->src[2] != nullptr) {
-            add_tensor(n->src[2]);  // MUL_MAT_ID's ids
+        // The op's parameters: they are the plan's as much as the shapes are (none for a matmul today).
+        for (int32_t p : n->op_params) {
+            sig.push_back(static_cast<uint32_t>(p));
         }
-        sig.push_back(resolve.is_packed && resolve.is_packed(n->src[0]) ? 1 : 0);
+        // Every source the node has, by slot (MUL_MAT_ID's ids are src[2]); an op with fewer sources
+        // marks the empty slots, so two nodes with sources in different slots never share a signature.
+        for (int s = 0; s < GGML_MAX_SRC; ++s) {
+            if (n->src[s] != nullptr) {
+                sig.push_back(static_cast<uint64_t>(s) + 1);
+                add_tensor(n->src[s]);
+            }
+        }
+        sig.push_back(n->src[0] != nullptr && resolve.is_packed && resolve.is_packed(n->src[0]) ? 1 : 0);
     }
 }
 

@@ -63,7 +63,8 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
                   std::string & why);
 bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why);
 
-// What identifies a plan: per node, every address, shape, stride and type it was planned from.
+// What identifies a plan: per node, its op and op parameters, and every address, shape, stride and type
+// of it and of each of its sources, by slot, that it was planned from.
 // Written into `sig` (reused between calls: this runs for every submission).
 void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, std::vector<uint64_t> & sig);
 
