@@ -1,4 +1,6 @@
-// XDNA backend (stream): runs the MUL_MATs and MUL_MAT_IDs of each graph split as one submission.
+// XDNA backend (stream): runs each run of NPU nodes (MUL_MATs and MUL_MAT_IDs with no host op between
+// them, after graph_optimize has moved the independent ones together) as one submission, and the other
+// nodes of the graph (a device that owns layers gets all of them) on the host-op path in between.
 //
 // Per submission: the plan (scratch layout, activation sharing, invocations) comes from a cache keyed
 // by the split's shapes and addresses, so after the first token a step only quantizes activations
