@@ -7,6 +7,7 @@
 # usage: layer-ops.sh <llama.cpp bin dir> <libggml-xdna.so> [OP[:params regex] ...]   (default: every op
 #        of a llama, Qwen3 or Qwen3-MoE layer and of its KV cache, all of their cases; "all": every op
 #        test-backend-ops has). OP:regex runs the cases of OP whose parameters match regex (-p).
+#        LAYER_OPS_ALLOW_EMPTY=1: an op with no case run on XDNA0 is reported, not a failure.
 set -euo pipefail
 bin=$1 lib=$2
 shift 2
@@ -28,6 +29,12 @@ for spec in "${ops[@]}"; do
     grep -q "Backend XDNA0: .*OK" "$log" || { echo "$op: XDNA0 not OK"; exit 1; }
     passed=$(sed -n 's/^ *\([0-9]*\)\/\([0-9]*\) tests passed.*/\1 of \2/p' "$log" | tail -n 1)
     refused=$(grep -c "not supported \[XDNA0" "$log" || true)
-    [ -n "$passed" ] && [ "${passed%% *}" -gt 0 ] || { echo "$op: no case ran on XDNA0"; exit 1; }
+    if [ -z "$passed" ] || [ "${passed%% *}" -eq 0 ]; then
+        # An op of the list must have cases (a misspelt op name runs none); the sweep over every op
+        # (LAYER_OPS_ALLOW_EMPTY=1) meets ops test-backend-ops has no case of.
+        echo "$op: no case ran on XDNA0; $refused refused"
+        [ "${LAYER_OPS_ALLOW_EMPTY:-0}" = 1 ] || exit 1
+        continue
+    fi
     echo "$op: $passed cases passed on XDNA0; $refused refused (left to the CPU)"
 done
