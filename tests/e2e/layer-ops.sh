@@ -5,13 +5,19 @@
 # the cases XDNA0 refuses are counted per op (a refusal is never a failure: the scheduler then keeps
 # that node on the CPU).
 # usage: layer-ops.sh <llama.cpp bin dir> <libggml-xdna.so> [OP[:params regex] ...]   (default: every op
-#        of a llama, Qwen3 or Qwen3-MoE layer and of its KV cache, all of their cases; "all": every op
-#        test-backend-ops has). OP:regex runs the cases of OP whose parameters match regex (-p).
+#        of a llama, Qwen3 or Qwen3-MoE layer and of its KV cache, all of their cases; "every": each op
+#        test-backend-ops --list-ops names, one after the other, about 30 min on 2 cores, the ops that
+#        have no case reported). OP:regex runs the cases of OP whose parameters match regex (-p).
 #        LAYER_OPS_ALLOW_EMPTY=1: an op with no case run on XDNA0 is reported, not a failure.
 set -euo pipefail
 bin=$1 lib=$2
 shift 2
 ops=("$@")
+if [ "${ops[*]:-}" = every ]; then
+    mapfile -t ops < <("$bin/test-backend-ops" --list-ops 2>/dev/null | sed -n 's/^  \([A-Z_0-9]*\)$/\1/p')
+    [ ${#ops[@]} -gt 0 ] || { echo "test-backend-ops --list-ops named no op"; exit 1; }
+    export LAYER_OPS_ALLOW_EMPTY=1
+fi
 [ ${#ops[@]} -gt 0 ] || ops=(ADD MUL SCALE RMS_NORM NORM ROPE SET_ROWS CPY CONT GET_ROWS SWIGLU GEGLU FLASH_ATTN_EXT SOFT_MAX
                           SILU GELU ARGSORT TOP_K SUM_ROWS DIV CONCAT)
 log=$(mktemp)
@@ -19,7 +25,7 @@ trap 'rm -f "$log"' EXIT
 for spec in "${ops[@]}"; do
     op=${spec%%:*}
     args=(-b XDNA0)
-    [ "$op" = all ] || args+=(-o "$op")
+    args+=(-o "$op")
     [ "$spec" = "$op" ] || args+=(-p "${spec#*:}")
     if ! GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim "$bin/test-backend-ops" "${args[@]}" >"$log" 2>&1; then
         grep -E "FAIL|error" "$log" | head -20
