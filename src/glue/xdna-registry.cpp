@@ -63,12 +63,13 @@ size_t mem_available_bytes() {
 
 void dev_get_memory(ggml_backend_dev_t, size_t * free, size_t * total) {
     // What the NPU can address. It has no memory of its own: its DMA reaches system memory through the
-    // IOMMU (amd/xdna-driver issue 57: the array accesses the whole memory over the NoC), and on Linux an
-    // XRT buffer object is ordinary pinned system memory with no carve-out (FastFlowLM's "under 50% of
-    // DRAM" is the Windows limit on shared device memory). So total is the system's memory and free is
-    // what the kernel can still give without swapping (MemAvailable, not MemFree, which leaves out the
-    // page cache that holds the mmap'd model). Device and host share this memory: a user who fits a
-    // model must not count it twice. Unverified on hardware: a driver limit would lower both.
+    // IOMMU, and on Linux an XRT buffer object is pinned system memory with no carve-out that this
+    // project knows of (a reading, not a maintainer's statement: amd/xdna-driver issue 57). FastFlowLM
+    // documents "under 50% of DRAM" for its runtime; inferred here to be a Windows shared-memory limit,
+    // not one of the Linux driver. So total is the system's memory and free is what the kernel can still
+    // give without swapping (MemAvailable, not MemFree, which leaves out the page cache that holds the
+    // mmap'd model). Device and host share this memory: a user who fits a model must not count it twice.
+    // Unverified on hardware: a driver limit would lower both.
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page = sysconf(_SC_PAGE_SIZE);
     *total = pages > 0 ? static_cast<size_t>(pages) * page : 0;
