@@ -42,6 +42,6 @@ echo "[demo] what ran where:"
 echo "  (XDNA0 holds the layers, the output layer and the KV cache: the NPU runs the matmuls, packed for it at"
 echo "   load; the other ops of those layers run on the host inside the backend; the CPU keeps the embeddings)"
 { grep -E "model buffer size|KV buffer size|graph splits = " "$log" | grep -v "= *0.00 MiB" | tail -n 4 || true; } | sed 's/^[0-9.]* [A-Z] /  /'
-sed -n '/^xdna profile/,/^  (per call/p' "$log"
+awk '/^xdna profile/ { on = 1; print; next } on && /^  / { print; next } { on = 0 }' "$log"
 { grep -E "prompt eval time|  eval time" "$log" || true; } | tail -n 2 | sed 's/^[0-9.]* [A-Z] /  /'
 rm -f "$log"
