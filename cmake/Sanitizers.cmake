@@ -23,7 +23,9 @@ elseif(NOT XDNA_SANITIZE STREQUAL "")
 endif()
 
 if(_xdna_san)
-    add_compile_options(${_xdna_san} -g)
+    # -g1: line tables only. The sanitizers' reports need file and line per frame, not variables and
+    # types; full -g made the heaviest translation unit (the kernel tests) take 294 s instead of 177 s.
+    add_compile_options(${_xdna_san} -g1)
     string(REPLACE "fuzzer-no-link," "" _xdna_san_link "${_xdna_san}")
     add_link_options(${_xdna_san_link})
 endif()
