@@ -19,17 +19,21 @@ version=$("$here/scripts/xrt-generated-headers.sh" "$xrt" "$work/gen")
 echo "building the XRT device tests against XRT $version headers with the mock runtime"
 # The xrt layer sees itself and the layers below it, as in the CMake build.
 mapfile -t layers < <("$here/scripts/layer-includes.sh" "$work/layers" xrt runtime contracts control)
-# The runtime compiles aie/matmul/dataflow.json in (src/CMakeLists.txt does the same at configure time).
+# The runtime compiles every aie/*/dataflow.json in (src/CMakeLists.txt does the same at configure time).
 {
-    printf 'namespace xdna { extern const char * const kMatmulDataflowJson; const char * const kMatmulDataflowJson = R"xdnadataflow('
-    cat "$here/aie/matmul/dataflow.json"
-    printf ')xdnadataflow"; }\n'
-} >"$work/matmul-dataflow-json.cpp"
+    printf '#include "runtime/design-registry.h"\nnamespace xdna {\nconst BuiltInDesignText kBuiltInDesigns[] = {\n'
+    for json in "$here"/aie/*/dataflow.json; do
+        printf '    {"%s", R"xdnadataflow(' "$(basename "$(dirname "$json")")"
+        cat "$json"
+        printf ')xdnadataflow"},\n'
+    done
+    printf '};\nconst int kBuiltInDesignCount = sizeof kBuiltInDesigns / sizeof kBuiltInDesigns[0];\n}\n'
+} >"$work/design-descriptions.cpp"
 
 sources=(
     "$here"/src/xrt/*.cpp
-    "$here"/src/runtime/{options,invocation,runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors,design-description,matmul-sequence}.cpp
-    "$work/matmul-dataflow-json.cpp"
+    "$here"/src/runtime/{options,invocation,matmul-invocation,design-registry,runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors,design-description,matmul-sequence}.cpp
+    "$work/design-descriptions.cpp"
     "$here"/src/control/{control-ops,shim-bd}.cpp
     "$here"/src/contracts/*.cpp
     "$here"/tests/xrt-mock/mock-xrt.cpp

@@ -1,6 +1,7 @@
 #include "contracts/matmul-contract.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace xdna {
 
@@ -55,6 +56,18 @@ const std::vector<MatmulContract> & all_matmul_contracts() {
 const MatmulContract * matmul_contract_for(ggml_type weight_type) {
     for (const auto & c : all_matmul_contracts()) {
         if (c.weight_type == weight_type) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+const MatmulContract * matmul_contract_named(const char * name) {
+    if (name == nullptr) {
+        return nullptr;
+    }
+    for (const auto & c : all_matmul_contracts()) {
+        if (std::strcmp(c.name, name) == 0) {
             return &c;
         }
     }

@@ -63,6 +63,9 @@ struct MatmulContract {
 // Contract for a weight type, or nullptr if the NPU has none (the op then stays on the CPU).
 const MatmulContract * matmul_contract_for(ggml_type weight_type);
 
+// The contract of that kernel name ("mm_q4_K_a8"), nullptr if none: a KernelKey's variant.
+const MatmulContract * matmul_contract_named(const char * name);
+
 // All contracts, for documentation, tests and tools.
 const std::vector<MatmulContract> & all_matmul_contracts();
 

@@ -21,16 +21,10 @@ double us_between(Profiler::clock::time_point a, Profiler::clock::time_point b) 
 
 // One profile row per kernel and shape (for a matmul: M x N x padded K).
 std::string row_key(const Invocation & inv) {
-    char buf[128];
-    switch (inv.kind) {
-        case KernelKind::matmul: {
-            const MatmulInvocation & m = inv.matmul;
-            std::snprintf(buf, sizeof buf, "%-13s %6lld x %4lld x %5lld", m.contract->name, static_cast<long long>(m.m),
-                          static_cast<long long>(m.n), static_cast<long long>(m.k_tiles * m.tile.k));
-            return buf;
-        }
-    }
-    return kernel_kind_name(inv.kind);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%-13s %s", inv.kernel_name() ? inv.kernel_name() : kernel_kind_name(inv.kind()),
+                  inv.shape_label().c_str());
+    return buf;
 }
 
 }  // namespace
@@ -78,7 +72,8 @@ void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & 
         const InvocationStats s = i < stats.size() ? stats[i] : InvocationStats{};
         Row & r = rows_[row_key(inv)];
         ++r.count;
-        expert_invocations_ += inv.kind == KernelKind::matmul && inv.matmul.expert >= 0 ? 1 : 0;
+        const auto * mm = std::get_if<MatmulParams>(&inv.params);
+        expert_invocations_ += mm != nullptr && mm->expert >= 0 ? 1 : 0;
         r.host_us += host_us / n;  // host preparation is shared by the submission's invocations
         r.device_us += total_macs > 0 ? device_us * static_cast<double>(inv.macs()) / total_macs : device_us / n;
         r.modelled_us += s.modelled_us;

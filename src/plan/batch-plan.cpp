@@ -108,7 +108,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             inv.weights = {w.buffer, w.offset + mp.weights.mat_bytes * mp.weight_matrix(s)};
             inv.activations = {scratch, p.act_offset + mp.activations.total_bytes * s};
             inv.out = {out.buffer, out.offset + i2 * dst->nb[2] + i3 * dst->nb[3]};
-            plan.batch.invocations.push_back(Invocation::of(inv));
+            plan.batch.invocations.push_back(to_invocation(inv));
         }
     }
     return true;
@@ -189,10 +189,9 @@ const BatchPlan * PlanCache::find(const std::vector<uint64_t> & signature) const
 void PlanCache::retarget(const DeviceBuffer * from, DeviceBuffer * to) {
     for (auto & [h, e] : plans_) {
         for (Invocation & i : e.plan->batch.invocations) {
-            MatmulInvocation & inv = i.matmul;
-            for (BufferSlice * s : {&inv.weights, &inv.activations, &inv.out}) {
-                if (s->buffer == from) {
-                    s->buffer = to;
+            for (uint8_t k = 0; k < i.n_operands; ++k) {
+                if (i.operand_slots[k].slice.buffer == from) {
+                    i.operand_slots[k].slice.buffer = to;
                 }
             }
         }
@@ -204,7 +203,7 @@ size_t PlanCache::drop_referencing(const DeviceBuffer * freed) {
     for (auto it = plans_.begin(); it != plans_.end();) {
         bool uses = false;
         for (const Invocation & i : it->second.plan->batch.invocations) {
-            for (const OperandRef & op : i.operands()) {
+            for (const Operand & op : i.operands()) {
                 uses = uses || op.slice.buffer == freed;
             }
         }

@@ -115,7 +115,7 @@ void expert_invocations(const ExpertPlan & plan, const ExpertRouting & routing, 
         inv.activations = {act.buffer, act.offset + g.act_offset};
         inv.out = {out.buffer, out.offset + static_cast<size_t>(g.out_row0 * plan.out_row_stride) * sizeof(float)};
         inv.expert = g.expert;
-        batch.push_back(Invocation::of(inv));
+        batch.push_back(to_invocation(inv));
     }
 }
 

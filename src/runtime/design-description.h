@@ -118,7 +118,8 @@ DesignRead parse_design_description(const std::string & json_text);
 DesignRead read_design_description_file(const std::string & path);
 
 // The matmul design's description as built into the library (the text of aie/matmul/dataflow.json
-// at build time). Parsed once; a broken built-in file is a build defect, reported by `error`.
+// at build time; find_design("matmul"), runtime/design-registry.h). Parsed once; a broken built-in
+// file is a build defect, reported by `error`.
 const DesignRead & matmul_design();
 
 // The buffer sizes of one family's xclbin at token tile `tile_n`: every FIFO object is sized to the

@@ -1,5 +1,7 @@
 #include "runtime/kernel-manifest.h"
 
+#include "runtime/design-registry.h"
+
 #include "runtime/design-description.h"
 #include "runtime/kernel-files.h"
 
@@ -184,12 +186,17 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
     KernelEntry base;
     base.index = index;
     base.design = require_string(e, "design", "design");
-    const DesignRead & known = matmul_design();
+    const DesignRead * found = find_design(base.design);
+    if (found == nullptr) {
+        std::string names;
+        for (const std::string & n : design_names()) {
+            names += (names.empty() ? "" : ", ") + n;
+        }
+        fail("design", "'" + base.design + "' is not a design of this backend (known: " + names + ")");
+    }
+    const DesignRead & known = *found;
     if (!known.ok()) {
         fail("design", "cannot be checked: the built-in design description is broken: " + known.error);
-    }
-    if (base.design != known.design.design) {
-        fail("design", "'" + base.design + "' is not a design of this backend (known: " + known.design.design + ")");
     }
     base.family = require_string(e, "family", "family");
     if (known.design.family_contracts(base.family) == nullptr) {

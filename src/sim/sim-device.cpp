@@ -1,12 +1,13 @@
 #include "sim/sim-device.h"
 
-#include "sim/sim-matmul.h"
+#include "sim/sim-kinds.h"
 #include "runtime/options.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #if defined(__linux__)
@@ -65,17 +66,19 @@ SimFaults faults_or_none() {
     return f.value;
 }
 
-// What a run that failed part-way may leave in its outputs: poison them, so a caller that used them
-// anyway (instead of recomputing) shows NaN instead of plausible numbers.
+// What a run that failed part-way may leave in its outputs: poison every written operand, so a caller
+// that used them anyway (instead of recomputing) sees NaN instead of plausible numbers (all-ones bytes
+// are a NaN in fp32, fp16 and bf16 alike).
 void poison_outputs(const Batch & batch) {
     for (const Invocation & i : batch.invocations) {
-        if (i.kind != KernelKind::matmul || i.matmul.out.buffer == nullptr) {
-            continue;
-        }
-        const MatmulInvocation & inv = i.matmul;
-        float * out = static_cast<float *>(inv.out.host());
-        for (int64_t n = 0; n < inv.n; ++n) {
-            std::fill(out + n * inv.out_row_stride, out + n * inv.out_row_stride + inv.m, NAN);
+        for (const Operand & o : i.operands()) {
+            if (!o.written() || o.slice.buffer == nullptr) {
+                continue;
+            }
+            auto * base = static_cast<unsigned char *>(o.slice.host());
+            for (int64_t r = 0; r < o.rows; ++r) {
+                std::memset(base + r * o.row_stride, 0xff, o.row_bytes);
+            }
         }
     }
 }
@@ -126,11 +129,12 @@ std::unique_ptr<DeviceBuffer> SimDevice::allocate(size_t bytes, BufferRole) {
     return buf;
 }
 
-bool SimDevice::has_kernel(const MatmulContract & contract, const TileShape & tile) const {
-    // The simulator implements every contract at every tile shape the contract allows, unless
+bool SimDevice::has_kernel(const KernelKey & key) const {
+    // The simulator has every kernel its kinds' engines implement, at every tile shape they allow, unless
     // GGML_XDNA_SIM_TILES narrows the token widths (to behave like an NPU with fewer kernels installed).
-    return contract_allows_tile(contract, tile) && sim_has_tile_kernel(contract, tile.n) &&
-           (token_tiles_.empty() || std::find(token_tiles_.begin(), token_tiles_.end(), tile.n) != token_tiles_.end());
+    const SimKindEngine * e = sim_kind_engine(key.kind);
+    return e != nullptr && e->has_kernel(key) &&
+           (token_tiles_.empty() || std::find(token_tiles_.begin(), token_tiles_.end(), key.tile.n) != token_tiles_.end());
 }
 
 Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
@@ -153,15 +157,16 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     batch_stats_ = {};
     shapes_.clear();
     for (const Invocation & i : batch.invocations) {
-        if (i.kind != KernelKind::matmul) {
-            return Status::error(std::string("no simulated kernel of kind ") + kernel_kind_name(i.kind));
+        const SimKindEngine * e = sim_kind_engine(i.kind());
+        if (e == nullptr) {
+            return Status::error(std::string("no simulated kernel of kind ") + kernel_kind_name(i.kind()));
         }
-        const MatmulInvocation & inv = i.matmul;
-        if (inv.contract == nullptr || !has_kernel(*inv.contract, inv.tile)) {
-            return Status::error("no simulated kernel for this contract and tile shape");
+        if (!has_kernel(i.key)) {
+            return Status::error(std::string("no simulated kernel ") + (i.kernel_name() ? i.kernel_name() : "?") +
+                                 " at this tile shape");
         }
         stats_.push_back({i.macs(), i.bytes_read(), i.bytes_written()});
-        shapes_.push_back(shape_of(inv));
+        shapes_.push_back(e->model_shape(i));
     }
     model_.batch(shapes_, modelled_, &last_weight_type_);
     const ModelledBatch & modelled = modelled_;
@@ -178,16 +183,14 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     if (!skip_kernels_) {
         bool refused = false;  // refused before anything ran: the outputs are as they were
         Status st;
+        std::vector<const char *> layouts;
         if (exec_ == SimExec::stream) {
             // Each invocation in the layout (xclbin) the timing model found fastest for its shape.
-            std::vector<const char *> layouts;
             for (const ModelledTime & t : modelled.invocations) {
                 layouts.push_back(t.layout);
             }
-            st = sim_run_matmuls_stream(batch.invocations, pool_, loaded_designs_, layouts, &refused);
-        } else {
-            st = sim_run_matmuls(batch.invocations, pool_, exec_);
         }
+        st = sim_run_by_kind(batch.invocations, pool_, exec_, &loaded_designs_, layouts, &refused);
         if (!st.ok && !refused) {
             poison_outputs(batch);  // what a failed run leaves is not the NPU's result
         }

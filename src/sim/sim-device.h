@@ -1,5 +1,5 @@
-// The simulated XDNA2 device: host memory stands in for device memory, and every kernel contract is
-// executed by its functional twin on the CPU. Counts MACs and bytes per invocation, and reports the
+// The simulated XDNA2 device: host memory stands in for device memory, and each invocation is executed
+// by its kind's engine (sim/sim-kinds.h): the kernel code, a bit-identical twin, or the instruction stream. Counts MACs and bytes per invocation, and reports the
 // NPU time the timing model predicts for each (from the shapes only, not from the host's wall time).
 #pragma once
 
@@ -23,7 +23,8 @@ public:
 
     const DeviceInfo & info() const override { return info_; }
     std::unique_ptr<DeviceBuffer> allocate(size_t bytes, BufferRole role) override;
-    bool has_kernel(const MatmulContract & contract, const TileShape & tile) const override;
+    using Device::has_kernel;
+    bool has_kernel(const KernelKey & key) const override;
     Status run(const Batch & batch, std::chrono::milliseconds timeout) override;
     const std::vector<InvocationStats> & last_stats() const override { return stats_; }
     BatchStats last_batch_stats() const override { return batch_stats_; }

@@ -1,6 +1,6 @@
 #include "sim/sim-host-executor.h"
 
-#include "sim/sim-matmul.h"
+#include "sim/sim-kinds.h"
 
 namespace xdna {
 
@@ -9,7 +9,11 @@ namespace {
 class SimHostExecutor final : public HostExecutor {
 public:
     explicit SimHostExecutor(ThreadPool & pool) : pool_(pool) {}
-    Status run(const Batch & batch) override { return sim_run_matmuls(batch.invocations, pool_, SimExec::twin); }
+    // Each kind's engine with its twins (the kernel code where a kind has none): the contracts' own
+    // arithmetic, bit for bit.
+    Status run(const Batch & batch) override {
+        return sim_run_by_kind(batch.invocations, pool_, SimExec::twin, nullptr, {}, nullptr);
+    }
 
 private:
     ThreadPool & pool_;

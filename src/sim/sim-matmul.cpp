@@ -88,19 +88,23 @@ void run_tile(const MatmulInvocation & inv, const TileEntry * e, int64_t mt, int
 }  // namespace
 
 Status sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
-    // Reused: this runs for every submission. The reference (not the thread_local itself) is what the
-    // worker threads below see: naming a thread_local inside the lambda would give each its own, empty.
-    thread_local std::vector<TileJob> job_storage;
-    std::vector<TileJob> & jobs = job_storage;
+    // Reused: this runs for every submission. The references (not the thread_locals themselves) are what
+    // the worker threads below see: naming a thread_local inside the lambda would give each its own, empty.
+    thread_local std::vector<TileJob>          job_storage;
+    thread_local std::vector<MatmulInvocation> view_storage;
+    std::vector<TileJob> &          jobs = job_storage;
+    std::vector<MatmulInvocation> & views = view_storage;
     jobs.clear();
+    views.clear();
     for (const Invocation & i : invs) {
-        if (i.kind != KernelKind::matmul) {
+        if (i.kind() != KernelKind::matmul) {
             // Nothing is computed: a skipped invocation would leave its outputs as they were.
-            return Status::error(std::string("the simulator has no implementation of kernel kind ") + kernel_kind_name(i.kind));
+            return Status::error(std::string("the simulator's matmul engine was handed a kernel of kind ") +
+                                 kernel_kind_name(i.kind()));
         }
+        views.push_back(matmul_of(i));  // all before any job points into the vector
     }
-    for (const Invocation & i : invs) {
-        const MatmulInvocation & inv = i.matmul;
+    for (const MatmulInvocation & inv : views) {
         const TileEntry * entry = find_tile_entry(*inv.contract, inv.tile.n);
         GGML_ASSERT(entry != nullptr && inv.tile.m == kTileM && inv.tile.n <= kMaxTileN);
         for (int64_t mt = 0; mt < inv.m_tiles; ++mt) {
@@ -123,7 +127,7 @@ Status sim_run_matmuls(const std::vector<Invocation> & invs, ThreadPool & pool, 
 }
 
 Status sim_run_matmul(const MatmulInvocation & inv, ThreadPool & pool, SimExec exec) {
-    return sim_run_matmuls({Invocation::of(inv)}, pool, exec);
+    return sim_run_matmuls({to_invocation(inv)}, pool, exec);
 }
 
 }  // namespace xdna

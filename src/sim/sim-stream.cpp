@@ -43,7 +43,7 @@ uint64_t bytes_after(const BufferSlice & s) { return s.buffer->size() - s.offset
 
 // One invocation, checked and ready to run: its stream and the arguments its DMAs see.
 struct Prepared {
-    const MatmulInvocation *              inv = nullptr;
+    MatmulInvocation                      inv;
     size_t                                index = 0;
     std::shared_ptr<const MatmulSequence> seq;
     std::vector<DmaArgument>              args;
@@ -72,7 +72,7 @@ Status prepare(const MatmulInvocation & inv, size_t index, const char * layout, 
     // The C drain writes whole 4-tile groups of whole token tiles: straight into the output only when
     // that is exactly the valid part, else into a staging output the valid part is copied from.
     const bool out_direct = inv.m == m_rows * kTileM && inv.n == inv.n_tiles * tn;
-    p.inv = &inv;
+    p.inv = inv;
     p.index = index;
     p.stride = out_direct ? inv.out_row_stride : m_rows * kTileM;
     MatmulSequenceShape shape = sequence_shape_of(inv, p.stride);
@@ -109,7 +109,7 @@ Status prepare(const MatmulInvocation & inv, size_t index, const char * layout, 
 
 Status run_prepared(Prepared & p, ThreadPool & pool, StreamContexts & contexts) {
     const DesignDescription & d = matmul_design().design;
-    const MatmulInvocation & inv = *p.inv;
+    const MatmulInvocation & inv = p.inv;
     const MatmulSequence & seq = *p.seq;
     std::vector<uint8_t> out_stage;
     if (p.staged) {
@@ -147,11 +147,16 @@ Status sim_run_matmuls_stream(const std::vector<Invocation> & invs, ThreadPool &
     }
     std::vector<Prepared> prepared;
     for (size_t i = 0; i < invs.size(); ++i) {
-        if (invs[i].kind != KernelKind::matmul) {
-            continue;
+        if (invs[i].kind() != KernelKind::matmul) {
+            if (refused != nullptr) {
+                *refused = true;
+            }
+            // Nothing is run: a skipped invocation would leave its outputs as they were.
+            return Status::error("stream mode, invocation " + std::to_string(i) + ": the matmul stream engine was handed "
+                                 "a kernel of kind " + kernel_kind_name(invs[i].kind()));
         }
         prepared.emplace_back();
-        if (Status s = prepare(invs[i].matmul, i, i < layouts.size() ? layouts[i] : nullptr, prepared.back()); !s.ok) {
+        if (Status s = prepare(matmul_of(invs[i]), i, i < layouts.size() ? layouts[i] : nullptr, prepared.back()); !s.ok) {
             if (refused != nullptr) {
                 *refused = true;
             }

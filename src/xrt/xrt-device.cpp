@@ -2,6 +2,7 @@
 
 #include "control/control-ops.h"
 #include "runtime/design-description.h"
+#include "runtime/design-registry.h"
 #include "runtime/kernel-files.h"
 #include "runtime/runtime-log.h"
 #include "xrt/xrt-buffer.h"
@@ -251,9 +252,12 @@ const XrtDevice::ShapeStream * XrtDevice::stream_for(LoadedKernel & lk, const Ma
     return lk.streams.back().get();
 }
 
-XrtDevice::LoadedKernel * XrtDevice::kernel_for(const MatmulContract & contract, const TileShape & tile) const {
-    const KernelEntry * e = find_kernel(manifest_, contract.name, tile, generation_);
-    if (e == nullptr) {
+XrtDevice::LoadedKernel * XrtDevice::kernel_for(const KernelKey & key) const {
+    if (key.kind != KernelKind::matmul || key.variant == nullptr) {
+        return nullptr;  // the manifest holds matmul kernels only (KernelEntry::contract)
+    }
+    const KernelEntry * e = find_kernel(manifest_, key.variant, key.tile, generation_);
+    if (e == nullptr || key.design == nullptr || e->design != key.design) {
         return nullptr;
     }
     LoadedKernel & lk = kernels_[static_cast<size_t>(e - manifest_.kernels.data())];
@@ -263,9 +267,9 @@ XrtDevice::LoadedKernel * XrtDevice::kernel_for(const MatmulContract & contract,
     return lk.state == LoadState::ready ? &lk : nullptr;
 }
 
-bool XrtDevice::has_kernel(const MatmulContract & contract, const TileShape & tile) const {
+bool XrtDevice::has_kernel(const KernelKey & key) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return kernel_for(contract, tile) != nullptr;
+    return kernel_for(key) != nullptr;
 }
 
 XrtDevice::RunSlot & XrtDevice::slot(LoadedKernel & lk, size_t i) {
@@ -308,82 +312,100 @@ Status XrtDevice::run(const Batch & batch, std::chrono::milliseconds timeout) {
 }
 
 Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout) {
+    Submission sub;
+    if (Status st = resolve(batch, sub); !st.ok) {
+        return st;  // nothing bound yet
+    }
+    if (Status st = bind(sub); !st.ok) {
+        release_operands(sub);
+        return st;
+    }
+    Status result = execute(sub, timeout);
+    if (sub.timed_out) {
+        // Runs still in flight keep their sub-buffers and runlists; nothing may be reused or freed under them.
+        return result;
+    }
+    return drain(sub, batch, result);
+}
+
+// 1. Resolve: by kind, each invocation to what its run needs. Only kernels load and streams build here.
+Status XrtDevice::resolve(const Batch & batch, Submission & sub) {
     const size_t n = batch.invocations.size();
-
-    // Runs of this batch, in submission order, grouped by hardware context (a runlist holds runs of one).
-    struct Pending {
-        RunSlot *     slot;
-        XrtBuffer *   out;
-        size_t        out_offset, out_bytes;
-        std::string   label;
-        // Output drained into the slot's staging BO: the valid m x n part is copied out after the run.
-        bool          staged = false;
-        int64_t       m = 0, n = 0, out_row_stride = 0, stage_stride = 0;
-    };
-    std::vector<Pending>                                pending;
-    std::vector<SharedContext *>                        order;
-    std::map<SharedContext *, std::vector<RunSlot *>>   groups;
-    std::map<LoadedKernel *, size_t>                    used;
-
-    auto release_operands = [&]() {
-        for (auto & p : pending) {
-            p.slot->operands.clear();
-        }
-    };
-
-    // 1. Resolve each invocation to a kernel and a run, and set its operands.
+    sub.resolved.resize(n);
     for (size_t i = 0; i < n; ++i) {
-        if (batch.invocations[i].kind != KernelKind::matmul) {
-            release_operands();
-            return Status::error(std::string("invocation ") + std::to_string(i + 1) + ": no NPU kernels of kind " +
-                                 kernel_kind_name(batch.invocations[i].kind) + " yet");
+        const Invocation & inv = batch.invocations[i];
+        Status             st;
+        switch (inv.kind()) {
+            case KernelKind::matmul: st = resolve_matmul(inv, i, n, sub.resolved[i]); break;
+            default:
+                st = Status::error("invocation " + std::to_string(i + 1) + ": no NPU kernels of kind " +
+                                   kernel_kind_name(inv.kind()) + " yet");
         }
-        const MatmulInvocation & inv = batch.invocations[i].matmul;
-        const std::string        label = invocation_label(i, n, inv);
-        LoadedKernel *           lk = inv.contract ? kernel_for(*inv.contract, inv.tile) : nullptr;
-        if (lk == nullptr) {
-            release_operands();
-            return Status::error(label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");
+        if (!st.ok) {
+            return st;
         }
-        // The stream's C drain writes whole 4-row groups of whole token tiles: straight into the output
-        // when that is exactly the valid part, else into a staging output (as the simulator does).
-        const DesignRead & design = matmul_design();
-        if (!design.ok()) {
-            release_operands();
-            return Status::error(label + ": the design description is broken: " + design.error);
-        }
-        const int64_t rows = design.design.core_rows;
-        const int64_t m_rows = (inv.m_tiles + rows - 1) / rows * rows;
-        const bool    out_direct = inv.m == m_rows * inv.tile.m && inv.n == inv.n_tiles * inv.tile.n;
-        const int64_t stride = out_direct ? inv.out_row_stride : m_rows * inv.tile.m;
-        std::string   err;
-        const ShapeStream * st = stream_for(*lk, sequence_shape_of(inv, stride), err);
-        if (st == nullptr) {
-            release_operands();
-            return Status::error(label + ": " + err);
-        }
-        const MatmulSequence & seq = *st->seq;
-        std::vector<ArgValue> args;
-        if (!layout_invocation_args(*lk->entry, inv, seq.words.size(), args, err)) {
-            release_operands();
-            return Status::error(label + ": " + err);
-        }
-        ParamWords params{};
-        pack_params(inv, params, err);  // cannot fail: layout_invocation_args packed the same values
+    }
+    return Status::success();
+}
 
-        RunSlot * s = nullptr;
+Status XrtDevice::resolve_matmul(const Invocation & i, size_t index, size_t n, Resolved & r) {
+    const MatmulInvocation inv = matmul_of(i);
+    r.label = invocation_label(index, n, inv);
+    r.lk = kernel_for(i.key);
+    if (r.lk == nullptr) {
+        return Status::error(r.label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");
+    }
+    // The stream's C drain writes whole 4-row groups of whole token tiles: straight into the output
+    // when that is exactly the valid part, else into a staging output (as the simulator does).
+    const DesignRead * design = find_design(i.key.design ? i.key.design : "");
+    if (design == nullptr || !design->ok()) {
+        return Status::error(r.label + ": " + (design ? "the design description is broken: " + design->error
+                                                      : std::string("no design named ") + (i.key.design ? i.key.design : "(none)")));
+    }
+    const int64_t rows = design->design.core_rows;
+    const int64_t m_rows = (inv.m_tiles + rows - 1) / rows * rows;
+    const bool    out_direct = inv.m == m_rows * inv.tile.m && inv.n == inv.n_tiles * inv.tile.n;
+    r.stage_stride = out_direct ? inv.out_row_stride : m_rows * inv.tile.m;
+    std::string err;
+    r.stream = stream_for(*r.lk, sequence_shape_of(inv, r.stage_stride), err);
+    if (r.stream == nullptr) {
+        return Status::error(r.label + ": " + err);
+    }
+    if (!layout_invocation_args(*r.lk->entry, inv, r.stream->seq->words.size(), r.args, err)) {
+        return Status::error(r.label + ": " + err);
+    }
+    pack_params(inv, r.params, err);  // cannot fail: layout_invocation_args packed the same values
+    r.m = inv.m;
+    r.n = inv.n;
+    r.out_row_stride = inv.out_row_stride;
+    return Status::success();
+}
+
+void XrtDevice::release_operands(Submission & sub) {
+    for (auto & p : sub.pending) {
+        p.slot->operands.clear();
+    }
+}
+
+// 2. Bind: each resolved invocation to a run of its kernel.
+Status XrtDevice::bind(Submission & sub) {
+    std::map<LoadedKernel *, size_t> used;
+    for (Resolved & r : sub.resolved) {
+        LoadedKernel *         lk = r.lk;
+        const MatmulSequence & seq = *r.stream->seq;
+        const std::string &    label = r.label;
+        RunSlot *              s = nullptr;
         try {
             s = &slot(*lk, used[lk]++);
         } catch (const std::exception & e) {
-            release_operands();
             return Status::error(describe_exception(XrtStep::submit, label, e));
         }
-        pending.push_back({s, nullptr, 0, 0, label});
-        Pending & p = pending.back();
+        sub.pending.push_back({s, nullptr, 0, 0, label});
+        Pending & p = sub.pending.back();
         try {
-            for (const ArgValue & a : args) {
+            for (const ArgValue & a : r.args) {
                 if (a.kind == ArgKind::instructions) {
-                    s->run.set_arg(a.index, st->bo);
+                    s->run.set_arg(a.index, r.stream->bo);
                     continue;
                 }
                 if (a.kind == ArgKind::instruction_count) {
@@ -395,11 +417,9 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
                 }
                 XrtBuffer * b = XrtBuffer::from(a.buffer);
                 if (b == nullptr) {
-                    release_operands();
                     return Status::error(label + ": " + to_string(a.kind) + " operand is not NPU memory");
                 }
                 if (b->sync_failed()) {
-                    release_operands();
                     return Status::error(label + ": a sync of its " + std::string(to_string(a.kind)) +
                                          " buffer failed earlier, so its data may not be on the NPU");
                 }
@@ -409,13 +429,11 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
                 // contracts/weight-layout.h), so the kernel reads the weight's own memory; a window past the
                 // buffer is an error (the batch falls back), never a per-run copy of the weights.
                 if (a.kind == ArgKind::weights && seq.weights_bytes > after) {
-                    release_operands();
                     return Status::error(label + ": the weights hold " + std::to_string(after) +
                                          " bytes from their offset to the end of their buffer, its instruction stream reads " +
                                          std::to_string(seq.weights_bytes) + " (packed weights carry that tail room)");
                 }
                 if (a.kind == ArgKind::activations && seq.activations_bytes > after) {
-                    release_operands();
                     return Status::error(label + ": the activations hold " + std::to_string(after) +
                                          " bytes, its instruction stream reads " + std::to_string(seq.activations_bytes));
                 }
@@ -434,81 +452,76 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
                     p.out_offset = a.offset;
                     p.out_bytes = a.bytes;
                     p.staged = true;
-                    p.m = inv.m;
-                    p.n = inv.n;
-                    p.out_row_stride = inv.out_row_stride;
-                    p.stage_stride = stride;
+                    p.m = r.m;
+                    p.n = r.n;
+                    p.out_row_stride = r.out_row_stride;
+                    p.stage_stride = r.stage_stride;
                     continue;
                 }
                 const size_t bytes = a.kind == ArgKind::weights       ? std::max<size_t>(a.bytes, seq.weights_bytes)
                                      : a.kind == ArgKind::activations ? std::max<size_t>(a.bytes, seq.activations_bytes)
-                                     : a.kind == ArgKind::output      ? std::max<size_t>(a.bytes, seq.out_bytes)
                                                                       : a.bytes;
                 // A sub-buffer hands the kernel exactly that range; it lives until the run is done.
                 s->operands.emplace_back(b->bo(), bytes, a.offset);
                 s->run.set_arg(a.index, s->operands.back());
-                if (a.kind == ArgKind::output) {
-                    p.out = b;
-                    p.out_offset = a.offset;
-                    p.out_bytes = a.bytes;
-                }
             }
-            if (s->params && (!s->params_valid || s->params_held != params)) {
+            if (s->params && (!s->params_valid || s->params_held != r.params)) {
                 s->params_valid = false;  // stays false if the sync below throws
-                std::memcpy(s->params.map(), params.data(), sizeof(params));
+                std::memcpy(s->params.map(), r.params.data(), sizeof(r.params));
                 s->params.sync(XCL_BO_SYNC_BO_TO_DEVICE);
-                s->params_held = params;
+                s->params_held = r.params;
                 s->params_valid = true;
             }
         } catch (const std::exception & e) {
-            release_operands();
             return Status::error(describe_exception(XrtStep::submit, label, e));
         }
-        if (groups.find(lk->ctx.get()) == groups.end()) {
-            order.push_back(lk->ctx.get());
+        if (sub.groups.find(lk->ctx.get()) == sub.groups.end()) {
+            sub.order.push_back(lk->ctx.get());
         }
-        groups[lk->ctx.get()].push_back(s);
+        sub.groups[lk->ctx.get()].push_back(s);
     }
+    return Status::success();
+}
 
-    // 2. One runlist per hardware context; all are filled, then all submitted, before any wait.
-    std::vector<ContextRunlist *> executed;
-    Status                        result = Status::success();
+// 3. Execute: one runlist per hardware context; all are filled, then all submitted, before any wait,
+// within one deadline for the whole batch.
+Status XrtDevice::execute(Submission & sub, std::chrono::milliseconds timeout) {
+    const size_t n = sub.pending.size();
+    Status       result = Status::success();
     try {
-        for (SharedContext * ctx : order) {
+        for (SharedContext * ctx : sub.order) {
             ContextRunlist & rl = runlists_[ctx];
             if (!rl.list) {
                 rl.list = std::make_unique<xrt::runlist>(ctx->context);
             }
-            for (RunSlot * s : groups[ctx]) {
+            for (RunSlot * s : sub.groups[ctx]) {
                 rl.list->add(s->run);
             }
         }
-        for (SharedContext * ctx : order) {
+        for (SharedContext * ctx : sub.order) {
             ContextRunlist & rl = runlists_[ctx];
             rl.executing = true;  // set first: a runlist whose execute() throws must still be waited on
-            executed.push_back(&rl);
+            sub.executed.push_back(&rl);
             rl.list->execute();
         }
     } catch (const std::exception & e) {
         result = Status::error(describe_exception(XrtStep::submit, "a batch of " + std::to_string(n) + " invocations", e));
     }
 
-    // 3. Wait for everything submitted, within one deadline for the whole batch.
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    bool       timed_out = false;
-    for (ContextRunlist * rl : executed) {
+    for (ContextRunlist * rl : sub.executed) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         left = std::max(left, std::chrono::milliseconds(1));
         try {
             if (rl->list->wait(left) == std::cv_status::timeout) {
-                timed_out = true;
+                sub.timed_out = true;
                 continue;
             }
             rl->executing = false;
         } catch (const xrt::runlist::command_error & e) {
             rl->executing = false;
             std::string what = "a run of the batch";
-            for (const auto & p : pending) {
+            for (const auto & p : sub.pending) {
                 if (p.slot->run.get_handle() == e.get_run().get_handle()) {
                     what = p.label;
                 }
@@ -523,15 +536,18 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
             }
         }
     }
-    if (timed_out) {
-        // Runs still in flight keep their sub-buffers and runlists; nothing may be reused or freed under them.
+    if (sub.timed_out) {
         disabled_ = describe_run_timeout(timeout, n);
         runtime_log(LogLevel::error, disabled_);
         return Status::error(disabled_);
     }
+    return result;
+}
 
-    // 4. Everything is idle: detach the runs from their runlists and drop the operand sub-buffers.
-    for (SharedContext * ctx : order) {
+// 4. Drain: everything is idle. Detach the runs from their runlists, drop the operand sub-buffers, and
+// (when the runs succeeded) make the outputs visible to the host.
+Status XrtDevice::drain(Submission & sub, const Batch & batch, Status result) {
+    for (SharedContext * ctx : sub.order) {
         if (!runlists_[ctx].list) {
             continue;
         }
@@ -545,13 +561,11 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
             }
         }
     }
-    release_operands();
+    release_operands(sub);
     if (!result.ok) {
         return result;
     }
-
-    // 5. Make the outputs visible to the host.
-    for (const auto & p : pending) {
+    for (const auto & p : sub.pending) {
         if (p.staged) {
             // The valid m x n part of the staged drain, into the output's rows.
             try {

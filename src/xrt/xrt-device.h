@@ -16,6 +16,7 @@
 #include "runtime/kernel-manifest.h"
 #include "runtime/matmul-sequence.h"
 #include "runtime/npu-discovery.h"
+#include "xrt/xrt-buffer.h"
 #include "xrt/xrt-context-registry.h"
 #include "xrt/xrt-headers.h"
 
@@ -35,7 +36,8 @@ public:
 
     const DeviceInfo &            info() const override { return info_; }
     std::unique_ptr<DeviceBuffer> allocate(size_t bytes, BufferRole role) override;
-    bool                          has_kernel(const MatmulContract & contract, const TileShape & tile) const override;
+    using Device::has_kernel;
+    bool                          has_kernel(const KernelKey & key) const override;
     Status                        run(const Batch & batch, std::chrono::milliseconds timeout) override;
     const std::vector<InvocationStats> & last_stats() const override { return stats_; }
 
@@ -74,7 +76,7 @@ private:
         bool                          executing = false;  // executed and not yet successfully waited on
     };
 
-    LoadedKernel * kernel_for(const MatmulContract & contract, const TileShape & tile) const;
+    LoadedKernel * kernel_for(const KernelKey & key) const;
     void           load(LoadedKernel & lk) const;
     bool           load_xclbin(const std::string & path, xrt::xclbin & out, std::string & err) const;
     void           fail_kernel(LoadedKernel & lk, const std::string & why) const;
@@ -82,7 +84,48 @@ private:
     RunSlot &      slot(LoadedKernel & lk, size_t i);
     // The stream of `shape` for `lk`, built and uploaded on first use; nullptr with `err` if refused.
     const ShapeStream * stream_for(LoadedKernel & lk, const MatmulSequenceShape & shape, std::string & err);
-    Status         submit(const Batch & batch, std::chrono::milliseconds timeout);
+
+    // A submission goes through four steps; each fails the batch with the reason, and what it took is
+    // released (drain runs after every step that set operands):
+    //   resolve  each invocation to a loaded kernel, its stream, its arguments and parameter words, by
+    //            its kind (resolve_matmul); touches no run;
+    //   bind     each to a reusable run of its kernel: operands as sub-buffers, outputs through the
+    //            run's staging BO, the parameter words synced when they changed; runs grouped per
+    //            hardware context;
+    //   execute  one runlist per context, all submitted before any wait, one deadline for the batch;
+    //   drain    runlists reset, operands released, the outputs copied into place.
+    struct Resolved {
+        LoadedKernel *        lk = nullptr;
+        const ShapeStream *   stream = nullptr;
+        std::vector<ArgValue> args;
+        ParamWords            params{};
+        std::string           label;
+        int64_t               m = 0, n = 0, out_row_stride = 0, stage_stride = 0;  // the output's valid part
+    };
+    struct Pending {
+        RunSlot *   slot;
+        XrtBuffer * out;
+        size_t      out_offset, out_bytes;
+        std::string label;
+        // Output drained into the slot's staging BO: the valid m x n part is copied out after the run.
+        bool        staged = false;
+        int64_t     m = 0, n = 0, out_row_stride = 0, stage_stride = 0;
+    };
+    struct Submission {
+        std::vector<Resolved>                             resolved;  // in submission order
+        std::vector<Pending>                              pending;   // bound runs, in submission order
+        std::vector<SharedContext *>                      order;     // contexts in first-use order
+        std::map<SharedContext *, std::vector<RunSlot *>> groups;
+        std::vector<ContextRunlist *>                     executed;
+        bool                                              timed_out = false;
+    };
+    Status submit(const Batch & batch, std::chrono::milliseconds timeout);
+    Status resolve(const Batch & batch, Submission & sub);
+    Status resolve_matmul(const Invocation & inv, size_t i, size_t n, Resolved & r);
+    Status bind(Submission & sub);
+    Status execute(Submission & sub, std::chrono::milliseconds timeout);
+    Status drain(Submission & sub, const Batch & batch, Status result);
+    void   release_operands(Submission & sub);
 
     DeviceInfo                   info_;
     NpuGeneration                generation_;

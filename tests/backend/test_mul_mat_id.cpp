@@ -161,7 +161,7 @@ TEST(MulMatId, OnlySelectedExpertsAreStreamedAllInOneSubmission) {
         std::set<int32_t> streamed;
         uint64_t rows = 0;
         for (const xdna::Invocation & inv : routed.batch.invocations) {
-            const xdna::MatmulInvocation & mi = inv.matmul;
+            const xdna::MatmulInvocation mi = xdna::matmul_of(inv);
             if (mi.contract->weight_type != w->type) {
                 continue;
             }

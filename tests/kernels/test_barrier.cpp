@@ -306,8 +306,8 @@ TEST_F(BarrierTwoInvocations, StaleContractOfTheSameShapeIsReported) {
 // device keeps the loaded design between submissions (both right, every core passed twice).
 TEST_F(BarrierTwoInvocations, SimDeviceKeepsTheLoadedDesignAcrossSubmissions) {
     StreamContexts contexts;
-    ASSERT_TRUE(sim_run_matmuls_stream({Invocation::of(first.o.inv)}, pool, contexts).ok);
-    const Status st = sim_run_matmuls_stream({Invocation::of(second.o.inv)}, pool, contexts);
+    ASSERT_TRUE(sim_run_matmuls_stream({to_invocation(first.o.inv)}, pool, contexts).ok);
+    const Status st = sim_run_matmuls_stream({to_invocation(second.o.inv)}, pool, contexts);
     ASSERT_TRUE(st.ok) << st.message;
     EXPECT_TRUE(same_bits(first));
     EXPECT_TRUE(same_bits(second));
@@ -318,8 +318,8 @@ TEST_F(BarrierTwoInvocations, SimDeviceKeepsTheLoadedDesignAcrossSubmissions) {
     dev.set_exec(SimExec::stream);
     std::memset(first.out->host_ptr(), 0xFF, first.out->size());
     std::memset(second.out->host_ptr(), 0xFF, second.out->size());
-    ASSERT_TRUE(dev.run({{Invocation::of(first.o.inv)}}, std::chrono::milliseconds(0)).ok);
-    const Status sd = dev.run({{Invocation::of(second.o.inv)}}, std::chrono::milliseconds(0));
+    ASSERT_TRUE(dev.run({{to_invocation(first.o.inv)}}, std::chrono::milliseconds(0)).ok);
+    const Status sd = dev.run({{to_invocation(second.o.inv)}}, std::chrono::milliseconds(0));
     ASSERT_TRUE(sd.ok) << sd.message;
     EXPECT_TRUE(same_bits(first));
     EXPECT_TRUE(same_bits(second));
@@ -381,7 +381,7 @@ TEST(StreamRefusal, SubmissionIsRefusedBeforeAnythingRunsAndTheHostComputesIt) {
     ThreadPool pool(2);
     Case good = make_run("mm_q4_K_a8", 4, 64 * 4, 2, 4, g, pool);
     Case bad = make_run("mm_q4_K_a8", 4, 64, 3 * 64 + 1, 1, g, pool);  // 193 K tiles: 4 chunks of at most 64
-    const Batch batch{{Invocation::of(good.o.inv), Invocation::of(bad.o.inv)}};
+    const Batch batch{{to_invocation(good.o.inv), to_invocation(bad.o.inv)}};
     SimDevice dev(2);
     dev.set_exec(SimExec::stream);
     const Status st = dev.run(batch, std::chrono::milliseconds(0));

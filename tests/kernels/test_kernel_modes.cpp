@@ -175,7 +175,7 @@ TEST_F(MisbehavingKernel, FailsTheRunNamingTheKernelAndTheMode) {
     {
         const ScopedTileKernelOverride bad(q4_0(), 4, leaves_conv_even, "leaves_conv_even");
         for (const SimExec exec : {SimExec::kernels, SimExec::stream}) {
-            const Status st = exec == SimExec::stream ? sim_run_matmuls_stream({Invocation::of(ops_->inv)}, pool)
+            const Status st = exec == SimExec::stream ? sim_run_matmuls_stream({to_invocation(ops_->inv)}, pool)
                                                       : sim_run_matmul(ops_->inv, pool, exec);
             ASSERT_FALSE(st.ok) << sim_exec_name(exec);
             EXPECT_NE(st.message.find("leaves_conv_even"), std::string::npos) << st.message;
@@ -197,14 +197,14 @@ TEST_F(MisbehavingKernel, FailsTheRunNamingTheKernelAndTheMode) {
     }
     // And the real kernel, as before.
     EXPECT_TRUE(sim_run_matmul(ops_->inv, pool, SimExec::kernels).ok);
-    EXPECT_TRUE(sim_run_matmuls_stream({Invocation::of(ops_->inv)}, pool).ok);
+    EXPECT_TRUE(sim_run_matmuls_stream({to_invocation(ops_->inv)}, pool).ok);
 }
 
 TEST_F(MisbehavingKernel, IsADeviceFailureOfTheSubmission) {
     SimDevice dev(1);
     dev.set_exec(SimExec::kernels);
     Batch batch;
-    batch.invocations.push_back(Invocation::of(ops_->inv));
+    batch.invocations.push_back(to_invocation(ops_->inv));
     ASSERT_TRUE(dev.run(batch, std::chrono::milliseconds(0)).ok);
     const float good = static_cast<const float *>(out_->host_ptr())[0];
     EXPECT_TRUE(std::isfinite(good));

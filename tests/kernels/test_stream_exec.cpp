@@ -74,7 +74,7 @@ TEST_P(StreamExec, StreamGivesTheKernelsBits) {
     inv.out = {&out_k, 0};
     sim_run_matmul(inv, pool, SimExec::kernels);
     inv.out = {&out_s, 0};
-    const Status st = sim_run_matmuls_stream({Invocation::of(inv)}, pool, {cs.layout});
+    const Status st = sim_run_matmuls_stream({to_invocation(inv)}, pool, {cs.layout});
     ASSERT_TRUE(st.ok) << st.message;
     const auto * a = static_cast<const float *>(out_k.host_ptr());
     const auto * b = static_cast<const float *>(out_s.host_ptr());
@@ -157,7 +157,7 @@ TEST(StreamTailRoom, LastExpertOfAStackRunsOnTheTensorsOwnBytesForEveryContract)
         inv.out = {&out_k, 0};
         sim_run_matmul(inv, pool, SimExec::kernels);
         inv.out = {&out_s, 0};
-        const Status st = sim_run_matmuls_stream({Invocation::of(inv)}, pool);
+        const Status st = sim_run_matmuls_stream({to_invocation(inv)}, pool);
         ASSERT_TRUE(st.ok) << st.message;
         ASSERT_EQ(0, std::memcmp(out_k.host_ptr(), out_s.host_ptr(), out_floats * 4));
         size_t nonzero = 0;
@@ -166,7 +166,7 @@ TEST(StreamTailRoom, LastExpertOfAStackRunsOnTheTensorsOwnBytesForEveryContract)
 
         CutBuffer short_w(w, L.total_bytes - 4);
         inv.weights = {&short_w, static_cast<size_t>(mats - 1) * L.mat_bytes};
-        const Status cut = sim_run_matmuls_stream({Invocation::of(inv)}, pool);
+        const Status cut = sim_run_matmuls_stream({to_invocation(inv)}, pool);
         ASSERT_FALSE(cut.ok);
         EXPECT_NE(cut.message.find("the weights hold " + std::to_string(L.stream_bytes() - 4) + " bytes"), std::string::npos)
             << cut.message;
@@ -467,7 +467,7 @@ TEST(StreamLayouts, SimDeviceRunsTheLayoutTheModelChooses) {
         inv.out = {outs_k.back().get(), 0};
         sim_run_matmul(inv, pool, SimExec::kernels);
         inv.out = {outs_s.back().get(), 0};
-        batch.invocations.push_back(Invocation::of(inv));
+        batch.invocations.push_back(to_invocation(inv));
     }
     SimDevice dev(2, preset);
     dev.set_exec(SimExec::stream);

@@ -5,10 +5,12 @@
 #include "control/control-ops.h"
 #include "control/shim-bd.h"
 #include "runtime/design-description.h"
+#include "runtime/design-registry.h"
 #include "runtime/matmul-sequence.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -41,6 +43,26 @@ TEST(DesignDescription, BuiltInEqualsTheFileDesignPyReads) {
     ASSERT_NE(d.shim_fifo_of("weights"), nullptr);
     EXPECT_TRUE(d.shim_fifo_of("weights")->shim_mm2s);
     EXPECT_FALSE(d.shim_fifo_of("out")->shim_mm2s);
+}
+
+// Designs are found by the name a kernel key or a manifest entry gives: the matmul design is the one
+// compiled from aie/matmul/dataflow.json, and a name no aie/ folder has is no design.
+TEST(DesignRegistry, FindsDesignsByName) {
+    const DesignRead * d = find_design("matmul");
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->ok()) << d->error;
+    EXPECT_EQ(d, &matmul_design());
+    EXPECT_EQ(d->design.design, "matmul");
+    EXPECT_EQ(find_design("rmsnorm_nothing"), nullptr);
+    EXPECT_EQ(find_design(""), nullptr);
+    const std::vector<std::string> names = design_names();
+    EXPECT_NE(std::find(names.begin(), names.end(), "matmul"), names.end());
+    // Every built-in description parses and names its own folder.
+    for (const std::string & n : names) {
+        SCOPED_TRACE(n);
+        ASSERT_NE(find_design(n), nullptr);
+        EXPECT_TRUE(find_design(n)->ok()) << find_design(n)->error;
+    }
 }
 
 // The buffer table of aie/matmul/README.md (printed by design.py --print-plan from its own ABI mirror).

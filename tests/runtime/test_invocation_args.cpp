@@ -223,26 +223,76 @@ TEST(InvocationArgs, RejectsInconsistentOrOversizedParameters) {
     }
 }
 
-// The runtime interface is kind-neutral: an invocation names its kernel and its operands (with their
-// roles and sizes) without the device knowing the kind's payload; a matmul is one kind.
+// The runtime interface is kind-neutral: an invocation names its kernel by a key (design, variant,
+// tile) and its operands by role, with their extents, without the device knowing the kind's parameter
+// block; a matmul is one kind.
 TEST(Invocation, NamesItsKernelAndOperandsGenerically) {
     Q4KCase          t;
-    const Invocation inv = Invocation::of(t.inv);
-    EXPECT_EQ(inv.kind, KernelKind::matmul);
-    EXPECT_STREQ(kernel_kind_name(inv.kind), "matmul");
+    t.inv.out_row_stride = 128;  // rows of the output further apart than the valid M floats
+    const Invocation inv = to_invocation(t.inv);
+    EXPECT_EQ(inv.kind(), KernelKind::matmul);
+    EXPECT_STREQ(kernel_kind_name(inv.kind()), "matmul");
+    EXPECT_STREQ(inv.key.design, "matmul");
+    EXPECT_STREQ(inv.key.variant, "mm_q4_K_a8");
     EXPECT_STREQ(inv.kernel_name(), "mm_q4_K_a8");
-    const std::vector<OperandRef> ops = inv.operands();
+    EXPECT_EQ(inv.key.tile.n, t.inv.tile.n);
+    const Invocation::Operands ops = inv.operands();
     ASSERT_EQ(ops.size(), 3u);
-    EXPECT_STREQ(ops[0].role, "weights");
-    EXPECT_EQ(ops[0].slice.buffer, &t.weights);
-    EXPECT_EQ(ops[0].bytes, 2u * 2 * 64 * 144);
-    EXPECT_FALSE(ops[0].written);
-    EXPECT_STREQ(ops[1].role, "activations");
-    EXPECT_EQ(ops[1].bytes, 1u * 2 * 1216);
-    EXPECT_STREQ(ops[2].role, "out");
-    EXPECT_TRUE(ops[2].written);
-    EXPECT_EQ(ops[2].bytes, 100u * 3 * 4);  // the valid M x N floats
-    EXPECT_EQ(inv.bytes_read(), ops[0].bytes + ops[1].bytes);
-    EXPECT_EQ(inv.bytes_written(), ops[2].bytes);
+    const Operand * w = ops.begin();
+    EXPECT_STREQ(w[0].role, "weights");
+    EXPECT_EQ(w[0].slice.buffer, &t.weights);
+    EXPECT_EQ(w[0].bytes(), 2u * 2 * 64 * 144);
+    EXPECT_FALSE(w[0].written());
+    EXPECT_STREQ(w[1].role, "activations");
+    EXPECT_EQ(w[1].bytes(), 1u * 2 * 1216);
+    EXPECT_STREQ(w[2].role, "out");
+    EXPECT_TRUE(w[2].written());
+    EXPECT_EQ(w[2].bytes(), 100u * 3 * 4);             // the valid M x N floats
+    EXPECT_EQ(w[2].rows, 3);                           // one run per token
+    EXPECT_EQ(w[2].row_stride, 128u * 4);
+    EXPECT_EQ(w[2].extent(), 2u * 128 * 4 + 100 * 4);  // the last token's row ends the range
+    EXPECT_EQ(inv.operand("activations"), &w[1]);
+    EXPECT_EQ(inv.operand("bias"), nullptr);
+    EXPECT_EQ(inv.bytes_read(), w[0].bytes() + w[1].bytes());
+    EXPECT_EQ(inv.bytes_written(), w[2].bytes());
     EXPECT_EQ(inv.macs(), 2u * 64 * 4 * 2 * 256);
+    EXPECT_EQ(inv.shape_label(), "   100 x    3 x   512");
+}
+
+// The matmul kind's typed view is exactly what went in: the operands by their slots, the rest from the
+// parameter block.
+TEST(Invocation, MatmulViewRoundTrips) {
+    Q4KCase t;
+    t.inv.expert = 5;
+    t.inv.out_row_stride = 111;
+    const MatmulInvocation back = matmul_of(to_invocation(t.inv));
+    EXPECT_EQ(back.contract, t.inv.contract);
+    EXPECT_EQ(back.weights.buffer, t.inv.weights.buffer);
+    EXPECT_EQ(back.weights.offset, t.inv.weights.offset);
+    EXPECT_EQ(back.activations.buffer, t.inv.activations.buffer);
+    EXPECT_EQ(back.out.buffer, t.inv.out.buffer);
+    EXPECT_EQ(back.out.offset, t.inv.out.offset);
+    EXPECT_EQ(back.m, t.inv.m);
+    EXPECT_EQ(back.n, t.inv.n);
+    EXPECT_EQ(back.m_tiles, t.inv.m_tiles);
+    EXPECT_EQ(back.n_tiles, t.inv.n_tiles);
+    EXPECT_EQ(back.k_tiles, t.inv.k_tiles);
+    EXPECT_EQ(back.weight_tile_bytes, t.inv.weight_tile_bytes);
+    EXPECT_EQ(back.act_tile_bytes, t.inv.act_tile_bytes);
+    EXPECT_EQ(back.out_row_stride, 111);
+    EXPECT_EQ(back.expert, 5);
+    EXPECT_EQ(back.tile.n, t.inv.tile.n);
+}
+
+// Keys compare by content: a variant spelled by another string is the same kernel.
+TEST(Invocation, KeysCompareByContent) {
+    const MatmulContract & c = *matmul_contract_for(GGML_TYPE_Q4_K);
+    const std::string      name = c.name;
+    KernelKey              a = matmul_key(c, c.tile(4));
+    KernelKey              b{KernelKind::matmul, "matmul", name.c_str(), c.tile(4)};
+    EXPECT_TRUE(same_key(a, b));
+    b.tile = c.tile(32);
+    EXPECT_FALSE(same_key(a, b));
+    EXPECT_EQ(matmul_contract_named(name.c_str()), &c);
+    EXPECT_EQ(matmul_contract_named("mm_nothing"), nullptr);
 }

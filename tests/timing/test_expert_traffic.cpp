@@ -52,7 +52,7 @@ TEST(ExpertTraffic, ModelledWeightBytesAreTheSelectedExpertsOnly) {
         expert_invocations(plan, routing, {}, {}, {}, invs);
         std::vector<ModelShape> shapes;
         for (const Invocation & i : invs) {
-            shapes.push_back(shape_of(i.matmul));
+            shapes.push_back(shape_of(matmul_of(i)));
         }
         const ModelledBatch b = model.batch(shapes);
         double weight_bytes = 0;

@@ -1,6 +1,7 @@
 // SimDevice reports the timing model's figures for the batch it ran, independent of its wall time.
 #include "plan/matmul-plan.h"
 #include "sim/sim-device.h"
+#include "sim/sim-kinds.h"
 #include "reference-timing.h"
 
 #include "ggml-cpu.h"
@@ -41,8 +42,8 @@ TEST_F(SimDeviceStats, RunReportsModelledTimes) {
     SimDevice dev(1, preset);
     EXPECT_EQ(dev.last_batch_stats().modelled_us, 0.0);
     Batch batch;
-    batch.invocations.push_back(Invocation::of(make(dev, 512, 2048, 1)));
-    batch.invocations.push_back(Invocation::of(make(dev, 128, 1024, 40)));
+    batch.invocations.push_back(to_invocation(make(dev, 512, 2048, 1)));
+    batch.invocations.push_back(to_invocation(make(dev, 128, 1024, 40)));
     ASSERT_TRUE(dev.run(batch, std::chrono::milliseconds(10000)).ok);
 
     const auto & stats = dev.last_stats();
@@ -57,14 +58,14 @@ TEST_F(SimDeviceStats, RunReportsModelledTimes) {
     double sum = 0;
     for (size_t i = 0; i < stats.size(); ++i) {
         SCOPED_TRACE(i);
-        ASSERT_EQ(batch.invocations[i].matmul.tile.n, i == 0 ? 4 : 32);
+        ASSERT_EQ(matmul_of(batch.invocations[i]).tile.n, i == 0 ? 4 : 32);
         EXPECT_NEAR(stats[i].modelled_us, want[i].total_us, 1e-12 * want[i].total_us);
         EXPECT_NEAR(stats[i].modelled_compute_us, want[i].compute_us, 1e-12 * want[i].compute_us);
         EXPECT_NEAR(stats[i].modelled_dram_us, want[i].dram_us, 1e-12 * want[i].dram_us);
         EXPECT_DOUBLE_EQ(stats[i].modelled_dispatch_us, preset.invocation_us);
         // The roofline: the useful MACs at the family's peak (512 int8 MAC per cycle on each of 32 cores)
         // or the unique bytes at the full bandwidth, whichever is longer.
-        const double macs = double(batch.invocations[i].matmul.m) * batch.invocations[i].matmul.n * batch.invocations[i].matmul.k_tiles * 256;
+        const double macs = double(matmul_of(batch.invocations[i]).m) * matmul_of(batch.invocations[i]).n * matmul_of(batch.invocations[i]).k_tiles * 256;
         const double roof = std::max(macs / (512.0 * 32 * preset.clock_ghz * 1e3), want[i].unique_bytes / (preset.dram_gbs * 1e3));
         EXPECT_NEAR(stats[i].modelled_roofline_us, roof, 1e-12 * roof);
         EXPECT_LE(stats[i].modelled_roofline_us, stats[i].modelled_us);
@@ -82,8 +83,8 @@ TEST_F(SimDeviceStats, ModelIgnoresHostSpeed) {
     const NpuPreset & preset = *find_npu_preset("halo");
     SimDevice one(1, preset), two(2, preset);
     Batch b1, b2;
-    b1.invocations.push_back(Invocation::of(make(one, 1024, 4096, 64)));
-    b2.invocations.push_back(Invocation::of(make(two, 1024, 4096, 64)));
+    b1.invocations.push_back(to_invocation(make(one, 1024, 4096, 64)));
+    b2.invocations.push_back(to_invocation(make(two, 1024, 4096, 64)));
     ASSERT_TRUE(one.run(b1, std::chrono::milliseconds(10000)).ok);
     ASSERT_TRUE(two.run(b2, std::chrono::milliseconds(10000)).ok);
     EXPECT_DOUBLE_EQ(one.last_batch_stats().modelled_us, two.last_batch_stats().modelled_us);
@@ -94,6 +95,48 @@ TEST_F(SimDeviceStats, EnvironmentSelectsThePreset) {
     SimDevice dev(1);
     unsetenv("GGML_XDNA_PRESET");
     EXPECT_EQ(dev.timing_model().preset().name, "halo");
+}
+
+}  // namespace
+}  // namespace xdna
+
+namespace xdna {
+namespace {
+
+// The device dispatches by kind: a kind the simulator has no engine for is refused before anything
+// runs (its output keeps what it held), and so is the host fallback's.
+TEST_F(SimDeviceStats, RefusesAKindItHasNoEngineFor) {
+    SimDevice dev(1, *find_npu_preset("krackan"));
+    MatmulInvocation m = make(dev, 64, 256, 1);
+    float * out = static_cast<float *>(m.out.host());
+    out[0] = 42.0f;
+    Invocation inv = to_invocation(m);
+    inv.key.kind = static_cast<KernelKind>(7);
+    const Status st = dev.run(Batch{{inv}}, std::chrono::milliseconds(1000));
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("no simulated kernel of kind"), std::string::npos) << st.message;
+    EXPECT_EQ(out[0], 42.0f);
+    bool refused = false;
+    ThreadPool pool(1);
+    const Status host = sim_run_by_kind({inv}, pool, SimExec::twin, nullptr, {}, &refused);
+    EXPECT_FALSE(host.ok);
+    EXPECT_TRUE(refused);
+    EXPECT_EQ(out[0], 42.0f);
+}
+
+// A key the device has no kernel for (another design's name, a tile the contract does not allow) is
+// refused by has_kernel and by run.
+TEST_F(SimDeviceStats, HasKernelReadsTheWholeKey) {
+    SimDevice dev(1, *find_npu_preset("krackan"));
+    const MatmulContract & c = *matmul_contract_for(GGML_TYPE_Q8_0);
+    EXPECT_TRUE(dev.has_kernel(matmul_key(c, c.tile(4))));
+    KernelKey other = matmul_key(c, c.tile(4));
+    other.design = "matmul_nothing";
+    EXPECT_FALSE(dev.has_kernel(other));
+    EXPECT_FALSE(dev.has_kernel(matmul_key(c, c.tile(5))));
+    Invocation inv = to_invocation(make(dev, 64, 256, 1));
+    inv.key.design = "matmul_nothing";
+    EXPECT_FALSE(dev.run(Batch{{inv}}, std::chrono::milliseconds(1000)).ok);
 }
 
 }  // namespace

@@ -160,16 +160,16 @@ TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
     ASSERT_TRUE(w && a && o);
 
     Batch batch;
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0)));
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 262144, *a, 16384, *o, 2048)));
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 20, *w, 524288, *a, 32768, *o, 8192)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 262144, *a, 16384, *o, 2048)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 64, 20, *w, 524288, *a, 32768, *o, 8192)));
     std::memset(o->host_ptr(), 0, o->size());
     // None of the three drains exactly its valid part (m is not a whole 4-row group of 64-row tiles):
     // the NPU drains C into a staging output at 256 floats per token, the device copies the valid part.
     xrt_mock::control().drain_row_stride = 256;
     MatmulSequence want[3];
     for (int i = 0; i < 3; ++i) {
-        want[i] = expected_stream(batch.invocations[i].matmul);
+        want[i] = expected_stream(matmul_of(batch.invocations[i]));
         ASSERT_TRUE(want[i].ok()) << want[i].error;
     }
 
@@ -237,7 +237,7 @@ TEST_F(XrtDeviceTest, ShapeWithoutAStreamFailsWithTheReason) {
     MatmulInvocation inv = invocation(GGML_TYPE_Q4_K, 256, 4, *w, 0, *a, 0, *o, 0);
     inv.act_tile_bytes += 4;  // not what the family's cores take
     Batch batch;
-    batch.invocations.push_back(Invocation::of(inv));
+    batch.invocations.push_back(to_invocation(inv));
     const Status st = dev->run(batch, std::chrono::milliseconds(100));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("no instruction stream for this shape: activation tile of"), std::string::npos) << st.message;
@@ -256,7 +256,7 @@ TEST_F(XrtDeviceTest, WholeGroupsDrainStraightIntoTheOutput) {
     const MatmulSequence   want = expected_stream(inv);
     ASSERT_TRUE(want.ok()) << want.error;
     Batch batch;
-    batch.invocations.push_back(Invocation::of(inv));
+    batch.invocations.push_back(to_invocation(inv));
     const Status st = dev->run(batch, std::chrono::milliseconds(1000));
     ASSERT_TRUE(st.ok) << st.message;
     const auto & r = xrt_mock::control().runs.at(0);
@@ -335,7 +335,7 @@ TEST_F(XrtDeviceTest, BusyNpuFallsBackWithOneLinePerXclbin) {
     // A batch that still reaches the device for such a kernel fails cleanly instead of running.
     auto  w = dev->allocate(1 << 20, BufferRole::weights);
     Batch batch;
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *w, 0, *w, 0)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *w, 0, *w, 0)));
     const Status st = dev->run(batch, std::chrono::milliseconds(100));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("no NPU kernel is loaded for it"), std::string::npos) << st.message;
@@ -370,8 +370,8 @@ TEST_F(XrtDeviceTest, FailedRunReportsItsStateAndTheDeviceRecovers) {
     auto a = dev->allocate(1 << 16, BufferRole::data);
     auto o = dev->allocate(1 << 16, BufferRole::data);
     Batch batch;
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0)));
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 2, *w, 0, *a, 0, *o, 1024)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 64, 2, *w, 0, *a, 0, *o, 1024)));
     xrt_mock::control().fail_run = 1;
     xrt_mock::control().fail_state = 5;  // ERT_CMD_STATE_ERROR
     Status st = dev->run(batch, std::chrono::milliseconds(1000));
@@ -399,7 +399,7 @@ TEST_F(XrtDeviceTest, TimeoutDisablesTheDevice) {
     auto a = dev->allocate(1 << 16, BufferRole::data);
     auto o = dev->allocate(1 << 16, BufferRole::data);
     Batch batch;
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, *a, 0, *o, 0)));
     xrt_mock::control().hang = true;
     Status st = dev->run(batch, std::chrono::milliseconds(250));
     EXPECT_FALSE(st.ok);
@@ -424,8 +424,8 @@ TEST_F(XrtDeviceTest, ALateCompletionAfterATimeoutWritesNoCallerMemory) {
     auto a = dev->allocate(1 << 16, BufferRole::data);
     auto o = dev->allocate(1 << 16, BufferRole::data);
     Batch batch;
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0)));
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 65536, *a, 4096, *o, 2048)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 65536, *a, 4096, *o, 2048)));
     std::memset(o->host_ptr(), 0x5a, o->size());
     std::memset(a->host_ptr(), 0x3c, a->size());
     const std::vector<char> out_before(static_cast<char *>(o->host_ptr()), static_cast<char *>(o->host_ptr()) + o->size());
@@ -493,7 +493,7 @@ TEST_F(XrtDeviceTest, WeightsAreReadInPlaceForEveryContractAtOddRowsAndTheLastEx
 
         xrt_mock::control().runs.clear();
         Batch batch;
-        batch.invocations.push_back(Invocation::of(inv));
+        batch.invocations.push_back(to_invocation(inv));
         Status st = dev->run(batch, std::chrono::milliseconds(1000));
         ASSERT_TRUE(st.ok) << st.message;
         ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
@@ -504,7 +504,8 @@ TEST_F(XrtDeviceTest, WeightsAreReadInPlaceForEveryContractAtOddRowsAndTheLastEx
 
         auto cut = dev->allocate(L.total_bytes - 4, BufferRole::weights);
         ASSERT_TRUE(cut);
-        batch.invocations[0].matmul.weights = {cut.get(), last};
+        inv.weights = {cut.get(), last};
+        batch.invocations[0] = to_invocation(inv);
         xrt_mock::control().runs.clear();
         st = dev->run(batch, std::chrono::milliseconds(1000));
         EXPECT_FALSE(st.ok);
@@ -529,12 +530,12 @@ TEST_F(XrtDeviceTest, RefusesForeignBuffersAndOutOfRangeOperands) {
         void              sync_from_device(size_t, size_t) override {}
     } host;
     Batch batch;
-    batch.invocations.push_back(Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, host, 0, *o, 0)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 64, 1, *w, 0, host, 0, *o, 0)));
     Status st = dev->run(batch, std::chrono::milliseconds(100));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("activations operand is not NPU memory"), std::string::npos) << st.message;
 
-    batch.invocations[0] = Invocation::of(invocation(GGML_TYPE_Q4_K, 64, 1, *w, (1 << 20) - 100, *o, 0, *o, 0));
+    batch.invocations[0] = to_invocation(invocation(GGML_TYPE_Q4_K, 64, 1, *w, (1 << 20) - 100, *o, 0, *o, 0));
     st = dev->run(batch, std::chrono::milliseconds(100));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("weight operand range"), std::string::npos) << st.message;

@@ -1,0 +1,62 @@
+#include "runtime/design-registry.h"
+
+#include "runtime/matmul-invocation.h"
+
+#include <memory>
+#include <mutex>
+
+namespace xdna {
+
+namespace {
+
+struct Registry {
+    std::vector<std::string> names;
+    std::vector<DesignRead>  reads;
+};
+
+const Registry & registry() {
+    static const Registry r = [] {
+        Registry out;
+        for (int i = 0; i < kBuiltInDesignCount; ++i) {
+            DesignRead d = parse_design_description(kBuiltInDesigns[i].json);
+            // A description must name the folder it lives in: aie/<design>/ is how the design script,
+            // the manifest and the kernel keys find it.
+            if (d.ok() && d.design.design != kBuiltInDesigns[i].folder) {
+                d.error = std::string("aie/") + kBuiltInDesigns[i].folder + "/dataflow.json names design '" +
+                          d.design.design + "', not its folder's name";
+            }
+            out.names.push_back(kBuiltInDesigns[i].folder);
+            out.reads.push_back(std::move(d));
+        }
+        return out;
+    }();
+    return r;
+}
+
+}  // namespace
+
+const DesignRead * find_design(const std::string & name) {
+    const Registry & r = registry();
+    for (size_t i = 0; i < r.names.size(); ++i) {
+        if (r.names[i] == name) {
+            return &r.reads[i];
+        }
+    }
+    return nullptr;
+}
+
+std::vector<std::string> design_names() {
+    return registry().names;
+}
+
+const DesignRead & matmul_design() {
+    static const DesignRead missing = [] {
+        DesignRead d;
+        d.error = "no built-in design description named matmul (aie/matmul/dataflow.json was not compiled in)";
+        return d;
+    }();
+    const DesignRead * d = find_design(kMatmulDesign);
+    return d != nullptr ? *d : missing;
+}
+
+}  // namespace xdna

@@ -1,0 +1,105 @@
+// One kernel call, in terms every device, the planner and the statistics share whatever the kernel is.
+//
+// An Invocation names its program by a KernelKey (the design of aie/ it runs in, the variant of that
+// design's program, the tile shape it was built for), lists the device memory it touches as operands by
+// role, and carries the rest in its kind's parameter block. Code that only moves, syncs, poisons, counts
+// or checks memory (the devices' submission paths, the fault handling, the plan cache, the profiler)
+// reads the key and the operands and never the parameter block; only a kind's own engines (its
+// simulator engine, its XRT argument layout, its timing shape) read that.
+//
+// A kind's typed view (for matmul: MatmulInvocation, runtime/matmul-invocation.h) is what its planner
+// builds and its engines read; `to_invocation` / `matmul_of` convert, so no engine has to look operands
+// up by role.
+#pragma once
+
+#include "contracts/matmul-contract.h"
+#include "runtime/device-buffer.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace xdna {
+
+// What a kernel invocation runs. Each kind has its own parameter block and its own engines
+// (sim/sim-kinds.h for the simulator); the Batch, the submission path and the statistics are the
+// same for all. MUL_MAT and MUL_MAT_ID are both `matmul`.
+enum class KernelKind : uint8_t { matmul };
+const char * kernel_kind_name(KernelKind kind);
+
+// The program an invocation calls. `design` is the name of its design description (one folder of
+// aie/, e.g. "matmul"; runtime/design-registry.h), `variant` the program within the design's family
+// set (a matmul's contract name), `tile` the tile shape that program was built for. Strings are
+// static (the contract table's and the design registry's own).
+struct KernelKey {
+    KernelKind   kind = KernelKind::matmul;
+    const char * design = nullptr;
+    const char * variant = nullptr;
+    TileShape    tile{};
+};
+bool same_key(const KernelKey & a, const KernelKey & b);
+
+enum class Access : uint8_t { read, write };
+
+// A region of device memory a kernel reads or writes, by its role in the kernel's signature: `rows`
+// runs of `row_bytes` bytes each, `row_stride` bytes apart (rows 1: one contiguous run). What the
+// kernel moves is bytes(); what it may touch, from the slice on, is extent().
+struct Operand {
+    const char * role = nullptr;  // "weights", "activations", "out", ... (static strings)
+    BufferSlice  slice;
+    uint64_t     row_bytes = 0;
+    int64_t      rows = 1;
+    uint64_t     row_stride = 0;
+    Access       access = Access::read;
+
+    uint64_t bytes() const { return row_bytes * static_cast<uint64_t>(rows); }
+    uint64_t extent() const { return rows <= 0 ? 0 : static_cast<uint64_t>(rows - 1) * row_stride + row_bytes; }
+    bool     written() const { return access == Access::write; }
+};
+
+// The matmul kind's parameter block: the scalars of out[n][m] = sum_k W[m][k] * A[n][k] over packed
+// tiles (runtime/matmul-invocation.h says what each means).
+struct MatmulParams {
+    const MatmulContract * contract = nullptr;
+    int64_t m = 0, n = 0;
+    int64_t m_tiles = 0, n_tiles = 0, k_tiles = 0;
+    size_t  weight_tile_bytes = 0, act_tile_bytes = 0;
+    int64_t out_row_stride = 0;
+    int32_t expert = -1;
+};
+
+struct Invocation {
+    static constexpr size_t kMaxOperands = 6;
+
+    KernelKey                          key;
+    std::array<Operand, kMaxOperands>  operand_slots{};
+    uint8_t                            n_operands = 0;
+    std::variant<MatmulParams>         params;  // one alternative per KernelKind, in its order
+
+    KernelKind kind() const { return key.kind; }
+    // The kernel this invocation calls (the key's variant), nullptr if unresolved.
+    const char * kernel_name() const { return key.variant; }
+
+    // Every device buffer it touches, in its kernel's argument order.
+    struct Operands {
+        const Operand * first;
+        const Operand * last;
+        const Operand * begin() const { return first; }
+        const Operand * end() const { return last; }
+        size_t          size() const { return static_cast<size_t>(last - first); }
+    };
+    Operands operands() const { return {operand_slots.data(), operand_slots.data() + n_operands}; }
+    const Operand * operand(const char * role) const;  // nullptr if it has none of that role
+    void            add_operand(const Operand & o);    // aborts past kMaxOperands (a kind's own defect)
+
+    // The shape in a profile row: for a matmul "M x N x padded K".
+    std::string shape_label() const;
+    // Multiply-accumulates of the kind's arithmetic (0 for kinds that do none).
+    uint64_t macs() const;
+    uint64_t bytes_read() const;
+    uint64_t bytes_written() const;
+};
+
+}  // namespace xdna

@@ -1,0 +1,89 @@
+#include "sim/sim-kinds.h"
+
+#include <algorithm>
+
+namespace xdna {
+
+namespace {
+
+bool matmul_has_kernel(const KernelKey & key) {
+    const MatmulContract * c = key.variant != nullptr ? matmul_contract_named(key.variant) : nullptr;
+    return c != nullptr && key.design != nullptr && std::string(key.design) == kMatmulDesign &&
+           contract_allows_tile(*c, key.tile) && sim_has_tile_kernel(*c, key.tile.n);
+}
+
+ModelShape matmul_model_shape(const Invocation & inv) {
+    return shape_of(matmul_of(inv));
+}
+
+Status matmul_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
+                         const std::vector<const char *> & layouts, bool * refused) {
+    return sim_run_matmuls_stream(invs, pool, contexts, layouts, refused);
+}
+
+// One row per kind, in KernelKind order.
+const SimKindEngine kEngines[] = {
+    {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
+};
+
+}  // namespace
+
+const SimKindEngine * sim_kind_engine(KernelKind kind) {
+    for (const SimKindEngine & e : kEngines) {
+        if (e.kind == kind) {
+            return &e;
+        }
+    }
+    return nullptr;
+}
+
+Status sim_run_by_kind(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec, StreamContexts * contexts,
+                       const std::vector<const char *> & layouts, bool * refused) {
+    if (refused != nullptr) {
+        *refused = false;
+    }
+    std::vector<KernelKind> kinds;
+    for (const Invocation & i : invs) {
+        if (sim_kind_engine(i.kind()) == nullptr) {
+            if (refused != nullptr) {
+                *refused = true;
+            }
+            // Nothing is computed: a skipped invocation would leave its outputs as they were.
+            return Status::error(std::string("the simulator has no engine for kernel kind ") + kernel_kind_name(i.kind()));
+        }
+        if (std::find(kinds.begin(), kinds.end(), i.kind()) == kinds.end()) {
+            kinds.push_back(i.kind());
+        }
+    }
+    const bool stream = exec == SimExec::stream && contexts != nullptr;
+    for (KernelKind k : kinds) {
+        const SimKindEngine & e = *sim_kind_engine(k);
+        // One kind (every batch today): the batch as it is, with no copy.
+        std::vector<Invocation>    part;
+        std::vector<const char *>  part_layouts;
+        const bool                 whole = kinds.size() == 1;
+        if (!whole) {
+            for (size_t i = 0; i < invs.size(); ++i) {
+                if (invs[i].kind() == k) {
+                    part.push_back(invs[i]);
+                    part_layouts.push_back(i < layouts.size() ? layouts[i] : nullptr);
+                }
+            }
+        }
+        const std::vector<Invocation> &   these = whole ? invs : part;
+        const std::vector<const char *> & these_layouts = whole ? layouts : part_layouts;
+        bool           kind_refused = false;
+        const Status   st = stream ? e.run_stream(these, pool, *contexts, these_layouts, &kind_refused)
+                                   : e.run(these, pool, exec == SimExec::stream ? SimExec::kernels : exec);
+        if (!st.ok) {
+            // Refused before anything ran only if no earlier kind ran either.
+            if (refused != nullptr) {
+                *refused = kind_refused && k == kinds.front();
+            }
+            return st;
+        }
+    }
+    return Status::success();
+}
+
+}  // namespace xdna
