@@ -336,7 +336,7 @@ TensorResolver make_tensor_resolver(XdnaDeviceContext & ctx) {
     };
     r.is_packed = tensor_is_packed;
     Device * device = ctx.device.get();
-    r.has_kernel = [device](const MatmulContract & c, const TileShape & t) { return device->has_kernel(c, t); };
+    r.has_kernel = [device](const KernelKey & key) { return device->has_kernel(key); };
     return r;
 }
 

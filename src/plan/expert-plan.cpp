@@ -23,7 +23,7 @@ bool plan_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, con
     plan.n_tokens = ids->ne[1];
     plan.src1_rows = src1->ne[1];
     for (int t : plan.contract->tile_n) {
-        if (!resolve.has_kernel || resolve.has_kernel(*plan.contract, plan.contract->tile(t))) {
+        if (!resolve.has_kernel || resolve.has_kernel(matmul_key(*plan.contract, plan.contract->tile(t)))) {
             plan.tiles.push_back(t);
         }
     }

@@ -8,7 +8,7 @@ namespace xdna {
 bool plan_matmul(const ggml_tensor * dst, MatmulPlan & plan, std::string & why, const TileAvailable & available) {
     TensorResolver resolve;
     if (available) {
-        resolve.has_kernel = [&](const MatmulContract &, const TileShape & t) { return available(t); };
+        resolve.has_kernel = [&](const KernelKey & key) { return available(key.tile); };
     }
     MatmulChoice choice;
     return choose_matmul(dst, resolve, choice, why) && plan_matmul(dst, choice, plan, why);

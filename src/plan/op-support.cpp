@@ -93,7 +93,7 @@ bool choose_kernel(const ggml_tensor * dst, int64_t n_tokens, const TensorResolv
     // Only what the device has a kernel for (an NPU runs what its manifest installs); any token tile
     // serves any batch size, so one installed width is enough.
     const int tile_n = resolve.has_kernel
-                           ? choose_tile_n(*c, n_tokens, [&](const TileShape & t) { return resolve.has_kernel(*c, t); })
+                           ? choose_tile_n(*c, n_tokens, [&](const TileShape & t) { return resolve.has_kernel(matmul_key(*c, t)); })
                            : choose_tile_n(*c, n_tokens);
     if (tile_n == 0) {
         why = std::string("no kernel for ") + c->name + " at any token tile";

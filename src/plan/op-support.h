@@ -18,7 +18,7 @@ namespace xdna {
 struct TensorResolver {
     std::function<BufferSlice(const ggml_tensor *)>                slice_of;
     std::function<bool(const ggml_tensor *)>                       is_packed;   // empty: nothing is
-    std::function<bool(const MatmulContract &, const TileShape &)> has_kernel;  // empty: every tile
+    std::function<bool(const KernelKey &)>                         has_kernel;  // empty: every kernel
 };
 
 // What the backend does with a graph node.

@@ -4,14 +4,19 @@
 
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace xdna {
 
+namespace {
+template <size_t... I> const char * kind_name_at(size_t i, std::index_sequence<I...>) {
+    static const char * const names[] = {std::variant_alternative_t<I, KindParams>::kName...};
+    return i < sizeof...(I) ? names[i] : "?";
+}
+}  // namespace
+
 const char * kernel_kind_name(KernelKind kind) {
-    switch (kind) {
-        case KernelKind::matmul: return "matmul";
-    }
-    return "?";
+    return kind_name_at(static_cast<size_t>(kind), std::make_index_sequence<std::variant_size_v<KindParams>>{});
 }
 
 namespace {
@@ -40,26 +45,11 @@ void Invocation::add_operand(const Operand & o) {
 }
 
 std::string Invocation::shape_label() const {
-    char buf[96];
-    switch (kind()) {
-        case KernelKind::matmul: {
-            const MatmulParams & p = std::get<MatmulParams>(params);
-            std::snprintf(buf, sizeof buf, "%6lld x %4lld x %5lld", static_cast<long long>(p.m),
-                          static_cast<long long>(p.n), static_cast<long long>(p.k_tiles * key.tile.k));
-            return buf;
-        }
-    }
-    return {};
+    return std::visit([&](const auto & p) { return p.shape_label(key.tile); }, params);
 }
 
 uint64_t Invocation::macs() const {
-    switch (kind()) {
-        case KernelKind::matmul: {
-            const MatmulParams & p = std::get<MatmulParams>(params);
-            return static_cast<uint64_t>(p.m_tiles * key.tile.m) * (p.n_tiles * key.tile.n) * (p.k_tiles * key.tile.k);
-        }
-    }
-    return 0;
+    return std::visit([&](const auto & p) { return p.macs(key.tile); }, params);
 }
 
 uint64_t Invocation::bytes_read() const {

@@ -14,6 +14,8 @@
 
 #include "contracts/matmul-contract.h"
 #include "runtime/device-buffer.h"
+#include "runtime/kernel-kind.h"
+#include "runtime/matmul-params.h"
 
 #include <array>
 #include <cstddef>
@@ -22,12 +24,6 @@
 #include <variant>
 
 namespace xdna {
-
-// What a kernel invocation runs. Each kind has its own parameter block and its own engines
-// (sim/sim-kinds.h for the simulator); the Batch, the submission path and the statistics are the
-// same for all. MUL_MAT and MUL_MAT_ID are both `matmul`.
-enum class KernelKind : uint8_t { matmul };
-const char * kernel_kind_name(KernelKind kind);
 
 // The program an invocation calls. `design` is the name of its design description (one folder of
 // aie/, e.g. "matmul"; runtime/design-registry.h), `variant` the program within the design's family
@@ -59,16 +55,9 @@ struct Operand {
     bool     written() const { return access == Access::write; }
 };
 
-// The matmul kind's parameter block: the scalars of out[n][m] = sum_k W[m][k] * A[n][k] over packed
-// tiles (runtime/matmul-invocation.h says what each means).
-struct MatmulParams {
-    const MatmulContract * contract = nullptr;
-    int64_t m = 0, n = 0;
-    int64_t m_tiles = 0, n_tiles = 0, k_tiles = 0;
-    size_t  weight_tile_bytes = 0, act_tile_bytes = 0;
-    int64_t out_row_stride = 0;
-    int32_t expert = -1;
-};
+// One alternative per KernelKind, in the enum's order (checked below).
+using KindParams = std::variant<MatmulParams>;
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;
@@ -76,7 +65,7 @@ struct Invocation {
     KernelKey                          key;
     std::array<Operand, kMaxOperands>  operand_slots{};
     uint8_t                            n_operands = 0;
-    std::variant<MatmulParams>         params;  // one alternative per KernelKind, in its order
+    KindParams                         params;  // the alternative of key.kind
 
     KernelKind kind() const { return key.kind; }
     // The kernel this invocation calls (the key's variant), nullptr if unresolved.
@@ -94,10 +83,10 @@ struct Invocation {
     const Operand * operand(const char * role) const;  // nullptr if it has none of that role
     void            add_operand(const Operand & o);    // aborts past kMaxOperands (a kind's own defect)
 
-    // The shape in a profile row: for a matmul "M x N x padded K".
+    // From the parameter block: the shape in a profile row, and the multiply-accumulates of the kind's
+    // arithmetic (0 for kinds that do none).
     std::string shape_label() const;
-    // Multiply-accumulates of the kind's arithmetic (0 for kinds that do none).
-    uint64_t macs() const;
+    uint64_t    macs() const;
     uint64_t bytes_read() const;
     uint64_t bytes_written() const;
 };

@@ -2,12 +2,25 @@
 
 #include "ggml.h"
 
+#include <cstdio>
+
 namespace xdna {
 
 namespace {
 // The matmul kernel's operand slots (its argument order in the manifest).
 enum : uint8_t { kWeights, kActivations, kOut, kMatmulOperands };
 }  // namespace
+
+uint64_t MatmulParams::macs(const TileShape & tile) const {
+    return static_cast<uint64_t>(m_tiles * tile.m) * (n_tiles * tile.n) * (k_tiles * tile.k);
+}
+
+std::string MatmulParams::shape_label(const TileShape & tile) const {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%6lld x %4lld x %5lld", static_cast<long long>(m), static_cast<long long>(n),
+                  static_cast<long long>(k_tiles * tile.k));
+    return buf;
+}
 
 KernelKey matmul_key(const MatmulContract & contract, const TileShape & tile) {
     return {KernelKind::matmul, kMatmulDesign, contract.name, tile};
