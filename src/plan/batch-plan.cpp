@@ -118,6 +118,7 @@ bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & node
                  DeviceBuffer * scratch, RoutedBatch & routed, std::string & why) {
     routed.routing.resize(plan.ops.size());
     routed.batch.invocations.assign(plan.batch.invocations.begin(), plan.batch.invocations.end());
+    routed.batch.stage_ends = plan.batch.stage_ends;  // the experts' invocations join the last stage
     for (size_t i = 0; i < plan.ops.size(); ++i) {
         const PlannedMatmul & p = plan.ops[i];
         if (!p.by_expert) {

@@ -27,11 +27,40 @@ struct DeviceInfo {
     bool        simulated = false;
 };
 
-// A batch of invocations submitted at once and waited on once. The invocations are independent: none
-// reads what another writes (the planner guarantees it), so a device may run them in any order or at once.
+// A batch of invocations submitted at once and waited on once, in ordered stages. The invocations of one
+// stage are independent: none reads what another writes, so a device may run them in any order or at
+// once. A stage may read what earlier stages wrote: a device starts a stage only when every invocation
+// of the stages before it is complete (on an NPU: an NPU -> NPU dependency inside one submission, with
+// no round trip to the host). Without stage marks the whole batch is one stage.
 struct Batch {
     std::vector<Invocation> invocations;
+    // End (exclusive) of each stage but the last, ascending; the last stage ends at invocations.size().
+    std::vector<uint32_t>   stage_ends;
+
     bool empty() const { return invocations.empty(); }
+    // Close the current stage: invocations added from now on may read what it writes.
+    void end_stage() {
+        const auto n = static_cast<uint32_t>(invocations.size());
+        if (n > 0 && (stage_ends.empty() || stage_ends.back() < n)) {
+            stage_ends.push_back(n);
+        }
+    }
+    size_t stages() const {
+        const size_t marks = stage_ends.size();
+        return marks > 0 && stage_ends.back() >= invocations.size() ? marks : marks + 1;
+    }
+    // Invocations [first, last) of stage s.
+    size_t stage_begin(size_t s) const { return s == 0 ? 0 : stage_ends[s - 1]; }
+    size_t stage_end(size_t s) const { return s < stage_ends.size() ? stage_ends[s] : invocations.size(); }
+    // Stage marks inside the batch, ascending: what a device checks before it runs the batch.
+    bool stages_valid() const {
+        for (size_t i = 0; i < stage_ends.size(); ++i) {
+            if (stage_ends[i] == 0 || stage_ends[i] > invocations.size() || (i > 0 && stage_ends[i] <= stage_ends[i - 1])) {
+                return false;
+            }
+        }
+        return true;
+    }
 };
 
 // Per-invocation accounting that every device reports (the sim counts, XRT measures).

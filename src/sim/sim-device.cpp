@@ -141,6 +141,9 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     if (fail_runs_) {
         return Status::error("injected device fault (test switch)");
     }
+    if (!batch.stages_valid()) {
+        return Status::error("the batch's stage marks are not ascending within it");
+    }
     if (!batch.empty()) {
         switch (faults_.draw()) {
             case InjectedFault::none:
@@ -190,7 +193,7 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
                 layouts.push_back(t.layout);
             }
         }
-        st = sim_run_by_kind(batch.invocations, pool_, exec_, &loaded_designs_, layouts, &refused);
+        st = sim_run_stages(batch, pool_, exec_, &loaded_designs_, layouts, &refused);
         if (!st.ok && !refused) {
             poison_outputs(batch);  // what a failed run leaves is not the NPU's result
         }

@@ -12,7 +12,7 @@ public:
     // Each kind's engine with its twins (the kernel code where a kind has none): the contracts' own
     // arithmetic, bit for bit.
     Status run(const Batch & batch) override {
-        return sim_run_by_kind(batch.invocations, pool_, SimExec::twin, nullptr, {}, nullptr);
+        return sim_run_stages(batch, pool_, SimExec::twin, nullptr, {}, nullptr);
     }
 
 private:

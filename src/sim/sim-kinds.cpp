@@ -86,4 +86,41 @@ Status sim_run_by_kind(const std::vector<Invocation> & invs, ThreadPool & pool, 
     return Status::success();
 }
 
+Status sim_run_stages(const Batch & batch, ThreadPool & pool, SimExec exec, StreamContexts * contexts,
+                      const std::vector<const char *> & layouts, bool * refused) {
+    if (refused != nullptr) {
+        *refused = false;
+    }
+    if (!batch.stages_valid()) {
+        if (refused != nullptr) {
+            *refused = true;
+        }
+        return Status::error("the batch's stage marks are not ascending within it");
+    }
+    const size_t stages = batch.stages();
+    if (stages == 1) {
+        return sim_run_by_kind(batch.invocations, pool, exec, contexts, layouts, refused);
+    }
+    std::vector<Invocation>   part;
+    std::vector<const char *> part_layouts;
+    for (size_t s = 0; s < stages; ++s) {
+        const size_t b = batch.stage_begin(s), e = batch.stage_end(s);
+        part.assign(batch.invocations.begin() + b, batch.invocations.begin() + e);
+        part_layouts.clear();
+        for (size_t i = b; i < e; ++i) {
+            part_layouts.push_back(i < layouts.size() ? layouts[i] : nullptr);
+        }
+        bool         stage_refused = false;
+        const Status st = sim_run_by_kind(part, pool, exec, contexts, part_layouts, &stage_refused);
+        if (!st.ok) {
+            // Refused before anything ran only when the first stage was.
+            if (refused != nullptr) {
+                *refused = stage_refused && s == 0;
+            }
+            return Status::error("stage " + std::to_string(s + 1) + " of " + std::to_string(stages) + ": " + st.message);
+        }
+    }
+    return Status::success();
+}
+
 }  // namespace xdna

@@ -40,4 +40,10 @@ const SimKindEngine * sim_kind_engine(KernelKind kind);
 Status sim_run_by_kind(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec, StreamContexts * contexts,
                        const std::vector<const char *> & layouts, bool * refused);
 
+// Run a whole batch, stage after stage (runtime/device.h): each stage through sim_run_by_kind once the
+// stage before it has completed. `layouts` per invocation of the batch. A batch whose stage marks are
+// not ascending within it is refused before anything runs.
+Status sim_run_stages(const Batch & batch, ThreadPool & pool, SimExec exec, StreamContexts * contexts,
+                      const std::vector<const char *> & layouts, bool * refused);
+
 }  // namespace xdna

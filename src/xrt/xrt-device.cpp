@@ -316,7 +316,7 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
     if (Status st = resolve(batch, sub); !st.ok) {
         return st;  // nothing bound yet
     }
-    if (Status st = bind(sub); !st.ok) {
+    if (Status st = bind(batch, sub); !st.ok) {
         release_operands(sub);
         return st;
     }
@@ -331,6 +331,9 @@ Status XrtDevice::submit(const Batch & batch, std::chrono::milliseconds timeout)
 // 1. Resolve: by kind, each invocation to what its run needs. Only kernels load and streams build here.
 Status XrtDevice::resolve(const Batch & batch, Submission & sub) {
     const size_t n = batch.invocations.size();
+    if (!batch.stages_valid()) {
+        return Status::error("the batch's stage marks are not ascending within it");
+    }
     sub.resolved.resize(n);
     for (size_t i = 0; i < n; ++i) {
         const Invocation & inv = batch.invocations[i];
@@ -387,10 +390,16 @@ void XrtDevice::release_operands(Submission & sub) {
     }
 }
 
-// 2. Bind: each resolved invocation to a run of its kernel.
-Status XrtDevice::bind(Submission & sub) {
+// 2. Bind: each resolved invocation to a run of its kernel, grouped per stage and context.
+Status XrtDevice::bind(const Batch & batch, Submission & sub) {
     std::map<LoadedKernel *, size_t> used;
-    for (Resolved & r : sub.resolved) {
+    sub.stages.resize(batch.stages());
+    size_t stage = 0;
+    for (size_t index = 0; index < sub.resolved.size(); ++index) {
+        while (index >= batch.stage_end(stage)) {
+            ++stage;
+        }
+        Resolved & r = sub.resolved[index];
         LoadedKernel *         lk = r.lk;
         const MatmulSequence & seq = *r.stream->seq;
         const std::string &    label = r.label;
@@ -475,71 +484,91 @@ Status XrtDevice::bind(Submission & sub) {
         } catch (const std::exception & e) {
             return Status::error(describe_exception(XrtStep::submit, label, e));
         }
-        if (sub.groups.find(lk->ctx.get()) == sub.groups.end()) {
-            sub.order.push_back(lk->ctx.get());
+        StageRuns & sr = sub.stages[stage];
+        if (sr.groups.find(lk->ctx.get()) == sr.groups.end()) {
+            sr.order.push_back(lk->ctx.get());
         }
-        sub.groups[lk->ctx.get()].push_back(s);
+        sr.groups[lk->ctx.get()].push_back(s);
+        if (std::find(sub.contexts.begin(), sub.contexts.end(), lk->ctx.get()) == sub.contexts.end()) {
+            sub.contexts.push_back(lk->ctx.get());
+        }
     }
     return Status::success();
 }
 
-// 3. Execute: one runlist per hardware context; all are filled, then all submitted, before any wait,
-// within one deadline for the whole batch.
+// 3. Execute, stage after stage: one runlist per hardware context; all are filled, then all submitted,
+// before any wait; a stage starts when every run of the stage before it completed (runs in different
+// contexts run concurrently, so a stage boundary is a wait). One deadline for the whole batch.
 Status XrtDevice::execute(Submission & sub, std::chrono::milliseconds timeout) {
     const size_t n = sub.pending.size();
+    const auto   deadline = std::chrono::steady_clock::now() + timeout;
     Status       result = Status::success();
-    try {
-        for (SharedContext * ctx : sub.order) {
-            ContextRunlist & rl = runlists_[ctx];
-            if (!rl.list) {
-                rl.list = std::make_unique<xrt::runlist>(ctx->context);
-            }
-            for (RunSlot * s : sub.groups[ctx]) {
-                rl.list->add(s->run);
-            }
-        }
-        for (SharedContext * ctx : sub.order) {
-            ContextRunlist & rl = runlists_[ctx];
-            rl.executing = true;  // set first: a runlist whose execute() throws must still be waited on
-            sub.executed.push_back(&rl);
-            rl.list->execute();
-        }
-    } catch (const std::exception & e) {
-        result = Status::error(describe_exception(XrtStep::submit, "a batch of " + std::to_string(n) + " invocations", e));
-    }
-
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (ContextRunlist * rl : sub.executed) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        left = std::max(left, std::chrono::milliseconds(1));
-        try {
-            if (rl->list->wait(left) == std::cv_status::timeout) {
-                sub.timed_out = true;
-                continue;
-            }
-            rl->executing = false;
-        } catch (const xrt::runlist::command_error & e) {
-            rl->executing = false;
-            std::string what = "a run of the batch";
-            for (const auto & p : sub.pending) {
-                if (p.slot->run.get_handle() == e.get_run().get_handle()) {
-                    what = p.label;
+    for (size_t stage = 0; stage < sub.stages.size() && result.ok; ++stage) {
+        StageRuns & sr = sub.stages[stage];
+        if (stage > 0) {
+            // The previous stage's runs are done: detach them before this stage's join the runlists.
+            for (SharedContext * ctx : sub.stages[stage - 1].order) {
+                try {
+                    runlists_[ctx].list->reset();
+                } catch (const std::exception & e) {
+                    runlists_[ctx].list.reset();
+                    return Status::error(describe_exception(XrtStep::submit, "resetting a runlist between stages", e));
                 }
             }
-            if (result.ok) {
-                result = run_state_status(run_state_of(e.get_command_state()), what);
+        }
+        try {
+            for (SharedContext * ctx : sr.order) {
+                ContextRunlist & rl = runlists_[ctx];
+                if (!rl.list) {
+                    rl.list = std::make_unique<xrt::runlist>(ctx->context);
+                }
+                for (RunSlot * s : sr.groups[ctx]) {
+                    rl.list->add(s->run);
+                }
+            }
+            for (SharedContext * ctx : sr.order) {
+                ContextRunlist & rl = runlists_[ctx];
+                rl.executing = true;  // set first: a runlist whose execute() throws must still be waited on
+                sub.executed.push_back(&rl);
+                rl.list->execute();
             }
         } catch (const std::exception & e) {
-            rl->executing = false;
-            if (result.ok) {
-                result = Status::error(describe_exception(XrtStep::wait, "a batch of " + std::to_string(n) + " invocations", e));
+            result = Status::error(describe_exception(XrtStep::submit, "a batch of " + std::to_string(n) + " invocations", e));
+        }
+
+        for (ContextRunlist * rl : sub.executed) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            left = std::max(left, std::chrono::milliseconds(1));
+            try {
+                if (rl->list->wait(left) == std::cv_status::timeout) {
+                    sub.timed_out = true;
+                    continue;
+                }
+                rl->executing = false;
+            } catch (const xrt::runlist::command_error & e) {
+                rl->executing = false;
+                std::string what = "a run of the batch";
+                for (const auto & p : sub.pending) {
+                    if (p.slot->run.get_handle() == e.get_run().get_handle()) {
+                        what = p.label;
+                    }
+                }
+                if (result.ok) {
+                    result = run_state_status(run_state_of(e.get_command_state()), what);
+                }
+            } catch (const std::exception & e) {
+                rl->executing = false;
+                if (result.ok) {
+                    result = Status::error(describe_exception(XrtStep::wait, "a batch of " + std::to_string(n) + " invocations", e));
+                }
             }
         }
-    }
-    if (sub.timed_out) {
-        disabled_ = describe_run_timeout(timeout, n);
-        runtime_log(LogLevel::error, disabled_);
-        return Status::error(disabled_);
+        if (sub.timed_out) {
+            disabled_ = describe_run_timeout(timeout, n);
+            runtime_log(LogLevel::error, disabled_);
+            return Status::error(disabled_);
+        }
+        sub.executed.clear();  // all waited on
     }
     return result;
 }
@@ -547,7 +576,7 @@ Status XrtDevice::execute(Submission & sub, std::chrono::milliseconds timeout) {
 // 4. Drain: everything is idle. Detach the runs from their runlists, drop the operand sub-buffers, and
 // (when the runs succeeded) make the outputs visible to the host.
 Status XrtDevice::drain(Submission & sub, const Batch & batch, Status result) {
-    for (SharedContext * ctx : sub.order) {
+    for (SharedContext * ctx : sub.contexts) {
         if (!runlists_[ctx].list) {
             continue;
         }

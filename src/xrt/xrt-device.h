@@ -92,7 +92,8 @@ private:
     //   bind     each to a reusable run of its kernel: operands as sub-buffers, outputs through the
     //            run's staging BO, the parameter words synced when they changed; runs grouped per
     //            hardware context;
-    //   execute  one runlist per context, all submitted before any wait, one deadline for the batch;
+    //   execute  per stage: one runlist per context, all submitted before any wait; the next stage
+    //            only when every run of this one completed; one deadline for the batch;
     //   drain    runlists reset, operands released, the outputs copied into place.
     struct Resolved {
         LoadedKernel *        lk = nullptr;
@@ -111,18 +112,23 @@ private:
         bool        staged = false;
         int64_t     m = 0, n = 0, out_row_stride = 0, stage_stride = 0;
     };
-    struct Submission {
-        std::vector<Resolved>                             resolved;  // in submission order
-        std::vector<Pending>                              pending;   // bound runs, in submission order
-        std::vector<SharedContext *>                      order;     // contexts in first-use order
+    // The runs of one stage, per hardware context (a runlist holds runs of one).
+    struct StageRuns {
+        std::vector<SharedContext *>                      order;  // contexts in first-use order
         std::map<SharedContext *, std::vector<RunSlot *>> groups;
-        std::vector<ContextRunlist *>                     executed;
-        bool                                              timed_out = false;
+    };
+    struct Submission {
+        std::vector<Resolved>         resolved;  // in submission order
+        std::vector<Pending>          pending;   // bound runs, in submission order
+        std::vector<StageRuns>        stages;    // the batch's stages, in order
+        std::vector<SharedContext *>  contexts;  // every context the submission uses
+        std::vector<ContextRunlist *> executed;  // executed and not yet waited on
+        bool                          timed_out = false;
     };
     Status submit(const Batch & batch, std::chrono::milliseconds timeout);
     Status resolve(const Batch & batch, Submission & sub);
     Status resolve_matmul(const Invocation & inv, size_t i, size_t n, Resolved & r);
-    Status bind(Submission & sub);
+    Status bind(const Batch & batch, Submission & sub);
     Status execute(Submission & sub, std::chrono::milliseconds timeout);
     Status drain(Submission & sub, const Batch & batch, Status result);
     void   release_operands(Submission & sub);

@@ -150,6 +150,45 @@ TEST_F(XrtDeviceTest, OpensWithDescriptionAndLoadsKernelsLazily) {
     EXPECT_TRUE(errors_.empty());
 }
 
+// Ordered stages: the second stage goes out only after the first completed, in every context the batch
+// uses: the same three invocations as two stages execute three runlists (stage 1: both contexts; stage
+// 2: the Q4_K one again, reset in between), and the runs are recorded in stage order.
+TEST_F(XrtDeviceTest, RunsStagesOneAfterAnother) {
+    write_default_manifest();
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto a = dev->allocate(1 << 16, BufferRole::data);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    ASSERT_TRUE(w && a && o);
+    Batch batch;
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 100, 3, *w, 0, *a, 0, *o, 0)));
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q6_K, 70, 2, *w, 262144, *a, 16384, *o, 2048)));
+    batch.end_stage();
+    batch.invocations.push_back(to_invocation(invocation(GGML_TYPE_Q4_K, 64, 20, *w, 524288, *a, 32768, *o, 8192)));
+    ASSERT_EQ(batch.stages(), 2u);
+    xrt_mock::control().drain_row_stride = 256;
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    const auto & c = xrt_mock::control();
+    EXPECT_EQ(c.runlists_executed, 3);
+    ASSERT_EQ(c.runs.size(), 3u);
+    EXPECT_EQ(c.runs[0].params[4], 100u);  // stage 1, Q4_K context
+    EXPECT_EQ(c.runs[1].params[4], 70u);   // stage 1, Q6_K context
+    EXPECT_EQ(c.runs[2].params[4], 64u);   // stage 2
+    // The same batch again reuses the runlists and runs.
+    xrt_mock::control().runs.clear();
+    ASSERT_TRUE(dev->run(batch, std::chrono::milliseconds(1000)).ok);
+    EXPECT_EQ(xrt_mock::control().runs.size(), 3u);
+    // Stage marks past the batch are refused before anything runs.
+    batch.stage_ends = {2, 7};
+    xrt_mock::control().runs.clear();
+    const Status bad = dev->run(batch, std::chrono::milliseconds(1000));
+    EXPECT_FALSE(bad.ok);
+    EXPECT_NE(bad.message.find("stage marks"), std::string::npos) << bad.message;
+    EXPECT_TRUE(xrt_mock::control().runs.empty());
+}
+
 TEST_F(XrtDeviceTest, RunsABatchAcrossTwoContextsAndReusesRuns) {
     write_default_manifest();
     auto dev = open();
