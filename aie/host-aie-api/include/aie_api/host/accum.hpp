@@ -15,6 +15,18 @@
 
 namespace aie {
 
+template <typename Tag, unsigned Elems> class accum;
+template <typename T, unsigned Elems> class block_vector;
+
+namespace detail {
+// What to_vector<T> returns: a block_vector for a block type, else a vector.
+template <typename T, unsigned Elems>
+using to_vector_result_t = std::conditional_t<is_block_type_v<T>, block_vector<T, Elems>, vector<T, Elems>>;
+// fp32 accumulator <-> bfp16 block vector, defined in block-vector.hpp.
+template <typename T, typename Tag, unsigned Elems> block_vector<T, Elems> accum_to_block(const accum<Tag, Elems> & acc);
+template <typename Tag, typename T, unsigned Elems> void block_to_accum(accum<Tag, Elems> & acc, const block_vector<T, Elems> & v, int shift);
+}  // namespace detail
+
 template <typename Tag, unsigned Elems> class accum {
     using traits = detail::accum_tag_traits<Tag>;
     static_assert(traits::valid, "aie::accum: unsupported accumulator tag");
@@ -48,6 +60,11 @@ template <typename Tag, unsigned Elems> class accum {
     accum(const accum<Tag2, Elems> & o) : d_(o.d_) {}
 
     template <typename T> explicit accum(const vector<T, Elems> & v, int shift = 0) { from_vector(v, shift); }
+    // From a block vector: the values scaled by 2^shift (block-vector.hpp).
+    template <typename T> explicit accum(const block_vector<T, Elems> & v, int shift = 0) { from_vector(v, shift); }
+    template <typename T> void from_vector(const block_vector<T, Elems> & v, int shift = 0) {
+        detail::block_to_accum(*this, v, shift);
+    }
 
     // ---- vector -> accumulator (ups): value * 2^shift, extended per the vector's signedness ----
     template <typename T> void from_vector(const vector<T, Elems> & v, int shift = 0) {
@@ -90,8 +107,15 @@ template <typename Tag, unsigned Elems> class accum {
     }
 
     // ---- accumulator -> vector (srs): shift, round and saturate per the core's modes ----
-    template <typename T> vector<T, Elems> to_vector(int shift = 0) const {
-        return to_vector_sign<T>(detail::is_signed_v<T>, shift);
+    // To a block type (bfp16ebs8): the fp32 -> block conversion (block-vector.hpp); `shift` is
+    // ignored, as aie_api's conversion lambda ignores it (detail/aie2p/accum.hpp).
+    template <typename T> detail::to_vector_result_t<T, Elems> to_vector(int shift = 0) const {
+        if constexpr (detail::is_block_type_v<T>) {
+            (void)shift;
+            return detail::accum_to_block<T>(*this);
+        } else {
+            return to_vector_sign<T>(detail::is_signed_v<T>, shift);
+        }
     }
 
     template <typename T> vector<T, Elems> to_vector_sign(bool sign, int shift = 0) const {
@@ -225,7 +249,8 @@ accum<AccumTag, Elems> from_vector(const vector<T, Elems> & v, int shift = 0) {
     return a;
 }
 
-template <typename TR, typename Tag, unsigned Elems> vector<TR, Elems> to_vector(const accum<Tag, Elems> & acc, int shift = 0) {
+template <typename TR, typename Tag, unsigned Elems>
+detail::to_vector_result_t<TR, Elems> to_vector(const accum<Tag, Elems> & acc, int shift = 0) {
     return acc.template to_vector<TR>(shift);
 }
 

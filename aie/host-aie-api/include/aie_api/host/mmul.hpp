@@ -15,7 +15,7 @@
 // (u)int8 x (u)int4 and (u)int8 x (u)int8 sign combinations follow the operand types.
 // aie_api has no float x float 4x8x8 on AIE2P (its float shapes are 4x8x4, 4x1x4, 4x1x8), and its
 // bf16 8x8x8 is native only with AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 (block floating point, which
-// drops mantissa bits; not provided here).
+// drops mantissa bits; that macro is not honoured here). The bfp16ebs8 shapes are in mmul-bfp16.hpp.
 #pragma once
 
 #include <type_traits>

@@ -44,6 +44,9 @@ enum class mmul_shape : unsigned {
     bf16_4x8x8,     // bf16 x bf16 -> accfloat, emulated with 8 elementwise bf16 MACs (exact products)
     bf16_8x8x8,     // two bf16 4x8x8 emulations
     f32_4x8x4,      // float x float -> accfloat, 8 emulated fp32 elementwise MACs (bf16 splits)
+    bfp16_8x8x8,    // bfp16ebs8 x bfp16ebs8 -> accfloat, one native 8x8x8 instruction (512 MACs); also
+                    // the identity multiply of a block vector -> accumulator conversion
+    bf16xbfp16_8x8x8,  // bf16 A converted to bfp16ebs8, then the bfp16 instruction
     count
 };
 
@@ -55,6 +58,8 @@ constexpr const char * mmul_shape_name(mmul_shape s) {
         case mmul_shape::bf16_4x8x8: return "bf16xbf16 4x8x8";
         case mmul_shape::bf16_8x8x8: return "bf16xbf16 8x8x8";
         case mmul_shape::f32_4x8x4: return "floatxfloat 4x8x4";
+        case mmul_shape::bfp16_8x8x8: return "bfp16ebs8xbfp16ebs8 8x8x8";
+        case mmul_shape::bf16xbfp16_8x8x8: return "bf16xbfp16ebs8 8x8x8";
         default: return "?";
     }
 }

@@ -61,6 +61,11 @@ struct bfloat16 {
     bfloat16 & operator/=(float x) { return *this = bfloat16(float(*this) / x); }
 };
 
+// Block floating point: eight values sharing one 8-bit exponent, 8-bit mantissas (aie_api types.hpp
+// declares the tag; values live only in aie::block_vector, host/block-vector.hpp). A tag, not a
+// scalar type: kernels hold `bfp16ebs8 *` as the byte address of packed blocks.
+struct bfp16ebs8 {};
+
 // Accumulator tags (aie_api accum.hpp; the compilers define acc32, acc64, accfloat). A tag names the
 // minimum bits; AIE2P stores 16..32-bit tags in 32-bit lanes and 40..64-bit tags in 64-bit lanes
 // (aie_api detail/aie2p/accum_native_types.hpp).
@@ -103,6 +108,9 @@ AIE_HOST_ELEM(float, 32, true, true)
 #undef AIE_HOST_ELEM
 
 template <typename T> inline constexpr bool is_elem_v = elem_traits<T>::valid;
+// Block element types (aie_api detail/aie2p/block_vector_native_types.hpp is_valid_block_type;
+// bfp16ebs16 is not provided here).
+template <typename T> inline constexpr bool is_block_type_v = std::is_same_v<T, bfp16ebs8>;
 template <typename T> inline constexpr unsigned type_bits_v = elem_traits<T>::bits;
 template <typename T> inline constexpr bool is_signed_v = elem_traits<T>::is_signed;
 template <typename T> inline constexpr bool is_floating_point_v = elem_traits<T>::is_float;

@@ -1,0 +1,112 @@
+// The block floating point matrix multiply of AIE2P (aie_api detail/aie2p/mmul_bfp16_bfp16.hpp):
+//   aie::mmul<8, 8, 8, bfp16ebs8, bfp16ebs8, accauto|accfloat>  one mul_8x8_8x8T / mac_8x8_8x8T_conf
+//                                                               instruction, 512 MACs
+//   aie::mmul<8, 8, 8, bfloat16, bfp16ebs8, accauto|accfloat>   A (bf16, row-major) into an fp32
+//                                                               accumulator, to_v64bfp16ebs8, then
+//                                                               the same instruction
+// and the intrinsics mul_8x8_8x8T / mac_8x8_8x8T that kernels call by name (mlir-aie
+// aie_kernels/aie2p/mm_bfp.cc).
+//
+// Operands: A is a block vector of 8 blocks, block m = row m of A (its 8 K values share one
+// exponent). B is passed TRANSPOSED: block n holds column n of B (its 8 K values), which is the only
+// form aie_api offers (mmul::mul / mac take a BlockVectorOp with Operation::Transpose, i.e.
+// op_transpose(b); the intrinsic is the "8x8T" form either way). C is row-major, lane m * 8 + n.
+//
+// Arithmetic, per output (the reading; README.md names what a hardware run should check): the
+// eight mantissa products and their sum are exact integers, scaled by 2^(eA_m + eB_n - 266)
+// (bfp16.hpp bfp16_block_dot); the scaled sum is added to the fp32 lane with one rounding to nearest
+// even, independent of crRnd, as the bf16 MACs' accumulation is modelled (mmul.hpp). A sum outside
+// the fp32 normal range is rounded once more on its own (to a subnormal, or to infinity).
+#pragma once
+
+#include <type_traits>
+
+#include "accum.hpp"
+#include "bfp16.hpp"
+#include "block-vector.hpp"
+#include "mmul.hpp"
+#include "op-counts.hpp"
+
+namespace aie {
+namespace detail {
+
+// C (+)= A x B for A and B^T given as 64-value block vectors; counts one bfp16 instruction.
+inline void bfp16_mmul_8x8x8(accum<accfloat, 64> & c, const block_vector<bfp16ebs8, 64> & a,
+                             const block_vector<bfp16ebs8, 64> & bt, bool accumulate, aie_host::mmul_shape shape) {
+    aie_host::detail::count_vector(1);
+    aie_host::detail::count_mmul(shape, 512);
+    for (unsigned m = 0; m < 8; ++m)
+        for (unsigned n = 0; n < 8; ++n) {
+            const bfp16_block & ra = a.block(m);
+            const bfp16_block & cb = bt.block(n);
+            const float p = (float)bfp16_block_dot(ra.exponent, ra.mantissa, cb.exponent, cb.mantissa);
+            c.set_lane(m * 8 + n, accumulate ? c.lane(m * 8 + n) + p : p);
+        }
+}
+
+template <typename TypeA, typename AccumTag> struct mmul_bfp16_base {
+    static_assert(std::is_same_v<AccumTag, accauto> || std::is_same_v<AccumTag, accfloat>,
+                  "aie::mmul on bfp16ebs8: the accumulator is accfloat");
+    static constexpr unsigned M = 8, K = 8, N = 8;
+    static constexpr unsigned size_A = 64, size_B = 64, size_C = 64;
+    static constexpr unsigned size() { return size_C; }
+    using accum_type = accum<accfloat, 64>;
+    using block_b = block_vector<bfp16ebs8, 64>;
+    using vector_a = std::conditional_t<std::is_same_v<TypeA, bfloat16>, vector<bfloat16, 64>, block_vector<bfp16ebs8, 64>>;
+
+    mmul_bfp16_base() = default;
+    mmul_bfp16_base(const accum_type & acc) : c_(acc), zero_(false) {}
+
+    accum_type to_accum() const { return c_; }
+    operator accum_type() const { return c_; }
+    template <typename T> detail::to_vector_result_t<T, 64> to_vector(int shift = 0) const { return c_.template to_vector<T>(shift); }
+
+    // C = A x B, B given as op_transpose(B^T).
+    void mul(const vector_a & a, const transpose_op<block_b> & b) { run(a, b.parent1(), false); }
+    // C += A x B ("zero initialised for the first operation": the first mac is a mul).
+    void mac(const vector_a & a, const transpose_op<block_b> & b) { run(a, b.parent1(), !zero_); }
+
+  private:
+    void run(const vector_a & a, const block_b & bt, bool accumulate) {
+        if constexpr (std::is_same_v<TypeA, bfloat16>) {
+            // aie_api: accum<accfloat, 64> acc_a(a); to_v64bfp16ebs8(acc_a), in the current rounding mode.
+            const block_vector<bfp16ebs8, 64> ab = accum<accfloat, 64>(a).template to_vector<bfp16ebs8>();
+            bfp16_mmul_8x8x8(c_, ab, bt, accumulate, aie_host::mmul_shape::bf16xbfp16_8x8x8);
+        } else {
+            bfp16_mmul_8x8x8(c_, a, bt, accumulate, aie_host::mmul_shape::bfp16_8x8x8);
+        }
+        zero_ = false;
+    }
+
+    accum_type c_;
+    bool zero_ = true;
+};
+
+}  // namespace detail
+
+template <typename AccumTag>
+struct mmul<8, 8, 8, bfp16ebs8, bfp16ebs8, AccumTag> : detail::mmul_bfp16_base<bfp16ebs8, AccumTag> {
+    using detail::mmul_bfp16_base<bfp16ebs8, AccumTag>::mmul_bfp16_base;
+};
+
+template <typename AccumTag>
+struct mmul<8, 8, 8, bfloat16, bfp16ebs8, AccumTag> : detail::mmul_bfp16_base<bfloat16, AccumTag> {
+    using detail::mmul_bfp16_base<bfloat16, AccumTag>::mmul_bfp16_base;
+};
+
+}  // namespace aie
+
+// The intrinsics by name (llvm-aie aie2p headers; aie_api calls them from mmul_bfp16_bfp16.hpp). On
+// the core they take v64bfp16ebs8 / v64accfloat, to which the aie_api types convert; the host takes
+// the aie_api types. b is B transposed (block n = column n of B).
+inline aie::accum<accfloat, 64> mul_8x8_8x8T(const aie::block_vector<bfp16ebs8, 64> & a, const aie::block_vector<bfp16ebs8, 64> & b) {
+    aie::accum<accfloat, 64> c;
+    aie::detail::bfp16_mmul_8x8x8(c, a, b, false, aie_host::mmul_shape::bfp16_8x8x8);
+    return c;
+}
+inline aie::accum<accfloat, 64> mac_8x8_8x8T(const aie::block_vector<bfp16ebs8, 64> & a, const aie::block_vector<bfp16ebs8, 64> & b,
+                                             const aie::accum<accfloat, 64> & acc) {
+    aie::accum<accfloat, 64> c = acc;
+    aie::detail::bfp16_mmul_8x8x8(c, a, b, true, aie_host::mmul_shape::bfp16_8x8x8);
+    return c;
+}
