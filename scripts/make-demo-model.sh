@@ -4,10 +4,10 @@
 #             (BSD-3-Clause; tools/train-demo-model, a few minutes on 2 cores): it writes recognisable
 #             words, so the demo and llama-server show text, and its activations are a trained model's.
 #   tiny, 1b  Llama-architecture GGUFs with RANDOM weights (gibberish) at tiny and Llama 3.2 1B shapes,
-#             for tests and benchmarks; tiny-moe the same for the Qwen3-MoE architecture (mixture of
+#             for tests and benchmarks (8b: Llama 3.1 8B's shapes, 16 GB as F16, Q4_K_M only, for profiles); tiny-moe the same for the Qwen3-MoE architecture (mixture of
 #             experts) with Qwen's tokenizer.
 #
-# usage: scripts/make-demo-model.sh [trained|tiny|1b|tiny-moe]      (default tiny)
+# usage: scripts/make-demo-model.sh [trained|tiny|1b|8b|tiny-moe]      (default tiny)
 # env:   BUILD_DIR   this project's build directory (default build), holding tools/make-demo-model
 #        MODELS_DIR  where the models go (default ~/.cache/ggml-xdna/models)
 #
@@ -17,8 +17,8 @@ set -euo pipefail
 preset=${1:-tiny}
 case "$preset" in
     trained|tiny|tiny-moe) base_type=f32 ;;
-    1b)   base_type=f16 ;;   # an f32 1B model would be ~5 GB for no gain in what the demo can show
-    *) echo "usage: $0 [trained|tiny|1b|tiny-moe]" >&2; exit 2 ;;
+    1b|8b) base_type=f16 ;;  # an f32 1B model would be ~5 GB for no gain in what the demo can show
+    *) echo "usage: $0 [trained|tiny|1b|8b|tiny-moe]" >&2; exit 2 ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,7 +72,9 @@ else
     "$tool" --vocab "$vocab" --out "$base" --preset "$preset" --type "$base_type" >&2
 fi
 
-for q in Q4_K_M Q8_0 F16; do
+quants=(Q4_K_M Q8_0 F16)
+[ "$preset" = 8b ] && quants=(Q4_K_M)   # the profile's model; 8.5 GB of Q8_0 and a second F16 name buy nothing
+for q in "${quants[@]}"; do
     out=$models_dir/demo-$preset-$q.gguf
     if [ -f "$out" ]; then
         log "have $out"

@@ -40,13 +40,15 @@ struct preset {
 };
 
 // tiny: small enough that a full CPU run takes seconds; 1b: the layer shapes of Llama 3.2 1B, for
-// benchmarks (1.5 G params rather than 1.24 G because the output head is not tied to the embeddings).
+// benchmarks (1.5 G params rather than 1.24 G because the output head is not tied to the embeddings);
+// 8b: Llama 3.1 8B's (8.0 G params), for profiles of the real graph and shapes (16 GB as F16).
 // tiny-moe: Qwen3-MoE's graph (per-head Q/K norms, a softmax router, top-k experts with normalized
 // weights) at tiny size: 16 experts of width 512, 4 used per token, so a short prompt selects some
 // experts and leaves others unselected, as in Qwen3-30B-A3B (128 experts of 768, 8 used).
 const preset PRESETS[] = {
     { "tiny",      256,  768,  4,  8, 4, 2048 },
     { "1b",       2048, 8192, 16, 32, 8, 4096 },
+    { "8b",       4096, 14336, 32, 32, 8, 4096 },
     { "tiny-moe",  256,  512,  4,  8, 4, 2048, 16, 4 },
 };
 
@@ -73,12 +75,13 @@ struct options {
 
 void usage(FILE * f, const char * argv0) {
     fprintf(f,
-        "usage: %s --vocab <ggml-vocab-*.gguf> --out <file.gguf> [--preset tiny|1b|tiny-moe] [--type f32|f16] [--seed N]\n"
+        "usage: %s --vocab <ggml-vocab-*.gguf> --out <file.gguf> [--preset tiny|1b|8b|tiny-moe] [--type f32|f16] [--seed N]\n"
         "\n"
         "Writes a Llama-architecture GGUF with RANDOM weights (not a trained model; it generates gibberish)\n"
         "and the tokenizer copied from the given vocab file (llama.cpp's ggml-vocab-llama-bpe.gguf: Llama 3's).\n"
         "  --preset  tiny (default): n_embd 256, n_ff 768, 4 layers, 8 heads (4 KV), ctx 2048\n"
         "            1b: Llama 3.2 1B dims: n_embd 2048, n_ff 8192, 16 layers, 32 heads (8 KV), ctx 4096\n"
+        "            8b: Llama 3.1 8B dims: n_embd 4096, n_ff 14336, 32 layers, 32 heads (8 KV), ctx 4096\n"
         "            tiny-moe: Qwen3-MoE architecture: n_embd 256, 4 layers, 8 heads (4 KV), 16 experts of\n"
         "            n_ff 512, 4 used per token (give it llama.cpp's ggml-vocab-qwen2.gguf, Qwen3's tokenizer)\n"
         "  --type    type of the weight matrices (default f32); norm weights are always f32\n"
@@ -116,7 +119,7 @@ options parse_args(int argc, char ** argv) {
                 }
             }
             if (!o.p) {
-                die("unknown preset '%s' (expected tiny, 1b or tiny-moe)", v.c_str());
+                die("unknown preset '%s' (expected tiny, 1b, 8b or tiny-moe)", v.c_str());
             }
         } else if (a == "--type") {
             if (v == "f32") {
