@@ -59,13 +59,13 @@ for mode in "${modes[@]}"; do
     stop_server
 done
 
-# Profile blocks of a server log: "<block> <kernel> <M> <N> <Kp> <count>" rows, and "<block> graphs <n>",
+# Profile blocks of a server log: "<block> row <kernel> <M> <N> <Kp> <count> <modelled us per call> <MB>" rows, and "<block> graphs <n>",
 # "<block> npu_ms <modelled ms>", "<block> invocations <n>".
 profile() {
     awk '/^xdna profile/ { b++; for (i = 1; i <= NF; i++) if ($(i + 1) == "matmul" && $(i + 2) == "invocations") print b, "invocations", $i }
          b && /NPU time \(MODELLED/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/ && $(i + 1) ~ /^ms/) { print b, "npu_ms", $i; break } }
          b && /^  graphs: / { g = $2; sub(/;/, "", g); print b, "graphs", g }
-         b && /^  mm_/ && $3 == "x" && $5 == "x" { print b, "row", $1, $2, $4, $6, $7 }' "$1"
+         b && /^  mm_/ && $3 == "x" && $5 == "x" { print b, "row", $1, $2, $4, $6, $7, $10, $12 }' "$1"
 }
 # The target's block: the one with the target's 256-wide layer matmuls; the draft's: 128-wide ones.
 block_of() {  # <profile file> <M>
@@ -115,6 +115,27 @@ warmup=$((g_none - n_none))   # passes that produced no token (llama-server's wa
 # Rows of the target wider than the decode tile (N > 4): the plain run has them for its prompts only.
 wide() { awk -v b="$2" '$1 == b && $2 == "row" && $5 > 4 { print $3, $4, $5, $6, $7 }' "$1" | sort; }
 wide "$work/profile-none.txt" "$tb_none" >"$work/wide-none.txt"
+
+# A verify batch costs the target what one token costs: for every matmul of the target, the timing
+# model's time per call at 4 tokens (the draft-simple run's verify batches) against 1 token (the plain
+# run's decode), and the bytes; the pass's ratio weighs each matmul by its calls in the plain run.
+tb_draft=$(block_of "$work/profile-draft-simple.txt" 256)
+awk -v b1="$tb_none" -v b4="$tb_draft" '
+    FNR == 1 { f++ }
+    f == 1 && $1 == b1 && $2 == "row" && $5 == 1 { k = $3 " " $4 " " $6; c1[k] = $7; us1[k] = $8; mb1[k] = $9 / $7 }
+    f == 2 && $1 == b4 && $2 == "row" && $5 == 4 { k = $3 " " $4 " " $6; us4[k] = $8; mb4[k] = $9 / $7 }
+    END {
+        for (k in c1) {
+            if (!(k in us4)) { print "FAIL: no verify batch of 4 tokens for " k; bad = 1; continue }
+            printf "  %-26s %5s calls in the plain run: modelled %7.1f us at 1 token, %7.1f us at 4 (%.3fx); %7.3f MB, %7.3f MB\n", k, c1[k], us1[k], us4[k], us4[k] / us1[k], mb1[k], mb4[k]
+            t1 += c1[k] * us1[k]; t4 += c1[k] * us4[k]
+            if (us4[k] > 1.05 * us1[k]) { print "FAIL: " k " costs more than one token at 4 tokens"; bad = 1 }
+        }
+        if (!t1) { print "FAIL: no one-token decode pass of the target in the plain run"; exit 1 }
+        printf "verify batch of 4 tokens: %.3fx the modelled matmul time of a one-token decode pass of the target\n", t4 / t1
+        exit bad
+    }' "$work/profile-none.txt" "$work/profile-draft-simple.txt" >"$work/verify-cost.txt" || status=1
+sort "$work/verify-cost.txt"
 
 {
     echo "| mode | tokens | drafted | accepted | acceptance | target passes per token | simulator t/s (wall) | simulator CPU ms per token | modelled NPU ms per token (both models) |"
