@@ -152,7 +152,7 @@ void print_speculative(FILE * out, const ModelDims & target, const ModelDims & d
     std::fprintf(out, "Verify pass of the target at its real token count, logits for every token (MODELLED):\n\n");
     std::fprintf(out, "| tokens | target pass us | / one-token pass | DRAM us | compute us | dispatch+switch us | draft pass us |\n");
     std::fprintf(out, "|---|---|---|---|---|---|---|\n");
-    for (int n : {1, 2, 3, 4, 5, 8, 16}) {
+    for (int n : {1, 2, 3, 4, 5, 6, 8, 16}) {
         const PhaseModel v = model_pass(target, ftype, model, n, n, Grouping::per_split);
         const PhaseModel dr = model_pass(draft, ftype, model, n, 1, Grouping::per_split);
         std::fprintf(out, "| %d | %s | %s | %s | %s | %s | %s |\n", n, fmt(v.total_us, 0).c_str(),
@@ -195,7 +195,7 @@ void print_speculative(FILE * out, const ModelDims & target, const ModelDims & d
             r[i] = model_round(target, draft, ftype, model, row.gamma, row.alpha, groupings[i]);
         }
         std::fprintf(out, "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %sx | %s | %sx | %sx |\n", row.label.c_str(),
-                     fmt(row.alpha, 3).c_str(), fmt(100 * r[0].draft_rate, 1).c_str(), row.gamma, row.gamma + 1,
+                     fmt(row.alpha, 4).c_str(), fmt(100 * r[0].draft_rate, 2).c_str(), row.gamma, row.gamma + 1,
                      fmt(r[0].verify_ratio, 3).c_str(), fmt(r[0].tokens, 2).c_str(), fmt(r[0].passes_per_token, 2).c_str(),
                      fmt(r[0].tokens_per_s).c_str(), fmt(r[0].tokens_per_s / plain.tokens_per_s(), 2).c_str(),
                      fmt(r[1].tokens_per_s).c_str(), fmt(r[1].tokens_per_s / ffl, 2).c_str(),
