@@ -5,10 +5,11 @@
 # tree's package-lock.json, then its build script; cached) and served by stock llama-server as a static
 # directory (--path), as scripts/serve.sh does. Debian's Chromium, headless, driven by puppeteer-core (the
 # version in tests/e2e/webui/package-lock.json, installed here with `npm ci`), opens the page, types a
-# prompt into the chat box, sends it and waits for the streamed answer (tests/e2e/webui/chat.mjs). Checks:
-# the answer is text of the demo model's corpus (at least 3 words, 90% of them words of the fortune files,
-# as tests/e2e/trained-model.sh checks), the server's log shows the chat request and the XDNA profile; the
-# screenshot is saved in the work dir. A missing browser, node or npm fails the test, naming what to install.
+# prompt into the chat box, sends it and waits for the streamed answer (tests/e2e/webui/chat.mjs). The
+# server samples greedily (--temp 0, which the page takes as its default). Checks: the answer is text of
+# the demo model's corpus (at least 3 words, 90% of them words of the fortune files, as
+# tests/e2e/trained-model.sh checks) and word for word what the API answers to the same question; the
+# server's slot served it and the XDNA profile shows the matmuls; the screenshot is saved in the work dir. A missing browser, node or npm fails the test, naming what to install.
 #
 # usage: webui.sh <llama.cpp dir> <libggml-xdna.so> <models dir> <corpus dir> <work dir>
 # env:   CHROMIUM  the browser (default /usr/bin/chromium)
@@ -49,7 +50,7 @@ log=$work/llama-server.log
 port=$(free_port)
 # The web UI on (not --no-webui), served from the UI build; one slot, the trained demo model on XDNA.
 GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim GGML_XDNA_PROFILE=1 \
-    "$bin/llama-server" -m "$model" --host 127.0.0.1 --port "$port" -np 1 -c 1024 -t 2 --path "$ui" >"$log" 2>&1 &
+    "$bin/llama-server" -m "$model" --host 127.0.0.1 --port "$port" -np 1 -c 1024 -t 2 --temp 0 --path "$ui" >"$log" 2>&1 &
 server_pid=$!
 ready=0
 for _ in $(seq 1 600); do
@@ -68,6 +69,12 @@ rm -f "$shot" "$work/answer.txt"
 t1=$(date +%s)
 node "$client/chat.mjs" "$chromium" "http://127.0.0.1:$port/" "$prompt" "$work/answer.txt" "$shot" || status=1
 echo "browser session: $(( $(date +%s) - t1 )) s"
+# The reference: the same question through the API, greedy as the server's --temp 0 makes the page's.
+node -e '
+    fetch(process.argv[1], { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ messages: [{ role: "user", content: process.argv[2] }], temperature: 0 }) })
+        .then(r => r.json()).then(j => { console.log(j.choices[0].message.content); }, e => { console.error(String(e)); process.exit(1); })
+' "http://127.0.0.1:$port/v1/chat/completions" "$prompt" >"$work/api-answer.txt" || { echo "FAIL: the API request failed"; status=1; }
 stop_server
 trap - EXIT
 [ "$status" = 0 ] || { echo "FAIL: the browser session failed (server log: $log)"; exit 1; }
@@ -82,6 +89,14 @@ echo "answer in the page: $(tr '\n\t' '  ' <"$work/answer.txt")"
 echo "$known of $total words of the answer are words of the corpus"
 [ "$total" -ge 3 ] || { echo "FAIL: fewer than 3 words in the answer"; status=1; }
 [ $((known * 100)) -ge $((total * 90)) ] || { echo "FAIL: under 90% of the answer's words are words of the corpus"; status=1; }
+# The page shows the model's answer: word for word what the API answers (the page renders markdown, so
+# punctuation and spacing may differ).
+words <"$work/api-answer.txt" >"$work/api-words.txt" || true
+if cmp -s "$work/api-words.txt" "$work/answer-words.txt"; then
+    echo "the page's answer is the API's greedy answer, word for word"
+else
+    echo "FAIL: the page's answer differs from the API's: $(tr '\n\t' '  ' <"$work/api-answer.txt")"; status=1
+fi
 
 # The page's request reached the server, and the matmuls ran on XDNA0.
 grep -aEq "slot +launch_slot_: id +0 \| task [0-9]+ \| processing task" "$log" \
