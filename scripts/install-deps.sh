@@ -11,6 +11,7 @@ packages=(
     time                       # peak RSS in bench/rss.sh
     clang libclang-rt-dev      # libFuzzer for the fuzzers (scripts/sanitize.sh fuzz)
     fortunes-min               # the text the trained demo model learns (scripts/make-demo-model.sh trained)
+    chromium                   # the browser the web UI test drives, headless (tests/e2e/webui.sh)
 )
 
 missing=()

@@ -3,11 +3,13 @@
 #   trained   a small Llama TRAINED here on the fortune files of Debian's fortunes-min package
 #             (BSD-3-Clause; tools/train-demo-model, a few minutes on 2 cores): it writes recognisable
 #             words, so the demo and llama-server show text, and its activations are a trained model's.
+#   draft     its draft model for speculative decoding: a smaller Llama (n_embd 128, 2 layers) trained the
+#             same way on the same corpus with the same tokenizer (about 2 minutes on 2 cores).
 #   tiny, 1b  Llama-architecture GGUFs with RANDOM weights (gibberish) at tiny and Llama 3.2 1B shapes,
 #             for tests and benchmarks (8b: Llama 3.1 8B's shapes, 16 GB as F16, Q4_K_M only, for profiles); tiny-moe the same for the Qwen3-MoE architecture (mixture of
 #             experts) with Qwen's tokenizer.
 #
-# usage: scripts/make-demo-model.sh [trained|tiny|1b|8b|tiny-moe]      (default tiny)
+# usage: scripts/make-demo-model.sh [trained|draft|tiny|1b|8b|tiny-moe]      (default tiny)
 # env:   BUILD_DIR   this project's build directory (default build), holding tools/make-demo-model
 #        MODELS_DIR  where the models go (default ~/.cache/ggml-xdna/models)
 #
@@ -16,9 +18,9 @@ set -euo pipefail
 
 preset=${1:-tiny}
 case "$preset" in
-    trained|tiny|tiny-moe) base_type=f32 ;;
+    trained|draft|tiny|tiny-moe) base_type=f32 ;;
     1b|8b) base_type=f16 ;;  # an f32 1B model would be ~5 GB for no gain in what the demo can show
-    *) echo "usage: $0 [trained|tiny|1b|8b|tiny-moe]" >&2; exit 2 ;;
+    *) echo "usage: $0 [trained|draft|tiny|1b|8b|tiny-moe]" >&2; exit 2 ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,33 +41,38 @@ vocab=$llama/src/models/ggml-vocab-llama-bpe.gguf
 # Qwen3 models use Qwen2's tokenizer; llama.cpp ships it as a vocab file too.
 [ "$preset" = tiny-moe ] && vocab=$llama/src/models/ggml-vocab-qwen2.gguf
 [ -x "$tool" ]     || { log "missing $tool; build this project first (cmake --build $build_dir)"; exit 1; }
-[ "$preset" != trained ] || [ -x "$trainer" ] || { log "missing $trainer; build this project first"; exit 1; }
+case "$preset" in trained|draft) trained=1 ;; *) trained=0 ;; esac
+[ "$trained" = 0 ] || [ -x "$trainer" ] || { log "missing $trainer; build this project first"; exit 1; }
 [ -x "$quantize" ] || { log "missing $quantize"; exit 1; }
 
 mkdir -p "$models_dir"
 base=$models_dir/demo-$preset-$base_type.gguf
-# The trained model's recipe (the trainer's options): a cached model trained to another recipe is
-# trained again, with the quantized files made from it.
-recipe_file=$models_dir/demo-trained.recipe
-recipe="steps 700, seed 42, trainer defaults otherwise"
-if [ "$preset" = trained ] && [ -f "$base" ] && [ "$(cat "$recipe_file" 2>/dev/null)" != "$recipe" ]; then
-    log "the cached trained model has another recipe; training it again"
-    rm -f "$models_dir"/demo-trained-*.gguf
+# The trained models' recipes (the trainer's options): a cached model trained to another recipe is
+# trained again, with the quantized files made from it. The draft model is trained as the target is (same
+# corpus, tokenizer, seed, steps and schedule), at the trainer's smaller "draft" shape.
+recipe_file=$models_dir/demo-$preset.recipe
+case "$preset" in
+    trained) train_opts=(--steps 700 --seed 42); recipe="steps 700, seed 42, trainer defaults otherwise" ;;
+    draft)   train_opts=(--shape draft --steps 700 --seed 42); recipe="shape draft, steps 700, seed 42, trainer defaults otherwise" ;;
+esac
+if [ "$trained" = 1 ] && [ -f "$base" ] && [ "$(cat "$recipe_file" 2>/dev/null)" != "$recipe" ]; then
+    log "the cached $preset model has another recipe; training it again"
+    rm -f "$models_dir"/demo-$preset-*.gguf
 fi
 if [ -f "$base" ]; then
     log "have $base"
-elif [ "$preset" = trained ]; then
+elif [ "$trained" = 1 ]; then
     files=()
     for f in "${corpus[@]}"; do
         [ -f "$corpus_dir/$f" ] || { log "missing $corpus_dir/$f: install Debian's fortunes-min (scripts/install-deps.sh)"; exit 1; }
         files+=(--corpus "$corpus_dir/$f")
     done
-    log "training the demo model on $corpus_dir/{${corpus[*]}} (a few minutes; once, then cached)"
+    log "training the $preset demo model on $corpus_dir/{${corpus[*]}} (a few minutes; once, then cached)"
     # The tool writes via a temporary name itself, so an existing file is always complete.
     # 700 steps: past 400 the model reproduces the corpus's sentences rather than its word frequencies,
     # so that greedy text is words of the corpus on every instruction set ggml's CPU kernels use (the
     # trajectory depends on their rounding; at 400 steps an AVX2-only machine's model looped on a token).
-    "$trainer" --vocab "$vocab" "${files[@]}" --steps 700 --seed 42 --out "$base" >&2
+    "$trainer" --vocab "$vocab" "${files[@]}" "${train_opts[@]}" --out "$base" >&2
     echo "$recipe" >"$recipe_file"
 else
     log "weights are RANDOM: these models are for testing backends, not a trained model (output is gibberish)"

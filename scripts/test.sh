@@ -11,6 +11,7 @@ BUILD_DIR=$build_dir "$here/build.sh" >/dev/null
 models=$(BUILD_DIR=$build_dir "$here/make-demo-model.sh" tiny | tail -n 1)
 BUILD_DIR=$build_dir "$here/make-demo-model.sh" tiny-moe >/dev/null   # the MoE demo model, for the KLD test
 BUILD_DIR=$build_dir "$here/make-demo-model.sh" trained >/dev/null    # the trained demo model (server, KLD)
+BUILD_DIR=$build_dir "$here/make-demo-model.sh" draft >/dev/null      # its draft model (speculative decoding)
 cmake -S "$root" -B "$build_dir" -DXDNA_MODELS_DIR="$models" >/dev/null
 cd "$build_dir"
 ctest --output-on-failure -j "${JOBS:-1}" "$@"

@@ -41,17 +41,26 @@ namespace {
 
 #define die(...) demo_gguf::die("train-demo-model", __VA_ARGS__)
 
-// Model shape: the tiny demo preset's matrix shapes (K = 256 and 768, multiples of every GGUF block),
-// with as many KV heads as query heads (ggml's backward pass of a broadcast matmul needs a batch of 1).
-constexpr int64_t N_EMBD = 256;
-constexpr int64_t N_FF = 768;
-constexpr int64_t N_LAYER = 4;
-constexpr int64_t N_HEAD = 4;
-constexpr int64_t HEAD_DIM = N_EMBD / N_HEAD;
+// Model shapes, with as many KV heads as query heads (ggml's backward pass of a broadcast matmul needs a
+// batch of 1):
+//   target  the demo model: the tiny demo preset's matrix shapes (K = 256 and 768, multiples of every
+//           GGUF block), 4 layers
+//   draft   its draft model for speculative decoding: the same tokenizer, a quarter of the layers' width
+//           squared and half the depth. K = 128 and 384 are not multiples of the K-quants' 256-wide
+//           blocks, so llama-quantize gives those matrices its fallback types (Q5_0, Q8_0, ...).
+struct shape {
+    const char * name;
+    int64_t n_embd, n_ff, n_layer, n_head;
+};
+constexpr shape SHAPES[] = {
+    { "target", 256, 768, 4, 4 },
+    { "draft", 128, 384, 2, 2 },
+};
 constexpr float ROPE_FREQ_BASE = 10000.0f;
 constexpr float RMS_EPS = 1e-5f;
 
 struct options {
+    shape sh = SHAPES[0];
     std::string vocab, out;
     std::vector<std::string> corpus;
     int64_t steps = 400;
@@ -65,17 +74,20 @@ struct options {
 void usage(FILE * f, const char * argv0) {
     fprintf(f,
         "usage: %s --vocab <ggml-vocab-llama-bpe.gguf> --corpus <file> [--corpus <file> ...] --out <file.gguf>\n"
-        "          [--steps N] [--ctx N] [--batch N] [--lr X] [--seed N] [--threads N]\n"
+        "          [--shape target|draft] [--steps N] [--ctx N] [--batch N] [--lr X] [--seed N] [--threads N]\n"
         "\n"
-        "Trains a small Llama (n_embd %lld, n_ff %lld, %lld layers, %lld heads) on the corpus and writes an F32\n"
-        "GGUF with the tokenizer of the vocab file. A corpus file is split into documents at lines holding\n"
-        "only '%%' (the fortune format), else at blank lines; each document is trained as BOS text EOS.\n"
-        "Every 20th document is held out for validation.\n"
+        "Trains a small Llama on the corpus and writes an F32 GGUF with the tokenizer of the vocab file.\n"
+        "A corpus file is split into documents at lines holding only '%%' (the fortune format), else at\n"
+        "blank lines; each document is trained as BOS text EOS. Every 20th document is held out for validation.\n"
+        "  --shape   target (default): n_embd %lld, n_ff %lld, %lld layers, %lld heads\n"
+        "            draft: n_embd %lld, n_ff %lld, %lld layers, %lld heads (a draft model for speculative decoding)\n"
         "  --steps   optimizer steps (default 400)     --ctx    tokens per sequence (default 128)\n"
         "  --batch   sequences per step (default 4)    --lr     peak AdamW learning rate (default 3e-3)\n"
         "  --seed    seed of initialization and sampling (default 42)\n"
         "  --threads CPU threads (default: all)\n",
-        argv0, (long long) N_EMBD, (long long) N_FF, (long long) N_LAYER, (long long) N_HEAD);
+        argv0, (long long) SHAPES[0].n_embd, (long long) SHAPES[0].n_ff, (long long) SHAPES[0].n_layer,
+        (long long) SHAPES[0].n_head, (long long) SHAPES[1].n_embd, (long long) SHAPES[1].n_ff,
+        (long long) SHAPES[1].n_layer, (long long) SHAPES[1].n_head);
 }
 
 int64_t parse_int(const std::string & a, const std::string & v, int64_t lo, int64_t hi) {
@@ -104,6 +116,17 @@ options parse_args(int argc, char ** argv) {
             o.vocab = v;
         } else if (a == "--out") {
             o.out = v;
+        } else if (a == "--shape") {
+            bool found = false;
+            for (const shape & sh : SHAPES) {
+                if (v == sh.name) {
+                    o.sh = sh;
+                    found = true;
+                }
+            }
+            if (!found) {
+                die("--shape expects target or draft, got '%s'", v.c_str());
+            }
         } else if (a == "--corpus") {
             o.corpus.push_back(v);
         } else if (a == "--steps") {
@@ -238,6 +261,9 @@ ggml_opt_optimizer_params optimizer_params(void * ud) {
 
 int main(int argc, char ** argv) {
     const options o = parse_args(argc, argv);
+    const int64_t N_EMBD = o.sh.n_embd, N_FF = o.sh.n_ff, N_LAYER = o.sh.n_layer, N_HEAD = o.sh.n_head;
+    const int64_t HEAD_DIM = N_EMBD / N_HEAD;
+    const bool draft = std::string(o.sh.name) == "draft";
     const auto t_start = std::chrono::steady_clock::now();
     auto seconds = [&]() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
 
@@ -507,9 +533,12 @@ int main(int argc, char ** argv) {
     // --- Write the GGUF: hyper-parameters, llama.cpp's tokenizer, weights with the full vocabulary.
     gguf_context * g = gguf_init_empty();
     gguf_set_val_str(g, "general.architecture", "llama");
-    gguf_set_val_str(g, "general.name", "ggml-xdna demo (trained on fortunes)");
+    gguf_set_val_str(g, "general.name", draft ? "ggml-xdna demo draft (trained on fortunes)"
+                                              : "ggml-xdna demo (trained on fortunes)");
     gguf_set_val_str(g, "general.description",
-                     "A small Llama trained in minutes on a CPU by ggml-xdna's train-demo-model, for demos and tests.");
+                     draft ? "The draft model of ggml-xdna's demo model for speculative decoding: a smaller Llama "
+                             "trained the same way, on the same corpus, with the same tokenizer."
+                           : "A small Llama trained in minutes on a CPU by ggml-xdna's train-demo-model, for demos and tests.");
     gguf_set_val_u32(g, "general.file_type", 0);  // LLAMA_FTYPE_ALL_F32
     gguf_set_val_u32(g, "llama.vocab_size", uint32_t(n_vocab));
     gguf_set_val_u32(g, "llama.context_length", uint32_t(n_ctx));

@@ -10,6 +10,8 @@
 //   xdna-bench overhead [options]    markdown: MEASURED host overhead per matmul, batched vs not
 //   xdna-bench traffic [options]     markdown: the DRAM bytes the design moves per matmul shape (both token
 //                                    tiles, decode and --pp) and what the model charges [--models 8b]
+//   xdna-bench speculative [options] markdown: modelled decode with a draft model (speculative decoding):
+//                                    --models TARGET,DRAFT [8b,1b], --ftype, --preset
 //
 // Options:
 //   --models 1b,8b           built-in families (1b, 3b, 8b, qwen3-8b, qwen3-30b-a3b) [sweep: 1b,8b; e2e: 8b]
@@ -32,6 +34,7 @@
 #include <algorithm>
 #include "overhead.h"
 #include "reports.h"
+#include "speculative.h"
 #include "sweep.h"
 #include "traffic-report.h"
 
@@ -66,7 +69,7 @@ std::vector<std::string> split(const std::string & s) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|feasibility|e2e|overhead|stream|traffic [options]; see the header of main.cpp\n");
+    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|feasibility|e2e|overhead|stream|traffic|speculative [options]; see the header of main.cpp\n");
     return 2;
 }
 
@@ -148,7 +151,9 @@ int main(int argc, char ** argv) {
         models.push_back(d);
     }
     if (model_names.empty() && models.empty()) {
-        model_names = mode == "sweep" ? std::vector<std::string>{"1b", "8b"} : std::vector<std::string>{"8b"};
+        model_names = mode == "sweep"         ? std::vector<std::string>{"1b", "8b"}
+                    : mode == "speculative" ? std::vector<std::string>{"8b", "1b"}
+                                            : std::vector<std::string>{"8b"};
         if (mode == "overhead") {
             model_names = {"1b"};
         }
@@ -198,6 +203,14 @@ int main(int argc, char ** argv) {
     }
     if (mode == "traffic") {
         return print_traffic(stdout, models, ftype, sweep.preset, pp) ? 0 : 1;
+    }
+    if (mode == "speculative") {
+        if (models.size() != 2) {
+            std::fprintf(stderr, "xdna-bench: speculative needs a target and a draft model (--models 8b,1b)\n");
+            return 2;
+        }
+        print_speculative(stdout, models[0], models[1], ftype, sweep.preset);
+        return 0;
     }
     if (mode == "presets") {
         print_presets(stdout);
