@@ -18,6 +18,8 @@ GGML_BACKEND_API ggml_backend_reg_t ggml_backend_xdna_reg(void);
 
 // Extensions, reached with ggml_backend_reg_get_proc_address(reg, name):
 //   "ggml_backend_xdna_plans_built"      uint64_t (*)(ggml_backend_t): submission plans built so far
+//   "ggml_backend_xdna_graph_plans_built" uint64_t (*)(ggml_backend_t): graph plans built so far (how a
+//                                        graph splits into host runs and submissions; one per distinct graph)
 //   "ggml_backend_xdna_fallback_runs"    uint64_t (*)(ggml_backend_t): submissions this backend computed
 //                                        on the CPU because the device run failed
 //   "ggml_backend_xdna_plans_cached"     size_t (*)(ggml_backend_t): plans in this backend's cache now
@@ -26,6 +28,7 @@ GGML_BACKEND_API ggml_backend_reg_t ggml_backend_xdna_reg(void);
 //   "ggml_backend_xdna_set_fail_runs"    bool (*)(ggml_backend_dev_t, bool): tests only; every device run
 //                                        fails, so the CPU fallback computes the matmuls
 typedef uint64_t (*ggml_backend_xdna_plans_built_t)(ggml_backend_t backend);
+typedef uint64_t (*ggml_backend_xdna_graph_plans_built_t)(ggml_backend_t backend);
 typedef uint64_t (*ggml_backend_xdna_fallback_runs_t)(ggml_backend_t backend);
 typedef size_t (*ggml_backend_xdna_plans_cached_t)(ggml_backend_t backend);
 typedef bool (*ggml_backend_xdna_set_skip_kernels_t)(ggml_backend_dev_t dev, bool skip);

@@ -14,6 +14,7 @@
 
 #include "devices/open-device.h"
 #include "plan/batch-plan.h"
+#include "plan/graph-plan.h"
 #include "plan/submission-order.h"
 #include "runtime/options.h"
 #include "runtime/thread-pool.h"
@@ -54,6 +55,11 @@ struct BackendContext {
     std::unique_ptr<HostExecutor> fallback;   // computes a submission whose device run failed
     std::unique_ptr<DeviceBuffer> scratch;
     PlanCache                     plans;
+    GraphPlanCache                graph_plans;     // how each graph splits into host runs and submissions
+    std::vector<uint64_t>         graph_sig;       // of the graph being computed, reused
+    GraphPlan                     recording;       // the steps of a graph computed without a plan
+    std::vector<int>              pending_index;   // graph indices of `pending`
+    bool                          recording_on = false;  // walking a graph node by node
     uint64_t                      frees_seen = 0;  // position in the log of freed buffers
     std::vector<const DeviceBuffer *> freed;
     Profiler                      prof;            // this backend's figures only
@@ -91,7 +97,10 @@ struct BackendContext {
         return false;
     }
 
+    void              note_frees();
     const BatchPlan * plan_for_pending();
+    ggml_status       replay(ggml_cgraph * graph, const GraphPlan & plan);
+    ggml_status       walk(ggml_cgraph * graph);
     void              quantize(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes);
     void              gather_experts(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes);
     ggml_status       flush();
@@ -102,13 +111,24 @@ struct BackendContext {
     ggml_status       run_on_host(ggml_cgraph * graph, int & i);
 };
 
-const BatchPlan * BackendContext::plan_for_pending() {
+// Device buffers freed since the last look: the plans pointing into them are dropped, and every graph
+// plan (a freed buffer's address may come back holding other tensors).
+void BackendContext::note_frees() {
     if (!buffers_freed_since(frees_seen, freed)) {
         plans.clear();  // too many frees since the last look to tell which plans they concern
+        graph_plans.clear();
+        return;
+    }
+    if (!freed.empty()) {
+        graph_plans.clear();
     }
     for (const DeviceBuffer * b : freed) {
         plans.drop_referencing(b);
     }
+}
+
+const BatchPlan * BackendContext::plan_for_pending() {
+    note_frees();
     batch_signature(pending, resolver, signature);
     if (const BatchPlan * cached = plans.find(signature)) {
         return cached;
@@ -206,6 +226,10 @@ ggml_status BackendContext::flush() {
         return GGML_STATUS_SUCCESS;
     }
     const auto t0 = Profiler::clock::now();
+    if (recording_on) {
+        recording.steps.push_back({false, 0, 0, pending_index});
+    }
+    pending_index.clear();
     const BatchPlan * plan = plan_for_pending();
     if (plan == nullptr) {
         pending.clear();
@@ -309,6 +333,9 @@ ggml_status BackendContext::run_on_host(ggml_cgraph * graph, int & i) {
         ++end;
     }
     const auto t0 = Profiler::clock::now();
+    if (recording_on) {
+        recording.steps.push_back({true, i, end, {}});
+    }
     const ggml_status hs = host_ops.run(graph, i, end);
     if (prof.enabled()) {
         prof.record_host_run(graph, i, end, t0, Profiler::clock::now());
@@ -342,7 +369,27 @@ ggml_status BackendContext::compute(ggml_cgraph * graph) {
     return st;
 }
 
+// A graph seen before (same nodes, shapes, strides, types and addresses) runs its recorded steps; any
+// other is walked node by node and its steps recorded (plan/graph-plan.h).
 ggml_status BackendContext::compute_nodes(ggml_cgraph * graph) {
+    note_frees();
+    graph_signature(graph, graph_sig);
+    if (const GraphPlan * known = graph_plans.find(graph_sig)) {
+        return replay(graph, *known);
+    }
+    recording.steps.clear();
+    pending_index.clear();
+    recording_on = true;
+    const ggml_status walked = walk(graph);
+    recording_on = false;
+    if (walked == GGML_STATUS_SUCCESS) {
+        graph_plans.insert(graph_sig, std::move(recording));
+        recording = {};
+    }
+    return walked;
+}
+
+ggml_status BackendContext::walk(ggml_cgraph * graph) {
     const uint64_t host_before = host_ops.nodes_run();
     int            matmuls = 0;
     for (int i = 0; i < graph->n_nodes; ++i) {
@@ -369,6 +416,7 @@ ggml_status BackendContext::compute_nodes(ggml_cgraph * graph) {
             }
         }
         pending.push_back(node);
+        pending_index.push_back(i);
         ++matmuls;
     }
     const ggml_status st = flush();
@@ -380,6 +428,32 @@ ggml_status BackendContext::compute_nodes(ggml_cgraph * graph) {
                       static_cast<unsigned long long>(host_ops.nodes_run() - host_before));
     }
     return st;
+}
+
+ggml_status BackendContext::replay(ggml_cgraph * graph, const GraphPlan & plan) {
+    for (const GraphStep & step : plan.steps) {
+        if (step.host) {
+            const auto        t0 = Profiler::clock::now();
+            const ggml_status hs = host_ops.run(graph, step.i0, step.i1);
+            if (prof.enabled()) {
+                prof.record_host_run(graph, step.i0, step.i1, t0, Profiler::clock::now());
+                note_host_ops(graph, step.i0, step.i1);
+            }
+            if (hs != GGML_STATUS_SUCCESS) {
+                return hs;
+            }
+            continue;
+        }
+        pending.clear();
+        for (int i : step.nodes) {
+            pending.push_back(graph->nodes[i]);
+        }
+        const ggml_status st = flush();
+        if (st != GGML_STATUS_SUCCESS) {
+            return st;
+        }
+    }
+    return GGML_STATUS_SUCCESS;
 }
 
 BackendContext * ctx_of(ggml_backend_t backend) {
@@ -467,6 +541,10 @@ uint64_t backend_plans_built(ggml_backend_t backend) {
 
 uint64_t backend_fallback_runs(ggml_backend_t backend) {
     return is_xdna_backend(backend) ? ctx_of(backend)->fallback_runs : 0;
+}
+
+uint64_t backend_graph_plans_built(ggml_backend_t backend) {
+    return is_xdna_backend(backend) ? ctx_of(backend)->graph_plans.built() : 0;
 }
 
 size_t backend_plans_cached(ggml_backend_t backend) {

@@ -236,6 +236,10 @@ uint64_t plans_built(ggml_backend_t backend) {
     return backend_plans_built(backend);
 }
 
+uint64_t graph_plans_built(ggml_backend_t backend) {
+    return backend_graph_plans_built(backend);
+}
+
 uint64_t fallback_runs(ggml_backend_t backend) {
     return backend_fallback_runs(backend);
 }
@@ -258,6 +262,9 @@ void * reg_get_proc_address(ggml_backend_reg_t, const char * name) {
     }
     if (std::strcmp(name, "ggml_backend_xdna_plans_built") == 0) {
         return reinterpret_cast<void *>(plans_built);
+    }
+    if (std::strcmp(name, "ggml_backend_xdna_graph_plans_built") == 0) {
+        return reinterpret_cast<void *>(graph_plans_built);
     }
     if (std::strcmp(name, "ggml_backend_xdna_fallback_runs") == 0) {
         return reinterpret_cast<void *>(fallback_runs);

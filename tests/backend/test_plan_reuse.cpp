@@ -171,4 +171,80 @@ TEST(PlanReuse, QkvShareOneActivationOperandInOneSubmission) {
     ggml_backend_free(backend);
 }
 
+
+// A graph with host runs between its submissions (a matmul, then RMS_NORM and ROPE on the host-op path,
+// then a matmul of their result) is planned once as a whole and reused token after token; the rotation
+// positions, a per-token value, are the run's data, not part of the plan: each step computes with its
+// own positions (the same positions give the same bits again, other positions other values), and the
+// second matmul is the contract's on whatever the host ops produced.
+TEST(PlanReuse, GraphPlanReusedWithPerTokenPositions) {
+    if (ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU) == nullptr) {
+        ggml_backend_register(ggml_backend_cpu_reg());
+    }
+    ggml_backend_t backend = ggml_backend_dev_init(xdna_device(), nullptr);
+    auto plans_built = plans_built_fn();
+    auto graph_plans_built = reinterpret_cast<ggml_backend_xdna_graph_plans_built_t>(
+        ggml_backend_reg_get_proc_address(ggml_backend_xdna_reg(), "ggml_backend_xdna_graph_plans_built"));
+    ASSERT_NE(graph_plans_built, nullptr);
+
+    constexpr int64_t n_embd = 256, head = 64, n_tokens = 2;
+    ggml_init_params p = {ggml_tensor_overhead() * 32 + ggml_graph_overhead(), nullptr, true};
+    ggml_context * wctx = ggml_init(p);
+    ggml_tensor * wa = ggml_new_tensor_2d(wctx, GGML_TYPE_Q4_K, n_embd, n_embd);
+    ggml_tensor * wb = ggml_new_tensor_2d(wctx, GGML_TYPE_Q8_0, n_embd, n_embd);
+    ggml_backend_buffer_t wbuf = ggml_backend_alloc_ctx_tensors_from_buft(wctx, ggml_backend_get_default_buffer_type(backend));
+    ggml_backend_buffer_set_usage(wbuf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    for (ggml_tensor * w : {wa, wb}) {
+        const auto bytes = random_weights(w->type, w->ne[0], w->ne[1]);
+        ggml_backend_tensor_set(w, bytes.data(), 0, bytes.size());
+    }
+    ggml_context * gctx = ggml_init(p);
+    ggml_tensor * x = ggml_new_tensor_2d(gctx, GGML_TYPE_F32, n_embd, n_tokens);
+    ggml_tensor * pos = ggml_new_tensor_1d(gctx, GGML_TYPE_I32, n_tokens);
+    ggml_set_input(x);
+    ggml_set_input(pos);
+    ggml_tensor * a = ggml_mul_mat(gctx, wa, x);
+    ggml_tensor * r = ggml_rope(gctx, ggml_reshape_3d(gctx, ggml_rms_norm(gctx, a, 1e-5f), head, n_embd / head, n_tokens),
+                                pos, head, GGML_ROPE_TYPE_NEOX);
+    ggml_tensor * r2 = ggml_cont(gctx, ggml_reshape_2d(gctx, r, n_embd, n_tokens));
+    ggml_tensor * b = ggml_mul_mat(gctx, wb, r2);
+    ggml_cgraph * graph = ggml_new_graph(gctx);
+    for (ggml_tensor * t : {r2, b}) {
+        ggml_set_output(t);
+        ggml_build_forward_expand(graph, t);
+    }
+    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+    ASSERT_TRUE(ggml_gallocr_alloc_graph(galloc, graph));
+
+    const std::vector<float> xs = random_floats(static_cast<size_t>(ggml_nelements(x)));
+    std::vector<uint8_t> wb_bytes(ggml_nbytes(wb));
+    ggml_backend_tensor_get(wb, wb_bytes.data(), 0, wb_bytes.size());
+    auto run = [&](std::vector<int32_t> positions) {
+        ggml_backend_tensor_set(x, xs.data(), 0, ggml_nbytes(x));  // inputs are set every step, as llama.cpp does
+        ggml_backend_tensor_set(pos, positions.data(), 0, ggml_nbytes(pos));
+        EXPECT_EQ(GGML_STATUS_SUCCESS, ggml_backend_graph_compute(backend, graph));
+        std::vector<float> rv(ggml_nelements(r2)), bv(ggml_nelements(b));
+        ggml_backend_tensor_get(r2, rv.data(), 0, ggml_nbytes(r2));
+        ggml_backend_tensor_get(b, bv.data(), 0, ggml_nbytes(b));
+        EXPECT_EQ(contract_mismatch({GGML_TYPE_Q8_0, n_embd, n_embd, n_tokens}, wb_bytes, rv, bv), "");
+        return rv;
+    };
+    const std::vector<float> first = run({7, 8});
+    EXPECT_EQ(graph_plans_built(backend), 1u);
+    const uint64_t submission_plans = plans_built(backend);
+    EXPECT_EQ(submission_plans, 2u);  // the two matmuls, cut by the host ops between them
+    const std::vector<float> other = run({300, 301});
+    const std::vector<float> again = run({7, 8});
+    EXPECT_NE(other, first);  // the positions of that step, not the first step's
+    EXPECT_EQ(again, first);
+    EXPECT_EQ(graph_plans_built(backend), 1u);
+    EXPECT_EQ(plans_built(backend), submission_plans);
+
+    ggml_gallocr_free(galloc);
+    ggml_backend_buffer_free(wbuf);
+    ggml_free(gctx);
+    ggml_free(wctx);
+    ggml_backend_free(backend);
+}
+
 }  // namespace
