@@ -115,12 +115,13 @@ void Profiler::record_host_run(const ggml_cgraph * graph, int i0, int i1, clock:
     }
 }
 
-void Profiler::record_graph(uint64_t submissions, const std::vector<std::string> & cuts) {
+void Profiler::record_graph(uint64_t submissions, const std::vector<std::string> & cuts, bool replayed) {
     if (!enabled()) {
         return;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     ++graphs_;
+    graphs_replayed_ += replayed ? 1 : 0;
     graph_submissions_ += submissions;
     max_graph_submissions_ = std::max(max_graph_submissions_, submissions);
     for (const std::string & c : cuts) {
@@ -169,8 +170,9 @@ void Profiler::report(const char * device_description) {
             for (const auto & c : cuts_) {
                 n_cuts += c.second;
             }
-            std::fprintf(stderr, "  graphs: %llu; submissions per graph: %.2f on average, %llu at most; host runs cutting them: %.2f per graph\n",
-                         static_cast<unsigned long long>(graphs_), static_cast<double>(graph_submissions_) / graphs_,
+            std::fprintf(stderr, "  graphs: %llu (%llu replayed a graph plan); submissions per graph: %.2f on average, %llu at most; host runs cutting them: %.2f per graph\n",
+                         static_cast<unsigned long long>(graphs_), static_cast<unsigned long long>(graphs_replayed_),
+                         static_cast<double>(graph_submissions_) / graphs_,
                          static_cast<unsigned long long>(max_graph_submissions_), static_cast<double>(n_cuts) / graphs_);
             std::vector<std::pair<std::string, uint64_t>> cuts(cuts_.begin(), cuts_.end());
             std::sort(cuts.begin(), cuts.end(), [](const auto & a, const auto & b) { return a.second > b.second; });

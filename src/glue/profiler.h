@@ -38,7 +38,8 @@ public:
 
     // One graph computed: how many submissions it took, and the host runs that cut it (each one a run
     // between two of its submissions, named by the ops in it).
-    void record_graph(uint64_t submissions, const std::vector<std::string> & cuts);
+    // One graph computed: its submissions, the host runs between them, and whether it replayed a graph plan.
+    void record_graph(uint64_t submissions, const std::vector<std::string> & cuts, bool replayed);
 
     // Print the table (GGML_XDNA_PROFILE) and write the trace (GGML_XDNA_TRACE); then start afresh.
     void report(const char * device_description);
@@ -68,7 +69,7 @@ private:
     std::map<std::string, uint64_t> host_op_nodes_;  // host-op path: nodes per op
     uint64_t                   host_runs_ = 0;
     double                     host_op_us_ = 0;
-    uint64_t                   graphs_ = 0, graph_submissions_ = 0, max_graph_submissions_ = 0;
+    uint64_t                   graphs_ = 0, graph_submissions_ = 0, max_graph_submissions_ = 0, graphs_replayed_ = 0;
     std::map<std::string, uint64_t> cuts_;  // the host runs that cut a graph's submissions, by their ops
     std::vector<TraceEvent>    trace_;
     clock::time_point          origin_ = clock::now();

@@ -60,6 +60,7 @@ struct BackendContext {
     GraphPlan                     recording;       // the steps of a graph computed without a plan
     std::vector<int>              pending_index;   // graph indices of `pending`
     bool                          recording_on = false;  // walking a graph node by node
+    uint64_t                      graph_replays = 0;     // graphs computed from a graph plan
     uint64_t                      frees_seen = 0;  // position in the log of freed buffers
     std::vector<const DeviceBuffer *> freed;
     Profiler                      prof;            // this backend's figures only
@@ -364,8 +365,9 @@ ggml_status BackendContext::compute(ggml_cgraph * graph) {
     graph_submissions = 0;
     host_since_submit.clear();
     graph_cuts.clear();
+    const uint64_t    replays_before = graph_replays;
     const ggml_status st = compute_nodes(graph);
-    prof.record_graph(graph_submissions, graph_cuts);
+    prof.record_graph(graph_submissions, graph_cuts, graph_replays > replays_before);
     return st;
 }
 
@@ -375,6 +377,7 @@ ggml_status BackendContext::compute_nodes(ggml_cgraph * graph) {
     note_frees();
     graph_signature(graph, graph_sig);
     if (const GraphPlan * known = graph_plans.find(graph_sig)) {
+        ++graph_replays;
         return replay(graph, *known);
     }
     recording.steps.clear();
