@@ -77,7 +77,7 @@ const char * PhaseModel::dominant() const {
 }
 
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
-                       int64_t tokens, Grouping grouping, bool fold_experts) {
+                       int64_t tokens, Grouping grouping, bool fold_experts, int64_t head_rows) {
     PhaseModel out;
     out.tokens = tokens;
     ggml_type uniform = GGML_TYPE_COUNT;
@@ -123,9 +123,9 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
         flush();
     }
     // llama.cpp computes logits for the last token of a ubatch only (as llama-bench's pp test does):
-    // the head multiplies one row whatever the phase.
+    // the head multiplies one row whatever the phase, unless the caller asks for more.
     bool ok = false;
-    Job head{invocation_shape(output_type(d, uniform, q4_k_m), d.vocab, d.n_embd, 1, ok), -1};
+    Job head{invocation_shape(output_type(d, uniform, q4_k_m), d.vocab, d.n_embd, head_rows, ok), -1};
     if (ok) {
         pending.push_back(head);
     }

@@ -56,7 +56,9 @@ ExpertLoad expert_load(const ModelDims & d, int64_t tokens);
 // Model all weight matmuls of `d` (types from `ftype`, see model-dims.h) for `tokens` tokens.
 // `fold_experts`: a MUL_MAT_ID's selected experts as one invocation (their slices stacked: the same
 // weight bytes and MACs, one argument setup) instead of one invocation each, as the planner does today.
+// `head_rows`: tokens the output head computes logits for (llama.cpp: the last one; a speculative
+// verify batch: every one).
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
-                       int64_t tokens, Grouping grouping, bool fold_experts = false);
+                       int64_t tokens, Grouping grouping, bool fold_experts = false, int64_t head_rows = 1);
 
 }  // namespace xdna_bench

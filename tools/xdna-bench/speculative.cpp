@@ -14,77 +14,11 @@ std::string fmt(double v, int prec = 1) {
     return buf;
 }
 
-void add_submission(PhaseModel & out, const std::vector<xdna::MatmulInvocation> & invs, const xdna::TimingModel & model,
-                    ggml_type & last_type, const char *& last_layout) {
-    if (invs.empty()) {
-        return;
-    }
-    std::vector<xdna::ModelShape> shapes;
-    for (const auto & inv : invs) {
-        shapes.push_back(xdna::shape_of(inv));
-        out.weight_bytes += static_cast<double>(inv.weight_bytes());
-    }
-    xdna::ModelledBatch b;
-    model.batch(shapes, b, &last_type, &last_layout);  // switches across submissions are charged too
-    out.submissions += 1;
-    out.invocations += static_cast<int>(shapes.size());
-    out.contract_changes += b.contract_switches;
-    out.compute_us += b.compute_us;
-    out.dram_us += b.dram_us;
-    out.busy_us += b.busy_us;
-    out.submit_us += b.submit_us;
-    out.invocation_us += b.dispatch_us - b.submit_us;
-    out.switch_us += b.switch_us;
-    out.total_us += b.total_us;
-}
-
 }  // namespace
 
 PhaseModel model_pass(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model, int64_t tokens,
                       int64_t head_rows, Grouping grouping) {
-    // The grouping and order of e2e-model.cpp's model_phase (dense models), with the head at head_rows.
-    PhaseModel out;
-    out.tokens = tokens;
-    ggml_type uniform = GGML_TYPE_COUNT;
-    bool q4_k_m = false;
-    if (!parse_ftype(ftype, uniform, q4_k_m)) {
-        return out;
-    }
-    const auto mm = layer_matmuls(d);
-    ggml_type last = GGML_TYPE_COUNT;
-    const char * last_layout = "";
-    std::vector<xdna::MatmulInvocation> pending;
-    int pending_group = -1;
-    for (int l = 0; l < d.n_layer; ++l) {
-        for (size_t i = 0; i < mm.size(); ++i) {
-            bool ok = false;
-            const ggml_type t = matmul_type(d, l, static_cast<int>(i), uniform, q4_k_m);
-            const auto inv = invocation_shape(t, mm[i].m, mm[i].k, tokens, ok);
-            if (!ok) {
-                continue;
-            }
-            const int group = grouping == Grouping::per_split ? l * 8 + mm[i].split
-                            : grouping == Grouping::per_layer ? l
-                                                              : 0;
-            if (group != pending_group && !pending.empty()) {
-                add_submission(out, pending, model, last, last_layout);
-                pending.clear();
-            }
-            pending_group = group;
-            pending.push_back(inv);
-        }
-    }
-    if (grouping != Grouping::per_token) {
-        add_submission(out, pending, model, last, last_layout);
-        pending.clear();
-    }
-    bool ok = false;
-    const auto head = invocation_shape(output_type(d, uniform, q4_k_m), d.vocab, d.n_embd, head_rows, ok);
-    if (ok) {
-        pending.push_back(head);
-    }
-    add_submission(out, pending, model, last, last_layout);
-    return out;
+    return model_phase(d, ftype, model, tokens, grouping, false, head_rows);
 }
 
 SpecRound model_round(const ModelDims & target, const ModelDims & draft, const std::string & ftype,

@@ -15,8 +15,8 @@
 
 namespace xdna_bench {
 
-// One forward pass of `d` over `tokens` tokens with logits for `head_rows` of them (model_phase has
-// them for the last token only; a verify batch needs them for every token).
+// One forward pass of `d` over `tokens` tokens with logits for `head_rows` of them (a verify batch needs
+// them for every token): model_phase of a dense model at that head size.
 PhaseModel model_pass(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model, int64_t tokens,
                       int64_t head_rows, Grouping grouping);
 
