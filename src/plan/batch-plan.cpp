@@ -169,7 +169,7 @@ void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResol
     }
 }
 
-uint64_t PlanCache::hash(const std::vector<uint64_t> & s) {
+uint64_t signature_hash(const std::vector<uint64_t> & s) {
     uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
     for (uint64_t v : s) {
         h = (h ^ v) * 1099511628211ull;
@@ -178,7 +178,7 @@ uint64_t PlanCache::hash(const std::vector<uint64_t> & s) {
 }
 
 const BatchPlan * PlanCache::find(const std::vector<uint64_t> & signature) const {
-    auto range = plans_.equal_range(hash(signature));
+    auto range = plans_.equal_range(signature_hash(signature));
     for (auto it = range.first; it != range.second; ++it) {
         if (it->second.signature == signature) {
             return it->second.plan.get();
@@ -223,7 +223,7 @@ const BatchPlan * PlanCache::insert(const std::vector<uint64_t> & signature, std
         plans_.clear();  // shapes keep changing (e.g. growing contexts without a fixed ubatch): start over
     }
     ++built_;
-    const uint64_t h = hash(signature);
+    const uint64_t h = signature_hash(signature);
     auto it = plans_.emplace(h, Entry{signature, std::move(plan)});
     return it->second.plan.get();
 }

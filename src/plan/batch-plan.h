@@ -68,6 +68,9 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
 // Written into `sig` (reused between calls: this runs for every submission).
 void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, std::vector<uint64_t> & sig);
 
+// FNV-1a over a signature's words: the key of the plan caches (this one and the graph plans').
+uint64_t signature_hash(const std::vector<uint64_t> & signature);
+
 // Plans by signature.
 class PlanCache {
 public:
@@ -87,7 +90,6 @@ private:
         std::vector<uint64_t>      signature;
         std::unique_ptr<BatchPlan> plan;
     };
-    static uint64_t hash(const std::vector<uint64_t> & s);
     std::unordered_multimap<uint64_t, Entry> plans_;
     uint64_t built_ = 0;
 };

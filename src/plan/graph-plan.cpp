@@ -1,5 +1,7 @@
 #include "plan/graph-plan.h"
 
+#include "plan/batch-plan.h"
+
 #include "ggml-backend.h"
 
 namespace xdna {
@@ -37,16 +39,8 @@ void graph_signature(const ggml_cgraph * graph, std::vector<uint64_t> & sig) {
     }
 }
 
-uint64_t GraphPlanCache::hash(const std::vector<uint64_t> & s) {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
-    for (uint64_t v : s) {
-        h = (h ^ v) * 1099511628211ull;
-    }
-    return h;
-}
-
 const GraphPlan * GraphPlanCache::find(const std::vector<uint64_t> & signature) const {
-    const uint64_t h = hash(signature);
+    const uint64_t h = signature_hash(signature);
     for (const Entry & e : entries_) {
         if (e.hash == h && e.signature == signature) {
             return &e.plan;
@@ -62,7 +56,7 @@ void GraphPlanCache::insert(const std::vector<uint64_t> & signature, GraphPlan p
     if (entries_.size() >= capacity_) {
         entries_.erase(entries_.begin());
     }
-    entries_.push_back({hash(signature), signature, std::move(plan)});
+    entries_.push_back({signature_hash(signature), signature, std::move(plan)});
     ++built_;
 }
 

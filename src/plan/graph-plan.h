@@ -48,7 +48,6 @@ private:
         std::vector<uint64_t> signature;
         GraphPlan             plan;
     };
-    static uint64_t    hash(const std::vector<uint64_t> & s);
     std::vector<Entry> entries_;  // oldest first
     size_t             capacity_;
     uint64_t           built_ = 0;

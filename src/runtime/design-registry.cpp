@@ -35,7 +35,7 @@ const Registry & registry() {
 
 }  // namespace
 
-const DesignRead * find_design(const std::string & name) {
+const DesignRead * find_design(std::string_view name) {
     const Registry & r = registry();
     for (size_t i = 0; i < r.names.size(); ++i) {
         if (r.names[i] == name) {

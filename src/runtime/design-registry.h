@@ -8,6 +8,7 @@
 #include "runtime/design-description.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace xdna {
@@ -23,7 +24,7 @@ extern const int               kBuiltInDesignCount;
 // The parsed description of design `name` (its "design" field), nullptr if no design has that name.
 // A description that does not parse is still returned, with its error: a build defect to report, not a
 // design that is missing. Parsed once.
-const DesignRead * find_design(const std::string & name);
+const DesignRead * find_design(std::string_view name);
 
 // The names of every built-in design, in folder order.
 std::vector<std::string> design_names();

@@ -1,6 +1,7 @@
 #include "sim/sim-kinds.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace xdna {
 
@@ -8,7 +9,7 @@ namespace {
 
 bool matmul_has_kernel(const KernelKey & key) {
     const MatmulContract * c = key.variant != nullptr ? matmul_contract_named(key.variant) : nullptr;
-    return c != nullptr && key.design != nullptr && std::string(key.design) == kMatmulDesign &&
+    return c != nullptr && key.design != nullptr && std::strcmp(key.design, kMatmulDesign) == 0 &&
            contract_allows_tile(*c, key.tile) && sim_has_tile_kernel(*c, key.tile.n);
 }
 
@@ -42,7 +43,7 @@ Status sim_run_by_kind(const std::vector<Invocation> & invs, ThreadPool & pool, 
     if (refused != nullptr) {
         *refused = false;
     }
-    std::vector<KernelKind> kinds;
+    bool one_kind = true;
     for (const Invocation & i : invs) {
         if (sim_kind_engine(i.kind()) == nullptr) {
             if (refused != nullptr) {
@@ -51,37 +52,45 @@ Status sim_run_by_kind(const std::vector<Invocation> & invs, ThreadPool & pool, 
             // Nothing is computed: a skipped invocation would leave its outputs as they were.
             return Status::error(std::string("the simulator has no engine for kernel kind ") + kernel_kind_name(i.kind()));
         }
-        if (std::find(kinds.begin(), kinds.end(), i.kind()) == kinds.end()) {
-            kinds.push_back(i.kind());
-        }
+        one_kind = one_kind && i.kind() == invs.front().kind();
+    }
+    if (invs.empty()) {
+        return Status::success();
     }
     const bool stream = exec == SimExec::stream && contexts != nullptr;
-    for (KernelKind k : kinds) {
-        const SimKindEngine & e = *sim_kind_engine(k);
-        // One kind (every batch today): the batch as it is, with no copy.
-        std::vector<Invocation>    part;
-        std::vector<const char *>  part_layouts;
-        const bool                 whole = kinds.size() == 1;
-        if (!whole) {
-            for (size_t i = 0; i < invs.size(); ++i) {
-                if (invs[i].kind() == k) {
-                    part.push_back(invs[i]);
-                    part_layouts.push_back(i < layouts.size() ? layouts[i] : nullptr);
-                }
+    const SimExec host_exec = exec == SimExec::stream ? SimExec::kernels : exec;
+    auto run = [&](const SimKindEngine & e, const std::vector<Invocation> & these, const std::vector<const char *> & these_layouts,
+                   bool * these_refused) {
+        return stream ? e.run_stream(these, pool, *contexts, these_layouts, these_refused) : e.run(these, pool, host_exec);
+    };
+    if (one_kind) {
+        // Every batch today: the batch as it is, with no copy.
+        return run(*sim_kind_engine(invs.front().kind()), invs, layouts, refused);
+    }
+    // Kinds in the engines' order (a stage's invocations are independent, runtime/device.h).
+    bool ran = false;
+    for (const SimKindEngine & e : kEngines) {
+        std::vector<Invocation>   part;
+        std::vector<const char *> part_layouts;
+        for (size_t i = 0; i < invs.size(); ++i) {
+            if (invs[i].kind() == e.kind) {
+                part.push_back(invs[i]);
+                part_layouts.push_back(i < layouts.size() ? layouts[i] : nullptr);
             }
         }
-        const std::vector<Invocation> &   these = whole ? invs : part;
-        const std::vector<const char *> & these_layouts = whole ? layouts : part_layouts;
-        bool           kind_refused = false;
-        const Status   st = stream ? e.run_stream(these, pool, *contexts, these_layouts, &kind_refused)
-                                   : e.run(these, pool, exec == SimExec::stream ? SimExec::kernels : exec);
+        if (part.empty()) {
+            continue;
+        }
+        bool         kind_refused = false;
+        const Status st = run(e, part, part_layouts, &kind_refused);
         if (!st.ok) {
-            // Refused before anything ran only if no earlier kind ran either.
+            // Refused before anything ran only if no other kind ran before it.
             if (refused != nullptr) {
-                *refused = kind_refused && k == kinds.front();
+                *refused = kind_refused && !ran;
             }
             return st;
         }
+        ran = true;
     }
     return Status::success();
 }
