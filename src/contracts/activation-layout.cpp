@@ -1,5 +1,6 @@
 #include "contracts/activation-layout.h"
 
+#include "contracts/bfp16-codec.h"
 #include "contracts/tile-codec.h"
 
 #include <algorithm>
@@ -8,6 +9,9 @@
 namespace xdna {
 
 size_t activation_tile_bytes(const MatmulContract & c, int tile_n) {
+    if (c.act_format == ActFormat::bfp16) {
+        return static_cast<size_t>(xdna_aie::BlockActTileFormat{tile_n, c.tile_k}.tile_bytes());
+    }
     const int block = act_format_block(c.act_format);
     if (block > 0) {
         return static_cast<size_t>(xdna_aie::ActTileFormat{tile_n, c.tile_k, block}.tile_bytes());
@@ -57,13 +61,29 @@ void load_row(const ggml_tensor * t, const char * row, int64_t k, float * out) {
     }
 }
 
+// One token's K values of one K tile as bfp16 blocks (values beyond valid_k are 0). False when a value
+// is a NaN or an infinity.
+bool store_bfp16_token(const float * x, int valid_k, int t, const ActivationLayout & L, uint8_t * tile) {
+    const xdna_aie::BlockActTileFormat f{L.tile_n, L.tile_k};
+    bool finite = true;
+    for (int kb = 0; kb < L.tile_k / xdna_aie::kBfp16Block; ++kb) {
+        float v[xdna_aie::kBfp16Block] = {};
+        for (int i = 0; i < xdna_aie::kBfp16Block; ++i) {
+            const int k = kb * xdna_aie::kBfp16Block + i;
+            if (x != nullptr && k < valid_k) v[i] = x[k];
+        }
+        finite &= bfp16_encode_block(v, tile + f.block_offset(t, kb));
+    }
+    return finite;
+}
+
 FloatAct float_kind(ActFormat f) {
     return f == ActFormat::f16 ? FloatAct::f16 : f == ActFormat::bf16 ? FloatAct::bf16 : FloatAct::f32;
 }
 
 }  // namespace
 
-void quantize_activation_row(const ggml_tensor * src1, const void * row, const ActivationLayout & L, int64_t r, void * dst,
+bool quantize_activation_row(const ggml_tensor * src1, const void * row, const ActivationLayout & L, int64_t r, void * dst,
                              float * scratch) {
     auto * out = static_cast<uint8_t *>(dst);
     const int64_t nt = r / L.tile_n;
@@ -77,12 +97,15 @@ void quantize_activation_row(const ggml_tensor * src1, const void * row, const A
             x = scratch;
         }
     }
+    bool finite = true;
     for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
         uint8_t * tile = out + L.tile_offset(nt, kt);
         const int64_t k0 = kt * L.tile_k;
         const int valid_k = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(L.tile_k, L.k - k0)));
         const float * xk = (x != nullptr && valid_k > 0) ? x + k0 : nullptr;
-        if (L.quantized()) {
+        if (L.format == ActFormat::bfp16) {
+            finite &= store_bfp16_token(xk, valid_k, t, L, tile);
+        } else if (L.quantized()) {
             const xdna_aie::ActTileFormat f = L.quant_tile();
             if (t == 0) {
                 clear_activation_tile_padding(f, tile);
@@ -92,15 +115,21 @@ void quantize_activation_row(const ggml_tensor * src1, const void * row, const A
             store_float_activation_token(xk, valid_k, t, float_kind(L.format), L.float_tile(), tile);
         }
     }
+    return finite;
 }
 
-void quantize_activation_rows(const ggml_tensor * src1, int64_t i2, int64_t i3, const ActivationLayout & L,
-                              int64_t r0, int64_t r1, void * dst, float * scratch) {
+bool quantize_activation_rows(const ggml_tensor * src1, int64_t i2, int64_t i3, const ActivationLayout & L,
+                              int64_t r0, int64_t r1, void * dst, float * scratch, std::vector<int64_t> * non_finite) {
+    bool finite = true;
     for (int64_t r = r0; r < r1; ++r) {
         const char * row = r < L.n ? static_cast<const char *>(src1->data) + r * src1->nb[1] + i2 * src1->nb[2] + i3 * src1->nb[3]
                                    : nullptr;
-        quantize_activation_row(src1, row, L, r, dst, scratch);
+        if (!quantize_activation_row(src1, row, L, r, dst, scratch)) {
+            finite = false;
+            if (non_finite != nullptr) non_finite->push_back(r);
+        }
     }
+    return finite;
 }
 
 }  // namespace xdna

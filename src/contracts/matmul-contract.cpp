@@ -12,6 +12,9 @@ namespace {
 // tiles), TN in {4, 32} tokens (1 or 8 groups of the mmul's 4 rows). The core data memory budget of
 // each contract (every buffer a core holds, against 64 KB) is tabled in docs/kernels.md.
 const std::vector<int> kTokenTiles = {4, 32};
+// The bfp16 prefill contracts take 32 tokens (four 8-token A operands per K block); token tile 64 does
+// not fit the core's 64 KB with the K-quant weight tiles double-buffered (docs/kernels.md budget).
+const std::vector<int> kPrefillTokenTiles = {32};
 
 std::vector<MatmulContract> make_contracts() {
     return {
@@ -28,6 +31,9 @@ std::vector<MatmulContract> make_contracts() {
         {"mm_q4_K_a8", GGML_TYPE_Q4_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant"},
         {"mm_q5_K_a8", GGML_TYPE_Q5_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant"},
         {"mm_q6_K_a8", GGML_TYPE_Q6_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant"},
+        {"mm_q4_K_bfp16", GGML_TYPE_Q4_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
+        {"mm_q5_K_bfp16", GGML_TYPE_Q5_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
+        {"mm_q6_K_bfp16", GGML_TYPE_Q6_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
     };
 }
 
@@ -40,6 +46,7 @@ const char * act_format_name(ActFormat f) {
         case ActFormat::f16: return "f16";
         case ActFormat::bf16: return "bf16";
         case ActFormat::f32: return "f32";
+        case ActFormat::bfp16: return "bfp16";
     }
     return "?";
 }
@@ -53,14 +60,20 @@ const std::vector<MatmulContract> & all_matmul_contracts() {
     return contracts;
 }
 
-const MatmulContract * matmul_contract_for(ggml_type weight_type) {
+namespace {
+const MatmulContract * contract_for(ggml_type weight_type, ContractUse use) {
     for (const auto & c : all_matmul_contracts()) {
-        if (c.weight_type == weight_type) {
+        if (c.weight_type == weight_type && c.use == use) {
             return &c;
         }
     }
     return nullptr;
 }
+}  // namespace
+
+const MatmulContract * matmul_contract_for(ggml_type weight_type) { return contract_for(weight_type, ContractUse::any); }
+
+const MatmulContract * prefill_contract_for(ggml_type weight_type) { return contract_for(weight_type, ContractUse::prefill); }
 
 const MatmulContract * matmul_contract_named(const char * name) {
     if (name == nullptr) {

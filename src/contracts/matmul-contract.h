@@ -32,6 +32,7 @@ enum class ActFormat {
     f16,
     bf16,
     f32,
+    bfp16,    // bfp16ebs8 blocks of 8 values (prefill contracts v3: the bfp16 mmul's A operand)
 };
 const char * act_format_name(ActFormat f);
 // Values per activation scale (0 for the float formats).
@@ -42,6 +43,15 @@ int act_format_block(ActFormat f);
 // instruction stream fetches weights in whole groups of them. Packed weights are padded to whole
 // groups (weight-layout.h); the stream builder refuses a design whose core rows do not divide it.
 constexpr int kWeightRowTileGroup = 4;
+
+// Which batches a contract serves. `any`: the weight type's default contract (every batch). `prefill`:
+// an alternative for batches wider than the decode tile, chosen only when the user asks for it
+// (GGML_XDNA_PREFILL=bfp16, op-support.h); the same weight tiles as the type's default contract.
+enum class ContractUse { any, prefill };
+
+// Token count up to which a batch is decode-shaped: it keeps the exact integer contracts, which the
+// weight stream binds there anyway (docs/kernels.md, "Prefill contracts v3").
+constexpr int kDecodeTokens = 4;
 
 struct MatmulContract {
     const char * name;        // kernel name, e.g. "mm_q4_K_a8"
@@ -56,12 +66,17 @@ struct MatmulContract {
     // description is checked against. Its W buffers hold the family's largest tile, so every W fetch of
     // this contract reads that many bytes (weight-layout.h: the tail room of packed weights).
     const char * family;
+    ContractUse  use = ContractUse::any;
 
     TileShape tile(int n) const { return {tile_m, n, tile_k}; }
 };
 
-// Contract for a weight type, or nullptr if the NPU has none (the op then stays on the CPU).
+// Contract for a weight type, or nullptr if the NPU has none (the op then stays on the CPU): the
+// default (`ContractUse::any`) one, which also fixes the packed weight layout.
 const MatmulContract * matmul_contract_for(ggml_type weight_type);
+
+// The prefill alternative of a weight type (ContractUse::prefill), nullptr if it has none.
+const MatmulContract * prefill_contract_for(ggml_type weight_type);
 
 // The contract of that kernel name ("mm_q4_K_a8"), nullptr if none: a KernelKey's variant.
 const MatmulContract * matmul_contract_named(const char * name);

@@ -301,6 +301,7 @@ ggml_backend_reg_t ggml_backend_xdna_reg(void) {
         // The runtime layer's one-line reports go where ggml logs.
         set_runtime_log_sink([](LogLevel level, const std::string & msg) {
             switch (level) {
+                case LogLevel::debug: GGML_LOG_DEBUG("xdna: %s\n", msg.c_str()); break;
                 case LogLevel::info: GGML_LOG_INFO("xdna: %s\n", msg.c_str()); break;
                 case LogLevel::warn: GGML_LOG_WARN("xdna: %s\n", msg.c_str()); break;
                 case LogLevel::error: GGML_LOG_ERROR("xdna: %s\n", msg.c_str()); break;

@@ -1,5 +1,8 @@
 #include "plan/op-support.h"
 
+#include "runtime/options.h"
+#include "runtime/runtime-log.h"
+
 #include "ggml-backend.h"
 
 namespace xdna {
@@ -90,6 +93,19 @@ bool choose_kernel(const ggml_tensor * dst, int64_t n_tokens, const TensorResolv
         return false;
     }
     const MatmulContract * c = matmul_contract_for(src0->type);
+    // A prefill batch takes the prefill contract when asked for and installed; otherwise the default
+    // contract, with the reason at debug level.
+    if (n_tokens > kDecodeTokens && prefill_contracts_enabled()) {
+        const MatmulContract * p = prefill_contract_for(src0->type);
+        if (p == nullptr) {
+            runtime_log_debug_once(std::string("no bfp16 prefill contract for ") + ggml_type_name(src0->type) +
+                                   ": its integer contract serves prefill");
+        } else if (resolve.has_kernel && choose_tile_n(*p, n_tokens, [&](const TileShape & t) { return resolve.has_kernel(matmul_key(*p, t)); }) == 0) {
+            runtime_log_debug_once(std::string("the device has no ") + p->name + " kernel: " + c->name + " serves prefill");
+        } else {
+            c = p;
+        }
+    }
     // Only what the device has a kernel for (an NPU runs what its manifest installs); any token tile
     // serves any batch size, so one installed width is enough.
     const int tile_n = resolve.has_kernel
@@ -105,6 +121,15 @@ bool choose_kernel(const ggml_tensor * dst, int64_t n_tokens, const TensorResolv
 }
 
 }  // namespace
+
+bool prefill_contracts_enabled() {
+    static const bool on = [] {
+        const OptionValue<std::string> o = prefill_option();
+        if (!o.error.empty()) report_option_error(o.error);
+        return o.value == "bfp16";
+    }();
+    return on;
+}
 
 bool matmul_supported(const ggml_tensor * dst, std::string & why) {
     const ggml_tensor * src0 = dst->src[0];

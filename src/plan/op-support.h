@@ -30,6 +30,10 @@ enum class OpKind {
 };
 OpKind op_kind(const ggml_tensor * op);
 
+// GGML_XDNA_PREFILL=bfp16 (read once per process): batches of more than kDecodeTokens tokens with a
+// weight type that has a prefill contract (matmul-contract.h) take it.
+bool prefill_contracts_enabled();
+
 // Whether the NPU can compute this MUL_MAT at all (types, strides, shapes); `why` says why not.
 bool matmul_supported(const ggml_tensor * dst, std::string & why);
 

@@ -53,6 +53,10 @@ std::vector<OptionSpec> make_options() {
          "the NPU runs the matmuls, the other ops of those layers run on the host inside the backend, on the "
          "device's memory (an iGPU backend is then not chosen by default: pass --device to use both). accel: "
          "llama.cpp keeps the layers and the KV cache on the CPU and hands XDNA only the matmul weights"},
+        {"GGML_XDNA_PREFILL", "int, bfp16", "int",
+         "the contracts of prefill batches (more than 4 tokens) of Q4_K, Q5_K and Q6_K weights. int: the exact "
+         "integer contracts of every batch; bfp16: the weight tile dequantized on the core into bfp16 and the "
+         "native bfp16 matrix multiply (docs/kernels.md, \"Prefill contracts v3\"; its accuracy in README.md)"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},
@@ -322,6 +326,8 @@ OptionValue<std::string> device_type_option() {
     return o;
 }
 
+OptionValue<std::string> prefill_option() { return word_option("GGML_XDNA_PREFILL"); }
+
 OptionValue<std::string> kernels_option() {
     OptionValue<std::string> o;
     if (const char * s = option_text("GGML_XDNA_KERNELS")) {
@@ -371,6 +377,7 @@ std::string option_error(const std::string & name) {
         {"GGML_XDNA_SIM_EXEC", [] { return sim_exec_option().error; }},
         {"GGML_XDNA_HOST_OPS", [] { return host_ops_option().error; }},
         {"GGML_XDNA_DEVICE_TYPE", [] { return device_type_option().error; }},
+        {"GGML_XDNA_PREFILL", [] { return prefill_option().error; }},
         {"GGML_XDNA_SIM_FAULTS", [] { return sim_faults_option().error; }},
         {"GGML_XDNA_PROFILE", [] { return profile_option().error; }},
         {"GGML_XDNA_TRACE", [] { return trace_option().error; }},

@@ -63,6 +63,7 @@ OptionValue<std::string>               preset_option();     // GGML_XDNA_PRESET 
 OptionValue<std::string>               kernels_option();    // GGML_XDNA_KERNELS (empty: default location)
 OptionValue<std::string>               host_ops_option();   // GGML_XDNA_HOST_OPS ("cpu" or "off")
 OptionValue<std::string>               device_type_option(); // GGML_XDNA_DEVICE_TYPE ("gpu" or "accel")
+OptionValue<std::string>               prefill_option();     // GGML_XDNA_PREFILL ("int" or "bfp16")
 
 // One timing-model override, GGML_XDNA_MODEL_*: a number in the option's range. `name` must be one
 // of all_options(); value 0 and set false when the variable is unset or invalid.

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <mutex>
+#include <set>
 
 namespace xdna {
 
@@ -30,8 +31,23 @@ void runtime_log(LogLevel level, const std::string & message) {
         sink()(level, message);
         return;
     }
+    if (level == LogLevel::debug) {
+        return;
+    }
     const char * prefix = level == LogLevel::error ? "error" : level == LogLevel::warn ? "warning" : "info";
     std::fprintf(stderr, "xdna: %s: %s\n", prefix, message.c_str());
+}
+
+void runtime_log_debug_once(const std::string & message) {
+    static std::mutex m;
+    static std::set<std::string> seen;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        if (!seen.insert(message).second) {
+            return;
+        }
+    }
+    runtime_log(LogLevel::debug, message);
 }
 
 }  // namespace xdna

@@ -11,14 +11,17 @@
 
 namespace xdna {
 
-enum class LogLevel { info, warn, error };
+enum class LogLevel { debug, info, warn, error };
 
 using LogSink = std::function<void(LogLevel, const std::string &)>;
 
 // Replace the sink (nullptr restores the stderr default). Not meant to be called concurrently with logging.
 void set_runtime_log_sink(LogSink sink);
 
-// One line, without a trailing newline; the sink adds what it needs.
+// One line, without a trailing newline; the sink adds what it needs. The default sink drops debug lines.
 void runtime_log(LogLevel level, const std::string & message);
+
+// A debug line once per process per distinct message (for decisions taken per op and per graph).
+void runtime_log_debug_once(const std::string & message);
 
 }  // namespace xdna

@@ -26,6 +26,9 @@ XDNA_KERNEL_PAIR(mm_q6_K_a8)
 XDNA_KERNEL_PAIR(mm_f16)
 XDNA_KERNEL_PAIR(mm_bf16)
 XDNA_KERNEL_PAIR(mm_f32)
+void mm_q4_K_bfp16_n32(const uint8_t *, const uint8_t *, float *);
+void mm_q5_K_bfp16_n32(const uint8_t *, const uint8_t *, float *);
+void mm_q6_K_bfp16_n32(const uint8_t *, const uint8_t *, float *);
 void mm_zero_c_n4(float *);
 void mm_zero_c_n32(float *);
 }
@@ -55,6 +58,9 @@ XDNA_KERNEL_NAMES(mm_bf16)
 XDNA_KERNEL_NAMES(mm_f32)
 XDNA_KERNEL_NAMES(mm_zero_c)
 #undef XDNA_KERNEL_NAMES
+constexpr char mm_q4_K_bfp16_n32_name[] = "mm_q4_K_bfp16_n32";
+constexpr char mm_q5_K_bfp16_n32_name[] = "mm_q5_K_bfp16_n32";
+constexpr char mm_q6_K_bfp16_n32_name[] = "mm_q6_K_bfp16_n32";
 #define CHECKED(fn) mode_checked<fn, fn##_name>
 
 template <int Type, int TN>
@@ -95,6 +101,10 @@ std::vector<TileEntry> make_entries() {
         {"mm_q5_K_a8", 32, CHECKED(mm_q5_K_a8_n32), twin_mm_q5_K_a8_n32, kquant_partial<1, 32>},
         {"mm_q6_K_a8", 4, CHECKED(mm_q6_K_a8_n4), twin_mm_q6_K_a8_n4, kquant_partial<2, 4>},
         {"mm_q6_K_a8", 32, CHECKED(mm_q6_K_a8_n32), twin_mm_q6_K_a8_n32, kquant_partial<2, 32>},
+        // The bfp16 prefill contracts (token tile 32 only).
+        {"mm_q4_K_bfp16", 32, CHECKED(mm_q4_K_bfp16_n32), nullptr, nullptr},
+        {"mm_q5_K_bfp16", 32, CHECKED(mm_q5_K_bfp16_n32), nullptr, nullptr},
+        {"mm_q6_K_bfp16", 32, CHECKED(mm_q6_K_bfp16_n32), nullptr, nullptr},
         // The float contracts have no twin: the simulator always runs their kernel code.
         {"mm_f16_f16", 4, CHECKED(mm_f16_n4), nullptr, nullptr},
         {"mm_f16_f16", 32, CHECKED(mm_f16_n32), nullptr, nullptr},

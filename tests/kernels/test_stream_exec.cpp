@@ -134,6 +134,7 @@ private:
 TEST(StreamTailRoom, LastExpertOfAStackRunsOnTheTensorsOwnBytesForEveryContract) {
     ThreadPool pool(2);
     for (const MatmulContract & c : all_matmul_contracts()) {
+        if (c.use != ContractUse::any) continue;  // a prefill alternative: tested with its own reference
         SCOPED_TRACE(testing::Message() << c.name << " seed " << seed());
         std::mt19937_64 g(seed() ^ std::hash<std::string>{}(c.name));
         const int64_t m = 67, mats = 3, k_tiles = 2, n = 3;

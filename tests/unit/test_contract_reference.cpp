@@ -146,6 +146,7 @@ float exact_by_groups_reversed(ggml_type t, const uint8_t * block, const int8_t 
 
 TEST(ContractReference, CoversEveryContractWithItsActivationBlock) {
     for (const auto & c : xdna::all_matmul_contracts()) {
+        if (c.use != xdna::ContractUse::any) continue;  // a prefill alternative: tested with its own reference
         EXPECT_EQ(reference_act_block(c.weight_type), xdna::act_format_block(c.act_format)) << c.name;
     }
 }

@@ -18,7 +18,8 @@ namespace abi = xdna_aie;
 
 std::vector<ggml_type> all_types() {
     std::vector<ggml_type> t;
-    for (const auto & c : all_matmul_contracts()) t.push_back(c.weight_type);
+    for (const auto & c : all_matmul_contracts())
+        if (c.use == ContractUse::any) t.push_back(c.weight_type);
     return t;
 }
 

@@ -178,4 +178,22 @@ struct FloatActTileFormat {
     }
 };
 
+// Activation tile of a bfp16 prefill contract (docs/kernels.md, "Prefill contracts v3"): TN tokens x TK
+// as bfp16ebs8 blocks of 8 consecutive K values of one token, 9 bytes each (the exponent byte, then the
+// eight int8 mantissas: aie_api's block memory layout), indexed [k / 8][t / 8][t % 8]. The 8 blocks of
+// one A operand of the 8x8x8 bfp16 mmul (tokens 8g..8g+7 of K block kb) are 72 contiguous bytes, and a
+// kernel that walks K blocks outside and token groups inside reads the tile front to back.
+constexpr int kBfp16Block = 8;       // values per block
+constexpr int kBfp16BlockBytes = 9;  // exponent + 8 mantissas
+constexpr int kBfp16TokGroup = 8;    // tokens (A rows) per 8x8x8 operand
+struct BlockActTileFormat {
+    int tile_n, tile_k;
+    constexpr int blocks() const { return tile_n * (tile_k / kBfp16Block); }
+    constexpr int tile_bytes() const { return align_up(blocks() * kBfp16BlockBytes, kPlaneAlign); }
+    // Block index of token t, K block kb (value k = 8 kb + i is lane i of that block).
+    constexpr int block_index(int t, int kb) const { return (kb * (tile_n / kBfp16TokGroup) + t / kBfp16TokGroup) * kBfp16TokGroup + t % kBfp16TokGroup; }
+    constexpr int block_offset(int t, int kb) const { return block_index(t, kb) * kBfp16BlockBytes; }
+};
+static_assert(BlockActTileFormat{32, 256}.tile_bytes() == 32 * 32 * 9, "bfp16 activation tile, TN 32");
+
 }  // namespace xdna_aie

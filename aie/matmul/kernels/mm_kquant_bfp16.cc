@@ -1,0 +1,248 @@
+// Q4_K, Q5_K and Q6_K weights x bfp16 activations on the native bfp16 matrix unit (prefill contracts
+// v3: mm_q4_K_bfp16 / mm_q5_K_bfp16 / mm_q6_K_bfp16, tile 64 x 32 x 256). One core program for the
+// three types, as mm_kquant.cc: a Q4_K_M layer alternates Q4_K and Q6_K.
+//
+// The numerics are defined in docs/kernels.md, "Prefill contracts v3"; this file computes exactly that.
+// Per call the weight tile (the GGUF's own bits, aie/include/xdna_aie/matmul_tiles.h planes) is
+// dequantized ONCE into bfp16ebs8 blocks and each block then serves all 32 tokens of the activation
+// tile through aie::mmul<8, 8, 8, bfp16ebs8, bfp16ebs8> (512 MACs per instruction; aie_api
+// detail/aie2p/mmul_bfp16_bfp16.hpp, the form mlir-aie's aie_kernels/aie2p/mm_bfp.cc uses). There is
+// no per-output fp32 epilogue: the block products go straight into fp32 accumulators.
+//
+// ---- Dequantization, per row group of 16 rows --------------------------------------------------
+// 1. Fields (floor mode, kquant_fields.h): sub-block scales sc_j, mins m_j, fp32 d, dmin.
+// 2. Per (sub-block, row), 64 lanes [j][r] at a time (conv_even from here): d = d_hi + d_lo and
+//    dmin = dm_hi + dm_lo as bf16 parts (exact), s = d_hi * sc + d_lo * sc (two bf16 products into
+//    fp32: exact), s_hi = bf16(s), s_lo = bf16(s - s_hi), o = ((s_hi nb + s_lo nb) - dm_hi m) - dm_lo m.
+// 3. Per 16-K step: the codes as bytes b (Q4_K: the q4 nibble XOR 8 back to the low 4 bits; Q5_K:
+//    OR 16 where the h1 bit is set; Q6_K: OR the q2 plane's 2 bits << 4), in the plane's [k][row]
+//    order; two 8 x 16 transposes give the [row][k] order of four 8x8 B^T operands (a bfp16 block is
+//    8 K of one row). Each byte b, zero-extended to 16 bits and OR 0x4300, IS the bf16 value 128 + b
+//    (exponent 2^7, mantissa b): x with no conversion instruction. Then, 64 lanes per instruction,
+//    acc = o (the row's offset, repeated over its 8 K), acc += x * s_hi, acc += x * s_lo (bf16 MACs into
+//    fp32), and acc -> bfp16ebs8 (to_v64bfp16ebs8, conv_even): the weight block, into a scratch
+//    stream of its row half (8 rows), K blocks in order.
+// 4. Per row half: C (8 tokens x 8 rows of each of the 4 token groups) into 4 fp32 accumulators, then
+//    for each of the 32 K blocks one B^T pop from the scratch and 4 A pops (tokens 8g..8g+7 of that K
+//    block, 72 contiguous bytes each: BlockActTileFormat) with 4 mmul macs; C stored back. The C tile
+//    carries the sum across K tiles (zero.cc clears it), so each output is c + D_kb added in K order.
+//
+// ---- Why these choices -------------------------------------------------------------------------
+// - hi/lo scales: one bf16 scale per sub-block would round d * sc to 8 bits, the same relative error
+//   for all 32 values of the sub-block (correlated: it does not average out over K). With two parts
+//   the scale keeps 16 of its 17-19 bits; the cost is one bf16 MAC per 64 values.
+// - 128 + b instead of a signed code: a bit-or builds the bf16 (no int -> float conversion), the 128
+//   goes into o (nb = -128; Q6_K -160 for the code's -32).
+// - B^T reused over 4 token groups: the dequantized block is loaded once per 4 mmuls.
+// - Rounding mode: the field decoding needs floor (aie_api 2025.1's downshift rounds per crRnd),
+//   the conversions need conv_even (floor is about 41x worse in NMSE, amd/IRON gemm README); the
+//   kernel switches twice per row group (a control-register write each) and returns in the mode it
+//   was called in.
+//
+// ---- Data memory budget (64 KB per core), TN = 32 ---------------------------------------------
+//   W tile, double-buffered, largest type Q6_K   2 x 13440 = 26880 B
+//   A tile (bfp16 blocks), double-buffered       2 x  9216 = 18432 B
+//   C tile fp32 32 x 64, single buffer                         8192 B
+//   stack: dequantized row group (2 halves x 32 blocks x 72 B) 4608 B
+//   stack: row scales (896 B) + row parameters (s_hi, s_lo, o: 2048 B)  2944 B
+//   stack: call frames, spills (estimate)                      1024 B   (stack in all 8576 B)
+//   total                                                     62080 B = 60.6 KB of 64 KB
+//   Token tile 64 would need 2 x 18432 B of A and 16384 B of C: 80 KB. It does not fit.
+//
+// ---- Program memory estimate (16 KB) -----------------------------------------------------------
+// At about 12 bytes per VLIW bundle (not a compiler figure): per type the dequantization body (one K
+// step: about 8 move, 12 vector, 4 store bundles' worth, unrolled over 4 operands: ~1 KB), the
+// parameter set-up (~0.4 KB) and the mmul loop (4 macs + 5 pops per K block, modulo-scheduled:
+// ~0.5 KB): ~2 KB per type, 6 KB for three; shared field decoding from kquant_fields.h (~1 KB) and
+// entry points: about 7.5 KB of 16 KB.
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+
+#include "xdna_aie/loop-hints.h"
+#include "xdna_aie/matmul_tiles.h"
+
+#include "kquant_fields.h"
+
+namespace {
+
+constexpr int TN = 32;
+constexpr int kTokGroups = TN / kBfp16TokGroup;  // 4 A operands per K block
+constexpr int kKBlocks = kTK / kBfp16Block;      // 32 K blocks per tile
+constexpr int kHalf = 8;                         // rows per B^T operand (a row half of a row group)
+
+using Blocks = aie::block_vector<bfp16ebs8, 64>;
+using BMul = aie::mmul<8, 8, 8, bfp16ebs8, bfp16ebs8, accfloat>;
+using FAcc = aie::accum<accfloat, 64>;
+using BF64 = aie::vector<bfloat16, 64>;
+
+// Per type: sub-block size in K blocks and the code offset folded into o.
+template <KQ T> struct Bq;
+template <> struct Bq<KQ::q4_K> { static constexpr int kBlocksPerSub = 4; static constexpr float nb = -128.0f; };
+template <> struct Bq<KQ::q5_K> { static constexpr int kBlocksPerSub = 4; static constexpr float nb = -128.0f; };
+template <> struct Bq<KQ::q6_K> { static constexpr int kBlocksPerSub = 2; static constexpr float nb = -160.0f; };
+
+// The dequantization parameters of a row group, [sub-block][row].
+struct alignas(64) RowParams {
+    bfloat16 s_hi[16][16];
+    bfloat16 s_lo[16][16];
+    float o[16][16];
+};
+
+// d (or dmin) for 4 sub-blocks x 16 rows as exact bf16 parts.
+inline void split_bf16(const float * d16, BF64 & hi, BF64 & lo) {
+    const aie::vector<float, 16> d = aie::load_v<16>(d16);
+    const FAcc acc(aie::concat(d, d, d, d));
+    hi = acc.to_vector<bfloat16>();
+    lo = aie::msc(acc, hi, aie::broadcast<bfloat16, 64>(bfloat16(1.0f))).to_vector<bfloat16>();
+}
+
+// Step 2 of the header for one row group (conv_even).
+template <KQ T> KQ_NOINLINE void row_params(const RowScales & rs, RowParams & rp) {
+    using K = Kq<T>;
+    BF64 d_hi, d_lo, dm_hi, dm_lo;
+    split_bf16(rs.d, d_hi, d_lo);
+    if constexpr (K::kMin) split_bf16(rs.dmin, dm_hi, dm_lo);
+    const BF64 one = aie::broadcast<bfloat16, 64>(bfloat16(1.0f));
+    const BF64 nb = aie::broadcast<bfloat16, 64>(bfloat16(Bq<T>::nb));
+    for (int j4 = 0; j4 < K::kSubBlocks; j4 += 4) {  // 4 sub-blocks x 16 rows = 64 lanes
+        const BF64 sc = aie::to_float<bfloat16>(aie::load_v<64>(&rs.sc[j4][0]));
+        FAcc s = aie::mul(d_hi, sc);
+        s = aie::mac(s, d_lo, sc);
+        const BF64 s_hi = s.to_vector<bfloat16>();
+        const BF64 s_lo = aie::msc(s, s_hi, one).to_vector<bfloat16>();
+        FAcc o = aie::mul(s_hi, nb);
+        o = aie::mac(o, s_lo, nb);
+        if constexpr (K::kMin) {
+            const BF64 m = aie::to_float<bfloat16>(aie::load_v<64>(&rs.m[j4][0]));
+            o = aie::msc(o, dm_hi, m);
+            o = aie::msc(o, dm_lo, m);
+        }
+        aie::store_v(&rp.s_hi[j4][0], s_hi);
+        aie::store_v(&rp.s_lo[j4][0], s_lo);
+        aie::store_v(&rp.o[j4][0], o.to_vector<float>());
+    }
+}
+
+// out[r * 8 + k] = v[r] for r, k < 8: each of 8 values repeated over the 8 K of its row's block.
+template <typename E> inline aie::vector<E, 64> rows_over_k(const aie::vector<E, 8> & v) {
+    const aie::vector<E, 16> x2 = aie::concat(aie::interleave_zip(v, v, 1));
+    const aie::vector<E, 32> x4 = aie::concat(aie::interleave_zip(x2, x2, 2));
+    return aie::concat(aie::interleave_zip(x4, x4, 4));
+}
+
+// The unsigned codes of one 16-K step of a row group, [k][row] (the plane order), 256 bytes.
+template <KQ T> inline aie::vector<uint8_t, 256> step_codes(const uint8_t * __restrict w, int blk) {
+    using K = Kq<T>;
+    const aie::vector<uint8_t, 256> u = aie::unpack(aie::vector_cast<uint4>(aie::load_v<128>(w + K::f.plane_offset(0) + blk * 128)));
+    const aie::vector<uint8_t, 256> lo = aie::bit_xor(uint8_t(8), u);  // the plane stores low XOR 8
+    if constexpr (T == KQ::q4_K) {
+        return lo;
+    } else if constexpr (T == KQ::q5_K) {
+        // h1 plane: bit e of the step's 256 bits is element e's fifth bit (select masks, lane = bit).
+        const uint32_t * wd = reinterpret_cast<const uint32_t *>(w + K::f.plane_offset(K::pHi) + blk * 32);
+        const aie::vector<uint8_t, 64> zero = aie::zeros<uint8_t, 64>();
+        const aie::vector<uint8_t, 64> sixteen = aie::broadcast<uint8_t, 64>(16);
+        const aie::vector<uint8_t, 256> h =
+            aie::concat(aie::select(zero, sixteen, aie::mask<64>::from_uint32(wd[0], wd[1])),
+                        aie::select(zero, sixteen, aie::mask<64>::from_uint32(wd[2], wd[3])),
+                        aie::select(zero, sixteen, aie::mask<64>::from_uint32(wd[4], wd[5])),
+                        aie::select(zero, sixteen, aie::mask<64>::from_uint32(wd[6], wd[7])));
+        return aie::bit_or(lo, h);
+    } else {
+        // q2 plane: 2 bits per element; unpacked as uint4 each byte holds elements 2i (bits 0-1) and
+        // 2i + 1 (bits 2-3). (bits << 4) without a right shift: upshifts never round.
+        const aie::vector<uint8_t, 128> y = aie::unpack(aie::vector_cast<uint4>(aie::load_v<64>(w + K::f.plane_offset(K::pHi) + blk * 64)));
+        const aie::vector<uint8_t, 128> ev = aie::upshift(aie::bit_and(uint8_t(3), y), 4);
+        const aie::vector<uint8_t, 128> od = aie::upshift(aie::bit_and(uint8_t(12), y), 2);
+        return aie::bit_or(lo, aie::concat(aie::interleave_zip(ev, od, 1)));
+    }
+}
+
+// 64 codes [row][k] as the bf16 values 128 + b.
+inline BF64 codes_as_bf16(const aie::vector<uint8_t, 64> & b) {
+    const aie::vector<uint16_t, 64> wide = aie::unpack(b);
+    return aie::vector_cast<bfloat16>(aie::bit_or(uint16_t(0x4300), wide));
+}
+
+// Step 3 of the header: the row group's 32 K blocks x 2 row halves into `out` ([half][kb] blocks).
+template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict w, int rg, const RowParams & rp, uint8_t * __restrict out) {
+    using B = Bq<T>;
+    aie::block_vector_output_buffer_stream<bfp16ebs8, 64> half_out[2] = {
+        aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out)),
+        aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out + kKBlocks * Blocks::memory_bytes()))};
+    constexpr int kStepsPerSub = B::kBlocksPerSub / 2;  // two K blocks per 16-K step
+    for (int j = 0; j < kKBlocks / B::kBlocksPerSub; ++j) {
+        BF64 s_hi[2], s_lo[2];
+        aie::vector<float, 64> o[2];
+        for (int h = 0; h < 2; ++h) {
+            s_hi[h] = rows_over_k(aie::load_v<16>(&rp.s_hi[j][0]).extract<8>(h));
+            s_lo[h] = rows_over_k(aie::load_v<16>(&rp.s_lo[j][0]).extract<8>(h));
+            o[h] = rows_over_k(aie::load_v<16>(&rp.o[j][0]).extract<8>(h));
+        }
+        AIE_PREPARE_FOR_PIPELINING
+        for (int s = 0; s < kStepsPerSub; ++s) {
+            const int ks = j * kStepsPerSub + s;
+            const aie::vector<uint8_t, 256> b = step_codes<T>(w, rg * kKSteps + ks);
+            for (int kh = 0; kh < 2; ++kh) {
+                // [k8][half][r8] -> [half][r8][k8]: an 8 x 16 transpose.
+                const aie::vector<uint8_t, 128> t = aie::transpose(b.extract<128>(kh), 8, 16);
+                for (int h = 0; h < 2; ++h) {
+                    const BF64 x = codes_as_bf16(t.extract<64>(h));
+                    FAcc acc(o[h]);
+                    acc = aie::mac(acc, x, s_hi[h]);
+                    acc = aie::mac(acc, x, s_lo[h]);
+                    half_out[h].push(acc.to_vector<bfp16ebs8>());
+                }
+            }
+        }
+    }
+}
+
+// Step 4 of the header for one row half: c[t][col0 + r] += sum over the tile's K blocks.
+KQ_NOINLINE void multiply_half(const uint8_t * __restrict wd, const uint8_t * __restrict a, float * __restrict c, int col0) {
+    FAcc acc[kTokGroups];
+    for (int g = 0; g < kTokGroups; ++g) {
+        const float * cg = c + g * kBfp16TokGroup * kTileM + col0;
+        acc[g] = FAcc(aie::concat(aie::load_v<8>(cg), aie::load_v<8>(cg + kTileM), aie::load_v<8>(cg + 2 * kTileM),
+                                  aie::load_v<8>(cg + 3 * kTileM), aie::load_v<8>(cg + 4 * kTileM), aie::load_v<8>(cg + 5 * kTileM),
+                                  aie::load_v<8>(cg + 6 * kTileM), aie::load_v<8>(cg + 7 * kTileM)));
+    }
+    BMul m[kTokGroups] = {BMul(acc[0]), BMul(acc[1]), BMul(acc[2]), BMul(acc[3])};
+    aie::block_vector_input_buffer_stream<bfp16ebs8, 64> bs(reinterpret_cast<const bfp16ebs8 *>(wd));
+    aie::block_vector_input_buffer_stream<bfp16ebs8, 64> as(reinterpret_cast<const bfp16ebs8 *>(a));
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(32)
+    for (int kb = 0; kb < kKBlocks; ++kb) {
+        const Blocks bt = bs.pop();
+        for (int g = 0; g < kTokGroups; ++g) m[g].mac(as.pop(), aie::op_transpose(bt));
+    }
+    for (int g = 0; g < kTokGroups; ++g) {
+        const aie::vector<float, 64> v = m[g].to_vector<float>();
+        float * cg = c + g * kBfp16TokGroup * kTileM + col0;
+        for (int t = 0; t < kBfp16TokGroup; ++t) aie::store_v(cg + t * kTileM, v.extract<8>(t));
+    }
+}
+
+template <KQ T> void mm_kquant_bfp16(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
+    alignas(64) uint8_t deq[2 * kKBlocks * 72];  // one row group, both halves (on the stack: budget above)
+    RowScales rs;
+    RowParams rp;
+    const aie::rounding_mode entry = aie::get_rounding();  // restored on return (the caller's mode)
+    for (int rg = 0; rg < kRowGroups; ++rg) {
+        aie::set_rounding(aie::rounding_mode::floor);
+        decode_row_group<T>(w, rg, rs);
+        aie::set_rounding(aie::rounding_mode::conv_even);
+        row_params<T>(rs, rp);
+        dequantize_row_group<T>(w, rg, rp, deq);
+        // The block mmul reads no mode: the products are exact and each add rounds to nearest even.
+        for (int h = 0; h < 2; ++h) multiply_half(deq + h * kKBlocks * Blocks::memory_bytes(), a, c, rg * kRowGroup + h * kHalf);
+    }
+    aie::set_rounding(entry);
+}
+
+}  // namespace
+
+extern "C" {
+void mm_q4_K_bfp16_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant_bfp16<KQ::q4_K>(w, a, c); }
+void mm_q5_K_bfp16_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant_bfp16<KQ::q5_K>(w, a, c); }
+void mm_q6_K_bfp16_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant_bfp16<KQ::q6_K>(w, a, c); }
+}
