@@ -280,10 +280,19 @@ DesignDescription parse(const json & j) {
         const std::string where = ".core_budget.kernel_stack." + fam.first;
         const json & k = at(stacks, fam.first.c_str(), ".core_budget.kernel_stack");
         const std::string source = get_str(k, "source", where);
+        // A family gives the token tiles it has a program for (the bfp16 prefill family only 32).
+        bool any = false;
         for (const int tn : {4, 32}) {
             const std::string key = std::to_string(tn);
+            if (!k.is_object() || !k.contains(key)) {
+                continue;
+            }
+            any = true;
             d.kernel_stacks.push_back({fam.first, source, tn,
                                        static_cast<size_t>(get_int(k, key.c_str(), where, 0, 1 << 20))});
+        }
+        if (!any) {
+            throw FieldError{where + " gives no token tile (\"4\" or \"32\")"};
         }
     }
 
