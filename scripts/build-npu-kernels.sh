@@ -23,7 +23,7 @@ kernels_dir=$root/aie/matmul/kernels
 python=${PYTHON:-python3}
 
 out_dir=$root/build/ggml-xdna-kernels
-families="kquant legacy kquant_low float"
+families="kquant legacy kquant_low float kquant_bfp16"
 tiles="4 32"
 cols=8
 m_tiles=64
@@ -37,7 +37,7 @@ usage() {
     cat <<EOF
 usage: $(basename "$0") [options]
   --out DIR        output directory (default build/ggml-xdna-kernels)
-  --family F       build only this family (repeatable): kquant legacy kquant_low float
+  --family F       build only this family (repeatable): kquant legacy kquant_low float kquant_bfp16
   --tile-n N       build only this token tile (repeatable): 4 32
   --cols N         array columns (default 8)
   --m-tiles N      weight row tiles of the instruction streams (default 64: M = 4096)
@@ -234,7 +234,9 @@ for family in $families; do
     # One relocatable object per core program: IRON links one object file into every core.
     "$peano_dir/bin/ld.lld" -r -o "$fdir/$obj" "$fdir/zero.o" "$fdir/mm.o"
 
+    family_tiles=$("$python" "$design" --family "$family" --list-tiles)
     for tn in $tiles; do
+        case " $family_tiles " in *" $tn "*) ;; *) say "$family: no core program for token tile $tn"; continue ;; esac
         first=1
         for line in "${contracts[@]}"; do
             read -r contract _symbol tile_k _source <<<"$line"

@@ -99,6 +99,11 @@ def float_act_tile_bytes(tile_n, tile_k, value_bytes):
     return align_up(tile_n * tile_k * value_bytes, PLANE_ALIGN)
 
 
+def block_act_tile_bytes(tile_n, tile_k):
+    """BlockActTileFormat::tile_bytes(): bfp16ebs8 blocks of 8 values, 9 bytes each (prefill contracts v3)."""
+    return align_up(tile_n * (tile_k // 8) * 9, PLANE_ALIGN)
+
+
 def c_tile_bytes(tile_n):
     return tile_n * TILE_M * 4
 
@@ -109,6 +114,8 @@ class Contract:
     symbol: str      # kernel symbol without the _n<TN> suffix (the kernel ABI)
     fmt: str         # key of WEIGHT_FORMATS
     act_value_bytes: int = 0  # float contracts: bytes per activation value; 0 for int8 activations
+    act_bfp16: bool = False   # prefill contracts v3: bfp16 activation blocks
+    tiles: tuple = (4, 32)    # token tiles the core program has
 
     @property
     def tile_k(self):
@@ -119,6 +126,8 @@ class Contract:
 
     def a_bytes(self, tile_n):
         tile_k, _, _, act_block, _ = WEIGHT_FORMATS[self.fmt]
+        if self.act_bfp16:
+            return block_act_tile_bytes(tile_n, tile_k)
         if self.act_value_bytes:
             return float_act_tile_bytes(tile_n, tile_k, self.act_value_bytes)
         return quant_act_tile_bytes(tile_n, tile_k, act_block)
@@ -147,9 +156,12 @@ _CONTRACTS = {
     "mm_f16_f16": Contract("mm_f16_f16", "mm_f16", "f16", act_value_bytes=2),
     "mm_bf16_bf16": Contract("mm_bf16_bf16", "mm_bf16", "bf16", act_value_bytes=2),
     "mm_f32_f32": Contract("mm_f32_f32", "mm_f32", "f32", act_value_bytes=4),
+    "mm_q4_K_bfp16": Contract("mm_q4_K_bfp16", "mm_q4_K_bfp16", "q4_K", act_bfp16=True, tiles=(32,)),
+    "mm_q5_K_bfp16": Contract("mm_q5_K_bfp16", "mm_q5_K_bfp16", "q5_K", act_bfp16=True, tiles=(32,)),
+    "mm_q6_K_bfp16": Contract("mm_q6_K_bfp16", "mm_q6_K_bfp16", "q6_K", act_bfp16=True, tiles=(32,)),
 }
 _SOURCES = {"kquant": "mm_kquant.cc", "legacy": "mm_legacy.cc", "kquant_low": "mm_kquant_low.cc",
-            "float": "mm_float.cc"}
+            "float": "mm_float.cc", "kquant_bfp16": "mm_kquant_bfp16.cc"}
 FAMILIES = {name: (_SOURCES[name], [_CONTRACTS[c] for c in names])
             for name, names in DATAFLOW["families"].items() if name != "about"}
 ZERO_SOURCE = "zero.cc"  # mm_zero_c_n<TN>, linked into every core program
@@ -343,6 +355,12 @@ def word_chunk(total_words):
 def rounds_of_column(c, cols, m_groups):
     """Rounds j in which column c owns group q = j * cols + c."""
     return 0 if c >= m_groups else (m_groups - c + cols - 1) // cols
+
+
+def family_tiles(family):
+    """The token tiles a family has a core program for (dataflow.json kernel_stack keys)."""
+    k = DATAFLOW["core_budget"]["kernel_stack"][family]
+    return [tn for tn in (4, 32) if str(tn) in k]
 
 
 def kernel_stack_bytes(family, tile_n):
@@ -890,12 +908,20 @@ def parse_args(argv):
     ap.add_argument("--format", choices=["text", "json"], default="text", help="plan format")
     ap.add_argument("--list-contracts", action="store_true",
                     help="print 'contract symbol tile_k source' per contract of the family")
+    ap.add_argument("--list-tiles", action="store_true", help="print the token tiles the family has a program for")
     ap.add_argument("-o", "--output", help="write the MLIR here (default stdout)")
     return ap.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.list_tiles:
+        print(" ".join(str(tn) for tn in family_tiles(args.family)))
+        return 0
+    if args.tile_n not in family_tiles(args.family):
+        print(f"family {args.family} has no core program for token tile {args.tile_n} "
+              f"(it has {family_tiles(args.family)})", file=sys.stderr)
+        return 2
     if args.list_contracts:
         source = FAMILIES[args.family][0]
         for c in family_contracts(args.family):

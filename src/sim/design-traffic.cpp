@@ -12,7 +12,7 @@
 namespace xdna {
 
 bool design_stream_shape(const ModelShape & s, int columns, const std::string & layout, MatmulSequenceShape & out) {
-    const MatmulContract * c = s.weight_type != GGML_TYPE_COUNT ? matmul_contract_for(s.weight_type) : nullptr;
+    const MatmulContract * c = model_contract(s);
     if (c == nullptr) {
         return false;
     }
@@ -68,10 +68,10 @@ const char * design_refusal(const std::string & reason) {
 }
 
 std::shared_ptr<const DesignFigures> design_figures(const ModelShape & s, int columns, const std::string & layout) {
-    using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int, std::string>;
+    using Key = std::tuple<const MatmulContract *, int, int64_t, int64_t, int64_t, int, std::string>;
     static std::mutex mu;
     static std::map<Key, std::shared_ptr<const DesignFigures>> cache;
-    const Key key{static_cast<int>(s.weight_type), s.tile.n, s.m_tiles, s.n_tiles, s.k_tiles, columns, layout};
+    const Key key{model_contract(s), s.tile.n, s.m_tiles, s.n_tiles, s.k_tiles, columns, layout};
     {
         std::lock_guard<std::mutex> lock(mu);
         auto it = cache.find(key);

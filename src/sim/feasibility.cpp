@@ -90,11 +90,14 @@ const std::vector<KernelBudget> & kernel_budgets() {
     //   kquant_low  NT sumi + 1 dot, 2 more in the epilogue: 7 at TN = 32 (NT = 4), 4 at TN = 4;
     //            program up to 7 KB.
     //   float    4 (TN = 4) or 8 (TN = 32) accumulators; program up to 5 KB.
+    //   kquant_bfp16  TN = 32 only: 4 mmul accumulators + 1 for the dequantization; program about 7.5 KB
+    //            (mm_kquant_bfp16.cc; its stack 8576 B: the dequantized row group, scales, parameters).
     static const KernelFigures figures[] = {
         {"kquant", 8, 8, 9728},
         {"legacy", 8, 8, 10752},
         {"kquant_low", 4, 7, 7168},
         {"float", 4, 8, 5120},
+        {"kquant_bfp16", 0, 5, 7680},
     };
     static const std::vector<KernelBudget> budgets = [] {
         std::vector<KernelBudget> out;
@@ -138,6 +141,15 @@ const std::vector<KernelBudget> & kernel_budgets() {
     return budgets;
 }
 
+const KernelBudget * budget_for(const MatmulContract & contract, int tile_n) {
+    for (const KernelBudget & b : kernel_budgets()) {
+        if (b.tile_n == tile_n && std::string(b.family) == contract.family) {
+            return &b;
+        }
+    }
+    return nullptr;
+}
+
 const KernelBudget * budget_for(ggml_type weight_type, int tile_n) {
     const char * family = family_of_type(weight_type);
     if (family == nullptr) {
@@ -152,10 +164,15 @@ const KernelBudget * budget_for(ggml_type weight_type, int tile_n) {
 }
 
 const char * first_violation(ggml_type weight_type, int tile_n) {
+    const MatmulContract * c = matmul_contract_for(weight_type);
+    return c != nullptr ? first_violation(*c, tile_n) : nullptr;
+}
+
+const char * first_violation(const MatmulContract & contract, int tile_n) {
     // The sentences are built once per budget and kept, so the model can hand out stable pointers.
     static std::mutex mu;
     static std::map<const KernelBudget *, std::string> cache;
-    const KernelBudget * b = budget_for(weight_type, tile_n);
+    const KernelBudget * b = budget_for(contract, tile_n);
     if (b == nullptr) {
         return nullptr;
     }

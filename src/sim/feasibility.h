@@ -12,6 +12,7 @@
 // it still models its time, as the design would run if the limit were lifted.
 #pragma once
 
+#include "contracts/matmul-contract.h"
 #include "ggml.h"
 
 #include <string>
@@ -53,8 +54,11 @@ const std::vector<KernelBudget> & kernel_budgets();
 
 // The budget of a contract's family at a token tile (nullptr: none known).
 const KernelBudget * budget_for(ggml_type weight_type, int tile_n);
+// The same by the contract's family (the prefill contracts share weight types with other families).
+const KernelBudget * budget_for(const MatmulContract & contract, int tile_n);
 
 // The first limit the contract's kernel breaks at this token tile, or nullptr (a stable string).
 const char * first_violation(ggml_type weight_type, int tile_n);
+const char * first_violation(const MatmulContract & contract, int tile_n);
 
 }  // namespace xdna

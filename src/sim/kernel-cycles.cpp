@@ -92,18 +92,19 @@ CoreOps measure_tile_kernel(ProfiledTileFn kernel, const uint8_t * w, const uint
     return ops;
 }
 
-const KernelProfile * kernel_profile(ggml_type weight_type, int tile_n) {
+const KernelProfile * kernel_profile(const MatmulContract & contract, int tile_n) {
     static const std::vector<KernelProfile> profiles = measure_all();
-    const MatmulContract * contract = matmul_contract_for(weight_type);
-    if (contract == nullptr) {
-        return nullptr;
-    }
     for (const KernelProfile & p : profiles) {
-        if (p.tile_n == tile_n && std::strcmp(p.contract, contract->name) == 0) {
+        if (p.tile_n == tile_n && std::strcmp(p.contract, contract.name) == 0) {
             return &p;
         }
     }
     return nullptr;
+}
+
+const KernelProfile * kernel_profile(ggml_type weight_type, int tile_n) {
+    const MatmulContract * contract = matmul_contract_for(weight_type);
+    return contract != nullptr ? kernel_profile(*contract, tile_n) : nullptr;
 }
 
 CoreOps reference_tile_ops(KernelFamily family, const TileShape & tile, int64_t k_tiles, double out_bytes_per_value,

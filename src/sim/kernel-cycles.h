@@ -60,7 +60,9 @@ struct KernelProfile {
     CoreOps      zero;  // mm_zero_c_n<TN>(C): once per output tile
 };
 
-// nullptr when the weight type has no contract or the contract has no kernel for this token tile.
+// nullptr when the contract has no kernel for this token tile.
+const KernelProfile * kernel_profile(const MatmulContract & contract, int tile_n);
+// The same for the weight type's default contract (nullptr also when the type has none).
 const KernelProfile * kernel_profile(ggml_type weight_type, int tile_n);
 
 // Runs `kernel` once on the calling thread (core state reset first) and returns what it issued.

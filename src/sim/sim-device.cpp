@@ -171,7 +171,7 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
         stats_.push_back({i.macs(), i.bytes_read(), i.bytes_written()});
         shapes_.push_back(e->model_shape(i));
     }
-    model_.batch(shapes_, modelled_, &last_weight_type_);
+    model_.batch(shapes_, modelled_, &last_contract_);
     const ModelledBatch & modelled = modelled_;
     for (size_t i = 0; i < stats_.size(); ++i) {
         const ModelledTime & t = modelled.invocations[i];

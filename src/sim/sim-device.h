@@ -52,7 +52,7 @@ private:
     BatchStats                   batch_stats_;
     std::vector<ModelShape>      shapes_;    // per-run scratch, kept to avoid allocating per submission
     ModelledBatch                modelled_;
-    ggml_type                    last_weight_type_ = GGML_TYPE_COUNT;  // contract switches across submissions
+    const MatmulContract *       last_contract_ = nullptr;  // contract switches across submissions
     std::vector<int>             token_tiles_;  // GGML_XDNA_SIM_TILES: widths offered (empty: all)
     bool                         skip_kernels_ = false;
     SimExec                      exec_ = SimExec::twin;

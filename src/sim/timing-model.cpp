@@ -30,11 +30,17 @@ const char * ModelledTime::bound() const {
     return compute_us >= dram_us ? "compute" : "dram";
 }
 
+const MatmulContract * model_contract(const ModelShape & s) {
+    if (s.contract != nullptr) return s.contract;
+    return s.weight_type != GGML_TYPE_COUNT ? matmul_contract_for(s.weight_type) : nullptr;
+}
+
 ModelShape shape_of(const MatmulInvocation & inv) {
     ModelShape s;
     const ggml_type wt = inv.contract->weight_type;
-    s.family = family_of(wt);
+    s.family = inv.contract->act_format == ActFormat::bfp16 ? KernelFamily::bfp16 : family_of(wt);
     s.weight_type = wt;
+    s.contract = inv.contract;
     s.tile = inv.tile;
     s.m = inv.m;
     s.n = inv.n;
@@ -158,12 +164,12 @@ ModelledTime TimingModel::time_of(const ModelShape & s, const DesignFigures * fi
     // One output tile: the cycles of its kernel calls, at the tier's efficiency.
     t.tile_cycles = tile_cycles(s, &t.binding_slot, &t.from_kernel_code);
     if (s.weight_type != GGML_TYPE_COUNT) {
-        t.infeasible = first_violation(s.weight_type, s.tile.n);
+        t.infeasible = first_violation(*model_contract(s), s.tile.n);
         // With one C buffer (the design's C depth, aie/matmul/dataflow.json) the core cannot start the
         // next output tile until the memory tile has taken this one: its C tile leaves on one core MM2S
         // channel of the 64-bit stream switch, 8 bytes per cycle (the assumption of column_in_gbs). With
         // two, the drain overlaps the next tile's K loop.
-        const KernelBudget * b = budget_for(s.weight_type, s.tile.n);
+        const KernelBudget * b = budget_for(*model_contract(s), s.tile.n);
         if (b != nullptr && b->c_depth < 2) {
             t.c_drain_cycles = static_cast<double>(s.tile.n) * 64 * sizeof(float) / 8.0;
         }
@@ -197,7 +203,8 @@ ModelledTime TimingModel::time_of(const ModelShape & s, const DesignFigures * fi
 }
 
 double TimingModel::tile_cycles(const ModelShape & s, const char ** binding, bool * from_code) const {
-    const KernelProfile * k = s.weight_type != GGML_TYPE_COUNT ? kernel_profile(s.weight_type, s.tile.n) : nullptr;
+    const MatmulContract * mc = model_contract(s);
+    const KernelProfile * k = mc != nullptr ? kernel_profile(*mc, s.tile.n) : nullptr;
     if (from_code != nullptr) {
         *from_code = k != nullptr;
     }
@@ -226,7 +233,7 @@ ModelledBatch TimingModel::batch(const std::vector<ModelShape> & shapes) const {
     return b;
 }
 
-void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & b, ggml_type * last_type,
+void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & b, const MatmulContract ** last_contract,
                         const char ** last_layout) const {
     b.invocations.clear();
     b.submit_us = b.compute_us = b.dram_us = b.busy_us = b.dispatch_us = b.total_us = b.switch_us = 0;
@@ -234,7 +241,7 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
     if (shapes.empty()) {
         return;
     }
-    ggml_type last = last_type != nullptr ? *last_type : GGML_TYPE_COUNT;
+    const MatmulContract * last = last_contract != nullptr ? *last_contract : nullptr;
     // Layout names point into the built-in design description, which lives as long as the process.
     const char * layout = last_layout != nullptr && *last_layout != nullptr ? *last_layout : "";
     b.submit_us = p_.submit_us;
@@ -252,10 +259,11 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
             // Another contract starts another instruction stream and core-program branch; another layout
             // another xclbin of the family: either is charged as one switch.
             const bool other_layout = *layout != 0 && *t.layout != 0 && std::string(layout) != t.layout;
-            if (last != GGML_TYPE_COUNT && (last != s.weight_type || other_layout)) {
+            const MatmulContract * mc = model_contract(s);
+            if (last != nullptr && (last != mc || other_layout)) {
                 ++b.contract_switches;
             }
-            last = s.weight_type;
+            last = mc;
             if (*t.layout != 0) {
                 layout = t.layout;
             }
@@ -263,8 +271,8 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
     }
     b.switch_us = b.contract_switches * p_.contract_switch_us;
     b.total_us += b.switch_us;
-    if (last_type != nullptr) {
-        *last_type = last;
+    if (last_contract != nullptr) {
+        *last_contract = last;
     }
     if (last_layout != nullptr) {
         *last_layout = layout;

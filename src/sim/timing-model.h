@@ -41,6 +41,7 @@ struct DesignFigures;  // design-traffic.h
 struct ModelShape {
     KernelFamily family = KernelFamily::int8xint8;
     ggml_type    weight_type = GGML_TYPE_COUNT;       // contract's weight format (COUNT: not a contract)
+    const MatmulContract * contract = nullptr;        // the contract itself (nullptr: weight_type's default one)
     TileShape    tile{64, 32, 256};
     int64_t      m = 0, n = 0, k = 0;                 // valid sizes (useful work is m*n*k MACs)
     int64_t      m_tiles = 0, n_tiles = 0, k_tiles = 0;
@@ -60,6 +61,9 @@ struct ModelShape {
         return static_cast<double>(m_tiles * tile.m) * (n_tiles * tile.n) * (k_tiles * tile.k);
     }
 };
+
+// The contract a shape runs: `contract`, or the weight type's default one (nullptr: not a contract).
+const MatmulContract * model_contract(const ModelShape & s);
 
 // Shape of a planned invocation (K counted padded: the invocation does not carry the valid K).
 ModelShape shape_of(const MatmulInvocation & inv);
@@ -122,11 +126,11 @@ public:
 
     ModelledTime invocation(const ModelShape & s) const;
     ModelledBatch batch(const std::vector<ModelShape> & shapes) const;
-    // The same into `out`, reusing its storage (the simulator models every submission). `last_type`,
-    // when given, is the weight type of the invocation before this submission (GGML_TYPE_COUNT: none)
-    // and is updated, so that switches across submissions are charged too; `last_layout` likewise for
-    // the design layout ("" or nullptr: none).
-    void batch(const std::vector<ModelShape> & shapes, ModelledBatch & out, ggml_type * last_type = nullptr,
+    // The same into `out`, reusing its storage (the simulator models every submission). `last`, when
+    // given, is the contract of the invocation before this submission (nullptr: none) and is updated,
+    // so that switches across submissions are charged too; `last_layout` likewise for the design
+    // layout ("" or nullptr: none).
+    void batch(const std::vector<ModelShape> & shapes, ModelledBatch & out, const MatmulContract ** last = nullptr,
                const char ** last_layout = nullptr) const;
 
     // Cycles of one output tile of `s` on one core (before the efficiency), and the busiest slot.

@@ -47,7 +47,7 @@ def verify(plan):
     errors = []
     tn = plan["tile_n"]
     fmt_of = lambda contract: {"mm_f16_f16": "f16", "mm_bf16_bf16": "bf16", "mm_f32_f32": "f32"}.get(
-        contract, contract[3:-3])  # mm_q4_K_a8 -> q4_K
+        contract, contract[3:-6] if contract.endswith("_bfp16") else contract[3:-3])  # mm_q4_K_a8 -> q4_K
     for contract, w in plan["w_tile_bytes"].items():
         if asserted.get(fmt_of(contract)) != w:
             errors.append(f"{contract}: plan W tile {w}, header {asserted.get(fmt_of(contract))}")
@@ -55,6 +55,8 @@ def verify(plan):
     def a_tile(contract):
         f = fmt_of(contract)
         up = lambda x: (x + 63) // 64 * 64
+        if contract.endswith("_bfp16"):  # bfp16ebs8 blocks: 8 values in 9 bytes (prefill contracts v3)
+            return up(tn * (256 // 8) * 9)
         if f in ("f16", "bf16"):
             return up(tn * 128 * 2)
         if f == "f32":
@@ -129,21 +131,23 @@ plan_ok() {  # plan_ok <label> <design args...>: design.py --print-plan passes i
     fi
 }
 
-for family in kquant legacy kquant_low float; do
-    for tn in 4 32; do
+for family in kquant legacy kquant_low float kquant_bfp16; do
+    tiles=$("$py" "$design" --family "$family" --list-tiles)
+    for tn in $tiles; do
         plan_ok "$family n$tn" --family "$family" --tile-n "$tn" --cols 8 --dev npu2
         # The column-broadcast layout (W down the column, A split): 9 row tiles, 2 groups of 4 token tiles.
         plan_ok "$family n$tn n_split" --family "$family" --tile-n "$tn" --cols 8 --dev npu2 --layout n_split \
             --m-tiles 9 --n-tiles 8
     done
-    plan_ok "$family n4 1 column" --family "$family" --tile-n 4 --cols 1 --dev npu2
+    first_tn=${tiles%% *}
+    plan_ok "$family n$first_tn 1 column" --family "$family" --tile-n "$first_tn" --cols 1 --dev npu2
     first=1
     while read -r contract _; do
         # Every contract's own instruction stream (a shape with 7 rounds, a partial last one, and 2
         # K chunks), and one exact-size xclbin per family.
         plan_ok "$contract" --family "$family" --tile-n 32 --contract "$contract" \
             --m-tiles 172 --n-tiles 3 --k-tiles 112
-        [ "$first" = 1 ] && plan_ok "$contract exact" --family "$family" --tile-n 4 --contract "$contract" --exact
+        [ "$first" = 1 ] && plan_ok "$contract exact" --family "$family" --tile-n "$first_tn" --contract "$contract" --exact
         first=0
     done < <("$py" "$design" --family "$family" --list-contracts)
 done

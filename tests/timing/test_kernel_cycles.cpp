@@ -41,9 +41,11 @@ bool same(const CoreOps & a, const CoreOps & b) {
 }
 
 // Pipelined-loop entries per call, from the kernels' loop structure (aie/matmul/kernels/*.cc).
-uint64_t expected_pipelined_loops(ggml_type type, int tn) {
+uint64_t expected_pipelined_loops(const MatmulContract & c, int tn) {
     const int groups = tn / 4;  // 4-token groups
-    switch (type) {
+    // The bfp16 prefill kernel: per row group its sub-block (dequantization) loop and two mmul loops.
+    if (c.act_format == ActFormat::bfp16) return 4 * (1 + 2);
+    switch (c.weight_type) {
         case GGML_TYPE_Q4_K:
         case GGML_TYPE_Q5_K:
         case GGML_TYPE_Q6_K: return tn == 4 ? 2 : 4 * groups / 2;  // TN 4: 2 passes of 2 row groups; 32: 4 x 4 passes
@@ -59,7 +61,7 @@ uint64_t expected_pipelined_loops(ggml_type type, int tn) {
 TEST(KernelCycles, EveryContractKernelIsProfiled) {
     for (const auto & c : all_matmul_contracts()) {
         for (int tn : c.tile_n) {
-            const KernelProfile * p = kernel_profile(c.weight_type, tn);
+            const KernelProfile * p = kernel_profile(c, tn);
             ASSERT_NE(p, nullptr) << c.name << " TN=" << tn;
             EXPECT_GT(p->call.vector, 0u) << c.name;
             EXPECT_GT(p->call.load, 0u) << c.name;
@@ -73,7 +75,7 @@ TEST(KernelCycles, EveryContractKernelIsProfiled) {
             // Q2_K/Q3_K sub-block loop once per (row group, token-group block), the float K loop once per
             // (row block, token-group block); the legacy kernels mark none (their loops call the
             // out-of-line epilogues).
-            EXPECT_EQ(p->call.pipelined_loops, expected_pipelined_loops(c.weight_type, tn)) << c.name << " TN=" << tn;
+            EXPECT_EQ(p->call.pipelined_loops, expected_pipelined_loops(c, tn)) << c.name << " TN=" << tn;
             EXPECT_EQ(p->zero.pipelined_loops, 1u) << "the C-tile clear's store loop";
             EXPECT_GT(p->zero.store, 0u) << "the C-tile clear stores";
         }
@@ -88,7 +90,7 @@ TEST(KernelCycles, Report) {
                 "loops", "cycles", "binds");
     for (const auto & c : all_matmul_contracts()) {
         for (int tn : c.tile_n) {
-            const KernelProfile * k = kernel_profile(c.weight_type, tn);
+            const KernelProfile * k = kernel_profile(c, tn);
             ASSERT_NE(k, nullptr);
             const SlotCycles s = core_cycles(k->call, p);
             std::printf("%-14s %4d %8llu %8llu %8llu %8llu %8llu %6llu %10.0f %8s\n", c.name, tn,
@@ -113,7 +115,7 @@ TEST(KernelCycles, OpCountsDoNotDependOnTheData) {
             for (size_t i = 0; i < w.size; ++i) w.p.get()[i] = static_cast<uint8_t>(rng());
             for (size_t i = 0; i < a.size; ++i) a.p.get()[i] = static_cast<uint8_t>(rng());
             const CoreOps ops = measure_tile_kernel(e->kernel, w.p.get(), a.p.get(), reinterpret_cast<float *>(c.p.get()));
-            EXPECT_TRUE(same(ops, kernel_profile(contract.weight_type, tn)->call))
+            EXPECT_TRUE(same(ops, kernel_profile(contract, tn)->call))
                 << contract.name << " TN=" << tn << " seed " << seed;
         }
     }

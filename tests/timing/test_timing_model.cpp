@@ -173,7 +173,7 @@ TEST(TimingModel, BatchIsOneSubmissionPlusInvocationsBackToBack) {
     // Three submissions of one invocation each pay the submission three times; the switch is charged
     // only when the caller carries the previous contract across submissions.
     double separate = 0, carried = 0;
-    ggml_type last = GGML_TYPE_COUNT;
+    const MatmulContract * last = nullptr;
     for (const auto & s : qkv) {
         separate += model.batch({s}).total_us;
         ModelledBatch one;
@@ -182,7 +182,7 @@ TEST(TimingModel, BatchIsOneSubmissionPlusInvocationsBackToBack) {
     }
     EXPECT_NEAR(separate - b.total_us, 2 * p.submit_us - p.contract_switch_us, 1e-6);
     EXPECT_NEAR(carried - b.total_us, 2 * p.submit_us, 1e-6);
-    EXPECT_EQ(last, GGML_TYPE_Q6_K);
+    EXPECT_EQ(last, matmul_contract_for(GGML_TYPE_Q6_K));
     EXPECT_EQ(model.batch({}).total_us, 0.0);
 }
 
@@ -199,7 +199,7 @@ TEST(TimingModel, ChangeOfLayoutIsChargedAsASwitch) {
     const ModelledBatch b = model.batch({prefill, decode, decode, prefill});
     EXPECT_EQ(b.contract_switches, 2);
     EXPECT_DOUBLE_EQ(b.switch_us, 2 * p.contract_switch_us);
-    ggml_type last = GGML_TYPE_COUNT;
+    const MatmulContract * last = nullptr;
     const char * layout = nullptr;
     ModelledBatch one;
     model.batch({prefill}, one, &last, &layout);

@@ -16,7 +16,7 @@ struct Job {
 };
 
 void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::TimingModel & model,
-               ggml_type & last_type, const char *& last_layout) {
+               const xdna::MatmulContract *& last_type, const char *& last_layout) {
     if (jobs.empty()) {
         return;
     }
@@ -86,7 +86,7 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
         return out;
     }
     const auto mm = layer_matmuls(d);
-    ggml_type last = GGML_TYPE_COUNT;
+    const xdna::MatmulContract * last = nullptr;
     const char * last_layout = "";
     std::vector<Job> pending;
     int pending_group = -1;

@@ -81,7 +81,7 @@ void print_presets(FILE * out) {
     std::fprintf(out, "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const auto & c : xdna::all_matmul_contracts()) {
         for (int tn : c.tile_n) {
-            const xdna::KernelProfile * prof = xdna::kernel_profile(c.weight_type, tn);
+            const xdna::KernelProfile * prof = xdna::kernel_profile(c, tn);
             if (prof == nullptr) {
                 continue;
             }

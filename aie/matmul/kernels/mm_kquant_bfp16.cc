@@ -171,6 +171,9 @@ template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict
         aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out)),
         aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out + kKBlocks * Blocks::memory_bytes()))};
     constexpr int kStepsPerSub = B::kBlocksPerSub / 2;  // two K blocks per 16-K step
+    // The sub-block loop is the one to software-pipeline: the step loop inside it (1 or 2 iterations)
+    // and everything below are unrolled.
+    AIE_PREPARE_FOR_PIPELINING
     for (int j = 0; j < kKBlocks / B::kBlocksPerSub; ++j) {
         BF64 s_hi[2], s_lo[2];
         aie::vector<float, 64> o[2];
@@ -179,7 +182,6 @@ template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict
             s_lo[h] = rows_over_k(aie::load_v<16>(&rp.s_lo[j][0]).extract<8>(h));
             o[h] = rows_over_k(aie::load_v<16>(&rp.o[j][0]).extract<8>(h));
         }
-        AIE_PREPARE_FOR_PIPELINING
         for (int s = 0; s < kStepsPerSub; ++s) {
             const int ks = j * kStepsPerSub + s;
             const aie::vector<uint8_t, 256> b = step_codes<T>(w, rg * kKSteps + ks);
