@@ -91,7 +91,7 @@ const std::vector<KernelBudget> & kernel_budgets() {
     //            program up to 7 KB.
     //   float    4 (TN = 4) or 8 (TN = 32) accumulators; program up to 5 KB.
     //   kquant_bfp16  TN = 32 only: 4 mmul accumulators + 1 for the dequantization; program about 7.5 KB
-    //            (mm_kquant_bfp16.cc; its stack 8576 B: the dequantized row group, scales, parameters).
+    //            (mm_kquant_bfp16.cc; its stack 7872 B: the dequantized row group, scales, parameters).
     static const KernelFigures figures[] = {
         {"kquant", 8, 8, 9728},
         {"legacy", 8, 8, 10752},

@@ -13,14 +13,16 @@
 // 1. Fields (floor mode, kquant_fields.h): sub-block scales sc_j, mins m_j, fp32 d, dmin.
 // 2. Per (sub-block, row), 64 lanes [j][r] at a time (conv_even from here): d = d_hi + d_lo and
 //    dmin = dm_hi + dm_lo as bf16 parts (exact), s = d_hi * sc + d_lo * sc (two bf16 products into
-//    fp32: exact), s_hi = bf16(s), s_lo = bf16(s - s_hi), o = ((s_hi nb + s_lo nb) - dm_hi m) - dm_lo m.
+//    fp32: exact), s_hi = bf16(s), s_lo = bf16(s - s_hi); m as bf16 (exact).
+//    Per sub-block and row half, in [row][k] lanes (each row's value repeated over its 8 K):
+//    o = ((s_hi nb + s_lo nb) - dm_hi m) - dm_lo m, four bf16 MACs into an fp32 accumulator.
 // 3. Per 16-K step: the codes as bytes b (Q4_K: the q4 nibble XOR 8 back to the low 4 bits; Q5_K:
 //    OR 16 where the h1 bit is set; Q6_K: OR the q2 plane's 2 bits << 4), in the plane's [k][row]
 //    order; two 8 x 16 transposes give the [row][k] order of four 8x8 B^T operands (a bfp16 block is
 //    8 K of one row). Each byte b, zero-extended to 16 bits and OR 0x4300, IS the bf16 value 128 + b
 //    (exponent 2^7, mantissa b): x with no conversion instruction. Then, 64 lanes per instruction,
-//    acc = o (the row's offset, repeated over its 8 K), acc += x * s_hi, acc += x * s_lo (bf16 MACs into
-//    fp32), and acc -> bfp16ebs8 (to_v64bfp16ebs8, conv_even): the weight block, into a scratch
+//    acc = o + x * s_hi, acc += x * s_lo (bf16 MACs into fp32, o read from its accumulator register),
+//    and acc -> bfp16ebs8 (to_v64bfp16ebs8, conv_even): the weight block, into a scratch
 //    stream of its row half (8 rows), K blocks in order.
 // 4. Per row half: C (8 tokens x 8 rows of each of the 4 token groups) into 4 fp32 accumulators, then
 //    for each of the 32 K blocks one B^T pop from the scratch and 4 A pops (tokens 8g..8g+7 of that K
@@ -44,9 +46,9 @@
 //   A tile (bfp16 blocks), double-buffered       2 x  9216 = 18432 B
 //   C tile fp32 32 x 64, single buffer                         8192 B
 //   stack: dequantized row group (2 halves x 32 blocks x 72 B) 4608 B
-//   stack: row scales (896 B) + row parameters (s_hi, s_lo, o: 2048 B)  2944 B
-//   stack: call frames, spills (estimate)                      1024 B   (stack in all 8576 B)
-//   total                                                     62080 B = 60.6 KB of 64 KB
+//   stack: row scales (896 B) + row parameters (s_hi, s_lo, m, dmin parts: 1344 B)  2240 B
+//   stack: call frames, spills (estimate)                      1024 B   (stack in all 7872 B)
+//   total (+ 16 B of RTP words)                               61392 B = 60.0 KB of 64 KB
 //   Token tile 64 would need 2 x 18432 B of A and 16384 B of C: 80 KB. It does not fit.
 //
 // ---- Program memory estimate (16 KB) -----------------------------------------------------------
@@ -81,11 +83,13 @@ template <> struct Bq<KQ::q4_K> { static constexpr int kBlocksPerSub = 4; static
 template <> struct Bq<KQ::q5_K> { static constexpr int kBlocksPerSub = 4; static constexpr float nb = -128.0f; };
 template <> struct Bq<KQ::q6_K> { static constexpr int kBlocksPerSub = 2; static constexpr float nb = -160.0f; };
 
-// The dequantization parameters of a row group, [sub-block][row].
+// The dequantization parameters of a row group: per [sub-block][row] the scale parts and the min, per
+// row dmin's parts.
 struct alignas(64) RowParams {
     bfloat16 s_hi[16][16];
     bfloat16 s_lo[16][16];
-    float o[16][16];
+    bfloat16 m[8][16];
+    bfloat16 dm_hi[16], dm_lo[16];
 };
 
 // d (or dmin) for 4 sub-blocks x 16 rows as exact bf16 parts.
@@ -99,27 +103,24 @@ inline void split_bf16(const float * d16, BF64 & hi, BF64 & lo) {
 // Step 2 of the header for one row group (conv_even).
 template <KQ T> KQ_NOINLINE void row_params(const RowScales & rs, RowParams & rp) {
     using K = Kq<T>;
-    BF64 d_hi, d_lo, dm_hi, dm_lo;
+    BF64 d_hi, d_lo;
     split_bf16(rs.d, d_hi, d_lo);
-    if constexpr (K::kMin) split_bf16(rs.dmin, dm_hi, dm_lo);
+    if constexpr (K::kMin) {
+        BF64 dm_hi, dm_lo;
+        split_bf16(rs.dmin, dm_hi, dm_lo);
+        aie::store_v(rp.dm_hi, dm_hi.extract<16>(0));
+        aie::store_v(rp.dm_lo, dm_lo.extract<16>(0));
+    }
     const BF64 one = aie::broadcast<bfloat16, 64>(bfloat16(1.0f));
-    const BF64 nb = aie::broadcast<bfloat16, 64>(bfloat16(Bq<T>::nb));
     for (int j4 = 0; j4 < K::kSubBlocks; j4 += 4) {  // 4 sub-blocks x 16 rows = 64 lanes
         const BF64 sc = aie::to_float<bfloat16>(aie::load_v<64>(&rs.sc[j4][0]));
         FAcc s = aie::mul(d_hi, sc);
         s = aie::mac(s, d_lo, sc);
         const BF64 s_hi = s.to_vector<bfloat16>();
         const BF64 s_lo = aie::msc(s, s_hi, one).to_vector<bfloat16>();
-        FAcc o = aie::mul(s_hi, nb);
-        o = aie::mac(o, s_lo, nb);
-        if constexpr (K::kMin) {
-            const BF64 m = aie::to_float<bfloat16>(aie::load_v<64>(&rs.m[j4][0]));
-            o = aie::msc(o, dm_hi, m);
-            o = aie::msc(o, dm_lo, m);
-        }
         aie::store_v(&rp.s_hi[j4][0], s_hi);
         aie::store_v(&rp.s_lo[j4][0], s_lo);
-        aie::store_v(&rp.o[j4][0], o.to_vector<float>());
+        if constexpr (K::kMin) aie::store_v(&rp.m[j4][0], aie::to_float<bfloat16>(aie::load_v<64>(&rs.m[j4][0])));
     }
 }
 
@@ -170,17 +171,35 @@ template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict
     aie::block_vector_output_buffer_stream<bfp16ebs8, 64> half_out[2] = {
         aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out)),
         aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out + kKBlocks * Blocks::memory_bytes()))};
+    using K = Kq<T>;
     constexpr int kStepsPerSub = B::kBlocksPerSub / 2;  // two K blocks per 16-K step
+    const BF64 nb = aie::broadcast<bfloat16, 64>(bfloat16(B::nb));
+    BF64 dm_hi[2], dm_lo[2];
+    if constexpr (K::kMin)
+        for (int h = 0; h < 2; ++h) {
+            dm_hi[h] = rows_over_k(aie::load_v<16>(rp.dm_hi).extract<8>(h));
+            dm_lo[h] = rows_over_k(aie::load_v<16>(rp.dm_lo).extract<8>(h));
+        }
     // The sub-block loop is the one to software-pipeline: the step loop inside it (1 or 2 iterations)
     // and everything below are unrolled.
     AIE_PREPARE_FOR_PIPELINING
     for (int j = 0; j < kKBlocks / B::kBlocksPerSub; ++j) {
+        // The sub-block's operands, once for its 2 or 4 K blocks, in [row][k] lanes: the scale parts
+        // repeated over each row's 8 K, and o formed from them by bf16 MACs (the vector slot has room;
+        // repeating fp32 values would take twice the shuffles). Every MAC below reads o from its
+        // accumulator register (a MAC's accumulator input is not overwritten).
         BF64 s_hi[2], s_lo[2];
-        aie::vector<float, 64> o[2];
+        FAcc o[2];
         for (int h = 0; h < 2; ++h) {
             s_hi[h] = rows_over_k(aie::load_v<16>(&rp.s_hi[j][0]).extract<8>(h));
             s_lo[h] = rows_over_k(aie::load_v<16>(&rp.s_lo[j][0]).extract<8>(h));
-            o[h] = rows_over_k(aie::load_v<16>(&rp.o[j][0]).extract<8>(h));
+            o[h] = aie::mul(s_hi[h], nb);
+            o[h] = aie::mac(o[h], s_lo[h], nb);
+            if constexpr (K::kMin) {
+                const BF64 m = rows_over_k(aie::load_v<16>(&rp.m[j][0]).extract<8>(h));
+                o[h] = aie::msc(o[h], dm_hi[h], m);
+                o[h] = aie::msc(o[h], dm_lo[h], m);
+            }
         }
         for (int s = 0; s < kStepsPerSub; ++s) {
             const int ks = j * kStepsPerSub + s;
@@ -190,8 +209,7 @@ template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict
                 const aie::vector<uint8_t, 128> t = aie::transpose(b.extract<128>(kh), 8, 16);
                 for (int h = 0; h < 2; ++h) {
                     const BF64 x = codes_as_bf16(t.extract<64>(h));
-                    FAcc acc(o[h]);
-                    acc = aie::mac(acc, x, s_hi[h]);
+                    FAcc acc = aie::mac(o[h], x, s_hi[h]);
                     acc = aie::mac(acc, x, s_lo[h]);
                     half_out[h].push(acc.to_vector<bfp16ebs8>());
                 }
