@@ -22,6 +22,8 @@
 #include "ggml-impl.h"
 
 #include <chrono>
+#include <limits>
+#include <mutex>
 #include <vector>
 
 namespace xdna {
@@ -74,6 +76,20 @@ struct BackendContext {
         int64_t  r0, r1;
     };
     std::vector<ExpertRows>       expert_jobs;
+    // Output rows to set to NaN after the run: rows whose activations held a NaN or an infinity, which a
+    // bfp16 activation tile cannot carry (docs/kernels.md, "Prefill contracts v3"). Byte offsets into
+    // the node's dst; filled by the quantization jobs (under the mutex), emptied by the run.
+    struct NanRow {
+        ggml_tensor * dst;
+        size_t        offset;
+    };
+    std::mutex                    nan_mutex;
+    std::vector<NanRow>           nan_rows;
+    void note_nan_row(ggml_tensor * dst, size_t offset) {
+        std::lock_guard<std::mutex> lock(nan_mutex);
+        nan_rows.push_back({dst, offset});
+    }
+    void write_nan_rows();
     std::chrono::milliseconds     timeout = run_timeout();
     bool                          fallback_logged = false;
     bool                          host_ops_on = host_ops_enabled();
@@ -166,10 +182,17 @@ void BackendContext::quantize(const BatchPlan & plan, const std::vector<ggml_ten
     auto job = [&](int64_t i, int thread) {
         const QuantizeJob & j = plan.quantize_jobs[i];
         const PlannedMatmul & p = plan.ops[j.op];
-        const ggml_tensor * src1 = nodes[j.op]->src[1];
+        ggml_tensor * dst = nodes[j.op];
+        const ggml_tensor * src1 = dst->src[1];
         const ActivationLayout & al = p.plan.activations;
-        quantize_activation_rows(src1, j.slice % src1->ne[2], j.slice / src1->ne[2], al, j.r0, j.r1,
-                                 base + p.act_offset + j.slice * al.total_bytes, row_scratch.data() + thread * k);
+        const int64_t i2 = j.slice % src1->ne[2], i3 = j.slice / src1->ne[2];
+        std::vector<int64_t> bad;
+        if (!quantize_activation_rows(src1, i2, i3, al, j.r0, j.r1, base + p.act_offset + j.slice * al.total_bytes,
+                                      row_scratch.data() + thread * k, &bad)) {
+            for (int64_t r : bad) {
+                note_nan_row(dst, static_cast<size_t>(r * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]));
+            }
+        }
     };
     const int64_t n = static_cast<int64_t>(plan.quantize_jobs.size());
     if (plan.quantize_jobs.size() <= kInlineQuantizeJobs) {
@@ -215,8 +238,14 @@ void BackendContext::gather_experts(const BatchPlan & plan, const std::vector<gg
         const ggml_tensor * src1 = nodes[j.op]->src[1];
         for (int64_t row = j.r0; row < j.r1; ++row) {
             const void * src = row < g.activations.n ? pair_source_row(src1, p.experts, r.pair[g.first + row]) : nullptr;
-            quantize_activation_row(src1, src, g.activations, row, base + p.expert_act_offset + g.act_offset,
-                                    row_scratch.data() + thread * k);
+            if (!quantize_activation_row(src1, src, g.activations, row, base + p.expert_act_offset + g.act_offset,
+                                         row_scratch.data() + thread * k) &&
+                src != nullptr) {
+                // dst[m][slot][token]: pair = slot + token * n_used.
+                ggml_tensor * dst = nodes[j.op];
+                const int64_t pair = r.pair[g.first + row], slot = pair % p.experts.n_used, token = pair / p.experts.n_used;
+                note_nan_row(dst, static_cast<size_t>(slot * dst->nb[1] + token * dst->nb[2]));
+            }
         }
     };
     host_pool.parallel_for(static_cast<int64_t>(expert_jobs.size()), job);
@@ -237,6 +266,7 @@ ggml_status BackendContext::flush() {
         return GGML_STATUS_FAILED;
     }
     const Batch * batch = &plan->batch;
+    nan_rows.clear();  // a submission that failed before its run leaves none behind
     if (plan->has_experts) {
         std::string why;
         if (!route_batch(*plan, pending, resolver, scratch.get(), routed, why)) {
@@ -299,7 +329,21 @@ ggml_status BackendContext::flush() {
             }
         }
     }
+    write_nan_rows();
     return GGML_STATUS_SUCCESS;
+}
+
+// A NaN or an infinity in a row of activations makes that row's outputs NaN, as the CPU backend's
+// quantized path (and the integer contracts, whose activation scale becomes NaN) gives them.
+void BackendContext::write_nan_rows() {
+    if (nan_rows.empty()) {
+        return;
+    }
+    for (const NanRow & r : nan_rows) {
+        std::vector<float> row(static_cast<size_t>(r.dst->ne[0]), std::numeric_limits<float>::quiet_NaN());
+        ggml_backend_tensor_set(r.dst, row.data(), r.offset, row.size() * sizeof(float));
+    }
+    nan_rows.clear();
 }
 
 // Whether a node reaching this backend is a matmul the device computes. The scheduler only sends

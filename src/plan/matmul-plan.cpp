@@ -1,5 +1,7 @@
 #include "plan/matmul-plan.h"
 
+#include "plan/op-support.h"
+
 #include <cstring>
 #include <vector>
 
@@ -56,6 +58,10 @@ MatmulInvocation invocation_geometry(const MatmulPlan & plan, int64_t m, int64_t
 bool invocation_geometry(ggml_type type, int64_t m, int64_t k, int64_t n, MatmulInvocation & out) {
     MatmulPlan plan;
     plan.contract = matmul_contract_for(type);
+    // As the planner chooses (op-support.cpp): the prefill contract for a prefill batch when asked for.
+    if (n > kDecodeTokens && prefill_contracts_enabled() && prefill_contract_for(type) != nullptr) {
+        plan.contract = prefill_contract_for(type);
+    }
     const int64_t ne[4] = {k, m, 1, 1};
     if (plan.contract == nullptr || !make_weight_layout(type, ne, plan.weights)) {
         return false;

@@ -34,11 +34,11 @@ void check_case(const MatmulCase & c, bool weights_usage = true, bool chunked = 
     ASSERT_EQ(0, std::memcmp(npu.readback.data(), w.data(), w.size())) << "get_tensor is not the original bytes";
 
     const double vs_cpu = nmse(to_double(cpu.out), npu.out);
-    EXPECT_LE(vs_cpu, cpu_nmse_bound(c.wtype)) << "NMSE vs CPU backend";
+    EXPECT_LE(vs_cpu, cpu_nmse_bound(c.wtype, c.n)) << "NMSE vs CPU backend";
     const std::string mismatch = contract_mismatch(c, w, x, npu.out);
     EXPECT_EQ(mismatch, "") << "vs the contract reference";
     // The CPU backend must agree with the same reference: otherwise the reference is what is wrong.
-    EXPECT_LE(nmse(contract_reference(c, w, x), cpu.out), cpu_nmse_bound(c.wtype)) << "reference vs CPU backend";
+    EXPECT_LE(nmse(contract_reference(c, w, x), cpu.out), cpu_nmse_bound(c.wtype, c.n)) << "reference vs CPU backend";
     std::printf("  %-5s k=%-5lld m=%-4lld n=%-3lld  NMSE vs CPU %.2e  vs contract: %s\n", ggml_type_name(c.wtype),
                 (long long) c.k, (long long) c.m, (long long) c.n, vs_cpu,
                 !mismatch.empty() ? "MISMATCH" : reference_is_quantized(c.wtype) ? "bit-exact" : "within bound");
@@ -154,7 +154,7 @@ TEST(WeightsLoad, DeviceErrorsFallBackToTheCpuWithCorrectResults) {
     // The fallback really ran (one submission), instead of the device having ignored the switch.
     EXPECT_EQ(fallback_runs(xdna_backend()), before + 1);
     const MatmulResult cpu = run_matmul(cpu_backend(), c, w, x);
-    EXPECT_LE(nmse(to_double(cpu.out), npu.out), cpu_nmse_bound(c.wtype));
+    EXPECT_LE(nmse(to_double(cpu.out), npu.out), cpu_nmse_bound(c.wtype, c.n));
     // The fallback computes the contract exactly, as the device would have.
     EXPECT_EQ(contract_mismatch(c, w, x, npu.out), "");
     // A working device again: no further fallback.

@@ -41,7 +41,8 @@ MatmulResult run_mul_mat_id(ggml_backend_t backend, const MatmulIdCase & c, cons
 // contract is checked with contract_mismatch (contract-reference.h).
 std::vector<double> contract_reference(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x);
 
-// NMSE bound between the CPU backend and the contract for weight type `t` (why: backend-harness.cpp).
-double cpu_nmse_bound(ggml_type t);
+// NMSE bound between the CPU backend and the contract for weight type `t` at a batch of `n_tokens`
+// (the bfp16 prefill contracts are looser; why: backend-harness.cpp).
+double cpu_nmse_bound(ggml_type t, int64_t n_tokens = 1);
 
 }  // namespace xdna_test

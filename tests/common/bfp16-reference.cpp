@@ -3,6 +3,10 @@
 // fused multiply-add would round once where the contract rounds twice.
 #include "bfp16-reference.h"
 
+#include <string>
+
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -199,6 +203,14 @@ std::vector<float> contract_reference_bfp16(const MatmulCase & c, const std::vec
         }
     }
     return out;
+}
+
+bool reference_takes_prefill(ggml_type wtype, int64_t n_tokens) {
+    static const bool on = [] {
+        const char * e = std::getenv("GGML_XDNA_PREFILL");
+        return e != nullptr && std::string(e) == "bfp16";
+    }();
+    return on && n_tokens > 4 && bfp16_reference_supports(wtype);
 }
 
 }  // namespace xdna_test

@@ -46,4 +46,9 @@ void ref_bfp16_dequant_superblock(ggml_type wtype, const uint8_t * block, float 
 // 8 in K order. A token with a NaN or an infinity among its activations has every output NaN.
 std::vector<float> contract_reference_bfp16(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x);
 
+// Whether the backend under test computes a batch of `n_tokens` tokens of `wtype` with the bfp16 prefill
+// contract: GGML_XDNA_PREFILL=bfp16 in the environment (read once), more than 4 tokens, a type this
+// reference has a bfp16 path for. The backend's own rule (src/plan/op-support.cpp), restated here.
+bool reference_takes_prefill(ggml_type wtype, int64_t n_tokens);
+
 }  // namespace xdna_test

@@ -3,6 +3,8 @@
 // once where the contract rounds twice.
 #include "contract-reference.h"
 
+#include "bfp16-reference.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -497,6 +499,21 @@ std::string contract_mismatch(const MatmulCase & c, const std::vector<uint8_t> &
     std::ostringstream msg;
     size_t bad = 0, worst = 0;
     double worst_err = -1.0;
+    if (reference_takes_prefill(c.wtype, c.n)) {
+        // The bfp16 prefill contract (bfp16-reference.h): bit for bit too.
+        const std::vector<float> want = contract_reference_bfp16(c, w, x);
+        if (got.size() != want.size()) return "result size differs from the bfp16 reference";
+        for (size_t i = 0; i < want.size(); ++i) {
+            if (std::memcmp(&want[i], &got[i], sizeof(float)) == 0 || (std::isnan(want[i]) && std::isnan(got[i]))) continue;
+            if (bad++ == 0) worst = i;
+        }
+        if (bad == 0) return {};
+        msg.precision(9);
+        msg << bad << " of " << want.size() << " outputs differ from the bfp16 prefill contract value; first: element " << worst
+            << " (token " << (worst / c.m) % c.n << ", row " << worst % c.m << ") expected " << want[worst] << " got "
+            << got[worst];
+        return msg.str();
+    }
     if (reference_is_quantized(c.wtype)) {
         const std::vector<float> want = contract_reference_exact(c, w, x);
         if (got.size() != want.size()) return "result size differs from the reference";
@@ -551,6 +568,23 @@ std::string contract_mismatch(const MatmulCase & c, const std::vector<uint8_t> &
     return msg.str();
 }
 
+namespace {
+// One token's outputs against the bfp16 prefill contract (n = 1 evaluates one token exactly as a batch does).
+std::string bfp16_row_mismatch(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x,
+                               const std::vector<float> & got) {
+    const std::vector<float> want = contract_reference_bfp16(c, w, x);
+    for (size_t i = 0; i < want.size(); ++i) {
+        if (std::memcmp(&want[i], &got[i], sizeof(float)) != 0 && !(std::isnan(want[i]) && std::isnan(got[i]))) {
+            std::ostringstream msg;
+            msg.precision(9);
+            msg << "row " << i << ": expected " << want[i] << " (bfp16 prefill contract) got " << got[i];
+            return msg.str();
+        }
+    }
+    return {};
+}
+}  // namespace
+
 std::string contract_id_mismatch(const MatmulIdCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x,
                                  const std::vector<int32_t> & ids, const std::vector<float> & got) {
     const size_t mat_bytes = ggml_row_size(c.wtype, c.k) * c.m;
@@ -568,7 +602,11 @@ std::string contract_id_mismatch(const MatmulIdCase & c, const std::vector<uint8
             const std::vector<float> xe(xr, xr + c.k);
             const float * gr = got.data() + (t * c.n_used + e) * c.m;
             const std::vector<float> ge(gr, gr + c.m);
-            const std::string m = contract_mismatch(MatmulCase{c.wtype, c.k, c.m, 1}, we, xe, ge);
+            // Each row is one token of its expert's matmul, under the contract the whole op took (the
+            // bfp16 prefill contract for a prefill ubatch when the backend runs with it).
+            const std::string m = reference_takes_prefill(c.wtype, c.n_tokens)
+                                      ? bfp16_row_mismatch(MatmulCase{c.wtype, c.k, c.m, 1}, we, xe, ge)
+                                      : contract_mismatch(MatmulCase{c.wtype, c.k, c.m, 1}, we, xe, ge);
             if (!m.empty() && bad++ < 3) {
                 report += "token " + std::to_string(t) + " slot " + std::to_string(e) + " expert " + std::to_string(id) + ": " +
                           m + "\n";
