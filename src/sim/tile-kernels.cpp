@@ -1,6 +1,7 @@
 #include "sim/tile-kernels.h"
 
 #include "sim/core-state.h"
+#include "twins/kquant-bfp16-twin.h"
 #include "twins/kquant-low-twin.h"
 #include "twins/kquant-twin.h"
 #include "twins/legacy-twin.h"
@@ -73,6 +74,11 @@ void kquant_low_partial(const uint8_t * w, const uint8_t * a, float * c, int val
     kquant_low_twin_tile(Type, TN, w, a, c, valid);
 }
 
+template <int Type>
+void kquant_bfp16_partial(const uint8_t * w, const uint8_t * a, float * c, int valid) {
+    kquant_bfp16_twin_tile(Type, w, a, c, valid);
+}
+
 TileEntry legacy(const char * contract, int tn, TileFn kernel, const char * kernel_name) {
     const LegacyTwin * t = legacy_twin(kernel_name);
     return {contract, tn, kernel, t ? t->fn : nullptr, t ? t->partial : nullptr};
@@ -102,9 +108,9 @@ std::vector<TileEntry> make_entries() {
         {"mm_q6_K_a8", 4, CHECKED(mm_q6_K_a8_n4), twin_mm_q6_K_a8_n4, kquant_partial<2, 4>},
         {"mm_q6_K_a8", 32, CHECKED(mm_q6_K_a8_n32), twin_mm_q6_K_a8_n32, kquant_partial<2, 32>},
         // The bfp16 prefill contracts (token tile 32 only).
-        {"mm_q4_K_bfp16", 32, CHECKED(mm_q4_K_bfp16_n32), nullptr, nullptr},
-        {"mm_q5_K_bfp16", 32, CHECKED(mm_q5_K_bfp16_n32), nullptr, nullptr},
-        {"mm_q6_K_bfp16", 32, CHECKED(mm_q6_K_bfp16_n32), nullptr, nullptr},
+        {"mm_q4_K_bfp16", 32, CHECKED(mm_q4_K_bfp16_n32), twin_mm_q4_K_bfp16_n32, kquant_bfp16_partial<0>},
+        {"mm_q5_K_bfp16", 32, CHECKED(mm_q5_K_bfp16_n32), twin_mm_q5_K_bfp16_n32, kquant_bfp16_partial<1>},
+        {"mm_q6_K_bfp16", 32, CHECKED(mm_q6_K_bfp16_n32), twin_mm_q6_K_bfp16_n32, kquant_bfp16_partial<2>},
         // The float contracts have no twin: the simulator always runs their kernel code.
         {"mm_f16_f16", 4, CHECKED(mm_f16_n4), nullptr, nullptr},
         {"mm_f16_f16", 32, CHECKED(mm_f16_n32), nullptr, nullptr},

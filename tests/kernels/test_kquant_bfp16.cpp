@@ -9,6 +9,7 @@
 #include "contracts/matmul-contract.h"
 #include "runtime/thread-pool.h"
 #include "sim/sim-matmul.h"
+#include "sim/tile-kernels.h"
 
 #include <gtest/gtest.h>
 
@@ -127,5 +128,39 @@ std::string case_name(const testing::TestParamInfo<Case> & info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Contracts, KQuantBfp16, ::testing::ValuesIn(cases()), case_name);
+
+// The twin against the kernel on arbitrary bytes: any field values (NaN and infinite scales, subnormal
+// ones), activation blocks of any exponent (the twin's exact slow path for scales outside the fp32
+// normal range), a C tile of any values, and the partial form for a short last token tile.
+TEST(KQuantBfp16Twin, KernelBitsOnArbitraryBytes) {
+    std::mt19937_64 g(seed());
+    for (ggml_type t : {GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K}) {
+        const TileEntry * e = find_tile_entry(*prefill_contract_for(t), 32);
+        ASSERT_TRUE(e != nullptr && e->twin != nullptr && e->twin_partial != nullptr);
+        for (int trial = 0; trial < 12; ++trial) {
+            SCOPED_TRACE(testing::Message() << ggml_type_name(t) << " trial " << trial << " GGML_XDNA_TEST_SEED=" << seed());
+            alignas(64) static uint8_t w[16384], a[16384];
+            alignas(64) static float c0[32 * 64], ck[32 * 64], ct[32 * 64];
+            for (auto & b : w) b = static_cast<uint8_t>(g());
+            for (auto & b : a) b = static_cast<uint8_t>(g());
+            if (trial % 2 == 0) {  // blocks of ordinary exponents too, so the fast path is taken
+                for (int i = 0; i < 32 * 32; ++i) a[i * 9] = static_cast<uint8_t>(110 + g() % 30);
+            }
+            std::normal_distribution<float> nd(0.0f, 100.0f);
+            for (auto & v : c0) v = nd(g);
+            const int valid = trial == 11 ? 13 : 32;
+            std::memcpy(ck, c0, sizeof c0);
+            std::memcpy(ct, c0, sizeof c0);
+            e->kernel(w, a, ck);
+            if (valid < 32) e->twin_partial(w, a, ct, valid);
+            else e->twin(w, a, ct);
+            for (int i = 0; i < valid * 64; ++i) {
+                ASSERT_TRUE(std::memcmp(&ck[i], &ct[i], 4) == 0 || (std::isnan(ck[i]) && std::isnan(ct[i])))
+                    << "output " << i << ": kernel " << ck[i] << " twin " << ct[i];
+            }
+            for (int i = valid * 64; i < 32 * 64; ++i) ASSERT_EQ(0, std::memcmp(&ct[i], &c0[i], 4)) << "a token past the valid ones";
+        }
+    }
+}
 
 }  // namespace

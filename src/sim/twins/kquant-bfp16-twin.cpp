@@ -1,0 +1,249 @@
+#include "kquant-bfp16-twin.h"
+
+#include "xdna_aie/matmul_tiles.h"
+
+#include <aie_api/host/bfp16.hpp>
+#include <aie_api/host/rounding.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace xdna {
+
+namespace {
+
+using namespace xdna_aie;
+
+constexpr int kTK = 256, kKB = kTK / kBfp16Block, kTN = 32, kRows = kTileM;
+
+// ---- the kernel's dequantization, value by value (mm_kquant_bfp16.cc steps 1-3) -----------------
+
+float half_bits_to_float(uint16_t h) {  // exact, as the kernel's integer widening
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    const uint32_t em = h & 0x7fffu;
+    uint32_t bits;
+    if (em >= 0x7c00u) {
+        bits = (em << 13) + 0x70000000u;
+    } else if (em >= 0x0400u) {
+        bits = (em << 13) + 0x38000000u;
+    } else {
+        const float sub = static_cast<float>(em) * 0x1p-24f;
+        std::memcpy(&bits, &sub, 4);
+    }
+    bits |= sign;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+float bf16(float x) {  // an accumulator lane to bf16 in conv_even, back as fp32
+    return aie::detail::bf16_bits_to_float(aie::detail::float_to_bf16_bits(x, aie::rounding_mode::conv_even));
+}
+
+struct Parts {
+    float hi, lo;
+};
+Parts split(float x) {
+    const float hi = bf16(x);
+    return {hi, bf16(x - hi * 1.0f)};
+}
+
+uint16_t load16(const uint8_t * p) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+}
+
+// The dequantized tile: per K block and row the block exponent, and the mantissas as int16 laid out
+// [kb][lane][row] so the block dots run over contiguous rows.
+struct DequantTile {
+    uint8_t e[kKB][kRows];
+    int8_t  m[kKB][kBfp16Block][kRows];
+    float   ws[kKB][kBfp16Block][kRows];  // m * 2^(e - 133): exact where the fast path uses it (see there)
+    float   pw[kKB][kRows];     // 2^(e - 133), exact in fp32 (a subnormal for small e)
+    int     emin[kKB], emax[kKB];  // over the K block's rows with a nonzero mantissa (emax -1: none)
+};
+
+template <int Type> void dequantize(const uint8_t * w, DequantTile & out) {
+    constexpr const WeightTileFormat & f = Type == 0 ? fmt::q4_K : Type == 1 ? fmt::q5_K : fmt::q6_K;
+    constexpr int pScales = Type == 0 ? 1 : 2, pD = Type == 0 ? 2 : 3, pDmin = Type == 0 ? 3 : Type == 1 ? 4 : -1;
+    constexpr int sub = Type == 2 ? 16 : 32;
+    constexpr float nb = Type == 2 ? -160.0f : -128.0f;
+    const uint8_t * q4 = w + f.plane_offset(0);
+    const uint8_t * hi = w + f.plane_offset(1);  // h1 (Q5_K) or q2 (Q6_K)
+    for (int r = 0; r < kRows; ++r) {
+        // Step 1: fields.
+        int sc[16], mn[16] = {};
+        if constexpr (Type == 2) {
+            for (int j = 0; j < 16; ++j)
+                sc[j] = static_cast<int8_t>(w[f.plane_offset(pScales) + field_offset(f, f.planes[pScales], r, 0, j)]);
+        } else {
+            uint8_t q[12];
+            for (int u = 0; u < 12; ++u) q[u] = w[f.plane_offset(pScales) + field_offset(f, f.planes[pScales], r, 0, u)];
+            for (int j = 0; j < 8; ++j) {
+                if (j < 4) {
+                    sc[j] = q[j] & 63;
+                    mn[j] = q[j + 4] & 63;
+                } else {
+                    sc[j] = (q[j + 4] & 15) | ((q[j - 4] >> 6) << 4);
+                    mn[j] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+                }
+            }
+        }
+        const Parts d = split(half_bits_to_float(load16(w + f.plane_offset(pD) + field_offset(f, f.planes[pD], r, 0, 0))));
+        Parts dm{0.0f, 0.0f};
+        if constexpr (pDmin >= 0)
+            dm = split(half_bits_to_float(load16(w + f.plane_offset(pDmin) + field_offset(f, f.planes[pDmin], r, 0, 0))));
+        // Step 2: per sub-block s = d_hi sc + d_lo sc, its parts, o.
+        float s_hi[16], s_lo[16], o[16];
+        for (int j = 0; j < kTK / sub; ++j) {
+            const float scf = static_cast<float>(sc[j]);
+            const float s = d.hi * scf + d.lo * scf;
+            s_hi[j] = bf16(s);
+            s_lo[j] = bf16(s - s_hi[j] * 1.0f);
+            float oj = s_hi[j] * nb + s_lo[j] * nb;
+            if constexpr (pDmin >= 0) {
+                const float mf = static_cast<float>(mn[j]);
+                oj = oj - dm.hi * mf;
+                oj = oj - dm.lo * mf;
+            }
+            o[j] = oj;
+        }
+        // Step 3: w = (o + x s_hi) + x s_lo per value, x = 128 + b; blocks of 8 K in conv_even.
+        for (int kb = 0; kb < kKB; ++kb) {
+            float v[kBfp16Block];
+            for (int i = 0; i < kBfp16Block; ++i) {
+                const int k = kb * kBfp16Block + i;
+                const int e = q_element(kTK, r, k);
+                int b = ((q4[e / 2] >> (4 * (e % 2))) & 15) ^ 8;
+                if constexpr (Type == 1) b |= ((hi[e / 8] >> (e % 8)) & 1) << 4;
+                if constexpr (Type == 2) b |= ((hi[e / 4] >> (2 * (e % 4))) & 3) << 4;
+                const float x = static_cast<float>(128 + b);
+                const int j = k / sub;
+                float acc = o[j] + x * s_hi[j];
+                acc = acc + x * s_lo[j];
+                v[i] = acc;
+            }
+            const aie::detail::bfp16_block blk = aie::detail::bfp16_from_fp32(v, aie::rounding_mode::conv_even);
+            out.e[kb][r] = blk.exponent;
+            for (int i = 0; i < kBfp16Block; ++i) out.m[kb][i][r] = blk.mantissa[i];
+        }
+    }
+    for (int kb = 0; kb < kKB; ++kb) {
+        out.emin[kb] = 1 << 20;
+        out.emax[kb] = -1;
+        for (int r = 0; r < kRows; ++r) {
+            out.pw[kb][r] = std::ldexp(1.0f, int(out.e[kb][r]) - aie::detail::bfp16_value_bias);
+            bool nz = false;
+            for (int i = 0; i < kBfp16Block; ++i) {
+                nz |= out.m[kb][i][r] != 0;
+                out.ws[kb][i][r] = static_cast<float>(out.m[kb][i][r]) * out.pw[kb][r];
+            }
+            if (nz) {
+                out.emin[kb] = std::min<int>(out.emin[kb], out.e[kb][r]);
+                out.emax[kb] = std::max<int>(out.emax[kb], out.e[kb][r]);
+            }
+        }
+    }
+}
+
+// Per thread, the dequantized tiles of the last weight tiles seen, checked against their bytes: the
+// token tiles of one row tile come one after another and reuse its K tiles.
+struct CacheSlot {
+    const uint8_t *      key = nullptr;
+    int                  type = -1;
+    std::vector<uint8_t> bytes;
+    DequantTile          tile;
+};
+constexpr int kSlots = 64;
+
+const DequantTile & dequantized(int type, const uint8_t * w) {
+    thread_local std::vector<CacheSlot> cache(kSlots);
+    const size_t n = type == 0 ? fmt::q4_K.tile_bytes() : type == 1 ? fmt::q5_K.tile_bytes() : fmt::q6_K.tile_bytes();
+    CacheSlot & s = cache[(reinterpret_cast<uintptr_t>(w) / 64) % kSlots];
+    if (s.key == w && s.type == type && s.bytes.size() == n && std::memcmp(s.bytes.data(), w, n) == 0) {
+        return s.tile;
+    }
+    s.key = w;
+    s.type = type;
+    s.bytes.assign(w, w + n);
+    if (type == 0) dequantize<0>(w, s.tile);
+    else if (type == 1) dequantize<1>(w, s.tile);
+    else dequantize<2>(w, s.tile);
+    return s.tile;
+}
+
+// ---- the block mmul (step 4): c[t][r] = c + D in K-block order ---------------------------------
+
+// Built for the host's widest vectors (chosen at load): the dots are pairwise int16 multiply-adds.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+#endif
+void multiply(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
+    const BlockActTileFormat af{kTN, kTK};
+    for (int kb = 0; kb < kKB; ++kb) {
+        // The block exponents that take part (a block of zero mantissas adds an exact +0 whatever its
+        // exponent), to see whether every scale 2^(eA + eW - 266) and every product is a normal fp32.
+        const int wmin = wd.emin[kb], wmax = wd.emax[kb];
+        for (int t = 0; t < valid; ++t) {
+            const uint8_t * blk = a + af.block_offset(t, kb);
+            const int ea = blk[0];
+            int8_t ma[kBfp16Block];
+            std::memcpy(ma, blk + 1, kBfp16Block);
+            bool anz = false;
+            for (int i = 0; i < kBfp16Block; ++i) anz |= ma[i] != 0;
+            if (!anz || wmax < 0) {
+                // Every D is an exact +0 (the integer dot is 0): c + 0.
+                for (int r = 0; r < kRows; ++r) c[t * kRows + r] = c[t * kRows + r] + 0.0f;
+                continue;
+            }
+            float * cr = c + t * kRows;
+            if (ea + wmin >= 140 && ea + wmax <= 376 && ea >= 7 && ea <= 243 && wmin >= 7 && wmax <= 243) {
+                // Every term a_i * m_i * 2^(ew - 133) is an exact normal fp32 (|a m| <= 2^14), the eight
+                // are integer multiples of the same power of two summing to at most 2^17 of it (exact), and
+                // times 2^(ea - 133) the result stays normal: the exact sum the core forms, in fp32.
+                uint32_t pa_bits = uint32_t(ea - aie::detail::bfp16_value_bias + 127) << 23;  // 2^(ea - 133), normal
+                float pa;
+                std::memcpy(&pa, &pa_bits, 4);
+                float d[kRows];
+                const float a0 = ma[0];
+                for (int r = 0; r < kRows; ++r) d[r] = a0 * wd.ws[kb][0][r];
+                for (int i = 1; i < kBfp16Block; ++i) {
+                    const float ai = ma[i];
+                    const float * w = wd.ws[kb][i];
+                    for (int r = 0; r < kRows; ++r) d[r] = d[r] + ai * w[r];
+                }
+                // + 0.0f: an all-zero dot is +0 in the core's integer sum, -0 here when its first term is.
+                for (int r = 0; r < kRows; ++r) cr[r] = cr[r] + (d[r] * pa + 0.0f);
+            } else {
+                for (int r = 0; r < kRows; ++r) {
+                    int32_t dot = 0;
+                    for (int i = 0; i < kBfp16Block; ++i) dot += int32_t(ma[i]) * int32_t(wd.m[kb][i][r]);
+                    const float p = static_cast<float>(std::ldexp(static_cast<double>(dot),
+                                                                  ea + int(wd.e[kb][r]) - 2 * aie::detail::bfp16_value_bias));
+                    cr[r] = cr[r] + p;
+                }
+            }
+        }
+    }
+}
+
+void run(int type, const uint8_t * w, const uint8_t * a, float * c, int valid) {
+    multiply(dequantized(type, w), a, c, valid);
+}
+
+}  // namespace
+
+void kquant_bfp16_twin_tile(int type_id, const uint8_t * w, const uint8_t * a, float * c, int valid_tokens) {
+    run(type_id, w, a, c, std::min(valid_tokens, kTN));
+}
+
+extern "C" {
+void twin_mm_q4_K_bfp16_n32(const uint8_t * w, const uint8_t * a, float * c) { run(0, w, a, c, kTN); }
+void twin_mm_q5_K_bfp16_n32(const uint8_t * w, const uint8_t * a, float * c) { run(1, w, a, c, kTN); }
+void twin_mm_q6_K_bfp16_n32(const uint8_t * w, const uint8_t * a, float * c) { run(2, w, a, c, kTN); }
+}
+
+}  // namespace xdna

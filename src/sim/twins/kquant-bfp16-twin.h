@@ -1,0 +1,27 @@
+// Fast twins of the bfp16 prefill core kernels for Q4_K, Q5_K and Q6_K
+// (aie/matmul/kernels/mm_kquant_bfp16.cc, token tile 32): the kernels' signatures, bit-identical
+// results on every input (tests/kernels: SimExecIdentity and test_kquant_bfp16.cpp).
+//
+// The kernel's arithmetic is repeated in plain fp32 where that is exact: its bf16 products are exact
+// in fp32, each accumulator add rounds to nearest even as a host float add does (-ffp-contract=off),
+// the bf16 and bfp16 conversions round to nearest even. The block products are integer dots of int8
+// mantissas scaled by a power of two, exact in fp32 while the scale stays in the normal range (a
+// slower exact path takes the other blocks). A dequantized weight tile is kept per thread and reused
+// while the same tile bytes come back (every token tile of a prefill batch multiplies the same tile).
+#pragma once
+
+#include <cstdint>
+
+namespace xdna {
+
+extern "C" {
+void twin_mm_q4_K_bfp16_n32(const uint8_t * w, const uint8_t * a, float * c);
+void twin_mm_q5_K_bfp16_n32(const uint8_t * w, const uint8_t * a, float * c);
+void twin_mm_q6_K_bfp16_n32(const uint8_t * w, const uint8_t * a, float * c);
+}
+
+// The same, computing only tokens below `valid_tokens`; the C rows of the other tokens are left
+// untouched. `type_id`: 0 Q4_K, 1 Q5_K, 2 Q6_K.
+void kquant_bfp16_twin_tile(int type_id, const uint8_t * w, const uint8_t * a, float * c, int valid_tokens);
+
+}  // namespace xdna
