@@ -77,7 +77,15 @@ float ref_bfp16_block_dot(const RefBfp16Block & a, const RefBfp16Block & w) {
 
 // ---- On-core dequantization ----
 
-bool bfp16_reference_supports(ggml_type t) { return t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K; }
+bool bfp16_reference_supports(ggml_type t) { return bfp16_reference_block_values(t) != 0; }
+
+int bfp16_reference_block_values(ggml_type t) {
+    switch (t) {
+        case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K: return 256;
+        case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_0: return 32;
+        default: return 0;
+    }
+}
 
 namespace {
 
@@ -94,8 +102,42 @@ int unsigned_code(ggml_type t, const DecodedBlock & db, int v) { return t == GGM
 
 }  // namespace
 
+void ref_bfp16_dequant_legacy_block(ggml_type t, const uint8_t * block, float * w32) {
+    if (bfp16_reference_block_values(t) != 32) throw std::runtime_error("bfp16 reference: not a legacy weight type");
+    const DecodedBlock db = decode_block_reference(t, block);  // fp32(d), fp32(m) exactly; q signed for *_0
+    const Bf16Pair d(db.d);
+    const Bf16Pair m(db.m);  // 0 for Q4_0, Q5_0, Q8_0
+    if (t == GGML_TYPE_Q8_0) {
+        // x = q itself (exact in bf16: |q| <= 128): w = x * d_hi + x * d_lo, the first product exact.
+        for (int v = 0; v < 32; ++v) {
+            const float x = static_cast<float>(db.q[v]);
+            float w = x * d.hi;
+            w = w + x * d.lo;
+            w32[v] = w;
+        }
+        return;
+    }
+    // The unsigned code b (Q4: 0..15, Q5: 0..31) and x = 128 + b; the decoder gives q = b - 8 (Q4_0),
+    // b - 16 (Q5_0) or b (Q4_1, Q5_1). nb folds 128 and the code's offset: w = d (x + nb) [+ m].
+    const bool has_m = t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_1;
+    const int offset = t == GGML_TYPE_Q4_0 ? 8 : t == GGML_TYPE_Q5_0 ? 16 : 0;
+    const float nb = -128.0f - static_cast<float>(offset);
+    float o = d.hi * nb;  // exact
+    o = o + d.lo * nb;
+    if (has_m) {
+        o = o + m.hi;
+        o = o + m.lo;
+    }
+    for (int v = 0; v < 32; ++v) {
+        const float x = static_cast<float>(128 + db.q[v] + offset);
+        float w = o + x * d.hi;
+        w = w + x * d.lo;
+        w32[v] = w;
+    }
+}
+
 void ref_bfp16_dequant_superblock(ggml_type t, const uint8_t * block, float * w256) {
-    if (!bfp16_reference_supports(t)) throw std::runtime_error("bfp16 reference: no bfp16 contract for this weight type");
+    if (bfp16_reference_block_values(t) != 256) throw std::runtime_error("bfp16 reference: no bfp16 contract for this weight type");
     const DecodedBlock db = decode_block_reference(t, block);  // d, dmin as fp32 (exact), 6-bit / int8 scales
     const Bf16Pair d(db.d);
     const Bf16Pair dmin(db.m);  // 0 for Q6_K, whose m_j are 0 too
@@ -147,12 +189,14 @@ float round_to_src1_type(ggml_type t, float x) {
 // One matrix's weights as bfp16 blocks, [row][k / 8].
 std::vector<RefBfp16Block> weight_blocks(const MatmulCase & c, const uint8_t * mat, size_t row_bytes) {
     const size_t bsize = ggml_type_size(c.wtype);
+    const int bv = bfp16_reference_block_values(c.wtype);  // values per GGUF block: 256 or 32
     std::vector<RefBfp16Block> out(static_cast<size_t>(c.m * (c.k / 8)));
     float w[256];
     for (int64_t r = 0; r < c.m; ++r) {
-        for (int64_t sb = 0; sb < c.k / 256; ++sb) {
-            ref_bfp16_dequant_superblock(c.wtype, mat + r * row_bytes + sb * bsize, w);
-            for (int i = 0; i < 32; ++i) out[r * (c.k / 8) + sb * 32 + i] = ref_bfp16_block(w + 8 * i);
+        for (int64_t sb = 0; sb < c.k / bv; ++sb) {
+            if (bv == 256) ref_bfp16_dequant_superblock(c.wtype, mat + r * row_bytes + sb * bsize, w);
+            else ref_bfp16_dequant_legacy_block(c.wtype, mat + r * row_bytes + sb * bsize, w);
+            for (int i = 0; i < bv / 8; ++i) out[r * (c.k / 8) + sb * (bv / 8) + i] = ref_bfp16_block(w + 8 * i);
         }
     }
     return out;
@@ -174,7 +218,7 @@ bool activation_blocks(const MatmulCase & c, const float * x, std::vector<RefBfp
 
 std::vector<float> contract_reference_bfp16(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x) {
     if (!bfp16_reference_supports(c.wtype)) throw std::runtime_error("bfp16 reference: no bfp16 contract for this weight type");
-    if (c.k % 256 != 0) throw std::runtime_error("bfp16 reference: K is not a whole number of super-blocks");
+    if (c.k % bfp16_reference_block_values(c.wtype) != 0) throw std::runtime_error("bfp16 reference: K is not a whole number of blocks");
     const Bfp16Geometry g(c);
     if (w.size() != g.row_bytes * c.m * c.w_ne2 * c.w_ne3 || x.size() != activation_count(c)) {
         throw std::runtime_error("bfp16 reference: operand sizes do not match the case");

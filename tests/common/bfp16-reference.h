@@ -33,8 +33,15 @@ double ref_bfp16_value(const RefBfp16Block & b, int i);
 // The exact block dot of the contract as fp32: (sum mA_i mW_i) * 2^(eA + eW - 266).
 float ref_bfp16_block_dot(const RefBfp16Block & a, const RefBfp16Block & w);
 
-// Weight types with a bfp16 contract: Q4_K, Q5_K, Q6_K.
+// Weight types with a bfp16 contract: Q4_K, Q5_K, Q6_K, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0.
 bool bfp16_reference_supports(ggml_type wtype);
+// Values per GGUF block of a supported type (256 for the K-quants, 32 for the legacy types); 0 otherwise.
+int bfp16_reference_block_values(ggml_type wtype);
+
+// The fp32 weights w of one legacy GGUF block (32 values) as the core dequantizes them (docs/kernels.md,
+// "Legacy weights"): hi/lo bf16 parts of d and m, the code as an exact bf16 (128 + b for the 4- and
+// 5-bit codes, the int8 code for Q8_0), every '+' one fp32 rounding in the specification's order.
+void ref_bfp16_dequant_legacy_block(ggml_type wtype, const uint8_t * block, float * w32);
 
 // The fp32 weights w of one GGUF super-block (256 values, ggml's value order) as the core dequantizes
 // them: hi/lo bf16 parts of d, dmin and of each sub-block scale s, every '+' / '-' one fp32 rounding.

@@ -1,7 +1,7 @@
 // The tests' bfp16 contract reference (tests/common/bfp16-reference.h) checked on its own: the block
 // conversion on hand-computed blocks (exponent choice, round to nearest even on the two's complement
 // value, the +128 clamp, zeros, subnormals, field 255), the on-core dequantization on hand-built Q4_K /
-// Q5_K / Q6_K blocks (exact cases, the hi/lo split of the scale, the fp32 rounding order), the product's
+// Q5_K / Q6_K and Q4_0 / Q4_1 / Q5_0 / Q5_1 / Q8_0 blocks (exact cases, the hi/lo split of the scale, the fp32 rounding order), the product's
 // K order, and on random data its distance from an fp64 evaluation of ggml's dequantized weights.
 #include "bfp16-reference.h"
 #include "contract-reference.h"
@@ -77,15 +77,41 @@ RefBfp16Block block_of(std::vector<float> x) {
 
 std::vector<int> mantissas(const RefBfp16Block & b) { return std::vector<int>(b.mantissa, b.mantissa + 8); }
 
-// ggml's exact weight value d * sc * q - dmin * m (Q6_K: d * sc * (code - 32)) in double, per value.
+// ggml's exact weight value d * sc * q - dmin * m (Q6_K: d * sc * (code - 32)) in double, per value;
+// for the legacy types (32 values) d * q with q signed for *_0, d * q + m for Q4_1 / Q5_1.
 std::vector<double> exact_weights(ggml_type t, const uint8_t * block) {
     const DecodedBlock db = decode_block_reference(t, block);
-    std::vector<double> w(256);
-    for (int v = 0; v < 256; ++v) {
+    std::vector<double> w(db.values);
+    const bool legacy = db.values == 32;
+    for (int v = 0; v < db.values; ++v) {
         const int j = v / db.sub;
-        w[v] = double(db.d) * db.scale[j] * db.q[v] - double(db.m) * db.min[j];
+        w[v] = legacy ? double(db.d) * db.q[v] + double(db.m) * db.min[0]
+                      : double(db.d) * db.scale[j] * db.q[v] - double(db.m) * db.min[j];
     }
     return w;
+}
+
+// Legacy blocks from d, m and 32 codes (unsigned b for Q4/Q5, the signed int8 for Q8_0): Q4_0 {d;
+// qs[16]}, Q4_1 {d; m; qs[16]} with value j in the low nibble of qs[j] and j + 16 in its high nibble;
+// Q5_0 {d; qh[4]; qs[16]}, Q5_1 {d; m; qh[4]; qs[16]} with value i's 5th bit at bit i of the
+// little-endian qh; Q8_0 {d; qs[32]}.
+std::vector<uint8_t> legacy_block(ggml_type t, float d, float m, const int * code) {
+    const bool has_m = t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_1;
+    const bool five = t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1;
+    std::vector<uint8_t> b(ggml_type_size(t), 0);
+    put_half(b.data(), d);
+    if (has_m) put_half(b.data() + 2, m);
+    uint8_t * p = b.data() + (has_m ? 4 : 2);
+    if (t == GGML_TYPE_Q8_0) {
+        for (int i = 0; i < 32; ++i) p[i] = static_cast<uint8_t>(static_cast<int8_t>(code[i]));
+        return b;
+    }
+    uint8_t * qs = p + (five ? 4 : 0);
+    for (int i = 0; i < 32; ++i) {
+        qs[i % 16] |= static_cast<uint8_t>((code[i] & 15) << (4 * (i / 16)));
+        if (five) p[i / 8] |= static_cast<uint8_t>(((code[i] >> 4) & 1) << (i % 8));
+    }
+    return b;
 }
 
 // ---- The block conversion ----
@@ -168,12 +194,18 @@ TEST(Bfp16Block, BlockDotIsTheExactScaledIntegerSum) {
 
 // ---- The dequantization ----
 
-TEST(Bfp16Dequant, SupportsTheThreeKQuants) {
-    EXPECT_TRUE(bfp16_reference_supports(GGML_TYPE_Q4_K));
-    EXPECT_TRUE(bfp16_reference_supports(GGML_TYPE_Q5_K));
-    EXPECT_TRUE(bfp16_reference_supports(GGML_TYPE_Q6_K));
-    EXPECT_FALSE(bfp16_reference_supports(GGML_TYPE_Q4_0));
+TEST(Bfp16Dequant, SupportsThreeKQuantsAndFiveLegacyTypes) {
+    for (ggml_type t : {GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K}) {
+        EXPECT_TRUE(bfp16_reference_supports(t));
+        EXPECT_EQ(bfp16_reference_block_values(t), 256);
+    }
+    for (ggml_type t : {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0}) {
+        EXPECT_TRUE(bfp16_reference_supports(t));
+        EXPECT_EQ(bfp16_reference_block_values(t), 32);
+    }
     EXPECT_FALSE(bfp16_reference_supports(GGML_TYPE_Q3_K));
+    EXPECT_FALSE(bfp16_reference_supports(GGML_TYPE_Q2_K));
+    EXPECT_FALSE(bfp16_reference_supports(GGML_TYPE_F16));
 }
 
 // Scales whose bf16 parts are exact and small: every step of the formula is exact, w = d sc code - dmin m.
@@ -234,6 +266,80 @@ TEST(Bfp16Dequant, OffsetRoundsBeforeTheCodeIsAdded) {
     EXPECT_EQ(exact_weights(GGML_TYPE_Q4_K, b.data())[0], -32768.0);
     EXPECT_EQ(w[0], -32768.0f + 0x1p-9f);
     EXPECT_EQ(w[1], -32768.0f + 0x1p-9f);  // 129 x 2^-16 rounds to one 2^-9 step too
+}
+
+// ---- Legacy blocks ----
+
+// d = 1 + 2^-10 is a half but not a bf16 (d_hi = 1, d_lo = 2^-10): with both parts every w of Q4_0,
+// Q5_0 and Q8_0 is the exact d (q - z); one bf16 d would give q - z.
+TEST(Bfp16DequantLegacy, ZeroOffsetTypesAreExact) {
+    const float d = 1.0f + 0x1p-10f;
+    int c4[32], c5[32], c8[32];
+    for (int i = 0; i < 32; ++i) {
+        c4[i] = i % 16;
+        c5[i] = (7 * i) % 32;
+        c8[i] = i == 0 ? -128 : i == 1 ? 127 : 8 * i - 128;
+    }
+    float w[32];
+    ref_bfp16_dequant_legacy_block(GGML_TYPE_Q4_0, legacy_block(GGML_TYPE_Q4_0, d, 0.0f, c4).data(), w);
+    for (int i = 0; i < 32; ++i) {
+        ASSERT_EQ(w[i], double(d) * (c4[i] - 8)) << "Q4_0 value " << i;
+        if (c4[i] != 8) ASSERT_NE(w[i], float(c4[i] - 8));
+    }
+    EXPECT_EQ(w[0], -8.0078125f);  // -8 (1 + 2^-10)
+    ref_bfp16_dequant_legacy_block(GGML_TYPE_Q5_0, legacy_block(GGML_TYPE_Q5_0, d, 0.0f, c5).data(), w);
+    for (int i = 0; i < 32; ++i) ASSERT_EQ(w[i], double(d) * (c5[i] - 16)) << "Q5_0 value " << i;
+    EXPECT_EQ(w[5], -13.0126953125f);  // code 35 % 32 = 3: -13 (1 + 2^-10)
+    ref_bfp16_dequant_legacy_block(GGML_TYPE_Q8_0, legacy_block(GGML_TYPE_Q8_0, d, 0.0f, c8).data(), w);
+    for (int i = 0; i < 32; ++i) ASSERT_EQ(w[i], double(d) * c8[i]) << "Q8_0 value " << i;
+    EXPECT_EQ(w[0], -128.125f);
+    EXPECT_EQ(w[1], 127.1240234375f);
+}
+
+// Q4_1 / Q5_1 with d and m of nearby exponents: w = d q + m exactly (every partial sum fits 24 bits).
+// d = 0.1 and m = -1.3 as halves are not bf16 values: both need their two parts.
+TEST(Bfp16DequantLegacy, MinTypesAreExactForNearbyExponents) {
+    const float d = half_to_float(float_to_half(0.1f)), m = half_to_float(float_to_half(-1.3f));
+    int code[32];
+    for (int i = 0; i < 32; ++i) code[i] = (5 * i + 3) % 32;
+    int c4[32];
+    for (int i = 0; i < 32; ++i) c4[i] = code[i] % 16;
+    float w[32];
+    ref_bfp16_dequant_legacy_block(GGML_TYPE_Q4_1, legacy_block(GGML_TYPE_Q4_1, d, m, c4).data(), w);
+    for (int i = 0; i < 32; ++i) ASSERT_EQ(w[i], double(d) * c4[i] + double(m)) << "Q4_1 value " << i;
+    ref_bfp16_dequant_legacy_block(GGML_TYPE_Q5_1, legacy_block(GGML_TYPE_Q5_1, d, m, code).data(), w);
+    for (int i = 0; i < 32; ++i) ASSERT_EQ(w[i], double(d) * code[i] + double(m)) << "Q5_1 value " << i;
+}
+
+// The order of the roundings with m far above d: d = 2^-16 (a subnormal half), m = 65504 (m_hi =
+// 65536, m_lo = -32). o = -128 d + m_hi = 65536 - 2^-9 is a tie that rounds to 65536, then o + m_lo =
+// 65504 exactly. Code 0: 65504 + 128 d = 65504 + 2^-9, a tie again (ulp 2^-8), to even: 65504. Code 1:
+// 65504 + 129 d, above the half ulp: 65504 + 2^-8, where the exact d + m rounds (once) to 65504.
+TEST(Bfp16DequantLegacy, OffsetAndMinRoundBeforeTheCodeIsAdded) {
+    int code[32] = {};
+    code[1] = 1;
+    const std::vector<uint8_t> b = legacy_block(GGML_TYPE_Q4_1, 0x1p-16f, 65504.0f, code);
+    float w[32];
+    ref_bfp16_dequant_legacy_block(GGML_TYPE_Q4_1, b.data(), w);
+    EXPECT_EQ(exact_weights(GGML_TYPE_Q4_1, b.data())[1], 65504.0 + 0x1p-16);
+    EXPECT_EQ(static_cast<float>(65504.0 + 0x1p-16), 65504.0f);
+    EXPECT_EQ(w[0], 65504.0f);
+    EXPECT_EQ(w[1], 65504.0f + 0x1p-8f);
+}
+
+// A legacy matmul's 32-value blocks land in the bfp16 blocks of their K positions: K = 64 with the
+// second legacy block's weights all 2 (d = 2, code 9 of Q4_0) and the first's 0.
+TEST(Bfp16DequantLegacy, BlocksInKOrderInTheMatmul) {
+    int zero[32], nine[32];
+    for (int i = 0; i < 32; ++i) zero[i] = 8, nine[i] = 9;
+    std::vector<uint8_t> w = legacy_block(GGML_TYPE_Q4_0, 1.0f, 0.0f, zero);
+    const std::vector<uint8_t> b2 = legacy_block(GGML_TYPE_Q4_0, 2.0f, 0.0f, nine);
+    w.insert(w.end(), b2.begin(), b2.end());
+    std::vector<float> x(64, 0.0f);
+    for (int i = 0; i < 64; ++i) x[i] = i < 32 ? 1000.0f : 0.25f;
+    const std::vector<float> got = contract_reference_bfp16(MatmulCase{GGML_TYPE_Q4_0, 64, 1, 1}, w, x);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], 16.0f);  // 32 x 2 x 0.25; the first block's weights are 0
 }
 
 // ---- Whole matmuls ----
@@ -306,8 +412,9 @@ TEST(Bfp16Matmul, SlicesUseTheirBroadcastMatrix) {
 // their bits below the block's largest value's 2^-6 unit, so for Gaussian data the NMSE is of the
 // order 1e-4; the reference must come close to that but not be exact (which would mean it skipped
 // the bfp16 roundings). Measured (K = 2048, 64 rows, 16 tokens, 30 seeds): 7.2e-5 ... 9.9e-5 for each
-// of Q4_K, Q5_K, Q6_K (mean 8.6e-5 ... 8.8e-5; the test prints its own); the bounds are 3e-4 (3x the
-// largest) and 2e-5 (a quarter of the smallest).
+// of Q4_K, Q5_K, Q6_K (mean 8.6e-5 ... 8.8e-5; the test prints its own); the legacy types Q4_0, Q4_1,
+// Q5_0, Q5_1, Q8_0 (6 seeds): 7.6e-5 ... 9.5e-5 each; the bounds are 3e-4 (3x the largest) and 2e-5
+// (a quarter of the smallest).
 class Bfp16Accuracy : public ::testing::TestWithParam<ggml_type> {};
 
 TEST_P(Bfp16Accuracy, NmseAgainstFp64DequantizedWeightsIsBfp16Sized) {
@@ -321,9 +428,10 @@ TEST_P(Bfp16Accuracy, NmseAgainstFp64DequantizedWeightsIsBfp16Sized) {
     const size_t row = ggml_row_size(t, c.k), bs = ggml_type_size(t);
     std::vector<double> wd(static_cast<size_t>(c.m * c.k));
     for (int64_t r = 0; r < c.m; ++r) {
-        for (int64_t sb = 0; sb < c.k / 256; ++sb) {
+        const int bv = bfp16_reference_block_values(t);
+        for (int64_t sb = 0; sb < c.k / bv; ++sb) {
             const std::vector<double> e = exact_weights(t, w.data() + r * row + sb * bs);
-            std::copy(e.begin(), e.end(), wd.begin() + r * c.k + sb * 256);
+            std::copy(e.begin(), e.end(), wd.begin() + r * c.k + sb * bv);
         }
     }
     std::vector<double> want(got.size());
@@ -341,7 +449,9 @@ TEST_P(Bfp16Accuracy, NmseAgainstFp64DequantizedWeightsIsBfp16Sized) {
     EXPECT_GT(e, 2e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(KQuants, Bfp16Accuracy, ::testing::Values(GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K),
+INSTANTIATE_TEST_SUITE_P(Types, Bfp16Accuracy,
+                         ::testing::Values(GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
+                                           GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0),
                          [](const testing::TestParamInfo<ggml_type> & i) { return std::string(ggml_type_name(i.param)); });
 
 }  // namespace
