@@ -34,6 +34,11 @@ std::vector<MatmulContract> make_contracts() {
         {"mm_q4_K_bfp16", GGML_TYPE_Q4_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
         {"mm_q5_K_bfp16", GGML_TYPE_Q5_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
         {"mm_q6_K_bfp16", GGML_TYPE_Q6_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
+        {"mm_q4_0_bfp16", GGML_TYPE_Q4_0, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
+        {"mm_q4_1_bfp16", GGML_TYPE_Q4_1, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
+        {"mm_q5_0_bfp16", GGML_TYPE_Q5_0, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
+        {"mm_q5_1_bfp16", GGML_TYPE_Q5_1, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
+        {"mm_q8_0_bfp16", GGML_TYPE_Q8_0, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
     };
 }
 

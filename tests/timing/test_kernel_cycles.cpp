@@ -43,8 +43,9 @@ bool same(const CoreOps & a, const CoreOps & b) {
 // Pipelined-loop entries per call, from the kernels' loop structure (aie/matmul/kernels/*.cc).
 uint64_t expected_pipelined_loops(const MatmulContract & c, int tn) {
     const int groups = tn / 4;  // 4-token groups
-    // The bfp16 prefill kernel: per row group its sub-block (dequantization) loop and two mmul loops.
-    if (c.act_format == ActFormat::bfp16) return 4 * (1 + 2);
+    // The bfp16 prefill kernels: per row group (K-quant) or per row group and K half (legacy) the
+    // dequantization loop and two mmul loops.
+    if (c.act_format == ActFormat::bfp16) return std::string(c.family) == "legacy_bfp16" ? 4 * 2 * (1 + 2) : 4 * (1 + 2);
     switch (c.weight_type) {
         case GGML_TYPE_Q4_K:
         case GGML_TYPE_Q5_K:
