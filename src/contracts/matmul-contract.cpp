@@ -34,6 +34,8 @@ std::vector<MatmulContract> make_contracts() {
         {"mm_q4_K_bfp16", GGML_TYPE_Q4_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
         {"mm_q5_K_bfp16", GGML_TYPE_Q5_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
         {"mm_q6_K_bfp16", GGML_TYPE_Q6_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
+        {"mm_q2_K_bfp16", GGML_TYPE_Q2_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_low_bfp16", ContractUse::prefill},
+        {"mm_q3_K_bfp16", GGML_TYPE_Q3_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_low_bfp16", ContractUse::prefill},
     };
 }
 

@@ -92,12 +92,15 @@ const std::vector<KernelBudget> & kernel_budgets() {
     //   float    4 (TN = 4) or 8 (TN = 32) accumulators; program up to 5 KB.
     //   kquant_bfp16  TN = 32 only: 4 mmul accumulators + 1 for the dequantization; program about 7.5 KB
     //            (mm_kquant_bfp16.cc; its stack 7872 B: the dequantized row group, scales, parameters).
+    //   kquant_low_bfp16  the same structure for Q2_K / Q3_K: 5 accumulators; program about 5.5 KB
+    //            (mm_kquant_low_bfp16.cc; its stack 8384 B).
     static const KernelFigures figures[] = {
         {"kquant", 8, 8, 9728},
         {"legacy", 8, 8, 10752},
         {"kquant_low", 4, 7, 7168},
         {"float", 4, 8, 5120},
         {"kquant_bfp16", 0, 5, 7680},
+        {"kquant_low_bfp16", 0, 5, 5632},
     };
     static const std::vector<KernelBudget> budgets = [] {
         std::vector<KernelBudget> out;

@@ -131,7 +131,7 @@ plan_ok() {  # plan_ok <label> <design args...>: design.py --print-plan passes i
     fi
 }
 
-for family in kquant legacy kquant_low float kquant_bfp16; do
+for family in kquant legacy kquant_low float kquant_bfp16 kquant_low_bfp16; do
     tiles=$("$py" "$design" --family "$family" --list-tiles)
     for tn in $tiles; do
         plan_ok "$family n$tn" --family "$family" --tile-n "$tn" --cols 8 --dev npu2

@@ -77,7 +77,9 @@ float ref_bfp16_block_dot(const RefBfp16Block & a, const RefBfp16Block & w) {
 
 // ---- On-core dequantization ----
 
-bool bfp16_reference_supports(ggml_type t) { return t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K; }
+bool bfp16_reference_supports(ggml_type t) {
+    return t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K;
+}
 
 namespace {
 
@@ -89,8 +91,14 @@ struct Bf16Pair {
     explicit Bf16Pair(float v) : hi(bf16_round(v)), lo(bf16_round(v - hi)) {}
 };
 
-// The unsigned code of value v: the decoder's q[] is unsigned for Q4_K / Q5_K, code - 32 for Q6_K.
-int unsigned_code(ggml_type t, const DecodedBlock & db, int v) { return t == GGML_TYPE_Q6_K ? db.q[v] + 32 : db.q[v]; }
+// The unsigned code of value v: the decoder's q[] is unsigned for Q2_K / Q4_K / Q5_K, code - 32 for
+// Q6_K, (low | h << 2) - 4 for Q3_K.
+int unsigned_code(ggml_type t, const DecodedBlock & db, int v) {
+    return t == GGML_TYPE_Q6_K ? db.q[v] + 32 : t == GGML_TYPE_Q3_K ? db.q[v] + 4 : db.q[v];
+}
+
+// The offset folded into o: x = 128 + b, the value is b (nb = -128), b - 32 (Q6_K) or b - 4 (Q3_K).
+float code_offset(ggml_type t) { return t == GGML_TYPE_Q6_K ? -160.0f : t == GGML_TYPE_Q3_K ? -132.0f : -128.0f; }
 
 }  // namespace
 
@@ -98,8 +106,8 @@ void ref_bfp16_dequant_superblock(ggml_type t, const uint8_t * block, float * w2
     if (!bfp16_reference_supports(t)) throw std::runtime_error("bfp16 reference: no bfp16 contract for this weight type");
     const DecodedBlock db = decode_block_reference(t, block);  // d, dmin as fp32 (exact), 6-bit / int8 scales
     const Bf16Pair d(db.d);
-    const Bf16Pair dmin(db.m);  // 0 for Q6_K, whose m_j are 0 too
-    const float nb = t == GGML_TYPE_Q6_K ? -160.0f : -128.0f;
+    const Bf16Pair dmin(db.m);  // 0 for Q6_K and Q3_K, whose m_j are 0 too
+    const float nb = code_offset(t);
     for (int j = 0; j < 256 / db.sub; ++j) {
         const float sc = static_cast<float>(db.scale[j]);
         const float mj = static_cast<float>(db.min[j]);

@@ -33,7 +33,7 @@ double ref_bfp16_value(const RefBfp16Block & b, int i);
 // The exact block dot of the contract as fp32: (sum mA_i mW_i) * 2^(eA + eW - 266).
 float ref_bfp16_block_dot(const RefBfp16Block & a, const RefBfp16Block & w);
 
-// Weight types with a bfp16 contract: Q4_K, Q5_K, Q6_K.
+// Weight types with a bfp16 contract: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
 bool bfp16_reference_supports(ggml_type wtype);
 
 // The fp32 weights w of one GGUF super-block (256 values, ggml's value order) as the core dequantizes
