@@ -321,6 +321,45 @@ TEST(Bfp16Dequant, OffsetRoundsBeforeTheCodeIsAdded) {
     EXPECT_EQ(w[1], -32768.0f + 0x1p-9f);  // 129 x 2^-16 rounds to one 2^-9 step too
 }
 
+// Float weights reach the block conversion exactly: an F16 subnormal, an F16 value that is not a bf16,
+// a BF16 and an F32 with all 24 bits; F16/BF16/F32 rows are read as stored.
+TEST(Bfp16Dequant, FloatWeightsAreExact) {
+    EXPECT_TRUE(bfp16_reference_is_float(GGML_TYPE_F16) && bfp16_reference_is_float(GGML_TYPE_BF16) &&
+                bfp16_reference_is_float(GGML_TYPE_F32));
+    const uint16_t h[3] = {0x0001, 0x3C01, 0xFC00};  // 2^-24, 1 + 2^-10, -inf
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_F16, reinterpret_cast<const uint8_t *>(h), 0), 0x1p-24f);
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_F16, reinterpret_cast<const uint8_t *>(h), 1), 1.0f + 0x1p-10f);
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_F16, reinterpret_cast<const uint8_t *>(h), 2), -std::numeric_limits<float>::infinity());
+    const uint16_t b[2] = {0x3F81, 0xC040};  // 1 + 2^-7, -3
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_BF16, reinterpret_cast<const uint8_t *>(b), 0), 1.0f + 0x1p-7f);
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_BF16, reinterpret_cast<const uint8_t *>(b), 1), -3.0f);
+    const float f[1] = {1.0f + 0x1p-23f};
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_F32, reinterpret_cast<const uint8_t *>(f), 0), 1.0f + 0x1p-23f);
+}
+
+// Float weights, K = 12 (not a multiple of 8): blocks of 8 consecutive K, the second padded with
+// zeros. K block 0 holds 100 and 0.75 (the block's unit is 2^(6 - 6) = 1 at 100: 0.75 rounds to 1),
+// K block 1 holds 1.0 beside zeros. Activations all 1 (the second block 1, 1, 1, 1 and padding):
+// c = 101 + 1.
+TEST(Bfp16Matmul, FloatWeightsBlockAlongKWithZeroPadding) {
+    for (ggml_type t : {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16}) {
+        SCOPED_TRACE(ggml_type_name(t));
+        const MatmulCase c{t, 12, 1, 1};
+        std::vector<float> wf(12, 0.0f);
+        wf[0] = 100.0f;
+        wf[3] = 0.75f;
+        wf[8] = 1.0f;
+        std::vector<uint8_t> w(ggml_row_size(t, 12));
+        for (int i = 0; i < 12; ++i) {
+            if (t == GGML_TYPE_F32) std::memcpy(&w[4 * i], &wf[i], 4);
+            if (t == GGML_TYPE_F16) put_half(&w[2 * i], wf[i]);
+            if (t == GGML_TYPE_BF16) { const uint16_t v = float_to_bf16(wf[i]); std::memcpy(&w[2 * i], &v, 2); }
+        }
+        const std::vector<float> x(12, 1.0f);
+        EXPECT_EQ(contract_reference_bfp16(c, w, x)[0], 102.0f);
+    }
+}
+
 // ---- Whole matmuls ----
 
 // Weights all 1 (d = 0.5, sc = 2, code 1), activations 2^21 in the first K block (D = 2^24) and 1/8
@@ -406,6 +445,10 @@ TEST_P(Bfp16Accuracy, NmseAgainstFp64DequantizedWeightsIsBfp16Sized) {
     const size_t row = ggml_row_size(t, c.k), bs = ggml_type_size(t);
     std::vector<double> wd(static_cast<size_t>(c.m * c.k));
     for (int64_t r = 0; r < c.m; ++r) {
+        if (bfp16_reference_is_float(t)) {  // the stored values (F16 / BF16 widen exactly)
+            for (int64_t i = 0; i < c.k; ++i) wd[r * c.k + i] = ref_bfp16_float_weight(t, w.data() + r * row, i);
+            continue;
+        }
         for (int64_t sb = 0; sb < c.k / 256; ++sb) {
             const std::vector<double> e = exact_weights(t, w.data() + r * row + sb * bs);
             std::copy(e.begin(), e.end(), wd.begin() + r * c.k + sb * 256);
@@ -427,7 +470,8 @@ TEST_P(Bfp16Accuracy, NmseAgainstFp64DequantizedWeightsIsBfp16Sized) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KQuants, Bfp16Accuracy,
-                         ::testing::Values(GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K),
+                         ::testing::Values(GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+                                           GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_F32),
                          [](const testing::TestParamInfo<ggml_type> & i) { return std::string(ggml_type_name(i.param)); });
 
 }  // namespace
