@@ -1,6 +1,8 @@
 // F16, BF16 and F32 weights x bfp16 activations on the native bfp16 matrix unit (prefill contracts v3:
 // mm_f16_bfp16 / mm_bf16_bfp16 / mm_f32_bfp16, tile 64 x 32 x TK with TK = 128 / 128 / 64, the same
 // weight tiles as the float contracts: fmt::f16 / bf16 / f32 of aie/include/xdna_aie/matmul_tiles.h).
+// Families float_bfp16 (F16, BF16) and f32_bfp16 (F32: its 64-K activation tile is half the size of
+// the others', and one xclbin's A tile object has one size); one core program for both.
 //
 // The numerics are defined in docs/kernels.md, "Prefill contracts v3", "F16, BF16 and F32"; this file
 // computes exactly that. Per call each weight value goes into an fp32 accumulator lane exactly (F16
@@ -29,6 +31,7 @@
 //   stack: one row block's blocks (16 x 72 B)                                      1152 B
 //   stack: call frames, spills (estimate)                                          1024 B
 //   total (+ 16 B of RTP words)                                                   52368 B = 51.1 KB
+//   (F32: A 2 x 2304 B and 576 B of blocks: 48.4 KB.)
 //
 // ---- Program memory estimate (16 KB) -----------------------------------------------------------
 // At about 12 bytes per VLIW bundle (not a compiler figure): per type the conversion body (F16: 4
