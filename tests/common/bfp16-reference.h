@@ -33,14 +33,19 @@ double ref_bfp16_value(const RefBfp16Block & b, int i);
 // The exact block dot of the contract as fp32: (sum mA_i mW_i) * 2^(eA + eW - 266).
 float ref_bfp16_block_dot(const RefBfp16Block & a, const RefBfp16Block & w);
 
-// Weight types with a bfp16 contract: Q4_K, Q5_K, Q6_K.
+// Weight types with a bfp16 contract: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, F16, BF16, F32.
 bool bfp16_reference_supports(ggml_type wtype);
+bool bfp16_reference_is_float(ggml_type wtype);
+
+// Value i of a float weight row (F16 / BF16 / F32) as the fp32 the core converts: exact.
+float ref_bfp16_float_weight(ggml_type wtype, const uint8_t * row, int64_t i);
 
 // The fp32 weights w of one GGUF super-block (256 values, ggml's value order) as the core dequantizes
 // them: hi/lo bf16 parts of d, dmin and of each sub-block scale s, every '+' / '-' one fp32 rounding.
 void ref_bfp16_dequant_superblock(ggml_type wtype, const uint8_t * block, float * w256);
 
-// Whole matmul, the contract's fp32 value bit for bit: out[slice][n][m] for the same MatmulCase,
+// Whole matmul, the contract's fp32 value bit for bit (any K for float weights: the last block padded
+// with zeros; a multiple of 256 for the K-quants): out[slice][n][m] for the same MatmulCase,
 // weights (GGUF bytes, [mat][m][row bytes]) and activations ([slice][n][k]) as contract_reference_exact
 // (F16 / BF16 src1 rounded to that type first). Per output c = 0.0f, then c = c + D for every block of
 // 8 in K order. A token with a NaN or an infinity among its activations has every output NaN.
