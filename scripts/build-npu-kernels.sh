@@ -23,7 +23,7 @@ kernels_dir=$root/aie/matmul/kernels
 python=${PYTHON:-python3}
 
 out_dir=$root/build/ggml-xdna-kernels
-families="kquant legacy kquant_low float kquant_bfp16 legacy_bfp16"
+families="kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16 float_bfp16 f32_bfp16"
 tiles="4 32"
 cols=8
 m_tiles=64
@@ -38,7 +38,7 @@ usage() {
 usage: $(basename "$0") [options]
   --out DIR        output directory (default build/ggml-xdna-kernels)
   --family F       build only this family (repeatable): kquant legacy kquant_low float kquant_bfp16
-                   legacy_bfp16
+                          legacy_bfp16 kquant_low_bfp16 float_bfp16 f32_bfp16
   --tile-n N       build only this token tile (repeatable): 4 32
   --cols N         array columns (default 8)
   --m-tiles N      weight row tiles of the instruction streams (default 64: M = 4096)

@@ -164,10 +164,16 @@ _CONTRACTS = {
     "mm_q5_0_bfp16": Contract("mm_q5_0_bfp16", "mm_q5_0_bfp16", "q5_0", act_bfp16=True, tiles=(32,)),
     "mm_q5_1_bfp16": Contract("mm_q5_1_bfp16", "mm_q5_1_bfp16", "q5_1", act_bfp16=True, tiles=(32,)),
     "mm_q8_0_bfp16": Contract("mm_q8_0_bfp16", "mm_q8_0_bfp16", "q8_0", act_bfp16=True, tiles=(32,)),
+    "mm_q2_K_bfp16": Contract("mm_q2_K_bfp16", "mm_q2_K_bfp16", "q2_K", act_bfp16=True, tiles=(32,)),
+    "mm_q3_K_bfp16": Contract("mm_q3_K_bfp16", "mm_q3_K_bfp16", "q3_K", act_bfp16=True, tiles=(32,)),
+    "mm_f16_bfp16": Contract("mm_f16_bfp16", "mm_f16_bfp16", "f16", act_bfp16=True, tiles=(32,)),
+    "mm_bf16_bfp16": Contract("mm_bf16_bfp16", "mm_bf16_bfp16", "bf16", act_bfp16=True, tiles=(32,)),
+    "mm_f32_bfp16": Contract("mm_f32_bfp16", "mm_f32_bfp16", "f32", act_bfp16=True, tiles=(32,)),
 }
 _SOURCES = {"kquant": "mm_kquant.cc", "legacy": "mm_legacy.cc", "kquant_low": "mm_kquant_low.cc",
-            "float": "mm_float.cc", "kquant_bfp16": "mm_kquant_bfp16.cc",
-            "legacy_bfp16": "mm_legacy_bfp16.cc"}
+            "float": "mm_float.cc", "kquant_bfp16": "mm_kquant_bfp16.cc", "legacy_bfp16": "mm_legacy_bfp16.cc",
+            "kquant_low_bfp16": "mm_kquant_low_bfp16.cc", "float_bfp16": "mm_float_bfp16.cc",
+            "f32_bfp16": "mm_float_bfp16.cc"}
 FAMILIES = {name: (_SOURCES[name], [_CONTRACTS[c] for c in names])
             for name, names in DATAFLOW["families"].items() if name != "about"}
 ZERO_SOURCE = "zero.cc"  # mm_zero_c_n<TN>, linked into every core program

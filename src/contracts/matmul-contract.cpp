@@ -39,6 +39,11 @@ std::vector<MatmulContract> make_contracts() {
         {"mm_q5_0_bfp16", GGML_TYPE_Q5_0, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
         {"mm_q5_1_bfp16", GGML_TYPE_Q5_1, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
         {"mm_q8_0_bfp16", GGML_TYPE_Q8_0, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
+        {"mm_q2_K_bfp16", GGML_TYPE_Q2_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_low_bfp16", ContractUse::prefill},
+        {"mm_q3_K_bfp16", GGML_TYPE_Q3_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_low_bfp16", ContractUse::prefill},
+        {"mm_f16_bfp16", GGML_TYPE_F16, ActFormat::bfp16, 128, 64, kPrefillTokenTiles, "float_bfp16", ContractUse::prefill},
+        {"mm_bf16_bfp16", GGML_TYPE_BF16, ActFormat::bfp16, 128, 64, kPrefillTokenTiles, "float_bfp16", ContractUse::prefill},
+        {"mm_f32_bfp16", GGML_TYPE_F32, ActFormat::bfp16, 64, 64, kPrefillTokenTiles, "f32_bfp16", ContractUse::prefill},
     };
 }
 

@@ -94,6 +94,11 @@ const std::vector<KernelBudget> & kernel_budgets() {
     //            (mm_kquant_bfp16.cc; its stack 7872 B: the dequantized row group, scales, parameters).
     //   legacy_bfp16  TN = 32 only: the same 5; program about 10.5 KB (mm_legacy_bfp16.cc; its stack
     //            3328 B: the dequantized K half of a row group and frames).
+    //   kquant_low_bfp16  the same structure for Q2_K / Q3_K: 5 accumulators; program about 5.5 KB
+    //            (mm_kquant_low_bfp16.cc; its stack 8384 B).
+    //   float_bfp16  F16 / BF16 / F32 as bfp16: 4 mmul accumulators; program about 3.5 KB
+    //            (mm_float_bfp16.cc; its stack 2176 B: one row block's blocks + frames). F32 is the
+    //            family f32_bfp16 of the same program (its A tile, K = 64, is half F16's; stack 1600 B).
     static const KernelFigures figures[] = {
         {"kquant", 8, 8, 9728},
         {"legacy", 8, 8, 10752},
@@ -101,6 +106,9 @@ const std::vector<KernelBudget> & kernel_budgets() {
         {"float", 4, 8, 5120},
         {"kquant_bfp16", 0, 5, 7680},
         {"legacy_bfp16", 0, 5, 10752},
+        {"kquant_low_bfp16", 0, 5, 5632},
+        {"float_bfp16", 0, 4, 3584},
+        {"f32_bfp16", 0, 4, 3584},
     };
     static const std::vector<KernelBudget> budgets = [] {
         std::vector<KernelBudget> out;

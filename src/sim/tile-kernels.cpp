@@ -35,6 +35,11 @@ void mm_q4_1_bfp16_n32(const uint8_t *, const uint8_t *, float *);
 void mm_q5_0_bfp16_n32(const uint8_t *, const uint8_t *, float *);
 void mm_q5_1_bfp16_n32(const uint8_t *, const uint8_t *, float *);
 void mm_q8_0_bfp16_n32(const uint8_t *, const uint8_t *, float *);
+void mm_q2_K_bfp16_n32(const uint8_t *, const uint8_t *, float *);
+void mm_q3_K_bfp16_n32(const uint8_t *, const uint8_t *, float *);
+void mm_f16_bfp16_n32(const uint8_t *, const uint8_t *, float *);
+void mm_bf16_bfp16_n32(const uint8_t *, const uint8_t *, float *);
+void mm_f32_bfp16_n32(const uint8_t *, const uint8_t *, float *);
 void mm_zero_c_n4(float *);
 void mm_zero_c_n32(float *);
 }
@@ -72,6 +77,11 @@ constexpr char mm_q4_1_bfp16_n32_name[] = "mm_q4_1_bfp16_n32";
 constexpr char mm_q5_0_bfp16_n32_name[] = "mm_q5_0_bfp16_n32";
 constexpr char mm_q5_1_bfp16_n32_name[] = "mm_q5_1_bfp16_n32";
 constexpr char mm_q8_0_bfp16_n32_name[] = "mm_q8_0_bfp16_n32";
+constexpr char mm_q2_K_bfp16_n32_name[] = "mm_q2_K_bfp16_n32";
+constexpr char mm_q3_K_bfp16_n32_name[] = "mm_q3_K_bfp16_n32";
+constexpr char mm_f16_bfp16_n32_name[] = "mm_f16_bfp16_n32";
+constexpr char mm_bf16_bfp16_n32_name[] = "mm_bf16_bfp16_n32";
+constexpr char mm_f32_bfp16_n32_name[] = "mm_f32_bfp16_n32";
 #define CHECKED(fn) mode_checked<fn, fn##_name>
 
 template <int Type, int TN>
@@ -127,6 +137,13 @@ std::vector<TileEntry> make_entries() {
         {"mm_q5_0_bfp16", 32, CHECKED(mm_q5_0_bfp16_n32), nullptr, nullptr},
         {"mm_q5_1_bfp16", 32, CHECKED(mm_q5_1_bfp16_n32), nullptr, nullptr},
         {"mm_q8_0_bfp16", 32, CHECKED(mm_q8_0_bfp16_n32), nullptr, nullptr},
+        // Q2_K / Q3_K (mm_kquant_low_bfp16.cc): no twin, the simulator runs their kernel code.
+        {"mm_q2_K_bfp16", 32, CHECKED(mm_q2_K_bfp16_n32), nullptr, nullptr},
+        {"mm_q3_K_bfp16", 32, CHECKED(mm_q3_K_bfp16_n32), nullptr, nullptr},
+        // F16 / BF16 / F32 (mm_float_bfp16.cc): no twin either.
+        {"mm_f16_bfp16", 32, CHECKED(mm_f16_bfp16_n32), nullptr, nullptr},
+        {"mm_bf16_bfp16", 32, CHECKED(mm_bf16_bfp16_n32), nullptr, nullptr},
+        {"mm_f32_bfp16", 32, CHECKED(mm_f32_bfp16_n32), nullptr, nullptr},
         // The float contracts have no twin: the simulator always runs their kernel code.
         {"mm_f16_f16", 4, CHECKED(mm_f16_n4), nullptr, nullptr},
         {"mm_f16_f16", 32, CHECKED(mm_f16_n32), nullptr, nullptr},

@@ -56,7 +56,8 @@ def verify(plan):
         f = fmt_of(contract)
         up = lambda x: (x + 63) // 64 * 64
         if contract.endswith("_bfp16"):  # bfp16ebs8 blocks: 8 values in 9 bytes (prefill contracts v3)
-            return up(tn * (256 // 8) * 9)
+            tk = 64 if f == "f32" else 128 if f in ("f16", "bf16") else 256
+            return up(tn * (tk // 8) * 9)
         if f in ("f16", "bf16"):
             return up(tn * 128 * 2)
         if f == "f32":
@@ -131,7 +132,7 @@ plan_ok() {  # plan_ok <label> <design args...>: design.py --print-plan passes i
     fi
 }
 
-for family in kquant legacy kquant_low float kquant_bfp16 legacy_bfp16; do
+for family in kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16 float_bfp16 f32_bfp16; do
     tiles=$("$py" "$design" --family "$family" --list-tiles)
     for tn in $tiles; do
         plan_ok "$family n$tn" --family "$family" --tile-n "$tn" --cols 8 --dev npu2

@@ -77,13 +77,39 @@ float ref_bfp16_block_dot(const RefBfp16Block & a, const RefBfp16Block & w) {
 
 // ---- On-core dequantization ----
 
-bool bfp16_reference_supports(ggml_type t) { return bfp16_reference_block_values(t) != 0; }
+bool bfp16_reference_is_float(ggml_type t) { return t == GGML_TYPE_F16 || t == GGML_TYPE_BF16 || t == GGML_TYPE_F32; }
+
+bool bfp16_reference_supports(ggml_type t) { return bfp16_reference_is_float(t) || bfp16_reference_block_values(t) != 0; }
 
 int bfp16_reference_block_values(ggml_type t) {
     switch (t) {
-        case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K: return 256;
+        case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K: return 256;
         case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_0: return 32;
         default: return 0;
+    }
+}
+
+float ref_bfp16_float_weight(ggml_type t, const uint8_t * row, int64_t i) {
+    switch (t) {
+        case GGML_TYPE_F32: {
+            float f;
+            std::memcpy(&f, row + 4 * i, 4);
+            return f;
+        }
+        case GGML_TYPE_F16: {
+            uint16_t h;
+            std::memcpy(&h, row + 2 * i, 2);
+            return half_to_float(h);  // exact: every half is an fp32
+        }
+        case GGML_TYPE_BF16: {
+            uint16_t b;
+            std::memcpy(&b, row + 2 * i, 2);
+            const uint32_t u = static_cast<uint32_t>(b) << 16;  // a bf16 is the top half of its fp32
+            float f;
+            std::memcpy(&f, &u, 4);
+            return f;
+        }
+        default: throw std::runtime_error("bfp16 reference: not a float weight type");
     }
 }
 
@@ -97,8 +123,14 @@ struct Bf16Pair {
     explicit Bf16Pair(float v) : hi(bf16_round(v)), lo(bf16_round(v - hi)) {}
 };
 
-// The unsigned code of value v: the decoder's q[] is unsigned for Q4_K / Q5_K, code - 32 for Q6_K.
-int unsigned_code(ggml_type t, const DecodedBlock & db, int v) { return t == GGML_TYPE_Q6_K ? db.q[v] + 32 : db.q[v]; }
+// The unsigned code of value v: the decoder's q[] is unsigned for Q2_K / Q4_K / Q5_K, code - 32 for
+// Q6_K, (low | h << 2) - 4 for Q3_K.
+int unsigned_code(ggml_type t, const DecodedBlock & db, int v) {
+    return t == GGML_TYPE_Q6_K ? db.q[v] + 32 : t == GGML_TYPE_Q3_K ? db.q[v] + 4 : db.q[v];
+}
+
+// The offset folded into o: x = 128 + b, the value is b (nb = -128), b - 32 (Q6_K) or b - 4 (Q3_K).
+float code_offset(ggml_type t) { return t == GGML_TYPE_Q6_K ? -160.0f : t == GGML_TYPE_Q3_K ? -132.0f : -128.0f; }
 
 }  // namespace
 
@@ -140,8 +172,8 @@ void ref_bfp16_dequant_superblock(ggml_type t, const uint8_t * block, float * w2
     if (bfp16_reference_block_values(t) != 256) throw std::runtime_error("bfp16 reference: no bfp16 contract for this weight type");
     const DecodedBlock db = decode_block_reference(t, block);  // d, dmin as fp32 (exact), 6-bit / int8 scales
     const Bf16Pair d(db.d);
-    const Bf16Pair dmin(db.m);  // 0 for Q6_K, whose m_j are 0 too
-    const float nb = t == GGML_TYPE_Q6_K ? -160.0f : -128.0f;
+    const Bf16Pair dmin(db.m);  // 0 for Q6_K and Q3_K, whose m_j are 0 too
+    const float nb = code_offset(t);
     for (int j = 0; j < 256 / db.sub; ++j) {
         const float sc = static_cast<float>(db.scale[j]);
         const float mj = static_cast<float>(db.min[j]);
@@ -186,8 +218,20 @@ float round_to_src1_type(ggml_type t, float x) {
     }
 }
 
-// One matrix's weights as bfp16 blocks, [row][k / 8].
+int64_t k_blocks(const MatmulCase & c) { return (c.k + 7) / 8; }
+
+// One matrix's weights as bfp16 blocks, [row][k / 8] (float weights: values beyond K are 0).
 std::vector<RefBfp16Block> weight_blocks(const MatmulCase & c, const uint8_t * mat, size_t row_bytes) {
+    if (bfp16_reference_is_float(c.wtype)) {
+        const int64_t kb = k_blocks(c);
+        std::vector<RefBfp16Block> out(static_cast<size_t>(c.m * kb));
+        std::vector<float> row(static_cast<size_t>(kb * 8), 0.0f);
+        for (int64_t r = 0; r < c.m; ++r) {
+            for (int64_t i = 0; i < c.k; ++i) row[i] = ref_bfp16_float_weight(c.wtype, mat + r * row_bytes, i);
+            for (int64_t b = 0; b < kb; ++b) out[r * kb + b] = ref_bfp16_block(row.data() + 8 * b);
+        }
+        return out;
+    }
     const size_t bsize = ggml_type_size(c.wtype);
     const int bv = bfp16_reference_block_values(c.wtype);  // values per GGUF block: 256 or 32
     std::vector<RefBfp16Block> out(static_cast<size_t>(c.m * (c.k / 8)));
@@ -204,13 +248,13 @@ std::vector<RefBfp16Block> weight_blocks(const MatmulCase & c, const uint8_t * m
 
 // One token's activations as bfp16 blocks; false when the row holds a NaN or an infinity.
 bool activation_blocks(const MatmulCase & c, const float * x, std::vector<RefBfp16Block> & out) {
-    std::vector<float> row(static_cast<size_t>(c.k));
+    std::vector<float> row(static_cast<size_t>(k_blocks(c) * 8), 0.0f);  // values beyond K are 0
     for (int64_t i = 0; i < c.k; ++i) {
         row[i] = round_to_src1_type(c.xtype, x[i]);
         if (!std::isfinite(row[i])) return false;
     }
-    out.resize(static_cast<size_t>(c.k / 8));
-    for (int64_t kb = 0; kb < c.k / 8; ++kb) out[kb] = ref_bfp16_block(row.data() + 8 * kb);
+    out.resize(static_cast<size_t>(k_blocks(c)));
+    for (int64_t kb = 0; kb < k_blocks(c); ++kb) out[kb] = ref_bfp16_block(row.data() + 8 * kb);
     return true;
 }
 
@@ -218,12 +262,14 @@ bool activation_blocks(const MatmulCase & c, const float * x, std::vector<RefBfp
 
 std::vector<float> contract_reference_bfp16(const MatmulCase & c, const std::vector<uint8_t> & w, const std::vector<float> & x) {
     if (!bfp16_reference_supports(c.wtype)) throw std::runtime_error("bfp16 reference: no bfp16 contract for this weight type");
-    if (c.k % bfp16_reference_block_values(c.wtype) != 0) throw std::runtime_error("bfp16 reference: K is not a whole number of blocks");
+    if (!bfp16_reference_is_float(c.wtype) && c.k % bfp16_reference_block_values(c.wtype) != 0) {
+        throw std::runtime_error("bfp16 reference: K is not a whole number of blocks");
+    }
     const Bfp16Geometry g(c);
     if (w.size() != g.row_bytes * c.m * c.w_ne2 * c.w_ne3 || x.size() != activation_count(c)) {
         throw std::runtime_error("bfp16 reference: operand sizes do not match the case");
     }
-    const int64_t kblocks = c.k / 8;
+    const int64_t kblocks = k_blocks(c);
     std::vector<float> out(static_cast<size_t>(c.m * c.n * g.slices()));
     std::vector<RefBfp16Block> wb, ab;
     int64_t converted = -1;

@@ -33,9 +33,10 @@ double ref_bfp16_value(const RefBfp16Block & b, int i);
 // The exact block dot of the contract as fp32: (sum mA_i mW_i) * 2^(eA + eW - 266).
 float ref_bfp16_block_dot(const RefBfp16Block & a, const RefBfp16Block & w);
 
-// Weight types with a bfp16 contract: Q4_K, Q5_K, Q6_K, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0.
+// Weight types with a bfp16 contract: Q2_K ... Q6_K, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, F16, BF16, F32.
 bool bfp16_reference_supports(ggml_type wtype);
-// Values per GGUF block of a supported type (256 for the K-quants, 32 for the legacy types); 0 otherwise.
+bool bfp16_reference_is_float(ggml_type wtype);
+// Values per GGUF block of a supported quantized type (256 for the K-quants, 32 for the legacy types); 0 otherwise.
 int bfp16_reference_block_values(ggml_type wtype);
 
 // The fp32 weights w of one legacy GGUF block (32 values) as the core dequantizes them (docs/kernels.md,
@@ -43,11 +44,15 @@ int bfp16_reference_block_values(ggml_type wtype);
 // 5-bit codes, the int8 code for Q8_0), every '+' one fp32 rounding in the specification's order.
 void ref_bfp16_dequant_legacy_block(ggml_type wtype, const uint8_t * block, float * w32);
 
+// Value i of a float weight row (F16 / BF16 / F32) as the fp32 the core converts: exact.
+float ref_bfp16_float_weight(ggml_type wtype, const uint8_t * row, int64_t i);
+
 // The fp32 weights w of one GGUF super-block (256 values, ggml's value order) as the core dequantizes
 // them: hi/lo bf16 parts of d, dmin and of each sub-block scale s, every '+' / '-' one fp32 rounding.
 void ref_bfp16_dequant_superblock(ggml_type wtype, const uint8_t * block, float * w256);
 
-// Whole matmul, the contract's fp32 value bit for bit: out[slice][n][m] for the same MatmulCase,
+// Whole matmul, the contract's fp32 value bit for bit (any K for float weights: the last block padded
+// with zeros; a multiple of 256 for the K-quants): out[slice][n][m] for the same MatmulCase,
 // weights (GGUF bytes, [mat][m][row bytes]) and activations ([slice][n][k]) as contract_reference_exact
 // (F16 / BF16 src1 rounded to that type first). Per output c = 0.0f, then c = c + D for every block of
 // 8 in K order. A token with a NaN or an infinity among its activations has every output NaN.

@@ -6,11 +6,13 @@
 #include "bfp16-reference.h"
 #include "sim-operands.h"
 
+#include "contracts/bfp16-codec.h"
 #include "contracts/matmul-contract.h"
 #include "runtime/thread-pool.h"
 #include "sim/sim-matmul.h"
 #include "sim/tile-kernels.h"
 
+#include <aie_api/host/bfp16.hpp>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -160,6 +162,39 @@ TEST(KQuantBfp16Twin, KernelBitsOnArbitraryBytes) {
             }
             for (int i = valid * 64; i < 32 * 64; ++i) ASSERT_EQ(0, std::memcmp(&ct[i], &c0[i], 4)) << "a token past the valid ones";
         }
+    }
+}
+
+}  // namespace
+
+namespace {
+
+// The host's activation encoder (src/contracts/bfp16-codec.h, fast path and exact path) makes the block
+// the core's accfloat -> bfp16ebs8 conversion makes in conv_even (the host aie_api's model of it), on
+// blocks of every kind: ordinary, one large value, zeros, subnormals, values near the clamp, huge and
+// tiny exponents, infinities and NaNs (whose blocks the backend replaces by NaN outputs).
+TEST(Bfp16Codec, HostEncoderIsTheCoresConversion) {
+    std::mt19937_64 g(seed());
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int trial = 0; trial < 200000; ++trial) {
+        float x[8];
+        const int kind = trial % 6;
+        for (float & v : x) {
+            uint32_t u = static_cast<uint32_t>(g());
+            switch (kind) {
+                case 0: v = nd(g); break;
+                case 1: v = nd(g) * (g() % 8 == 0 ? 1000.0f : 1.0f); break;
+                case 2: std::memcpy(&v, &u, 4); break;  // any bits
+                case 3: u &= 0x807fffffu; u |= (g() % 3) << 23; std::memcpy(&v, &u, 4); break;  // subnormal / tiny
+                case 4: v = static_cast<float>(static_cast<int>(g() % 255) - 127) * 0.5f; break;  // ties
+                default: v = g() % 4 == 0 ? 0.0f : nd(g) * 1e-30f; break;
+            }
+        }
+        uint8_t got[9];
+        xdna::bfp16_encode_block(x, got);
+        const aie::detail::bfp16_block want = aie::detail::bfp16_from_fp32(x, aie::rounding_mode::conv_even);
+        ASSERT_EQ(got[0], want.exponent) << "trial " << trial;
+        for (int i = 0; i < 8; ++i) ASSERT_EQ(static_cast<int8_t>(got[1 + i]), want.mantissa[i]) << "trial " << trial << " lane " << i;
     }
 }
 

@@ -152,7 +152,7 @@ TEST(KernelManifest, OneDesignEntryServesItsFamilysContractsAndTiles) {
               std::string::npos) << single_entry_error(design);
     json family = e;
     family["family"] = "int4";
-    EXPECT_NE(single_entry_error(family).find("field 'family' 'int4' is not a family of design matmul (known: float, kquant, kquant_bfp16, kquant_low, legacy, legacy_bfp16)"),
+    EXPECT_NE(single_entry_error(family).find("field 'family' 'int4' is not a family of design matmul (known: f32_bfp16, float, float_bfp16, kquant, kquant_bfp16, kquant_low, kquant_low_bfp16, legacy, legacy_bfp16)"),
               std::string::npos) << single_entry_error(family);
     json twice = e;
     twice["serves"][0]["tiles"].push_back({{"m", 64}, {"n", 4}, {"k", 256}});

@@ -64,6 +64,34 @@ std::vector<uint8_t> q6_K_block(float d, const int * sc, const int * code) {
     return b;
 }
 
+// Q2_K {scales[16]; qs[64]; d; dmin}: scales[j] = m_j << 4 | sc_j; value v's 2-bit code at shift
+// 2 ((v % 128) / 32) of qs[32 (v / 128) + v % 32].
+std::vector<uint8_t> q2_K_block(float d, float dmin, const int * sc, const int * mn, const int * code) {
+    std::vector<uint8_t> b(84, 0);
+    for (int j = 0; j < 16; ++j) b[j] = static_cast<uint8_t>(sc[j] | (mn[j] << 4));
+    for (int v = 0; v < 256; ++v) b[16 + 32 * (v / 128) + v % 32] |= static_cast<uint8_t>((code[v] & 3) << (2 * ((v % 128) / 32)));
+    put_half(b.data() + 80, d);
+    put_half(b.data() + 82, dmin);
+    return b;
+}
+
+// Q3_K {hmask[32]; qs[64]; scales[12]; d}: unsigned codes 0..7 (value code - 4), the low 2 bits as
+// Q2_K, bit 2 at bit (v / 32) of hmask[v % 32]; 6-bit scales s_j (value s_j - 32): low nibble in byte
+// j % 8 (high nibble for j >= 8), bits 4-5 at bit pair j / 4 of byte 8 + j % 4.
+std::vector<uint8_t> q3_K_block(float d, const int * s6, const int * code) {
+    std::vector<uint8_t> b(110, 0);
+    for (int v = 0; v < 256; ++v) {
+        b[32 + 32 * (v / 128) + v % 32] |= static_cast<uint8_t>((code[v] & 3) << (2 * ((v % 128) / 32)));
+        b[v % 32] |= static_cast<uint8_t>(((code[v] >> 2) & 1) << (v / 32));
+    }
+    for (int j = 0; j < 16; ++j) {
+        b[96 + j % 8] |= static_cast<uint8_t>((s6[j] & 15) << (j >= 8 ? 4 : 0));
+        b[96 + 8 + j % 4] |= static_cast<uint8_t>((s6[j] >> 4) << (2 * (j / 4)));
+    }
+    put_half(b.data() + 108, d);
+    return b;
+}
+
 float from_bits(uint32_t u) {
     float f;
     std::memcpy(&f, &u, 4);
@@ -194,8 +222,8 @@ TEST(Bfp16Block, BlockDotIsTheExactScaledIntegerSum) {
 
 // ---- The dequantization ----
 
-TEST(Bfp16Dequant, SupportsThreeKQuantsAndFiveLegacyTypes) {
-    for (ggml_type t : {GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K}) {
+TEST(Bfp16Dequant, SupportsEveryClaimedType) {
+    for (ggml_type t : {GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K}) {
         EXPECT_TRUE(bfp16_reference_supports(t));
         EXPECT_EQ(bfp16_reference_block_values(t), 256);
     }
@@ -203,9 +231,64 @@ TEST(Bfp16Dequant, SupportsThreeKQuantsAndFiveLegacyTypes) {
         EXPECT_TRUE(bfp16_reference_supports(t));
         EXPECT_EQ(bfp16_reference_block_values(t), 32);
     }
-    EXPECT_FALSE(bfp16_reference_supports(GGML_TYPE_Q3_K));
-    EXPECT_FALSE(bfp16_reference_supports(GGML_TYPE_Q2_K));
-    EXPECT_FALSE(bfp16_reference_supports(GGML_TYPE_F16));
+    for (ggml_type t : {GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_F32}) EXPECT_TRUE(bfp16_reference_supports(t) && bfp16_reference_is_float(t));
+    EXPECT_FALSE(bfp16_reference_supports(GGML_TYPE_IQ4_XS));
+}
+
+// Q2_K / Q3_K with exact scales: w = d sc code - dmin m (Q3_K: d (s6 - 32) (code - 4)), and the
+// builders agree with the decoder (the hmask bit and the 6-bit scale packing both ways).
+TEST(Bfp16Dequant, SimpleLowKQuantBlocksAreExact) {
+    int sc[16], mn[16], code[256];
+    for (int j = 0; j < 16; ++j) {
+        sc[j] = (3 * j + 1) % 16;
+        mn[j] = 15 - j;
+    }
+    for (int v = 0; v < 256; ++v) code[v] = (v * 3 + v / 16) % 4;
+    const std::vector<uint8_t> b2 = q2_K_block(0.5f, 0.25f, sc, mn, code);
+    float w[256];
+    ref_bfp16_dequant_superblock(GGML_TYPE_Q2_K, b2.data(), w);
+    for (int v = 0; v < 256; ++v) ASSERT_EQ(w[v], 0.5 * sc[v / 16] * code[v] - 0.25 * mn[v / 16]) << "Q2_K value " << v;
+    int s6[16], code3[256];
+    for (int j = 0; j < 16; ++j) s6[j] = (j * 37 + 5) % 64;  // 5 ... : both signs of s6 - 32, bits 4-5 used
+    for (int v = 0; v < 256; ++v) code3[v] = (v * 5 + v / 16) % 8;
+    const std::vector<uint8_t> b3 = q3_K_block(0.125f, s6, code3);
+    ref_bfp16_dequant_superblock(GGML_TYPE_Q3_K, b3.data(), w);
+    for (int v = 0; v < 256; ++v) ASSERT_EQ(w[v], 0.125 * (s6[v / 16] - 32) * (code3[v] - 4)) << "Q3_K value " << v;
+}
+
+// Q3_K's offset -132: with d = 1 + 2^-10 and s6 - 32 = -31, s = -31 - 31 * 2^-10 splits into s_hi = -31,
+// s_lo = -31 * 2^-10; o = 132 * 31 + 132 * 31 * 2^-10 = 4092 + 3.99609375 (exact in fp32), and
+// w = (o + x s_hi) + x s_lo gives s (code - 4) exactly (every step exact: 23 significant bits at most).
+TEST(Bfp16Dequant, Q3KOffsetIsFoldedIntoO) {
+    int s6[16] = {}, code[256] = {};
+    s6[0] = 1;
+    for (int v = 0; v < 16; ++v) code[v] = v % 8;
+    for (int j = 1; j < 16; ++j) s6[j] = 32;  // scale 0: w = 0
+    const float d = 1.0f + 0x1p-10f;
+    const std::vector<uint8_t> b = q3_K_block(d, s6, code);
+    float w[256];
+    ref_bfp16_dequant_superblock(GGML_TYPE_Q3_K, b.data(), w);
+    const double s = double(d) * -31.0;
+    for (int v = 0; v < 16; ++v) ASSERT_EQ(w[v], s * (code[v] - 4)) << "value " << v;
+    EXPECT_EQ(w[7], -93.0908203125f);
+    for (int v = 16; v < 256; ++v) ASSERT_EQ(w[v], 0.0f);
+}
+
+// Q2_K's min term rounds into o before the code is added, as for Q4_K: s = 2^-16 (d = 2^-16, sc 1),
+// dmin m = 1024 * 15 = 15360; o = -128 s - 15360 rounds to -15360 - 2^-9 (the spacing at 2^13 is 2^-10:
+// exact), then w = o + 128 s + b s. With b = 0, w = -15360 exactly; with b = 3, -15360 + 3 * 2^-16
+// rounds to -15360 (the spacing 2^-10 absorbs it): the rounding of w, stated in the spec.
+TEST(Bfp16Dequant, Q2KMinsRoundAsSpecified) {
+    int sc[16] = {}, mn[16] = {}, code[256] = {};
+    sc[0] = 1;
+    mn[0] = 15;
+    code[1] = 3;
+    const std::vector<uint8_t> b = q2_K_block(0x1p-16f, 1024.0f, sc, mn, code);
+    float w[256];
+    ref_bfp16_dequant_superblock(GGML_TYPE_Q2_K, b.data(), w);
+    EXPECT_EQ(w[0], -15360.0f);
+    EXPECT_EQ(w[1], -15360.0f);
+    EXPECT_EQ(exact_weights(GGML_TYPE_Q2_K, b.data())[1], -15360.0 + 3 * 0x1p-16);
 }
 
 // Scales whose bf16 parts are exact and small: every step of the formula is exact, w = d sc code - dmin m.
@@ -266,6 +349,45 @@ TEST(Bfp16Dequant, OffsetRoundsBeforeTheCodeIsAdded) {
     EXPECT_EQ(exact_weights(GGML_TYPE_Q4_K, b.data())[0], -32768.0);
     EXPECT_EQ(w[0], -32768.0f + 0x1p-9f);
     EXPECT_EQ(w[1], -32768.0f + 0x1p-9f);  // 129 x 2^-16 rounds to one 2^-9 step too
+}
+
+// Float weights reach the block conversion exactly: an F16 subnormal, an F16 value that is not a bf16,
+// a BF16 and an F32 with all 24 bits; F16/BF16/F32 rows are read as stored.
+TEST(Bfp16Dequant, FloatWeightsAreExact) {
+    EXPECT_TRUE(bfp16_reference_is_float(GGML_TYPE_F16) && bfp16_reference_is_float(GGML_TYPE_BF16) &&
+                bfp16_reference_is_float(GGML_TYPE_F32));
+    const uint16_t h[3] = {0x0001, 0x3C01, 0xFC00};  // 2^-24, 1 + 2^-10, -inf
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_F16, reinterpret_cast<const uint8_t *>(h), 0), 0x1p-24f);
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_F16, reinterpret_cast<const uint8_t *>(h), 1), 1.0f + 0x1p-10f);
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_F16, reinterpret_cast<const uint8_t *>(h), 2), -std::numeric_limits<float>::infinity());
+    const uint16_t b[2] = {0x3F81, 0xC040};  // 1 + 2^-7, -3
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_BF16, reinterpret_cast<const uint8_t *>(b), 0), 1.0f + 0x1p-7f);
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_BF16, reinterpret_cast<const uint8_t *>(b), 1), -3.0f);
+    const float f[1] = {1.0f + 0x1p-23f};
+    EXPECT_EQ(ref_bfp16_float_weight(GGML_TYPE_F32, reinterpret_cast<const uint8_t *>(f), 0), 1.0f + 0x1p-23f);
+}
+
+// Float weights, K = 12 (not a multiple of 8): blocks of 8 consecutive K, the second padded with
+// zeros. K block 0 holds 100 and 0.75 (the block's unit is 2^(6 - 6) = 1 at 100: 0.75 rounds to 1),
+// K block 1 holds 1.0 beside zeros. Activations all 1 (the second block 1, 1, 1, 1 and padding):
+// c = 101 + 1.
+TEST(Bfp16Matmul, FloatWeightsBlockAlongKWithZeroPadding) {
+    for (ggml_type t : {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16}) {
+        SCOPED_TRACE(ggml_type_name(t));
+        const MatmulCase c{t, 12, 1, 1};
+        std::vector<float> wf(12, 0.0f);
+        wf[0] = 100.0f;
+        wf[3] = 0.75f;
+        wf[8] = 1.0f;
+        std::vector<uint8_t> w(ggml_row_size(t, 12));
+        for (int i = 0; i < 12; ++i) {
+            if (t == GGML_TYPE_F32) std::memcpy(&w[4 * i], &wf[i], 4);
+            if (t == GGML_TYPE_F16) put_half(&w[2 * i], wf[i]);
+            if (t == GGML_TYPE_BF16) { const uint16_t v = float_to_bf16(wf[i]); std::memcpy(&w[2 * i], &v, 2); }
+        }
+        const std::vector<float> x(12, 1.0f);
+        EXPECT_EQ(contract_reference_bfp16(c, w, x)[0], 102.0f);
+    }
 }
 
 // ---- Legacy blocks ----
@@ -428,6 +550,10 @@ TEST_P(Bfp16Accuracy, NmseAgainstFp64DequantizedWeightsIsBfp16Sized) {
     const size_t row = ggml_row_size(t, c.k), bs = ggml_type_size(t);
     std::vector<double> wd(static_cast<size_t>(c.m * c.k));
     for (int64_t r = 0; r < c.m; ++r) {
+        if (bfp16_reference_is_float(t)) {  // the stored values (F16 / BF16 widen exactly)
+            for (int64_t i = 0; i < c.k; ++i) wd[r * c.k + i] = ref_bfp16_float_weight(t, w.data() + r * row, i);
+            continue;
+        }
         const int bv = bfp16_reference_block_values(t);
         for (int64_t sb = 0; sb < c.k / bv; ++sb) {
             const std::vector<double> e = exact_weights(t, w.data() + r * row + sb * bs);
@@ -449,9 +575,10 @@ TEST_P(Bfp16Accuracy, NmseAgainstFp64DequantizedWeightsIsBfp16Sized) {
     EXPECT_GT(e, 2e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, Bfp16Accuracy,
-                         ::testing::Values(GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
-                                           GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0),
+INSTANTIATE_TEST_SUITE_P(KQuants, Bfp16Accuracy,
+                         ::testing::Values(GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+                                           GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
+                                           GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_F32),
                          [](const testing::TestParamInfo<ggml_type> & i) { return std::string(ggml_type_name(i.param)); });
 
 }  // namespace

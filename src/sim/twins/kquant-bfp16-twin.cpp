@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace xdna {
@@ -160,9 +161,12 @@ struct CacheSlot {
 constexpr int kSlots = 64;
 
 const DequantTile & dequantized(int type, const uint8_t * w) {
-    thread_local std::vector<CacheSlot> cache(kSlots);
+    // Slots are made when first used: a thread that sees few tiles touches little memory.
+    thread_local std::vector<std::unique_ptr<CacheSlot>> cache(kSlots);
     const size_t n = type == 0 ? fmt::q4_K.tile_bytes() : type == 1 ? fmt::q5_K.tile_bytes() : fmt::q6_K.tile_bytes();
-    CacheSlot & s = cache[(reinterpret_cast<uintptr_t>(w) / 64) % kSlots];
+    std::unique_ptr<CacheSlot> & slot = cache[(reinterpret_cast<uintptr_t>(w) / 64) % kSlots];
+    if (!slot) slot = std::make_unique<CacheSlot>();
+    CacheSlot & s = *slot;
     if (s.key == w && s.type == type && s.bytes.size() == n && std::memcmp(s.bytes.data(), w, n) == 0) {
         return s.tile;
     }
@@ -187,7 +191,44 @@ void multiply(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
         // The block exponents that take part (a block of zero mantissas adds an exact +0 whatever its
         // exponent), to see whether every scale 2^(eA + eW - 266) and every product is a normal fp32.
         const int wmin = wd.emin[kb], wmax = wd.emax[kb];
-        for (int t = 0; t < valid; ++t) {
+        // Four tokens at a time where all four take the fast path (below): each weight vector loaded
+        // once for the four.
+        int t = 0;
+        for (; t + 4 <= valid; t += 4) {
+            const uint8_t * b0 = a + af.block_offset(t, kb);  // tokens t..t+3: consecutive blocks
+            bool fast = wmax >= 0 && wmin >= 7 && wmax <= 243;
+            float pa[4], am[4][kBfp16Block];
+            for (int u = 0; u < 4 && fast; ++u) {
+                const uint8_t * blk = b0 + u * kBfp16BlockBytes;
+                const int ea = blk[0];
+                bool anz = false;
+                for (int i = 0; i < kBfp16Block; ++i) {
+                    am[u][i] = static_cast<int8_t>(blk[1 + i]);
+                    anz |= blk[1 + i] != 0;
+                }
+                fast = anz && ea + wmin >= 140 && ea + wmax <= 376 && ea >= 7 && ea <= 243;
+                const uint32_t bits = uint32_t(ea - aie::detail::bfp16_value_bias + 127) << 23;
+                std::memcpy(&pa[u], &bits, 4);
+            }
+            if (!fast) break;
+            float d[4][kRows];
+            for (int r = 0; r < kRows; ++r) {
+                const float w0 = wd.ws[kb][0][r];
+                for (int u = 0; u < 4; ++u) d[u][r] = am[u][0] * w0;
+            }
+            for (int i = 1; i < kBfp16Block; ++i) {
+                const float * w = wd.ws[kb][i];
+                for (int r = 0; r < kRows; ++r) {
+                    const float wi = w[r];
+                    for (int u = 0; u < 4; ++u) d[u][r] = d[u][r] + am[u][i] * wi;
+                }
+            }
+            for (int u = 0; u < 4; ++u) {
+                float * cr = c + (t + u) * kRows;
+                for (int r = 0; r < kRows; ++r) cr[r] = cr[r] + (d[u][r] * pa[u] + 0.0f);
+            }
+        }
+        for (; t < valid; ++t) {
             const uint8_t * blk = a + af.block_offset(t, kb);
             const int ea = blk[0];
             int8_t ma[kBfp16Block];
