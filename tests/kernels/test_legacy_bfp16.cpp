@@ -2,7 +2,8 @@
 // Q5_1, Q8_0) against the independent reference of tests/common/bfp16-reference.cpp: bit for bit,
 // through the simulator's kernel-code and instruction-stream modes, on fresh random GGUF rows and
 // activations (one in 50 scaled by 20, so blocks span a range their 8-bit mantissas cannot hold), over
-// several K tiles, a K that ends inside a tile, a ragged last row tile and partial token tiles.
+// several K tiles, a K that ends inside a tile, a ragged last row tile and partial token tiles; and
+// blocks whose d and m are any finite fp16 values (the rounding order of o, subnormal fields).
 #include "bfp16-reference.h"
 #include "sim-operands.h"
 
@@ -36,7 +37,22 @@ struct Case {
     int64_t   m, k_tiles, n;
     SimExec   exec;
     int64_t   k_tail = 0;  // K = k_tiles * 256 + k_tail (a multiple of 32: the last tile padded)
+    bool      any_fields = false;  // d and m any finite fp16 (subnormals too), each independently
 };
+
+// Every block's d (and m) replaced by a random finite fp16 bit pattern: exponent fields 0..30, so m
+// ranges up to 2^30 away from d and the adds of o round (the specification's order then decides the
+// bits), and subnormal fields test the exact widening.
+void randomize_fields(ggml_type t, std::vector<uint8_t> & rows, std::mt19937_64 & g) {
+    const size_t bs = ggml_type_size(t);
+    const bool has_m = t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_1;
+    for (size_t b = 0; b < rows.size() / bs; ++b) {
+        for (int f = 0; f < (has_m ? 2 : 1); ++f) {
+            const uint16_t h = static_cast<uint16_t>(((g() & 1) << 15) | ((g() % 31) << 10) | (g() & 0x3ff));
+            std::memcpy(&rows[b * bs + 2 * f], &h, 2);  // d at byte 0, m at byte 2 (ggml's block layouts)
+        }
+    }
+}
 
 std::string exec_name(SimExec e) { return e == SimExec::kernels ? "kernels" : e == SimExec::stream ? "stream" : "twin"; }
 
@@ -90,7 +106,8 @@ TEST_P(LegacyBfp16, MatchesIndependentReferenceBitForBit) {
                                     << " " << exec_name(cs.exec) << " GGML_XDNA_TEST_SEED=" << seed());
     std::mt19937_64 g(seed() ^ (uint64_t(cs.type) * 7919 + cs.m * 131 + cs.n * 17 + int(cs.exec)));
     const int64_t k = cs.k_tiles * 256 + cs.k_tail;
-    const std::vector<uint8_t> rows = xdna_test::random_rows(cs.type, k, cs.m, g);
+    std::vector<uint8_t> rows = xdna_test::random_rows(cs.type, k, cs.m, g);
+    if (cs.any_fields) randomize_fields(cs.type, rows, g);
     std::vector<float> x(k * cs.n);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (auto & v : x) v = nd(g) * (g() % 50 == 0 ? 20.0f : 1.0f);
@@ -119,6 +136,8 @@ std::vector<Case> cases() {
         v.push_back({t, 64 + 23, 3, 37, SimExec::kernels});  // ragged rows, two token tiles, the second partial
         v.push_back({t, 130, 2, 5, SimExec::stream});
         v.push_back({t, 40, 1, 9, SimExec::kernels, 96});   // K = 352: the second K tile holds 3 of 8 blocks
+        v.push_back({t, 64, 2, 32, SimExec::kernels, 0, true});
+        v.push_back({t, 70, 1, 6, SimExec::stream, 32, true});
     }
     return v;
 }
@@ -126,7 +145,8 @@ std::vector<Case> cases() {
 std::string case_name(const testing::TestParamInfo<Case> & info) {
     const Case & c = info.param;
     return std::string(ggml_type_name(c.type)) + "_m" + std::to_string(c.m) + "_k" + std::to_string(c.k_tiles) + "_n" +
-           std::to_string(c.n) + (c.k_tail ? "_tail" + std::to_string(c.k_tail) : std::string()) + "_" + exec_name(c.exec);
+           std::to_string(c.n) + (c.k_tail ? "_tail" + std::to_string(c.k_tail) : std::string()) + (c.any_fields ? "_anyfields" : "") + "_" +
+           exec_name(c.exec);
 }
 
 INSTANTIATE_TEST_SUITE_P(Contracts, LegacyBfp16, ::testing::ValuesIn(cases()), case_name);
