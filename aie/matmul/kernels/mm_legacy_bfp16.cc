@@ -214,11 +214,11 @@ template <LT T> LB_NOINLINE void dequantize_k_half(const uint8_t * __restrict w,
             s_lo[h] = rows_over_k(d_lo.extract<16>(jb).extract<8>(h));
             if constexpr (T != LT::q8_0) {
                 o[h] = aie::mul(s_hi[h], nb);
+                o[h] = aie::mac(o[h], s_lo[h], nb);
                 if constexpr (L::pM >= 0) {
                     o[h] = aie::mac(o[h], rows_over_k(m_hi.extract<16>(jb).extract<8>(h)), one);
                     o[h] = aie::mac(o[h], rows_over_k(m_lo.extract<16>(jb).extract<8>(h)), one);
                 }
-                o[h] = aie::mac(o[h], s_lo[h], nb);
             }
         }
         for (int s = 0; s < 2; ++s) {  // the block's two 16-K steps
