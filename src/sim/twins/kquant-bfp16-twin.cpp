@@ -181,10 +181,6 @@ const DequantTile & dequantized(int type, const uint8_t * w) {
 
 // ---- the block mmul (step 4): c[t][r] = c + D in K-block order ---------------------------------
 
-// Built for the host's widest vectors (chosen at load): the dots are pairwise int16 multiply-adds.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-#endif
 void multiply(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
     const BlockActTileFormat af{kTN, kTK};
     for (int kb = 0; kb < kKB; ++kb) {
