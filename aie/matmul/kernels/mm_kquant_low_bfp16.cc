@@ -55,6 +55,8 @@
 #include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
+#include "bfp16_mmul.h"
+
 #include "kquant_fields.h"
 
 namespace {
@@ -240,29 +242,6 @@ template <bool Q3> KQ_NOINLINE void dequantize_low_row_group(const uint8_t * __r
     }
 }
 
-// Step 4 of the header for one row half: c[t][col0 + r] += sum over the tile's K blocks.
-KQ_NOINLINE void multiply_half(const uint8_t * __restrict wd, const uint8_t * __restrict a, float * __restrict c, int col0) {
-    FAcc acc[kTokGroups];
-    for (int g = 0; g < kTokGroups; ++g) {
-        const float * cg = c + g * kBfp16TokGroup * kTileM + col0;
-        acc[g] = FAcc(aie::concat(aie::load_v<8>(cg), aie::load_v<8>(cg + kTileM), aie::load_v<8>(cg + 2 * kTileM),
-                                  aie::load_v<8>(cg + 3 * kTileM), aie::load_v<8>(cg + 4 * kTileM), aie::load_v<8>(cg + 5 * kTileM),
-                                  aie::load_v<8>(cg + 6 * kTileM), aie::load_v<8>(cg + 7 * kTileM)));
-    }
-    BMul m[kTokGroups] = {BMul(acc[0]), BMul(acc[1]), BMul(acc[2]), BMul(acc[3])};
-    aie::block_vector_input_buffer_stream<bfp16ebs8, 64> bs(reinterpret_cast<const bfp16ebs8 *>(wd));
-    aie::block_vector_input_buffer_stream<bfp16ebs8, 64> as(reinterpret_cast<const bfp16ebs8 *>(a));
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(32)
-    for (int kb = 0; kb < kKBlocks; ++kb) {
-        const Blocks bt = bs.pop();
-        for (int g = 0; g < kTokGroups; ++g) m[g].mac(as.pop(), aie::op_transpose(bt));
-    }
-    for (int g = 0; g < kTokGroups; ++g) {
-        const aie::vector<float, 64> v = m[g].to_vector<float>();
-        float * cg = c + g * kBfp16TokGroup * kTileM + col0;
-        for (int t = 0; t < kBfp16TokGroup; ++t) aie::store_v(cg + t * kTileM, v.extract<8>(t));
-    }
-}
 
 template <bool Q3> void mm_kquant_low_bfp16(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
     alignas(64) uint8_t deq[2 * kKBlocks * 72];  // one row group, both halves (on the stack: budget above)
@@ -275,7 +254,7 @@ template <bool Q3> void mm_kquant_low_bfp16(const uint8_t * __restrict w, const 
         aie::set_rounding(aie::rounding_mode::conv_even);
         low_params<Q3>(lf, lp);
         dequantize_low_row_group<Q3>(w, rg, lp, deq);
-        for (int h = 0; h < 2; ++h) multiply_half(deq + h * kKBlocks * Blocks::memory_bytes(), a, c, rg * kRowGroup + h * kHalf);
+        for (int h = 0; h < 2; ++h) bfp16_mmul::bfp16_multiply_rows8<kKBlocks>(deq + h * kKBlocks * Blocks::memory_bytes(), a, c, rg * kRowGroup + h * kHalf);
     }
     aie::set_rounding(entry);
 }
