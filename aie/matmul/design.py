@@ -883,19 +883,37 @@ def emit_mlir(p, kernel_object):
 
     workers, rtps, barriers = [], [], []
     w_prods, a_prods, c_conses = [], [], []
+    if lay.a_shared:
+        # n_shared: one A FIFO for the array (dataflow.json "shared_by_columns"), from column 0's shim
+        # (MM2S 1) into memory tile (0, 1), split there into one FIFO per core row: a_shared_parts[r] is
+        # sent on memory tile (0, 1)'s MM2S channel r and consumed by core (c, 2 + r) of every column c
+        # (one .cons() per core below, so IRON builds a broadcast FIFO with `cols` consumers, routed along
+        # the row by the switches: the A panels of mlir-aie's programming_examples/basic/
+        # matrix_multiplication/whole_array, fed here from one memory tile instead of one per row).
+        # Unverified against mlir-aie, like the rest of this function: in particular whether its router
+        # finds 4 row-wide fan-outs from one memory tile next to the 8 columns' W and C routes.
+        a_shared_l3l2 = ObjectFifo(a_l2_ty, name="a_l3l2", depth=p.l2_depth)
+        a_shared_parts = a_shared_l3l2.cons().split([r * A for r in range(ROWS)], obj_types=[a_ty] * ROWS,
+                                                    names=[f"a_l2l1_{r}" for r in range(ROWS)],
+                                                    depths=[2] * ROWS, tile=Tile(0, 1))
+        a_prods.append(a_shared_l3l2.prod(tile=Tile(0, 0)))
     for col in range(cols):
         # The layout's memory-tile links (dataflow.json "layouts"): the split operand's object holds one
         # part per core row, each sent on its own MM2S channel; the other is one stream broadcast to the
         # column's 4 cores by the switches.
         w_l3l2 = ObjectFifo(w_l2_ty, name=f"w_l3l2_{col}", depth=p.l2_depth)
-        a_l3l2 = ObjectFifo(a_l2_ty, name=f"a_l3l2_{col}", depth=p.l2_depth)
-        if pw > 1:  # m_split
+        if lay.a_shared:  # n_shared: W as n_split, A from the array's FIFO above
+            w_l2l1 = w_l3l2.cons().forward(obj_type=w_l1_ty, depth=2, name=f"w_l2l1_{col}", tile=Tile(col, 1))
+            w_core, a_core = (lambda r: w_l2l1.cons()), (lambda r: a_shared_parts[r].cons())
+        elif pw > 1:  # m_split
+            a_l3l2 = ObjectFifo(a_l2_ty, name=f"a_l3l2_{col}", depth=p.l2_depth)
             w_parts = w_l3l2.cons().split([r * W for r in range(ROWS)], obj_types=[w_l1_ty] * ROWS,
                                           names=[f"w_l2l1_{col}_{r}" for r in range(ROWS)], depths=[2] * ROWS,
                                           tile=Tile(col, 1))
             a_l2l1 = a_l3l2.cons().forward(obj_type=a_ty, depth=2, name=f"a_l2l1_{col}", tile=Tile(col, 1))
             w_core, a_core = (lambda r: w_parts[r].cons()), (lambda r: a_l2l1.cons())
         else:  # n_split
+            a_l3l2 = ObjectFifo(a_l2_ty, name=f"a_l3l2_{col}", depth=p.l2_depth)
             w_l2l1 = w_l3l2.cons().forward(obj_type=w_l1_ty, depth=2, name=f"w_l2l1_{col}", tile=Tile(col, 1))
             a_parts = a_l3l2.cons().split([r * A for r in range(ROWS)], obj_types=[a_ty] * ROWS,
                                           names=[f"a_l2l1_{col}_{r}" for r in range(ROWS)], depths=[2] * ROWS,
@@ -906,7 +924,8 @@ def emit_mlir(p, kernel_object):
                                      names=[f"c_l1l2_{col}_{r}" for r in range(ROWS)],
                                      depths=[p.c_depth] * ROWS, tile=Tile(col, 1))
         w_prods.append(w_l3l2.prod(tile=Tile(col, 0)))
-        a_prods.append(a_l3l2.prod(tile=Tile(col, 0)))
+        if not lay.a_shared:
+            a_prods.append(a_l3l2.prod(tile=Tile(col, 0)))
         c_conses.append(c_l2l3.cons(tile=Tile(col, 0)))
         for r in range(ROWS):
             rtp = Buffer(rtp_ty, name=f"rtp_{col}_{r}", initial_value=np.zeros(RTP_WORDS, dtype=np.int32),
@@ -940,8 +959,10 @@ def emit_mlir(p, kernel_object):
             for u in range(p.n_tiles // pa):
                 group = TaskGroup()
                 for col in range(cols):
-                    q = j * cols + col
-                    if q >= m_units:
+                    # n_shared: every column has a row tile every round (it takes every A object); past
+                    # the last row tile it recomputes that one, and its drain rewrites the same values.
+                    q = unit_of_column(j, col, cols, m_units, lay.a_shared)
+                    if q is None:
                         continue
                     m0, n0 = pw * q, pa * u  # the step's first row tile and first token tile
                     for k0 in range(0, p.k_tiles, k_chunk):
@@ -949,6 +970,8 @@ def emit_mlir(p, kernel_object):
                         w_off = (m0 * p.k_tiles + k0) * T
                         w_hs[col].fill(Wt, tap=bytes_tap(w_len, w_off, [kc] + w_sz[1:], w_st),
                                        group=group)
+                        if lay.a_shared and col != 0:
+                            continue  # n_shared: the array's A streams from column 0's shim only
                         a_off = (n0 * p.k_tiles + k0) * A
                         a_sizes = [1, 1, 1, kc * A // 4] if pa == 1 else [kc] + a_sz[1:]
                         a_hs[col].fill(At, tap=bytes_tap(a_len, a_off, a_sizes, a_st), group=group)
