@@ -17,7 +17,14 @@ model picks the faster per shape:
     token tile 4g + r of group g to core (c, r). The row tile's W window of each K step is broadcast to
     the column's 4 cores; the 4 token tiles' A tiles of each K step are staged in the memory tile and
     split to the cores. W is streamed once per group of 4 token tiles, A once per row tile.
-  - Either way every core owns whole 64-row output tiles (no reduction across cores) and walks K inside:
+  - n_shared (prefill on the whole array, --cols 8 only): n_split with the activations shared by the
+    columns. W and C as in n_split, per column; A is streamed once per step for the whole array, by
+    column 0's shim into memory tile (0, 1), whose MM2S channel r sends part r to core row r of every
+    column (the A panels of mlir-aie's whole_array matmul). Every column takes every A object, so every
+    column has a row tile in every round: in a last round with fewer row tiles than columns, column c
+    recomputes row tile m_tiles - 1 and writes the same values to the same place. A is read 1/8 as often
+    as in n_split; the duplicate W fills and C drains are paid for.
+  - In every layout every core owns whole 64-row output tiles (no reduction across cores) and walks K inside:
     it zeroes its C tile once per output tile (mm_zero_c_n<TN>), then adds one (W, A) tile pair per K
     tile into it (the kernels only ever add into C). The 4 C tiles are joined in the memory tile and
     drained to the shim, which writes them into the fp32 output.
@@ -186,14 +193,26 @@ class Layout:
     w_parts: int   # row tiles per step: the W object's tiles (split over the cores when > 1)
     a_parts: int   # token tiles per step: the A object's tiles (split over the cores when > 1)
     about: str
+    # A's FIFOs are one for the whole array ("shared_by_columns", n_shared): column 0's shim streams A
+    # into memory tile (0, 1), whose split part r goes to core row r of every column. Every column then
+    # takes every A object, so every column has a row tile in every round, and the layout is built for
+    # the whole array only.
+    a_shared: bool = False
 
 
 def _layouts():
     out = {}
     for spec in DATAFLOW["layouts"]:
         fifos = {f["name"]: f for f in spec["fifos"]}
+        shared = [n for n, f in fifos.items() if f.get("shared_by_columns")]
+        if shared and sorted(shared) != ["a_l2l1", "a_l3l2"]:
+            raise SystemExit(f"{DATAFLOW_PATH}: layout {spec['name']}: only a_l3l2 and a_l2l1 (both) can be "
+                             f"shared by the columns, not {shared}")
+        if shared and (fifos["a_l2l1"].get("link") != "split" or fifos["w_l3l2"]["object"]["count"] != 1):
+            raise SystemExit(f"{DATAFLOW_PATH}: layout {spec['name']}: A shared by the columns must be split "
+                             "over the core rows, W broadcast")
         out[spec["name"]] = Layout(spec["name"], fifos["w_l3l2"]["object"]["count"], fifos["a_l3l2"]["object"]["count"],
-                                   spec["about"])
+                                   spec["about"], bool(shared))
     return out
 
 
@@ -369,6 +388,16 @@ def rounds_of_column(c, cols, m_groups):
     return 0 if c >= m_groups else (m_groups - c + cols - 1) // cols
 
 
+def unit_of_column(j, c, cols, m_units, shared):
+    """The row unit (m_split: group of 4 row tiles; n_split: row tile) column c works on in round j, or
+    None when it has none. n_shared (A shared by the columns) gives every column one in every round: a
+    column past the last one recomputes it, and its C drain writes the same values to the same place."""
+    q = j * cols + c
+    if q < m_units:
+        return q
+    return m_units - 1 if shared and m_units > 0 else None
+
+
 def family_tiles(family):
     """The token tiles a family has a core program for (dataflow.json kernel_stack keys)."""
     k = DATAFLOW["core_budget"]["kernel_stack"][family]
@@ -394,6 +423,11 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
         raise PlanError(f"device {dev!r}: this design targets npu2 (AIE2P) only")
     if not 1 <= cols <= MAX_COLS:
         raise PlanError(f"--cols {cols}: npu2 has 1..{MAX_COLS} columns")
+    if lay.a_shared and cols != MAX_COLS:
+        # Column 0's memory tile fans A out along the core rows of all the columns the xclbin has; with
+        # fewer columns it would be another xclbin and another traffic, which nothing asks for.
+        raise PlanError(f"--cols {cols}: layout {layout} shares A across the whole array and is built for "
+                        f"all {MAX_COLS} columns only (use --cols {MAX_COLS}, or layout n_split)")
     contracts = family_contracts(family)
     names = [c.name for c in contracts]
     chosen = contracts[0] if contract is None else next((c for c in contracts if c.name == contract), None)
@@ -447,14 +481,22 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
           f"{core_total} of {CORE_DATA_BYTES} bytes ({CORE_DATA_BYTES - core_total} free)")
 
     pw, pa = lay.w_parts, lay.a_parts
+    # n_shared: only memory tile (0, 1) stages A; its figures are the busiest memory tile's.
+    a_where = ", memory tile (0,1) only" if lay.a_shared else ""
     p.memtile_bytes = {
         f"W L2 ({l2_depth} x {pw} W tile{'s' if pw > 1 else ''})": l2_depth * pw * p.w_obj_bytes,
-        f"A L2 ({l2_depth} x {pa} A tile{'s' if pa > 1 else ''})": l2_depth * pa * p.a_obj_bytes,
+        f"A L2 ({l2_depth} x {pa} A tile{'s' if pa > 1 else ''}{a_where})": l2_depth * pa * p.a_obj_bytes,
         f"C L2 ({l2_depth} x {ROWS} C tiles)": l2_depth * ROWS * p.c_obj_bytes,
     }
     mem_total = sum(p.memtile_bytes.values())
     p.memtile_bytes["total"] = mem_total
-    check("memory tile", mem_total <= MEMTILE_BYTES, f"{mem_total} of {MEMTILE_BYTES} bytes")
+    if lay.a_shared:
+        check("memory tile (0,1), the busiest", mem_total <= MEMTILE_BYTES, f"{mem_total} of {MEMTILE_BYTES} bytes")
+        other = mem_total - l2_depth * pa * p.a_obj_bytes
+        p.memtile_bytes["total of memory tiles (c,1), c > 0 (no A)"] = other
+        check("memory tiles (c,1), c > 0", other <= MEMTILE_BYTES, f"{other} of {MEMTILE_BYTES} bytes")
+    else:
+        check("memory tile", mem_total <= MEMTILE_BYTES, f"{mem_total} of {MEMTILE_BYTES} bytes")
 
     w_ch, a_ch = _shim_channel(layout, "w_l3l2"), _shim_channel(layout, "a_l3l2")
     c_ch = _shim_channel(layout, "c_l2l3")
@@ -474,12 +516,22 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
                       "memtile MM2S 1 per core (4), core S2MM 1", "shares the memtile buffers of a_l3l2")
         w_note, a_note = "one object = the row tile's W window of one K step", "one object = the 4 cores' A tiles of one K step"
         c_note = "one object = the 4 cores' C tiles [r][t][64] (token tiles 4g + r)"
+    a_mem = Fifo("a_l3l2_<c>", "shim(c,0) -> memtile(c,1)", pa * p.a_obj_bytes, l2_depth, "memtile",
+                 f"shim MM2S {a_ch}, memtile S2MM 1", a_note)
+    if lay.a_shared:  # n_shared: as n_split, with one A FIFO for the array in column 0
+        a_mem = Fifo("a_l3l2", "shim(0,0) -> memtile(0,1), one for the array", pa * p.a_obj_bytes, l2_depth,
+                     "memtile", f"shim (0,0) MM2S {a_ch}, memtile (0,1) S2MM 1",
+                     "one object = the 4 core rows' A tiles of one K step (token tiles 4g + r); "
+                     "the other columns' shims and memory tiles move no A")
+        a_core = Fifo("a_l2l1_<r>", f"memtile(0,1) -> core(c,2+r) of all {cols} columns c, split + row broadcast",
+                      p.a_obj_bytes, 2, "core",
+                      f"memtile (0,1) MM2S 1 per core row (4), each fanned out by the switches along the row "
+                      f"to its {cols} cores; core S2MM 1", "shares the memory-tile buffers of a_l3l2")
     p.fifos = [
         Fifo("w_l3l2_<c>", "shim(c,0) -> memtile(c,1)", pw * p.w_obj_bytes, l2_depth, "memtile",
              f"shim MM2S {w_ch}, memtile S2MM 1", w_note),
         w_core,
-        Fifo("a_l3l2_<c>", "shim(c,0) -> memtile(c,1)", pa * p.a_obj_bytes, l2_depth, "memtile",
-             f"shim MM2S {a_ch}, memtile S2MM 1", a_note),
+        a_mem,
         a_core,
         Fifo("c_l1l2_<c>_<r>", "core(c,2+r) -> memtile(c,1), join", p.c_obj_bytes, p.c_depth, "core",
              "core MM2S 1, memtile S2MM 1 per core (4)"),
@@ -487,13 +539,25 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
              f"memtile MM2S 1, shim S2MM {c_ch}", c_note),
     ]
 
-    p.channels = {
-        "core (each)": {"S2MM": (2, CORE_S2MM, "W, A"), "MM2S": (1, CORE_MM2S, "C")},
-        "memory tile (each column)": {"S2MM": (1 + 1 + ROWS, MEMTILE_S2MM, "W in, A in, 4 x C in"),
-                                      "MM2S": (ROWS + 1 + 1, MEMTILE_MM2S,
-                                               "4 x W out, A broadcast, C out" if pw > 1 else "W broadcast, 4 x A out, C out")},
-        "shim (each column)": {"MM2S": (2, SHIM_MM2S, "W, A"), "S2MM": (1, SHIM_S2MM, "C")},
-    }
+    if lay.a_shared:  # column 0's memory tile and shim also carry the array's A; the others only W and C
+        p.channels = {
+            "core (each)": {"S2MM": (2, CORE_S2MM, "W, A"), "MM2S": (1, CORE_MM2S, "C")},
+            "memory tile (0,1)": {"S2MM": (1 + 1 + ROWS, MEMTILE_S2MM, "W in, A in, 4 x C in"),
+                                  "MM2S": (1 + ROWS + 1, MEMTILE_MM2S,
+                                           "W broadcast, 4 x A out (one per core row, to every column), C out")},
+            "memory tile (c,1), c > 0": {"S2MM": (1 + ROWS, MEMTILE_S2MM, "W in, 4 x C in"),
+                                         "MM2S": (1 + 1, MEMTILE_MM2S, "W broadcast, C out")},
+            "shim (0,0)": {"MM2S": (2, SHIM_MM2S, "W, A (the array's)"), "S2MM": (1, SHIM_S2MM, "C")},
+            "shim (c,0), c > 0": {"MM2S": (1, SHIM_MM2S, "W"), "S2MM": (1, SHIM_S2MM, "C")},
+        }
+    else:
+        p.channels = {
+            "core (each)": {"S2MM": (2, CORE_S2MM, "W, A"), "MM2S": (1, CORE_MM2S, "C")},
+            "memory tile (each column)": {"S2MM": (1 + 1 + ROWS, MEMTILE_S2MM, "W in, A in, 4 x C in"),
+                                          "MM2S": (ROWS + 1 + 1, MEMTILE_MM2S,
+                                                   "4 x W out, A broadcast, C out" if pw > 1 else "W broadcast, 4 x A out, C out")},
+            "shim (each column)": {"MM2S": (2, SHIM_MM2S, "W, A"), "S2MM": (1, SHIM_S2MM, "C")},
+        }
     for tile, dirs in p.channels.items():
         for d, (used, avail, _) in dirs.items():
             check(f"DMA channels {tile} {d}", used <= avail, f"{used} of {avail}")
@@ -555,24 +619,33 @@ def _plan_shape(p, chosen, check):
     m_units = max(p.m_tiles // pw, 0)
     n_units = max(p.n_tiles // pa, 0)
     rounds = (m_units + p.cols - 1) // p.cols if m_units else 0
+    # Rounds each column works: its own row tiles, or (n_shared) every round, since every column takes
+    # every A object: a column past the last row tile recomputes it (unit_of_column).
+    col_rounds = [rounds if lay.a_shared else rounds_of_column(c, p.cols, m_units) for c in range(p.cols)]
 
     # K runs longer than the iteration limit are sent as several transfers per step.
     k_chunk = min(p.k_tiles, BD_ITER_MAX) if p.k_tiles > 0 else 1
     n_chunks = (p.k_tiles + k_chunk - 1) // k_chunk if p.k_tiles > 0 else 0
-    bds_per_step = 2 * n_chunks + 1  # W and A per chunk, one C drain
+    bds_per_step = 2 * n_chunks + 1  # W and A per chunk, one C drain (n_shared: column 0's; the others W and C)
     steps = rounds * n_units
     p.schedule = {
         "layout": f"{p.layout}: {lay.about}",
         "row tiles x token tiles per step": f"{pw} x {pa}",
         "rounds (j)": rounds,
         "steps (j, token unit) in order": steps,
-        "active columns in the last round": m_units - (rounds - 1) * p.cols if rounds else 0,
+        "active columns in the last round": (p.cols if lay.a_shared else m_units - (rounds - 1) * p.cols) if rounds else 0,
+    }
+    if lay.a_shared:
+        p.schedule["row tile of column c in round j"] = "min(j * cols + c, m_tiles - 1)"
+        p.schedule["duplicate row tiles (last round, recomputing row tile m_tiles - 1)"] = \
+            rounds * p.cols - m_units if rounds else 0
+    p.schedule.update({
         "K chunks per step": n_chunks,
         "K tiles per chunk": k_chunk,
         "shim BDs per column per step": bds_per_step,
         "steps in flight": 2,
-        "output tiles per core (RTP)": [n_units * rounds_of_column(c, p.cols, m_units) for c in range(p.cols)],
-    }
+        "output tiles per core (RTP)": [n_units * col_rounds[c] for c in range(p.cols)],
+    })
     check("shim BDs in flight (2 steps)", 2 * bds_per_step <= SHIM_BDS,
           f"{2 * bds_per_step} of {SHIM_BDS} (K up to {3 * BD_ITER_MAX} tiles)")
 
@@ -584,12 +657,14 @@ def _plan_shape(p, chosen, check):
     w_xfer = Transfer("W fill, per column per (step, K chunk)",
                       [k_chunk, pw, win_words // d0, d0],
                       [T // 4, p.k_tiles * T // 4, d0, 1], linear=False)
+    a_what = "A fill, column 0 only (the array's A), per (step, K chunk)" if lay.a_shared else \
+        "A fill, per column per (step, K chunk)"
     if pa == 1:  # one token tile: its K run is contiguous
-        a_xfer = Transfer("A fill, per column per (step, K chunk)", [1, 1, 1, k_chunk * A // 4], [0, 0, 0, 1], linear=True)
+        a_xfer = Transfer(a_what, [1, 1, 1, k_chunk * A // 4], [0, 0, 0, 1], linear=True)
     else:  # the step's pa token tiles' A tiles of each K tile back to back
         a_words = A // 4
         ad0 = word_chunk(a_words)
-        a_xfer = Transfer("A fill, per column per (step, K chunk)", [k_chunk, pa, a_words // ad0, ad0],
+        a_xfer = Transfer(a_what, [k_chunk, pa, a_words // ad0, ad0],
                           [A // 4, p.k_tiles * A // 4, ad0, 1], linear=False)
     if pw > 1:  # C object [r][t][64]: part r is row tile r of the group
         c_xfer = Transfer("C drain, per column per step", [1, ROWS, tn, TILE_M], [0, TILE_M, p.out_row_stride, 1],
@@ -621,14 +696,16 @@ def _plan_shape(p, chosen, check):
     # DRAM traffic: the bytes of every shim transfer the sequence queues (what the runtime's stream
     # builder counts from its BDs and the timing model charges: src/sim/design-traffic.h), per column.
     # Per step and column: the W and A fills of every K chunk (a chunk's transfer covers k_chunk K tiles
-    # in its outermost size, so one K tile's share is the rest), and one C drain.
+    # in its outermost size, so one K tile's share is the rest), and one C drain. n_shared: every column
+    # every round (a duplicate row tile's W fill and C drain are moved bytes too), A only on column 0.
     w_step = p.k_tiles * 4 * words(w_xfer.sizes[1:])
     a_step = p.k_tiles * 4 * (words(a_xfer.sizes) // k_chunk if a_xfer.linear else words(a_xfer.sizes[1:]))
     c_step = 4 * words(c_xfer.sizes)
     col_w, col_a, col_c = [0] * p.cols, [0] * p.cols, [0] * p.cols
     for c in range(p.cols):
-        steps_c = rounds_of_column(c, p.cols, m_units) * n_units
-        col_w[c], col_a[c], col_c[c] = steps_c * w_step, steps_c * a_step, steps_c * c_step
+        steps_c = col_rounds[c] * n_units
+        col_w[c], col_c[c] = steps_c * w_step, steps_c * c_step
+        col_a[c] = (steps if c == 0 else 0) * a_step if lay.a_shared else steps_c * a_step
     read_w, read_a, written_c = sum(col_w), sum(col_a), sum(col_c)
     w_tiles = read_w // W if W else 0
     useful_w = w_tiles * T
@@ -671,7 +748,8 @@ def print_plan_text(p, out=sys.stdout):
           f"C {c_tile_bytes(p.tile_n):6d}  TK {c.tile_k}\n")
     w(f"  FIFO objects: W {p.w_obj_bytes}, A {p.a_obj_bytes}, C {p.c_obj_bytes}\n\n")
 
-    w("FIFOs (per column c, row r):\n")
+    w("FIFOs (per column c, row r; n_shared's A FIFOs: one for the array):\n" if LAYOUTS[p.layout].a_shared
+      else "FIFOs (per column c, row r):\n")
     for f in p.fifos:
         w(f"  {f.name:16s} {f.path}\n")
         w(f"  {'':16s} object {f.obj_bytes} B x depth {f.depth} = {f.bytes} B in the {f.home}; {f.channels}\n")
@@ -680,7 +758,10 @@ def print_plan_text(p, out=sys.stdout):
     w("\ncore data memory (each of the cores):\n")
     for k, v in p.core_bytes.items():
         w(f"  {k:32s} {kib(v)}\n")
-    w("memory tile (each column):\n")
+    if LAYOUTS[p.layout].a_shared:
+        w("memory tile (0,1), the busiest (it alone stages the array's A):\n")
+    else:
+        w("memory tile (each column):\n")
     for k, v in p.memtile_bytes.items():
         w(f"  {k:32s} {kib(v)}\n")
     w("\nDMA channels:\n")
@@ -802,19 +883,37 @@ def emit_mlir(p, kernel_object):
 
     workers, rtps, barriers = [], [], []
     w_prods, a_prods, c_conses = [], [], []
+    if lay.a_shared:
+        # n_shared: one A FIFO for the array (dataflow.json "shared_by_columns"), from column 0's shim
+        # (MM2S 1) into memory tile (0, 1), split there into one FIFO per core row: a_shared_parts[r] is
+        # sent on memory tile (0, 1)'s MM2S channel r and consumed by core (c, 2 + r) of every column c
+        # (one .cons() per core below, so IRON builds a broadcast FIFO with `cols` consumers, routed along
+        # the row by the switches: the A panels of mlir-aie's programming_examples/basic/
+        # matrix_multiplication/whole_array, fed here from one memory tile instead of one per row).
+        # Unverified against mlir-aie, like the rest of this function: in particular whether its router
+        # finds 4 row-wide fan-outs from one memory tile next to the 8 columns' W and C routes.
+        a_shared_l3l2 = ObjectFifo(a_l2_ty, name="a_l3l2", depth=p.l2_depth)
+        a_shared_parts = a_shared_l3l2.cons().split([r * A for r in range(ROWS)], obj_types=[a_ty] * ROWS,
+                                                    names=[f"a_l2l1_{r}" for r in range(ROWS)],
+                                                    depths=[2] * ROWS, tile=Tile(0, 1))
+        a_prods.append(a_shared_l3l2.prod(tile=Tile(0, 0)))
     for col in range(cols):
         # The layout's memory-tile links (dataflow.json "layouts"): the split operand's object holds one
         # part per core row, each sent on its own MM2S channel; the other is one stream broadcast to the
         # column's 4 cores by the switches.
         w_l3l2 = ObjectFifo(w_l2_ty, name=f"w_l3l2_{col}", depth=p.l2_depth)
-        a_l3l2 = ObjectFifo(a_l2_ty, name=f"a_l3l2_{col}", depth=p.l2_depth)
-        if pw > 1:  # m_split
+        if lay.a_shared:  # n_shared: W as n_split, A from the array's FIFO above
+            w_l2l1 = w_l3l2.cons().forward(obj_type=w_l1_ty, depth=2, name=f"w_l2l1_{col}", tile=Tile(col, 1))
+            w_core, a_core = (lambda r: w_l2l1.cons()), (lambda r: a_shared_parts[r].cons())
+        elif pw > 1:  # m_split
+            a_l3l2 = ObjectFifo(a_l2_ty, name=f"a_l3l2_{col}", depth=p.l2_depth)
             w_parts = w_l3l2.cons().split([r * W for r in range(ROWS)], obj_types=[w_l1_ty] * ROWS,
                                           names=[f"w_l2l1_{col}_{r}" for r in range(ROWS)], depths=[2] * ROWS,
                                           tile=Tile(col, 1))
             a_l2l1 = a_l3l2.cons().forward(obj_type=a_ty, depth=2, name=f"a_l2l1_{col}", tile=Tile(col, 1))
             w_core, a_core = (lambda r: w_parts[r].cons()), (lambda r: a_l2l1.cons())
         else:  # n_split
+            a_l3l2 = ObjectFifo(a_l2_ty, name=f"a_l3l2_{col}", depth=p.l2_depth)
             w_l2l1 = w_l3l2.cons().forward(obj_type=w_l1_ty, depth=2, name=f"w_l2l1_{col}", tile=Tile(col, 1))
             a_parts = a_l3l2.cons().split([r * A for r in range(ROWS)], obj_types=[a_ty] * ROWS,
                                           names=[f"a_l2l1_{col}_{r}" for r in range(ROWS)], depths=[2] * ROWS,
@@ -825,7 +924,8 @@ def emit_mlir(p, kernel_object):
                                      names=[f"c_l1l2_{col}_{r}" for r in range(ROWS)],
                                      depths=[p.c_depth] * ROWS, tile=Tile(col, 1))
         w_prods.append(w_l3l2.prod(tile=Tile(col, 0)))
-        a_prods.append(a_l3l2.prod(tile=Tile(col, 0)))
+        if not lay.a_shared:
+            a_prods.append(a_l3l2.prod(tile=Tile(col, 0)))
         c_conses.append(c_l2l3.cons(tile=Tile(col, 0)))
         for r in range(ROWS):
             rtp = Buffer(rtp_ty, name=f"rtp_{col}_{r}", initial_value=np.zeros(RTP_WORDS, dtype=np.int32),
@@ -859,8 +959,10 @@ def emit_mlir(p, kernel_object):
             for u in range(p.n_tiles // pa):
                 group = TaskGroup()
                 for col in range(cols):
-                    q = j * cols + col
-                    if q >= m_units:
+                    # n_shared: every column has a row tile every round (it takes every A object); past
+                    # the last row tile it recomputes that one, and its drain rewrites the same values.
+                    q = unit_of_column(j, col, cols, m_units, lay.a_shared)
+                    if q is None:
                         continue
                     m0, n0 = pw * q, pa * u  # the step's first row tile and first token tile
                     for k0 in range(0, p.k_tiles, k_chunk):
@@ -868,6 +970,8 @@ def emit_mlir(p, kernel_object):
                         w_off = (m0 * p.k_tiles + k0) * T
                         w_hs[col].fill(Wt, tap=bytes_tap(w_len, w_off, [kc] + w_sz[1:], w_st),
                                        group=group)
+                        if lay.a_shared and col != 0:
+                            continue  # n_shared: the array's A streams from column 0's shim only
                         a_off = (n0 * p.k_tiles + k0) * A
                         a_sizes = [1, 1, 1, kc * A // 4] if pa == 1 else [kc] + a_sz[1:]
                         a_hs[col].fill(At, tap=bytes_tap(a_len, a_off, a_sizes, a_st), group=group)
@@ -900,8 +1004,10 @@ def parse_args(argv):
     ap.add_argument("--contract", help="contract whose instruction stream to emit (default: the family's first)")
     ap.add_argument("--layout", default=DEFAULT_LAYOUT, choices=sorted(LAYOUTS),
                     help=f"how a step's work lies over a column's cores, i.e. which xclbin (default {DEFAULT_LAYOUT}): "
-                         "m_split (4 row tiles x 1 token tile, W split, A broadcast) or n_split (1 row tile x 4 "
-                         "token tiles, W broadcast, A split); the timing model picks the faster per shape")
+                         "m_split (4 row tiles x 1 token tile, W split, A broadcast), n_split (1 row tile x 4 "
+                         "token tiles, W broadcast, A split) or n_shared (n_split with A read once for the whole "
+                         "array and fanned out along the core rows; --cols 8 only); the timing model picks the "
+                         "faster per shape")
     ap.add_argument("--exact", action="store_true",
                     help="size the W buffers to this contract's tile: an xclbin for this contract only")
     ap.add_argument("--m-tiles", type=int, default=64, help="weight row tiles of 64 (default 64: M = 4096)")

@@ -118,6 +118,12 @@ FifoDesc parse_fifo(const json & f, size_t i) {
         d.shim_channel = static_cast<int>(get_int(ch, "channel", where + ".shim_channel", 0, 1));
         d.operand = get_str(f, "operand", where);
     }
+    if (f.contains("shared_by_columns")) {
+        if (!f.at("shared_by_columns").is_boolean()) {
+            throw FieldError{where + ".shared_by_columns is not true or false"};
+        }
+        d.shared_by_columns = f.at("shared_by_columns").get<bool>();
+    }
     return d;
 }
 
@@ -244,6 +250,20 @@ DesignDescription parse(const json & j) {
         if ((L.w_parts > 1) == (L.a_parts > 1)) {
             throw FieldError{lw + ": exactly one of W and A must be split over the core rows"};
         }
+        // Sharing by the columns: only A's two FIFOs, both of them, split over the core rows (the stream
+        // builder and the DMA interpreter fan out a split part along a core row; nothing else).
+        for (const FifoDesc & f : L.fifos) {
+            if (f.shared_by_columns && &f != a3 && &f != a1) {
+                throw FieldError{lw + ": fifo " + f.name + " is shared by the columns; only a_l3l2 and a_l2l1 can be"};
+            }
+        }
+        if (a3->shared_by_columns != a1->shared_by_columns) {
+            throw FieldError{lw + ": a_l3l2 and a_l2l1 must both be shared by the columns, or neither"};
+        }
+        if (a3->shared_by_columns && a1->link != FifoLink::split) {
+            throw FieldError{lw + ": A shared by the columns must be split over the core rows"};
+        }
+        L.a_shared = a3->shared_by_columns;
     }
     const json & prog = at(j, "core_program", "");
     d.rtp_core_address = static_cast<uint32_t>(get_int(prog, "rtp_core_address", ".core_program", 0, 65535));

@@ -31,6 +31,9 @@ struct FifoDesc {
     std::string operand;    // shim FIFOs: the kernel operand it moves ("weights", "activations", "out")
     bool        shim_mm2s = false;   // shim FIFOs: direction of the shim channel
     int         shim_channel = -1;   // shim FIFOs: channel number, -1 otherwise
+    // One FIFO for the whole array instead of one per column: the shim FIFO lives in column 0's shim and
+    // memory tile, and its split link sends part r to core row r of every column.
+    bool        shared_by_columns = false;
 };
 
 // One way of laying the work over a column's cores, with the FIFOs (and their links) it takes. Each
@@ -38,11 +41,17 @@ struct FifoDesc {
 // instruction stream of a shape is built for one layout, and the timing model tells which is faster.
 // Exactly one of W and A is split over the core rows, the other broadcast:
 //   m_split  W split, A broadcast: a step = core_rows row tiles x 1 token tile (decode);
-//   n_split  W broadcast, A split: a step = 1 row tile x core_rows token tiles (prefill).
+//   n_split  W broadcast, A split: a step = 1 row tile x core_rows token tiles (prefill);
+//   n_shared as n_split, with A read once per step for the whole array (column 0's shim and memory
+//            tile) and part r fanned out to core row r of every column (a_shared): every column then
+//            takes every A object, so every column has a row tile in every round (the sequence builder
+//            gives a column past the last row tile a copy of it), and the layout is built for the whole
+//            array only.
 struct LayoutDesc {
     std::string           name;
     std::vector<FifoDesc> fifos;
     int w_parts = 1, a_parts = 1;  // row tiles / token tiles of one step (the split operand's part count)
+    bool a_shared = false;         // A's FIFOs are shared by the columns (FifoDesc::shared_by_columns)
 
     const FifoDesc * fifo(const std::string & name) const;
     const FifoDesc * shim_fifo_of(const std::string & operand) const;

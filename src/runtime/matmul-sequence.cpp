@@ -165,6 +165,13 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         out.error = std::to_string(cols) + " columns: the design has " + std::to_string(d.max_columns);
         return out;
     }
+    // A shared by the columns is fanned out to every column of the xclbin, which is built for the whole
+    // array: a stream on fewer columns would leave columns whose cores never take the A objects.
+    if (L->a_shared && cols != d.max_columns) {
+        out.error = "layout " + L->name + " shares A by all " + std::to_string(d.max_columns) + " columns; " +
+                    std::to_string(cols) + " columns asked";
+        return out;
+    }
     if (s.m_tiles <= 0 || s.n_tiles <= 0 || s.k_tiles <= 0) {
         out.error = "empty shape";
         return out;
@@ -202,6 +209,13 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         return out;
     }
     out.rounds = (out.m_groups + cols - 1) / cols;
+    // The row unit column c works on in round j. With A shared by the columns every column takes every A
+    // object, so a column past the last row unit recomputes the last one: the same W, the same A, the
+    // same kernel, hence the same values written to the same place as the column that owns it.
+    auto unit_of = [&](int64_t j, int c) -> int64_t {
+        const int64_t q = j * cols + c;
+        return q < out.m_groups ? q : (L->a_shared ? out.m_groups - 1 : -1);
+    };
     out.steps = out.rounds * out.token_units;
     out.weights_bytes = static_cast<uint64_t>(m_rows) * s.k_tiles * T + (W - T);
     out.activations_bytes = static_cast<uint64_t>(s.n_tiles) * s.k_tiles * A;
@@ -267,7 +281,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     // The cores' work: column c owns row unit q = j * cols + c of every round j; each of its cores one
     // output tile per (round, token unit).
     for (int c = 0; c < cols; ++c) {
-        const int64_t col_rounds = c < out.m_groups ? (out.m_groups - c + cols - 1) / cols : 0;
+        const int64_t col_rounds = L->a_shared ? out.rounds : c < out.m_groups ? (out.m_groups - c + cols - 1) / cols : 0;
         out.max_core_tiles = std::max<int64_t>(out.max_core_tiles, col_rounds * out.token_units);
         out.columns_used += col_rounds > 0 ? 1 : 0;
         out.cores_used += col_rounds > 0 ? rows : 0;
@@ -281,7 +295,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     for (int c = 0; c < cols; ++c) {
         int64_t col_rounds = 0;
         for (int64_t j = 0; j < out.rounds; ++j) {
-            col_rounds += (j * cols + c) < out.m_groups ? 1 : 0;
+            col_rounds += unit_of(j, c) >= 0 ? 1 : 0;
         }
         const int64_t out_tiles = col_rounds * out.token_units;  // per core: one per (round, token unit)
         for (const auto & [what, v] : {std::pair<const char *, int64_t>{"contract", contract_index}, {"output tiles", out_tiles},
@@ -308,7 +322,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     auto sync_step = [&](int64_t step) {
         const int64_t j = step / out.token_units;
         for (int c = 0; c < cols; ++c) {
-            if (j * cols + c < out.m_groups) {
+            if (unit_of(j, c) >= 0) {
                 b.op(control::Sync{static_cast<uint32_t>(c), static_cast<uint32_t>(d.shim_row), 0,
                                    static_cast<uint32_t>(cf->shim_channel), 1, 1});
             }
@@ -320,8 +334,8 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         const auto w_chain = chain(w_bds, slot.w);
         const auto a_chain = chain(a_bds, slot.a);
         for (int c = 0; c < cols; ++c) {
-            const int64_t q = j * cols + c;
-            if (q >= out.m_groups) {
+            const int64_t q = unit_of(j, c);
+            if (q < 0) {
                 continue;
             }
             // The step's first row tile and first token tile.
@@ -333,13 +347,16 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
                 }
             }
             b.push(c, *wf, slot.w[0], false);
-            for (int64_t ch = 0; ch < chunks; ++ch) {
-                const uint64_t a_off = (n0 * s.k_tiles + ch * k_chunk) * A;
-                if (!b.bd(c, slot.a[ch], a_chain[ch], d.arg_activations, a_off, "A fill")) {
-                    return out;
+            // A shared by the columns: column 0's shim streams it once for the whole array.
+            if (!L->a_shared || c == 0) {
+                for (int64_t ch = 0; ch < chunks; ++ch) {
+                    const uint64_t a_off = (n0 * s.k_tiles + ch * k_chunk) * A;
+                    if (!b.bd(c, slot.a[ch], a_chain[ch], d.arg_activations, a_off, "A fill")) {
+                        return out;
+                    }
                 }
+                b.push(c, *af, slot.a[0], false);
             }
-            b.push(c, *af, slot.a[0], false);
             const uint64_t c_off = (n0 * s.tile_n * s.out_row_stride + m0 * kTileM) * sizeof(float);
             if (!b.bd(c, slot.c, c_pat.bd, d.arg_out, c_off, "C drain")) {
                 return out;

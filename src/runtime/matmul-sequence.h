@@ -30,7 +30,9 @@ namespace xdna {
 // What the stream depends on: the shape, not the buffers. And the xclbin's layout (design-description.h
 // LayoutDesc): m_split steps take a group of 4 row tiles by one token tile (W split, A broadcast; the
 // "token tile n" of the steps above), n_split steps one row tile by a group of 4 token tiles (W
-// broadcast, A split: N must be whole groups of 4 token tiles).
+// broadcast, A split: N must be whole groups of 4 token tiles); n_shared steps as n_split, with A
+// streamed once per step by column 0 for the whole array, every column working in every round (past the
+// last row tile on a copy of it) and the whole array's columns only.
 struct MatmulSequenceShape {
     std::string contract;             // e.g. "mm_q4_K_a8"
     int         tile_n = 0;

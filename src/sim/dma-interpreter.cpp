@@ -154,6 +154,8 @@ struct Column {
     bool core_step(int r, bool & progress);
     bool next_pass(int r, bool & progress);
     bool step(bool & progress);
+    // One step of this column, or of the whole array when the columns share a FIFO (Interp::step_all).
+    bool advance(bool & progress);
     bool run_until_token(Channel & ch);
 };
 
@@ -166,9 +168,45 @@ struct Interp {
     int tile_n = 0;
     const LayoutDesc * layout = nullptr;
     bool w_split = true, a_split = false;  // the layout's memory-tile links: split over the cores, or broadcast
+    // A shared by the columns (LayoutDesc::a_shared): column 0's shim and memory tile hold the array's one
+    // A FIFO, whose part r goes to core row r of every column. The columns are coupled then: a part
+    // moves only when that core row of every column can take it, so they run as one.
+    bool a_shared = false;
     std::vector<std::unique_ptr<Column>> cols;
     Interp(const DesignDescription & dd, const std::vector<DmaArgument> & a, const CoreProgram & p, LoadedDesign & l)
         : d(dd), args(a), program(p), loaded(l) {}
+
+    // Part r of column 0's memory-tile A object to core row r of every column: one stream per core row,
+    // fanned out along the row, so it moves when all of them have a free object.
+    void share_a(bool & progress) {
+        Fifo & l2 = cols[0]->a_l2;
+        const size_t rows = cols[0]->a_l1.size();
+        const size_t part = rows == 0 ? 0 : cols[0]->a_l1[0].obj_bytes;
+        for (size_t r = 0; r < rows; ++r) {
+            auto free_row = [&] {
+                return std::all_of(cols.begin(), cols.end(), [&](const auto & c) { return c->a_l1[r].can_produce(0); });
+            };
+            while (l2.can_consume(static_cast<int>(r)) && free_row()) {
+                for (auto & c : cols) {
+                    Fifo & f = c->a_l1[r];
+                    std::memcpy(f.slot(f.prod[0]), l2.slot(l2.cons[r]) + r * part, part);
+                    ++f.prod[0];
+                }
+                ++l2.cons[r];
+                progress = true;
+            }
+        }
+    }
+    // Every column one step, then the shared A; false when a column failed.
+    bool step_all(bool & progress) {
+        for (auto & c : cols) {
+            if (!c->step(progress)) {
+                return false;
+            }
+        }
+        share_a(progress);
+        return true;
+    }
 };
 
 std::string core_name(int col, int row) { return "core (" + std::to_string(col) + ", " + std::to_string(row) + ")"; }
@@ -436,7 +474,9 @@ bool Column::step(bool & progress) {
         }
     };
     distribute(w_l2, w_l1, in->w_split);
-    distribute(a_l2, a_l1, in->a_split);
+    if (!in->a_shared) {
+        distribute(a_l2, a_l1, in->a_split);  // else Interp::share_a, from column 0's memory tile
+    }
     for (int r = 0; r < rows; ++r) {
         core_step(r, progress);
     }
@@ -480,7 +520,12 @@ std::string state_of(Column & c) {
     return s + barriers;
 }
 
-// A sync: run the column until the channel has a completion token nobody has awaited yet.
+bool Column::advance(bool & progress) {
+    return in->a_shared ? in->step_all(progress) : step(progress);
+}
+
+// A sync: run the column (the array, when the columns share a FIFO) until the channel has a completion
+// token nobody has awaited yet.
 bool Column::run_until_token(Channel & ch) {
     while (error.empty()) {
         if (ch.tokens_done > ch.tokens_awaited) {
@@ -488,7 +533,7 @@ bool Column::run_until_token(Channel & ch) {
             return true;
         }
         bool progress = false;
-        if (!step(progress)) {
+        if (!advance(progress)) {
             return false;
         }
         if (!progress) {
@@ -529,7 +574,8 @@ struct Runner {
             }
             c.pending_syncs.clear();
         };
-        if (pool != nullptr && todo.size() > 1) {
+        // Columns that share a FIFO run as one (Interp::step_all), so not side by side.
+        if (pool != nullptr && todo.size() > 1 && !in.a_shared) {
             pool->parallel_for(static_cast<int64_t>(todo.size()), run);
         } else {
             for (size_t i = 0; i < todo.size(); ++i) {
@@ -601,9 +647,10 @@ bool Runner::write(uint32_t address, uint32_t value, size_t op_index) {
                         ch = k;
                     }
                 }
-                if (ch == nullptr) {
+                if (ch == nullptr || (ch == &c->a_ch && in.a_shared && col != 0)) {
                     error = at + "queue push on shim " + (dir ? "MM2S " : "S2MM ") + std::to_string(n) + " of column " +
-                            std::to_string(col) + ", a channel the design does not connect";
+                            std::to_string(col) + ", a channel the design does not connect" +
+                            (ch != nullptr ? " (layout " + in.layout->name + " streams A through column 0 only)" : "");
                     return false;
                 }
                 const control::QueuePush q = control::decode_queue_push(value);
@@ -798,6 +845,7 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
     }
     in.w_split = fw1->link == FifoLink::split;
     in.a_split = fa1->link == FifoLink::split;
+    in.a_shared = L.a_shared;
     auto depth = [&](const FifoDesc * f) { return f->depth_is_c ? in.fb.c_depth : f->depth; };
     const int rows = design.core_rows;
     for (int i = 0; i < design.max_columns; ++i) {
@@ -879,12 +927,21 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
         run.flush();
     }
     // The end of the stream: whatever was queued must have run and been awaited.
+    if (in.a_shared && run.error.empty()) {
+        bool progress = true;
+        while (progress) {
+            progress = false;
+            if (!in.step_all(progress)) {
+                break;
+            }
+        }
+    }
     for (auto & cp : in.cols) {
         Column & c = *cp;
         if (!run.error.empty()) {
             break;
         }
-        bool progress = true;
+        bool progress = !in.a_shared;
         while (progress && c.error.empty()) {
             progress = false;
             c.step(progress);

@@ -5,7 +5,8 @@
 //   (start BD, repeat count, completion token) -> each BD's access pattern (d0/d1/d2 wraps and strides,
 //   iterations, chained BDs) streams words from an argument into the memory tile's FIFO objects ->
 //   split (one part per core) / broadcast (one object to every core), as the layout links W and A,
-//   into the cores' double buffers ->
+//   into the cores' double buffers (n_shared: A only through column 0, part r to core row r of every
+//   column) ->
 //   the core program of aie/ (the stream writes the RTP words and sets the barrier lock; the core
 //   acquires it, reads the words and releases it as core-locks.h models; zero, then one kernel call per K
 //   tile) -> C tiles joined in the memory tile -> the S2MM BD pattern writes them into the output
@@ -72,7 +73,8 @@ struct CoreProgram {
 // Runs `n_words` control-code words of the design's runtime sequence on the xclbin of `family` at
 // token tile `tile_n` (which fixes the FIFO object sizes) in `layout` (which fixes the memory tile's
 // links: which of W and A is split over the cores and which broadcast; "": the design's default), the
-// cores running `cores`. `pool` runs the columns side by side between syncs (columns share nothing);
+// cores running `cores`. `pool` runs the columns side by side between syncs (columns share nothing; a layout whose A
+// the columns share runs them as one, in turn);
 // nullptr runs them in turn. The cores start as a freshly loaded xclbin has them (locks at 0, no RTP
 // word written).
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,

@@ -70,10 +70,13 @@ def verify(plan):
     need_a = max(a_tile(c) for c in served)
     need_c = tn * 64 * 4
     fifos = {f["name"]: f for f in plan["fifos"]}
-    # m_split: W split over the cores (one FIFO per core), A broadcast; n_split the reverse.
-    n_split = plan["layout"] == "n_split"
+    # m_split: W split over the cores (one FIFO per core), A broadcast; n_split the reverse; n_shared as
+    # n_split with one A FIFO for the array (a_l3l2 into memory tile (0,1), split into one per core row).
+    n_shared = plan["layout"] == "n_shared"
+    n_split = plan["layout"] == "n_split" or n_shared
     w1 = fifos["w_l2l1_<c>" if n_split else "w_l2l1_<c>_<r>"]
-    a1 = fifos["a_l2l1_<c>_<r>" if n_split else "a_l2l1_<c>"]
+    a1 = fifos["a_l2l1_<r>" if n_shared else "a_l2l1_<c>_<r>" if n_split else "a_l2l1_<c>"]
+    a3 = fifos["a_l3l2" if n_shared else "a_l3l2_<c>"]
     c1 = fifos["c_l1l2_<c>_<r>"]
     if w1["obj_bytes"] < need_w or a1["obj_bytes"] < need_a or c1["obj_bytes"] != need_c:
         errors.append(f"core FIFO objects W {w1['obj_bytes']} A {a1['obj_bytes']} C {c1['obj_bytes']} "
@@ -87,23 +90,43 @@ def verify(plan):
         errors.append(f"core data memory {core} > 65536")
     if core != plan["core_bytes"]["total"]:
         errors.append(f"core total: recomputed {core}, plan {plan['core_bytes']['total']}")
+    # The busiest memory tile: every column's (n_shared: column 0's, the only one staging A).
     mem = sum(f["obj_bytes"] * f["depth"] for f in plan["fifos"] if f["home"] == "memtile")
     if mem > 512 * 1024:
         errors.append(f"memory tile {mem} > 524288")
+    if mem != plan["memtile_bytes"]["total"]:
+        errors.append(f"memory tile total: recomputed {mem}, plan {plan['memtile_bytes']['total']}")
+    if n_shared:
+        other = mem - a3["obj_bytes"] * a3["depth"]  # the other columns' memory tiles: W and C only
+        if other != plan["memtile_bytes"]["total of memory tiles (c,1), c > 0 (no A)"]:
+            errors.append(f"memory tiles (c,1), c > 0: recomputed {other}, plan "
+                          f"{plan['memtile_bytes']['total of memory tiles (c,1), c > 0 (no A)']}")
     if fifos["w_l3l2_<c>"]["obj_bytes"] != (1 if n_split else 4) * w1["obj_bytes"]:
         errors.append("memory-tile W object is not the 4 cores' W tiles (m_split) or the column's one (n_split)")
-    if fifos["a_l3l2_<c>"]["obj_bytes"] != (4 if n_split else 1) * a1["obj_bytes"]:
+    if a3["obj_bytes"] != (4 if n_split else 1) * a1["obj_bytes"]:
         errors.append("memory-tile A object is not the 4 cores' A tiles (n_split) or the column's one (m_split)")
 
-    limits = {("core (each)", "S2MM"): 2, ("core (each)", "MM2S"): 2,
-              ("memory tile (each column)", "S2MM"): 6, ("memory tile (each column)", "MM2S"): 6,
-              ("shim (each column)", "MM2S"): 2, ("shim (each column)", "S2MM"): 2}
-    for (tile, d), lim in limits.items():
-        used = plan["channels"][tile][d]["used"]
-        if used > lim:
-            errors.append(f"{tile} {d}: {used} channels > {lim}")
+    # Every tile's channels against the hardware: core 2 + 2, memory tile 6 + 6, shim 2 + 2. n_shared
+    # lists memory tile (0,1) and shim (0,0) (they also carry the array's A) apart from the others.
+    hw = {"core": 2, "memory tile": 6, "shim": 2}
+    want_tiles = (["core (each)", "memory tile (0,1)", "memory tile (c,1), c > 0", "shim (0,0)", "shim (c,0), c > 0"]
+                  if n_shared else ["core (each)", "memory tile (each column)", "shim (each column)"])
+    if sorted(plan["channels"]) != sorted(want_tiles):
+        errors.append(f"channel table lists {sorted(plan['channels'])}, expected {sorted(want_tiles)}")
+    for tile, dirs in plan["channels"].items():
+        lim = next(v for k, v in hw.items() if tile.startswith(k))
+        for d, ch in dirs.items():
+            if ch["used"] > lim or ch["available"] != lim:
+                errors.append(f"{tile} {d}: {ch['used']} of {ch['available']} channels, the hardware has {lim}")
     if plan["channels"]["core (each)"]["S2MM"]["used"] != 2:
         errors.append("a core takes exactly its W and A streams in")
+    if n_shared:
+        # Memory tile (0,1): W in, A in, 4 C in; W broadcast, 4 A parts (one per core row), C out.
+        mt0 = plan["channels"]["memory tile (0,1)"]
+        if (mt0["S2MM"]["used"], mt0["MM2S"]["used"]) != (6, 6):
+            errors.append(f"memory tile (0,1) uses {mt0['S2MM']['used']} + {mt0['MM2S']['used']} channels, expected 6 + 6")
+        if plan["cols"] != 8:
+            errors.append(f"n_shared planned for {plan['cols']} columns")
 
     failed = [c for c in plan["checks"] if not c["ok"]]
     for c in failed:
@@ -140,6 +163,12 @@ for family in kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_lo
         plan_ok "$family n$tn n_split" --family "$family" --tile-n "$tn" --cols 8 --dev npu2 --layout n_split \
             --m-tiles 9 --n-tiles 8
     done
+    # The activations shared by the columns (prefill, TN 32, the whole array only): 9 row tiles (a last
+    # round of 1 row tile and 7 duplicates), and the 8B attention projection's shape.
+    plan_ok "$family n32 n_shared" --family "$family" --tile-n 32 --cols 8 --dev npu2 --layout n_shared \
+        --m-tiles 9 --n-tiles 8
+    plan_ok "$family n32 n_shared 64 row tiles" --family "$family" --tile-n 32 --layout n_shared \
+        --m-tiles 64 --n-tiles 16 --k-tiles 16
     first_tn=${tiles%% *}
     plan_ok "$family n$first_tn 1 column" --family "$family" --tile-n "$first_tn" --cols 1 --dev npu2
     first=1
@@ -148,6 +177,10 @@ for family in kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_lo
         # K chunks), and one exact-size xclbin per family.
         plan_ok "$contract" --family "$family" --tile-n 32 --contract "$contract" \
             --m-tiles 172 --n-tiles 3 --k-tiles 112
+        # n_shared with the 8B output head's 2004 row tiles: 251 rounds, the last with 4 row tiles and
+        # 4 columns recomputing the last one; 2 K chunks.
+        plan_ok "$contract n_shared" --family "$family" --tile-n 32 --contract "$contract" --layout n_shared \
+            --m-tiles 2004 --n-tiles 4 --k-tiles 112
         [ "$first" = 1 ] && plan_ok "$contract exact" --family "$family" --tile-n "$first_tn" --contract "$contract" --exact
         first=0
     done < <("$py" "$design" --family "$family" --list-contracts)
@@ -165,6 +198,180 @@ for bad in "--m-tiles 6" "--k-tiles 200" "--layout n_split --n-tiles 6"; do
         fail "plan refused $bad without naming the failed check"
     fi
 done
+
+# n_shared is built for the whole array only: other column counts are refused, with the reason.
+for cols in 1 4 7; do
+    if "$py" "$design" --family kquant_bfp16 --tile-n 32 --layout n_shared --cols "$cols" --print-plan \
+        >"$tmp/bad.txt" 2>&1; then
+        fail "n_shared planned for --cols $cols"
+    elif ! grep -q "layout n_shared .*all 8 columns only" "$tmp/bad.txt"; then
+        fail "n_shared refused --cols $cols without the reason"; cat "$tmp/bad.txt"
+    fi
+done
+
+# n_shared against n_split, recomputed here from the plan's objects: A read once per step for the whole
+# array (n_split's A / 8 when the row tiles fill the rounds), the duplicate row tiles of a partial last
+# round (every column works every round: W fills and C drains counted), column 0's A channel the
+# busiest; and its IRON program (design.py's emit_mlir on the stand-ins of tests/aie/check_barrier.py):
+# one A FIFO from shim (0,0) into memory tile (0,1), its 4 parts to core row r of every column, A fills
+# on column 0 only, and each column's C drains at the row tiles the rule gives.
+cat >"$tmp/n_shared.py" <<'PYEOF'
+import importlib.util, sys
+
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+cb = load("check_barrier", sys.argv[2])
+cb.install_stand_ins()  # before design.py's emit_mlir imports IRON
+design = load("xdna_matmul_design", sys.argv[1])
+errors = []
+COLS = design.MAX_COLS
+
+
+def plan(family, layout, m, n, k, contract=None):
+    p = design.make_plan(family, 32, COLS, contract=contract, m_tiles=m, n_tiles=n, k_tiles=k, layout=layout)
+    errors.extend(f"{family} {layout} {m}x{n}x{k}: plan check failed: {w}: {d}" for w, ok, d in p.checks if not ok)
+    return p
+
+
+for family in sorted(design.FAMILIES):
+    if 32 not in design.family_tiles(family):
+        continue
+    for m, n, k in ((64, 16, 16), (2004, 4, 16), (20, 8, 16), (9, 8, 112), (224, 16, 16)):
+        sp, sh = plan(family, "n_split", m, n, k), plan(family, "n_shared", m, n, k)
+        label = f"{family} {m}x{n}x{k}"
+        rounds, units = -(-m // COLS), n // 4
+        W, A, C = sh.w_obj_bytes, sh.a_obj_bytes, 32 * 64 * 4
+        want = {"W read (bytes)": COLS * rounds * units * k * W,
+                "A read (bytes)": rounds * units * k * 4 * A,
+                "C written (bytes)": COLS * rounds * units * 4 * C}
+        want["busiest shim channel (bytes)"] = max(want["A read (bytes)"], want["W read (bytes)"] // COLS,
+                                                   want["C written (bytes)"] // COLS)
+        for key, v in want.items():
+            if sh.traffic[key] != v:
+                errors.append(f"{label}: n_shared {key} {sh.traffic[key]}, recomputed {v}")
+        if sp.traffic["W read (bytes)"] != m * units * k * W:
+            errors.append(f"{label}: n_split W read {sp.traffic['W read (bytes)']}, recomputed {m * units * k * W}")
+        if m % COLS == 0:
+            if sh.traffic["A read (bytes)"] * COLS != sp.traffic["A read (bytes)"]:
+                errors.append(f"{label}: n_shared A {sh.traffic['A read (bytes)']} is not n_split's "
+                              f"{sp.traffic['A read (bytes)']} / {COLS}")
+            for key in ("W read (bytes)", "C written (bytes)"):
+                if sh.traffic[key] != sp.traffic[key]:
+                    errors.append(f"{label}: {key} n_shared {sh.traffic[key]}, n_split {sp.traffic[key]} (no duplicates)")
+        dup = rounds * COLS - m
+        s = sh.schedule
+        if s["duplicate row tiles (last round, recomputing row tile m_tiles - 1)"] != dup:
+            errors.append(f"{label}: plan has {s['duplicate row tiles (last round, recomputing row tile m_tiles - 1)']} "
+                          f"duplicate row tiles, expected {dup}")
+        if s["output tiles per core (RTP)"] != [rounds * units] * COLS:
+            errors.append(f"{label}: output tiles per core {s['output tiles per core (RTP)']}, expected "
+                          f"{rounds * units} on every column")
+        if s["active columns in the last round"] != COLS:
+            errors.append(f"{label}: {s['active columns in the last round']} active columns in the last round")
+
+# The IRON program on stand-ins that remember FIFO names, cores and tap offsets.
+SPLITS, DMAS = [], []
+
+
+class Tap:
+    def __init__(self, shape, offset, sizes, strides):
+        self.offset = offset
+
+
+class Fifo:
+    def __init__(self, *args, name=None, **kwargs):
+        self.name = name
+
+    def prod(self, *args, **kwargs):
+        return Handle(self)
+
+    def cons(self, *args, **kwargs):
+        return Handle(self)
+
+
+class Handle(cb.FifoHandle):
+    def __init__(self, fifo):
+        self.fifo = fifo
+
+    def split(self, offsets, obj_types=None, names=None, depths=None, **kwargs):
+        SPLITS.append((self.fifo.name, list(offsets), list(names)))
+        return [Fifo(name=x) for x in names]
+
+    def join(self, offsets, obj_types=None, names=None, depths=None, **kwargs):
+        return [Fifo(name=x) for x in names]
+
+    def forward(self, obj_type=None, depth=None, name=None, **kwargs):
+        return Fifo(name=name)
+
+    def fill(self, tensor, tap=None, **kwargs):
+        cb.record("dma", self)
+        DMAS.append((self.fifo.name, tap.offset))
+
+    def drain(self, tensor, tap=None, **kwargs):
+        cb.record("dma", self)
+        DMAS.append((self.fifo.name, tap.offset))
+
+
+class Worker(cb.Worker):
+    def __init__(self, core_fn, fn_args=None, *args, tile=None, **kwargs):
+        super().__init__(core_fn, fn_args)
+        self.tile = tile
+
+
+sys.modules["aie.iron"].ObjectFifo = Fifo
+sys.modules["aie.iron"].Worker = Worker
+sys.modules["aie.iron.device"].Tile = lambda c, r: (c, r)
+sys.modules["aie.helpers.taplib"].TensorAccessPattern = Tap
+for m, n, k in ((20, 8, 3), (9, 4, 70), (16, 4, 2)):
+    SPLITS.clear()
+    DMAS.clear()
+    p = plan("kquant_bfp16", "n_shared", m, n, k)
+    label = f"emit n_shared {m}x{n}x{k}"
+    errors += [f"{label}: {e}" for e in cb.check_program(design, p)]
+    prog = cb.PROGRAM[0]
+    a_handles = prog.rt.arg_types[5]
+    if [h.fifo.name for h in a_handles] != ["a_l3l2"]:
+        errors.append(f"{label}: A producers {[h.fifo.name for h in a_handles]}, expected the one a_l3l2")
+    A = p.a_obj_bytes
+    a_splits = [x for x in SPLITS if x[0].startswith("a_")]
+    if a_splits != [("a_l3l2", [r * A for r in range(4)], [f"a_l2l1_{r}" for r in range(4)])]:
+        errors.append(f"{label}: A splits {a_splits}")
+    for w in prog.workers:
+        c, row = w.tile
+        got = (w.fn_args[0].fifo.name, w.fn_args[1].fifo.name)
+        if got != (f"w_l2l1_{c}", f"a_l2l1_{row - 2}"):
+            errors.append(f"core {w.tile}: W, A from {got}")
+    rounds, units = -(-m // COLS), n // 4
+    chunks = -(-k // 64)
+    a_fills = [o for f, o in DMAS if f == "a_l3l2"]
+    if len(a_fills) != rounds * units * chunks:
+        errors.append(f"{label}: {len(a_fills)} A fills, expected {rounds * units * chunks} (column 0 only)")
+    if any(f.startswith("a_") and f != "a_l3l2" for f, _ in DMAS):
+        errors.append(f"{label}: A fills outside column 0")
+    T = design.family_contracts("kquant_bfp16")[0].w_bytes()
+    for c in range(COLS):
+        tiles = [min(j * COLS + c, m - 1) for j in range(rounds) for _ in range(units)]
+        drains = [o for f, o in DMAS if f == f"c_l2l3_{c}"]
+        want = [u * 4 * 32 * p.out_row_stride + mt * 64 for mt, u in zip(tiles, [u for _ in range(rounds) for u in range(units)])]
+        if drains != want:
+            errors.append(f"{label}: column {c} C drains at {drains}, expected {want}")
+        w_fills = [o for f, o in DMAS if f == f"w_l3l2_{c}"]
+        want_w = [(mt * k + k0) * T for mt in tiles for k0 in range(0, k, 64)]
+        if w_fills != want_w:
+            errors.append(f"{label}: column {c} W fills at {w_fills}, expected {want_w}")
+
+for e in errors:
+    print(f"  {e}")
+print("n_shared: " + ("FAILED" if errors else "traffic, duplicate row tiles and IRON program ok"))
+sys.exit(1 if errors else 0)
+PYEOF
+"$py" "$tmp/n_shared.py" "$design" "$root/tests/aie/check_barrier.py" || fail "layout n_shared"
 
 # The runtime-parameter barrier as design.py's core program and sequence use it, and the plan's check of it.
 "$py" "$root/tests/aie/check_barrier.py" "$design" || fail "the runtime-parameter barrier protocol"

@@ -103,7 +103,13 @@ INSTANTIATE_TEST_SUITE_P(
         // wider than M, every family.
         Case{"mm_q4_K_a8", 32, 64 * 5 + 7, 2, 4 * 32 - 5, 0, "n_split"}, Case{"mm_q6_K_a8", 4, 64 * 9, 3, 30, 0, "n_split"},
         Case{"mm_q8_0_a8", 4, 64 * 3 + 1, 70, 16, 3, "n_split"}, Case{"mm_q3_K_a8", 32, 64, 1, 128, 0, "n_split"},
-        Case{"mm_bf16_bf16", 4, 130, 2, 32, 0, "n_split"}, Case{"mm_f32_f32", 32, 64 * 2, 2, 8 * 32, 0, "n_split"}),
+        Case{"mm_bf16_bf16", 4, 130, 2, 32, 0, "n_split"}, Case{"mm_f32_f32", 32, 64 * 2, 2, 8 * 32, 0, "n_split"},
+        // n_shared (n_split with A read once per step for the array and fanned out to every column): 9
+        // row tiles (the second round's 7 idle columns recompute the last row tile and write the same
+        // values to the same place), 3 row tiles (5 duplicates in the only round), 16 row tiles (whole
+        // rounds), two K chunks, a row stride wider than M.
+        Case{"mm_q4_K_a8", 32, 64 * 8 + 7, 2, 4 * 32 - 5, 0, "n_shared"}, Case{"mm_q6_K_a8", 4, 64 * 3, 3, 30, 2, "n_shared"},
+        Case{"mm_q8_0_a8", 4, 64 * 16, 70, 16, 0, "n_shared"}, Case{"mm_f32_f32", 32, 64 * 2, 2, 8 * 32, 0, "n_shared"}),
     [](const auto & info) {
         return std::string(info.param.contract) + "_n" + std::to_string(info.param.tile_n) + "_m" + std::to_string(info.param.m) +
                "_k" + std::to_string(info.param.k_tiles) + "_n" + std::to_string(info.param.n) + "_s" +
@@ -257,14 +263,15 @@ TEST(StreamInterpreter, MovesExactlyTheBytesTheBuilderCounts) {
     for (int trial = 0; trial < 24; ++trial) {
         const MatmulContract * c = nullptr;
         const char * name = contracts[trial % 6];
-        const bool n_split = trial >= 12;
+        const bool n_split = trial >= 12;          // a token group per step (n_split, n_shared)
+        const bool shared = n_split && trial % 3 == 0;  // n_shared: A once per step for the whole array
         for (const auto & x : all_matmul_contracts()) {
             if (std::string(x.name) == name) c = &x;
         }
         ASSERT_NE(c, nullptr);
         MatmulSequenceShape s;
         s.contract = name;
-        s.layout = n_split ? "n_split" : "m_split";
+        s.layout = shared ? "n_shared" : n_split ? "n_split" : "m_split";
         s.tile_n = trial % 2 ? 32 : 4;
         s.m_tiles = 1 + static_cast<int64_t>(g() % 40);
         s.n_tiles = n_split ? 4 * (1 + static_cast<int64_t>(g() % 2)) : 1 + static_cast<int64_t>(g() % 3);
@@ -296,16 +303,21 @@ TEST(StreamInterpreter, MovesExactlyTheBytesTheBuilderCounts) {
         // The documented schedules (aie/matmul/README.md). m_split: groups q of 4 row tiles on column q % 8,
         // a step per (round, token tile): 4 windows and one A tile per K tile, 4 C tiles. n_split: row
         // tile m on column m % 8, a step per (round, group of 4 token tiles): one window and 4 A tiles
-        // per K tile, 4 C tiles.
+        // per K tile, 4 C tiles. n_shared: as n_split on all 8 columns in every round (the columns past
+        // the last row tile recompute it), and the 4 A tiles per K tile once per round for the array.
         const uint64_t W = seq.buffers.w_obj, A = s.act_tile_bytes, tn = s.tile_n;
         const uint64_t units = n_split ? s.m_tiles : (s.m_tiles + 3) / 4;
         const uint64_t token_steps = n_split ? s.n_tiles / 4 : s.n_tiles;
+        const uint64_t rounds = (units + 7) / 8;
         uint64_t col_rounds = 0;
-        for (uint64_t col = 0; col < 8; ++col) col_rounds += col < units ? (units - col + 7) / 8 : 0;
-        EXPECT_EQ(col_rounds, units);
-        const uint64_t steps = units * token_steps;  // over all columns
+        for (uint64_t col = 0; col < 8; ++col) col_rounds += shared ? rounds : col < units ? (units - col + 7) / 8 : 0;
+        EXPECT_EQ(col_rounds, shared ? rounds * 8 : units);
+        const uint64_t steps = col_rounds * token_steps;  // column steps, over all columns
         EXPECT_EQ(t.w_read, steps * s.k_tiles * (n_split ? 1 : 4) * W);
-        EXPECT_EQ(t.a_read, steps * s.k_tiles * (n_split ? 4 : 1) * A);
+        EXPECT_EQ(t.a_read, (shared ? rounds * token_steps : steps) * s.k_tiles * (n_split ? 4 : 1) * A);
+        if (shared) {
+            EXPECT_EQ(t.column_a[0], t.a_read);  // column 0's shim streams all of it
+        }
         EXPECT_EQ(t.c_written, steps * 4 * tn * 64 * 4);
         EXPECT_EQ(t.w_tiles, steps * s.k_tiles * (n_split ? 1 : 4));
         EXPECT_EQ(r.stats.kernel_calls, steps * 4 * s.k_tiles);
@@ -319,6 +331,37 @@ TEST(StreamInterpreter, MovesExactlyTheBytesTheBuilderCounts) {
     EXPECT_NE(seq.error.find("groups of 4"), std::string::npos) << seq.error;
     s.layout = "k_split";
     EXPECT_NE(build_matmul_sequence(d, s).error.find("no layout"), std::string::npos);
+    // n_shared fans A out to every column of the array: a stream on fewer columns is refused.
+    s.layout = "n_shared";
+    s.n_tiles = 4;
+    s.columns = 4;
+    const MatmulSequence four = build_matmul_sequence(d, s);
+    ASSERT_FALSE(four.ok());
+    EXPECT_NE(four.error.find("shares A by all 8 columns"), std::string::npos) << four.error;
+}
+
+// n_shared streams A through column 0's shim only: an n_split stream (A on every active column) run on
+// the n_shared xclbin is an error naming the column, not A objects piling up in a memory tile nobody reads.
+TEST(StreamInterpreter, SharedActivationsComeThroughColumnZeroOnly) {
+    const DesignDescription & d = matmul_design().design;
+    MatmulSequenceShape s = q4k_shape();
+    s.layout = "n_split";
+    s.m_tiles = 16;
+    s.n_tiles = 4;
+    s.out_row_stride = 16 * 64;
+    const MatmulSequence seq = build_matmul_sequence(d, s);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    Args a = args_for(seq);
+    const DmaRun wrong = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), seq.words.size(), a.list(), nullptr, "n_shared");
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_NE(wrong.error.find("column 1"), std::string::npos) << wrong.error;
+    EXPECT_NE(wrong.error.find("through column 0 only"), std::string::npos) << wrong.error;
+    s.layout = "n_shared";
+    const MatmulSequence shared = build_matmul_sequence(d, s);
+    ASSERT_TRUE(shared.ok()) << shared.error;
+    Args b = args_for(shared);
+    const DmaRun right = run_control_stream(d, shared.family, s.tile_n, shared.words.data(), shared.words.size(), b.list(), nullptr, "n_shared");
+    EXPECT_TRUE(right.ok()) << right.error;
 }
 
 // A queue push with a repeat count runs its BD repeat + 1 times: the A fill of 2 K tiles rewritten as
@@ -432,10 +475,10 @@ TEST(StreamInterpreter, CorruptedStreamsGiveErrorsNotCrashes) {
 
 // The layout the timing model finds fastest for a shape is the one the simulator's stream mode runs
 // (SimDevice hands the model's choice to the stream builder and the interpreter), with the kernels
-// mode's bits: a prefill shape (8 token tiles of 32: W broadcast down the columns, n_split) and a
-// decode shape (one token tile: m_split) in one batch. The prefill weights (9 row tiles) are cut to
-// what n_split reads: m_split streams whole groups of 4 row tiles (12) and would refuse them, so the
-// run passes only in the layout the model chose.
+// mode's bits: a prefill shape (8 token tiles of 32: W broadcast down the columns, A read once for the
+// array, n_shared) and a decode shape (one token tile: m_split) in one batch. The prefill weights (9 row
+// tiles) are cut to what n_shared reads: m_split streams whole groups of 4 row tiles (12) and would
+// refuse them, so the run passes only in a layout of single row tiles.
 TEST(StreamLayouts, SimDeviceRunsTheLayoutTheModelChooses) {
     const MatmulContract & c = *matmul_contract_for(GGML_TYPE_Q4_K);
     std::mt19937_64 g(seed());
@@ -446,7 +489,7 @@ TEST(StreamLayouts, SimDeviceRunsTheLayoutTheModelChooses) {
         int         tn;
         const char * layout;
     };
-    const One cases[] = {{64 * 9, 8 * 32 - 3, 32, "n_split"}, {64 * 9, 1, 4, "m_split"}};
+    const One cases[] = {{64 * 9, 8 * 32 - 3, 32, "n_shared"}, {64 * 9, 1, 4, "m_split"}};
     std::vector<Operands> ops;
     std::vector<std::unique_ptr<HostBuffer>> outs_k, outs_s;
     Batch batch;
@@ -456,7 +499,7 @@ TEST(StreamLayouts, SimDeviceRunsTheLayoutTheModelChooses) {
         ops.push_back(make_operands(c, x.tn, x.m, 2, x.n, g));
         MatmulInvocation inv = ops.back().inv;
         inv.out_row_stride = x.m;
-        if (std::string(x.layout) == "n_split") {
+        if (std::string(x.layout) == "n_shared") {
             const size_t window = 13440, tile = inv.weight_tile_bytes;  // the K-quant family's W object
             cut.push_back(std::make_unique<CutBuffer>(*ops.back().w, inv.m_tiles * inv.k_tiles * tile + (window - tile)));
             inv.weights = {cut.back().get(), 0};

@@ -246,11 +246,17 @@ TEST(MatmulSequence, WordsDecodeToTheBdsOfTheDesign) {
 }
 
 // The layouts (each an xclbin of a family and token tile): the default m_split splits W over the core
-// rows and broadcasts A, n_split the reverse; a layout that splits both, neither, or names a layout
-// twice is refused with the reason.
+// rows and broadcasts A, n_split and n_shared the reverse (n_shared with A shared by the columns); a
+// layout that splits both, neither, or names a layout twice is refused with the reason.
 TEST(DesignDescription, LayoutsSplitExactlyOneOperandOverTheCores) {
     const DesignDescription & d = matmul_design().design;
-    ASSERT_EQ(d.layouts.size(), 2u);
+    ASSERT_EQ(d.layouts.size(), 3u);
+    ASSERT_NE(d.layout("n_shared"), nullptr);
+    EXPECT_EQ(d.layout("n_shared")->w_parts, 1);
+    EXPECT_EQ(d.layout("n_shared")->a_parts, 4);
+    EXPECT_TRUE(d.layout("n_shared")->a_shared);
+    EXPECT_FALSE(d.layout("n_split")->a_shared);
+    EXPECT_FALSE(d.layout("m_split")->a_shared);
     EXPECT_EQ(d.layout("")->name, "m_split");
     ASSERT_NE(d.layout("n_split"), nullptr);
     EXPECT_EQ(d.layout("m_split")->w_parts, 4);
@@ -274,6 +280,30 @@ TEST(DesignDescription, LayoutsSplitExactlyOneOperandOverTheCores) {
               std::string::npos);
     EXPECT_NE(parse_design_description(with("\"name\": \"a_l3l2\"", "\"name\": \"a_in\"")).error.find("a_l3l2"),
               std::string::npos);
+}
+
+// Sharing by the columns is A's, on both of its FIFOs, split over the core rows: a W FIFO shared, one
+// A FIFO without the other, or a shared A that is not split are refused with the reason.
+TEST(DesignDescription, OnlyTheSplitActivationsCanBeSharedByTheColumns) {
+    const std::string ok = with("", "");
+    ASSERT_TRUE(parse_design_description(ok).ok()) << parse_design_description(ok).error;
+    const std::string shared = "\"shared_by_columns\": true";
+    const size_t at = ok.find(shared);
+    ASSERT_NE(at, std::string::npos);
+    // The n_shared a_l3l2's flag dropped: its a_l2l1 alone is shared.
+    std::string one = ok;
+    one.replace(at, shared.size(), "\"shared_by_columns\": false");
+    EXPECT_NE(parse_design_description(one).error.find("both be shared"), std::string::npos) << parse_design_description(one).error;
+    // A W FIFO shared.
+    std::string w = ok;
+    const std::string w_obj = "\"object\": {\"tile\": \"w\", \"count\": 1}, \"depth\": 2,";
+    const size_t wat = w.rfind(w_obj);
+    ASSERT_NE(wat, std::string::npos);
+    w.insert(wat + w_obj.size(), " \"shared_by_columns\": true,");
+    EXPECT_NE(parse_design_description(w).error.find("only a_l3l2 and a_l2l1"), std::string::npos) << parse_design_description(w).error;
+    std::string bad = ok;
+    bad.replace(at, shared.size(), "\"shared_by_columns\": 1");
+    EXPECT_NE(parse_design_description(bad).error.find("not true or false"), std::string::npos) << parse_design_description(bad).error;
 }
 
 }  // namespace

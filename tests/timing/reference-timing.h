@@ -48,9 +48,13 @@ struct ReferenceTime {
 //     4 C tiles whole;
 //   n_split: row tile q on column q % 8 in round q / 8, each of the column's 4 cores one token tile of
 //     a group of 4; per (round, token group) step and active column one window and 4 A tiles per K
-//     tile, and the 4 C tiles.
+//     tile, and the 4 C tiles;
+//   n_shared (a_shared): n_split on every column in every round (a column past the last row tile
+//     recomputes it), the 4 A tiles per K tile streamed once per (round, token group) for the whole
+//     array, on column 0's shim.
 inline ReferenceTime reference_time(const xdna::NpuPreset & p, ggml_type type, int64_t m, int64_t k, int64_t n, int tn,
-                                    double w_tile_bytes, double a_tile_bytes, double w_window_bytes, bool n_split = false) {
+                                    double w_tile_bytes, double a_tile_bytes, double w_window_bytes, bool n_split = false,
+                                    bool a_shared = false) {
     const xdna::MatmulContract & c = *xdna::matmul_contract_for(type);
     ReferenceTime r;
     r.m_tiles = (m + c.tile_m - 1) / c.tile_m;
@@ -59,9 +63,12 @@ inline ReferenceTime reference_time(const xdna::NpuPreset & p, ggml_type type, i
     const int64_t groups = n_split ? r.m_tiles : (r.m_tiles + 3) / 4;  // row units
     const int64_t token_steps = n_split ? r.n_tiles / 4 : r.n_tiles;
     const int64_t w_per_k = n_split ? 1 : 4, a_per_k = n_split ? 4 : 1;
-    r.columns = static_cast<int>(std::min<int64_t>(p.columns, groups));
+    r.columns = a_shared ? p.columns : static_cast<int>(std::min<int64_t>(p.columns, groups));
     r.cores = r.columns * 4;
-    auto rounds_of = [&](int64_t col) { return col < groups ? (groups - col + p.columns - 1) / p.columns : 0; };
+    const int64_t rounds = (groups + p.columns - 1) / p.columns;
+    auto rounds_of = [&](int64_t col) {
+        return a_shared ? rounds : col < groups ? (groups - col + p.columns - 1) / p.columns : 0;
+    };
     // Every core of column 0 has the most output tiles: one per (round, token step).
     r.waves = rounds_of(0) * token_steps;
     // One output tile: the C-tile clear and one call per K tile; a single-buffered C waits for its drain
@@ -73,7 +80,8 @@ inline ReferenceTime reference_time(const xdna::NpuPreset & p, ggml_type type, i
     r.compute_us = double(r.waves) * (r.tile_cycles / cycles_per_us / p.efficiency() + r.drain_cycles / cycles_per_us);
     for (int64_t col = 0; col < p.columns; ++col) {
         const double steps = double(rounds_of(col) * token_steps);
-        const double w = steps * r.k_tiles * w_per_k * w_window_bytes, a = steps * r.k_tiles * a_per_k * a_tile_bytes;
+        const double a_steps = a_shared ? (col == 0 ? double(rounds * token_steps) : 0.0) : steps;
+        const double w = steps * r.k_tiles * w_per_k * w_window_bytes, a = a_steps * r.k_tiles * a_per_k * a_tile_bytes;
         const double o = steps * 4 * tn * 64 * 4;
         r.weight_bytes += w;
         r.act_bytes += a;

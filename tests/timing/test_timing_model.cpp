@@ -131,18 +131,20 @@ TEST(TimingModel, InvocationTimeIsTheDocumentedFormula) {
         const ModelShape s = shape_of(invocation(x.type, x.m, x.k, x.n));
         ASSERT_EQ(s.tile.n, x.tn);
         const ModelledTime r = model.invocation(s);
-        // The model times the faster layout (n_split only for whole groups of 4 token tiles; between
-        // equally fast ones, the one that moves fewer bytes).
+        // The model times the fastest layout (n_split and n_shared only for whole groups of 4 token tiles;
+        // between equally fast ones, the one that moves fewer bytes; the design's order otherwise).
         const xdna_test::ReferenceTime m_split = xdna_test::reference_time(p, x.type, x.m, x.k, x.n, x.tn, x.w_tile, x.a_tile, x.w_window);
         xdna_test::ReferenceTime want = m_split;
         const char * layout = "m_split";
         if (m_split.n_tiles % 4 == 0) {
-            const xdna_test::ReferenceTime n_split =
-                xdna_test::reference_time(p, x.type, x.m, x.k, x.n, x.tn, x.w_tile, x.a_tile, x.w_window, true);
-            const bool tie = std::fabs(n_split.total_us - m_split.total_us) <= 1e-9 * m_split.total_us;
-            if (tie ? n_split.dram_bytes < m_split.dram_bytes : n_split.total_us < m_split.total_us) {
-                want = n_split;
-                layout = "n_split";
+            for (const bool shared : {false, true}) {
+                const xdna_test::ReferenceTime t =
+                    xdna_test::reference_time(p, x.type, x.m, x.k, x.n, x.tn, x.w_tile, x.a_tile, x.w_window, true, shared);
+                const bool tie = std::fabs(t.total_us - want.total_us) <= 1e-9 * want.total_us;
+                if (tie ? t.dram_bytes < want.dram_bytes : t.total_us < want.total_us) {
+                    want = t;
+                    layout = shared ? "n_shared" : "n_split";
+                }
             }
         }
         EXPECT_STREQ(r.layout, layout);
@@ -193,7 +195,7 @@ TEST(TimingModel, ChangeOfLayoutIsChargedAsASwitch) {
     const TimingModel model(p);
     const ModelShape prefill = shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, 512));
     const ModelShape decode = shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, 1));
-    ASSERT_STREQ(model.invocation(prefill).layout, "n_split");
+    ASSERT_STREQ(model.invocation(prefill).layout, "n_shared");
     ASSERT_STREQ(model.invocation(decode).layout, "m_split");
     EXPECT_EQ(model.batch({prefill, prefill}).contract_switches, 0);
     const ModelledBatch b = model.batch({prefill, decode, decode, prefill});
@@ -203,7 +205,7 @@ TEST(TimingModel, ChangeOfLayoutIsChargedAsASwitch) {
     const char * layout = nullptr;
     ModelledBatch one;
     model.batch({prefill}, one, &last, &layout);
-    EXPECT_STREQ(layout, "n_split");
+    EXPECT_STREQ(layout, "n_shared");
     model.batch({decode}, one, &last, &layout);
     EXPECT_EQ(one.contract_switches, 1);
     EXPECT_STREQ(layout, "m_split");
@@ -239,19 +241,28 @@ TEST(TimingModel, PaddedMacsAreComputed) {
 }
 
 // What binds each phase follows from the design's own traffic (sim/design-traffic.h), not from a wish:
-// decode streams the weights once; at pp512 the column-broadcast layout reads W 4 times but streams the
-// activations once per row tile (A is not shared across row tiles or columns), and with the strict fp32
-// emulation's kernels those re-reads, not the MACs, set the pace of the 14336 x 4096 projection.
-TEST(TimingModel, DecodeIsDramBoundAndPrefillIsBoundByTheActivationReReads) {
+// decode streams the weights once; at pp512 the column-broadcast layout with the activations shared by
+// the columns (n_shared) reads W 4 times and A once per round for the whole array, so the weights
+// outweigh A and C and the 14336 x 4096 projection is bound by its kernels' cycles. The same shape in
+// n_split, where every column streams A for itself, moves about 2.6x the bytes and is DRAM-bound.
+TEST(TimingModel, DecodeIsDramBoundAndPrefillIsBoundByTheKernels) {
     const TimingModel model(*find_npu_preset("krackan"));
     const ModelledTime decode = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 14336, 4096, 1)));
-    const ModelledTime prefill = model.invocation(shape_of(invocation(GGML_TYPE_Q4_K, 14336, 4096, 512)));
+    ModelShape pp = shape_of(invocation(GGML_TYPE_Q4_K, 14336, 4096, 512));
+    const ModelledTime prefill = model.invocation(pp);
+    pp.layout = "n_split";
+    const ModelledTime per_column = model.invocation(pp);
     EXPECT_STREQ(decode.bound(), "dram");
-    std::printf("  prefill: compute %.1f us, dram %.1f us (%.1f MB, W %.1f MB), layout %s\n", prefill.compute_us, prefill.dram_us,
-                prefill.dram_bytes / 1e6, prefill.weight_dram_bytes / 1e6, prefill.layout);
-    EXPECT_STREQ(prefill.bound(), "dram");
-    EXPECT_STREQ(prefill.layout, "n_split");
-    EXPECT_GT(prefill.dram_bytes - prefill.weight_dram_bytes, 2 * prefill.weight_dram_bytes);  // A and C outweigh W
+    std::printf("  prefill: compute %.1f us, dram %.1f us (%.1f MB, W %.1f MB), layout %s; n_split: dram %.1f us (%.1f MB)\n",
+                prefill.compute_us, prefill.dram_us, prefill.dram_bytes / 1e6, prefill.weight_dram_bytes / 1e6, prefill.layout,
+                per_column.dram_us, per_column.dram_bytes / 1e6);
+    EXPECT_STREQ(prefill.layout, "n_shared");
+    EXPECT_STREQ(prefill.bound(), "compute");
+    EXPECT_LT(prefill.dram_bytes - prefill.weight_dram_bytes, prefill.weight_dram_bytes);  // W outweighs A and C
+    EXPECT_STREQ(per_column.layout, "n_split");
+    EXPECT_STREQ(per_column.bound(), "dram");
+    EXPECT_GT(per_column.dram_bytes - per_column.weight_dram_bytes, 2 * per_column.weight_dram_bytes);  // A and C outweigh W
+    EXPECT_DOUBLE_EQ(per_column.weight_dram_bytes, prefill.weight_dram_bytes);  // 224 row tiles: whole rounds, no copies
 }
 
 TEST(TimingModel, ScaleWorkComesFromTheKernelCode) {
