@@ -216,6 +216,13 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         const int64_t q = j * cols + c;
         return q < out.m_groups ? q : (L->a_shared ? out.m_groups - 1 : -1);
     };
+    auto rounds_of_column = [&](int c) {
+        int64_t n = 0;
+        for (int64_t j = 0; j < out.rounds; ++j) {
+            n += unit_of(j, c) >= 0 ? 1 : 0;
+        }
+        return n;
+    };
     out.steps = out.rounds * out.token_units;
     out.weights_bytes = static_cast<uint64_t>(m_rows) * s.k_tiles * T + (W - T);
     out.activations_bytes = static_cast<uint64_t>(s.n_tiles) * s.k_tiles * A;
@@ -281,7 +288,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     // The cores' work: column c owns row unit q = j * cols + c of every round j; each of its cores one
     // output tile per (round, token unit).
     for (int c = 0; c < cols; ++c) {
-        const int64_t col_rounds = L->a_shared ? out.rounds : c < out.m_groups ? (out.m_groups - c + cols - 1) / cols : 0;
+        const int64_t col_rounds = rounds_of_column(c);
         out.max_core_tiles = std::max<int64_t>(out.max_core_tiles, col_rounds * out.token_units);
         out.columns_used += col_rounds > 0 ? 1 : 0;
         out.cores_used += col_rounds > 0 ? rows : 0;
@@ -293,11 +300,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     //    int32 loop count or selector: a value past rtp_word_max is refused, never wrapped.
     const int contract_index = d.contract_index(out.family, s.contract);
     for (int c = 0; c < cols; ++c) {
-        int64_t col_rounds = 0;
-        for (int64_t j = 0; j < out.rounds; ++j) {
-            col_rounds += unit_of(j, c) >= 0 ? 1 : 0;
-        }
-        const int64_t out_tiles = col_rounds * out.token_units;  // per core: one per (round, token unit)
+        const int64_t out_tiles = rounds_of_column(c) * out.token_units;  // per core: one per (round, token unit)
         for (const auto & [what, v] : {std::pair<const char *, int64_t>{"contract", contract_index}, {"output tiles", out_tiles},
                                        {"K tiles", s.k_tiles}, {"layout version", d.rtp_layout_version}}) {
             if (v < 0 || v > static_cast<int64_t>(d.rtp_word_max)) {

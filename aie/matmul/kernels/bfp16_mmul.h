@@ -1,5 +1,5 @@
 // The block matrix multiply every bfp16 prefill core program ends with (mm_kquant_bfp16.cc,
-// mm_kquant_low_bfp16.cc, mm_legacy_bfp16.cc): for 8 weight rows whose dequantized bfp16 B^T operands
+// mm_kquant_low_bfp16.cc, mm_legacy_bfp16.cc, mm_float_bfp16.cc): for 8 weight rows whose dequantized bfp16 B^T operands
 // lie in `wd` (KBlocks of them, K blocks in order), c[t][col0 + r] += the block products of the
 // activation tile's KBlocks K blocks, for the 32 tokens of the tile. C (8 tokens x 8 rows of each of the
 // 4 token groups) enters 4 fp32 accumulators; per K block one B^T pop and 4 A pops (BlockActTileFormat:
@@ -41,7 +41,8 @@ BFP16_NOINLINE void bfp16_multiply_rows8(const uint8_t * __restrict wd, const ui
     BMul m[kTokGroups] = {BMul(acc[0]), BMul(acc[1]), BMul(acc[2]), BMul(acc[3])};
     aie::block_vector_input_buffer_stream<bfp16ebs8, 64> bs(reinterpret_cast<const bfp16ebs8 *>(wd));
     aie::block_vector_input_buffer_stream<bfp16ebs8, 64> as(reinterpret_cast<const bfp16ebs8 *>(a));
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(16)
+    // 8: the fewest K blocks a caller passes (F32's 64-K tile); the others pass 16 or 32.
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
     for (int kb = 0; kb < KBlocks; ++kb) {
         const Blocks bt = bs.pop();
         for (int g = 0; g < kTokGroups; ++g) m[g].mac(as.pop(), aie::op_transpose(bt));

@@ -44,6 +44,8 @@
 #include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
+#include "bfp16_mmul.h"
+
 #if defined(__GNUC__) || defined(__clang__)
 #define FB_NOINLINE __attribute__((noinline))
 #else
@@ -54,8 +56,6 @@ namespace {
 
 using namespace xdna_aie;
 
-constexpr int TN = 32;
-constexpr int kTokGroups = TN / kBfp16TokGroup;  // 4 A operands per K block
 constexpr int kRowBlock = 8;                     // rows per B^T operand
 constexpr int kRowBlocks = kTileM / kRowBlock;   // 8 per tile
 
@@ -66,8 +66,6 @@ template <FT T> struct Ft {
     static constexpr int kBytes = T == FT::f32 ? 4 : 2;
 };
 
-using Blocks = aie::block_vector<bfp16ebs8, 64>;
-using BMul = aie::mmul<8, 8, 8, bfp16ebs8, bfp16ebs8, accfloat>;
 using FAcc = aie::accum<accfloat, 64>;
 using V64F = aie::vector<float, 64>;
 using V64U16 = aie::vector<uint16_t, 64>;
@@ -119,37 +117,13 @@ template <FT T> FB_NOINLINE void convert_row_block(const uint8_t * __restrict w,
     }
 }
 
-// c[t][col0 + r] += sum over the tile's K blocks, for the 8 rows of one row block.
-template <int KB> FB_NOINLINE void multiply_rows(const uint8_t * __restrict wd, const uint8_t * __restrict a, float * __restrict c, int col0) {
-    FAcc acc[kTokGroups];
-    for (int g = 0; g < kTokGroups; ++g) {
-        const float * cg = c + g * kBfp16TokGroup * kTileM + col0;
-        acc[g] = FAcc(aie::concat(aie::load_v<8>(cg), aie::load_v<8>(cg + kTileM), aie::load_v<8>(cg + 2 * kTileM),
-                                  aie::load_v<8>(cg + 3 * kTileM), aie::load_v<8>(cg + 4 * kTileM), aie::load_v<8>(cg + 5 * kTileM),
-                                  aie::load_v<8>(cg + 6 * kTileM), aie::load_v<8>(cg + 7 * kTileM)));
-    }
-    BMul m[kTokGroups] = {BMul(acc[0]), BMul(acc[1]), BMul(acc[2]), BMul(acc[3])};
-    aie::block_vector_input_buffer_stream<bfp16ebs8, 64> bs(reinterpret_cast<const bfp16ebs8 *>(wd));
-    aie::block_vector_input_buffer_stream<bfp16ebs8, 64> as(reinterpret_cast<const bfp16ebs8 *>(a));
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
-    for (int kb = 0; kb < KB; ++kb) {
-        const Blocks bt = bs.pop();
-        for (int g = 0; g < kTokGroups; ++g) m[g].mac(as.pop(), aie::op_transpose(bt));
-    }
-    for (int g = 0; g < kTokGroups; ++g) {
-        const aie::vector<float, 64> v = m[g].to_vector<float>();
-        float * cg = c + g * kBfp16TokGroup * kTileM + col0;
-        for (int t = 0; t < kBfp16TokGroup; ++t) aie::store_v(cg + t * kTileM, v.extract<8>(t));
-    }
-}
-
 template <FT T> void mm_float_bfp16(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
     using F = Ft<T>;
     alignas(64) uint8_t deq[F::kKBlocks * 72];  // one row block's blocks (on the stack: budget above)
     const aie::rounding_mode entry = aie::swap_rounding(aie::rounding_mode::conv_even);  // restored on return
     for (int rb = 0; rb < kRowBlocks; ++rb) {
         convert_row_block<T>(w, rb, deq);
-        multiply_rows<F::kKBlocks>(deq, a, c, rb * kRowBlock);
+        bfp16_mmul::bfp16_multiply_rows8<F::kKBlocks>(deq, a, c, rb * kRowBlock);
     }
     aie::set_rounding(entry);
 }
