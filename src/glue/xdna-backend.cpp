@@ -13,6 +13,7 @@
 #include "glue/profiler.h"
 
 #include "devices/open-device.h"
+#include "ops/rms_norm/rms-norm-plan.h"
 #include "plan/batch-plan.h"
 #include "plan/graph-plan.h"
 #include "plan/submission-order.h"
@@ -350,6 +351,10 @@ void BackendContext::write_nan_rows() {
 // those (and views); an RPC server sends whole layers, so with host ops on, a MUL_MAT is checked too.
 bool BackendContext::runs_on_device(const ggml_tensor * node) const {
     const OpKind kind = op_kind(node);
+    if (kind == OpKind::rms_norm) {
+        std::string why;
+        return host_ops_on && op_supported(node, resolver, why);  // the scheduler gives it only with host ops
+    }
     if (kind != OpKind::matmul && kind != OpKind::matmul_id) {
         return false;
     }
@@ -454,9 +459,21 @@ ggml_status BackendContext::walk(ggml_cgraph * graph) {
             }
             continue;
         }
-        // A matmul reading the output of one still pending must wait for that submission (src[2]: the
+        // RMS_NORM followed by the MUL by its weight (llama.cpp's build_norm), the norm used by nothing
+        // else: one invocation computes both, and the MUL node stands for the pair.
+        const ggml_tensor * reads[3] = {node->src[0], node->src[1], node->src[2]};
+        if (node->op == GGML_OP_RMS_NORM) {
+            static constexpr ggml_op kNormMul[] = {GGML_OP_RMS_NORM, GGML_OP_MUL};
+            std::string why;
+            if (ggml_can_fuse(graph, i, kNormMul, 2) && rms_norm_mul_fusable(graph->nodes[i + 1], resolver, why)) {
+                ++i;
+                node = graph->nodes[i];
+                reads[1] = node->src[1];  // the weight; reads[0] stays the norm's input
+            }
+        }
+        // A node reading the output of one still pending must wait for that submission (src[2]: the
         // expert ids of a MUL_MAT_ID).
-        if (depends_on_pending(node->src[0]) || depends_on_pending(node->src[1]) || depends_on_pending(node->src[2])) {
+        if (depends_on_pending(reads[0]) || depends_on_pending(reads[1]) || depends_on_pending(reads[2])) {
             const ggml_status st = flush();
             if (st != GGML_STATUS_SUCCESS) {
                 return st;

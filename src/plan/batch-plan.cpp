@@ -1,5 +1,7 @@
 #include "plan/batch-plan.h"
 
+#include "ops/rms_norm/rms-norm-plan.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -31,6 +33,17 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         PlannedMatmul p;
         p.node = node;
         MatmulChoice choice;
+        if (op_kind(node) == OpKind::rms_norm || node->op == GGML_OP_MUL) {
+            // RMS_NORM, or the MUL by its weight that the backend fused it with (its src0 is the norm).
+            if (!plan_rms_norm(node, resolve, p.own, why)) {
+                why = std::string(node->name) + ": " + why;
+                return false;
+            }
+            p.other_kind = true;
+            p.packed_weights = true;  // nothing to pack
+            plan.ops.push_back(std::move(p));
+            continue;
+        }
         if (op_kind(node) == OpKind::matmul_id) {
             // Gathered activations and staged outputs sized for any routing; weights not packed at
             // load get a slot per expert, filled for the selected ones only.
@@ -90,6 +103,10 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
 bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why) {
     plan.batch.invocations.clear();
     for (const PlannedMatmul & p : plan.ops) {
+        if (p.other_kind) {
+            plan.batch.invocations.insert(plan.batch.invocations.end(), p.own.begin(), p.own.end());
+            continue;
+        }
         if (p.by_expert) {
             continue;  // routed per ubatch: route_batch()
         }
@@ -166,6 +183,13 @@ void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResol
             }
         }
         sig.push_back(n->src[0] != nullptr && resolve.is_packed && resolve.is_packed(n->src[0]) ? 1 : 0);
+        // A MUL fused with the RMS_NORM before it reads that norm's input and parameters as well.
+        if (n->op == GGML_OP_MUL && n->src[0] != nullptr && n->src[0]->op == GGML_OP_RMS_NORM) {
+            for (int32_t p : n->src[0]->op_params) {
+                sig.push_back(static_cast<uint32_t>(p));
+            }
+            add_tensor(n->src[0]->src[0]);
+        }
     }
 }
 

@@ -31,6 +31,10 @@ struct PlannedMatmul {
     ExpertPlan experts;
     size_t     expert_act_offset = 0;  // scratch offsets of its gathered activations and staged outputs
     size_t     expert_out_offset = 0;
+    // A node of another kind (RMS_NORM, alone or with its MUL): its invocations, made when planned; it
+    // needs no scratch and nothing prepared on the host.
+    bool                    other_kind = false;
+    std::vector<Invocation> own;
 };
 
 // Rows [r0, r1) of slice `slice` of ops[op]'s activation operand.
@@ -57,7 +61,7 @@ struct RoutedBatch {
 bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve,
                  DeviceBuffer * scratch, RoutedBatch & routed, std::string & why);
 
-// Lay out scratch for `nodes` (MUL_MATs and MUL_MAT_IDs, each planned as choose_matmul() / choose_matmul_id() decide with `resolve`; see
+// Lay out scratch for `nodes` (MUL_MATs, MUL_MAT_IDs and the nodes of other kinds, each planned as choose_matmul() / choose_matmul_id() decide with `resolve`; see
 // op-support.h for TensorResolver). Call fill_invocations() once scratch of plan.scratch_bytes exists.
 bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, BatchPlan & plan,
                   std::string & why);

@@ -1,5 +1,7 @@
 #include "plan/op-support.h"
 
+#include "ops/rms_norm/rms-norm-plan.h"
+
 #include "runtime/options.h"
 #include "runtime/runtime-log.h"
 
@@ -19,6 +21,8 @@ OpKind op_kind(const ggml_tensor * op) {
             return OpKind::matmul;
         case GGML_OP_MUL_MAT_ID:
             return OpKind::matmul_id;
+        case GGML_OP_RMS_NORM:
+            return rms_norm_on_npu() ? OpKind::rms_norm : OpKind::unsupported;
         default:
             return OpKind::unsupported;
     }
@@ -181,6 +185,12 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
             MatmulChoice choice;
             return choose_matmul_id(op, resolve, choice, why);
         }
+        case OpKind::rms_norm:
+            if (resolve.has_kernel && !resolve.has_kernel(rms_norm_key(false))) {
+                why = "the device has no rms_norm kernel";
+                return false;
+            }
+            return rms_norm_supported(op, why);
         case OpKind::unsupported:
             break;
     }

@@ -26,6 +26,8 @@ enum class OpKind {
     noop,         // views and reshapes: nothing to compute
     matmul,       // MUL_MAT: runs on the device if choose_matmul() accepts it
     matmul_id,    // MUL_MAT_ID (mixture of experts): runs on the device if choose_matmul_id() accepts it
+    rms_norm,     // RMS_NORM (GGML_XDNA_NPU_OPS=rms_norm): on the device if rms_norm_supported() accepts it;
+                  // a MUL by its weight right after it rides in the same invocation (ops/rms_norm)
     unsupported,  // everything else stays on the CPU
 };
 OpKind op_kind(const ggml_tensor * op);
@@ -56,7 +58,7 @@ bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, Matm
 bool choose_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, MatmulChoice & choice, std::string & why);
 
 // The decision for any op: no-ops yes, MUL_MAT per choose_matmul(), MUL_MAT_ID per choose_matmul_id(),
-// everything else no.
+// RMS_NORM when offered to the NPU and the device has its kernel, everything else no.
 bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::string & why);
 
 }  // namespace xdna

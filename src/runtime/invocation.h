@@ -16,6 +16,7 @@
 #include "runtime/device-buffer.h"
 #include "runtime/kernel-kind.h"
 #include "runtime/matmul-params.h"
+#include "ops/rms_norm/rms-norm-params.h"
 
 #include <array>
 #include <cstddef>
@@ -56,8 +57,9 @@ struct Operand {
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

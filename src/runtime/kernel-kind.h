@@ -7,8 +7,9 @@ namespace xdna {
 
 // What a kernel invocation runs. Each kind has its own parameter block and its own engines
 // (sim/sim-kinds.h for the simulator); the Batch, the submission path and the statistics are the
-// same for all. MUL_MAT and MUL_MAT_ID are both `matmul`.
-enum class KernelKind : uint8_t { matmul };  // adding one: its parameter block in KindParams too
+// same for all. MUL_MAT and MUL_MAT_ID are both `matmul`; RMS_NORM (with the MUL by its weight) is
+// `rms_norm` (src/ops/rms_norm).
+enum class KernelKind : uint8_t { matmul, rms_norm };  // adding one: its parameter block in KindParams too
 const char * kernel_kind_name(KernelKind kind);
 
 }  // namespace xdna

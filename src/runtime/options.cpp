@@ -57,6 +57,10 @@ std::vector<OptionSpec> make_options() {
          "the contracts of prefill batches (more than 4 tokens) of Q4_K, Q5_K and Q6_K weights. int: the exact "
          "integer contracts of every batch; bfp16: the weight tile dequantized on the core into bfp16 and the "
          "native bfp16 matrix multiply (docs/kernels.md, \"Prefill contracts v3\"; its accuracy in README.md)"},
+        {"GGML_XDNA_NPU_OPS", "none, rms_norm", "none",
+         "ops besides the matmuls that the NPU computes when it has their kernel. rms_norm: RMS_NORM, fused with "
+         "the MUL by its weight (aie/rms_norm); off by default because the matmuls after a norm still quantize "
+         "their activations on the host, so each norm on the NPU costs one more submission"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},
@@ -328,6 +332,8 @@ OptionValue<std::string> device_type_option() {
 
 OptionValue<std::string> prefill_option() { return word_option("GGML_XDNA_PREFILL"); }
 
+OptionValue<std::string> npu_ops_option() { return word_option("GGML_XDNA_NPU_OPS"); }
+
 OptionValue<std::string> kernels_option() {
     OptionValue<std::string> o;
     if (const char * s = option_text("GGML_XDNA_KERNELS")) {
@@ -378,6 +384,7 @@ std::string option_error(const std::string & name) {
         {"GGML_XDNA_HOST_OPS", [] { return host_ops_option().error; }},
         {"GGML_XDNA_DEVICE_TYPE", [] { return device_type_option().error; }},
         {"GGML_XDNA_PREFILL", [] { return prefill_option().error; }},
+        {"GGML_XDNA_NPU_OPS", [] { return npu_ops_option().error; }},
         {"GGML_XDNA_SIM_FAULTS", [] { return sim_faults_option().error; }},
         {"GGML_XDNA_PROFILE", [] { return profile_option().error; }},
         {"GGML_XDNA_TRACE", [] { return trace_option().error; }},

@@ -1,5 +1,7 @@
 #include "sim/sim-kinds.h"
 
+#include "ops/rms_norm/sim-rms-norm.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -22,9 +24,22 @@ Status matmul_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool
     return sim_run_matmuls_stream(invs, pool, contexts, layouts, refused);
 }
 
+Status rms_norm_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
+    return sim_run_rms_norms(invs, pool);  // no twin: the kernel code in every mode
+}
+
+// The design has no instruction stream yet (aie/rms_norm/README.md): in stream mode its invocations run
+// the kernel code as in kernels mode.
+Status rms_norm_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+                           const std::vector<const char *> &, bool * refused) {
+    if (refused != nullptr) *refused = false;
+    return sim_run_rms_norms(invs, pool);
+}
+
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
+    {KernelKind::rms_norm, rms_norm_has_kernel, rms_norm_model_shape, rms_norm_run, rms_norm_run_stream},
 };
 
 }  // namespace

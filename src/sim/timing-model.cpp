@@ -104,6 +104,9 @@ ModelledTime TimingModel::invocation(const ModelShape & s) const {
     // instruction stream the runtime builds for the shape (design-traffic.h), in each layout the design
     // offers (an xclbin each) that takes the shape; the model times the fastest. A shape no layout
     // takes cannot run: it is flagged and timed by the generic formulas.
+    if (s.kind != KernelKind::matmul) {
+        return time_of_calls(s);
+    }
     if (!s.by_design || s.weight_type == GGML_TYPE_COUNT) {
         return time_of(s, nullptr);
     }
@@ -137,6 +140,38 @@ ModelledTime TimingModel::invocation(const ModelShape & s) const {
                                          (design.ok() ? refused : design.error));
     }
     return best;
+}
+
+ModelledTime TimingModel::time_of_calls(const ModelShape & s) const {
+    ModelledTime t;
+    // Each call pays its slot-bound cycles and the per-call overhead (kernel-cycles.h); the busiest
+    // core's calls are back to back. DMA overlaps them (the design double-buffers its chunks).
+    double cycles = 0;
+    const char * binding = "vector";
+    double binding_cycles = -1;
+    for (int i = 0; i < s.n_core_calls; ++i) {
+        const SlotCycles c = core_cycles(s.core_calls[i].ops, p_);
+        cycles += s.core_calls[i].count * c.total;
+        if (s.core_calls[i].count * c.slot_max > binding_cycles) {
+            binding_cycles = s.core_calls[i].count * c.slot_max;
+            binding = c.binding;
+        }
+    }
+    t.tile_cycles = cycles;
+    t.binding_slot = binding;
+    t.from_kernel_code = s.n_core_calls > 0;
+    t.compute_us = cycles / (p_.clock_ghz * 1e3) / p_.efficiency();
+    t.cores_used = s.kind_cores;
+    t.columns_used = s.kind_columns;
+    t.dram_bytes = s.weight_bytes + s.activation_bytes + s.out_bytes;
+    t.weight_dram_bytes = s.weight_bytes;
+    t.dram_us = t.dram_bytes / (p_.dram_gbs * 1e3);
+    t.bandwidth_gbs = p_.dram_gbs;
+    t.dispatch_us = p_.invocation_us;
+    t.total_us = std::max(t.compute_us, t.dram_us) + t.dispatch_us;
+    t.unique_bytes = t.dram_bytes;
+    t.roofline_us = t.unique_bytes / (p_.dram_gbs * 1e3);
+    return t;
 }
 
 ModelledTime TimingModel::time_of(const ModelShape & s, const DesignFigures * fig) const {
@@ -255,6 +290,16 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
         b.dispatch_us += t.dispatch_us;
         b.total_us += t.total_us;
         b.invocations.push_back(t);
+        if (s.kind != KernelKind::matmul) {
+            // Another design is another xclbin: charged as a switch when the invocation before it ran
+            // another program (a matmul contract, or another kind's design).
+            static const MatmulContract other_design{};
+            if (last != nullptr && last != &other_design) {
+                ++b.contract_switches;
+            }
+            last = &other_design;
+            continue;
+        }
         if (s.weight_type != GGML_TYPE_COUNT) {
             // Another contract starts another instruction stream and core-program branch; another layout
             // another xclbin of the family: either is charged as one switch.

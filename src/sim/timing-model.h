@@ -29,7 +29,10 @@
 #pragma once
 
 #include "runtime/device.h"
+#include "sim/core-state.h"
 #include "sim/npu-presets.h"
+
+#include <array>
 
 #include <vector>
 
@@ -37,8 +40,22 @@ namespace xdna {
 
 struct DesignFigures;  // design-traffic.h
 
+// One kind of kernel call a core makes `count` times (kinds other than matmul, below).
+struct KernelCalls {
+    CoreOps ops;         // what one call issues (measured from the kernel code)
+    double  count = 0;   // calls on the busiest core
+};
+
 // The shape facts the model needs about one kernel call.
 struct ModelShape {
+    // Kinds other than matmul (the elementwise and row ops of src/ops/) state their busiest core's work
+    // as kernel calls and their DRAM bytes (weight_bytes: operands read once per column that uses them,
+    // activation_bytes: inputs, out_bytes: outputs); the matmul fields below stay unset for them.
+    KernelKind kind = KernelKind::matmul;
+    std::array<KernelCalls, 4> core_calls{};
+    int          n_core_calls = 0;
+    int          kind_cores = 0, kind_columns = 0;    // cores and columns the kind's design keeps busy
+
     KernelFamily family = KernelFamily::int8xint8;
     ggml_type    weight_type = GGML_TYPE_COUNT;       // contract's weight format (COUNT: not a contract)
     const MatmulContract * contract = nullptr;        // the contract itself (nullptr: weight_type's default one)
@@ -139,6 +156,8 @@ public:
 private:
     // The time of `s` run as `fig` has it (nullptr: a published kernel or a refused shape).
     ModelledTime time_of(const ModelShape & s, const DesignFigures * fig) const;
+    // A kind other than matmul: its busiest core's calls at the tier's efficiency against its bytes.
+    ModelledTime time_of_calls(const ModelShape & s) const;
     // Published kernels: modelled DRAM bytes (all, and the weights' share) for the best output-stationary
     // blocking that fits the memory-tile staging.
     void dram_traffic(const ModelShape & s, int columns, int rows, double & total, double & weights) const;

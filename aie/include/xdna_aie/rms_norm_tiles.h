@@ -1,0 +1,19 @@
+// What the rms_norm design's core program and the host agree on (aie/rms_norm/README.md): rows of
+// fp32 values stream through a core in chunks; the kernels of aie/rms_norm/kernels work on one chunk.
+#pragma once
+
+#include <cstdint>
+
+namespace xdna_aie {
+
+constexpr int kRmsNormLanes = 32;          // fp32 lanes per vector op (one emulated multiply)
+constexpr int kRmsNormChunk = 1024;        // values per chunk a core holds (4 KB of x, w and y each)
+constexpr int kRmsNormMaxCols = 16384;     // longest row: two row buffers and the weight fit a memory tile
+
+// A row takes this many chunks; the last one holds cols - (chunks - 1) * kRmsNormChunk values.
+constexpr int64_t rms_norm_chunks(int64_t cols) { return (cols + kRmsNormChunk - 1) / kRmsNormChunk; }
+constexpr int64_t rms_norm_chunk_len(int64_t cols, int64_t c) {
+    return c + 1 < rms_norm_chunks(cols) ? kRmsNormChunk : cols - c * kRmsNormChunk;
+}
+
+}  // namespace xdna_aie

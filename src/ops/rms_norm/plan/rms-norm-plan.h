@@ -1,0 +1,34 @@
+// Planning RMS_NORM for the NPU: alone, or fused with the MUL by its weight that follows it (llama.cpp's
+// build_norm: mul(rms_norm(x), w)). Only what the rms_norm design takes (aie/rms_norm/README.md) is
+// accepted; everything else stays on the host-op path, with the reason.
+#pragma once
+
+#include "ops/rms_norm/rms-norm-invocation.h"
+#include "plan/op-support.h"
+
+#include "ggml.h"
+
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+// GGML_XDNA_NPU_OPS names rms_norm (read once per process): RMS_NORM is offered to the NPU. Off by
+// default: the matmuls after a norm still quantize their activations on the host, so a norm on the
+// NPU costs one more submission per norm until that quantization runs on the NPU too.
+bool rms_norm_on_npu();
+
+// Whether the design takes this RMS_NORM node (F32 rows of a multiple of 32 values up to the design's
+// longest row, eps of at least 2^-100, rows strided within each (i2, i3) slice); `why` says why not.
+bool rms_norm_supported(const ggml_tensor * norm, std::string & why);
+
+// The RMS_NORM a MUL by a norm weight fuses with: mul's src0 is `norm`, src1 an F32 row of the norm's
+// row length, one for all rows or one per row (same shape), in device memory and not packed. The
+// caller has checked with ggml_can_fuse that the norm's only use is this MUL.
+bool rms_norm_mul_fusable(const ggml_tensor * mul, const TensorResolver & resolve, std::string & why);
+
+// `node` is an RMS_NORM (alone) or a MUL fused with the RMS_NORM that is its src0. One invocation per
+// (i2, i3) slice of the rows, appended to `out`.
+bool plan_rms_norm(const ggml_tensor * node, const TensorResolver & resolve, std::vector<Invocation> & out, std::string & why);
+
+}  // namespace xdna

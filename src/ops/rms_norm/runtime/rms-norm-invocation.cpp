@@ -1,0 +1,52 @@
+#include "ops/rms_norm/rms-norm-invocation.h"
+
+#include "ggml.h"
+
+#include <cstdio>
+
+namespace xdna {
+
+std::string RmsNormParams::shape_label(const TileShape &) const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%lld x %lld%s", static_cast<long long>(rows), static_cast<long long>(cols),
+                  with_weight ? " x w" : "");
+    return buf;
+}
+
+KernelKey rms_norm_key(bool with_weight) {
+    KernelKey k;
+    k.kind = KernelKind::rms_norm;
+    k.design = kRmsNormDesign;
+    k.variant = with_weight ? kRmsNormMulVariant : kRmsNormVariant;
+    k.tile = TileShape{0, 0, 0};
+    return k;
+}
+
+Invocation to_invocation(const RmsNormInvocation & r) {
+    Invocation inv;
+    inv.key = rms_norm_key(r.p.with_weight);
+    inv.params = r.p;
+    const uint64_t row_bytes = static_cast<uint64_t>(r.p.cols) * sizeof(float);
+    inv.add_operand({"x", r.x, row_bytes, r.p.rows, static_cast<uint64_t>(r.p.x_row_stride) * sizeof(float), Access::read});
+    if (r.p.with_weight) {
+        const int64_t w_rows = r.p.w_row_stride == 0 ? 1 : r.p.rows;
+        inv.add_operand({"weight", r.weight, row_bytes, w_rows, static_cast<uint64_t>(r.p.w_row_stride) * sizeof(float),
+                         Access::read});
+    }
+    inv.add_operand({"y", r.y, row_bytes, r.p.rows, static_cast<uint64_t>(r.p.y_row_stride) * sizeof(float), Access::write});
+    return inv;
+}
+
+RmsNormInvocation rms_norm_of(const Invocation & inv) {
+    GGML_ASSERT(inv.kind() == KernelKind::rms_norm);
+    RmsNormInvocation r;
+    r.p = std::get<RmsNormParams>(inv.params);
+    r.x = inv.operand("x")->slice;
+    if (const Operand * w = inv.operand("weight")) {
+        r.weight = w->slice;
+    }
+    r.y = inv.operand("y")->slice;
+    return r;
+}
+
+}  // namespace xdna

@@ -1,0 +1,194 @@
+#include "ops/rms_norm/sim-rms-norm.h"
+
+#include "ops/rms_norm/rms-norm-invocation.h"
+#include "sim/core-state.h"
+#include "xdna_aie/rms_norm_tiles.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+// The core kernels' entry points (aie/rms_norm/kernels/rms_norm.cc), compiled for the host.
+extern "C" {
+void rms_norm_sumsq_f32(const float * x, float * partial, int32_t n);
+void rms_norm_scale_f32(float * partial, float * scale, float inv_cols, float eps);
+void rms_norm_apply_mul_f32(const float * x, const float * w, const float * scale, float * y, int32_t n);
+void rms_norm_apply_f32(const float * x, const float * scale, float * y, int32_t n);
+}
+
+namespace xdna {
+
+namespace {
+
+using xdna_aie::kRmsNormChunk;
+using xdna_aie::kRmsNormLanes;
+
+// The design's core count: every core of the array takes whole rows (aie/rms_norm/README.md).
+constexpr int kColumns = 8, kRowsPerColumn = 4;
+
+// One core's data memory as the design lays it out: chunk buffers of x, w and y, the partial sums and
+// the row's scale (64-byte aligned, as the core's buffers are).
+struct alignas(64) CoreBuffers {
+    float x[kRmsNormChunk];
+    float w[kRmsNormChunk];
+    float y[kRmsNormChunk];
+    float partial[kRmsNormLanes];
+    float scale[kRmsNormLanes];
+};
+
+// A kernel call with the modes checked around it (core-state.h).
+template <typename F> void checked(const char * name, F && call) {
+    const CoreModes found = sim_core_modes();
+    call();
+    sim_check_modes_restored(name, found);
+}
+
+void run_row(const RmsNormInvocation & r, int64_t row, CoreBuffers & b) {
+    const int64_t cols = r.p.cols;
+    const float * x = static_cast<const float *>(r.x.host()) + row * r.p.x_row_stride;
+    const float * w = r.p.with_weight ? static_cast<const float *>(r.weight.host()) + row * r.p.w_row_stride : nullptr;
+    float * y = static_cast<float *>(r.y.host()) + row * r.p.y_row_stride;
+    std::memset(b.partial, 0, sizeof b.partial);  // the design clears it at load; the scale call after each row
+    const int64_t chunks = xdna_aie::rms_norm_chunks(cols);
+    for (int64_t c = 0; c < chunks; ++c) {
+        const int32_t n = static_cast<int32_t>(xdna_aie::rms_norm_chunk_len(cols, c));
+        std::memcpy(b.x, x + c * kRmsNormChunk, n * sizeof(float));
+        checked("rms_norm_sumsq_f32", [&] { rms_norm_sumsq_f32(b.x, b.partial, n); });
+    }
+    checked("rms_norm_scale_f32", [&] { rms_norm_scale_f32(b.partial, b.scale, r.p.inv_cols, r.p.eps); });
+    // The row again, from the memory tile (it was staged there once): y is written only now, so x and y
+    // may be the same memory (an in-place RMS_NORM).
+    for (int64_t c = 0; c < chunks; ++c) {
+        const int32_t n = static_cast<int32_t>(xdna_aie::rms_norm_chunk_len(cols, c));
+        std::memcpy(b.x, x + c * kRmsNormChunk, n * sizeof(float));
+        if (w != nullptr) {
+            std::memcpy(b.w, w + c * kRmsNormChunk, n * sizeof(float));
+            checked("rms_norm_apply_mul_f32", [&] { rms_norm_apply_mul_f32(b.x, b.w, b.scale, b.y, n); });
+        } else {
+            checked("rms_norm_apply_f32", [&] { rms_norm_apply_f32(b.x, b.scale, b.y, n); });
+        }
+        std::memcpy(y + c * kRmsNormChunk, b.y, n * sizeof(float));
+    }
+}
+
+// What each kernel issues, measured once per process on a thread of its own (the counts depend on the
+// length of the chunk, not on its values), at a full chunk and at the shortest one.
+struct MeasuredCalls {
+    CoreOps sumsq[2], apply_mul[2], apply[2], scale;  // [0]: kRmsNormChunk values, [1]: kRmsNormLanes
+};
+
+const MeasuredCalls & measured_calls() {
+    static const MeasuredCalls m = [] {
+        MeasuredCalls out;
+        std::thread worker([&out] {
+            auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
+            std::memset(b, 0, sizeof *b);
+            auto measure = [](auto && call) {
+                sim_reset_core_state();
+                const CoreOps before = sim_thread_core_ops();
+                call();
+                CoreOps ops = sim_thread_core_ops();
+                ops -= before;
+                return ops;
+            };
+            const int32_t lens[2] = {kRmsNormChunk, kRmsNormLanes};
+            for (int i = 0; i < 2; ++i) {
+                out.sumsq[i] = measure([&] { rms_norm_sumsq_f32(b->x, b->partial, lens[i]); });
+                out.apply_mul[i] = measure([&] { rms_norm_apply_mul_f32(b->x, b->w, b->scale, b->y, lens[i]); });
+                out.apply[i] = measure([&] { rms_norm_apply_f32(b->x, b->scale, b->y, lens[i]); });
+            }
+            b->partial[0] = 1.0f;  // a positive sum: the counts do not depend on it, the arithmetic stays finite
+            out.scale = measure([&] { rms_norm_scale_f32(b->partial, b->scale, 1.0f, 1e-6f); });
+            std::free(b);
+        });
+        worker.join();
+        return out;
+    }();
+    return m;
+}
+
+// The ops of a call on n values: the loop's per-32-lane part scaled from the two measured lengths.
+CoreOps ops_at(const CoreOps (&m)[2], int64_t n) {
+    auto lerp = [&](uint64_t full, uint64_t one) {
+        const double per = (static_cast<double>(full) - static_cast<double>(one)) / (kRmsNormChunk / kRmsNormLanes - 1);
+        return static_cast<uint64_t>(static_cast<double>(one) + per * (n / kRmsNormLanes - 1) + 0.5);
+    };
+    CoreOps o;
+    o.vector = lerp(m[0].vector, m[1].vector);
+    o.move = lerp(m[0].move, m[1].move);
+    o.load = lerp(m[0].load, m[1].load);
+    o.unpack = lerp(m[0].unpack, m[1].unpack);
+    o.store = lerp(m[0].store, m[1].store);
+    o.scalar = lerp(m[0].scalar, m[1].scalar);
+    o.pipelined_loops = m[1].pipelined_loops;
+    return o;
+}
+
+}  // namespace
+
+bool rms_norm_has_kernel(const KernelKey & key) {
+    return key.kind == KernelKind::rms_norm && key.design != nullptr && std::strcmp(key.design, kRmsNormDesign) == 0 &&
+           key.variant != nullptr &&
+           (std::strcmp(key.variant, kRmsNormVariant) == 0 || std::strcmp(key.variant, kRmsNormMulVariant) == 0);
+}
+
+ModelShape rms_norm_model_shape(const Invocation & inv) {
+    const RmsNormInvocation r = rms_norm_of(inv);
+    const MeasuredCalls & m = measured_calls();
+    ModelShape s;
+    s.kind = KernelKind::rms_norm;
+    s.weight_type = GGML_TYPE_COUNT;
+    const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(r.p.rows, kColumns * kRowsPerColumn));
+    const int64_t busiest_rows = (r.p.rows + cores - 1) / cores;
+    s.kind_cores = static_cast<int>(cores);
+    s.kind_columns = static_cast<int>(std::min<int64_t>(kColumns, cores));
+    // Per row: one sumsq and one apply per chunk (the last chunk may be short), one scale.
+    const int64_t chunks = xdna_aie::rms_norm_chunks(r.p.cols);
+    const int64_t tail = xdna_aie::rms_norm_chunk_len(r.p.cols, chunks - 1);
+    const CoreOps (&apply)[2] = r.p.with_weight ? m.apply_mul : m.apply;
+    s.core_calls[0] = {ops_at(m.sumsq, kRmsNormChunk), static_cast<double>(busiest_rows * (chunks - 1))};
+    s.core_calls[1] = {ops_at(m.sumsq, tail), static_cast<double>(busiest_rows)};
+    s.core_calls[2] = {ops_at(apply, kRmsNormChunk), static_cast<double>(busiest_rows * (chunks - 1))};
+    s.core_calls[3] = {ops_at(apply, tail), static_cast<double>(busiest_rows)};
+    s.n_core_calls = 4;
+    // The scale call is added to the tail's sumsq (one per row as well).
+    s.core_calls[1].ops += m.scale;
+    // x and y once each (the row is staged in the memory tile for the second pass); the weight row
+    // into the memory tile of every column that works (once per row when it has one per row).
+    const double row_bytes = static_cast<double>(r.p.cols) * sizeof(float);
+    s.activation_bytes = row_bytes * static_cast<double>(r.p.rows);
+    s.out_bytes = row_bytes * static_cast<double>(r.p.rows);
+    s.weight_bytes = !r.p.with_weight ? 0 : r.p.w_row_stride == 0 ? row_bytes * s.kind_columns : row_bytes * r.p.rows;
+    return s;
+}
+
+Status sim_run_rms_norms(const std::vector<Invocation> & invs, ThreadPool & pool) {
+    std::vector<RmsNormInvocation> views;
+    std::vector<std::pair<uint32_t, int64_t>> rows;  // (invocation, row)
+    for (const Invocation & i : invs) {
+        if (i.kind() != KernelKind::rms_norm || !rms_norm_has_kernel(i.key)) {
+            return Status::error(std::string("the simulator's rms_norm engine was handed kernel ") +
+                                 (i.kernel_name() ? i.kernel_name() : "?") + " of kind " + kernel_kind_name(i.kind()));
+        }
+        const RmsNormInvocation r = rms_norm_of(i);
+        if (r.p.cols <= 0 || r.p.cols % kRmsNormLanes != 0 || r.p.cols > xdna_aie::kRmsNormMaxCols) {
+            return Status::error("rms_norm: row length " + std::to_string(r.p.cols) + " is not one the design takes");
+        }
+        views.push_back(r);
+    }
+    for (uint32_t v = 0; v < views.size(); ++v) {
+        for (int64_t row = 0; row < views[v].p.rows; ++row) {
+            rows.push_back({v, row});
+        }
+    }
+    const CoreFaultWatch watch;
+    pool.parallel_for(static_cast<int64_t>(rows.size()), [&](int64_t i, int) {
+        thread_local CoreBuffers buffers;
+        run_row(views[rows[i].first], rows[i].second, buffers);
+    });
+    std::string fault;
+    return watch.failed(fault) ? Status::error(fault) : Status::success();
+}
+
+}  // namespace xdna

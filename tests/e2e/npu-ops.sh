@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# llama.cpp's test-backend-ops for ops besides the matmuls that the NPU computes when offered
+# (GGML_XDNA_NPU_OPS), with the simulator executing their core kernel code. For each "OP:kernel" given:
+# every case of OP passes on XDNA0, no device run failed (a failure falls back to the host and would
+# still pass), and the profile's kernel table has rows of `kernel`, so the NPU path ran, not only the
+# host-op path (which takes the cases the design cannot, with the reason).
+# usage: npu-ops.sh <llama.cpp bin dir> <libggml-xdna.so> <npu ops> OP:kernel...
+set -euo pipefail
+bin=$1 lib=$2 ops=$3
+shift 3
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for spec in "$@"; do
+    op=${spec%%:*} kernel=${spec#*:}
+    GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim GGML_XDNA_SIM_EXEC=kernels GGML_XDNA_NPU_OPS=$ops GGML_XDNA_PROFILE=1 \
+        "$bin/test-backend-ops" -b XDNA0 -o "$op" >"$log" 2>&1 || {
+        grep -E "FAIL|error" "$log" | head -20; echo "test-backend-ops -o $op failed"; exit 1; }
+    grep -q "executing the kernel code" "$log" || { echo "$op: the simulator did not run the kernel code"; exit 1; }
+    if grep -q "xdna: device run failed" "$log"; then grep "xdna: device run failed" "$log" | head -3; echo "$op: a device run failed"; exit 1; fi
+    grep -q "Backend XDNA0: .*OK" "$log" || { echo "$op: XDNA0 not OK"; exit 1; }
+    grep -q "^  $op(" "$log" || { echo "no $op case ran"; exit 1; }
+    rows=$(grep -E "^  $kernel " "$log" || true)
+    [ -n "$rows" ] || { echo "$op: no $kernel invocation ran on the NPU"; exit 1; }
+    echo "$op: $(grep -E "tests passed" "$log" | tail -1 | sed 's/^ *//'); on the NPU:"
+    echo "$rows"
+done

@@ -1,0 +1,285 @@
+// The rms_norm core program (aie/rms_norm/kernels/rms_norm.cc) against a reference written here from
+// the numerics the kernel states (its top comment, docs/kernels.md "RMS_NORM"), and against the exact
+// norm in double; the simulator's rms_norm engine (ops/rms_norm/sim-rms-norm.h) against the same
+// reference on strided, sliced and in-place invocations. The reference shares no code with the kernel
+// or the host aie_api: Peano's safe fp32 multiply is spelled out below from its definition.
+#include "test-random.h"
+#include "ops/rms_norm/rms-norm-invocation.h"
+#include "ops/rms_norm/sim-rms-norm.h"
+#include "runtime/thread-pool.h"
+#include "sim-operands.h"
+#include "xdna_aie/rms_norm_tiles.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+extern "C" {
+void rms_norm_sumsq_f32(const float * x, float * partial, int32_t n);
+void rms_norm_scale_f32(float * partial, float * scale, float inv_cols, float eps);
+void rms_norm_apply_mul_f32(const float * x, const float * w, const float * scale, float * y, int32_t n);
+void rms_norm_apply_f32(const float * x, const float * scale, float * y, int32_t n);
+}
+
+namespace {
+
+constexpr int kLanes = 32;
+constexpr int kChunk = xdna_aie::kRmsNormChunk;
+
+// fp32 -> bf16 toward -inf: the split of the core's fp32 multiply in the reset rounding mode (floor).
+float bf16_down(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    if ((u & 0x7F800000u) == 0x7F800000u) return x;
+    if ((u >> 31) && (u & 0xFFFFu)) u += 0x10000u;
+    u &= 0xFFFF0000u;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+// Peano's safe fp32 multiply (llvm-aie aie2p_vmult.h, mul_elem_32_accuracy_safe): x = a + b + c and
+// y = d + e + f in bf16 parts; c*f, c*e, b*f, a*f, b*e, c*d, b*d, a*e, a*d, each exact, added in that
+// order with one fp32 rounding per add.
+float safe_mul(float x, float y) {
+    const float a = bf16_down(x), b = bf16_down(x - a), c = bf16_down(x - a - b);
+    const float d = bf16_down(y), e = bf16_down(y - d), f = bf16_down(y - d - e);
+    const float p[9] = {c * f, c * e, b * f, a * f, b * e, c * d, b * d, a * e, a * d};
+    float t = p[0];
+    for (int i = 1; i < 9; ++i) t = t + p[i];
+    return t;
+}
+
+float bits_to_float(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+// The row's scale as the kernel states it: 32 lane sums of safe squares of |x| in order (an infinite
+// |x| squares to +inf), a halving tree,
+// times inv_cols, plus eps, the integer seed and three Newton steps; +inf gives 0.
+float reference_scale(const float * x, int64_t cols, float inv_cols, float eps) {
+    float lane[kLanes] = {};
+    for (int64_t i = 0; i < cols; ++i) {
+        const float a = std::fabs(x[i]);
+        lane[i % kLanes] = lane[i % kLanes] + (std::isinf(a) ? a : safe_mul(a, a));
+    }
+    for (int h = kLanes / 2; h >= 1; h /= 2)
+        for (int i = 0; i < h; ++i) lane[i] = lane[i] + lane[i + h];
+    if (lane[0] == std::numeric_limits<float>::infinity()) return 0.0f;
+    const float v = safe_mul(lane[0], inv_cols) + eps;
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    float y = bits_to_float(0x5f3759dfu - (bits >> 1));
+    const float half_v = safe_mul(v, 0.5f);
+    for (int it = 0; it < 3; ++it) y = safe_mul(y, 1.5f - safe_mul(safe_mul(half_v, y), y));
+    return y;
+}
+
+std::vector<float> reference_row(const std::vector<float> & x, const float * w, float eps) {
+    const int64_t cols = static_cast<int64_t>(x.size());
+    const float s = reference_scale(x.data(), cols, 1.0f / static_cast<float>(cols), eps);
+    std::vector<float> y(x.size());
+    for (int64_t i = 0; i < cols; ++i) y[i] = w ? safe_mul(safe_mul(x[i], s), w[i]) : safe_mul(x[i], s);
+    return y;
+}
+
+// The kernel's calls over one row as the design makes them: chunk by chunk through aligned buffers.
+struct alignas(64) Core {
+    float x[kChunk], w[kChunk], y[kChunk], partial[kLanes], scale[kLanes];
+};
+
+std::vector<float> kernel_row(const std::vector<float> & x, const float * w, float eps) {
+    static thread_local Core c;
+    const int64_t cols = static_cast<int64_t>(x.size());
+    std::memset(c.partial, 0, sizeof c.partial);
+    for (int64_t c0 = 0; c0 < cols; c0 += kChunk) {
+        const int32_t n = static_cast<int32_t>(std::min<int64_t>(kChunk, cols - c0));
+        std::memcpy(c.x, x.data() + c0, n * 4);
+        rms_norm_sumsq_f32(c.x, c.partial, n);
+    }
+    rms_norm_scale_f32(c.partial, c.scale, 1.0f / static_cast<float>(cols), eps);
+    std::vector<float> y(x.size());
+    for (int64_t c0 = 0; c0 < cols; c0 += kChunk) {
+        const int32_t n = static_cast<int32_t>(std::min<int64_t>(kChunk, cols - c0));
+        std::memcpy(c.x, x.data() + c0, n * 4);
+        if (w != nullptr) {
+            std::memcpy(c.w, w + c0, n * 4);
+            rms_norm_apply_mul_f32(c.x, c.w, c.scale, c.y, n);
+        } else {
+            rms_norm_apply_f32(c.x, c.scale, c.y, n);
+        }
+        std::memcpy(y.data() + c0, c.y, n * 4);
+    }
+    return y;
+}
+
+void expect_same_bits(const std::vector<float> & want, const std::vector<float> & got, const char * what) {
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+        uint32_t a, b;
+        std::memcpy(&a, &want[i], 4);
+        std::memcpy(&b, &got[i], 4);
+        ASSERT_EQ(a, b) << what << ": value " << i << " of " << want.size() << ": reference " << want[i] << ", kernel "
+                        << got[i] << " (seed " << xdna_test::test_seed() << ")";
+    }
+}
+
+const int64_t kCols[] = {32, 64, 96, 992, 1024, 1056, 2080, 4096, 8192};
+
+}  // namespace
+
+// Every output's bits are the stated numerics' bits: rows of every chunking (a short last chunk, one
+// chunk, many), with and without the weight, at LLM-like magnitudes and far from them.
+TEST(RmsNormKernel, BitsAreTheStatedNumerics) {
+    for (int64_t cols : kCols) {
+        for (float magnitude : {1.0f, 1e-18f, 3e16f}) {
+            std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(cols), 10.0f);
+            for (float & v : x) v *= magnitude;
+            const std::vector<float> w = xdna_test::random_floats(static_cast<size_t>(cols), 2.0f);
+            const float eps = xdna_test::uniform(1e-7f, 1e-4f);
+            expect_same_bits(reference_row(x, nullptr, eps), kernel_row(x, nullptr, eps), "rms_norm_f32");
+            expect_same_bits(reference_row(x, w.data(), eps), kernel_row(x, w.data(), eps), "rms_norm_mul_f32");
+        }
+    }
+}
+
+// Against the exact norm: each output within 8 ulp of x_i / sqrt(mean(x^2) + eps) * w_i in double
+// (fp32 sums of up to 256 squares per lane, the seed refined past fp32, two rounded products).
+TEST(RmsNormKernel, WithinEightUlpOfTheExactNorm) {
+    for (int64_t cols : kCols) {
+        std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(cols), 10.0f);
+        const std::vector<float> w = xdna_test::random_floats(static_cast<size_t>(cols), 2.0f);
+        const float eps = 1e-6f;
+        const std::vector<float> got = kernel_row(x, w.data(), eps);
+        double ss = 0;
+        for (float v : x) ss += static_cast<double>(v) * v;
+        const double s = 1.0 / std::sqrt(ss / cols + eps);
+        for (int64_t i = 0; i < cols; ++i) {
+            const double want = x[i] * s * w[i];
+            EXPECT_LE(std::fabs(got[i] - want), 8 * FLT_EPSILON * std::fabs(want)) << "cols " << cols << " value " << i;
+        }
+    }
+}
+
+// The rsqrt emulation alone (partial sums holding v, inv_cols 1, eps FLT_MIN): within 2 ulp of
+// 1/sqrt(v) for 2^-100 <= v < 2^128 (the planner's smallest eps is 2^-100), at powers of two and
+// between them.
+TEST(RmsNormKernel, RsqrtNewtonWithinTwoUlp) {
+    alignas(64) float partial[kLanes], scale[kLanes];
+    double worst = 0;
+    for (int e = -100; e <= 127; e += 3) {
+        for (float m : {1.0f, 1.25f, 1.5f, 1.999f, xdna_test::uniform(1.0f, 2.0f)}) {
+            if (e == 127 && m > 1.5f) continue;  // 2^127 * 1.999 is finite; keep to clear values
+            const float v = std::ldexp(m, e);
+            std::memset(partial, 0, sizeof partial);
+            partial[0] = v;
+            rms_norm_scale_f32(partial, scale, 1.0f, FLT_MIN);
+            const double want = 1.0 / std::sqrt(static_cast<double>(v));
+            const double ulp = std::ldexp(1.0, std::ilogb(static_cast<float>(want)) - 23);
+            worst = std::max(worst, std::fabs(scale[0] - want) / ulp);
+            for (int l = 1; l < kLanes; ++l) ASSERT_EQ(scale[l], scale[0]) << "every lane holds the scale";
+            for (float p : partial) ASSERT_EQ(p, 0.0f) << "the partial sums are cleared for the next row";
+        }
+    }
+    EXPECT_LE(worst, 2.0) << "worst rsqrt error in ulp";
+}
+
+// NaN and Inf come out as the CPU backend gives them: a NaN makes the row NaN; an infinite value makes
+// the sum infinite, the scale 0, the finite values 0 and the infinite one NaN; squares that overflow
+// likewise give a scale of 0.
+TEST(RmsNormKernel, NanAndInfAsOnTheCpu) {
+    std::vector<float> x = xdna_test::random_floats(256, 10.0f);
+    std::vector<float> nan_row = x;
+    nan_row[77] = std::numeric_limits<float>::quiet_NaN();
+    for (float v : kernel_row(nan_row, nullptr, 1e-6f)) EXPECT_TRUE(std::isnan(v));
+    std::vector<float> inf_row = x;
+    inf_row[5] = -std::numeric_limits<float>::infinity();
+    const std::vector<float> y = kernel_row(inf_row, nullptr, 1e-6f);
+    for (size_t i = 0; i < y.size(); ++i) {
+        if (i == 5) EXPECT_TRUE(std::isnan(y[i]));
+        else EXPECT_EQ(y[i], 0.0f) << i;
+    }
+    std::vector<float> huge = x;
+    for (float & v : huge) v *= 1e19f;  // squares overflow fp32
+    for (float v : kernel_row(huge, nullptr, 1e-6f)) EXPECT_EQ(v, 0.0f);
+}
+
+// The engine: rows of two slices with row strides wider than the row, a weight per row for one and a
+// shared weight for the other, and an in-place norm; every output row the reference's, and the
+// padding between rows untouched.
+TEST(RmsNormEngine, StridedSlicedAndInPlaceRowsAreTheReferences) {
+    using namespace xdna;
+    constexpr int64_t cols = 1056, rows = 7, stride = 1100;
+    const size_t floats = static_cast<size_t>(stride * rows * 2);
+    xdna_test::HostBuffer xb(floats * 4), wb(floats * 4), yb(floats * 4);
+    std::vector<float> x = xdna_test::random_floats(floats, 5.0f), w = xdna_test::random_floats(floats, 1.5f);
+    std::memcpy(xb.host_ptr(), x.data(), floats * 4);
+    std::memcpy(wb.host_ptr(), w.data(), floats * 4);
+    const float sentinel = 12345.0f;
+    std::vector<float> y0(floats, sentinel);
+    std::memcpy(yb.host_ptr(), y0.data(), floats * 4);
+    std::vector<Invocation> invs;
+    for (int slice = 0; slice < 2; ++slice) {
+        RmsNormInvocation r;
+        r.p.rows = rows;
+        r.p.cols = cols;
+        r.p.eps = 1e-5f;
+        r.p.inv_cols = 1.0f / cols;
+        r.p.with_weight = true;
+        r.p.x_row_stride = r.p.y_row_stride = stride;
+        r.p.w_row_stride = slice == 0 ? stride : 0;
+        const size_t off = static_cast<size_t>(slice * stride * rows) * 4;
+        r.x = {&xb, off};
+        r.weight = {&wb, off};
+        r.y = {&yb, off};
+        invs.push_back(to_invocation(r));
+    }
+    // In place: x of the second buffer's first slice normalized into itself, without the weight.
+    xdna_test::HostBuffer ib(floats * 4);
+    std::memcpy(ib.host_ptr(), x.data(), floats * 4);
+    RmsNormInvocation in;
+    in.p = {rows, cols, 1e-5f, 1.0f / cols, false, stride, 0, stride};
+    in.x = in.y = {&ib, 0};
+    invs.push_back(to_invocation(in));
+
+    ThreadPool pool(2);
+    ASSERT_TRUE(sim_run_rms_norms(invs, pool).ok);
+    const float * y = static_cast<const float *>(yb.host_ptr());
+    const float * yi = static_cast<const float *>(ib.host_ptr());
+    for (int slice = 0; slice < 2; ++slice) {
+        for (int64_t r = 0; r < rows; ++r) {
+            const size_t base = static_cast<size_t>((slice * rows + r) * stride);
+            const std::vector<float> xr(x.begin() + base, x.begin() + base + cols);
+            const float * wr = slice == 0 ? w.data() + base : w.data() + static_cast<size_t>(slice * rows * stride);
+            const std::vector<float> want = reference_row(xr, wr, 1e-5f);
+            expect_same_bits(want, std::vector<float>(y + base, y + base + cols), "engine, weight");
+            for (int64_t i = cols; i < stride; ++i) ASSERT_EQ(y[base + i], sentinel) << "padding between rows written";
+            if (slice == 0) {
+                expect_same_bits(reference_row(xr, nullptr, 1e-5f), std::vector<float>(yi + base, yi + base + cols),
+                                 "engine, in place");
+            }
+        }
+    }
+}
+
+// An invocation the design cannot take (a row length that is not a multiple of 32) is refused before
+// anything is written.
+TEST(RmsNormEngine, RefusesRowsTheDesignDoesNotTake) {
+    using namespace xdna;
+    xdna_test::HostBuffer b(4096);
+    RmsNormInvocation r;
+    r.p = {1, 33, 1e-6f, 1.0f / 33, false, 33, 0, 33};
+    r.x = r.y = {&b, 0};
+    ThreadPool pool(1);
+    const Status st = sim_run_rms_norms({to_invocation(r)}, pool);
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("row length 33"), std::string::npos) << st.message;
+}
