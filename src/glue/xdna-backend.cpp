@@ -13,6 +13,7 @@
 #include "glue/profiler.h"
 
 #include "devices/open-device.h"
+#include "ops/act_quant/act-quant-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 #include "plan/batch-plan.h"
 #include "plan/graph-plan.h"
@@ -110,6 +111,17 @@ struct BackendContext {
                 if (p == s) {
                     return true;
                 }
+            }
+        }
+        return false;
+    }
+
+    // `t` is itself (not a view of) the output of a pending node of another kind than matmul.
+    bool produced_by_pending_op(const ggml_tensor * t) const {
+        for (const ggml_tensor * p : pending) {
+            if (p == t) {
+                const OpKind k = op_kind(p);
+                return k != OpKind::matmul && k != OpKind::matmul_id;
             }
         }
         return false;
@@ -472,8 +484,12 @@ ggml_status BackendContext::walk(ggml_cgraph * graph) {
             }
         }
         // A node reading the output of one still pending must wait for that submission (src[2]: the
-        // expert ids of a MUL_MAT_ID).
-        if (depends_on_pending(reads[0]) || depends_on_pending(reads[1]) || depends_on_pending(reads[2])) {
+        // expert ids of a MUL_MAT_ID), except a matmul whose activations are the output of a pending
+        // op of another kind (a norm): they are quantized on the NPU in a later stage of the same
+        // submission (plan/batch-plan.h).
+        const bool chained = node->op == GGML_OP_MUL_MAT && !depends_on_pending(reads[0]) && reads[2] == nullptr &&
+                             produced_by_pending_op(reads[1]) && npu_quantizes_activations(node, resolver);
+        if (!chained && (depends_on_pending(reads[0]) || depends_on_pending(reads[1]) || depends_on_pending(reads[2]))) {
             const ggml_status st = flush();
             if (st != GGML_STATUS_SUCCESS) {
                 return st;

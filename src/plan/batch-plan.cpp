@@ -1,5 +1,7 @@
 #include "plan/batch-plan.h"
 
+#include "ops/act_quant/act-quant-invocation.h"
+#include "ops/act_quant/act-quant-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 
 #include <algorithm>
@@ -76,6 +78,16 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
             return !q.by_expert && q.quantizes && same_activations(q.node->src[1], node->src[1]) && ql.format == al.format &&
                    ql.k_pad == al.k_pad && ql.tile_n == al.tile_n;
         });
+        // Activations an earlier op of this batch computes (the backend let the matmul join only when
+        // npu_quantizes_activations holds) are quantized on the NPU, in the stage after that op.
+        const bool produced_here = std::any_of(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
+            return q.other_kind && q.node == node->src[1];
+        });
+        if (produced_here && !npu_quantizes_activations(node, p.plan, resolve)) {
+            why = std::string(node->name) + ": its activations come from this submission but cannot be quantized on the NPU";
+            return false;
+        }
+        p.act_on_npu = produced_here;
         if (shared != plan.ops.end()) {
             p.act_offset = shared->act_offset;
         } else {
@@ -83,7 +95,7 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
             p.act_offset = size;
             size = align_up(size + p.plan.activation_bytes());
             plan.max_k_pad = std::max(plan.max_k_pad, al.k_pad);
-            for (int64_t s = 0; s < p.plan.n_slices; ++s) {
+            for (int64_t s = 0; s < p.plan.n_slices && !p.act_on_npu; ++s) {
                 for (int64_t r = 0; r < al.n_pad; r += kRowsPerJob) {
                     plan.quantize_jobs.push_back({static_cast<uint32_t>(plan.ops.size()), s, r, std::min(al.n_pad, r + kRowsPerJob)});
                 }
@@ -102,6 +114,8 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
 
 bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why) {
     plan.batch.invocations.clear();
+    plan.batch.stage_ends.clear();
+    std::vector<Invocation> quantizations, chained;  // the second and third stages
     for (const PlannedMatmul & p : plan.ops) {
         if (p.other_kind) {
             plan.batch.invocations.insert(plan.batch.invocations.end(), p.own.begin(), p.own.end());
@@ -109,6 +123,18 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
         }
         if (p.by_expert) {
             continue;  // routed per ubatch: route_batch()
+        }
+        std::vector<Invocation> & into = p.act_on_npu ? chained : plan.batch.invocations;
+        if (p.act_on_npu && p.quantizes) {
+            const ggml_tensor * src1 = p.node->src[1];
+            const BufferSlice x = resolve.slice_of(src1);
+            if (x.buffer == nullptr) {
+                why = std::string(p.node->name) + ": activations not in device memory";
+                return false;
+            }
+            quantizations.push_back(to_invocation(act_quant_invocation(p.plan.activations, x,
+                                                                       static_cast<int64_t>(src1->nb[1] / sizeof(float)),
+                                                                       {scratch, p.act_offset})));
         }
         const MatmulPlan & mp = p.plan;
         const ggml_tensor * dst = p.node;
@@ -125,8 +151,14 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             inv.weights = {w.buffer, w.offset + mp.weights.mat_bytes * mp.weight_matrix(s)};
             inv.activations = {scratch, p.act_offset + mp.activations.total_bytes * s};
             inv.out = {out.buffer, out.offset + i2 * dst->nb[2] + i3 * dst->nb[3]};
-            plan.batch.invocations.push_back(to_invocation(inv));
+            into.push_back(to_invocation(inv));
         }
+    }
+    if (!quantizations.empty()) {
+        plan.batch.end_stage();
+        plan.batch.invocations.insert(plan.batch.invocations.end(), quantizations.begin(), quantizations.end());
+        plan.batch.end_stage();
+        plan.batch.invocations.insert(plan.batch.invocations.end(), chained.begin(), chained.end());
     }
     return true;
 }

@@ -24,6 +24,10 @@ struct PlannedMatmul {
     MatmulPlan plan;
     size_t act_offset = 0;        // scratch offset of its activation operand (shared by equal src1)
     bool   quantizes = false;     // this op's src1 is quantized here (first op reading it)
+    // src1 is the output of an earlier op of this batch, quantized on the NPU (aie/act_quant) in the
+    // stage after it; this matmul runs in the stage after that. With `quantizes`: the op whose
+    // activation operand the act_quant invocation writes.
+    bool   act_on_npu = false;
     bool   packed_weights = true; // src0 was packed at load; otherwise packed into scratch per run
     size_t weight_offset = 0;     // scratch offset of the packed src0 when !packed_weights
     // MUL_MAT_ID: `experts` instead of `plan`; its invocations are made per ubatch (route_batch).
@@ -48,7 +52,10 @@ struct BatchPlan {
     std::vector<QuantizeJob>   quantize_jobs;
     int64_t                    max_k_pad = 0;   // longest padded activation row (host scratch floats)
     size_t                     scratch_bytes = 0;
-    Batch                      batch;           // the invocations, ready to submit (MUL_MATs only)
+    // The invocations, ready to submit, in stages: every op that reads nothing this batch writes (the
+    // ops of other kinds, the matmuls of host-quantized activations); the NPU quantizations of their
+    // outputs; the matmuls that read those.
+    Batch                      batch;
     bool                       has_experts = false;  // some op is a MUL_MAT_ID: submit route_batch()'s
 };
 

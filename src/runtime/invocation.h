@@ -16,6 +16,7 @@
 #include "runtime/device-buffer.h"
 #include "runtime/kernel-kind.h"
 #include "runtime/matmul-params.h"
+#include "ops/act_quant/act-quant-params.h"
 #include "ops/rms_norm/rms-norm-params.h"
 
 #include <array>
@@ -57,9 +58,10 @@ struct Operand {
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams, RmsNormParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::act_quant), KindParams>::kKind == KernelKind::act_quant);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

@@ -1,0 +1,89 @@
+// Activation quantization on the core: fp32 activations -> the a8 activation tile the integer matmul
+// contracts read (docs/kernels.md, "Activations"; aie/include/xdna_aie/matmul_tiles.h ActTileFormat),
+// so that a matmul can take the output of an earlier NPU stage without a trip to the host.
+//
+// One call quantizes one group of 4 tokens (kTokGroup: one A operand of the int8 x int4 mmul) of a
+// tile of TN tokens x 256 K values: x holds the 4 tokens' 256 values each, one after the other. Per
+// token and block of AB (32 or 256) values, as the core computes it:
+//   amax  = the largest |x| bit pattern of the block (an integer max: NaN's patterns sort above inf's);
+//   s     = amax / 127 and id = 127 / amax, scalar fp32 divisions (Peano lowers them to compiler-rt's
+//           __divsf3, IEEE round to nearest even: the host's division); s = NaN for a NaN or infinite
+//           block, id = 0 for an all-zero block or one whose 127 / amax overflows;
+//   code  = clamp(rint(x (x) id), -127, 127): (x) the core's fp32 multiply (Peano's `safe` emulation,
+//           split in the reset mode, floor), rint by adding and subtracting 1.5 * 2^23 in the fp32
+//           accumulators (round to nearest even), the clamp and the int8 conversion exact;
+//   sum   = the exact sum of every 16 codes, int16.
+// The host's quantizer (src/contracts/tile-codec.cpp) multiplies with a correctly rounded product: the
+// two can differ by one code where x * id lies within an ulp of a half-integer.
+#include <aie_api/aie.hpp>
+#include <stdint.h>
+#include <string.h>
+
+#include "xdna_aie/loop-hints.h"
+#include "xdna_aie/matmul_tiles.h"
+
+namespace {
+
+constexpr int kTK = 256;
+constexpr int kGroup = xdna_aie::kTokGroup;
+constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
+
+template <int AB, int TN> void quantize_group(const float * __restrict x, uint8_t * __restrict tile, int32_t group) {
+    constexpr xdna_aie::ActTileFormat f{TN, kTK, AB};
+    auto * codes = reinterpret_cast<int8_t *>(tile + f.codes_offset());
+    auto * scales = reinterpret_cast<float *>(tile + f.scales_offset());
+    auto * sums = reinterpret_cast<int16_t *>(tile + f.sums_offset());
+    if (group == 0) {
+        // The scale and sum planes' alignment padding (kPlaneAlign) is part of the tile the core sends
+        // out: both planes are cleared whole (aligned stores), then filled group by group. The codes
+        // plane (TN x 256 bytes) has no padding.
+        static_assert(TN * kTK % xdna_aie::kPlaneAlign == 0, "codes plane without padding");
+        const aie::vector<uint8_t, 64> z = aie::zeros<uint8_t, 64>();
+        for (int i = 0; i < f.scales_bytes() + f.sums_bytes(); i += 64) aie::store_v(tile + f.scales_offset() + i, z);
+    }
+    for (int tg = 0; tg < kGroup; ++tg) {
+        const int t = group * kGroup + tg;
+        const float * xt = x + tg * kTK;
+        for (int b = 0; b < kTK / AB; ++b) {
+            const float * xb = xt + b * AB;
+            // The block's largest |x| as bits.
+            aie::vector<int32_t, 16> m = aie::zeros<int32_t, 16>();
+            for (int i = 0; i < AB; i += 16) {
+                m = aie::max(m, aie::vector_cast<int32_t>(aie::abs(aie::load_v<16>(xb + i))));
+            }
+            const int32_t amax_bits = aie::reduce_max(m);
+            const bool finite = amax_bits < 0x7F800000;
+            float amax;
+            const int32_t used = finite ? amax_bits : 0;
+            memcpy(&amax, &used, 4);
+            float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+            if (!(id < 3.4028235e38f)) id = 0.0f;  // 127 / amax overflowed: every value quantizes to 0
+            const uint32_t nan_bits = 0x7FC00000u;
+            float nan;
+            memcpy(&nan, &nan_bits, 4);
+            scales[f.scale_index(t, b)] = finite ? amax / 127.0f : nan;
+            for (int k = 0; k < AB; k += 32) {
+                const aie::vector<float, 32> v = aie::mul(aie::load_v<32>(xb + k), id).template to_vector<float>();
+                aie::vector<float, 32> r = aie::sub(aie::add(v, kRoundMagic), kRoundMagic);
+                r = aie::min(aie::max(r, -127.0f), 127.0f);
+                r = aie::select(r, 0.0f, aie::neq(r, r));  // a NaN or infinite x (id 0): code 0, as the host
+                const aie::vector<int8_t, 32> c = aie::to_fixed<int8_t>(r, 0);
+                for (int h = 0; h < 2; ++h) {
+                    const int kk = b * AB + k + 16 * h;
+                    const aie::vector<int8_t, 16> c16 = c.template extract<16>(h);
+                    aie::store_v(codes + f.code_index(t, kk), c16);
+                    sums[f.sum_index(t, kk / 16)] = static_cast<int16_t>(aie::reduce_add(aie::unpack(c16)));
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+extern "C" {
+void act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 4>(x, tile, group); }
+void act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 32>(x, tile, group); }
+void act_quant_a8_b256_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 4>(x, tile, group); }
+void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 32>(x, tile, group); }
+}

@@ -1,0 +1,32 @@
+// The act_quant kind (activation quantization on the NPU, for a matmul that reads an earlier NPU
+// stage's output) as its planner builds it and its engines read it.
+#pragma once
+
+#include "contracts/activation-layout.h"
+#include "runtime/invocation.h"
+
+namespace xdna {
+
+// The name of the act_quant design (aie/act_quant). No dataflow.json yet (its README says why).
+inline constexpr const char * kActQuantDesign = "act_quant";
+
+struct ActQuantInvocation {
+    BufferSlice    x, tiles;
+    ActQuantParams p;
+};
+
+// Whether the NPU quantizes into this layout: the a8 formats, token tiles of 4 or 32, K of whole
+// 256-value tiles (no padding to clear: the kernel writes whole tiles).
+bool act_quant_takes(const ActivationLayout & L);
+
+// The kernel for a layout act_quant_takes (variant "act_quant_a8_b<block>_n<tile_n>").
+KernelKey act_quant_key(const ActivationLayout & L);
+
+// Its operands: x read as n rows of k floats x_row_stride floats apart, the tiles written whole.
+Invocation to_invocation(const ActQuantInvocation & a);
+ActQuantInvocation act_quant_of(const Invocation & inv);
+
+// The invocation that quantizes rows [0, L.n) of x (x_row_stride floats apart) into `tiles`.
+ActQuantInvocation act_quant_invocation(const ActivationLayout & L, BufferSlice x, int64_t x_row_stride, BufferSlice tiles);
+
+}  // namespace xdna

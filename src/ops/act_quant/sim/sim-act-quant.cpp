@@ -1,0 +1,170 @@
+#include "ops/act_quant/sim-act-quant.h"
+
+#include "ops/act_quant/act-quant-invocation.h"
+#include "sim/core-state.h"
+#include "xdna_aie/matmul_tiles.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+// The core kernels' entry points (aie/act_quant/kernels/act_quant.cc), compiled for the host.
+extern "C" {
+void act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group);
+void act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group);
+void act_quant_a8_b256_n4(const float * x, uint8_t * tile, int32_t group);
+void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group);
+}
+
+namespace xdna {
+
+namespace {
+
+using QuantFn = void (*)(const float *, uint8_t *, int32_t);
+constexpr int kTileK = 256, kGroup = xdna_aie::kTokGroup;
+constexpr int kCores = 32;
+// Two scalar fp32 divisions per block (s = amax / 127, id = 127 / amax): compiler-rt's __divsf3,
+// which the host aie_api cannot count (scalar code). Cycles per division: an assumption (a
+// soft-float division is some tens of scalar instructions); the timing model adds them to the scalar slot.
+constexpr uint64_t kSoftDivideCycles = 60;
+
+struct Variant {
+    const char * name;
+    QuantFn      fn;
+    int          block, tile_n;
+};
+const Variant kVariants[] = {
+    {"act_quant_a8_b32_n4", act_quant_a8_b32_n4, 32, 4},
+    {"act_quant_a8_b32_n32", act_quant_a8_b32_n32, 32, 32},
+    {"act_quant_a8_b256_n4", act_quant_a8_b256_n4, 256, 4},
+    {"act_quant_a8_b256_n32", act_quant_a8_b256_n32, 256, 32},
+};
+
+const Variant * variant_of(const KernelKey & key) {
+    if (key.kind != KernelKind::act_quant || key.design == nullptr || std::strcmp(key.design, kActQuantDesign) != 0 ||
+        key.variant == nullptr) {
+        return nullptr;
+    }
+    for (const Variant & v : kVariants) {
+        if (std::strcmp(v.name, key.variant) == 0 && key.tile.n == v.tile_n) return &v;
+    }
+    return nullptr;
+}
+
+// One core's buffers: four tokens' values in, the tile it builds (the largest: 32 tokens, blocks of 32).
+struct alignas(64) CoreBuffers {
+    float   x[kGroup * kTileK];
+    uint8_t tile[xdna_aie::ActTileFormat{32, kTileK, 32}.tile_bytes()];
+};
+
+void run_tile(const ActQuantInvocation & a, const Variant & v, int64_t nt, int64_t kt, CoreBuffers & b) {
+    const float * x = static_cast<const float *>(a.x.host());
+    for (int g = 0; g < v.tile_n / kGroup; ++g) {
+        for (int tg = 0; tg < kGroup; ++tg) {
+            const int64_t row = nt * v.tile_n + g * kGroup + tg;
+            float * dst = b.x + tg * kTileK;
+            if (row < a.p.n) {
+                std::memcpy(dst, x + row * a.p.x_row_stride + kt * kTileK, kTileK * sizeof(float));
+            } else {
+                std::memset(dst, 0, kTileK * sizeof(float));
+            }
+        }
+        const CoreModes found = sim_core_modes();
+        v.fn(b.x, b.tile, g);
+        sim_check_modes_restored(v.name, found);
+    }
+    std::memcpy(static_cast<uint8_t *>(a.tiles.host()) + static_cast<size_t>(nt * a.p.k_tiles + kt) * a.p.tile_bytes, b.tile,
+                a.p.tile_bytes);
+}
+
+// One call's operations per variant, measured once per process on a thread of its own (the counts do
+// not depend on the values).
+struct Measured {
+    CoreOps call[4];
+};
+const Measured & measured() {
+    static const Measured m = [] {
+        Measured out;
+        std::thread worker([&out] {
+            auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
+            std::memset(b, 0, sizeof *b);
+            for (int i = 0; i < 4; ++i) {
+                sim_reset_core_state();
+                const CoreOps before = sim_thread_core_ops();
+                kVariants[i].fn(b->x, b->tile, 1);  // a group past the first: no plane clearing
+                out.call[i] = sim_thread_core_ops();
+                out.call[i] -= before;
+                out.call[i].scalar += kSoftDivideCycles * 2 * kGroup * (kTileK / kVariants[i].block);
+            }
+            std::free(b);
+        });
+        worker.join();
+        return out;
+    }();
+    return m;
+}
+
+}  // namespace
+
+bool act_quant_has_kernel(const KernelKey & key) {
+    return variant_of(key) != nullptr;
+}
+
+ModelShape act_quant_model_shape(const Invocation & inv) {
+    const ActQuantInvocation a = act_quant_of(inv);
+    const Variant * v = variant_of(inv.key);
+    ModelShape s;
+    s.kind = KernelKind::act_quant;
+    s.weight_type = GGML_TYPE_COUNT;
+    const int64_t tiles = a.p.n_tiles * a.p.k_tiles;
+    const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(tiles, kCores));
+    s.kind_cores = static_cast<int>(cores);
+    s.kind_columns = static_cast<int>(std::min<int64_t>(8, cores));
+    if (v != nullptr) {
+        const CoreOps & call = measured().call[v - kVariants];
+        s.core_calls[0] = {call, static_cast<double>((tiles + cores - 1) / cores * (v->tile_n / kGroup))};
+        s.n_core_calls = 1;
+    }
+    s.activation_bytes = static_cast<double>(a.p.n) * static_cast<double>(a.p.k) * sizeof(float);
+    s.out_bytes = static_cast<double>(a.p.tile_bytes) * static_cast<double>(tiles);
+    return s;
+}
+
+Status sim_run_act_quants(const std::vector<Invocation> & invs, ThreadPool & pool) {
+    struct Job {
+        uint32_t inv;
+        int64_t  nt, kt;
+    };
+    std::vector<ActQuantInvocation> views;
+    std::vector<const Variant *>    variants;
+    std::vector<Job>                jobs;
+    for (const Invocation & i : invs) {
+        const Variant * v = variant_of(i.key);
+        if (v == nullptr) {
+            return Status::error(std::string("the simulator's act_quant engine was handed kernel ") +
+                                 (i.kernel_name() ? i.kernel_name() : "?") + " of kind " + kernel_kind_name(i.kind()));
+        }
+        const ActQuantInvocation a = act_quant_of(i);
+        if (a.p.k % kTileK != 0 || a.p.k_tiles * kTileK != a.p.k || a.p.tile_n != v->tile_n ||
+            a.p.n > a.p.n_tiles * a.p.tile_n) {
+            return Status::error("act_quant: a layout the design does not take");
+        }
+        views.push_back(a);
+        variants.push_back(v);
+    }
+    for (uint32_t i = 0; i < views.size(); ++i) {
+        for (int64_t nt = 0; nt < views[i].p.n_tiles; ++nt) {
+            for (int64_t kt = 0; kt < views[i].p.k_tiles; ++kt) jobs.push_back({i, nt, kt});
+        }
+    }
+    const CoreFaultWatch watch;
+    pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t j, int) {
+        thread_local CoreBuffers buffers;
+        run_tile(views[jobs[j].inv], *variants[jobs[j].inv], jobs[j].nt, jobs[j].kt, buffers);
+    });
+    std::string fault;
+    return watch.failed(fault) ? Status::error(fault) : Status::success();
+}
+
+}  // namespace xdna

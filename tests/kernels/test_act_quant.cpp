@@ -1,0 +1,193 @@
+// The act_quant core program (aie/act_quant/kernels/act_quant.cc) and the simulator's act_quant engine
+// against a reference written here from the numerics the kernel states (amax, s and id by IEEE
+// division, codes as rint of the core's safe product, clamped; exact 16-code sums), laid out with the
+// ABI's index functions; and against the host's quantizer (src/contracts/tile-codec.cpp), which
+// multiplies with a correctly rounded product: the same tiles but for codes one step apart where
+// x * id lies within an ulp or two of a half-integer.
+#include "contracts/activation-layout.h"
+#include "contracts/matmul-contract.h"
+#include "contracts/tile-codec.h"
+#include "core-fp32-reference.h"
+#include "ops/act_quant/act-quant-invocation.h"
+#include "ops/act_quant/sim-act-quant.h"
+#include "runtime/thread-pool.h"
+#include "sim-operands.h"
+#include "test-random.h"
+#include "xdna_aie/matmul_tiles.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace {
+
+constexpr int kTK = 256;
+
+// The tile of tokens [nt * TN, nt * TN + TN) and K values [kt * 256, +256) of x (n rows, k values
+// each, row-major), as the kernel states it; rows past n are zeros.
+std::vector<uint8_t> reference_tile(const std::vector<float> & x, int64_t n, int64_t k, int tn, int ab, int64_t nt,
+                                    int64_t kt) {
+    const xdna_aie::ActTileFormat f{tn, kTK, ab};
+    std::vector<uint8_t> tile(static_cast<size_t>(f.tile_bytes()), 0);
+    auto * codes = reinterpret_cast<int8_t *>(tile.data() + f.codes_offset());
+    auto * scales = reinterpret_cast<float *>(tile.data() + f.scales_offset());
+    auto * sums = reinterpret_cast<int16_t *>(tile.data() + f.sums_offset());
+    for (int t = 0; t < tn; ++t) {
+        const int64_t row = nt * tn + t;
+        for (int b = 0; b < kTK / ab; ++b) {
+            float v[256] = {};
+            uint32_t amax_bits = 0;
+            for (int i = 0; i < ab; ++i) {
+                v[i] = row < n ? x[row * k + kt * kTK + b * ab + i] : 0.0f;
+                uint32_t u;
+                const float a = std::fabs(v[i]);
+                std::memcpy(&u, &a, 4);
+                amax_bits = std::max(amax_bits, u);
+            }
+            const bool finite = amax_bits < 0x7F800000u;
+            float amax;
+            const uint32_t used = finite ? amax_bits : 0;
+            std::memcpy(&amax, &used, 4);
+            float id = amax > 0 ? 127.0f / amax : 0.0f;
+            if (std::isinf(id)) id = 0.0f;
+            scales[f.scale_index(t, b)] = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
+            for (int i = 0; i < ab; i += 16) {
+                int sum = 0;
+                for (int j = 0; j < 16; ++j) {
+                    const float p = xdna_test::safe_mul(v[i + j], id);
+                    float r = std::nearbyint(p);  // round to nearest even (the default mode)
+                    if (std::isnan(r)) r = 0.0f;
+                    const int c = static_cast<int>(std::fmax(-127.0f, std::fmin(127.0f, r)));
+                    codes[f.code_index(t, b * ab + i + j)] = static_cast<int8_t>(c);
+                    sum += c;
+                }
+                sums[f.sum_index(t, (b * ab + i) / 16)] = static_cast<int16_t>(sum);
+            }
+        }
+    }
+    return tile;
+}
+
+struct Case {
+    int     tile_n, block;
+    int64_t n, k;
+};
+
+// Run one act_quant invocation through the engine (the kernel code) into a fresh buffer.
+std::vector<uint8_t> engine_tiles(const std::vector<float> & x, const xdna::ActivationLayout & L) {
+    using namespace xdna;
+    xdna_test::HostBuffer xb(x.size() * 4), tb(L.total_bytes);
+    std::memcpy(xb.host_ptr(), x.data(), x.size() * 4);
+    std::memset(tb.host_ptr(), 0xA5, L.total_bytes);  // every byte must be written
+    const ActQuantInvocation a = act_quant_invocation(L, {&xb, 0}, L.k, {&tb, 0});
+    ThreadPool pool(2);
+    const Status st = sim_run_act_quants({to_invocation(a)}, pool);
+    EXPECT_TRUE(st.ok) << st.message;
+    const auto * p = static_cast<const uint8_t *>(tb.host_ptr());
+    return std::vector<uint8_t>(p, p + L.total_bytes);
+}
+
+xdna::ActivationLayout layout_for(const Case & c) {
+    const xdna::MatmulContract * mc =
+        xdna::matmul_contract_for(c.block == 32 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q4_K);
+    return xdna::make_activation_layout(*mc, c.k, c.k, c.n, c.tile_n);
+}
+
+const Case kCases[] = {{4, 256, 1, 256}, {4, 256, 3, 1024}, {4, 32, 4, 512}, {4, 32, 9, 256},
+                       {32, 256, 17, 512}, {32, 32, 32, 256}, {32, 256, 40, 256}};
+
+}  // namespace
+
+// Every byte of every tile, codes, scales, sums and plane padding, is the stated numerics'.
+TEST(ActQuantKernel, TilesAreTheStatedNumerics) {
+    for (const Case & c : kCases) {
+        std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(c.n * c.k), 3.0f);
+        // A NaN, an infinity, an all-zero block and a tiny block among them.
+        if (c.n * c.k > 300) {
+            x[7] = std::numeric_limits<float>::quiet_NaN();
+            x[c.k + 40] = -std::numeric_limits<float>::infinity();
+            for (int i = 0; i < 32; ++i) x[static_cast<size_t>((c.n - 1) * c.k) + i] = 0.0f;
+            for (int i = 32; i < 64; ++i) x[static_cast<size_t>((c.n - 1) * c.k) + i] *= 1e-38f;
+        }
+        const xdna::ActivationLayout L = layout_for(c);
+        ASSERT_TRUE(xdna::act_quant_takes(L));
+        const std::vector<uint8_t> got = engine_tiles(x, L);
+        for (int64_t nt = 0; nt < L.n_tiles; ++nt) {
+            for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
+                const std::vector<uint8_t> want = reference_tile(x, c.n, c.k, c.tile_n, c.block, nt, kt);
+                const uint8_t * g = got.data() + L.tile_offset(nt, kt);
+                for (size_t i = 0; i < want.size(); ++i) {
+                    ASSERT_EQ(g[i], want[i]) << "tile_n " << c.tile_n << " block " << c.block << " n " << c.n << " k " << c.k
+                                             << ": tile (" << nt << ", " << kt << ") byte " << i << " (seed "
+                                             << xdna_test::test_seed() << ")";
+                }
+            }
+        }
+    }
+}
+
+// Against the host's quantizer: scales and the padding identical; codes (and their sums) identical
+// except where the correctly rounded product and the core's differ across a rounding boundary, which
+// happens for few values, each one step apart.
+TEST(ActQuantKernel, MatchesTheHostQuantizerButForNearTies) {
+    int64_t values = 0, differing = 0;
+    for (const Case & c : kCases) {
+        const std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(c.n * c.k), 3.0f);
+        const xdna::ActivationLayout L = layout_for(c);
+        const std::vector<uint8_t> got = engine_tiles(x, L);
+        std::vector<uint8_t> host(L.total_bytes);
+        std::vector<float> scratch(static_cast<size_t>(L.k_pad));
+        ggml_tensor t{};
+        t.type = GGML_TYPE_F32;
+        t.ne[0] = c.k;
+        t.ne[1] = c.n;
+        t.ne[2] = t.ne[3] = 1;
+        t.nb[0] = 4;
+        t.nb[1] = static_cast<size_t>(c.k) * 4;
+        t.nb[2] = t.nb[3] = t.nb[1] * c.n;
+        t.data = const_cast<float *>(x.data());
+        xdna::quantize_activation_rows(&t, 0, 0, L, 0, L.n_pad, host.data(), scratch.data(), nullptr);
+        const xdna_aie::ActTileFormat f = L.quant_tile();
+        for (int64_t tile = 0; tile < L.n_tiles * L.k_tiles; ++tile) {
+            const uint8_t * a = got.data() + tile * L.tile_bytes;
+            const uint8_t * b = host.data() + tile * L.tile_bytes;
+            ASSERT_EQ(0, std::memcmp(a + f.scales_offset(), b + f.scales_offset(), f.scales_bytes())) << "scales";
+            for (int i = 0; i < f.codes_bytes(); ++i) {
+                const int d = static_cast<int8_t>(a[i]) - static_cast<int8_t>(b[i]);
+                ASSERT_LE(std::abs(d), 1) << "code " << i;
+                differing += d != 0;
+                ++values;
+            }
+        }
+    }
+    EXPECT_LE(differing * 10000, values) << differing << " of " << values << " codes differ from the host's";
+}
+
+// A layout the design does not take (a K of a partial tile, the float formats) is not claimed.
+TEST(ActQuantKernel, TakesWholeTilesOfTheA8FormatsOnly) {
+    const xdna::MatmulContract * q4k = xdna::matmul_contract_for(GGML_TYPE_Q4_K);
+    const xdna::MatmulContract * f16 = xdna::matmul_contract_for(GGML_TYPE_F16);
+    EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*q4k, 512, 512, 3, 4)));
+    EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*q4k, 300, 512, 3, 4)));
+    EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*f16, 512, 512, 3, 4)));
+}
+
+// Exact ties round to even (the fp32 add of 1.5 * 2^23), not half toward zero as the core's float to
+// int conversion does: with amax 127 the inverse scale is 1 and x itself is the product.
+TEST(ActQuantKernel, TiesRoundToEven) {
+    std::vector<float> x(256, 0.0f);
+    x[0] = 127.0f;
+    const float ties[] = {0.5f, 1.5f, 2.5f, 3.5f, -0.5f, -1.5f, -2.5f, -3.5f, 126.5f};
+    const int want[] = {0, 2, 2, 4, 0, -2, -2, -4, 126};
+    for (int i = 0; i < 9; ++i) x[1 + i] = ties[i];
+    const xdna::ActivationLayout L = layout_for({4, 256, 1, 256});
+    const std::vector<uint8_t> got = engine_tiles(x, L);
+    const xdna_aie::ActTileFormat f = L.quant_tile();
+    for (int i = 0; i < 9; ++i) {
+        EXPECT_EQ(static_cast<int8_t>(got[f.codes_offset() + f.code_index(0, 1 + i)]), want[i]) << "x = " << ties[i];
+    }
+}
