@@ -116,15 +116,35 @@ struct BackendContext {
         return false;
     }
 
-    // `t` is itself (not a view of) the output of a pending node of another kind than matmul.
-    bool produced_by_pending_op(const ggml_tensor * t) const {
+    // Whether `node` can read `t`, the output of a pending node, in a later stage of the same
+    // submission (plan/batch-plan.h): `t` must be that node's own tensor (not a view of it) and final
+    // in device memory when the NPU has run it (a MUL_MAT_ID's outputs are scattered by the host
+    // afterwards; so are the NaN rows of a bfp16 contract). A matmul reads it only as its activations,
+    // quantized on the NPU; an op of another kind reads it as it is.
+    bool chains_on_pending(const ggml_tensor * node, int slot, const ggml_tensor * t) const {
+        const ggml_tensor * producer = nullptr;
         for (const ggml_tensor * p : pending) {
-            if (p == t) {
-                const OpKind k = op_kind(p);
-                return k != OpKind::matmul && k != OpKind::matmul_id;
-            }
+            producer = p == t ? p : producer;
         }
-        return false;
+        if (producer == nullptr) {
+            return false;
+        }
+        const OpKind pk = op_kind(producer);
+        if (pk == OpKind::matmul_id) {
+            return false;
+        }
+        if (node->op == GGML_OP_MUL_MAT) {
+            return slot == 1 && pk != OpKind::matmul && npu_quantizes_activations(node, resolver);
+        }
+        if (node->op == GGML_OP_MUL_MAT_ID) {
+            return false;
+        }
+        if (pk == OpKind::matmul) {
+            MatmulChoice choice;
+            std::string  why;
+            return choose_matmul(producer, resolver, choice, why) && choice.contract->act_format != ActFormat::bfp16;
+        }
+        return true;
     }
 
     void              note_frees();
@@ -363,7 +383,7 @@ void BackendContext::write_nan_rows() {
 // those (and views); an RPC server sends whole layers, so with host ops on, a MUL_MAT is checked too.
 bool BackendContext::runs_on_device(const ggml_tensor * node) const {
     const OpKind kind = op_kind(node);
-    if (kind == OpKind::rms_norm) {
+    if (kind == OpKind::rms_norm || kind == OpKind::add) {
         std::string why;
         return host_ops_on && op_supported(node, resolver, why);  // the scheduler gives it only with host ops
     }
@@ -487,9 +507,14 @@ ggml_status BackendContext::walk(ggml_cgraph * graph) {
         // expert ids of a MUL_MAT_ID), except a matmul whose activations are the output of a pending
         // op of another kind (a norm): they are quantized on the NPU in a later stage of the same
         // submission (plan/batch-plan.h).
-        const bool chained = node->op == GGML_OP_MUL_MAT && !depends_on_pending(reads[0]) && reads[2] == nullptr &&
-                             produced_by_pending_op(reads[1]) && npu_quantizes_activations(node, resolver);
-        if (!chained && (depends_on_pending(reads[0]) || depends_on_pending(reads[1]) || depends_on_pending(reads[2]))) {
+        bool joins = true, depends = false;
+        for (int slot = 0; slot < 3; ++slot) {
+            if (depends_on_pending(reads[slot])) {
+                depends = true;
+                joins = joins && chains_on_pending(node, slot, reads[slot]);
+            }
+        }
+        if (depends && !joins) {
             const ggml_status st = flush();
             if (st != GGML_STATUS_SUCCESS) {
                 return st;

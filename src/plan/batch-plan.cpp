@@ -2,6 +2,7 @@
 
 #include "ops/act_quant/act-quant-invocation.h"
 #include "ops/act_quant/act-quant-plan.h"
+#include "ops/add/add-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 
 #include <algorithm>
@@ -35,9 +36,11 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         PlannedMatmul p;
         p.node = node;
         MatmulChoice choice;
-        if (op_kind(node) == OpKind::rms_norm || node->op == GGML_OP_MUL) {
-            // RMS_NORM, or the MUL by its weight that the backend fused it with (its src0 is the norm).
-            if (!plan_rms_norm(node, resolve, p.own, why)) {
+        if (op_kind(node) == OpKind::rms_norm || op_kind(node) == OpKind::add || node->op == GGML_OP_MUL) {
+            // RMS_NORM, or the MUL by its weight that the backend fused it with (its src0 is the norm);
+            // ADD.
+            const bool planned = node->op == GGML_OP_ADD ? plan_add(node, resolve, p.own, why) : plan_rms_norm(node, resolve, p.own, why);
+            if (!planned) {
                 why = std::string(node->name) + ": " + why;
                 return false;
             }
@@ -112,29 +115,94 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
     return true;
 }
 
-bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why) {
-    plan.batch.invocations.clear();
-    plan.batch.stage_ends.clear();
-    std::vector<Invocation> quantizations, chained;  // the second and third stages
-    for (const PlannedMatmul & p : plan.ops) {
-        if (p.other_kind) {
-            plan.batch.invocations.insert(plan.batch.invocations.end(), p.own.begin(), p.own.end());
-            continue;
+namespace {
+
+// The device memory an op of another kind reads (its sources that may be outputs of this batch).
+void device_reads(const ggml_tensor * node, std::vector<const ggml_tensor *> & out) {
+    out.clear();
+    if (node->op == GGML_OP_MUL && node->src[0] != nullptr && node->src[0]->op == GGML_OP_RMS_NORM) {
+        out.push_back(node->src[0]->src[0]);  // the norm's input, and the weight
+        out.push_back(node->src[1]);
+    } else {
+        for (const ggml_tensor * s : node->src) {
+            if (s != nullptr) out.push_back(s);
         }
+    }
+}
+
+bool overlaps(const Operand & a, const Operand & b) {
+    if (a.slice.buffer != b.slice.buffer) return false;
+    const uint64_t a0 = a.slice.offset, a1 = a0 + a.extent(), b0 = b.slice.offset, b1 = b0 + b.extent();
+    return a0 < b1 && b0 < a1;
+}
+
+// Whether `inv` can share a stage with `others`: no memory one writes is memory another touches.
+bool independent(const Invocation & inv, const std::vector<Invocation> & others) {
+    for (const Invocation & o : others) {
+        for (const Operand & x : inv.operands()) {
+            for (const Operand & y : o.operands()) {
+                if ((x.written() || y.written()) && overlaps(x, y)) return false;
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why) {
+    // Stages: an op runs in a stage after every op of this batch whose output it reads (a matmul reads
+    // its NPU-quantized activations, one stage after their producer); stages never decrease in graph
+    // order, and ops that touch the same memory with a write never share one, so what ggml's allocator
+    // reuses in graph order is reused in that order here too.
+    std::vector<std::vector<Invocation>> stages;
+    std::vector<int>                     op_stage(plan.ops.size(), 0);
+    std::vector<const ggml_tensor *>     reads;
+    int                                  floor_stage = 0;
+    auto producer_stage = [&](const ggml_tensor * t, size_t before) {
+        int st = -1;
+        for (size_t j = 0; j < before; ++j) {
+            if (plan.ops[j].node == t && !plan.ops[j].by_expert) st = std::max(st, op_stage[j]);
+        }
+        return st;
+    };
+    auto place = [&](std::vector<Invocation> invs, int at) {
+        for (;; ++at) {
+            if (static_cast<size_t>(at) >= stages.size()) stages.resize(static_cast<size_t>(at) + 1);
+            bool fits = true;
+            for (const Invocation & i : invs) fits = fits && independent(i, stages[static_cast<size_t>(at)]);
+            if (fits) break;
+        }
+        for (Invocation & i : invs) stages[static_cast<size_t>(at)].push_back(std::move(i));
+        return at;
+    };
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+        const PlannedMatmul & p = plan.ops[i];
         if (p.by_expert) {
             continue;  // routed per ubatch: route_batch()
         }
-        std::vector<Invocation> & into = p.act_on_npu ? chained : plan.batch.invocations;
-        if (p.act_on_npu && p.quantizes) {
+        if (p.other_kind) {
+            device_reads(p.node, reads);
+            int at = floor_stage;
+            for (const ggml_tensor * t : reads) at = std::max(at, producer_stage(t, i) + 1);
+            op_stage[i] = floor_stage = place(p.own, at);
+            continue;
+        }
+        int at = floor_stage;
+        if (p.act_on_npu) {
             const ggml_tensor * src1 = p.node->src[1];
-            const BufferSlice x = resolve.slice_of(src1);
-            if (x.buffer == nullptr) {
-                why = std::string(p.node->name) + ": activations not in device memory";
-                return false;
+            const int q = producer_stage(src1, i) + 1;  // the quantization of src1
+            if (p.quantizes) {
+                const BufferSlice x = resolve.slice_of(src1);
+                if (x.buffer == nullptr) {
+                    why = std::string(p.node->name) + ": activations not in device memory";
+                    return false;
+                }
+                place({to_invocation(act_quant_invocation(p.plan.activations, x, static_cast<int64_t>(src1->nb[1] / sizeof(float)),
+                                                          {scratch, p.act_offset}))},
+                      q);
             }
-            quantizations.push_back(to_invocation(act_quant_invocation(p.plan.activations, x,
-                                                                       static_cast<int64_t>(src1->nb[1] / sizeof(float)),
-                                                                       {scratch, p.act_offset})));
+            at = std::max(at, q + 1);
         }
         const MatmulPlan & mp = p.plan;
         const ggml_tensor * dst = p.node;
@@ -144,6 +212,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             why = std::string(dst->name) + ": operand not in device memory";
             return false;
         }
+        std::vector<Invocation> invs;
         for (int64_t s = 0; s < mp.n_slices; ++s) {
             const int64_t i2 = s % dst->ne[2], i3 = s / dst->ne[2];
             MatmulInvocation inv = invocation_geometry(mp, dst->ne[0], dst->ne[1],
@@ -151,14 +220,15 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             inv.weights = {w.buffer, w.offset + mp.weights.mat_bytes * mp.weight_matrix(s)};
             inv.activations = {scratch, p.act_offset + mp.activations.total_bytes * s};
             inv.out = {out.buffer, out.offset + i2 * dst->nb[2] + i3 * dst->nb[3]};
-            into.push_back(to_invocation(inv));
+            invs.push_back(to_invocation(inv));
         }
+        op_stage[i] = floor_stage = place(std::move(invs), at);
     }
-    if (!quantizations.empty()) {
+    plan.batch.invocations.clear();
+    plan.batch.stage_ends.clear();
+    for (const std::vector<Invocation> & st : stages) {
         plan.batch.end_stage();
-        plan.batch.invocations.insert(plan.batch.invocations.end(), quantizations.begin(), quantizations.end());
-        plan.batch.end_stage();
-        plan.batch.invocations.insert(plan.batch.invocations.end(), chained.begin(), chained.end());
+        plan.batch.invocations.insert(plan.batch.invocations.end(), st.begin(), st.end());
     }
     return true;
 }

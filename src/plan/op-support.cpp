@@ -1,5 +1,6 @@
 #include "plan/op-support.h"
 
+#include "ops/add/add-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 
 #include "runtime/options.h"
@@ -22,10 +23,24 @@ OpKind op_kind(const ggml_tensor * op) {
         case GGML_OP_MUL_MAT_ID:
             return OpKind::matmul_id;
         case GGML_OP_RMS_NORM:
-            return rms_norm_on_npu() ? OpKind::rms_norm : OpKind::unsupported;
+            return npu_op_offered("rms_norm") ? OpKind::rms_norm : OpKind::unsupported;
+        case GGML_OP_ADD:
+            return npu_op_offered("add") ? OpKind::add : OpKind::unsupported;
         default:
             return OpKind::unsupported;
     }
+}
+
+bool npu_op_offered(const char * op) {
+    static const std::string value = [] {
+        const OptionValue<std::string> o = npu_ops_option();
+        report_option_error(o.error);
+        return o.value;
+    }();
+    const std::string name = op;
+    if (name == "rms_norm") return value == "rms_norm" || value == "glue";
+    if (name == "add") return value == "glue";
+    return false;
 }
 
 namespace {
@@ -191,6 +206,8 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
                 return false;
             }
             return rms_norm_supported(op, why);
+        case OpKind::add:
+            return add_supported(op, resolve, why);
         case OpKind::unsupported:
             break;
     }

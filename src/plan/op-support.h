@@ -26,11 +26,15 @@ enum class OpKind {
     noop,         // views and reshapes: nothing to compute
     matmul,       // MUL_MAT: runs on the device if choose_matmul() accepts it
     matmul_id,    // MUL_MAT_ID (mixture of experts): runs on the device if choose_matmul_id() accepts it
-    rms_norm,     // RMS_NORM (GGML_XDNA_NPU_OPS=rms_norm): on the device if rms_norm_supported() accepts it;
-                  // a MUL by its weight right after it rides in the same invocation (ops/rms_norm)
+    rms_norm,     // RMS_NORM (GGML_XDNA_NPU_OPS=rms_norm|glue): on the device if rms_norm_supported() accepts
+                  // it; a MUL by its weight right after it rides in the same invocation (ops/rms_norm)
+    add,          // ADD (GGML_XDNA_NPU_OPS=glue): on the device if add_supported() accepts it (ops/add)
     unsupported,  // everything else stays on the CPU
 };
 OpKind op_kind(const ggml_tensor * op);
+
+// Whether GGML_XDNA_NPU_OPS (read once per process) offers `op` ("rms_norm", "add") to the NPU.
+bool npu_op_offered(const char * op);
 
 // GGML_XDNA_PREFILL=bfp16 (read once per process): batches of more than kDecodeTokens tokens with a
 // weight type that has a prefill contract (matmul-contract.h) take it.

@@ -9,7 +9,8 @@ namespace xdna {
 // (sim/sim-kinds.h for the simulator); the Batch, the submission path and the statistics are the
 // same for all. MUL_MAT and MUL_MAT_ID are both `matmul`; RMS_NORM (with the MUL by its weight) is
 // `rms_norm` (src/ops/rms_norm); `act_quant` quantizes a matmul's activations on the NPU (src/ops/act_quant).
-enum class KernelKind : uint8_t { matmul, rms_norm, act_quant };  // adding one: its parameter block in KindParams too
+// ADD of fp32 rows is `add` (src/ops/add).
+enum class KernelKind : uint8_t { matmul, rms_norm, act_quant, add };  // adding one: its parameter block in KindParams too
 const char * kernel_kind_name(KernelKind kind);
 
 }  // namespace xdna

@@ -57,10 +57,10 @@ std::vector<OptionSpec> make_options() {
          "the contracts of prefill batches (more than 4 tokens) of Q4_K, Q5_K and Q6_K weights. int: the exact "
          "integer contracts of every batch; bfp16: the weight tile dequantized on the core into bfp16 and the "
          "native bfp16 matrix multiply (docs/kernels.md, \"Prefill contracts v3\"; its accuracy in README.md)"},
-        {"GGML_XDNA_NPU_OPS", "none, rms_norm", "none",
-         "ops besides the matmuls that the NPU computes when it has their kernel. rms_norm: RMS_NORM, fused with "
-         "the MUL by its weight (aie/rms_norm); off by default because the matmuls after a norm still quantize "
-         "their activations on the host, so each norm on the NPU costs one more submission"},
+        {"GGML_XDNA_NPU_OPS", "none, rms_norm, glue", "none",
+         "ops besides the matmuls that the NPU computes when it has their kernel, in the matmuls' submission "
+         "(the activations of a matmul that reads them quantized on the NPU). rms_norm: RMS_NORM, fused with the "
+         "MUL by its weight (aie/rms_norm); glue: that and the residual ADD (aie/add). Simulator only"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},

@@ -1,6 +1,5 @@
 #include "ops/rms_norm/rms-norm-plan.h"
 
-#include "runtime/options.h"
 #include "xdna_aie/rms_norm_tiles.h"
 
 #include <cfloat>
@@ -27,15 +26,6 @@ bool same_shape(const ggml_tensor * a, const ggml_tensor * b) {
 }
 
 }  // namespace
-
-bool rms_norm_on_npu() {
-    static const bool on = [] {
-        const OptionValue<std::string> o = npu_ops_option();
-        report_option_error(o.error);
-        return o.value == "rms_norm";
-    }();
-    return on;
-}
 
 bool rms_norm_supported(const ggml_tensor * norm, std::string & why) {
     const ggml_tensor * x = norm->src[0];

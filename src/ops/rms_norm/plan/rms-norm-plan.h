@@ -13,11 +13,6 @@
 
 namespace xdna {
 
-// GGML_XDNA_NPU_OPS names rms_norm (read once per process): RMS_NORM is offered to the NPU. Off by
-// default: the matmuls after a norm still quantize their activations on the host, so a norm on the
-// NPU costs one more submission per norm until that quantization runs on the NPU too.
-bool rms_norm_on_npu();
-
 // Whether the design takes this RMS_NORM node (F32 rows of a multiple of 32 values up to the design's
 // longest row, eps of at least 2^-100, rows strided within each (i2, i3) slice); `why` says why not.
 bool rms_norm_supported(const ggml_tensor * norm, std::string & why);
