@@ -2,6 +2,14 @@
 
 #include "invocation-shape.h"
 
+#include "contracts/activation-layout.h"
+#include "ops/act_quant/act-quant-invocation.h"
+#include "ops/act_quant/sim-act-quant.h"
+#include "ops/add/add-invocation.h"
+#include "ops/add/sim-add.h"
+#include "ops/rms_norm/rms-norm-invocation.h"
+#include "ops/rms_norm/sim-rms-norm.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -13,7 +21,28 @@ namespace {
 struct Job {
     xdna::MatmulInvocation inv;
     int group;
+    bool             glue = false;  // an op of another kind: `shape` instead of `inv`
+    xdna::ModelShape shape{};
 };
+
+// The glue before a matmul group on the NPU (Grouping::glue_on_npu): the residual ADD (unless the input
+// is the embedding), RMS_NORM with its weight, and the quantization of its output for `consumer`.
+void add_glue(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, const xdna::MatmulInvocation & consumer,
+              bool residual, int group) {
+    if (residual) {
+        xdna::AddInvocation a;
+        a.p = {tokens, d.n_embd, d.n_embd, d.n_embd, d.n_embd};
+        pending.push_back({{}, group, true, xdna::add_model_shape(xdna::to_invocation(a))});
+    }
+    xdna::RmsNormInvocation r;
+    r.p = {tokens, d.n_embd, 1e-5f, 1.0f / static_cast<float>(d.n_embd), true, d.n_embd, 0, d.n_embd};
+    pending.push_back({{}, group, true, xdna::rms_norm_model_shape(xdna::to_invocation(r))});
+    const xdna::ActivationLayout L =
+        xdna::make_activation_layout(*consumer.contract, d.n_embd, d.n_embd, tokens, consumer.tile.n);
+    if (xdna::act_quant_takes(L)) {
+        pending.push_back({{}, group, true, xdna::act_quant_model_shape(xdna::to_invocation(xdna::act_quant_invocation(L, {}, d.n_embd, {})))});
+    }
+}
 
 void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::TimingModel & model,
                const xdna::MatmulContract *& last_type, const char *& last_layout) {
@@ -22,6 +51,10 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
     }
     std::vector<xdna::ModelShape> shapes;
     for (const auto & j : jobs) {
+        if (j.glue) {
+            shapes.push_back(j.shape);
+            continue;
+        }
         shapes.push_back(xdna::shape_of(j.inv));
         out.weight_bytes += static_cast<double>(j.inv.weight_bytes());
     }
@@ -64,6 +97,8 @@ const char * grouping_name(Grouping g) {
         case Grouping::per_split: return "one submission per ggml split (4 per layer + head)";
         case Grouping::per_layer: return "one submission per layer + head";
         case Grouping::per_token: return "one submission per token/ubatch";
+        case Grouping::glue_on_npu:
+            return "residual ADD, RMS_NORM and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 2 per layer + head";
     }
     return "?";
 }
@@ -107,11 +142,18 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             if (!ok) {
                 continue;  // no NPU contract: that matmul stays on the CPU
             }
-            j.group = grouping == Grouping::per_split ? l * 8 + mm[i].split
-                    : grouping == Grouping::per_layer ? l
-                                                      : 0;
+            // glue_on_npu: attention (between QKV and O) and SwiGLU (between gate/up and down) stay on the
+            // host and cut; down and the next layer's QKV share a submission, as O and gate/up do.
+            static const int glue_group[4] = {0, 1, 1, 2};
+            j.group = grouping == Grouping::per_split     ? l * 8 + mm[i].split
+                    : grouping == Grouping::per_layer   ? l
+                    : grouping == Grouping::glue_on_npu ? l * 2 + glue_group[mm[i].split & 3]
+                                                        : 0;
             if (j.group != pending_group && !pending.empty()) {
                 flush();
+            }
+            if (grouping == Grouping::glue_on_npu && j.group != pending_group && (mm[i].split == 0 || mm[i].split == 2)) {
+                add_glue(pending, d, tokens, j.inv, !(l == 0 && mm[i].split == 0), j.group);
             }
             pending_group = j.group;
             for (int64_t e = 0; e < load.experts; ++e) {
@@ -127,6 +169,9 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
     bool ok = false;
     Job head{invocation_shape(output_type(d, uniform, q4_k_m), d.vocab, d.n_embd, head_rows, ok), -1};
     if (ok) {
+        if (grouping == Grouping::glue_on_npu) {
+            add_glue(pending, d, head_rows, head.inv, true, -1);  // the last residual ADD and the output norm
+        }
         pending.push_back(head);
     }
     flush();
