@@ -383,7 +383,7 @@ void BackendContext::write_nan_rows() {
 // those (and views); an RPC server sends whole layers, so with host ops on, a MUL_MAT is checked too.
 bool BackendContext::runs_on_device(const ggml_tensor * node) const {
     const OpKind kind = op_kind(node);
-    if (kind == OpKind::rms_norm || kind == OpKind::add) {
+    if (kind != OpKind::matmul && kind != OpKind::matmul_id && kind != OpKind::noop && kind != OpKind::unsupported) {
         std::string why;
         return host_ops_on && op_supported(node, resolver, why);  // the scheduler gives it only with host ops
     }

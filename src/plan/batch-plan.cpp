@@ -2,8 +2,6 @@
 
 #include "ops/act_quant/act-quant-invocation.h"
 #include "ops/act_quant/act-quant-plan.h"
-#include "ops/add/add-plan.h"
-#include "ops/rms_norm/rms-norm-plan.h"
 
 #include <algorithm>
 #include <cstring>
@@ -36,18 +34,16 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         PlannedMatmul p;
         p.node = node;
         MatmulChoice choice;
-        if (op_kind(node) == OpKind::rms_norm || op_kind(node) == OpKind::add || node->op == GGML_OP_MUL) {
-            // RMS_NORM, or the MUL by its weight that the backend fused it with (its src0 is the norm);
-            // ADD.
-            const bool planned = node->op == GGML_OP_ADD ? plan_add(node, resolve, p.own, why) : plan_rms_norm(node, resolve, p.own, why);
-            if (!planned) {
-                why = std::string(node->name) + ": " + why;
-                return false;
-            }
+        if (plan_other_kind(node, resolve, p.own, why)) {
+            // An op of another kind than matmul (ops/<op>/): its invocations are made now.
             p.other_kind = true;
             p.packed_weights = true;  // nothing to pack
             plan.ops.push_back(std::move(p));
             continue;
+        }
+        if (!why.empty()) {
+            why = std::string(node->name) + ": " + why;
+            return false;
         }
         if (op_kind(node) == OpKind::matmul_id) {
             // Gathered activations and staged outputs sized for any routing; weights not packed at

@@ -188,6 +188,19 @@ bool choose_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, M
            choose_kernel(dst, src1->ne[2], resolve, choice, why);
 }
 
+bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, std::vector<Invocation> & out,
+                     std::string & why) {
+    why.clear();
+    if (node->op == GGML_OP_MUL && node->src[0] != nullptr && node->src[0]->op == GGML_OP_RMS_NORM) {
+        return plan_rms_norm(node, resolve, out, why);  // fused by the backend: the MUL stands for the pair
+    }
+    switch (op_kind(node)) {
+        case OpKind::rms_norm: return plan_rms_norm(node, resolve, out, why);
+        case OpKind::add: return plan_add(node, resolve, out, why);
+        default: return false;
+    }
+}
+
 bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::string & why) {
     switch (op_kind(op)) {
         case OpKind::noop:

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace xdna {
 
@@ -60,6 +61,12 @@ bool choose_matmul(const ggml_tensor * dst, const TensorResolver & resolve, Matm
 // runs as one matmul invocation of that contract over its own slice of the stack (expert-plan.h).
 // `choice.tile_n` is the tile the whole ubatch would take; each expert's group of tokens chooses its own.
 bool choose_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, MatmulChoice & choice, std::string & why);
+
+// A node the backend runs as an op of another kind than matmul (its folder in src/ops/): RMS_NORM, the MUL
+// fused after an RMS_NORM (the node that stands for the pair), ADD. True with its invocations appended
+// to `out`; false with `why` empty for a node of no such kind, with `why` set when the op refuses it.
+bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, std::vector<Invocation> & out,
+                     std::string & why);
 
 // The decision for any op: no-ops yes, MUL_MAT per choose_matmul(), MUL_MAT_ID per choose_matmul_id(),
 // RMS_NORM when offered to the NPU and the device has its kernel, everything else no.
