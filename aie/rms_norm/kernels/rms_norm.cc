@@ -4,7 +4,7 @@
 // pass 1 (rms_norm_sumsq_f32) adds the squares of each chunk into 32 fp32 partial sums, the row's
 // scale is made once (rms_norm_scale_f32), pass 2 (rms_norm_apply_*_f32) scales each chunk again.
 //
-// Numerics as the core computes them (docs/kernels.md, "RMS_NORM"): every fp32 product is aie_api's
+// Numerics as the core computes them (docs/kernels.md, "The layer's glue on the NPU"): every fp32 product is aie_api's
 // float multiply, which Peano emits as the `safe` bf16 emulation (nine partial products, split in the
 // current rounding mode: the reset mode, floor, since this kernel sets none); every add one fp32
 // rounding to nearest even in the accumulators. 1/sqrt is not an instruction the kernel relies on:
