@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 namespace xdna {
 
@@ -72,15 +73,23 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
             return false;
         }
         const ActivationLayout & al = p.plan.activations;
-        const auto shared = std::find_if(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
-            const ActivationLayout & ql = q.plan.activations;
-            return !q.by_expert && q.quantizes && same_activations(q.node->src[1], node->src[1]) && ql.format == al.format &&
-                   ql.k_pad == al.k_pad && ql.tile_n == al.tile_n;
-        });
         // Activations an earlier op of this batch computes (the backend let the matmul join only when
         // npu_quantizes_activations holds) are quantized on the NPU, in the stage after that op.
         const bool produced_here = std::any_of(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
             return q.other_kind && q.node == node->src[1];
+        });
+        // Two matmuls share one quantization when they read the same activations. Within one submission
+        // a tensor computed in it may have the address (and shape) of another one that died earlier in
+        // it (the FFN norm's output and the next layer's attention norm's): those share only when they
+        // are the same tensor.
+        const auto shared = std::find_if(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
+            if (q.by_expert || q.other_kind || !q.quantizes) {
+                return false;
+            }
+            const ActivationLayout & ql = q.plan.activations;
+            const bool same = produced_here || q.act_on_npu ? q.node->src[1] == node->src[1]
+                                                            : same_activations(q.node->src[1], node->src[1]);
+            return same && ql.format == al.format && ql.k_pad == al.k_pad && ql.tile_n == al.tile_n;
         });
         if (produced_here && !npu_quantizes_activations(node, p.plan, resolve)) {
             why = std::string(node->name) + ": its activations come from this submission but cannot be quantized on the NPU";
@@ -155,6 +164,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
     std::vector<int>                     op_stage(plan.ops.size(), 0);
     std::vector<const ggml_tensor *>     reads;
     int                                  floor_stage = 0;
+    std::unordered_map<size_t, int>      act_stage;  // scratch offset of NPU-quantized activations -> their stage
     auto producer_stage = [&](const ggml_tensor * t, size_t before) {
         int st = -1;
         for (size_t j = 0; j < before; ++j) {
@@ -186,19 +196,21 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
         }
         int at = floor_stage;
         if (p.act_on_npu) {
-            const ggml_tensor * src1 = p.node->src[1];
-            const int q = producer_stage(src1, i) + 1;  // the quantization of src1
+            // The stage the quantization of src1 landed in (made by the first op reading it; the others
+            // share its scratch offset).
             if (p.quantizes) {
+                const ggml_tensor * src1 = p.node->src[1];
                 const BufferSlice x = resolve.slice_of(src1);
                 if (x.buffer == nullptr) {
                     why = std::string(p.node->name) + ": activations not in device memory";
                     return false;
                 }
-                place({to_invocation(act_quant_invocation(p.plan.activations, x, static_cast<int64_t>(src1->nb[1] / sizeof(float)),
-                                                          {scratch, p.act_offset}))},
-                      q);
+                act_stage[p.act_offset] =
+                    place({to_invocation(act_quant_invocation(p.plan.activations, x, static_cast<int64_t>(src1->nb[1] / sizeof(float)),
+                                                              {scratch, p.act_offset}))},
+                          producer_stage(src1, i) + 1);
             }
-            at = std::max(at, q + 1);
+            at = std::max(at, act_stage.at(p.act_offset) + 1);
         }
         const MatmulPlan & mp = p.plan;
         const ggml_tensor * dst = p.node;

@@ -1,6 +1,7 @@
 #include "plan/op-support.h"
 
 #include "ops/add/add-plan.h"
+#include "ops/glu/glu-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 
 #include "runtime/options.h"
@@ -26,6 +27,8 @@ OpKind op_kind(const ggml_tensor * op) {
             return npu_op_offered("rms_norm") ? OpKind::rms_norm : OpKind::unsupported;
         case GGML_OP_ADD:
             return npu_op_offered("add") ? OpKind::add : OpKind::unsupported;
+        case GGML_OP_GLU:
+            return npu_op_offered("glu") ? OpKind::glu : OpKind::unsupported;
         default:
             return OpKind::unsupported;
     }
@@ -39,7 +42,7 @@ bool npu_op_offered(const char * op) {
     }();
     const std::string name = op;
     if (name == "rms_norm") return value == "rms_norm" || value == "glue";
-    if (name == "add") return value == "glue";
+    if (name == "add" || name == "glu") return value == "glue";
     return false;
 }
 
@@ -197,6 +200,7 @@ bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, s
     switch (op_kind(node)) {
         case OpKind::rms_norm: return plan_rms_norm(node, resolve, out, why);
         case OpKind::add: return plan_add(node, resolve, out, why);
+        case OpKind::glu: return plan_glu(node, resolve, out, why);
         default: return false;
     }
 }
@@ -221,6 +225,8 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
             return rms_norm_supported(op, why);
         case OpKind::add:
             return add_supported(op, resolve, why);
+        case OpKind::glu:
+            return glu_supported(op, resolve, why);
         case OpKind::unsupported:
             break;
     }

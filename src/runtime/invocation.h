@@ -18,6 +18,7 @@
 #include "runtime/matmul-params.h"
 #include "ops/act_quant/act-quant-params.h"
 #include "ops/add/add-params.h"
+#include "ops/glu/glu-params.h"
 #include "ops/rms_norm/rms-norm-params.h"
 
 #include <array>
@@ -59,11 +60,12 @@ struct Operand {
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::act_quant), KindParams>::kKind == KernelKind::act_quant);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::add), KindParams>::kKind == KernelKind::add);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::glu), KindParams>::kKind == KernelKind::glu);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

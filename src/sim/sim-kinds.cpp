@@ -2,6 +2,7 @@
 
 #include "ops/act_quant/sim-act-quant.h"
 #include "ops/add/sim-add.h"
+#include "ops/glu/sim-glu.h"
 #include "ops/rms_norm/sim-rms-norm.h"
 
 #include <algorithm>
@@ -58,12 +59,23 @@ Status add_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, S
     return sim_run_adds(invs, pool);  // no instruction stream yet (aie/add/README.md)
 }
 
+Status glu_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
+    return sim_run_glus(invs, pool);
+}
+
+Status glu_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+                      const std::vector<const char *> &, bool * refused) {
+    if (refused != nullptr) *refused = false;
+    return sim_run_glus(invs, pool);  // no instruction stream yet (aie/glu/README.md)
+}
+
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
     {KernelKind::rms_norm, rms_norm_has_kernel, rms_norm_model_shape, rms_norm_run, rms_norm_run_stream},
     {KernelKind::act_quant, act_quant_has_kernel, act_quant_model_shape, act_quant_run, act_quant_run_stream},
     {KernelKind::add, add_has_kernel, add_model_shape, add_run, add_run_stream},
+    {KernelKind::glu, glu_has_kernel, glu_model_shape, glu_run, glu_run_stream},
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include "ops/act_quant/sim-act-quant.h"
 #include "ops/add/add-invocation.h"
 #include "ops/add/sim-add.h"
+#include "ops/glu/glu-invocation.h"
+#include "ops/glu/sim-glu.h"
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/rms_norm/sim-rms-norm.h"
 
@@ -79,6 +81,19 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
     out.total_us += b.total_us;
 }
 
+// SwiGLU of `tokens` rows of n_ff values, and the quantization of its output for the down projection.
+void add_swiglu(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t n_ff, const xdna::MatmulInvocation & down,
+                int group) {
+    xdna::GluInvocation g;
+    g.p = {tokens, n_ff, n_ff, n_ff, n_ff};
+    pending.push_back({{}, group, true, xdna::glu_model_shape(xdna::to_invocation(g))});
+    const xdna::ActivationLayout L = xdna::make_activation_layout(*down.contract, n_ff, n_ff, tokens, down.tile.n);
+    if (xdna::act_quant_takes(L)) {
+        pending.push_back({{}, group, true, xdna::act_quant_model_shape(xdna::to_invocation(xdna::act_quant_invocation(L, {}, n_ff, {})))});
+    }
+    (void) d;
+}
+
 }  // namespace
 
 ExpertLoad expert_load(const ModelDims & d, int64_t tokens) {
@@ -98,7 +113,7 @@ const char * grouping_name(Grouping g) {
         case Grouping::per_layer: return "one submission per layer + head";
         case Grouping::per_token: return "one submission per token/ubatch";
         case Grouping::glue_on_npu:
-            return "residual ADD, RMS_NORM and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 2 per layer + head";
+            return "residual ADD, RMS_NORM, SwiGLU and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer + head";
     }
     return "?";
 }
@@ -142,18 +157,22 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             if (!ok) {
                 continue;  // no NPU contract: that matmul stays on the CPU
             }
-            // glue_on_npu: attention (between QKV and O) and SwiGLU (between gate/up and down) stay on the
-            // host and cut; down and the next layer's QKV share a submission, as O and gate/up do.
-            static const int glue_group[4] = {0, 1, 1, 2};
+            // glue_on_npu: attention (between QKV and O) stays on the host and cuts; O, gate/up, SwiGLU,
+            // down and the next layer's QKV share a submission.
+            static const int glue_group[4] = {0, 1, 1, 1};
             j.group = grouping == Grouping::per_split     ? l * 8 + mm[i].split
                     : grouping == Grouping::per_layer   ? l
-                    : grouping == Grouping::glue_on_npu ? l * 2 + glue_group[mm[i].split & 3]
+                    : grouping == Grouping::glue_on_npu ? l + glue_group[mm[i].split & 3]
                                                         : 0;
             if (j.group != pending_group && !pending.empty()) {
                 flush();
             }
-            if (grouping == Grouping::glue_on_npu && j.group != pending_group && (mm[i].split == 0 || mm[i].split == 2)) {
+            const bool split_starts = i == 0 || mm[i - 1].split != mm[i].split;
+            if (grouping == Grouping::glue_on_npu && split_starts && (mm[i].split == 0 || mm[i].split == 2)) {
                 add_glue(pending, d, tokens, j.inv, !(l == 0 && mm[i].split == 0), j.group);
+            }
+            if (grouping == Grouping::glue_on_npu && split_starts && mm[i].split == 3) {
+                add_swiglu(pending, d, tokens, mm[i].k, j.inv, j.group);  // before down: SwiGLU, its quantization
             }
             pending_group = j.group;
             for (int64_t e = 0; e < load.experts; ++e) {

@@ -19,9 +19,9 @@ enum class Grouping {
     per_split,  // one per ggml split: QKV, O, gate/up, down per layer, plus the output head
     per_layer,  // one per layer (needs the ops between the matmuls on the NPU), plus the head
     per_token,  // one per token or ubatch (everything on the NPU)
-    glue_on_npu,  // GGML_XDNA_NPU_OPS=glue: the residual ADD, RMS_NORM and the activation quantization
-                  // join the matmuls' submissions (modelled as their kernels' invocations); attention and
-                  // SwiGLU stay on the host: 2 per layer + head
+    glue_on_npu,  // GGML_XDNA_NPU_OPS=glue: the residual ADD, RMS_NORM, SwiGLU and the activation
+                  // quantization join the matmuls' submissions (modelled as their kernels' invocations);
+                  // attention stays on the host: 1 per layer + head
 };
 
 const char * grouping_name(Grouping g);

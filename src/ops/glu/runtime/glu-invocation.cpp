@@ -1,0 +1,45 @@
+#include "ops/glu/glu-invocation.h"
+
+#include "ggml.h"
+
+#include <cstdio>
+
+namespace xdna {
+
+std::string GluParams::shape_label(const TileShape &) const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%lld x %lld", static_cast<long long>(rows), static_cast<long long>(cols));
+    return buf;
+}
+
+KernelKey glu_key() {
+    KernelKey k;
+    k.kind = KernelKind::glu;
+    k.design = kGluDesign;
+    k.variant = kSwigluVariant;
+    k.tile = TileShape{0, 0, 0};
+    return k;
+}
+
+Invocation to_invocation(const GluInvocation & g) {
+    Invocation inv;
+    inv.key = glu_key();
+    inv.params = g.p;
+    const uint64_t row = static_cast<uint64_t>(g.p.cols) * sizeof(float);
+    inv.add_operand({"a", g.a, row, g.p.rows, static_cast<uint64_t>(g.p.a_row_stride) * sizeof(float), Access::read});
+    inv.add_operand({"b", g.b, row, g.p.rows, static_cast<uint64_t>(g.p.b_row_stride) * sizeof(float), Access::read});
+    inv.add_operand({"y", g.y, row, g.p.rows, static_cast<uint64_t>(g.p.y_row_stride) * sizeof(float), Access::write});
+    return inv;
+}
+
+GluInvocation glu_of(const Invocation & inv) {
+    GGML_ASSERT(inv.kind() == KernelKind::glu);
+    GluInvocation g;
+    g.p = std::get<GluParams>(inv.params);
+    g.a = inv.operand("a")->slice;
+    g.b = inv.operand("b")->slice;
+    g.y = inv.operand("y")->slice;
+    return g;
+}
+
+}  // namespace xdna
