@@ -92,6 +92,36 @@ CoreOps measure_tile_kernel(ProfiledTileFn kernel, const uint8_t * w, const uint
     return ops;
 }
 
+CoreOps measure_on_own_thread(const std::function<void()> & call) {
+    CoreOps ops;
+    std::thread worker([&] {
+        sim_reset_core_state();
+        const CoreOps before = sim_thread_core_ops();
+        call();
+        ops = sim_thread_core_ops();
+        ops -= before;
+    });
+    worker.join();
+    return ops;
+}
+
+CoreOps interpolate_call_ops(const CoreOps & at_lanes, const CoreOps & at_chunk, int64_t n, int lanes, int chunk) {
+    const double steps = static_cast<double>(chunk / lanes - 1), at = static_cast<double>(n / lanes - 1);
+    auto lerp = [&](uint64_t one, uint64_t full) {
+        const double per = (static_cast<double>(full) - static_cast<double>(one)) / steps;
+        return static_cast<uint64_t>(static_cast<double>(one) + per * at + 0.5);
+    };
+    CoreOps o;
+    o.vector = lerp(at_lanes.vector, at_chunk.vector);
+    o.move = lerp(at_lanes.move, at_chunk.move);
+    o.load = lerp(at_lanes.load, at_chunk.load);
+    o.unpack = lerp(at_lanes.unpack, at_chunk.unpack);
+    o.store = lerp(at_lanes.store, at_chunk.store);
+    o.scalar = lerp(at_lanes.scalar, at_chunk.scalar);
+    o.pipelined_loops = at_lanes.pipelined_loops;
+    return o;
+}
+
 const KernelProfile * kernel_profile(const MatmulContract & contract, int tile_n) {
     static const std::vector<KernelProfile> profiles = measure_all();
     for (const KernelProfile & p : profiles) {

@@ -36,6 +36,7 @@
 #include "sim/npu-presets.h"
 
 #include <cstdint>
+#include <functional>
 
 namespace xdna {
 
@@ -68,6 +69,14 @@ const KernelProfile * kernel_profile(ggml_type weight_type, int tile_n);
 // Runs `kernel` once on the calling thread (core state reset first) and returns what it issued.
 using ProfiledTileFn = void (*)(const uint8_t * w, const uint8_t * a, float * c);
 CoreOps measure_tile_kernel(ProfiledTileFn kernel, const uint8_t * w, const uint8_t * a, float * c);
+
+// Runs `call` once on a fresh thread of its own (fresh per-thread counters, core state reset) and
+// returns what it issued: how the kinds other than matmul measure their kernels' calls, once per process.
+CoreOps measure_on_own_thread(const std::function<void()> & call);
+
+// The operations of a chunk kernel's call on n values, from its calls on `lanes` and on `chunk` values:
+// a fixed part and a per-vector part (the kernels' loops issue the same per 32 lanes whatever the data).
+CoreOps interpolate_call_ops(const CoreOps & at_lanes, const CoreOps & at_chunk, int64_t n, int lanes, int chunk);
 
 // Operations of a published reference GEMM kernel for one output tile (no code of ours to run):
 // every MAC in the family's mmul at one instruction per 512 MAC-lanes (the family's cycles per MAC),

@@ -15,6 +15,8 @@
 // products are the safe emulation's bits (computed here from its definition).
 #include "xdna_aie/matmul_tiles.h"
 
+#include "core-fp32-reference.h"
+
 #include <aie_api/aie.hpp>
 #include <ggml.h>
 #include <gtest/gtest.h>
@@ -233,28 +235,8 @@ TEST(FloatKernelF16, ProductsAreExact) {
     }
 }
 
-// fp32 -> bf16 toward -inf (the split of the core's fp32 multiply in the reset rounding mode).
-float bf16_down(float x) {
-    uint32_t u;
-    std::memcpy(&u, &x, 4);
-    if ((u & 0x7F800000u) == 0x7F800000u) return x;
-    if ((u >> 31) && (u & 0xFFFFu)) u += 0x10000u;
-    u &= 0xFFFF0000u;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-}
-
-// Peano's safe fp32 multiply (llvm-aie aie2p_vmult.h mul_elem_16_accuracy_safe): x = a + b + c,
-// y = d + e + f; c*f, c*e, b*f, a*f, b*e, c*d, b*d, a*e, a*d, each rounded to fp32, added in that order.
-float safe_mul(float x, float y) {
-    const float a = bf16_down(x), b = bf16_down(x - a), c = bf16_down(x - a - b);
-    const float d = bf16_down(y), e = bf16_down(y - d), f = bf16_down(y - d - e);
-    const float p[9] = {c * f, c * e, b * f, a * f, b * e, c * d, b * d, a * e, a * d};
-    float t = p[0];
-    for (int i = 1; i < 9; ++i) t = t + p[i];
-    return t;
-}
+using xdna_test::bf16_down;
+using xdna_test::safe_mul;
 
 // Every F32 output is exactly one product x[t][t] * w[r][t] (all other products are zero, and adding
 // +0 changes nothing): the kernel's result must be the safe emulation's bits, operands in the kernel's

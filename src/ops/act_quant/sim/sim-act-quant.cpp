@@ -2,12 +2,12 @@
 
 #include "ops/act_quant/act-quant-invocation.h"
 #include "sim/core-state.h"
+#include "sim/kernel-cycles.h"
 #include "xdna_aie/matmul_tiles.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 // The core kernels' entry points (aie/act_quant/kernels/act_quant.cc), compiled for the host.
 extern "C" {
@@ -86,20 +86,13 @@ struct Measured {
 const Measured & measured() {
     static const Measured m = [] {
         Measured out;
-        std::thread worker([&out] {
-            auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
-            std::memset(b, 0, sizeof *b);
-            for (int i = 0; i < 4; ++i) {
-                sim_reset_core_state();
-                const CoreOps before = sim_thread_core_ops();
-                kVariants[i].fn(b->x, b->tile, 1);  // a group past the first: no plane clearing
-                out.call[i] = sim_thread_core_ops();
-                out.call[i] -= before;
-                out.call[i].scalar += kSoftDivideCycles * 2 * kGroup * (kTileK / kVariants[i].block);
-            }
-            std::free(b);
-        });
-        worker.join();
+        auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
+        std::memset(b, 0, sizeof *b);
+        for (int i = 0; i < 4; ++i) {
+            out.call[i] = measure_on_own_thread([&] { kVariants[i].fn(b->x, b->tile, 1); });  // past group 0: no clearing
+            out.call[i].scalar += kSoftDivideCycles * 2 * kGroup * (kTileK / kVariants[i].block);
+        }
+        std::free(b);
         return out;
     }();
     return m;

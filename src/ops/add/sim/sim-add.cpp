@@ -1,13 +1,11 @@
 #include "ops/add/sim-add.h"
 
 #include "ops/add/add-invocation.h"
-#include "sim/core-state.h"
+#include "sim/binary-rows.h"
 #include "xdna_aie/add_tiles.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <thread>
 
 extern "C" void add_f32(const float * a, const float * b, float * y, int32_t n);  // aie/add/kernels/add.cc
 
@@ -15,68 +13,13 @@ namespace xdna {
 
 namespace {
 
-using xdna_aie::kAddChunk;
-using xdna_aie::kAddLanes;
+static_assert(xdna_aie::kAddChunk == kBinaryChunk && xdna_aie::kAddLanes == kBinaryLanes, "the add design's chunks");
+constexpr BinaryKernel kAdd{"add_f32", add_f32};
 constexpr int kCores = 32;
 
-struct alignas(64) CoreBuffers {
-    float a[kAddChunk], b[kAddChunk], y[kAddChunk];
-};
-
-void run_row(const AddInvocation & r, int64_t row, CoreBuffers & buf) {
-    const float * a = static_cast<const float *>(r.a.host()) + row * r.p.a_row_stride;
-    const float * b = static_cast<const float *>(r.b.host()) + row * r.p.b_row_stride;
-    float * y = static_cast<float *>(r.y.host()) + row * r.p.y_row_stride;
-    for (int64_t c0 = 0; c0 < r.p.cols; c0 += kAddChunk) {
-        const int32_t n = static_cast<int32_t>(std::min<int64_t>(kAddChunk, r.p.cols - c0));
-        std::memcpy(buf.a, a + c0, n * sizeof(float));
-        std::memcpy(buf.b, b + c0, n * sizeof(float));
-        const CoreModes found = sim_core_modes();
-        add_f32(buf.a, buf.b, buf.y, n);
-        sim_check_modes_restored("add_f32", found);
-        std::memcpy(y + c0, buf.y, n * sizeof(float));
-    }
-}
-
-// One call's operations at a full chunk and at 32 values, measured once per process.
-struct Measured {
-    CoreOps full, one;
-};
-const Measured & measured() {
-    static const Measured m = [] {
-        Measured out;
-        std::thread worker([&out] {
-            auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
-            std::memset(b, 0, sizeof *b);
-            for (int i = 0; i < 2; ++i) {
-                sim_reset_core_state();
-                const CoreOps before = sim_thread_core_ops();
-                add_f32(b->a, b->b, b->y, i == 0 ? kAddChunk : kAddLanes);
-                CoreOps ops = sim_thread_core_ops();
-                ops -= before;
-                (i == 0 ? out.full : out.one) = ops;
-            }
-            std::free(b);
-        });
-        worker.join();
-        return out;
-    }();
+const BinaryCallOps & calls() {
+    static const BinaryCallOps m = measure_binary_calls(kAdd);
     return m;
-}
-
-CoreOps ops_at(int64_t n) {
-    const Measured & m = measured();
-    auto lerp = [&](uint64_t full, uint64_t one) {
-        const double per = (static_cast<double>(full) - static_cast<double>(one)) / (kAddChunk / kAddLanes - 1);
-        return static_cast<uint64_t>(static_cast<double>(one) + per * (n / kAddLanes - 1) + 0.5);
-    };
-    CoreOps o;
-    o.vector = lerp(m.full.vector, m.one.vector);
-    o.move = lerp(m.full.move, m.one.move);
-    o.load = lerp(m.full.load, m.one.load);
-    o.store = lerp(m.full.store, m.one.store);
-    o.pipelined_loops = m.one.pipelined_loops;
-    return o;
 }
 
 }  // namespace
@@ -95,11 +38,11 @@ ModelShape add_model_shape(const Invocation & inv) {
     const int64_t busiest = (r.p.rows + cores - 1) / cores;
     s.kind_cores = static_cast<int>(cores);
     s.kind_columns = static_cast<int>(std::min<int64_t>(8, cores));
-    const int64_t full = r.p.cols / kAddChunk, tail = r.p.cols % kAddChunk;
-    s.core_calls[0] = {ops_at(kAddChunk), static_cast<double>(busiest * full)};
+    const int64_t full = r.p.cols / kBinaryChunk, tail = r.p.cols % kBinaryChunk;
+    s.core_calls[0] = {calls().at(kBinaryChunk), static_cast<double>(busiest * full)};
     s.n_core_calls = 1;
     if (tail > 0) {
-        s.core_calls[1] = {ops_at(tail), static_cast<double>(busiest)};
+        s.core_calls[1] = {calls().at(tail), static_cast<double>(busiest)};
         s.n_core_calls = 2;
     }
     const double row = static_cast<double>(r.p.cols) * sizeof(float);
@@ -110,29 +53,20 @@ ModelShape add_model_shape(const Invocation & inv) {
 }
 
 Status sim_run_adds(const std::vector<Invocation> & invs, ThreadPool & pool) {
-    std::vector<AddInvocation>                views;
-    std::vector<std::pair<uint32_t, int64_t>> rows;
+    std::vector<BinaryRows> rows;
     for (const Invocation & i : invs) {
         if (!add_has_kernel(i.key)) {
             return Status::error(std::string("the simulator's add engine was handed kernel ") +
                                  (i.kernel_name() ? i.kernel_name() : "?") + " of kind " + kernel_kind_name(i.kind()));
         }
         const AddInvocation a = add_of(i);
-        if (a.p.cols <= 0 || a.p.cols % kAddLanes != 0) {
+        if (a.p.cols <= 0 || a.p.cols % kBinaryLanes != 0) {
             return Status::error("add: row length " + std::to_string(a.p.cols) + " is not one the design takes");
         }
-        views.push_back(a);
+        rows.push_back({static_cast<const float *>(a.a.host()), static_cast<const float *>(a.b.host()), static_cast<float *>(a.y.host()),
+                        a.p.rows, a.p.cols, a.p.a_row_stride, a.p.b_row_stride, a.p.y_row_stride});
     }
-    for (uint32_t v = 0; v < views.size(); ++v) {
-        for (int64_t r = 0; r < views[v].p.rows; ++r) rows.push_back({v, r});
-    }
-    const CoreFaultWatch watch;
-    pool.parallel_for(static_cast<int64_t>(rows.size()), [&](int64_t i, int) {
-        thread_local CoreBuffers buffers;
-        run_row(views[rows[i].first], rows[i].second, buffers);
-    });
-    std::string fault;
-    return watch.failed(fault) ? Status::error(fault) : Status::success();
+    return sim_run_binary_rows(kAdd, rows, pool);
 }
 
 }  // namespace xdna

@@ -2,12 +2,12 @@
 
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "sim/core-state.h"
+#include "sim/kernel-cycles.h"
 #include "xdna_aie/rms_norm_tiles.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 // The core kernels' entry points (aie/rms_norm/kernels/rms_norm.cc), compiled for the host.
 extern "C" {
@@ -81,48 +81,25 @@ struct MeasuredCalls {
 const MeasuredCalls & measured_calls() {
     static const MeasuredCalls m = [] {
         MeasuredCalls out;
-        std::thread worker([&out] {
-            auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
-            std::memset(b, 0, sizeof *b);
-            auto measure = [](auto && call) {
-                sim_reset_core_state();
-                const CoreOps before = sim_thread_core_ops();
-                call();
-                CoreOps ops = sim_thread_core_ops();
-                ops -= before;
-                return ops;
-            };
-            const int32_t lens[2] = {kRmsNormChunk, kRmsNormLanes};
-            for (int i = 0; i < 2; ++i) {
-                out.sumsq[i] = measure([&] { rms_norm_sumsq_f32(b->x, b->partial, lens[i]); });
-                out.apply_mul[i] = measure([&] { rms_norm_apply_mul_f32(b->x, b->w, b->scale, b->y, lens[i]); });
-                out.apply[i] = measure([&] { rms_norm_apply_f32(b->x, b->scale, b->y, lens[i]); });
-            }
-            b->partial[0] = 1.0f;  // a positive sum: the counts do not depend on it, the arithmetic stays finite
-            out.scale = measure([&] { rms_norm_scale_f32(b->partial, b->scale, 1.0f, 1e-6f); });
-            std::free(b);
-        });
-        worker.join();
+        auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
+        std::memset(b, 0, sizeof *b);
+        const int32_t lens[2] = {kRmsNormChunk, kRmsNormLanes};
+        for (int i = 0; i < 2; ++i) {
+            out.sumsq[i] = measure_on_own_thread([&] { rms_norm_sumsq_f32(b->x, b->partial, lens[i]); });
+            out.apply_mul[i] = measure_on_own_thread([&] { rms_norm_apply_mul_f32(b->x, b->w, b->scale, b->y, lens[i]); });
+            out.apply[i] = measure_on_own_thread([&] { rms_norm_apply_f32(b->x, b->scale, b->y, lens[i]); });
+        }
+        b->partial[0] = 1.0f;  // a positive sum: the counts do not depend on it, the arithmetic stays finite
+        out.scale = measure_on_own_thread([&] { rms_norm_scale_f32(b->partial, b->scale, 1.0f, 1e-6f); });
+        std::free(b);
         return out;
     }();
     return m;
 }
 
-// The ops of a call on n values: the loop's per-32-lane part scaled from the two measured lengths.
+// The ops of a call on n values, from the two measured lengths.
 CoreOps ops_at(const CoreOps (&m)[2], int64_t n) {
-    auto lerp = [&](uint64_t full, uint64_t one) {
-        const double per = (static_cast<double>(full) - static_cast<double>(one)) / (kRmsNormChunk / kRmsNormLanes - 1);
-        return static_cast<uint64_t>(static_cast<double>(one) + per * (n / kRmsNormLanes - 1) + 0.5);
-    };
-    CoreOps o;
-    o.vector = lerp(m[0].vector, m[1].vector);
-    o.move = lerp(m[0].move, m[1].move);
-    o.load = lerp(m[0].load, m[1].load);
-    o.unpack = lerp(m[0].unpack, m[1].unpack);
-    o.store = lerp(m[0].store, m[1].store);
-    o.scalar = lerp(m[0].scalar, m[1].scalar);
-    o.pipelined_loops = m[1].pipelined_loops;
-    return o;
+    return interpolate_call_ops(m[1], m[0], n, kRmsNormLanes, kRmsNormChunk);
 }
 
 }  // namespace
