@@ -117,14 +117,18 @@ struct BackendContext {
     }
 
     // Whether `node` can read `t`, the output of a pending node, in a later stage of the same
-    // submission (plan/batch-plan.h): `t` must be that node's own tensor (not a view of it) and final
-    // in device memory when the NPU has run it (a MUL_MAT_ID's outputs are scattered by the host
-    // afterwards; so are the NaN rows of a bfp16 contract). A matmul reads it only as its activations,
-    // quantized on the NPU; an op of another kind reads it as it is.
+    // submission (plan/batch-plan.h): `t` must be final in device memory when the NPU has run its
+    // producer (a MUL_MAT_ID's outputs are scattered by the host afterwards; so are the NaN rows of a
+    // bfp16 contract). A matmul reads it only as its activations, quantized on the NPU, and only as the
+    // producer's own tensor (the quantization is shared by tensor); an op of another kind reads it as it
+    // is, or a view of it (a ROPE reads the reshape of its projection's output).
     bool chains_on_pending(const ggml_tensor * node, int slot, const ggml_tensor * t) const {
         const ggml_tensor * producer = nullptr;
-        for (const ggml_tensor * p : pending) {
-            producer = p == t ? p : producer;
+        const bool          any_view = node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_MUL_MAT_ID;
+        for (const ggml_tensor * s = t; s != nullptr && producer == nullptr; s = any_view ? s->view_src : nullptr) {
+            for (const ggml_tensor * p : pending) {
+                producer = p == s ? p : producer;
+            }
         }
         if (producer == nullptr) {
             return false;

@@ -165,10 +165,13 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
     std::vector<const ggml_tensor *>     reads;
     int                                  floor_stage = 0;
     std::unordered_map<size_t, int>      act_stage;  // scratch offset of NPU-quantized activations -> their stage
+    // t or the tensor it views (a ROPE reads the reshape of its projection's output).
     auto producer_stage = [&](const ggml_tensor * t, size_t before) {
         int st = -1;
-        for (size_t j = 0; j < before; ++j) {
-            if (plan.ops[j].node == t && !plan.ops[j].by_expert) st = std::max(st, op_stage[j]);
+        for (const ggml_tensor * s = t; s != nullptr; s = s->view_src) {
+            for (size_t j = 0; j < before; ++j) {
+                if (plan.ops[j].node == s && !plan.ops[j].by_expert) st = std::max(st, op_stage[j]);
+            }
         }
         return st;
     };

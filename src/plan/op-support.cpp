@@ -3,6 +3,7 @@
 #include "ops/add/add-plan.h"
 #include "ops/glu/glu-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
+#include "ops/rope/rope-plan.h"
 
 #include "runtime/options.h"
 #include "runtime/runtime-log.h"
@@ -29,6 +30,8 @@ OpKind op_kind(const ggml_tensor * op) {
             return npu_op_offered("add") ? OpKind::add : OpKind::unsupported;
         case GGML_OP_GLU:
             return npu_op_offered("glu") ? OpKind::glu : OpKind::unsupported;
+        case GGML_OP_ROPE:
+            return npu_op_offered("rope") ? OpKind::rope : OpKind::unsupported;
         default:
             return OpKind::unsupported;
     }
@@ -42,7 +45,7 @@ bool npu_op_offered(const char * op) {
     }();
     const std::string name = op;
     if (name == "rms_norm") return value == "rms_norm" || value == "glue";
-    if (name == "add" || name == "glu") return value == "glue";
+    if (name == "add" || name == "glu" || name == "rope") return value == "glue";
     return false;
 }
 
@@ -201,6 +204,7 @@ bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, s
         case OpKind::rms_norm: return plan_rms_norm(node, resolve, out, why);
         case OpKind::add: return plan_add(node, resolve, out, why);
         case OpKind::glu: return plan_glu(node, resolve, out, why);
+        case OpKind::rope: return plan_rope(node, resolve, out, why);
         default: return false;
     }
 }
@@ -227,6 +231,8 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
             return add_supported(op, resolve, why);
         case OpKind::glu:
             return glu_supported(op, resolve, why);
+        case OpKind::rope:
+            return rope_supported(op, resolve, why);
         case OpKind::unsupported:
             break;
     }

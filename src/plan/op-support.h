@@ -31,6 +31,7 @@ enum class OpKind {
                   // it; a MUL by its weight right after it rides in the same invocation (ops/rms_norm)
     add,          // ADD (GGML_XDNA_NPU_OPS=glue): on the device if add_supported() accepts it (ops/add)
     glu,          // GLU (GGML_XDNA_NPU_OPS=glue): SwiGLU on the device if glu_supported() accepts it (ops/glu)
+    rope,         // ROPE (GGML_XDNA_NPU_OPS=glue): on the device if rope_supported() accepts it (ops/rope)
     unsupported,  // everything else stays on the CPU
 };
 OpKind op_kind(const ggml_tensor * op);

@@ -20,6 +20,7 @@
 #include "ops/add/add-params.h"
 #include "ops/glu/glu-params.h"
 #include "ops/rms_norm/rms-norm-params.h"
+#include "ops/rope/rope-params.h"
 
 #include <array>
 #include <cstddef>
@@ -60,12 +61,13 @@ struct Operand {
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::act_quant), KindParams>::kKind == KernelKind::act_quant);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::add), KindParams>::kKind == KernelKind::add);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::glu), KindParams>::kKind == KernelKind::glu);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rope), KindParams>::kKind == KernelKind::rope);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

@@ -4,6 +4,7 @@
 #include "ops/add/sim-add.h"
 #include "ops/glu/sim-glu.h"
 #include "ops/rms_norm/sim-rms-norm.h"
+#include "ops/rope/sim-rope.h"
 
 #include <algorithm>
 #include <cstring>
@@ -69,6 +70,16 @@ Status glu_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, S
     return sim_run_glus(invs, pool);  // no instruction stream yet (aie/glu/README.md)
 }
 
+Status rope_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
+    return sim_run_ropes(invs, pool);
+}
+
+Status rope_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+                       const std::vector<const char *> &, bool * refused) {
+    if (refused != nullptr) *refused = false;
+    return sim_run_ropes(invs, pool);  // no instruction stream yet (aie/rope/README.md)
+}
+
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
@@ -76,6 +87,7 @@ const SimKindEngine kEngines[] = {
     {KernelKind::act_quant, act_quant_has_kernel, act_quant_model_shape, act_quant_run, act_quant_run_stream},
     {KernelKind::add, add_has_kernel, add_model_shape, add_run, add_run_stream},
     {KernelKind::glu, glu_has_kernel, glu_model_shape, glu_run, glu_run_stream},
+    {KernelKind::rope, rope_has_kernel, rope_model_shape, rope_run, rope_run_stream},
 };
 
 }  // namespace

@@ -3,8 +3,8 @@
 # (GGML_XDNA_NPU_OPS), with the simulator executing their core kernel code. For each "OP:kernel" given:
 # every case of OP passes on XDNA0, no device run failed (a failure falls back to the host and would
 # still pass), and the profile's kernel table has rows of `kernel`, so the NPU path ran, not only the
-# host-op path (which takes the cases the design cannot, with the reason).
-# usage: npu-ops.sh <llama.cpp bin dir> <libggml-xdna.so> <npu ops> OP:kernel...
+# host-op path (which takes the cases the design cannot, with the reason). "OP:k1,k2" asks for rows of each.
+# usage: npu-ops.sh <llama.cpp bin dir> <libggml-xdna.so> <npu ops> OP:kernel[,kernel]...
 set -euo pipefail
 bin=$1 lib=$2 ops=$3
 shift 3
@@ -19,8 +19,11 @@ for spec in "$@"; do
     if grep -q "xdna: device run failed" "$log"; then grep "xdna: device run failed" "$log" | head -3; echo "$op: a device run failed"; exit 1; fi
     grep -q "Backend XDNA0: .*OK" "$log" || { echo "$op: XDNA0 not OK"; exit 1; }
     grep -q "^  $op(" "$log" || { echo "no $op case ran"; exit 1; }
-    rows=$(grep -E "^  $kernel " "$log" || true)
-    [ -n "$rows" ] || { echo "$op: no $kernel invocation ran on the NPU"; exit 1; }
     echo "$op: $(grep -E "tests passed" "$log" | tail -1 | sed 's/^ *//'); on the NPU:"
-    echo "$rows"
+    for k in ${kernel//,/ }; do
+        rows=$(grep -E "^  $k " "$log" || true)
+        [ -n "$rows" ] || { echo "$op: no $k invocation ran on the NPU"; exit 1; }
+        echo "$rows"
+    done
+    grep -E "^    $op +[0-9]+$" "$log" | sed "s/^ */on the host-op path (cases the design does not take): /" || true
 done

@@ -9,6 +9,8 @@
 #include "ops/add/sim-add.h"
 #include "ops/glu/glu-invocation.h"
 #include "ops/glu/sim-glu.h"
+#include "ops/rope/rope-invocation.h"
+#include "ops/rope/sim-rope.h"
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/rms_norm/sim-rms-norm.h"
 
@@ -94,6 +96,21 @@ void add_swiglu(std::vector<Job> & pending, const ModelDims & d, int64_t tokens,
     (void) d;
 }
 
+// ROPE of Q and K after the QKV projections (Llama: NORM mode, freq factors), closing their submission.
+void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int group) {
+    for (int64_t heads : {d.n_head, d.n_head_kv}) {
+        xdna::RopeInvocation r;
+        r.p.angles.n_dims = static_cast<int32_t>(d.head_dim);
+        r.p.angles.has_freq_factors = true;
+        r.p.ne0 = d.head_dim;
+        r.p.n_heads = heads;
+        r.p.n_tokens = tokens;
+        r.p.x_head_stride = r.p.y_head_stride = d.head_dim;
+        r.p.x_token_stride = r.p.y_token_stride = d.head_dim * heads;
+        pending.push_back({{}, group, true, xdna::rope_model_shape(xdna::to_invocation(r))});
+    }
+}
+
 }  // namespace
 
 ExpertLoad expert_load(const ModelDims & d, int64_t tokens) {
@@ -113,7 +130,7 @@ const char * grouping_name(Grouping g) {
         case Grouping::per_layer: return "one submission per layer + head";
         case Grouping::per_token: return "one submission per token/ubatch";
         case Grouping::glue_on_npu:
-            return "residual ADD, RMS_NORM, SwiGLU and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer + head";
+            return "residual ADD, RMS_NORM, SwiGLU, ROPE and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer + head";
     }
     return "?";
 }
@@ -164,10 +181,13 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
                     : grouping == Grouping::per_layer   ? l
                     : grouping == Grouping::glue_on_npu ? l + glue_group[mm[i].split & 3]
                                                         : 0;
+            const bool split_starts = i == 0 || mm[i - 1].split != mm[i].split;
+            if (grouping == Grouping::glue_on_npu && split_starts && mm[i].split == 1 && !pending.empty()) {
+                add_ropes(pending, d, tokens, pending_group);  // the rotations end the QKV submission
+            }
             if (j.group != pending_group && !pending.empty()) {
                 flush();
             }
-            const bool split_starts = i == 0 || mm[i - 1].split != mm[i].split;
             if (grouping == Grouping::glue_on_npu && split_starts && (mm[i].split == 0 || mm[i].split == 2)) {
                 add_glue(pending, d, tokens, j.inv, !(l == 0 && mm[i].split == 0), j.group);
             }
