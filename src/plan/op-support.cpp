@@ -1,6 +1,7 @@
 #include "plan/op-support.h"
 
 #include "ops/add/add-plan.h"
+#include "ops/get_rows/get-rows-plan.h"
 #include "ops/glu/glu-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 #include "ops/rope/rope-plan.h"
@@ -32,6 +33,8 @@ OpKind op_kind(const ggml_tensor * op) {
             return npu_op_offered("glu") ? OpKind::glu : OpKind::unsupported;
         case GGML_OP_ROPE:
             return npu_op_offered("rope") ? OpKind::rope : OpKind::unsupported;
+        case GGML_OP_GET_ROWS:
+            return npu_op_offered("get_rows") ? OpKind::get_rows : OpKind::unsupported;
         default:
             return OpKind::unsupported;
     }
@@ -45,7 +48,7 @@ bool npu_op_offered(const char * op) {
     }();
     const std::string name = op;
     if (name == "rms_norm") return value == "rms_norm" || value == "glue";
-    if (name == "add" || name == "glu" || name == "rope") return value == "glue";
+    if (name == "add" || name == "glu" || name == "rope" || name == "get_rows") return value == "glue";
     return false;
 }
 
@@ -205,6 +208,7 @@ bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, s
         case OpKind::add: return plan_add(node, resolve, out, why);
         case OpKind::glu: return plan_glu(node, resolve, out, why);
         case OpKind::rope: return plan_rope(node, resolve, out, why);
+        case OpKind::get_rows: return plan_get_rows(node, resolve, out, why);
         default: return false;
     }
 }
@@ -233,6 +237,8 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
             return glu_supported(op, resolve, why);
         case OpKind::rope:
             return rope_supported(op, resolve, why);
+        case OpKind::get_rows:
+            return get_rows_supported(op, resolve, why);
         case OpKind::unsupported:
             break;
     }

@@ -18,6 +18,7 @@
 #include "runtime/matmul-params.h"
 #include "ops/act_quant/act-quant-params.h"
 #include "ops/add/add-params.h"
+#include "ops/get_rows/get-rows-params.h"
 #include "ops/glu/glu-params.h"
 #include "ops/rms_norm/rms-norm-params.h"
 #include "ops/rope/rope-params.h"
@@ -61,13 +62,14 @@ struct Operand {
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::act_quant), KindParams>::kKind == KernelKind::act_quant);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::add), KindParams>::kKind == KernelKind::add);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::glu), KindParams>::kKind == KernelKind::glu);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rope), KindParams>::kKind == KernelKind::rope);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::get_rows), KindParams>::kKind == KernelKind::get_rows);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

@@ -2,6 +2,7 @@
 
 #include "ops/act_quant/sim-act-quant.h"
 #include "ops/add/sim-add.h"
+#include "ops/get_rows/sim-get-rows.h"
 #include "ops/glu/sim-glu.h"
 #include "ops/rms_norm/sim-rms-norm.h"
 #include "ops/rope/sim-rope.h"
@@ -80,6 +81,16 @@ Status rope_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, 
     return sim_run_ropes(invs, pool);  // no instruction stream yet (aie/rope/README.md)
 }
 
+Status get_rows_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
+    return sim_run_get_rows(invs, pool);
+}
+
+Status get_rows_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+                           const std::vector<const char *> &, bool * refused) {
+    if (refused != nullptr) *refused = false;
+    return sim_run_get_rows(invs, pool);  // no instruction stream yet (aie/get_rows/README.md)
+}
+
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
@@ -88,6 +99,7 @@ const SimKindEngine kEngines[] = {
     {KernelKind::add, add_has_kernel, add_model_shape, add_run, add_run_stream},
     {KernelKind::glu, glu_has_kernel, glu_model_shape, glu_run, glu_run_stream},
     {KernelKind::rope, rope_has_kernel, rope_model_shape, rope_run, rope_run_stream},
+    {KernelKind::get_rows, get_rows_has_kernel, get_rows_model_shape, get_rows_run, get_rows_run_stream},
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include "ops/act_quant/sim-act-quant.h"
 #include "ops/add/add-invocation.h"
 #include "ops/add/sim-add.h"
+#include "ops/get_rows/get-rows-invocation.h"
+#include "ops/get_rows/sim-get-rows.h"
 #include "ops/glu/glu-invocation.h"
 #include "ops/glu/sim-glu.h"
 #include "ops/rope/rope-invocation.h"
@@ -130,7 +132,7 @@ const char * grouping_name(Grouping g) {
         case Grouping::per_layer: return "one submission per layer + head";
         case Grouping::per_token: return "one submission per token/ubatch";
         case Grouping::glue_on_npu:
-            return "residual ADD, RMS_NORM, SwiGLU, ROPE and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer + head";
+            return "residual ADD, RMS_NORM, SwiGLU, ROPE, the output rows and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer";
     }
     return "?";
 }
@@ -200,7 +202,9 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             }
         }
     }
-    if (grouping != Grouping::per_token) {
+    // glue_on_npu: the output rows' GET_ROWS runs on the NPU too, so the last layer and the head share
+    // a submission.
+    if (grouping != Grouping::per_token && grouping != Grouping::glue_on_npu) {
         flush();
     }
     // llama.cpp computes logits for the last token of a ubatch only (as llama-bench's pp test does):
@@ -209,6 +213,11 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
     Job head{invocation_shape(output_type(d, uniform, q4_k_m), d.vocab, d.n_embd, head_rows, ok), -1};
     if (ok) {
         if (grouping == Grouping::glue_on_npu) {
+            for (int k = 0; k < 2; ++k) {  // the rows of the layer's output and of the residual
+                xdna::GetRowsInvocation g;
+                g.p = {head_rows, d.n_embd, tokens, d.n_embd, d.n_embd};
+                pending.push_back({{}, -1, true, xdna::get_rows_model_shape(xdna::to_invocation(g))});
+            }
             add_glue(pending, d, head_rows, head.inv, true, -1);  // the last residual ADD and the output norm
         }
         pending.push_back(head);

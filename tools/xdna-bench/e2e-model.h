@@ -21,7 +21,7 @@ enum class Grouping {
     per_token,  // one per token or ubatch (everything on the NPU)
     glue_on_npu,  // GGML_XDNA_NPU_OPS=glue: the residual ADD, RMS_NORM, SwiGLU and the activation
                   // quantization join the matmuls' submissions (modelled as their kernels' invocations);
-                  // attention stays on the host: 1 per layer + head
+                  // attention stays on the host: 1 per layer (the output rows' GET_ROWS on the NPU too)
 };
 
 const char * grouping_name(Grouping g);
