@@ -22,6 +22,7 @@
 #include "ops/glu/glu-params.h"
 #include "ops/rms_norm/rms-norm-params.h"
 #include "ops/rope/rope-params.h"
+#include "ops/set_rows/set-rows-params.h"
 
 #include <array>
 #include <cstddef>
@@ -55,14 +56,15 @@ struct Operand {
     int64_t      rows = 1;
     uint64_t     row_stride = 0;
     Access       access = Access::read;
+    int64_t      rows_moved = -1;  // a gather or scatter: the rows it moves of the `rows` it may touch (-1: all)
 
-    uint64_t bytes() const { return row_bytes * static_cast<uint64_t>(rows); }
+    uint64_t bytes() const { return row_bytes * static_cast<uint64_t>(rows_moved >= 0 ? rows_moved : rows); }
     uint64_t extent() const { return rows <= 0 ? 0 : static_cast<uint64_t>(rows - 1) * row_stride + row_bytes; }
     bool     written() const { return access == Access::write; }
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams, SetRowsParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::act_quant), KindParams>::kKind == KernelKind::act_quant);
@@ -70,6 +72,7 @@ static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::add), K
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::glu), KindParams>::kKind == KernelKind::glu);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rope), KindParams>::kKind == KernelKind::rope);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::get_rows), KindParams>::kKind == KernelKind::get_rows);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::set_rows), KindParams>::kKind == KernelKind::set_rows);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

@@ -6,6 +6,7 @@
 #include "ops/glu/sim-glu.h"
 #include "ops/rms_norm/sim-rms-norm.h"
 #include "ops/rope/sim-rope.h"
+#include "ops/set_rows/sim-set-rows.h"
 
 #include <algorithm>
 #include <cstring>
@@ -91,6 +92,16 @@ Status get_rows_run_stream(const std::vector<Invocation> & invs, ThreadPool & po
     return sim_run_get_rows(invs, pool);  // no instruction stream yet (aie/get_rows/README.md)
 }
 
+Status set_rows_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
+    return sim_run_set_rows(invs, pool);
+}
+
+Status set_rows_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+                           const std::vector<const char *> &, bool * refused) {
+    if (refused != nullptr) *refused = false;
+    return sim_run_set_rows(invs, pool);  // no instruction stream yet (aie/set_rows/README.md)
+}
+
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
@@ -100,6 +111,7 @@ const SimKindEngine kEngines[] = {
     {KernelKind::glu, glu_has_kernel, glu_model_shape, glu_run, glu_run_stream},
     {KernelKind::rope, rope_has_kernel, rope_model_shape, rope_run, rope_run_stream},
     {KernelKind::get_rows, get_rows_has_kernel, get_rows_model_shape, get_rows_run, get_rows_run_stream},
+    {KernelKind::set_rows, set_rows_has_kernel, set_rows_model_shape, set_rows_run, set_rows_run_stream},
 };
 
 }  // namespace

@@ -111,7 +111,7 @@ TEST_F(SimDeviceStats, RefusesAKindItHasNoEngineFor) {
     float * out = static_cast<float *>(m.out.host());
     out[0] = 42.0f;
     Invocation inv = to_invocation(m);
-    inv.key.kind = static_cast<KernelKind>(7);
+    inv.key.kind = static_cast<KernelKind>(std::variant_size_v<KindParams>);  // one past the last kind
     const Status st = dev.run(Batch{{inv}}, std::chrono::milliseconds(1000));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("no simulated kernel of kind"), std::string::npos) << st.message;

@@ -13,6 +13,8 @@
 #include "ops/glu/sim-glu.h"
 #include "ops/rope/rope-invocation.h"
 #include "ops/rope/sim-rope.h"
+#include "ops/set_rows/set-rows-invocation.h"
+#include "ops/set_rows/sim-set-rows.h"
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/rms_norm/sim-rms-norm.h"
 
@@ -98,7 +100,8 @@ void add_swiglu(std::vector<Job> & pending, const ModelDims & d, int64_t tokens,
     (void) d;
 }
 
-// ROPE of Q and K after the QKV projections (Llama: NORM mode, freq factors), closing their submission.
+// ROPE of Q and K after the QKV projections (Llama: NORM mode, freq factors), and the writes of K and V
+// into the F16 cache, closing their submission.
 void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int group) {
     for (int64_t heads : {d.n_head, d.n_head_kv}) {
         xdna::RopeInvocation r;
@@ -110,6 +113,11 @@ void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, 
         r.p.x_head_stride = r.p.y_head_stride = d.head_dim;
         r.p.x_token_stride = r.p.y_token_stride = d.head_dim * heads;
         pending.push_back({{}, group, true, xdna::rope_model_shape(xdna::to_invocation(r))});
+    }
+    for (int kv = 0; kv < 2; ++kv) {
+        xdna::SetRowsInvocation s;
+        s.p = {tokens, d.n_head_kv * d.head_dim, 4096, d.n_head_kv * d.head_dim, d.n_head_kv * d.head_dim, true};
+        pending.push_back({{}, group, true, xdna::set_rows_model_shape(xdna::to_invocation(s))});
     }
 }
 
@@ -132,7 +140,7 @@ const char * grouping_name(Grouping g) {
         case Grouping::per_layer: return "one submission per layer + head";
         case Grouping::per_token: return "one submission per token/ubatch";
         case Grouping::glue_on_npu:
-            return "residual ADD, RMS_NORM, SwiGLU, ROPE, the output rows and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer";
+            return "residual ADD, RMS_NORM, SwiGLU, ROPE, the KV-cache writes, the output rows and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer";
     }
     return "?";
 }

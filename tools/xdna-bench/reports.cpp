@@ -296,7 +296,7 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     // Scenarios: one change each against the baseline, then the combination.
     std::vector<Scenario> scenarios;
     scenarios.push_back({"baseline", "-", base, Grouping::per_split});
-    scenarios.push_back({"glue on the NPU", "GGML_XDNA_NPU_OPS=glue: ADD, RMS_NORM, SwiGLU, ROPE, GET_ROWS, activation quantization in the submissions", base,
+    scenarios.push_back({"glue on the NPU", "GGML_XDNA_NPU_OPS=glue: ADD, RMS_NORM, SwiGLU, ROPE, SET_ROWS, GET_ROWS, activation quantization in the submissions", base,
                          Grouping::glue_on_npu});
     scenarios.push_back({"one submission per layer", "QKV, O, gate/up, down of a layer in one submission", base,
                          Grouping::per_layer});

@@ -27,7 +27,8 @@ Invocation to_invocation(const GetRowsInvocation & g) {
     inv.key = get_rows_key();
     inv.params = g.p;
     const uint64_t row = static_cast<uint64_t>(g.p.cols) * sizeof(float);
-    inv.add_operand({"src", g.src, row, g.p.src_rows, static_cast<uint64_t>(g.p.src_row_stride) * sizeof(float), Access::read});
+    inv.add_operand({"src", g.src, row, g.p.src_rows, static_cast<uint64_t>(g.p.src_row_stride) * sizeof(float), Access::read,
+                     g.p.n_ids});
     const uint64_t id_bytes = static_cast<uint64_t>(g.p.n_ids) * sizeof(int32_t);
     inv.add_operand({"ids", g.ids, id_bytes, 1, id_bytes, Access::read});
     inv.add_operand({"y", g.y, row, g.p.n_ids, static_cast<uint64_t>(g.p.y_row_stride) * sizeof(float), Access::write});

@@ -1,0 +1,87 @@
+#include "ops/set_rows/set-rows-plan.h"
+
+#include "xdna_aie/set_rows_tiles.h"
+
+namespace xdna {
+
+namespace {
+
+bool rows_of(const ggml_tensor * t, ggml_type type) {
+    const size_t e = ggml_type_size(type);
+    return t->type == type && t->nb[0] == e && t->nb[1] % e == 0 && t->nb[2] % e == 0 && t->nb[3] % e == 0;
+}
+
+bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
+    return resolve.is_packed && (resolve.is_packed(t) || (t->view_src != nullptr && resolve.is_packed(t->view_src)));
+}
+
+}  // namespace
+
+bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, std::string & why) {
+    const ggml_tensor * x = s->src[0];
+    const ggml_tensor * ids = s->src[1];
+    if (s->op != GGML_OP_SET_ROWS || x == nullptr || ids == nullptr || !rows_of(x, GGML_TYPE_F32) || !rows_of(s, GGML_TYPE_F16)) {
+        why = "SET_ROWS on the NPU takes F32 rows into F16 rows";
+        return false;
+    }
+    if ((ids->type != GGML_TYPE_I64 && ids->type != GGML_TYPE_I32) || ids->nb[0] != ggml_type_size(ids->type) || ids->ne[3] != 1) {
+        why = "SET_ROWS ids: I64 or I32, contiguous rows";
+        return false;
+    }
+    // ggml_set_rows: dst[:, ids[i01, i02 % ne11, i03 % ne12], i02, i03] = x[:, i01, i02, i03].
+    if (x->ne[0] != s->ne[0] || x->ne[2] != s->ne[2] || x->ne[3] != s->ne[3] || ids->ne[0] != x->ne[1] ||
+        x->ne[2] % ids->ne[1] != 0 || x->ne[3] % ids->ne[2] != 0) {
+        why = "SET_ROWS of a shape the NPU does not take";
+        return false;
+    }
+    if (x->ne[0] % xdna_aie::kSetRowsLanes != 0) {
+        why = "SET_ROWS row length " + std::to_string(x->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kSetRowsLanes) +
+              " (the transposed V cache of the non-flash path writes one value per row)";
+        return false;
+    }
+    constexpr int64_t kMaxSlices = 256;
+    if (x->ne[2] * x->ne[3] > kMaxSlices) {
+        why = "SET_ROWS over " + std::to_string(x->ne[2] * x->ne[3]) + " slices (the NPU takes up to " + std::to_string(kMaxSlices) + ")";
+        return false;
+    }
+    if (packed(x, resolve) || packed(s, resolve)) {
+        why = "SET_ROWS of a packed weight";
+        return false;
+    }
+    if (resolve.has_kernel && !resolve.has_kernel(set_rows_key())) {
+        why = "the device has no set_rows kernel";
+        return false;
+    }
+    return true;
+}
+
+bool plan_set_rows(const ggml_tensor * s, const TensorResolver & resolve, std::vector<Invocation> & out, std::string & why) {
+    if (!set_rows_supported(s, resolve, why)) {
+        return false;
+    }
+    const ggml_tensor * x = s->src[0];
+    const ggml_tensor * ids = s->src[1];
+    const BufferSlice xs = resolve.slice_of(x), is = resolve.slice_of(ids), ys = resolve.slice_of(s);
+    if (xs.buffer == nullptr || is.buffer == nullptr || ys.buffer == nullptr) {
+        why = "SET_ROWS operand not in device memory";
+        return false;
+    }
+    for (int64_t i03 = 0; i03 < x->ne[3]; ++i03) {
+        for (int64_t i02 = 0; i02 < x->ne[2]; ++i02) {
+            SetRowsInvocation r;
+            r.p.rows = x->ne[1];
+            r.p.cols = x->ne[0];
+            r.p.y_rows = s->ne[1];
+            r.p.x_row_stride = static_cast<int64_t>(x->nb[1] / sizeof(float));
+            r.p.y_row_stride = static_cast<int64_t>(s->nb[1] / sizeof(ggml_fp16_t));
+            r.p.ids_64 = ids->type == GGML_TYPE_I64;
+            r.x = {xs.buffer, xs.offset + i02 * x->nb[2] + i03 * x->nb[3]};
+            r.ids = {is.buffer, is.offset + (i02 % ids->ne[1]) * ids->nb[1] + (i03 % ids->ne[2]) * ids->nb[2]};
+            r.y = {ys.buffer, ys.offset + i02 * s->nb[2] + i03 * s->nb[3]};
+            out.push_back(to_invocation(r));
+        }
+    }
+    return true;
+}
+
+}  // namespace xdna

@@ -1,0 +1,27 @@
+// The set_rows kind's parameter block (runtime/invocation.h holds it in Invocation::params).
+#pragma once
+
+#include "runtime/kernel-kind.h"
+
+#include <cstdint>
+#include <string>
+
+namespace xdna {
+
+struct TileShape;
+
+// y[ids[r]] = fp16(x[r]) for r < rows, rows of `cols` values (SET_ROWS into an F16 KV cache,
+// aie/set_rows): x strides in floats, y strides in halves; y has y_rows rows, ids are 64- or 32-bit.
+struct SetRowsParams {
+    static constexpr KernelKind kKind = KernelKind::set_rows;
+    static constexpr const char * kName = "set_rows";
+
+    int64_t rows = 0, cols = 0, y_rows = 0;
+    int64_t x_row_stride = 0, y_row_stride = 0;
+    bool    ids_64 = true;
+
+    uint64_t    macs(const TileShape &) const { return 0; }
+    std::string shape_label(const TileShape &) const;  // "rows x cols into y_rows"
+};
+
+}  // namespace xdna

@@ -1,0 +1,19 @@
+// The simulator's set_rows engine: each row chunk by chunk through aligned core buffers, the core
+// kernel code of aie/set_rows/kernels converting it, and the converted row written at its id's row (the
+// design's output DMA, its offset a runtime word). Ids are read from device memory at run time; an id
+// outside the destination's rows fails the run before any row is written (never past the cache).
+#pragma once
+
+#include "runtime/device.h"
+#include "runtime/thread-pool.h"
+#include "sim/timing-model.h"
+
+#include <vector>
+
+namespace xdna {
+
+bool set_rows_has_kernel(const KernelKey & key);
+ModelShape set_rows_model_shape(const Invocation & inv);
+Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool);
+
+}  // namespace xdna

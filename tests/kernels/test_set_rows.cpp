@@ -1,0 +1,104 @@
+// The set_rows core program (aie/set_rows/kernels/f32_to_f16.cc) through the simulator's set_rows engine:
+// every value's fp16 bits against ggml's own fp32 -> fp16 conversion (ggml-base, round to nearest
+// even), over LLM-like values and the edges (fp16 subnormals and their ties, the overflow threshold,
+// inf, NaN, -0); the rows land at their ids and nowhere else; an id outside the cache is refused.
+#include "ops/set_rows/set-rows-invocation.h"
+#include "ops/set_rows/sim-set-rows.h"
+#include "runtime/thread-pool.h"
+#include "sim-operands.h"
+#include "test-random.h"
+
+#include "ggml.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace {
+
+struct Written {
+    std::vector<ggml_fp16_t> y;
+    xdna::Status             status;
+};
+
+constexpr ggml_fp16_t kUntouched = 0x5a5a;
+
+Written write_rows(const std::vector<float> & x, int64_t rows, int64_t cols, int64_t y_rows, const std::vector<int64_t> & ids) {
+    using namespace xdna;
+    Written out;
+    xdna_test::HostBuffer xb(x.size() * 4), ib(ids.size() * 8), yb(static_cast<size_t>(y_rows * cols) * 2);
+    std::memcpy(xb.host_ptr(), x.data(), x.size() * 4);
+    std::memcpy(ib.host_ptr(), ids.data(), ids.size() * 8);
+    auto * y = static_cast<ggml_fp16_t *>(yb.host_ptr());
+    std::fill(y, y + y_rows * cols, kUntouched);
+    SetRowsInvocation s;
+    s.p = {rows, cols, y_rows, cols, cols, true};
+    s.x = {&xb, 0};
+    s.ids = {&ib, 0};
+    s.y = {&yb, 0};
+    ThreadPool pool(2);
+    out.status = sim_run_set_rows({to_invocation(s)}, pool);
+    out.y.assign(y, y + y_rows * cols);
+    return out;
+}
+
+float from_bits(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+}  // namespace
+
+TEST(SetRowsKernel, EveryValueIsGgmlsHalf) {
+    constexpr int64_t cols = 2048;
+    std::vector<float> x = xdna_test::random_floats(cols, 4.0f);
+    std::vector<float> edges = {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 1e9f, std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                                std::ldexp(1.0f, -14), std::ldexp(1.0f, -15), std::ldexp(1.0f, -24), std::ldexp(1.0f, -25),
+                                std::ldexp(3.0f, -26), std::ldexp(1.0f, -26), -std::ldexp(5.0f, -26), 1e-40f, -1e-40f,
+                                std::ldexp(1.0f, -14) - std::ldexp(1.0f, -25), 1.0f + std::ldexp(1.0f, -11),
+                                1.0f + std::ldexp(3.0f, -11), 2049.0f, 2051.0f, from_bits(0x3F800FFFu), from_bits(0x3F801000u)};
+    for (int i = 0; i < 256; ++i) edges.push_back(std::ldexp(xdna_test::uniform(-1.0f, 1.0f), -14 - i % 12));  // subnormals
+    for (int i = 0; i < 128; ++i) edges.push_back(xdna_test::uniform(-70000.0f, 70000.0f));
+    std::copy(edges.begin(), edges.end(), x.begin());
+    const Written w = write_rows(x, 1, cols, 1, {0});
+    ASSERT_TRUE(w.status.ok) << w.status.message;
+    for (int64_t i = 0; i < cols; ++i) {
+        const float v = x[static_cast<size_t>(i)];
+        if (std::isnan(v)) {
+            EXPECT_EQ(0x7E00, w.y[static_cast<size_t>(i)] & 0x7FFF) << "NaN";
+            continue;
+        }
+        ASSERT_EQ(ggml_fp32_to_fp16(v), w.y[static_cast<size_t>(i)]) << "x " << v << " (index " << i << ")";
+    }
+}
+
+TEST(SetRowsKernel, RowsLandAtTheirIds) {
+    constexpr int64_t rows = 5, cols = 96, y_rows = 13;
+    const std::vector<float> x = xdna_test::random_floats(rows * cols, 2.0f);
+    const std::vector<int64_t> ids = {7, 0, 12, 3, 8};
+    const Written w = write_rows(x, rows, cols, y_rows, ids);
+    ASSERT_TRUE(w.status.ok) << w.status.message;
+    for (int64_t r = 0; r < y_rows; ++r) {
+        int64_t from = -1;
+        for (int64_t k = 0; k < rows; ++k) from = ids[static_cast<size_t>(k)] == r ? k : from;
+        for (int64_t c = 0; c < cols; ++c) {
+            const ggml_fp16_t want = from < 0 ? kUntouched : ggml_fp32_to_fp16(x[static_cast<size_t>(from * cols + c)]);
+            ASSERT_EQ(want, w.y[static_cast<size_t>(r * cols + c)]) << "cache row " << r << " col " << c;
+        }
+    }
+}
+
+TEST(SetRowsKernel, IdOutsideTheCacheIsRefused) {
+    for (int64_t bad : {int64_t(-1), int64_t(4), int64_t(1) << 40}) {
+        const std::vector<float> x = xdna_test::random_floats(2 * 32, 1.0f);
+        const Written w = write_rows(x, 2, 32, 4, {1, bad});
+        EXPECT_FALSE(w.status.ok);
+        EXPECT_NE(std::string::npos, w.status.message.find("outside the 4 rows")) << w.status.message;
+        for (ggml_fp16_t h : w.y) ASSERT_EQ(kUntouched, h);
+    }
+}
