@@ -38,6 +38,8 @@ OpKind op_kind(const ggml_tensor * op) {
             return npu_op_offered("get_rows") ? OpKind::get_rows : OpKind::unsupported;
         case GGML_OP_SET_ROWS:
             return npu_op_offered("set_rows") ? OpKind::set_rows : OpKind::unsupported;
+        case GGML_OP_CPY:  // F32 to F16 rows: the set_rows program with row r to row r (ops/set_rows)
+            return npu_op_offered("set_rows") ? OpKind::set_rows : OpKind::unsupported;
         default:
             return OpKind::unsupported;
     }

@@ -26,7 +26,8 @@ struct Written {
 
 constexpr ggml_fp16_t kUntouched = 0x5a5a;
 
-Written write_rows(const std::vector<float> & x, int64_t rows, int64_t cols, int64_t y_rows, const std::vector<int64_t> & ids) {
+Written write_rows(const std::vector<float> & x, int64_t rows, int64_t cols, int64_t y_rows, const std::vector<int64_t> & ids,
+                   bool identity = false) {
     using namespace xdna;
     Written out;
     xdna_test::HostBuffer xb(x.size() * 4), ib(ids.size() * 8), yb(static_cast<size_t>(y_rows * cols) * 2);
@@ -35,7 +36,7 @@ Written write_rows(const std::vector<float> & x, int64_t rows, int64_t cols, int
     auto * y = static_cast<ggml_fp16_t *>(yb.host_ptr());
     std::fill(y, y + y_rows * cols, kUntouched);
     SetRowsInvocation s;
-    s.p = {rows, cols, y_rows, cols, cols, true};
+    s.p = {rows, cols, y_rows, cols, cols, true, identity};
     s.x = {&xb, 0};
     s.ids = {&ib, 0};
     s.y = {&yb, 0};
@@ -101,4 +102,13 @@ TEST(SetRowsKernel, IdOutsideTheCacheIsRefused) {
         EXPECT_NE(std::string::npos, w.status.message.find("outside the 4 rows")) << w.status.message;
         for (ggml_fp16_t h : w.y) ASSERT_EQ(kUntouched, h);
     }
+}
+
+// CPY from F32 to F16 rows: the same program, row r to row r, no ids operand.
+TEST(SetRowsKernel, CopyWritesRowByRow) {
+    constexpr int64_t rows = 4, cols = 64;
+    const std::vector<float> x = xdna_test::random_floats(rows * cols, 2.0f);
+    const Written w = write_rows(x, rows, cols, rows, {0, 0, 0, 0}, true);
+    ASSERT_TRUE(w.status.ok) << w.status.message;
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(ggml_fp32_to_fp16(x[i]), w.y[i]) << "value " << i;
 }

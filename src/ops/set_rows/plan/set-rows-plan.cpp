@@ -15,9 +15,40 @@ bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
     return resolve.is_packed && (resolve.is_packed(t) || (t->view_src != nullptr && resolve.is_packed(t->view_src)));
 }
 
+constexpr int64_t kMaxSlices = 256;
+
+// CPY from F32 rows to F16 rows of the same shape (either may be a permuted view with contiguous rows).
+bool cpy_supported(const ggml_tensor * c, const TensorResolver & resolve, std::string & why) {
+    const ggml_tensor * x = c->src[0];
+    if (x == nullptr || !rows_of(x, GGML_TYPE_F32) || !rows_of(c, GGML_TYPE_F16) || !ggml_are_same_shape(x, c)) {
+        why = "CPY on the NPU takes F32 rows into F16 rows of the same shape";
+        return false;
+    }
+    if (x->ne[0] % xdna_aie::kSetRowsLanes != 0) {
+        why = "CPY row length " + std::to_string(x->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kSetRowsLanes);
+        return false;
+    }
+    if (x->ne[2] * x->ne[3] > kMaxSlices) {
+        why = "CPY over " + std::to_string(x->ne[2] * x->ne[3]) + " slices (the NPU takes up to " + std::to_string(kMaxSlices) + ")";
+        return false;
+    }
+    if (packed(x, resolve) || packed(c, resolve)) {
+        why = "CPY of a packed weight";
+        return false;
+    }
+    if (resolve.has_kernel && !resolve.has_kernel(set_rows_key())) {
+        why = "the device has no set_rows kernel";
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, std::string & why) {
+    if (s->op == GGML_OP_CPY) {
+        return cpy_supported(s, resolve, why);
+    }
     const ggml_tensor * x = s->src[0];
     const ggml_tensor * ids = s->src[1];
     if (s->op != GGML_OP_SET_ROWS || x == nullptr || ids == nullptr || !rows_of(x, GGML_TYPE_F32) || !rows_of(s, GGML_TYPE_F16)) {
@@ -39,7 +70,6 @@ bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, s
               " (the transposed V cache of the non-flash path writes one value per row)";
         return false;
     }
-    constexpr int64_t kMaxSlices = 256;
     if (x->ne[2] * x->ne[3] > kMaxSlices) {
         why = "SET_ROWS over " + std::to_string(x->ne[2] * x->ne[3]) + " slices (the NPU takes up to " + std::to_string(kMaxSlices) + ")";
         return false;
@@ -60,9 +90,10 @@ bool plan_set_rows(const ggml_tensor * s, const TensorResolver & resolve, std::v
         return false;
     }
     const ggml_tensor * x = s->src[0];
-    const ggml_tensor * ids = s->src[1];
-    const BufferSlice xs = resolve.slice_of(x), is = resolve.slice_of(ids), ys = resolve.slice_of(s);
-    if (xs.buffer == nullptr || is.buffer == nullptr || ys.buffer == nullptr) {
+    const bool identity = s->op == GGML_OP_CPY;
+    const ggml_tensor * ids = identity ? nullptr : s->src[1];
+    const BufferSlice xs = resolve.slice_of(x), is = identity ? BufferSlice{} : resolve.slice_of(ids), ys = resolve.slice_of(s);
+    if (xs.buffer == nullptr || (!identity && is.buffer == nullptr) || ys.buffer == nullptr) {
         why = "SET_ROWS operand not in device memory";
         return false;
     }
@@ -74,9 +105,10 @@ bool plan_set_rows(const ggml_tensor * s, const TensorResolver & resolve, std::v
             r.p.y_rows = s->ne[1];
             r.p.x_row_stride = static_cast<int64_t>(x->nb[1] / sizeof(float));
             r.p.y_row_stride = static_cast<int64_t>(s->nb[1] / sizeof(ggml_fp16_t));
-            r.p.ids_64 = ids->type == GGML_TYPE_I64;
+            r.p.identity = identity;
+            r.p.ids_64 = !identity && ids->type == GGML_TYPE_I64;
             r.x = {xs.buffer, xs.offset + i02 * x->nb[2] + i03 * x->nb[3]};
-            r.ids = {is.buffer, is.offset + (i02 % ids->ne[1]) * ids->nb[1] + (i03 % ids->ne[2]) * ids->nb[2]};
+            if (!identity) r.ids = {is.buffer, is.offset + (i02 % ids->ne[1]) * ids->nb[1] + (i03 % ids->ne[2]) * ids->nb[2]};
             r.y = {ys.buffer, ys.offset + i02 * s->nb[2] + i03 * s->nb[3]};
             out.push_back(to_invocation(r));
         }

@@ -8,8 +8,12 @@ namespace xdna {
 
 std::string SetRowsParams::shape_label(const TileShape &) const {
     char buf[80];
-    std::snprintf(buf, sizeof buf, "%lld x %lld into %lld", static_cast<long long>(rows), static_cast<long long>(cols),
-                  static_cast<long long>(y_rows));
+    if (identity) {
+        std::snprintf(buf, sizeof buf, "%lld x %lld", static_cast<long long>(rows), static_cast<long long>(cols));
+    } else {
+        std::snprintf(buf, sizeof buf, "%lld x %lld into %lld", static_cast<long long>(rows), static_cast<long long>(cols),
+                      static_cast<long long>(y_rows));
+    }
     return buf;
 }
 
@@ -28,8 +32,10 @@ Invocation to_invocation(const SetRowsInvocation & s) {
     inv.params = s.p;
     inv.add_operand({"x", s.x, static_cast<uint64_t>(s.p.cols) * sizeof(float), s.p.rows,
                      static_cast<uint64_t>(s.p.x_row_stride) * sizeof(float), Access::read});
-    const uint64_t id_bytes = static_cast<uint64_t>(s.p.rows) * (s.p.ids_64 ? 8 : 4);
-    inv.add_operand({"ids", s.ids, id_bytes, 1, id_bytes, Access::read});
+    if (!s.p.identity) {
+        const uint64_t id_bytes = static_cast<uint64_t>(s.p.rows) * (s.p.ids_64 ? 8 : 4);
+        inv.add_operand({"ids", s.ids, id_bytes, 1, id_bytes, Access::read});
+    }
     inv.add_operand({"y", s.y, static_cast<uint64_t>(s.p.cols) * sizeof(ggml_fp16_t), s.p.y_rows,
                      static_cast<uint64_t>(s.p.y_row_stride) * sizeof(ggml_fp16_t), Access::write, s.p.rows});
     return inv;
@@ -40,7 +46,7 @@ SetRowsInvocation set_rows_of(const Invocation & inv) {
     SetRowsInvocation s;
     s.p = std::get<SetRowsParams>(inv.params);
     s.x = inv.operand("x")->slice;
-    s.ids = inv.operand("ids")->slice;
+    if (const Operand * ids = inv.operand("ids")) s.ids = ids->slice;
     s.y = inv.operand("y")->slice;
     return s;
 }

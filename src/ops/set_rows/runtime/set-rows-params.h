@@ -12,6 +12,7 @@ struct TileShape;
 
 // y[ids[r]] = fp16(x[r]) for r < rows, rows of `cols` values (SET_ROWS into an F16 KV cache,
 // aie/set_rows): x strides in floats, y strides in halves; y has y_rows rows, ids are 64- or 32-bit.
+// `identity`: y[r] = fp16(x[r]) with no ids (a CPY from F32 to F16 rows).
 struct SetRowsParams {
     static constexpr KernelKind kKind = KernelKind::set_rows;
     static constexpr const char * kName = "set_rows";
@@ -19,6 +20,7 @@ struct SetRowsParams {
     int64_t rows = 0, cols = 0, y_rows = 0;
     int64_t x_row_stride = 0, y_row_stride = 0;
     bool    ids_64 = true;
+    bool    identity = false;
 
     uint64_t    macs(const TileShape &) const { return 0; }
     std::string shape_label(const TileShape &) const;  // "rows x cols into y_rows"

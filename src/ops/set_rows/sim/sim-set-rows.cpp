@@ -42,6 +42,7 @@ const MeasuredCalls & calls() {
 }
 
 int64_t id_at(const SetRowsInvocation & s, int64_t r) {
+    if (s.p.identity) return r;
     return s.p.ids_64 ? static_cast<const int64_t *>(s.ids.host())[r] : static_cast<const int32_t *>(s.ids.host())[r];
 }
 
@@ -70,7 +71,7 @@ ModelShape set_rows_model_shape(const Invocation & inv) {
                            static_cast<double>(busiest)};
         s.n_core_calls = 2;
     }
-    s.activation_bytes = static_cast<double>(r.p.rows) * (static_cast<double>(r.p.cols) * sizeof(float) + (r.p.ids_64 ? 8 : 4));
+    s.activation_bytes = static_cast<double>(r.p.rows) * (static_cast<double>(r.p.cols) * sizeof(float) + (r.p.identity ? 0 : r.p.ids_64 ? 8 : 4));
     s.out_bytes = static_cast<double>(r.p.rows) * static_cast<double>(r.p.cols) * 2;
     return s;
 }
