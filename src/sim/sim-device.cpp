@@ -70,7 +70,14 @@ SimFaults faults_or_none() {
 // that used them anyway (instead of recomputing) sees NaN instead of plausible numbers (all-ones bytes
 // are a NaN in fp32, fp16 and bf16 alike).
 void poison_outputs(const Batch & batch) {
+    // Scatters first: they read their ids to know which rows they write.
     for (const Invocation & i : batch.invocations) {
+        const SimKindEngine * e = sim_kind_engine(i.kind());
+        if (e != nullptr && e->poison != nullptr) e->poison(i);
+    }
+    for (const Invocation & i : batch.invocations) {
+        const SimKindEngine * e = sim_kind_engine(i.kind());
+        if (e != nullptr && e->poison != nullptr) continue;
         for (const Operand & o : i.operands()) {
             if (!o.written() || o.slice.buffer == nullptr) {
                 continue;

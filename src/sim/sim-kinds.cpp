@@ -111,7 +111,7 @@ const SimKindEngine kEngines[] = {
     {KernelKind::glu, glu_has_kernel, glu_model_shape, glu_run, glu_run_stream},
     {KernelKind::rope, rope_has_kernel, rope_model_shape, rope_run, rope_run_stream},
     {KernelKind::get_rows, get_rows_has_kernel, get_rows_model_shape, get_rows_run, get_rows_run_stream},
-    {KernelKind::set_rows, set_rows_has_kernel, set_rows_model_shape, set_rows_run, set_rows_run_stream},
+    {KernelKind::set_rows, set_rows_has_kernel, set_rows_model_shape, set_rows_run, set_rows_run_stream, set_rows_poison},
 };
 
 }  // namespace

@@ -28,6 +28,9 @@ struct SimKindEngine {
     // sim_run_matmuls_stream. `*refused`: refused before anything ran.
     Status (*run_stream)(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                          const std::vector<const char *> & layouts, bool * refused);
+    // What a failed run may leave in the outputs, for a kind that writes only some rows of an output
+    // (a scatter: the rows its ids name) -- nullptr: every written operand's whole extent.
+    void (*poison)(const Invocation & inv) = nullptr;
 };
 
 // The engine of `kind`, nullptr if the simulator has none.

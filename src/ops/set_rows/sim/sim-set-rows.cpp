@@ -76,6 +76,16 @@ ModelShape set_rows_model_shape(const Invocation & inv) {
     return s;
 }
 
+void set_rows_poison(const Invocation & inv) {
+    const SetRowsInvocation s = set_rows_of(inv);
+    for (int64_t r = 0; r < s.p.rows; ++r) {
+        const int64_t id = id_at(s, r);
+        if (id >= 0 && id < s.p.y_rows) {
+            std::memset(static_cast<ggml_fp16_t *>(s.y.host()) + id * s.p.y_row_stride, 0xff, static_cast<size_t>(s.p.cols) * sizeof(ggml_fp16_t));
+        }
+    }
+}
+
 Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool) {
     std::vector<SetRowsInvocation> views;
     std::vector<std::pair<uint32_t, int64_t>> jobs;  // (invocation, row)

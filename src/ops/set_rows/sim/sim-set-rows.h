@@ -15,5 +15,7 @@ namespace xdna {
 bool set_rows_has_kernel(const KernelKey & key);
 ModelShape set_rows_model_shape(const Invocation & inv);
 Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool);
+// A failed run's leftovers: all-ones bytes in the rows its ids name (valid ones), the only rows its DMA writes.
+void set_rows_poison(const Invocation & inv);
 
 }  // namespace xdna
