@@ -73,10 +73,6 @@ void restore(const std::vector<SavedRegion> & saved) {
     }
 }
 
-}  // namespace
-
-namespace {
-
 bool host_ops_enabled() {
     const OptionValue<std::string> o = host_ops_option();
     report_option_error(o.error);

@@ -2,6 +2,7 @@
 
 #include "ops/act_quant/act-quant-invocation.h"
 #include "ops/act_quant/act-quant-plan.h"
+#include "ops/rms_norm/rms-norm-plan.h"
 
 #include <algorithm>
 #include <cstring>
@@ -123,9 +124,9 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
 namespace {
 
 // The device memory an op of another kind reads (its sources that may be outputs of this batch).
-void device_reads(const ggml_tensor * node, std::vector<const ggml_tensor *> & out) {
+void device_reads(const ggml_tensor * node, const TensorResolver & resolve, std::vector<const ggml_tensor *> & out) {
     out.clear();
-    if (node->op == GGML_OP_MUL && node->src[0] != nullptr && node->src[0]->op == GGML_OP_RMS_NORM) {
+    if (mul_fuses_rms_norm(node, resolve)) {
         out.push_back(node->src[0]->src[0]);  // the norm's input, and the weight
         out.push_back(node->src[1]);
     } else {
@@ -191,7 +192,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             continue;  // routed per ubatch: route_batch()
         }
         if (p.other_kind) {
-            device_reads(p.node, reads);
+            device_reads(p.node, resolve, reads);
             int at = floor_stage;
             for (const ggml_tensor * t : reads) at = std::max(at, producer_stage(t, i) + 1);
             op_stage[i] = floor_stage = place(p.own, at);
@@ -297,7 +298,7 @@ void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResol
         }
         sig.push_back(n->src[0] != nullptr && resolve.is_packed && resolve.is_packed(n->src[0]) ? 1 : 0);
         // A MUL fused with the RMS_NORM before it reads that norm's input and parameters as well.
-        if (n->op == GGML_OP_MUL && n->src[0] != nullptr && n->src[0]->op == GGML_OP_RMS_NORM) {
+        if (mul_fuses_rms_norm(n, resolve)) {
             for (int32_t p : n->src[0]->op_params) {
                 sig.push_back(static_cast<uint32_t>(p));
             }

@@ -29,6 +29,7 @@ OpKind op_kind(const ggml_tensor * op) {
         case GGML_OP_RMS_NORM:
             return npu_op_offered("rms_norm") ? OpKind::rms_norm : OpKind::unsupported;
         case GGML_OP_ADD:
+        case GGML_OP_MUL:  // the add design's second program (a MUL after RMS_NORM: with the norm, ops/rms_norm)
             return npu_op_offered("add") ? OpKind::add : OpKind::unsupported;
         case GGML_OP_GLU:
             return npu_op_offered("glu") ? OpKind::glu : OpKind::unsupported;
@@ -205,8 +206,8 @@ bool choose_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, M
 bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, std::vector<Invocation> & out,
                      std::string & why) {
     why.clear();
-    if (node->op == GGML_OP_MUL && node->src[0] != nullptr && node->src[0]->op == GGML_OP_RMS_NORM) {
-        return plan_rms_norm(node, resolve, out, why);  // fused by the backend: the MUL stands for the pair
+    if (mul_fuses_rms_norm(node, resolve)) {
+        return plan_rms_norm(node, resolve, out, why);  // the MUL stands for the pair
     }
     switch (op_kind(node)) {
         case OpKind::rms_norm: return plan_rms_norm(node, resolve, out, why);
@@ -220,6 +221,9 @@ bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, s
 }
 
 bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::string & why) {
+    if (op_kind(op) == OpKind::add && mul_fuses_rms_norm(op, resolve)) {
+        return true;  // planned with its norm (plan_other_kind)
+    }
     switch (op_kind(op)) {
         case OpKind::noop:
             return true;

@@ -1,5 +1,7 @@
 // The add core program (aie/add/kernels/add.cc) and the simulator's add engine against IEEE fp32 adds
-// done here: every output's bits, with a shared b row and one per row, strided rows, NaN and Inf.
+// done here: every output's bits, with a shared b row and one per row, strided rows, NaN and Inf. The
+// design's second program (mul.cc, MUL) against the core's safe product (core-fp32-reference.h).
+#include "core-fp32-reference.h"
 #include "ops/add/add-invocation.h"
 #include "ops/add/sim-add.h"
 #include "runtime/thread-pool.h"
@@ -64,4 +66,32 @@ TEST(AddEngine, RefusesRowsTheDesignDoesNotTake) {
     r.a = r.b = r.y = {&buf, 0};
     ThreadPool pool(1);
     EXPECT_FALSE(sim_run_adds({to_invocation(r)}, pool).ok);
+}
+
+// MUL: every output's bits are the core's safe product (a first), ADD and MUL in one engine call.
+TEST(AddEngine, MulIsTheSafeProduct) {
+    using namespace xdna;
+    constexpr int64_t cols = 1056, rows = 3;
+    const size_t n = static_cast<size_t>(rows * cols);
+    const std::vector<float> a = xdna_test::random_floats(n, 4.0f), b = xdna_test::random_floats(n, 2.0f);
+    xdna_test::HostBuffer ab(n * 4), bb(n * 4), yb(n * 4), zb(n * 4);
+    std::memcpy(ab.host_ptr(), a.data(), n * 4);
+    std::memcpy(bb.host_ptr(), b.data(), n * 4);
+    AddInvocation m;
+    m.p = {rows, cols, cols, cols, cols, true};
+    m.a = {&ab, 0};
+    m.b = {&bb, 0};
+    m.y = {&yb, 0};
+    AddInvocation s = m;
+    s.p.multiply = false;
+    s.y = {&zb, 0};
+    ThreadPool pool(2);
+    ASSERT_TRUE(sim_run_adds({to_invocation(m), to_invocation(s)}, pool).ok);
+    const float * y = static_cast<const float *>(yb.host_ptr());
+    const float * z = static_cast<const float *>(zb.host_ptr());
+    for (size_t i = 0; i < n; ++i) {
+        const float want = xdna_test::safe_mul(a[i], b[i]), sum = a[i] + b[i];
+        ASSERT_EQ(0, std::memcmp(&want, &y[i], 4)) << "value " << i << ": " << want << " vs " << y[i];
+        ASSERT_EQ(0, std::memcmp(&sum, &z[i], 4)) << "value " << i;
+    }
 }

@@ -26,25 +26,27 @@ bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
 bool add_supported(const ggml_tensor * add, const TensorResolver & resolve, std::string & why) {
     const ggml_tensor * a = add->src[0];
     const ggml_tensor * b = add->src[1];
-    if (add->op != GGML_OP_ADD || a == nullptr || b == nullptr || !f32_rows(a) || !f32_rows(b) || !f32_rows(add)) {
-        why = "ADD on the NPU takes F32 rows of contiguous values";
+    const std::string op = ggml_op_name(add->op);
+    if ((add->op != GGML_OP_ADD && add->op != GGML_OP_MUL) || a == nullptr || b == nullptr || !f32_rows(a) || !f32_rows(b) ||
+        !f32_rows(add)) {
+        why = op + " on the NPU takes F32 rows of contiguous values";
         return false;
     }
     if (std::memcmp(a->ne, add->ne, sizeof a->ne) != 0 || b->ne[0] != a->ne[0] ||
         !(one_row(b) || std::memcmp(b->ne, a->ne, sizeof a->ne) == 0)) {
-        why = "ADD on the NPU: b of a's shape or one row (other broadcasts stay on the host)";
+        why = op + " on the NPU: b of a's shape or one row (other broadcasts stay on the host)";
         return false;
     }
     if (a->ne[0] % xdna_aie::kAddLanes != 0) {
-        why = "ADD row length " + std::to_string(a->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kAddLanes);
+        why = op + " row length " + std::to_string(a->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kAddLanes);
         return false;
     }
     if (packed(a, resolve) || packed(b, resolve)) {
-        why = "ADD of a packed weight";
+        why = op + " of a packed weight";
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(add_key())) {
-        why = "the device has no add kernel";
+    if (resolve.has_kernel && !resolve.has_kernel(add_key(add->op == GGML_OP_MUL))) {
+        why = "the device has no " + op + " kernel";
         return false;
     }
     return true;
@@ -58,7 +60,7 @@ bool plan_add(const ggml_tensor * add, const TensorResolver & resolve, std::vect
     const ggml_tensor * b = add->src[1];
     const BufferSlice as = resolve.slice_of(a), bs = resolve.slice_of(b), ys = resolve.slice_of(add);
     if (as.buffer == nullptr || bs.buffer == nullptr || ys.buffer == nullptr) {
-        why = "ADD operand not in device memory";
+        why = std::string(ggml_op_name(add->op)) + " operand not in device memory";
         return false;
     }
     const bool b_row = one_row(b);
@@ -70,6 +72,7 @@ bool plan_add(const ggml_tensor * add, const TensorResolver & resolve, std::vect
             r.p.a_row_stride = static_cast<int64_t>(a->nb[1] / sizeof(float));
             r.p.b_row_stride = b_row ? 0 : static_cast<int64_t>(b->nb[1] / sizeof(float));
             r.p.y_row_stride = static_cast<int64_t>(add->nb[1] / sizeof(float));
+            r.p.multiply = add->op == GGML_OP_MUL;
             r.a = {as.buffer, as.offset + i2 * a->nb[2] + i3 * a->nb[3]};
             r.b = {bs.buffer, bs.offset + (b_row ? 0 : i2 * b->nb[2] + i3 * b->nb[3])};
             r.y = {ys.buffer, ys.offset + i2 * add->nb[2] + i3 * add->nb[3]};

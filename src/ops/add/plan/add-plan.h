@@ -1,5 +1,6 @@
-// Planning ADD for the NPU (aie/add): F32 rows of a multiple of 32 values, b of the same shape or one
-// row for all; everything else stays on the host-op path, with the reason.
+// Planning ADD and MUL for the NPU (aie/add, two programs): F32 rows of a multiple of 32 values, b of the
+// same shape or one row for all; everything else stays on the host-op path, with the reason. (A MUL by
+// the weight right after an RMS_NORM is planned with the norm, ops/rms_norm.)
 #pragma once
 
 #include "ops/add/add-invocation.h"

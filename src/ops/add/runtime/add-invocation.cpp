@@ -9,22 +9,22 @@ namespace xdna {
 std::string AddParams::shape_label(const TileShape &) const {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%lld x %lld%s", static_cast<long long>(rows), static_cast<long long>(cols),
-                  b_row_stride == 0 && rows > 1 ? " + row" : "");
+                  b_row_stride == 0 && rows > 1 ? (multiply ? " * row" : " + row") : "");
     return buf;
 }
 
-KernelKey add_key() {
+KernelKey add_key(bool multiply) {
     KernelKey k;
     k.kind = KernelKind::add;
     k.design = kAddDesign;
-    k.variant = kAddVariant;
+    k.variant = multiply ? kMulVariant : kAddVariant;
     k.tile = TileShape{0, 0, 0};
     return k;
 }
 
 Invocation to_invocation(const AddInvocation & a) {
     Invocation inv;
-    inv.key = add_key();
+    inv.key = add_key(a.p.multiply);
     inv.params = a.p;
     const uint64_t row = static_cast<uint64_t>(a.p.cols) * sizeof(float);
     inv.add_operand({"a", a.a, row, a.p.rows, static_cast<uint64_t>(a.p.a_row_stride) * sizeof(float), Access::read});

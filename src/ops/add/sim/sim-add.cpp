@@ -8,6 +8,7 @@
 #include <cstring>
 
 extern "C" void add_f32(const float * a, const float * b, float * y, int32_t n);  // aie/add/kernels/add.cc
+extern "C" void mul_f32(const float * a, const float * b, float * y, int32_t n);  // aie/add/kernels/mul.cc
 
 namespace xdna {
 
@@ -15,18 +16,20 @@ namespace {
 
 static_assert(xdna_aie::kAddChunk == kBinaryChunk && xdna_aie::kAddLanes == kBinaryLanes, "the add design's chunks");
 constexpr BinaryKernel kAdd{"add_f32", add_f32};
+constexpr BinaryKernel kMul{"mul_f32", mul_f32};
 constexpr int kCores = 32;
 
-const BinaryCallOps & calls() {
-    static const BinaryCallOps m = measure_binary_calls(kAdd);
-    return m;
+const BinaryCallOps & calls(bool multiply) {
+    static const BinaryCallOps add = measure_binary_calls(kAdd);
+    static const BinaryCallOps mul = measure_binary_calls(kMul);
+    return multiply ? mul : add;
 }
 
 }  // namespace
 
 bool add_has_kernel(const KernelKey & key) {
     return key.kind == KernelKind::add && key.design != nullptr && std::strcmp(key.design, kAddDesign) == 0 &&
-           key.variant != nullptr && std::strcmp(key.variant, kAddVariant) == 0;
+           key.variant != nullptr && (std::strcmp(key.variant, kAddVariant) == 0 || std::strcmp(key.variant, kMulVariant) == 0);
 }
 
 ModelShape add_model_shape(const Invocation & inv) {
@@ -39,10 +42,10 @@ ModelShape add_model_shape(const Invocation & inv) {
     s.kind_cores = static_cast<int>(cores);
     s.kind_columns = static_cast<int>(std::min<int64_t>(8, cores));
     const int64_t full = r.p.cols / kBinaryChunk, tail = r.p.cols % kBinaryChunk;
-    s.core_calls[0] = {calls().at(kBinaryChunk), static_cast<double>(busiest * full)};
+    s.core_calls[0] = {calls(r.p.multiply).at(kBinaryChunk), static_cast<double>(busiest * full)};
     s.n_core_calls = 1;
     if (tail > 0) {
-        s.core_calls[1] = {calls().at(tail), static_cast<double>(busiest)};
+        s.core_calls[1] = {calls(r.p.multiply).at(tail), static_cast<double>(busiest)};
         s.n_core_calls = 2;
     }
     const double row = static_cast<double>(r.p.cols) * sizeof(float);
@@ -53,7 +56,7 @@ ModelShape add_model_shape(const Invocation & inv) {
 }
 
 Status sim_run_adds(const std::vector<Invocation> & invs, ThreadPool & pool) {
-    std::vector<BinaryRows> rows;
+    std::vector<BinaryRows> rows[2];  // [0] add, [1] mul
     for (const Invocation & i : invs) {
         if (!add_has_kernel(i.key)) {
             return Status::error(std::string("the simulator's add engine was handed kernel ") +
@@ -63,10 +66,11 @@ Status sim_run_adds(const std::vector<Invocation> & invs, ThreadPool & pool) {
         if (a.p.cols <= 0 || a.p.cols % kBinaryLanes != 0) {
             return Status::error("add: row length " + std::to_string(a.p.cols) + " is not one the design takes");
         }
-        rows.push_back({static_cast<const float *>(a.a.host()), static_cast<const float *>(a.b.host()), static_cast<float *>(a.y.host()),
+        rows[a.p.multiply ? 1 : 0].push_back({static_cast<const float *>(a.a.host()), static_cast<const float *>(a.b.host()), static_cast<float *>(a.y.host()),
                         a.p.rows, a.p.cols, a.p.a_row_stride, a.p.b_row_stride, a.p.y_row_stride});
     }
-    return sim_run_binary_rows(kAdd, rows, pool);
+    const Status st = rows[0].empty() ? Status::success() : sim_run_binary_rows(kAdd, rows[0], pool);
+    return !st.ok || rows[1].empty() ? st : sim_run_binary_rows(kMul, rows[1], pool);
 }
 
 }  // namespace xdna

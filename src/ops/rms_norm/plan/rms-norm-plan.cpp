@@ -76,6 +76,12 @@ bool rms_norm_mul_fusable(const ggml_tensor * mul, const TensorResolver & resolv
     return true;
 }
 
+bool mul_fuses_rms_norm(const ggml_tensor * mul, const TensorResolver & resolve) {
+    std::string why;
+    return mul->op == GGML_OP_MUL && mul->src[0] != nullptr && mul->src[0]->op == GGML_OP_RMS_NORM &&
+           rms_norm_mul_fusable(mul, resolve, why);
+}
+
 bool plan_rms_norm(const ggml_tensor * node, const TensorResolver & resolve, std::vector<Invocation> & out, std::string & why) {
     const bool fused = node->op == GGML_OP_MUL;
     const ggml_tensor * norm = fused ? node->src[0] : node;

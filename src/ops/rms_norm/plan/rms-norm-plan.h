@@ -21,6 +21,11 @@ bool rms_norm_supported(const ggml_tensor * norm, std::string & why);
 // row length, one for all rows or one per row (same shape), in device memory and not packed. The
 // caller has checked with ggml_can_fuse that the norm's only use is this MUL.
 bool rms_norm_mul_fusable(const ggml_tensor * mul, const TensorResolver & resolve, std::string & why);
+// Whether a MUL node is planned with the RMS_NORM before it (reading the norm's input): a MUL of an
+// RMS_NORM that rms_norm_mul_fusable accepts. The backend fuses such a pair when ggml_can_fuse allows;
+// when it does not (the norm has other readers), the MUL still computes norm(x) * w from x, the same
+// bits as the two steps. Any other MUL is a plain elementwise MUL (ops/add).
+bool mul_fuses_rms_norm(const ggml_tensor * mul, const TensorResolver & resolve);
 
 // `node` is an RMS_NORM (alone) or a MUL fused with the RMS_NORM that is its src0. One invocation per
 // (i2, i3) slice of the rows, appended to `out`.
