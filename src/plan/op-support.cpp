@@ -5,6 +5,7 @@
 #include "ops/glu/glu-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 #include "ops/rope/rope-plan.h"
+#include "ops/scale/scale-plan.h"
 #include "ops/set_rows/set-rows-plan.h"
 
 #include "runtime/options.h"
@@ -39,6 +40,8 @@ OpKind op_kind(const ggml_tensor * op) {
             return npu_op_offered("get_rows") ? OpKind::get_rows : OpKind::unsupported;
         case GGML_OP_SET_ROWS:
             return npu_op_offered("set_rows") ? OpKind::set_rows : OpKind::unsupported;
+        case GGML_OP_SCALE:
+            return npu_op_offered("scale") ? OpKind::scale : OpKind::unsupported;
         case GGML_OP_CPY:  // F32 to F16 rows: the set_rows program with row r to row r (ops/set_rows)
             return npu_op_offered("set_rows") ? OpKind::set_rows : OpKind::unsupported;
         default:
@@ -54,7 +57,7 @@ bool npu_op_offered(const char * op) {
     }();
     const std::string name = op;
     if (name == "rms_norm") return value == "rms_norm" || value == "glue";
-    if (name == "add" || name == "glu" || name == "rope" || name == "get_rows" || name == "set_rows") return value == "glue";
+    if (name == "add" || name == "glu" || name == "rope" || name == "get_rows" || name == "set_rows" || name == "scale") return value == "glue";
     return false;
 }
 
@@ -216,6 +219,7 @@ bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, s
         case OpKind::rope: return plan_rope(node, resolve, out, why);
         case OpKind::get_rows: return plan_get_rows(node, resolve, out, why);
         case OpKind::set_rows: return plan_set_rows(node, resolve, out, why);
+        case OpKind::scale: return plan_scale(node, resolve, out, why);
         default: return false;
     }
 }
@@ -251,6 +255,8 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
             return get_rows_supported(op, resolve, why);
         case OpKind::set_rows:
             return set_rows_supported(op, resolve, why);
+        case OpKind::scale:
+            return scale_supported(op, resolve, why);
         case OpKind::unsupported:
             break;
     }

@@ -34,6 +34,7 @@ enum class OpKind {
     rope,         // ROPE (GGML_XDNA_NPU_OPS=glue): on the device if rope_supported() accepts it (ops/rope)
     get_rows,     // GET_ROWS (GGML_XDNA_NPU_OPS=glue): on the device if get_rows_supported() accepts it (ops/get_rows)
     set_rows,     // SET_ROWS (GGML_XDNA_NPU_OPS=glue): on the device if set_rows_supported() accepts it (ops/set_rows)
+    scale,        // SCALE (GGML_XDNA_NPU_OPS=glue): on the device if scale_supported() accepts it (ops/scale)
     unsupported,  // everything else stays on the CPU
 };
 OpKind op_kind(const ggml_tensor * op);

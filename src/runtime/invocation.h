@@ -22,6 +22,7 @@
 #include "ops/glu/glu-params.h"
 #include "ops/rms_norm/rms-norm-params.h"
 #include "ops/rope/rope-params.h"
+#include "ops/scale/scale-params.h"
 #include "ops/set_rows/set-rows-params.h"
 
 #include <array>
@@ -64,7 +65,7 @@ struct Operand {
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams, SetRowsParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams, SetRowsParams, ScaleParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::act_quant), KindParams>::kKind == KernelKind::act_quant);
@@ -73,6 +74,7 @@ static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::glu), K
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rope), KindParams>::kKind == KernelKind::rope);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::get_rows), KindParams>::kKind == KernelKind::get_rows);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::set_rows), KindParams>::kKind == KernelKind::set_rows);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::scale), KindParams>::kKind == KernelKind::scale);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

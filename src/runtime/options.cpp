@@ -60,7 +60,7 @@ std::vector<OptionSpec> make_options() {
         {"GGML_XDNA_NPU_OPS", "none, rms_norm, glue", "none",
          "ops besides the matmuls that the NPU computes when it has their kernel, in the matmuls' submission "
          "(the activations of a matmul that reads them quantized on the NPU). rms_norm: RMS_NORM, fused with the "
-         "MUL by its weight (aie/rms_norm); glue: that, the residual ADD and elementwise MUL (aie/add), SwiGLU (aie/glu), ROPE (aie/rope), GET_ROWS of F32 rows (aie/get_rows) and the F16 KV-cache writes (SET_ROWS, and CPY from F32 to F16: aie/set_rows). Simulator only"},
+         "MUL by its weight (aie/rms_norm); glue: that, the residual ADD and elementwise MUL (aie/add), SwiGLU (aie/glu), ROPE (aie/rope), GET_ROWS of F32 rows (aie/get_rows) and the F16 KV-cache writes (SET_ROWS, and CPY from F32 to F16: aie/set_rows) and SCALE (aie/scale). Simulator only"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},

@@ -6,6 +6,7 @@
 #include "ops/glu/sim-glu.h"
 #include "ops/rms_norm/sim-rms-norm.h"
 #include "ops/rope/sim-rope.h"
+#include "ops/scale/sim-scale.h"
 #include "ops/set_rows/sim-set-rows.h"
 
 #include <algorithm>
@@ -102,6 +103,16 @@ Status set_rows_run_stream(const std::vector<Invocation> & invs, ThreadPool & po
     return sim_run_set_rows(invs, pool);  // no instruction stream yet (aie/set_rows/README.md)
 }
 
+Status scale_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
+    return sim_run_scales(invs, pool);
+}
+
+Status scale_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+                        const std::vector<const char *> &, bool * refused) {
+    if (refused != nullptr) *refused = false;
+    return sim_run_scales(invs, pool);  // no instruction stream yet (aie/scale/README.md)
+}
+
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
@@ -112,6 +123,7 @@ const SimKindEngine kEngines[] = {
     {KernelKind::rope, rope_has_kernel, rope_model_shape, rope_run, rope_run_stream},
     {KernelKind::get_rows, get_rows_has_kernel, get_rows_model_shape, get_rows_run, get_rows_run_stream},
     {KernelKind::set_rows, set_rows_has_kernel, set_rows_model_shape, set_rows_run, set_rows_run_stream, set_rows_poison},
+    {KernelKind::scale, scale_has_kernel, scale_model_shape, scale_run, scale_run_stream},
 };
 
 }  // namespace
