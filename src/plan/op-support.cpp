@@ -1,6 +1,7 @@
 #include "plan/op-support.h"
 
 #include "ops/add/add-plan.h"
+#include "ops/flash_attn/flash-attn-plan.h"
 #include "ops/get_rows/get-rows-plan.h"
 #include "ops/glu/glu-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
@@ -44,6 +45,8 @@ OpKind op_kind(const ggml_tensor * op) {
             return npu_op_offered("scale") ? OpKind::scale : OpKind::unsupported;
         case GGML_OP_CPY:  // F32 to F16 rows: the set_rows program with row r to row r (ops/set_rows)
             return npu_op_offered("set_rows") ? OpKind::set_rows : OpKind::unsupported;
+        case GGML_OP_FLASH_ATTN_EXT:
+            return npu_op_offered("flash_attn") ? OpKind::flash_attn : OpKind::unsupported;
         default:
             return OpKind::unsupported;
     }
@@ -56,8 +59,9 @@ bool npu_op_offered(const char * op) {
         return o.value;
     }();
     const std::string name = op;
-    if (name == "rms_norm") return value == "rms_norm" || value == "glue";
-    if (name == "add" || name == "glu" || name == "rope" || name == "get_rows" || name == "set_rows" || name == "scale") return value == "glue";
+    if (name == "rms_norm") return value == "rms_norm" || value == "glue" || value == "layer";
+    if (name == "add" || name == "glu" || name == "rope" || name == "get_rows" || name == "set_rows" || name == "scale") return value == "glue" || value == "layer";
+    if (name == "flash_attn") return value == "layer";
     return false;
 }
 
@@ -220,6 +224,7 @@ bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, s
         case OpKind::get_rows: return plan_get_rows(node, resolve, out, why);
         case OpKind::set_rows: return plan_set_rows(node, resolve, out, why);
         case OpKind::scale: return plan_scale(node, resolve, out, why);
+        case OpKind::flash_attn: return plan_flash_attn(node, resolve, out, why);
         default: return false;
     }
 }
@@ -257,6 +262,8 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
             return set_rows_supported(op, resolve, why);
         case OpKind::scale:
             return scale_supported(op, resolve, why);
+        case OpKind::flash_attn:
+            return flash_attn_supported(op, resolve, why);
         case OpKind::unsupported:
             break;
     }

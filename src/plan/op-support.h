@@ -35,6 +35,7 @@ enum class OpKind {
     get_rows,     // GET_ROWS (GGML_XDNA_NPU_OPS=glue): on the device if get_rows_supported() accepts it (ops/get_rows)
     set_rows,     // SET_ROWS (GGML_XDNA_NPU_OPS=glue): on the device if set_rows_supported() accepts it (ops/set_rows)
     scale,        // SCALE (GGML_XDNA_NPU_OPS=glue): on the device if scale_supported() accepts it (ops/scale)
+    flash_attn,   // FLASH_ATTN_EXT (GGML_XDNA_NPU_OPS=layer): on the device if flash_attn_supported() accepts it (ops/flash_attn)
     unsupported,  // everything else stays on the CPU
 };
 OpKind op_kind(const ggml_tensor * op);

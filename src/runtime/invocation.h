@@ -18,6 +18,7 @@
 #include "runtime/matmul-params.h"
 #include "ops/act_quant/act-quant-params.h"
 #include "ops/add/add-params.h"
+#include "ops/flash_attn/flash-attn-params.h"
 #include "ops/get_rows/get-rows-params.h"
 #include "ops/glu/glu-params.h"
 #include "ops/rms_norm/rms-norm-params.h"
@@ -65,7 +66,7 @@ struct Operand {
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams, SetRowsParams, ScaleParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams, SetRowsParams, ScaleParams, FlashAttnParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::act_quant), KindParams>::kKind == KernelKind::act_quant);
@@ -75,6 +76,7 @@ static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rope), 
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::get_rows), KindParams>::kKind == KernelKind::get_rows);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::set_rows), KindParams>::kKind == KernelKind::set_rows);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::scale), KindParams>::kKind == KernelKind::scale);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::flash_attn), KindParams>::kKind == KernelKind::flash_attn);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

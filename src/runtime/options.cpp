@@ -57,10 +57,10 @@ std::vector<OptionSpec> make_options() {
          "the contracts of prefill batches (more than 4 tokens) of Q4_K, Q5_K and Q6_K weights. int: the exact "
          "integer contracts of every batch; bfp16: the weight tile dequantized on the core into bfp16 and the "
          "native bfp16 matrix multiply (docs/kernels.md, \"Prefill contracts v3\"; its accuracy in README.md)"},
-        {"GGML_XDNA_NPU_OPS", "none, rms_norm, glue", "none",
+        {"GGML_XDNA_NPU_OPS", "none, rms_norm, glue, layer", "none",
          "ops besides the matmuls that the NPU computes when it has their kernel, in the matmuls' submission "
          "(the activations of a matmul that reads them quantized on the NPU). rms_norm: RMS_NORM, fused with the "
-         "MUL by its weight (aie/rms_norm); glue: that, the residual ADD and elementwise MUL (aie/add), SwiGLU (aie/glu), ROPE (aie/rope), GET_ROWS of F32 rows (aie/get_rows) and the F16 KV-cache writes (SET_ROWS, and CPY from F32 to F16: aie/set_rows) and SCALE (aie/scale). Simulator only"},
+         "MUL by its weight (aie/rms_norm); glue: that, the residual ADD and elementwise MUL (aie/add), SwiGLU (aie/glu), ROPE (aie/rope), GET_ROWS of F32 rows (aie/get_rows) and the F16 KV-cache writes (SET_ROWS, and CPY from F32 to F16: aie/set_rows) and SCALE (aie/scale); layer: that and FLASH_ATTN_EXT with an F16 KV cache (aie/flash_attn), every op of a Llama layer. Simulator only"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},

@@ -2,6 +2,7 @@
 
 #include "ops/act_quant/sim-act-quant.h"
 #include "ops/add/sim-add.h"
+#include "ops/flash_attn/sim-flash-attn.h"
 #include "ops/get_rows/sim-get-rows.h"
 #include "ops/glu/sim-glu.h"
 #include "ops/rms_norm/sim-rms-norm.h"
@@ -113,6 +114,16 @@ Status scale_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool,
     return sim_run_scales(invs, pool);  // no instruction stream yet (aie/scale/README.md)
 }
 
+Status flash_attn_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
+    return sim_run_flash_attns(invs, pool);
+}
+
+Status flash_attn_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+                             const std::vector<const char *> &, bool * refused) {
+    if (refused != nullptr) *refused = false;
+    return sim_run_flash_attns(invs, pool);  // no instruction stream yet (aie/flash_attn/README.md)
+}
+
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
@@ -124,6 +135,7 @@ const SimKindEngine kEngines[] = {
     {KernelKind::get_rows, get_rows_has_kernel, get_rows_model_shape, get_rows_run, get_rows_run_stream},
     {KernelKind::set_rows, set_rows_has_kernel, set_rows_model_shape, set_rows_run, set_rows_run_stream, set_rows_poison},
     {KernelKind::scale, scale_has_kernel, scale_model_shape, scale_run, scale_run_stream},
+    {KernelKind::flash_attn, flash_attn_has_kernel, flash_attn_model_shape, flash_attn_run, flash_attn_run_stream},
 };
 
 }  // namespace

@@ -3,8 +3,9 @@
 # (GGML_XDNA_NPU_OPS), with the simulator executing their core kernel code. For each "OP:kernel" given:
 # every case of OP passes on XDNA0, no device run failed (a failure falls back to the host and would
 # still pass), and the profile's kernel table has rows of `kernel`, so the NPU path ran, not only the
-# host-op path (which takes the cases the design cannot, with the reason). "OP:k1,k2" asks for rows of each.
-# usage: npu-ops.sh <llama.cpp bin dir> <libggml-xdna.so> <npu ops> OP:kernel[,kernel]...
+# host-op path (which takes the cases the design cannot, with the reason). "OP:k1,k2" asks for rows of each;
+# "OP@regex:kernel" runs only the cases of OP whose description matches regex (test-backend-ops -p).
+# usage: npu-ops.sh <llama.cpp bin dir> <libggml-xdna.so> <npu ops> OP[@regex]:kernel[,kernel]...
 set -euo pipefail
 bin=$1 lib=$2 ops=$3
 shift 3
@@ -12,8 +13,10 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for spec in "$@"; do
     op=${spec%%:*} kernel=${spec#*:}
+    filter=()
+    if [[ $op == *@* ]]; then filter=(-p "${op#*@}"); op=${op%%@*}; fi
     GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim GGML_XDNA_SIM_EXEC=kernels GGML_XDNA_NPU_OPS=$ops GGML_XDNA_PROFILE=1 \
-        "$bin/test-backend-ops" -b XDNA0 -o "$op" >"$log" 2>&1 || {
+        "$bin/test-backend-ops" -b XDNA0 -o "$op" "${filter[@]}" >"$log" 2>&1 || {
         grep -E "FAIL|error" "$log" | head -20; echo "test-backend-ops -o $op failed"; exit 1; }
     grep -q "executing the kernel code" "$log" || { echo "$op: the simulator did not run the kernel code"; exit 1; }
     if grep -q "xdna: device run failed" "$log"; then grep "xdna: device run failed" "$log" | head -3; echo "$op: a device run failed"; exit 1; fi

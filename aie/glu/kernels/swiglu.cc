@@ -15,6 +15,7 @@
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/fp32_exp.h"
 #include "xdna_aie/glu_tiles.h"
 #include "xdna_aie/loop-hints.h"
 
@@ -27,21 +28,7 @@ using vi = aie::vector<int32_t, kLanes>;
 vf mulv(const vf & a, const vf & b) { return aie::mul(a, b).template to_vector<float>(); }
 vf mulv(const vf & a, float b) { return aie::mul(a, b).template to_vector<float>(); }
 
-// 2^z for z in [-126, 125].
-vf exp2_range(const vf & z) {
-    constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
-    const vf n = aie::sub(aie::add(z, kRoundMagic), kRoundMagic);
-    const vf f = aie::sub(z, n);
-    const vf t = mulv(f, 0.6931471805599453f);  // f ln 2, |t| <= 0.347
-    // e^t = 1 + t + t^2/2 + ... + t^7/5040: the first omitted term is below 1.3e-8 of the result.
-    vf p = aie::broadcast<float, kLanes>(1.0f / 5040.0f);
-    const float c[7] = {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f};
-    for (int i = 0; i < 7; ++i) p = aie::add(mulv(p, t), c[i]);
-    // 2^n: n + 127 in the exponent field (n is integral, so the conversion is exact whatever it rounds).
-    const vi e = aie::add(aie::to_fixed<int32_t>(n, 0), int32_t(127));
-    const vf scale = aie::vector_cast<float>(aie::upshift(e, 23));
-    return mulv(p, scale);
-}
+using xdna_aie::exp2_range;  // 2^z for z in [-126, 125] (xdna_aie/fp32_exp.h)
 
 // 1/d for d in [1, 2^126): the seed stays a positive normal float.
 vf reciprocal(const vf & d) {

@@ -1,0 +1,128 @@
+#include "ops/flash_attn/flash-attn-plan.h"
+
+#include "xdna_aie/flash_attn_tiles.h"
+
+#include <cstring>
+
+namespace xdna {
+
+namespace {
+
+bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
+    return resolve.is_packed && (resolve.is_packed(t) || (t->view_src != nullptr && resolve.is_packed(t->view_src)));
+}
+
+float param_f(const ggml_tensor * t, int i) {
+    float v;
+    std::memcpy(&v, reinterpret_cast<const int32_t *>(t->op_params) + i, sizeof v);
+    return v;
+}
+
+bool strides_of(const ggml_tensor * t, size_t elem) {
+    return t->nb[0] == elem && t->nb[1] % elem == 0 && t->nb[2] % elem == 0 && t->nb[3] % elem == 0;
+}
+
+}  // namespace
+
+bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve, std::string & why) {
+    const ggml_tensor * q = fa->src[0];
+    const ggml_tensor * k = fa->src[1];
+    const ggml_tensor * v = fa->src[2];
+    const ggml_tensor * mask = fa->src[3];
+    if (fa->op != GGML_OP_FLASH_ATTN_EXT || q == nullptr || k == nullptr || v == nullptr) {
+        why = "FLASH_ATTN_EXT without q, k and v";
+        return false;
+    }
+    if (q->type != GGML_TYPE_F32 || k->type != GGML_TYPE_F16 || v->type != GGML_TYPE_F16 || fa->type != GGML_TYPE_F32) {
+        why = std::string("FLASH_ATTN_EXT on the NPU takes F32 q and an F16 KV cache (here q ") + ggml_type_name(q->type) +
+              ", k " + ggml_type_name(k->type) + ", v " + ggml_type_name(v->type) + ")";
+        return false;
+    }
+    const int64_t d = q->ne[0];
+    if (k->ne[0] != d || v->ne[0] != d || !xdna_aie::fa_head_fits(static_cast<int>(d))) {
+        why = "FLASH_ATTN_EXT head dims " + std::to_string(k->ne[0]) + "/" + std::to_string(v->ne[0]) +
+              " (the NPU takes equal K and V head dims of 64 or 128)";
+        return false;
+    }
+    if (param_f(fa, 2) != 0.0f) {
+        why = "FLASH_ATTN_EXT with logit softcapping (no tanh on the NPU yet)";
+        return false;
+    }
+    if (fa->src[4] != nullptr) {
+        why = "FLASH_ATTN_EXT with attention sinks";
+        return false;
+    }
+    if (v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2] || v->ne[3] != k->ne[3] || k->ne[1] < 1 || k->ne[2] < 1 ||
+        q->ne[2] % k->ne[2] != 0 || q->ne[3] % k->ne[3] != 0) {
+        why = "FLASH_ATTN_EXT: K and V of one shape, whole GQA and sequence ratios";
+        return false;
+    }
+    if (!strides_of(q, sizeof(float)) || !strides_of(k, 2) || !strides_of(v, 2) || !strides_of(fa, sizeof(float)) ||
+        fa->ne[0] != d || fa->ne[1] != q->ne[2] || fa->ne[2] != q->ne[1] || fa->ne[3] != q->ne[3]) {
+        why = "FLASH_ATTN_EXT: rows of contiguous values, the output as ggml lays it out";
+        return false;
+    }
+    if (mask != nullptr && (mask->type != GGML_TYPE_F16 || !strides_of(mask, 2) || mask->ne[0] < k->ne[1] ||
+                            mask->ne[1] < q->ne[1] || q->ne[2] % mask->ne[2] != 0 || q->ne[3] % mask->ne[3] != 0)) {
+        why = "FLASH_ATTN_EXT mask: F16, a row per query of at least n_kv values, broadcast by whole ratios";
+        return false;
+    }
+    for (const ggml_tensor * t : {q, k, v, mask}) {
+        if (t != nullptr && packed(t, resolve)) {
+            why = "FLASH_ATTN_EXT of a packed weight";
+            return false;
+        }
+    }
+    if (resolve.has_kernel && !resolve.has_kernel(flash_attn_key())) {
+        why = "the device has no flash_attn kernel";
+        return false;
+    }
+    return true;
+}
+
+bool plan_flash_attn(const ggml_tensor * fa, const TensorResolver & resolve, std::vector<Invocation> & out, std::string & why) {
+    if (!flash_attn_supported(fa, resolve, why)) {
+        return false;
+    }
+    const ggml_tensor * q = fa->src[0];
+    const ggml_tensor * k = fa->src[1];
+    const ggml_tensor * v = fa->src[2];
+    const ggml_tensor * mask = fa->src[3];
+    FlashAttnInvocation f;
+    f.q = resolve.slice_of(q);
+    f.k = resolve.slice_of(k);
+    f.v = resolve.slice_of(v);
+    f.out = resolve.slice_of(fa);
+    if (mask != nullptr) f.mask = resolve.slice_of(mask);
+    if (f.q.buffer == nullptr || f.k.buffer == nullptr || f.v.buffer == nullptr || f.out.buffer == nullptr ||
+        (mask != nullptr && f.mask.buffer == nullptr)) {
+        why = "FLASH_ATTN_EXT operand not in device memory";
+        return false;
+    }
+    FlashAttnParams & p = f.p;
+    p.d = q->ne[0];
+    p.n_tokens = q->ne[1];
+    p.n_head = q->ne[2];
+    p.n_seq = q->ne[3];
+    p.n_kv = k->ne[1];
+    p.n_head_kv = k->ne[2];
+    p.n_seq_kv = k->ne[3];
+    for (int i = 0; i < 4; ++i) {
+        p.q_nb[i] = static_cast<int64_t>(q->nb[i]);
+        p.k_nb[i] = static_cast<int64_t>(k->nb[i]);
+        p.v_nb[i] = static_cast<int64_t>(v->nb[i]);
+        p.out_nb[i] = static_cast<int64_t>(fa->nb[i]);
+    }
+    p.has_mask = mask != nullptr;
+    if (mask != nullptr) {
+        p.mask_heads = mask->ne[2];
+        p.mask_seqs = mask->ne[3];
+        for (int i = 0; i < 4; ++i) p.mask_nb[i] = static_cast<int64_t>(mask->nb[i]);
+    }
+    p.scale = param_f(fa, 0);
+    p.max_bias = param_f(fa, 1);
+    out.push_back(to_invocation(f));
+    return true;
+}
+
+}  // namespace xdna

@@ -1,0 +1,81 @@
+#include "ops/flash_attn/flash-attn-invocation.h"
+
+#include "ggml.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace xdna {
+
+std::string FlashAttnParams::shape_label(const TileShape &) const {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%lld x %lld/%lld x %lld x %lld%s", static_cast<long long>(n_tokens * n_seq),
+                  static_cast<long long>(n_head), static_cast<long long>(n_head_kv), static_cast<long long>(n_kv),
+                  static_cast<long long>(d), has_mask ? " (mask)" : "");
+    return buf;
+}
+
+KernelKey flash_attn_key() {
+    KernelKey k;
+    k.kind = KernelKind::flash_attn;
+    k.design = kFlashAttnDesign;
+    k.variant = kFlashAttnVariant;
+    k.tile = TileShape{0, 0, 0};
+    return k;
+}
+
+namespace {
+
+// The bytes from a view's first element to just past its last: ne[i] - 1 steps of nb[i] in each dim.
+uint64_t span(const int64_t ne[4], const int64_t nb[4], uint64_t elem) {
+    uint64_t s = elem;
+    for (int i = 0; i < 4; ++i) s += static_cast<uint64_t>(ne[i] - 1) * static_cast<uint64_t>(nb[i]);
+    return s;
+}
+
+Operand whole(const char * role, BufferSlice s, uint64_t bytes, Access access) { return {role, s, bytes, 1, bytes, access}; }
+
+}  // namespace
+
+Invocation to_invocation(const FlashAttnInvocation & f) {
+    const FlashAttnParams & p = f.p;
+    Invocation inv;
+    inv.key = flash_attn_key();
+    inv.params = p;
+    const int64_t q_ne[4] = {p.d, p.n_tokens, p.n_head, p.n_seq};
+    const int64_t kv_ne[4] = {p.d, p.n_kv, p.n_head_kv, p.n_seq_kv};
+    const int64_t out_ne[4] = {p.d, p.n_head, p.n_tokens, p.n_seq};
+    inv.add_operand(whole("q", f.q, span(q_ne, p.q_nb, sizeof(float)), Access::read));
+    inv.add_operand(whole("k", f.k, span(kv_ne, p.k_nb, 2), Access::read));
+    inv.add_operand(whole("v", f.v, span(kv_ne, p.v_nb, 2), Access::read));
+    if (p.has_mask) {
+        const int64_t mask_ne[4] = {p.n_kv, p.n_tokens, p.mask_heads, p.mask_seqs};
+        inv.add_operand(whole("mask", f.mask, span(mask_ne, p.mask_nb, 2), Access::read));
+    }
+    inv.add_operand(whole("out", f.out, span(out_ne, p.out_nb, sizeof(float)), Access::write));
+    return inv;
+}
+
+FlashAttnInvocation flash_attn_of(const Invocation & inv) {
+    GGML_ASSERT(inv.kind() == KernelKind::flash_attn);
+    FlashAttnInvocation f;
+    f.p = std::get<FlashAttnParams>(inv.params);
+    f.q = inv.operand("q")->slice;
+    f.k = inv.operand("k")->slice;
+    f.v = inv.operand("v")->slice;
+    if (const Operand * m = inv.operand("mask")) f.mask = m->slice;
+    f.out = inv.operand("out")->slice;
+    return f;
+}
+
+float flash_attn_slope(const FlashAttnParams & p, int64_t h) {
+    if (!(p.max_bias > 0.0f)) return 1.0f;
+    // ggml-cpu/ops.cpp: n_head_log2 = 2^floor(log2(n_head)), m0 and m1, then powf per head.
+    const uint32_t n_head_log2 = 1u << static_cast<uint32_t>(std::floor(std::log2(static_cast<double>(p.n_head))));
+    const float m0 = powf(2.0f, -(p.max_bias) / n_head_log2);
+    const float m1 = powf(2.0f, -(p.max_bias / 2.0f) / n_head_log2);
+    const uint32_t hh = static_cast<uint32_t>(h);
+    return hh < n_head_log2 ? powf(m0, hh + 1) : powf(m1, 2 * (hh - n_head_log2) + 1);
+}
+
+}  // namespace xdna

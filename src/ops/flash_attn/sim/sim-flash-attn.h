@@ -1,0 +1,32 @@
+// The simulator's flash_attn engine: the query rows of each KV head dealt to cores in chunks of up to 16,
+// the context split between the cores of a column when there are fewer chunks than cores, each core's
+// K/V rows taken 32 at a time through aligned core buffers, as the flash_attn design moves them
+// (aie/flash_attn/README.md); the core kernel code of aie/flash_attn/kernels called on them. No twin.
+#pragma once
+
+#include "runtime/device.h"
+#include "runtime/thread-pool.h"
+#include "sim/timing-model.h"
+
+#include <vector>
+
+namespace xdna {
+
+struct FlashAttnParams;
+
+// How the design splits one invocation: `groups` tasks of (sequence, KV head, chunk of query rows), each
+// split into `parts` ranges of the context (one core each) whose partial states one core merges.
+struct FlashAttnSplit {
+    int64_t chunk_rows = 0;  // query rows per chunk (the last chunk of a group may have fewer)
+    int64_t chunks = 0;      // chunks per (sequence, KV head)
+    int64_t groups = 0;      // n_seq x n_head_kv x chunks
+    int64_t blocks = 0;      // K/V blocks of 32 rows
+    int64_t parts = 1;       // context parts per group
+};
+FlashAttnSplit flash_attn_split(const FlashAttnParams & p);
+
+bool flash_attn_has_kernel(const KernelKey & key);
+ModelShape flash_attn_model_shape(const Invocation & inv);
+Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & pool);
+
+}  // namespace xdna

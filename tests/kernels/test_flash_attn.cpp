@@ -1,0 +1,268 @@
+// The flash_attn core programs (aie/flash_attn/kernels/flash_attn.cc) through the simulator's engine,
+// against attention written here in double from ggml's definition (ggml-cpu/ops.cpp: softmax over the
+// KV rows of scale * q.k + slope * mask, masked -inf entries skipped, an all-masked row 0), on fresh
+// random data: F16 K and V, every shape the design splits differently (one chunk, several chunks, the
+// context split between cores), GQA, ALiBi, broadcast sequences; NaN as the CPU propagates it.
+#include "ops/flash_attn/flash-attn-invocation.h"
+#include "ops/flash_attn/sim-flash-attn.h"
+#include "runtime/thread-pool.h"
+#include "sim-operands.h"
+#include "test-random.h"
+
+#include "ggml.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace {
+
+struct Case {
+    int64_t d, n_kv, n_tokens, n_head, n_head_kv, n_seq = 1, n_seq_kv = 1;
+    bool    mask = true;
+    float   max_bias = 0.0f;
+    int64_t kv_row_pad = 0;  // extra F16 values between KV rows (a view of a wider cache row)
+};
+
+// IEEE half to double, bit by bit (not ggml's conversion, not the kernel's).
+double half_value(uint16_t h) {
+    const int sign = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    double v;
+    if (e == 0) v = std::ldexp(static_cast<double>(m), -24);
+    else if (e == 31) v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    else v = std::ldexp(1.0 + m / 1024.0, e - 15);
+    return sign ? -v : v;
+}
+
+uint16_t half_bits(float f) { return ggml_fp32_to_fp16(f); }
+
+struct Data {
+    std::vector<float>    q, out;
+    std::vector<uint16_t> k, v, mask;
+    int64_t               kv_row = 0;  // F16 values between KV rows
+    xdna::Status          status;
+};
+
+double alibi_slope(const Case & c, int64_t h) {
+    if (c.max_bias <= 0.0f) return 1.0;
+    const int64_t n_head_log2 = int64_t(1) << static_cast<int>(std::floor(std::log2(static_cast<double>(c.n_head))));
+    const double m0 = std::pow(2.0, -c.max_bias / n_head_log2), m1 = std::pow(2.0, -(c.max_bias / 2.0) / n_head_log2);
+    return h < n_head_log2 ? std::pow(m0, h + 1) : std::pow(m1, 2 * (h - n_head_log2) + 1);
+}
+
+// q [d, tokens, heads, seq] contiguous; K/V [d, n_kv, heads_kv, seq_kv] with rows kv_row apart; mask
+// [n_kv, tokens, 1, 1]; out [d, heads, tokens, seq].
+Data make_data(const Case & c) {
+    Data x;
+    x.kv_row = c.d * c.n_head_kv + c.kv_row_pad;  // a cache row holds every KV head of a position
+    x.q = xdna_test::random_floats(static_cast<size_t>(c.d * c.n_tokens * c.n_head * c.n_seq), 1.0f);
+    const size_t kv_n = static_cast<size_t>(x.kv_row * c.n_kv * c.n_seq_kv);
+    x.k.resize(kv_n);
+    x.v.resize(kv_n);
+    for (size_t i = 0; i < kv_n; ++i) {
+        x.k[i] = half_bits(xdna_test::uniform(-1.5f, 1.5f));
+        x.v[i] = half_bits(xdna_test::uniform(-1.0f, 1.0f));
+    }
+    x.mask.resize(static_cast<size_t>(c.n_kv * c.n_tokens));
+    for (int64_t t = 0; t < c.n_tokens; ++t) {
+        for (int64_t j = 0; j < c.n_kv; ++j) {
+            // A causal prefix that grows with the token, a few random biases, a masked hole.
+            const bool masked = j > c.n_kv - c.n_tokens + t || (j % 7 == 3);
+            x.mask[t * c.n_kv + j] = half_bits(masked ? -INFINITY : xdna_test::uniform(-2.0f, 0.5f));
+        }
+    }
+    return x;
+}
+
+void run(const Case & c, Data & x) {
+    using namespace xdna;
+    const size_t out_n = static_cast<size_t>(c.d * c.n_head * c.n_tokens * c.n_seq);
+    xdna_test::HostBuffer qb(x.q.size() * 4), kb(x.k.size() * 2), vb(x.v.size() * 2), mb(x.mask.size() * 2), ob(out_n * 4);
+    std::memcpy(qb.host_ptr(), x.q.data(), x.q.size() * 4);
+    std::memcpy(kb.host_ptr(), x.k.data(), x.k.size() * 2);
+    std::memcpy(vb.host_ptr(), x.v.data(), x.v.size() * 2);
+    std::memcpy(mb.host_ptr(), x.mask.data(), x.mask.size() * 2);
+    std::memset(ob.host_ptr(), 0x7f, out_n * 4);
+    FlashAttnInvocation f;
+    FlashAttnParams & p = f.p;
+    p.d = c.d;
+    p.n_kv = c.n_kv;
+    p.n_tokens = c.n_tokens;
+    p.n_head = c.n_head;
+    p.n_head_kv = c.n_head_kv;
+    p.n_seq = c.n_seq;
+    p.n_seq_kv = c.n_seq_kv;
+    const int64_t q_nb[4] = {4, c.d * 4, c.d * c.n_tokens * 4, c.d * c.n_tokens * c.n_head * 4};
+    const int64_t kv_nb[4] = {2, x.kv_row * 2, c.d * 2, x.kv_row * c.n_kv * 2};
+    const int64_t out_nb[4] = {4, c.d * 4, c.d * c.n_head * 4, c.d * c.n_head * c.n_tokens * 4};
+    const int64_t mask_nb[4] = {2, c.n_kv * 2, c.n_kv * c.n_tokens * 2, c.n_kv * c.n_tokens * 2};
+    for (int i = 0; i < 4; ++i) {
+        p.q_nb[i] = q_nb[i];
+        p.k_nb[i] = p.v_nb[i] = kv_nb[i];
+        p.out_nb[i] = out_nb[i];
+        p.mask_nb[i] = mask_nb[i];
+    }
+    p.has_mask = c.mask;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+    p.max_bias = c.max_bias;
+    f.q = {&qb, 0};
+    f.k = {&kb, 0};
+    f.v = {&vb, 0};
+    f.mask = {&mb, 0};
+    f.out = {&ob, 0};
+    ThreadPool pool(2);
+    x.status = sim_run_flash_attns({to_invocation(f)}, pool);
+    const float * o = static_cast<const float *>(ob.host_ptr());
+    x.out.assign(o, o + out_n);
+}
+
+// Attention in double, as ggml defines it.
+std::vector<double> reference(const Case & c, const Data & x) {
+    std::vector<double> out(static_cast<size_t>(c.d * c.n_head * c.n_tokens * c.n_seq), 0.0);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(static_cast<float>(c.d)));
+    for (int64_t s = 0; s < c.n_seq; ++s) {
+        const int64_t skv = s / (c.n_seq / c.n_seq_kv);
+        for (int64_t h = 0; h < c.n_head; ++h) {
+            const int64_t g = h / (c.n_head / c.n_head_kv);
+            for (int64_t t = 0; t < c.n_tokens; ++t) {
+                const float * q = x.q.data() + ((s * c.n_head + h) * c.n_tokens + t) * c.d;
+                std::vector<double> score(static_cast<size_t>(c.n_kv));
+                std::vector<bool> live(static_cast<size_t>(c.n_kv));
+                double mx = -INFINITY;
+                for (int64_t j = 0; j < c.n_kv; ++j) {
+                    const double m = c.mask ? half_value(x.mask[t * c.n_kv + j]) : 0.0;
+                    live[j] = m != -INFINITY;
+                    if (!live[j]) continue;
+                    const uint16_t * kr = x.k.data() + (skv * c.n_kv + j) * x.kv_row + g * c.d;
+                    double dot = 0;
+                    for (int64_t i = 0; i < c.d; ++i) dot += static_cast<double>(q[i]) * half_value(kr[i]);
+                    score[j] = dot * scale + alibi_slope(c, h) * m;
+                    mx = std::max(mx, score[j]);
+                }
+                double sum = 0;
+                std::vector<double> acc(static_cast<size_t>(c.d), 0.0);
+                for (int64_t j = 0; j < c.n_kv; ++j) {
+                    if (!live[j]) continue;
+                    const double w = std::exp(score[j] - mx);
+                    sum += w;
+                    const uint16_t * vr = x.v.data() + (skv * c.n_kv + j) * x.kv_row + g * c.d;
+                    for (int64_t i = 0; i < c.d; ++i) acc[i] += w * half_value(vr[i]);
+                }
+                double * o = out.data() + ((s * c.n_tokens + t) * c.n_head + h) * c.d;
+                for (int64_t i = 0; i < c.d; ++i) o[i] = sum == 0 ? 0.0 : acc[i] / sum;
+            }
+        }
+    }
+    return out;
+}
+
+// Within a few fp32 roundings of the exact attention: every step is an fp32 product or sum, and e^x is
+// within a few ulp; the outputs are averages of values in [-1, 1].
+void expect_close(const Case & c, const Data & x) {
+    ASSERT_TRUE(x.status.ok) << x.status.message;
+    const std::vector<double> ref = reference(c, x);
+    double worst = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(x.out[i])) << "output " << i;
+        worst = std::max(worst, std::fabs(ref[i] - x.out[i]));
+    }
+    EXPECT_LT(worst, 1e-6) << "d " << c.d << " n_kv " << c.n_kv << " tokens " << c.n_tokens << " heads " << c.n_head << "/"
+                           << c.n_head_kv;
+}
+
+TEST(FlashAttnKernel, DecodeShapesMatchAttentionInDouble) {
+    // One token (decode), 8B-like GQA 4:1 at both head dims; the context split over the column's cores.
+    for (const Case & c : {Case{128, 300, 1, 8, 2}, Case{64, 113, 1, 4, 1}, Case{128, 1, 1, 4, 4}, Case{64, 32, 2, 8, 8},
+                           Case{128, 512, 4, 32, 8}}) {
+        Data x = make_data(c);
+        run(c, x);
+        expect_close(c, x);
+    }
+}
+
+TEST(FlashAttnKernel, PrefillShapesMatchAttentionInDouble) {
+    // Many query rows per KV head: several chunks of up to 16 rows, every core busy, no context split.
+    for (const Case & c : {Case{64, 96, 24, 4, 1}, Case{128, 70, 17, 2, 2}, Case{64, 200, 40, 8, 2}}) {
+        Data x = make_data(c);
+        run(c, x);
+        expect_close(c, x);
+    }
+}
+
+TEST(FlashAttnKernel, NoMaskAlibiSequencesAndStridedCache) {
+    Case none{64, 77, 3, 4, 2};
+    none.mask = false;
+    Case alibi{64, 90, 2, 6, 3};
+    alibi.max_bias = 8.0f;
+    Case seqs{128, 40, 2, 4, 2, 2, 1};  // two sequences reading one KV sequence
+    Case strided{64, 50, 1, 4, 2};
+    strided.kv_row_pad = 64;
+    for (const Case & c : {none, alibi, seqs, strided}) {
+        Data x = make_data(c);
+        run(c, x);
+        expect_close(c, x);
+    }
+}
+
+TEST(FlashAttnKernel, FullyMaskedRowsGiveZerosAsOnTheCpu) {
+    Case c{64, 64, 2, 4, 2};
+    Data x = make_data(c);
+    for (int64_t j = 0; j < c.n_kv; ++j) x.mask[j] = half_bits(-INFINITY);  // token 0 sees nothing
+    run(c, x);
+    ASSERT_TRUE(x.status.ok) << x.status.message;
+    for (int64_t h = 0; h < c.n_head; ++h) {
+        for (int64_t i = 0; i < c.d; ++i) EXPECT_EQ(x.out[h * c.d + i], 0.0f);
+    }
+    expect_close(c, x);
+}
+
+TEST(FlashAttnKernel, NanInKeysReachesTheRowsThatReadThem) {
+    // A NaN in a live K row makes the scores of its KV head NaN, as on the CPU; the other KV head is clean.
+    Case c{64, 40, 1, 4, 2};
+    c.mask = false;
+    Data x = make_data(c);
+    x.k[5 * x.kv_row + 3] = 0x7e00;  // KV head 0, row 5
+    run(c, x);
+    ASSERT_TRUE(x.status.ok) << x.status.message;
+    for (int64_t h = 0; h < c.n_head; ++h) {
+        const bool head0 = h / 2 == 0;
+        for (int64_t i = 0; i < c.d; ++i) EXPECT_EQ(std::isnan(x.out[h * c.d + i]), head0) << "head " << h;
+    }
+}
+
+TEST(FlashAttnKernel, HalfValuesWidenExactly) {
+    // Subnormal, normal, largest and signed K values: one-hot q picks each K value out of the scores, a
+    // single KV row makes the output V itself.
+    Case c{64, 1, 1, 1, 1};
+    c.mask = false;
+    Data x = make_data(c);
+    const uint16_t bits[] = {0x0001, 0x03ff, 0x0400, 0x3c00, 0x7bff, 0x8001, 0xfbff, 0x3555};
+    for (int i = 0; i < 64; ++i) x.v[i] = bits[i % 8];
+    run(c, x);
+    ASSERT_TRUE(x.status.ok) << x.status.message;
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(static_cast<double>(x.out[i]), half_value(bits[i % 8])) << "value " << i;
+}
+
+TEST(FlashAttnKernel, TheDesignSplitsTheContextWhenCoresWouldIdle) {
+    xdna::FlashAttnParams p;
+    p.d = 128;
+    p.n_kv = 1024;
+    p.n_tokens = 1;
+    p.n_head = 32;
+    p.n_head_kv = 8;
+    p.n_seq = p.n_seq_kv = 1;
+    const xdna::FlashAttnSplit decode = xdna::flash_attn_split(p);
+    EXPECT_EQ(decode.groups, 8);
+    EXPECT_EQ(decode.parts, 4);  // 8 KV heads x 4 cores of a column
+    EXPECT_EQ(decode.chunk_rows, 4);
+    p.n_tokens = 512;
+    const xdna::FlashAttnSplit prefill = xdna::flash_attn_split(p);
+    EXPECT_EQ(prefill.chunk_rows, 16);
+    EXPECT_EQ(prefill.groups, 8 * 128);
+    EXPECT_EQ(prefill.parts, 1);
+}
+
+}  // namespace
