@@ -166,7 +166,9 @@ struct BackendContext {
     bool chains_on_pending(const ggml_tensor * node, int slot, const ggml_tensor * t) const {
         const ggml_tensor * producer = nullptr;
         const bool          any_view = node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_MUL_MAT_ID;
-        for (const ggml_tensor * s = t; s != nullptr && producer == nullptr; s = any_view ? s->view_src : nullptr) {
+        // A matmul reads its producer's own tensor, or a whole reshape of it (reshaped_source).
+        const ggml_tensor * first = any_view ? t : reshaped_source(t);
+        for (const ggml_tensor * s = first; s != nullptr && producer == nullptr; s = any_view ? s->view_src : nullptr) {
             for (const ggml_tensor * p : pending) {
                 producer = p == s ? p : producer;
             }

@@ -77,7 +77,7 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         // Activations an earlier op of this batch computes (the backend let the matmul join only when
         // npu_quantizes_activations holds) are quantized on the NPU, in the stage after that op.
         const bool produced_here = std::any_of(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
-            return q.other_kind && q.node == node->src[1];
+            return q.other_kind && q.node == reshaped_source(node->src[1]);
         });
         // Two matmuls share one quantization when they read the same activations. Within one submission
         // a tensor computed in it may have the address (and shape) of another one that died earlier in

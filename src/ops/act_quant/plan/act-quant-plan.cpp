@@ -13,6 +13,14 @@ bool npu_quantizes_activations(const ggml_tensor * matmul, const MatmulPlan & pl
     return !resolve.has_kernel || resolve.has_kernel(act_quant_key(plan.activations));
 }
 
+const ggml_tensor * reshaped_source(const ggml_tensor * t) {
+    while (t->view_src != nullptr && t->view_offs == 0 && ggml_is_contiguous(t) && ggml_is_contiguous(t->view_src) &&
+           ggml_nbytes(t) == ggml_nbytes(t->view_src)) {
+        t = t->view_src;
+    }
+    return t;
+}
+
 bool npu_quantizes_activations(const ggml_tensor * matmul, const TensorResolver & resolve) {
     if (matmul->op != GGML_OP_MUL_MAT) {
         return false;

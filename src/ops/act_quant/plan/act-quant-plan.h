@@ -13,6 +13,11 @@ namespace xdna {
 // activation layout act_quant_takes (a K of whole 256-value tiles), and the device has the kernel.
 bool npu_quantizes_activations(const ggml_tensor * matmul, const TensorResolver & resolve);
 
+// The tensor whose values `t` holds in the same order: t, or the tensor a whole, contiguous reshape of it
+// views (the output projection reads the 2-D reshape of the attention's output). A matmul whose
+// activations are such a reshape of an op of the submission reads that op's output.
+const ggml_tensor * reshaped_source(const ggml_tensor * t);
+
 // The same for a matmul already planned.
 bool npu_quantizes_activations(const ggml_tensor * matmul, const MatmulPlan & plan, const TensorResolver & resolve);
 

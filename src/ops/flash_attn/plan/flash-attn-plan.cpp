@@ -41,7 +41,7 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
     const int64_t d = q->ne[0];
     if (k->ne[0] != d || v->ne[0] != d || !xdna_aie::fa_head_fits(static_cast<int>(d))) {
         why = "FLASH_ATTN_EXT head dims " + std::to_string(k->ne[0]) + "/" + std::to_string(v->ne[0]) +
-              " (the NPU takes equal K and V head dims of 64 or 128)";
+              " (the NPU takes equal K and V head dims of 32, 64 or 128)";
         return false;
     }
     if (param_f(fa, 2) != 0.0f) {

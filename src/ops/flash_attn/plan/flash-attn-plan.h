@@ -1,4 +1,4 @@
-// Planning FLASH_ATTN_EXT for the NPU (aie/flash_attn): F32 queries, an F16 K and V of head dim 64 or 128
+// Planning FLASH_ATTN_EXT for the NPU (aie/flash_attn): F32 queries, an F16 K and V of head dim 32, 64 or 128
 // (the llama.cpp default cache type), GQA by any whole ratio, an optional F16 mask read as data (any mask:
 // causal, padded, sliding-window), ALiBi slopes. Softcapping, attention sinks, other KV types and head
 // dims stay on the host-op path, with the reason.
