@@ -175,7 +175,7 @@ void expect_close(const Case & c, const Data & x) {
 
 TEST(FlashAttnKernel, DecodeShapesMatchAttentionInDouble) {
     // One token (decode), 8B-like GQA 4:1 at both head dims; the context split over the column's cores.
-    for (const Case & c : {Case{128, 300, 1, 8, 2}, Case{64, 113, 1, 4, 1}, Case{128, 1, 1, 4, 4}, Case{64, 32, 2, 8, 8},
+    for (const Case & c : {Case{128, 300, 1, 8, 2}, Case{64, 113, 1, 4, 1}, Case{128, 1, 1, 4, 4}, Case{64, 32, 2, 8, 8}, Case{32, 150, 1, 8, 4},
                            Case{128, 512, 4, 32, 8}}) {
         Data x = make_data(c);
         run(c, x);

@@ -11,7 +11,7 @@ constexpr int kFaMaxRows = 16;   // query rows a core holds (heads of one KV hea
 constexpr int kFaMaxHead = 128;  // head dims the core buffers are sized for
 
 // Head dims the programs take: whole vectors, within the buffers.
-constexpr bool fa_head_fits(int d) { return d == 64 || d == 128; }
+constexpr bool fa_head_fits(int d) { return d == 32 || d == 64 || d == 128; }
 
 // The running state of `rows` query rows in core memory: the running maxima m[rows], the running sums
 // s[rows], then the unnormalised outputs o[rows][d] (floats). fa_state_floats(rows, d) of them.
