@@ -14,6 +14,8 @@
 
 #include "ggml-backend.h"
 
+#include <cstring>
+
 namespace xdna {
 
 OpKind op_kind(const ggml_tensor * op) {
@@ -50,6 +52,18 @@ OpKind op_kind(const ggml_tensor * op) {
         default:
             return OpKind::unsupported;
     }
+}
+
+int32_t op_param_i32(const ggml_tensor * t, int i) {
+    int32_t v;
+    std::memcpy(&v, reinterpret_cast<const int32_t *>(t->op_params) + i, sizeof v);
+    return v;
+}
+
+float op_param_f32(const ggml_tensor * t, int i) {
+    float v;
+    std::memcpy(&v, reinterpret_cast<const int32_t *>(t->op_params) + i, sizeof v);
+    return v;
 }
 
 bool npu_op_offered(const char * op) {

@@ -20,7 +20,17 @@ struct TensorResolver {
     std::function<BufferSlice(const ggml_tensor *)>                slice_of;
     std::function<bool(const ggml_tensor *)>                       is_packed;   // empty: nothing is
     std::function<bool(const KernelKey &)>                         has_kernel;  // empty: every kernel
+
+    // t is a weight packed at load, or a view into one: not in ggml's layout, so no op but the matmul
+    // that owns it can read it.
+    bool packed_or_view_of_packed(const ggml_tensor * t) const {
+        return is_packed && (is_packed(t) || (t->view_src != nullptr && is_packed(t->view_src)));
+    }
 };
+
+// Word i of an op's parameters as ggml.c's ggml_set_op_params wrote it (an int32 or a float's bits).
+int32_t op_param_i32(const ggml_tensor * t, int i);
+float   op_param_f32(const ggml_tensor * t, int i);
 
 // What the backend does with a graph node.
 enum class OpKind {

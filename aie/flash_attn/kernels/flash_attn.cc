@@ -67,9 +67,10 @@ vf exp_nonpos(const vf & x) {
 
 float exp_nonpos(float x) { return exp_nonpos(aie::broadcast<float, kLanes>(x)).get(0); }
 
-float * maxima(float * state) { return state; }
-float * sums(float * state) { return state + xdna_aie::kFaMaxRows; }
-float * outputs(float * state, int32_t d, int32_t r) { return state + xdna_aie::fa_state_o(d) + r * d; }
+// The parts of a state (xdna_aie/flash_attn_tiles.h), for a state written or only read.
+template <typename F> F * maxima(F * state) { return state; }
+template <typename F> F * sums(F * state) { return state + xdna_aie::kFaMaxRows; }
+template <typename F> F * outputs(F * state, int32_t d, int32_t r) { return state + xdna_aie::fa_state_o(d) + r * d; }
 
 }  // namespace
 
@@ -159,15 +160,14 @@ void fa_block_f16(const float * __restrict q, const uint16_t * __restrict k, con
 // with another): m = max(ma, mb), s = sa e^(ma - m) + sb e^(mb - m), o likewise.
 void fa_merge_f32(float * __restrict a, const float * __restrict b, int32_t rows, int32_t d) {
     const int32_t chunks = d / kLanes;
-    float * bm = const_cast<float *>(b);  // read only; the accessors take a mutable state
     for (int32_t r = 0; r < rows; ++r) {
-        const float ma = maxima(a)[r], mb = maxima(bm)[r];
+        const float ma = maxima(a)[r], mb = maxima(b)[r];
         const float m = mb > ma ? mb : ma;
         if (m == kNegInf) continue;  // both fully masked: a stays empty
         const float ca = exp_nonpos(ma - m), cb = exp_nonpos(mb - m);
-        sums(a)[r] = sums(a)[r] * ca + sums(bm)[r] * cb;
+        sums(a)[r] = sums(a)[r] * ca + sums(b)[r] * cb;
         float * oa = outputs(a, d, r);
-        const float * ob = outputs(bm, d, r);
+        const float * ob = outputs(b, d, r);
         for (int32_t c = 0; c < chunks; ++c) {
             const acc x = aie::mac(aie::mul(aie::load_v<kLanes>(oa + c * kLanes), ca), aie::load_v<kLanes>(ob + c * kLanes), cb);
             aie::store_v(oa + c * kLanes, x.template to_vector<float>());
@@ -179,11 +179,10 @@ void fa_merge_f32(float * __restrict a, const float * __restrict b, int32_t rows
 // out[r] = o[r] / s[r] (0 where s = 0: every score masked), d fp32 per row, rows out_stride floats apart.
 void fa_finish_f32(const float * __restrict state, float * __restrict out, int32_t rows, int32_t d, int32_t out_stride) {
     const int32_t chunks = d / kLanes;
-    float * st = const_cast<float *>(state);
     for (int32_t r = 0; r < rows; ++r) {
-        const float s = sums(st)[r];
+        const float s = sums(state)[r];
         const float inv = s == 0.0f ? 0.0f : 1.0f / s;
-        const float * o = outputs(st, d, r);
+        const float * o = outputs(state, d, r);
         for (int32_t c = 0; c < chunks; ++c) aie::store_v(out + r * out_stride + c * kLanes, fp32_mul(aie::load_v<kLanes>(o + c * kLanes), inv));
     }
 }

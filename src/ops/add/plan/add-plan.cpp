@@ -17,10 +17,6 @@ bool one_row(const ggml_tensor * t) {
     return t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
 }
 
-bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
-    return resolve.is_packed && (resolve.is_packed(t) || (t->view_src != nullptr && resolve.is_packed(t->view_src)));
-}
-
 }  // namespace
 
 bool add_supported(const ggml_tensor * add, const TensorResolver & resolve, std::string & why) {
@@ -41,7 +37,7 @@ bool add_supported(const ggml_tensor * add, const TensorResolver & resolve, std:
         why = op + " row length " + std::to_string(a->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kAddLanes);
         return false;
     }
-    if (packed(a, resolve) || packed(b, resolve)) {
+    if (resolve.packed_or_view_of_packed(a) || resolve.packed_or_view_of_packed(b)) {
         why = op + " of a packed weight";
         return false;
     }

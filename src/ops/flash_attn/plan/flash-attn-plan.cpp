@@ -8,16 +8,6 @@ namespace xdna {
 
 namespace {
 
-bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
-    return resolve.is_packed && (resolve.is_packed(t) || (t->view_src != nullptr && resolve.is_packed(t->view_src)));
-}
-
-float param_f(const ggml_tensor * t, int i) {
-    float v;
-    std::memcpy(&v, reinterpret_cast<const int32_t *>(t->op_params) + i, sizeof v);
-    return v;
-}
-
 bool strides_of(const ggml_tensor * t, size_t elem) {
     return t->nb[0] == elem && t->nb[1] % elem == 0 && t->nb[2] % elem == 0 && t->nb[3] % elem == 0;
 }
@@ -44,7 +34,7 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
               " (the NPU takes equal K and V head dims of 32, 64 or 128)";
         return false;
     }
-    if (param_f(fa, 2) != 0.0f) {
+    if (op_param_f32(fa, 2) != 0.0f) {
         why = "FLASH_ATTN_EXT with logit softcapping (no tanh on the NPU yet)";
         return false;
     }
@@ -68,7 +58,7 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
         return false;
     }
     for (const ggml_tensor * t : {q, k, v, mask}) {
-        if (t != nullptr && packed(t, resolve)) {
+        if (t != nullptr && resolve.packed_or_view_of_packed(t)) {
             why = "FLASH_ATTN_EXT of a packed weight";
             return false;
         }
@@ -119,8 +109,8 @@ bool plan_flash_attn(const ggml_tensor * fa, const TensorResolver & resolve, std
         p.mask_seqs = mask->ne[3];
         for (int i = 0; i < 4; ++i) p.mask_nb[i] = static_cast<int64_t>(mask->nb[i]);
     }
-    p.scale = param_f(fa, 0);
-    p.max_bias = param_f(fa, 1);
+    p.scale = op_param_f32(fa, 0);
+    p.max_bias = op_param_f32(fa, 1);
     out.push_back(to_invocation(f));
     return true;
 }

@@ -237,13 +237,14 @@ Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & po
             std::memcpy(b.q + r * d, q, d * sizeof(float));
             b.slope[r] = flash_attn_slope(p, qr.head);
         }
-        // Part 0 on the merging core; parts 1.. on the other cores of its column, their states merged in order.
-        run_part(f, j, 0, s.blocks / s.parts + (0 < s.blocks % s.parts ? 1 : 0), b, b.state);
-        int64_t next = s.blocks / s.parts + (0 < s.blocks % s.parts ? 1 : 0);
-        for (int64_t part = 1; part < s.parts; ++part) {
+        // Part 0 on the merging core; parts 1.. on the other cores of its column, their states merged in
+        // order. The first blocks % parts parts take one block more.
+        int64_t next = 0;
+        for (int64_t part = 0; part < s.parts; ++part) {
             const int64_t n = s.blocks / s.parts + (part < s.blocks % s.parts ? 1 : 0);
-            run_part(f, j, next, next + n, b, b.partner);
+            run_part(f, j, next, next + n, b, part == 0 ? b.state : b.partner);
             next += n;
+            if (part == 0) continue;
             const CoreModes found = sim_core_modes();
             fa_merge_f32(b.state, b.partner, rows, d);
             sim_check_modes_restored("fa_merge_f32", found);

@@ -9,10 +9,6 @@ bool f32_rows(const ggml_tensor * t) {
            t->nb[2] % sizeof(float) == 0 && t->nb[3] % sizeof(float) == 0;
 }
 
-bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
-    return resolve.is_packed && (resolve.is_packed(t) || (t->view_src != nullptr && resolve.is_packed(t->view_src)));
-}
-
 }  // namespace
 
 bool get_rows_supported(const ggml_tensor * g, const TensorResolver & resolve, std::string & why) {
@@ -39,7 +35,7 @@ bool get_rows_supported(const ggml_tensor * g, const TensorResolver & resolve, s
               std::to_string(kMaxSlices) + ")";
         return false;
     }
-    if (packed(src, resolve)) {
+    if (resolve.packed_or_view_of_packed(src)) {
         why = "GET_ROWS of a packed weight";
         return false;
     }

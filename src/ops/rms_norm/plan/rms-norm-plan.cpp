@@ -65,7 +65,7 @@ bool rms_norm_mul_fusable(const ggml_tensor * mul, const TensorResolver & resolv
         why = "the MUL after RMS_NORM takes one F32 weight row, or one per row";
         return false;
     }
-    if (resolve.is_packed && (resolve.is_packed(w) || (w->view_src != nullptr && resolve.is_packed(w->view_src)))) {
+    if (resolve.packed_or_view_of_packed(w)) {
         why = "the norm weight is a packed matrix";
         return false;
     }

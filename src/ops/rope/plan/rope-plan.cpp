@@ -13,34 +13,18 @@ bool f32_head_rows(const ggml_tensor * t) {
            t->nb[2] % sizeof(float) == 0 && t->nb[3] % sizeof(float) == 0;
 }
 
-bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
-    return resolve.is_packed && (resolve.is_packed(t) || (t->view_src != nullptr && resolve.is_packed(t->view_src)));
-}
-
-int32_t param_i(const ggml_tensor * t, int i) {
-    int32_t v;
-    std::memcpy(&v, reinterpret_cast<const int32_t *>(t->op_params) + i, sizeof v);
-    return v;
-}
-
-float param_f(const ggml_tensor * t, int i) {
-    float v;
-    std::memcpy(&v, reinterpret_cast<const int32_t *>(t->op_params) + i, sizeof v);
-    return v;
-}
-
 // The op_params layout of ggml_rope_impl (ggml.c): [1] n_dims, [2] mode, [4] n_ctx_orig, [5..10]
 // freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, [15] the offset of the rotated dims.
 RopeAngles angles_of(const ggml_tensor * rope) {
     RopeAngles a;
-    a.n_dims = param_i(rope, 1);
-    a.n_ctx_orig = param_i(rope, 4);
-    a.freq_base = param_f(rope, 5);
-    a.freq_scale = param_f(rope, 6);
-    a.ext_factor = param_f(rope, 7);
-    a.attn_factor = param_f(rope, 8);
-    a.beta_fast = param_f(rope, 9);
-    a.beta_slow = param_f(rope, 10);
+    a.n_dims = op_param_i32(rope, 1);
+    a.n_ctx_orig = op_param_i32(rope, 4);
+    a.freq_base = op_param_f32(rope, 5);
+    a.freq_scale = op_param_f32(rope, 6);
+    a.ext_factor = op_param_f32(rope, 7);
+    a.attn_factor = op_param_f32(rope, 8);
+    a.beta_fast = op_param_f32(rope, 9);
+    a.beta_slow = op_param_f32(rope, 10);
     a.has_freq_factors = rope->src[2] != nullptr;
     return a;
 }
@@ -55,7 +39,7 @@ bool rope_supported(const ggml_tensor * rope, const TensorResolver & resolve, st
         why = "ROPE on the NPU: the forward rotation only";
         return false;
     }
-    const int mode = param_i(rope, 2);
+    const int mode = op_param_i32(rope, 2);
     if (mode != GGML_ROPE_TYPE_NORMAL && mode != GGML_ROPE_TYPE_NEOX) {
         why = "ROPE mode " + std::to_string(mode) + " (the NPU has NORM and NEOX)";
         return false;
@@ -64,8 +48,8 @@ bool rope_supported(const ggml_tensor * rope, const TensorResolver & resolve, st
         why = "ROPE on the NPU takes F32 rows of contiguous values, x of the output's shape";
         return false;
     }
-    const int32_t n_dims = param_i(rope, 1);
-    if (!xdna_aie::rope_row_fits(n_dims, static_cast<int>(rope->ne[0])) || param_i(rope, 15) != 0) {
+    const int32_t n_dims = op_param_i32(rope, 1);
+    if (!xdna_aie::rope_row_fits(n_dims, static_cast<int>(rope->ne[0])) || op_param_i32(rope, 15) != 0) {
         why = "ROPE of " + std::to_string(n_dims) + " of " + std::to_string(rope->ne[0]) +
               " dims (the NPU rotates a multiple of 32 from dim 0 and copies a multiple of 16, rows up to " +
               std::to_string(xdna_aie::kRopeMaxRow) + ")";
@@ -79,7 +63,7 @@ bool rope_supported(const ggml_tensor * rope, const TensorResolver & resolve, st
         why = "ROPE freq factors: F32, one per rotated pair";
         return false;
     }
-    if (packed(x, resolve) || packed(pos, resolve) || (ff != nullptr && packed(ff, resolve))) {
+    if (resolve.packed_or_view_of_packed(x) || resolve.packed_or_view_of_packed(pos) || (ff != nullptr && resolve.packed_or_view_of_packed(ff))) {
         why = "ROPE of a packed weight";
         return false;
     }
@@ -105,7 +89,7 @@ bool plan_rope(const ggml_tensor * rope, const TensorResolver & resolve, std::ve
     }
     for (int64_t i3 = 0; i3 < x->ne[3]; ++i3) {
         RopeInvocation r;
-        r.p.mode = param_i(rope, 2) == GGML_ROPE_TYPE_NEOX ? RopeMode::neox : RopeMode::norm;
+        r.p.mode = op_param_i32(rope, 2) == GGML_ROPE_TYPE_NEOX ? RopeMode::neox : RopeMode::norm;
         r.p.angles = angles_of(rope);
         r.p.ne0 = x->ne[0];
         r.p.n_heads = x->ne[1];

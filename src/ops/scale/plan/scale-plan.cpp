@@ -11,16 +11,6 @@ bool f32_rows(const ggml_tensor * t) {
            t->nb[2] % sizeof(float) == 0 && t->nb[3] % sizeof(float) == 0;
 }
 
-bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
-    return resolve.is_packed && (resolve.is_packed(t) || (t->view_src != nullptr && resolve.is_packed(t->view_src)));
-}
-
-float param_f(const ggml_tensor * t, int i) {
-    float v;
-    std::memcpy(&v, reinterpret_cast<const int32_t *>(t->op_params) + i, sizeof v);
-    return v;
-}
-
 }  // namespace
 
 bool scale_supported(const ggml_tensor * sc, const TensorResolver & resolve, std::string & why) {
@@ -34,7 +24,7 @@ bool scale_supported(const ggml_tensor * sc, const TensorResolver & resolve, std
         why = "SCALE over " + std::to_string(x->ne[2] * x->ne[3]) + " slices (the NPU takes up to " + std::to_string(kMaxSlices) + ")";
         return false;
     }
-    if (packed(x, resolve)) {
+    if (resolve.packed_or_view_of_packed(x)) {
         why = "SCALE of a packed weight";
         return false;
     }
@@ -62,8 +52,8 @@ bool plan_scale(const ggml_tensor * sc, const TensorResolver & resolve, std::vec
             r.p.cols = x->ne[0];
             r.p.x_row_stride = static_cast<int64_t>(x->nb[1] / sizeof(float));
             r.p.y_row_stride = static_cast<int64_t>(sc->nb[1] / sizeof(float));
-            r.p.s = param_f(sc, 0);
-            r.p.b = param_f(sc, 1);
+            r.p.s = op_param_f32(sc, 0);
+            r.p.b = op_param_f32(sc, 1);
             r.x = {xs.buffer, xs.offset + i2 * x->nb[2] + i3 * x->nb[3]};
             r.y = {ys.buffer, ys.offset + i2 * sc->nb[2] + i3 * sc->nb[3]};
             out.push_back(to_invocation(r));

@@ -11,10 +11,6 @@ bool rows_of(const ggml_tensor * t, ggml_type type) {
     return t->type == type && t->nb[0] == e && t->nb[1] % e == 0 && t->nb[2] % e == 0 && t->nb[3] % e == 0;
 }
 
-bool packed(const ggml_tensor * t, const TensorResolver & resolve) {
-    return resolve.is_packed && (resolve.is_packed(t) || (t->view_src != nullptr && resolve.is_packed(t->view_src)));
-}
-
 constexpr int64_t kMaxSlices = 256;
 
 // CPY from F32 rows to F16 rows of the same shape (either may be a permuted view with contiguous rows).
@@ -32,7 +28,7 @@ bool cpy_supported(const ggml_tensor * c, const TensorResolver & resolve, std::s
         why = "CPY over " + std::to_string(x->ne[2] * x->ne[3]) + " slices (the NPU takes up to " + std::to_string(kMaxSlices) + ")";
         return false;
     }
-    if (packed(x, resolve) || packed(c, resolve)) {
+    if (resolve.packed_or_view_of_packed(x) || resolve.packed_or_view_of_packed(c)) {
         why = "CPY of a packed weight";
         return false;
     }
@@ -74,7 +70,7 @@ bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, s
         why = "SET_ROWS over " + std::to_string(x->ne[2] * x->ne[3]) + " slices (the NPU takes up to " + std::to_string(kMaxSlices) + ")";
         return false;
     }
-    if (packed(x, resolve) || packed(s, resolve)) {
+    if (resolve.packed_or_view_of_packed(x) || resolve.packed_or_view_of_packed(s)) {
         why = "SET_ROWS of a packed weight";
         return false;
     }
