@@ -6,6 +6,13 @@
 #
 # usage: kld.sh <llama.cpp bin dir> <libggml-xdna.so> <models dir> <text file> <work dir> [corpus dir]
 # The trained demo model is checked on the text it was trained on (the fortune files of <corpus dir>).
+# KLD_CPU_FA=off: the CPU reference computes attention without flash attention (fp32 softmax of KQ)
+# while XDNA keeps llama.cpp's default (-fa auto: on). For attention on the NPU (GGML_XDNA_NPU_OPS=layer):
+# ggml's CPU flash attention rounds q to F16 and accumulates V in F16, and on the MoE demo model at batch 1
+# that alone moves the CPU by mean KLD 0.0119 (its -fa off run against its -fa on run); the NPU's fp32
+# attention lands 0.0112 from the CPU's flash attention and 0.0059 from its fp32 attention. On the trained
+# model at batch 1: CPU -fa off vs on 0.000074; the NPU's attention 0.000073 from the CPU's flash
+# attention, 0.000052 from its fp32 attention (with attention on the host: 0.000074).
 set -euo pipefail
 bin=$1 lib=$2 models=$3 text=$4 work=$5 corpus=${6:-/usr/share/games/fortunes}
 mkdir -p "$work"
@@ -59,7 +66,7 @@ check() {
     local common=(-m "$model" -f "${TEXT:-$text}" -c 128 --chunks "$chunks" -t 2 "$@")
     # CPU reference on the same path: the XDNA backend not loaded at all. The KLD run takes its chunk
     # count from this file.
-    env -u GGML_BACKEND_PATH "$bin/llama-perplexity" "${common[@]}" --kl-divergence-base "$base" \
+    env -u GGML_BACKEND_PATH "$bin/llama-perplexity" "${common[@]}" ${KLD_CPU_FA:+-fa "$KLD_CPU_FA"} --kl-divergence-base "$base" \
         >"$work/cpu-$path-$q.log" 2>&1 || { echo "CPU run failed for $path $q, see $work/cpu-$path-$q.log"; exit 1; }
     GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim GGML_XDNA_PROFILE=1 "$bin/llama-perplexity" "${common[@]}" \
         --kl-divergence-base "$base" --kl-divergence >"$log" 2>&1 \
