@@ -494,6 +494,21 @@ accum<Tag, N> mul_impl(const vector<T1, N> & a, const vector<T2, N> & b, const a
     count_elem_mul<T1, T2, Tag>(N, acc != nullptr);
     const aie::rounding_mode m = get_rounding();
     accum<Tag, N> r;
+    if constexpr (std::is_same_v<T1, float> && std::is_same_v<T2, float>) {
+        // float x float: the safe emulation of all lanes at once (fp32-emulation.hpp), then the sign
+        // and the incoming accumulator as below.
+        float x[N], y[N], p[N];
+        for (unsigned i = 0; i < N; ++i) {
+            x[i] = a.raw(i);
+            y[i] = b.raw(i);
+        }
+        aie_host::detail::fp32_mul_safe_lanes(x, y, p, N, m);
+        for (unsigned i = 0; i < N; ++i) {
+            if (!acc) r.set_lane(i, sign > 0 ? p[i] : -p[i]);
+            else r.set_lane(i, sign > 0 ? acc->lane(i) + p[i] : acc->lane(i) - p[i]);
+        }
+        return r;
+    }
     for (unsigned i = 0; i < N; ++i) {
         const auto p = mul_lane<Tag>(a.raw(i), b.raw(i), m);
         if (!acc) {

@@ -83,6 +83,54 @@ inline float fp32_mul_safe(float x, float y, aie::rounding_mode m) { return fp32
 inline float fp32_mac_safe(float acc, float x, float y, aie::rounding_mode m) { return acc + fp32_mul_safe(x, y, m); }
 inline float fp32_msc_safe(float acc, float x, float y, aie::rounding_mode m) { return acc - fp32_mul_safe(x, y, m); }
 
+// The safe product of n lane pairs at once, for the two modes kernels run in (floor, the reset mode,
+// and conv_even): the same operations as split_bf16 and fp32_mul_safe above, lane by lane, written
+// without branches so that the host compiler vectorizes them (the simulator executes every fp32
+// product of every kernel through here). Bit-identical to the scalar form (test_aie_api_host.cpp
+// checks it on random, special and tie values); any other mode takes the scalar form.
+template <bool Floor> inline uint32_t bf16_part_bits(uint32_t u) {
+    const uint32_t upper = u >> 16, low = u & 0xffffu;
+    const uint32_t up = Floor ? ((u >> 31) & uint32_t(low != 0))
+                              : (uint32_t(low > 0x8000u) | (uint32_t(low == 0x8000u) & upper & 1u));
+    const bool special = (u & 0x7f800000u) == 0x7f800000u;   // inf stays inf, NaN a quiet NaN
+    const uint32_t kept = (u & 0x007fffffu) ? (upper | 0x0040u) : upper;
+    return (special ? kept : upper + up) << 16;
+}
+template <bool Floor> inline float bf16_part_fast(float x) {
+    return aie::detail::bits_float(bf16_part_bits<Floor>(aie::detail::float_bits(x)));
+}
+template <bool Floor> inline void fp32_mul_safe_lanes_in(const float * x, const float * y, float * out, unsigned n) {
+    for (unsigned i = 0; i < n; ++i) {
+        const float a = bf16_part_fast<Floor>(x[i]);
+        const float xr = x[i] - a;
+        const float b = bf16_part_fast<Floor>(xr);
+        const float c = bf16_part_fast<Floor>(xr - b);
+        const float d = bf16_part_fast<Floor>(y[i]);
+        const float yr = y[i] - d;
+        const float e = bf16_part_fast<Floor>(yr);
+        const float f = bf16_part_fast<Floor>(yr - e);
+        float t = c * f;
+        t = t + c * e;
+        t = t + b * f;
+        t = t + a * f;
+        t = t + b * e;
+        t = t + d * c;
+        t = t + b * d;
+        t = t + a * e;
+        t = t + a * d;
+        out[i] = t;
+    }
+}
+inline void fp32_mul_safe_lanes(const float * x, const float * y, float * out, unsigned n, aie::rounding_mode m) {
+    if (m == aie::rounding_mode::floor) {
+        fp32_mul_safe_lanes_in<true>(x, y, out, n);
+    } else if (m == aie::rounding_mode::conv_even) {
+        fp32_mul_safe_lanes_in<false>(x, y, out, n);
+    } else {
+        for (unsigned i = 0; i < n; ++i) out[i] = fp32_mul_safe(x[i], y[i], m);
+    }
+}
+
 // 32-lane fast: the same nine products in a chain of MACs, one rounding each (mul_elem_32_accuracy_fast).
 inline float fp32_mul_fast32(const bf16_parts & x, const bf16_parts & y) {
     const float a = x.hi, b = x.mid, c = x.lo, d = y.hi, e = y.mid, f = y.lo;
