@@ -100,6 +100,7 @@ template <bool Floor> inline float bf16_part_fast(float x) {
     return aie::detail::bits_float(bf16_part_bits<Floor>(aie::detail::float_bits(x)));
 }
 template <bool Floor> inline void fp32_mul_safe_lanes_in(const float * x, const float * y, float * out, unsigned n) {
+    // A plain loop: the compiler vectorizes it for the target it is compiled for (below: up to AVX-512).
     for (unsigned i = 0; i < n; ++i) {
         const float a = bf16_part_fast<Floor>(x[i]);
         const float xr = x[i] - a;
@@ -121,11 +122,43 @@ template <bool Floor> inline void fp32_mul_safe_lanes_in(const float * x, const 
         out[i] = t;
     }
 }
+// The same loop compiled for wider x86 vectors, chosen at run time (the host aie_api is header-only and
+// built for the baseline ISA). Still no fused multiply-add: the file is compiled -ffp-contract=off.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define XDNA_AIE_HOST_WIDE_LANES 1
+template <bool Floor> __attribute__((target("avx512f,avx512bw,avx512vl"))) __attribute__((noinline)) inline void
+fp32_mul_safe_lanes_avx512(const float * x, const float * y, float * out, unsigned n) {
+    fp32_mul_safe_lanes_in<Floor>(x, y, out, n);
+}
+template <bool Floor> __attribute__((target("avx2"))) __attribute__((noinline)) inline void
+fp32_mul_safe_lanes_avx2(const float * x, const float * y, float * out, unsigned n) {
+    fp32_mul_safe_lanes_in<Floor>(x, y, out, n);
+}
+// 2: AVX-512 F/BW/VL, 1: AVX2, 0: the baseline.
+inline int fp32_lanes_isa() {
+    static const int isa = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") ? 2
+                         : __builtin_cpu_supports("avx2")                                                                          ? 1
+                                                                                                                                    : 0;
+    return isa;
+}
+#endif
+
+template <bool Floor> inline void fp32_mul_safe_lanes_best(const float * x, const float * y, float * out, unsigned n) {
+#ifdef XDNA_AIE_HOST_WIDE_LANES
+    switch (fp32_lanes_isa()) {
+        case 2: fp32_mul_safe_lanes_avx512<Floor>(x, y, out, n); return;
+        case 1: fp32_mul_safe_lanes_avx2<Floor>(x, y, out, n); return;
+        default: break;
+    }
+#endif
+    fp32_mul_safe_lanes_in<Floor>(x, y, out, n);
+}
+
 inline void fp32_mul_safe_lanes(const float * x, const float * y, float * out, unsigned n, aie::rounding_mode m) {
     if (m == aie::rounding_mode::floor) {
-        fp32_mul_safe_lanes_in<true>(x, y, out, n);
+        fp32_mul_safe_lanes_best<true>(x, y, out, n);
     } else if (m == aie::rounding_mode::conv_even) {
-        fp32_mul_safe_lanes_in<false>(x, y, out, n);
+        fp32_mul_safe_lanes_best<false>(x, y, out, n);
     } else {
         for (unsigned i = 0; i < n; ++i) out[i] = fp32_mul_safe(x[i], y[i], m);
     }
