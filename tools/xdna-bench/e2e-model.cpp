@@ -7,6 +7,8 @@
 #include "ops/act_quant/sim-act-quant.h"
 #include "ops/add/add-invocation.h"
 #include "ops/add/sim-add.h"
+#include "ops/flash_attn/flash-attn-invocation.h"
+#include "ops/flash_attn/sim-flash-attn.h"
 #include "ops/get_rows/get-rows-invocation.h"
 #include "ops/get_rows/sim-get-rows.h"
 #include "ops/glu/glu-invocation.h"
@@ -121,6 +123,32 @@ void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, 
     }
 }
 
+// FLASH_ATTN_EXT of `tokens` query rows per head over `context` KV rows of the F16 cache, with the
+// mask llama.cpp always passes (one row per token, broadcast over the heads), laid out as ggml does.
+void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t context, int group) {
+    xdna::FlashAttnInvocation f;
+    xdna::FlashAttnParams & p = f.p;
+    p.d = d.head_dim;
+    p.n_kv = context;
+    p.n_tokens = tokens;
+    p.n_head = d.n_head;
+    p.n_head_kv = d.n_head_kv;
+    p.n_seq = p.n_seq_kv = 1;
+    const int64_t q_nb[4] = {4, 4 * d.head_dim * d.n_head, 4 * d.head_dim, 4 * d.head_dim * d.n_head * tokens};
+    const int64_t kv_nb[4] = {2, 2 * d.head_dim * d.n_head_kv, 2 * d.head_dim, 2 * d.head_dim * d.n_head_kv * context};
+    const int64_t out_nb[4] = {4, 4 * d.head_dim, 4 * d.head_dim * d.n_head, 4 * d.head_dim * d.n_head * tokens};
+    const int64_t mask_nb[4] = {2, 2 * context, 2 * context * tokens, 2 * context * tokens};
+    for (int i = 0; i < 4; ++i) {
+        p.q_nb[i] = q_nb[i];
+        p.k_nb[i] = p.v_nb[i] = kv_nb[i];
+        p.out_nb[i] = out_nb[i];
+        p.mask_nb[i] = mask_nb[i];
+    }
+    p.has_mask = true;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(d.head_dim));
+    pending.push_back({{}, group, true, xdna::flash_attn_model_shape(xdna::to_invocation(f))});
+}
+
 }  // namespace
 
 ExpertLoad expert_load(const ModelDims & d, int64_t tokens) {
@@ -141,6 +169,8 @@ const char * grouping_name(Grouping g) {
         case Grouping::per_token: return "one submission per token/ubatch";
         case Grouping::glue_on_npu:
             return "residual ADD, RMS_NORM, SwiGLU, ROPE, the KV-cache writes, the output rows and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer";
+        case Grouping::layer_on_npu:
+            return "the glue and FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer): 1 per token or ubatch";
     }
     return "?";
 }
@@ -154,8 +184,13 @@ const char * PhaseModel::dominant() const {
 }
 
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
-                       int64_t tokens, Grouping grouping, bool fold_experts, int64_t head_rows) {
+                       int64_t tokens, Grouping grouping, bool fold_experts, int64_t head_rows, int64_t context) {
     PhaseModel out;
+    const bool layer = grouping == Grouping::layer_on_npu;
+    const bool glue = grouping == Grouping::glue_on_npu || layer;  // the glue kernels join the submissions
+    if (context <= 0) {
+        context = tokens;
+    }
     out.tokens = tokens;
     ggml_type uniform = GGML_TYPE_COUNT;
     bool q4_k_m = false;
@@ -186,22 +221,26 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             }
             // glue_on_npu: attention (between QKV and O) stays on the host and cuts; O, gate/up, SwiGLU,
             // down and the next layer's QKV share a submission.
+            // layer_on_npu: attention joins too, and the whole pass is one submission.
             static const int glue_group[4] = {0, 1, 1, 1};
             j.group = grouping == Grouping::per_split     ? l * 8 + mm[i].split
                     : grouping == Grouping::per_layer   ? l
                     : grouping == Grouping::glue_on_npu ? l + glue_group[mm[i].split & 3]
                                                         : 0;
             const bool split_starts = i == 0 || mm[i - 1].split != mm[i].split;
-            if (grouping == Grouping::glue_on_npu && split_starts && mm[i].split == 1 && !pending.empty()) {
-                add_ropes(pending, d, tokens, pending_group);  // the rotations end the QKV submission
+            if (glue && split_starts && mm[i].split == 1 && !pending.empty()) {
+                add_ropes(pending, d, tokens, pending_group);  // the rotations end the QKV stages
+                if (layer) {
+                    add_attention(pending, d, tokens, context, pending_group);
+                }
             }
             if (j.group != pending_group && !pending.empty()) {
                 flush();
             }
-            if (grouping == Grouping::glue_on_npu && split_starts && (mm[i].split == 0 || mm[i].split == 2)) {
+            if (glue && split_starts && (mm[i].split == 0 || mm[i].split == 2)) {
                 add_glue(pending, d, tokens, j.inv, !(l == 0 && mm[i].split == 0), j.group);
             }
-            if (grouping == Grouping::glue_on_npu && split_starts && mm[i].split == 3) {
+            if (glue && split_starts && mm[i].split == 3) {
                 add_swiglu(pending, d, tokens, mm[i].k, j.inv, j.group);  // before down: SwiGLU, its quantization
             }
             pending_group = j.group;
@@ -212,7 +251,7 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
     }
     // glue_on_npu: the output rows' GET_ROWS runs on the NPU too, so the last layer and the head share
     // a submission.
-    if (grouping != Grouping::per_token && grouping != Grouping::glue_on_npu) {
+    if (grouping != Grouping::per_token && !glue) {
         flush();
     }
     // llama.cpp computes logits for the last token of a ubatch only (as llama-bench's pp test does):
@@ -220,7 +259,7 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
     bool ok = false;
     Job head{invocation_shape(output_type(d, uniform, q4_k_m), d.vocab, d.n_embd, head_rows, ok), -1};
     if (ok) {
-        if (grouping == Grouping::glue_on_npu) {
+        if (glue) {
             for (int k = 0; k < 2; ++k) {  // the rows of the layer's output and of the residual
                 xdna::GetRowsInvocation g;
                 g.p = {head_rows, d.n_embd, tokens, d.n_embd, d.n_embd};

@@ -1,8 +1,9 @@
 // Modelled end-to-end time of a model's weight matmuls on the NPU, per decoded token or per ubatch.
 //
-// Only the weight matmuls (the output head for the last token only, as llama.cpp computes logits for
-// the last token of a prompt): attention (KQ, KQV), norms, RoPE, SwiGLU and sampling stay on the CPU and
-// are not counted; neither is the host-side activation quantization. Every figure is MODELLED.
+// The weight matmuls (the output head for the last token only, as llama.cpp computes logits for the
+// last token of a prompt), and with Grouping::glue_on_npu / layer_on_npu the glue and attention kernels
+// in their submissions. Otherwise attention (KQ, KQV), norms, RoPE, SwiGLU and sampling stay on the CPU
+// and are not counted; neither is the host-side activation quantization. Every figure is MODELLED.
 #pragma once
 
 #include "model-dims.h"
@@ -22,6 +23,8 @@ enum class Grouping {
     glue_on_npu,  // GGML_XDNA_NPU_OPS=glue: the residual ADD, RMS_NORM, SwiGLU and the activation
                   // quantization join the matmuls' submissions (modelled as their kernels' invocations);
                   // attention stays on the host: 1 per layer (the output rows' GET_ROWS on the NPU too)
+    layer_on_npu,  // GGML_XDNA_NPU_OPS=layer: the glue and FLASH_ATTN_EXT (aie/flash_attn) over `context`
+                   // KV rows: one submission per token or ubatch, as the backend runs it
 };
 
 const char * grouping_name(Grouping g);
@@ -61,7 +64,11 @@ ExpertLoad expert_load(const ModelDims & d, int64_t tokens);
 // weight bytes and MACs, one argument setup) instead of one invocation each, as the planner does today.
 // `head_rows`: tokens the output head computes logits for (llama.cpp: the last one; a speculative
 // verify batch: every one).
+// `context`: the KV rows each token's attention reads under Grouping::layer_on_npu (decode: the context
+// length; a prefill ubatch from an empty cache: its own tokens, every query row reading every row as the
+// design has no causal block skipping); 0 takes `tokens`.
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
-                       int64_t tokens, Grouping grouping, bool fold_experts = false, int64_t head_rows = 1);
+                       int64_t tokens, Grouping grouping, bool fold_experts = false, int64_t head_rows = 1,
+                       int64_t context = 0);
 
 }  // namespace xdna_bench
