@@ -61,6 +61,11 @@ std::vector<OptionSpec> make_options() {
          "ops besides the matmuls that the NPU computes when it has their kernel, in the matmuls' submission "
          "(the activations of a matmul that reads them quantized on the NPU). rms_norm: RMS_NORM, fused with the "
          "MUL by its weight (aie/rms_norm); glue: that, the residual ADD and elementwise MUL (aie/add), SwiGLU (aie/glu), ROPE (aie/rope), GET_ROWS of F32 rows (aie/get_rows) and the F16 KV-cache writes (SET_ROWS, and CPY from F32 to F16: aie/set_rows) and SCALE (aie/scale); layer: that and FLASH_ATTN_EXT with an F16 KV cache (aie/flash_attn), every op of a Llama layer. Simulator only"},
+        {"GGML_XDNA_FA_PRODUCTS", "bfp16, fp32", "bfp16",
+         "the products of FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer). bfp16: q.k and p.v on the native "
+         "bfp16 matrix unit, each operand split in two bfp16 parts (about 2^-14 of a block's largest value: "
+         "aie/flash_attn/README.md); fp32: every product an emulated fp32 multiply (exact to fp32 rounding, "
+         "several times the core cycles)"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},
@@ -333,6 +338,7 @@ OptionValue<std::string> device_type_option() {
 OptionValue<std::string> prefill_option() { return word_option("GGML_XDNA_PREFILL"); }
 
 OptionValue<std::string> npu_ops_option() { return word_option("GGML_XDNA_NPU_OPS"); }
+OptionValue<std::string> fa_products_option() { return word_option("GGML_XDNA_FA_PRODUCTS"); }
 
 OptionValue<std::string> kernels_option() {
     OptionValue<std::string> o;
@@ -385,6 +391,7 @@ std::string option_error(const std::string & name) {
         {"GGML_XDNA_DEVICE_TYPE", [] { return device_type_option().error; }},
         {"GGML_XDNA_PREFILL", [] { return prefill_option().error; }},
         {"GGML_XDNA_NPU_OPS", [] { return npu_ops_option().error; }},
+        {"GGML_XDNA_FA_PRODUCTS", [] { return fa_products_option().error; }},
         {"GGML_XDNA_SIM_FAULTS", [] { return sim_faults_option().error; }},
         {"GGML_XDNA_PROFILE", [] { return profile_option().error; }},
         {"GGML_XDNA_TRACE", [] { return trace_option().error; }},

@@ -65,6 +65,7 @@ OptionValue<std::string>               host_ops_option();   // GGML_XDNA_HOST_OP
 OptionValue<std::string>               device_type_option(); // GGML_XDNA_DEVICE_TYPE ("gpu" or "accel")
 OptionValue<std::string>               prefill_option();     // GGML_XDNA_PREFILL ("int" or "bfp16")
 OptionValue<std::string>               npu_ops_option();     // GGML_XDNA_NPU_OPS ("none", "rms_norm", "glue" or "layer")
+OptionValue<std::string>               fa_products_option(); // GGML_XDNA_FA_PRODUCTS ("bfp16" or "fp32")
 
 // One timing-model override, GGML_XDNA_MODEL_*: a number in the option's range. `name` must be one
 // of all_options(); value 0 and set false when the variable is unset or invalid.

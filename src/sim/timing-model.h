@@ -52,7 +52,7 @@ struct ModelShape {
     // as kernel calls and their DRAM bytes (weight_bytes: operands read once per column that uses them,
     // activation_bytes: inputs, out_bytes: outputs); the matmul fields below stay unset for them.
     KernelKind kind = KernelKind::matmul;
-    std::array<KernelCalls, 4> core_calls{};
+    std::array<KernelCalls, 5> core_calls{};
     int          n_core_calls = 0;
     int          kind_cores = 0, kind_columns = 0;    // cores and columns the kind's design keeps busy
 

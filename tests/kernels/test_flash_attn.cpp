@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -40,6 +41,7 @@ double half_value(uint16_t h) {
 uint16_t half_bits(float f) { return ggml_fp32_to_fp16(f); }
 
 struct Data {
+    const char *          variant = xdna::kFlashAttnVariant;  // the program the engine runs
     std::vector<float>    q, out;
     std::vector<uint16_t> k, v, mask;
     int64_t               kv_row = 0;  // F16 values between KV rows
@@ -55,8 +57,9 @@ double alibi_slope(const Case & c, int64_t h) {
 
 // q [d, tokens, heads, seq] contiguous; K/V [d, n_kv, heads_kv, seq_kv] with rows kv_row apart; mask
 // [n_kv, tokens, 1, 1]; out [d, heads, tokens, seq].
-Data make_data(const Case & c) {
+Data make_data(const Case & c, const char * variant) {
     Data x;
+    x.variant = variant;
     x.kv_row = c.d * c.n_head_kv + c.kv_row_pad;  // a cache row holds every KV head of a position
     x.q = xdna_test::random_floats(static_cast<size_t>(c.d * c.n_tokens * c.n_head * c.n_seq), 1.0f);
     const size_t kv_n = static_cast<size_t>(x.kv_row * c.n_kv * c.n_seq_kv);
@@ -87,6 +90,7 @@ void run(const Case & c, Data & x) {
     std::memcpy(mb.host_ptr(), x.mask.data(), x.mask.size() * 2);
     std::memset(ob.host_ptr(), 0x7f, out_n * 4);
     FlashAttnInvocation f;
+    f.variant = x.variant;
     FlashAttnParams & p = f.p;
     p.d = c.d;
     p.n_kv = c.n_kv;
@@ -159,8 +163,13 @@ std::vector<double> reference(const Case & c, const Data & x) {
     return out;
 }
 
-// Within a few fp32 roundings of the exact attention: every step is an fp32 product or sum, and e^x is
-// within a few ulp; the outputs are averages of values in [-1, 1].
+// fp32 program: within a few fp32 roundings of the exact attention (every step is an fp32 product or sum,
+// and e^x is within a few ulp; the outputs are averages of values in [-1, 1]). bfp16 program: each
+// operand split in two bfp16 parts is exact to about 2^-14 (6e-5) of its block's largest magnitude, and
+// the left-out lo x lo product is of that order squared; the errors of a dot product's 8-value blocks
+// mostly cancel: worst seen 4.6e-5, bound 1e-4 (one part dropped gives about 1e-2).
+double bound(const Data & x) { return std::strcmp(x.variant, xdna::kFlashAttnBfp16Variant) == 0 ? 1e-4 : 1e-6; }
+
 void expect_close(const Case & c, const Data & x) {
     ASSERT_TRUE(x.status.ok) << x.status.message;
     const std::vector<double> ref = reference(c, x);
@@ -169,30 +178,35 @@ void expect_close(const Case & c, const Data & x) {
         ASSERT_TRUE(std::isfinite(x.out[i])) << "output " << i;
         worst = std::max(worst, std::fabs(ref[i] - x.out[i]));
     }
-    EXPECT_LT(worst, 1e-6) << "d " << c.d << " n_kv " << c.n_kv << " tokens " << c.n_tokens << " heads " << c.n_head << "/"
+    EXPECT_LT(worst, bound(x)) << x.variant << ": d " << c.d << " n_kv " << c.n_kv << " tokens " << c.n_tokens << " heads " << c.n_head << "/"
                            << c.n_head_kv;
 }
 
-TEST(FlashAttnKernel, DecodeShapesMatchAttentionInDouble) {
+// Every case runs both programs: the fp32 products (fa_block_f16) and the bfp16 ones (fa_block_f16_bfp16).
+class FlashAttnKernel : public ::testing::TestWithParam<const char *> {};
+INSTANTIATE_TEST_SUITE_P(Programs, FlashAttnKernel, ::testing::Values(xdna::kFlashAttnVariant, xdna::kFlashAttnBfp16Variant),
+                         [](const ::testing::TestParamInfo<const char *> & i) { return std::string(i.param); });
+
+TEST_P(FlashAttnKernel, DecodeShapesMatchAttentionInDouble) {
     // One token (decode), 8B-like GQA 4:1 at both head dims; the context split over the column's cores.
     for (const Case & c : {Case{128, 300, 1, 8, 2}, Case{64, 113, 1, 4, 1}, Case{128, 1, 1, 4, 4}, Case{64, 32, 2, 8, 8}, Case{32, 150, 1, 8, 4},
                            Case{128, 512, 4, 32, 8}}) {
-        Data x = make_data(c);
+        Data x = make_data(c, GetParam());
         run(c, x);
         expect_close(c, x);
     }
 }
 
-TEST(FlashAttnKernel, PrefillShapesMatchAttentionInDouble) {
+TEST_P(FlashAttnKernel, PrefillShapesMatchAttentionInDouble) {
     // Many query rows per KV head: several chunks of up to 16 rows, every core busy, no context split.
     for (const Case & c : {Case{64, 96, 24, 4, 1}, Case{128, 70, 17, 2, 2}, Case{64, 200, 40, 8, 2}}) {
-        Data x = make_data(c);
+        Data x = make_data(c, GetParam());
         run(c, x);
         expect_close(c, x);
     }
 }
 
-TEST(FlashAttnKernel, NoMaskAlibiSequencesAndStridedCache) {
+TEST_P(FlashAttnKernel, NoMaskAlibiSequencesAndStridedCache) {
     Case none{64, 77, 3, 4, 2};
     none.mask = false;
     Case alibi{64, 90, 2, 6, 3};
@@ -201,15 +215,15 @@ TEST(FlashAttnKernel, NoMaskAlibiSequencesAndStridedCache) {
     Case strided{64, 50, 1, 4, 2};
     strided.kv_row_pad = 64;
     for (const Case & c : {none, alibi, seqs, strided}) {
-        Data x = make_data(c);
+        Data x = make_data(c, GetParam());
         run(c, x);
         expect_close(c, x);
     }
 }
 
-TEST(FlashAttnKernel, FullyMaskedRowsGiveZerosAsOnTheCpu) {
+TEST_P(FlashAttnKernel, FullyMaskedRowsGiveZerosAsOnTheCpu) {
     Case c{64, 64, 2, 4, 2};
-    Data x = make_data(c);
+    Data x = make_data(c, GetParam());
     for (int64_t j = 0; j < c.n_kv; ++j) x.mask[j] = half_bits(-INFINITY);  // token 0 sees nothing
     run(c, x);
     ASSERT_TRUE(x.status.ok) << x.status.message;
@@ -219,11 +233,11 @@ TEST(FlashAttnKernel, FullyMaskedRowsGiveZerosAsOnTheCpu) {
     expect_close(c, x);
 }
 
-TEST(FlashAttnKernel, NanInKeysReachesTheRowsThatReadThem) {
+TEST_P(FlashAttnKernel, NanInKeysReachesTheRowsThatReadThem) {
     // A NaN in a live K row makes the scores of its KV head NaN, as on the CPU; the other KV head is clean.
     Case c{64, 40, 1, 4, 2};
     c.mask = false;
-    Data x = make_data(c);
+    Data x = make_data(c, GetParam());
     x.k[5 * x.kv_row + 3] = 0x7e00;  // KV head 0, row 5
     run(c, x);
     ASSERT_TRUE(x.status.ok) << x.status.message;
@@ -233,12 +247,12 @@ TEST(FlashAttnKernel, NanInKeysReachesTheRowsThatReadThem) {
     }
 }
 
-TEST(FlashAttnKernel, HalfValuesWidenExactly) {
+TEST_P(FlashAttnKernel, HalfValuesWidenExactly) {
     // Subnormal, normal, largest and signed K values: one-hot q picks each K value out of the scores, a
     // single KV row makes the output V itself.
     Case c{64, 1, 1, 1, 1};
     c.mask = false;
-    Data x = make_data(c);
+    Data x = make_data(c, GetParam());
     const uint16_t bits[] = {0x0001, 0x03ff, 0x0400, 0x3c00, 0x7bff, 0x8001, 0xfbff, 0x3555};
     for (int i = 0; i < 64; ++i) x.v[i] = bits[i % 8];
     run(c, x);
@@ -246,7 +260,7 @@ TEST(FlashAttnKernel, HalfValuesWidenExactly) {
     for (int i = 0; i < 64; ++i) EXPECT_EQ(static_cast<double>(x.out[i]), half_value(bits[i % 8])) << "value " << i;
 }
 
-TEST(FlashAttnKernel, TheDesignSplitsTheContextWhenCoresWouldIdle) {
+TEST(FlashAttnSplit, TheDesignSplitsTheContextWhenCoresWouldIdle) {
     xdna::FlashAttnParams p;
     p.d = 128;
     p.n_kv = 1024;

@@ -217,7 +217,7 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
     const int64_t contexts[] = {1024, 4096, 16384};
     const char * fflm[] = {"12.8", "12.2", "10.2"};
     const PhaseModel none = model_phase(d, ftype, model, 1, Grouping::glue_on_npu);
-    std::fprintf(out, "\nAttention on the NPU (all MODELLED; %s; aie/flash_attn's fa_block_f16 at its own operation counts, "
+    std::fprintf(out, "\nAttention on the NPU (all MODELLED; %s; aie/flash_attn's program (fa_block_f16_bfp16, the default of GGML_XDNA_FA_PRODUCTS) at its own operation counts, "
                       "the K/V rows of the F16 cache and the mask streamed per token; FastFlowLM's published Llama-3.1-8B decode "
                       "on Krackan beside):\n\n",
                  grouping_name(Grouping::layer_on_npu));

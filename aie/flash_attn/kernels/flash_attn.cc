@@ -47,8 +47,8 @@ alignas(64) const int32_t kLaneIndex[kLanes] = {0,  1,  2,  3,  4,  5,  6,  7,  
                                                 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
 
 // 32 F16 values widened to fp32, exactly.
-vf f16_to_f32(const uint16_t * p) {
-    const vi w = aie::vector_cast<int32_t>(aie::unpack(aie::load_v<kLanes>(p)));
+vf f16_to_f32(const aie::vector<uint16_t, kLanes> & h) {
+    const vi w = aie::vector_cast<int32_t>(aie::unpack(h));
     const vi em = aie::bit_and(int32_t(0x7fff), w);  // exponent and significand
     // Normal: the exponent rebased by 127 - 15; Inf and NaN (exponent field 31) to 255.
     const vi rebase = aie::select(int32_t(112 << 23), int32_t(224 << 23), aie::ge(em, int32_t(0x7c00)));
@@ -58,6 +58,7 @@ vf f16_to_f32(const uint16_t * p) {
     const vi sign = aie::select(int32_t(0), int32_t(INT32_MIN), aie::ge(w, int32_t(0x8000)));
     return aie::vector_cast<float>(aie::bit_or(aie::vector_cast<int32_t>(mag), sign));
 }
+vf f16_to_f32(const uint16_t * p) { return f16_to_f32(aie::load_v<kLanes>(p)); }
 
 // e^x for x <= 0; 0 below kMinArg (and for -inf).
 vf exp_nonpos(const vf & x) {
@@ -71,6 +72,106 @@ float exp_nonpos(float x) { return exp_nonpos(aie::broadcast<float, kLanes>(x)).
 template <typename F> F * maxima(F * state) { return state; }
 template <typename F> F * sums(F * state) { return state + xdna_aie::kFaMaxRows; }
 template <typename F> F * outputs(F * state, int32_t d, int32_t r) { return state + xdna_aie::fa_state_o(d) + r * d; }
+
+// The softmax step of a block for each row, on its raw scores q.k in `scores` (32 per row): times
+// `scale`, plus slope * mask, lanes past n_kv -inf; the new maximum; the weights p = e^(score - m)
+// written over the scores; s and o rescaled when the maximum rises.
+void softmax_step(const uint16_t * __restrict mask, const float * __restrict slope, float * __restrict state,
+                  float * __restrict scores, int32_t rows, int32_t d, int32_t n_kv, float scale) {
+    const int32_t chunks = d / kLanes;
+    const auto past_end = aie::ge(aie::load_v<kLanes>(kLaneIndex), n_kv);
+    for (int32_t r = 0; r < rows; ++r) {
+        vf sv = fp32_mul(aie::load_v<kLanes>(scores + r * kBlock), scale);
+        if (mask != nullptr) {
+            vf mv = f16_to_f32(mask + r * kBlock);
+            // The safe product of an infinity is NaN (its bf16 parts are inf and inf - inf): a masked -inf
+            // keeps its value; without ALiBi (slope 1) there is no product to take.
+            if (slope[r] != 1.0f) mv = aie::select(fp32_mul(mv, slope[r]), kNegInf, aie::lt(mv, kMaxHalfNeg));
+            sv = aie::add(sv, mv);
+        }
+        sv = aie::select(sv, kNegInf, past_end);
+        const float block_max = aie::reduce_max(sv);
+        const float m_old = maxima(state)[r];
+        const float m_new = block_max > m_old ? block_max : m_old;
+        if (m_new == kNegInf) {
+            // Every score so far masked: nothing to add (p = 0), the state stays as it was.
+            aie::store_v(scores + r * kBlock, aie::zeros<float, kLanes>());
+            continue;
+        }
+        const vf p = exp_nonpos(aie::sub(sv, m_new));
+        aie::store_v(scores + r * kBlock, p);
+        const float p_sum = aie::reduce_add(p);
+        if (m_new > m_old) {
+            const float ms = exp_nonpos(m_old - m_new);  // 0 for the first unmasked block
+            sums(state)[r] = sums(state)[r] * ms + p_sum;
+            float * o = outputs(state, d, r);
+            for (int32_t c = 0; c < chunks; ++c) aie::store_v(o + c * kLanes, fp32_mul(aie::load_v<kLanes>(o + c * kLanes), ms));
+            maxima(state)[r] = m_new;
+        } else {
+            sums(state)[r] = sums(state)[r] + p_sum;
+        }
+    }
+}
+
+// ---- The bfp16 products (fa_prepare_q_bfp16, fa_block_f16_bfp16) -----------------------------------
+// A value x of an operand becomes two bfp16ebs8 operands, x = hi + lo + err: hi = bfp16(x), lo =
+// bfp16(x - hi) (x - hi is exact in fp32), each in conv_even. A bfp16 block carries 8-bit two's
+// complement mantissas under the largest exponent of its 8 values, so |x - hi| <= 2^-7 of the block's
+// largest magnitude and |err| <= 2^-7 of the largest residual: about 2^-14 of the block's largest
+// magnitude. A product a.b is taken as a_hi.b_hi + a_hi.b_lo + a_lo.b_hi (three 8x8x8 bfp16 mmul
+// instructions, 512 MACs each, into fp32 accumulators); a_lo.b_lo (about 2^-14 of the rest) is left out.
+
+using Blocks = aie::block_vector<bfp16ebs8, 64>;
+using BMul = aie::mmul<8, 8, 8, bfp16ebs8, bfp16ebs8, accfloat>;
+using FAcc = aie::accum<accfloat, 64>;
+using v64f = aie::vector<float, 64>;
+using v64u16 = aie::vector<uint16_t, 64>;
+constexpr int kOp = 8;  // rows, columns and depth of one bfp16 mmul
+
+struct Split {
+    Blocks hi, lo;
+};
+Split split_bfp16(const v64f & x) {
+    const FAcc a(x);
+    Split s;
+    s.hi = a.template to_vector<bfp16ebs8>();
+    s.lo = aie::sub(a, FAcc(s.hi)).template to_vector<bfp16ebs8>();
+    return s;
+}
+
+// 8 rows of 8 F16 values, `stride` values apart, as one 64-value vector (row-major).
+v64u16 load_8x8(const uint16_t * p, int32_t stride) {
+    return aie::concat(aie::load_v<8>(p), aie::load_v<8>(p + stride), aie::load_v<8>(p + 2 * stride), aie::load_v<8>(p + 3 * stride),
+                       aie::load_v<8>(p + 4 * stride), aie::load_v<8>(p + 5 * stride), aie::load_v<8>(p + 6 * stride),
+                       aie::load_v<8>(p + 7 * stride));
+}
+v64f widen(const v64u16 & h) { return aie::concat(f16_to_f32(h.extract<kLanes>(0)), f16_to_f32(h.extract<kLanes>(1))); }
+
+// The 64 lanes of a C tile (8 query rows x 8 columns) to `rows_left` rows of `dst`, `stride` floats apart.
+void store_rows(const v64f & c, float * dst, int32_t stride, int32_t rows_left) {
+    for (int32_t m = 0; m < kOp && m < rows_left; ++m) aie::store_v(dst + m * stride, c.extract<8>(m));
+}
+// 8 rows of 8 floats (`stride` apart; rows from `rows_left` on read as zeros) as one C tile.
+v64f load_rows(const float * src, int32_t stride, int32_t rows_left) {
+    aie::vector<float, 8> r[kOp];
+    for (int32_t m = 0; m < kOp; ++m) r[m] = m < rows_left ? aie::load_v<8>(src + m * stride) : aie::zeros<float, 8>();
+    return aie::concat(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+}
+
+// Whether any of the first n rows of d F16 values (row after row) is an infinity or a NaN: the bfp16
+// conversion does not keep them (an all-ones exponent field is an ordinary largest exponent there), so
+// such a block takes the fp32 program, which propagates them as the CPU backend does.
+bool any_nonfinite(const uint16_t * p, int32_t n, int32_t d) {
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
+    for (int32_t i = 0; i < n * d; i += 64) {
+        if (!aie::ge(aie::bit_and(uint16_t(0x7c00), aie::load_v<64>(p + i)), uint16_t(0x7c00)).empty()) return true;
+    }
+    return false;
+}
+
+// Lane i of a transposed V tile holds KV row i % 8 of its block of 8.
+alignas(64) const int16_t kRowOfLane[64] = {0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7,
+                                            0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7};
 
 }  // namespace
 
@@ -107,39 +208,7 @@ void fa_block_f16(const float * __restrict q, const uint16_t * __restrict k, con
         }
     }
 
-    // The softmax step of each row: new maximum, weights p = e^(score - m), rescale of s and o.
-    const auto past_end = aie::ge(aie::load_v<kLanes>(kLaneIndex), n_kv);
-    for (int32_t r = 0; r < rows; ++r) {
-        vf sv = fp32_mul(aie::load_v<kLanes>(scores + r * kBlock), scale);
-        if (mask != nullptr) {
-            vf mv = f16_to_f32(mask + r * kBlock);
-            // The safe product of an infinity is NaN (its bf16 parts are inf and inf - inf): a masked -inf
-            // keeps its value; without ALiBi (slope 1) there is no product to take.
-            if (slope[r] != 1.0f) mv = aie::select(fp32_mul(mv, slope[r]), kNegInf, aie::lt(mv, kMaxHalfNeg));
-            sv = aie::add(sv, mv);
-        }
-        sv = aie::select(sv, kNegInf, past_end);
-        const float block_max = aie::reduce_max(sv);
-        const float m_old = maxima(state)[r];
-        const float m_new = block_max > m_old ? block_max : m_old;
-        if (m_new == kNegInf) {
-            // Every score so far masked: nothing to add (p = 0), the state stays as it was.
-            aie::store_v(scores + r * kBlock, aie::zeros<float, kLanes>());
-            continue;
-        }
-        const vf p = exp_nonpos(aie::sub(sv, m_new));
-        aie::store_v(scores + r * kBlock, p);
-        const float p_sum = aie::reduce_add(p);
-        if (m_new > m_old) {
-            const float ms = exp_nonpos(m_old - m_new);  // 0 for the first unmasked block
-            sums(state)[r] = sums(state)[r] * ms + p_sum;
-            float * o = outputs(state, d, r);
-            for (int32_t c = 0; c < chunks; ++c) aie::store_v(o + c * kLanes, fp32_mul(aie::load_v<kLanes>(o + c * kLanes), ms));
-            maxima(state)[r] = m_new;
-        } else {
-            sums(state)[r] = sums(state)[r] + p_sum;
-        }
-    }
+    softmax_step(mask, slope, state, scores, rows, d, n_kv, scale);
 
     // o += p[j] v[j], V row by V row: each row widened once for every query row.
     for (int32_t j = 0; j < n_kv; ++j) {
@@ -154,6 +223,90 @@ void fa_block_f16(const float * __restrict q, const uint16_t * __restrict k, con
             }
         }
     }
+}
+
+// q's `rows` (<= 16) rows of d fp32 values as the bfp16 A operands of the scores: for each 8 of the head
+// dim (kb) and each 8 query rows (rg), hi then lo (Split), 72 bytes each, rows past `rows` zero:
+// ((kb * row groups + rg) * 2 + part) * 72 bytes into qb. Runs in conv_even; the caller's mode is restored.
+void fa_prepare_q_bfp16(const float * __restrict q, uint8_t * __restrict qb, int32_t rows, int32_t d) {
+    const aie::rounding_mode entry = aie::swap_rounding(aie::rounding_mode::conv_even);
+    const int32_t groups = (rows + kOp - 1) / kOp;
+    aie::block_vector_output_buffer_stream<bfp16ebs8, 64> os(reinterpret_cast<bfp16ebs8 *>(qb));
+    for (int32_t kb = 0; kb < d / kOp; ++kb) {
+        for (int32_t rg = 0; rg < groups; ++rg) {
+            const Split x = split_bfp16(load_rows(q + rg * kOp * d + kb * kOp, d, rows - rg * kOp));
+            os.push(x.hi);
+            os.push(x.lo);
+        }
+    }
+    aie::set_rounding(entry);
+}
+
+// fa_block_f16 with the two products on the bfp16 matrix unit: qb holds q as fa_prepare_q_bfp16 wrote
+// it; the rest as fa_block_f16, which this block runs instead (on q) when a live K or V row holds an
+// infinity or a NaN. Scores: per 8 K rows (a B^T operand: block n = K row n, 8 of the head
+// dim, widened exactly and split) and 8 of the head dim, three mmul per 8 query rows. Values: the
+// weights p (32 per row) split per 8 KV rows; per 8 of the head dim an o tile (8 rows x 8) is loaded
+// into an accumulator, each 8 V rows transposed into a B^T operand (block n = head-dim column n over
+// the 8 KV rows; rows past n_kv zero), three mmul per 8 query rows, the tile stored back.
+// Runs in conv_even (the softmax's fp32 products split in it too); the caller's mode is restored.
+void fa_block_f16_bfp16(const float * __restrict q, const uint8_t * __restrict qb, const uint16_t * __restrict k,
+                        const uint16_t * __restrict v, const uint16_t * __restrict mask, const float * __restrict slope,
+                        float * __restrict state, float * __restrict scores, int32_t rows, int32_t d, int32_t n_kv, float scale) {
+    if (any_nonfinite(k, n_kv, d) || any_nonfinite(v, n_kv, d)) {
+        fa_block_f16(q, k, v, mask, slope, state, scores, rows, d, n_kv, scale);
+        return;
+    }
+    const aie::rounding_mode entry = aie::swap_rounding(aie::rounding_mode::conv_even);
+    const int32_t groups = (rows + kOp - 1) / kOp, kbs = d / kOp, kv_groups = (n_kv + kOp - 1) / kOp;
+
+    // Raw scores q.k: K rows 8 at a time (rows past n_kv are masked by the softmax step).
+    for (int32_t ng = 0; ng < kv_groups; ++ng) {
+        BMul c[2];
+        aie::block_vector_input_buffer_stream<bfp16ebs8, 64> qs(reinterpret_cast<const bfp16ebs8 *>(qb));
+        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
+        for (int32_t kb = 0; kb < kbs; ++kb) {
+            const Split kt = split_bfp16(widen(load_8x8(k + ng * kOp * d + kb * kOp, d)));
+            for (int32_t rg = 0; rg < groups; ++rg) {
+                const Blocks qh = qs.pop(), ql = qs.pop();
+                c[rg].mac(qh, aie::op_transpose(kt.hi));
+                c[rg].mac(qh, aie::op_transpose(kt.lo));
+                c[rg].mac(ql, aie::op_transpose(kt.hi));
+            }
+        }
+        for (int32_t rg = 0; rg < groups; ++rg) {
+            store_rows(c[rg].template to_vector<float>(), scores + rg * kOp * kBlock + ng * kOp, kBlock, rows - rg * kOp);
+        }
+    }
+
+    softmax_step(mask, slope, state, scores, rows, d, n_kv, scale);
+
+    // o += p v: the weights' operands once, then per 8 of the head dim.
+    Split p[2][kBlock / kOp];
+    for (int32_t rg = 0; rg < groups; ++rg) {
+        for (int32_t jb = 0; jb < kv_groups; ++jb) p[rg][jb] = split_bfp16(load_rows(scores + rg * kOp * kBlock + jb * kOp, kBlock, rows - rg * kOp));
+    }
+    const auto row_of_lane = aie::load_v<64>(kRowOfLane);
+    for (int32_t ng = 0; ng < kbs; ++ng) {
+        BMul c[2];
+        for (int32_t rg = 0; rg < groups; ++rg) c[rg] = BMul(FAcc(load_rows(outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp)));
+        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
+        for (int32_t jb = 0; jb < kv_groups; ++jb) {
+            v64u16 t = aie::transpose(load_8x8(v + jb * kOp * d + ng * kOp, d), kOp, kOp);
+            // KV rows past n_kv (stale data of the buffer) zero: they would share a block exponent.
+            if ((jb + 1) * kOp > n_kv) t = aie::select(t, uint16_t(0), aie::ge(row_of_lane, int16_t(n_kv - jb * kOp)));
+            const Split vt = split_bfp16(widen(t));
+            for (int32_t rg = 0; rg < groups; ++rg) {
+                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.hi));
+                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.lo));
+                c[rg].mac(p[rg][jb].lo, aie::op_transpose(vt.hi));
+            }
+        }
+        for (int32_t rg = 0; rg < groups; ++rg) {
+            store_rows(c[rg].template to_vector<float>(), outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp);
+        }
+    }
+    aie::set_rounding(entry);
 }
 
 // a <- the state of the same rows over a's K/V rows and b's together (a core that split the context

@@ -2,11 +2,20 @@
 
 #include "xdna_aie/flash_attn_tiles.h"
 
+#include "runtime/options.h"
+
 #include <cstring>
 
 namespace xdna {
 
 namespace {
+
+// The program GGML_XDNA_FA_PRODUCTS chooses (bfp16 unless it says fp32; a bad value is reported by the
+// option check and takes the default).
+const char * flash_attn_variant() {
+    const OptionValue<std::string> o = fa_products_option();
+    return o.set && o.value == "fp32" ? kFlashAttnVariant : kFlashAttnBfp16Variant;
+}
 
 bool strides_of(const ggml_tensor * t, size_t elem) {
     return t->nb[0] == elem && t->nb[1] % elem == 0 && t->nb[2] % elem == 0 && t->nb[3] % elem == 0;
@@ -63,7 +72,7 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
             return false;
         }
     }
-    if (resolve.has_kernel && !resolve.has_kernel(flash_attn_key())) {
+    if (resolve.has_kernel && !resolve.has_kernel(flash_attn_key(flash_attn_variant()))) {
         why = "the device has no flash_attn kernel";
         return false;
     }
@@ -79,6 +88,7 @@ bool plan_flash_attn(const ggml_tensor * fa, const TensorResolver & resolve, std
     const ggml_tensor * v = fa->src[2];
     const ggml_tensor * mask = fa->src[3];
     FlashAttnInvocation f;
+    f.variant = flash_attn_variant();
     f.q = resolve.slice_of(q);
     f.k = resolve.slice_of(k);
     f.v = resolve.slice_of(v);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace xdna {
 
@@ -15,14 +16,16 @@ std::string FlashAttnParams::shape_label(const TileShape &) const {
     return buf;
 }
 
-KernelKey flash_attn_key() {
+KernelKey flash_attn_key(const char * variant) {
     KernelKey k;
     k.kind = KernelKind::flash_attn;
     k.design = kFlashAttnDesign;
-    k.variant = kFlashAttnVariant;
+    k.variant = std::strcmp(variant, kFlashAttnBfp16Variant) == 0 ? kFlashAttnBfp16Variant : kFlashAttnVariant;
     k.tile = TileShape{0, 0, 0};
     return k;
 }
+
+bool flash_attn_bfp16(const KernelKey & key) { return key.variant != nullptr && std::strcmp(key.variant, kFlashAttnBfp16Variant) == 0; }
 
 namespace {
 
@@ -40,7 +43,7 @@ Operand whole(const char * role, BufferSlice s, uint64_t bytes, Access access) {
 Invocation to_invocation(const FlashAttnInvocation & f) {
     const FlashAttnParams & p = f.p;
     Invocation inv;
-    inv.key = flash_attn_key();
+    inv.key = flash_attn_key(f.variant);
     inv.params = p;
     const int64_t q_ne[4] = {p.d, p.n_tokens, p.n_head, p.n_seq};
     const int64_t kv_ne[4] = {p.d, p.n_kv, p.n_head_kv, p.n_seq_kv};
@@ -60,6 +63,7 @@ FlashAttnInvocation flash_attn_of(const Invocation & inv) {
     GGML_ASSERT(inv.kind() == KernelKind::flash_attn);
     FlashAttnInvocation f;
     f.p = std::get<FlashAttnParams>(inv.params);
+    f.variant = flash_attn_bfp16(inv.key) ? kFlashAttnBfp16Variant : kFlashAttnVariant;
     f.q = inv.operand("q")->slice;
     f.k = inv.operand("k")->slice;
     f.v = inv.operand("v")->slice;

@@ -5,16 +5,22 @@
 
 namespace xdna {
 
-// The flash_attn design (aie/flash_attn) and its program. No dataflow.json yet (its README says why).
+// The flash_attn design (aie/flash_attn) and its two programs: the products as emulated fp32 multiplies
+// (fa_block_f16) or on the bfp16 matrix unit (fa_block_f16_bfp16). No dataflow.json yet (its README says why).
 inline constexpr const char * kFlashAttnDesign = "flash_attn";
 inline constexpr const char * kFlashAttnVariant = "fa_block_f16";
+inline constexpr const char * kFlashAttnBfp16Variant = "fa_block_f16_bfp16";
 
 struct FlashAttnInvocation {
     BufferSlice     q, k, v, mask, out;  // mask: unset unless p.has_mask
     FlashAttnParams p;
+    const char *    variant = kFlashAttnBfp16Variant;  // the program (its key's variant)
 };
 
-KernelKey flash_attn_key();
+// `variant`: kFlashAttnVariant or kFlashAttnBfp16Variant; the planner's choice follows GGML_XDNA_FA_PRODUCTS.
+KernelKey flash_attn_key(const char * variant);
+bool      flash_attn_bfp16(const KernelKey & key);  // the bfp16 program
+inline bool flash_attn_bfp16(const FlashAttnInvocation & f) { return f.variant == kFlashAttnBfp16Variant; }
 
 // Its operands: q, k, v (and the mask) read, each as the whole span its strides reach; out written.
 Invocation to_invocation(const FlashAttnInvocation & f);

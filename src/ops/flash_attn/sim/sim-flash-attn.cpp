@@ -18,6 +18,9 @@ extern "C" {
 void fa_init_f32(float * state, int32_t rows, int32_t d);
 void fa_block_f16(const float * q, const uint16_t * k, const uint16_t * v, const uint16_t * mask, const float * slope,
                   float * state, float * scores, int32_t rows, int32_t d, int32_t n_kv, float scale);
+void fa_prepare_q_bfp16(const float * q, uint8_t * qb, int32_t rows, int32_t d);
+void fa_block_f16_bfp16(const float * q, const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uint16_t * mask, const float * slope,
+                        float * state, float * scores, int32_t rows, int32_t d, int32_t n_kv, float scale);
 void fa_merge_f32(float * a, const float * b, int32_t rows, int32_t d);
 void fa_finish_f32(const float * state, float * out, int32_t rows, int32_t d, int32_t out_stride);
 }
@@ -39,12 +42,14 @@ constexpr int kColumns = 8, kCores = 32, kCoresPerColumn = 4;
 // scalar instructions). fa_finish's 1/s is a __divsf3 per row (as act_quant's, 60 cycles assumed).
 constexpr uint64_t kSoftFloatOpsPerRowBlock = 6, kSoftFloatCycles = 20, kSoftDivideCycles = 60;
 
-// One core's data memory as the design lays it out: the chunk's query rows, one block of K and V rows,
-// the chunk's mask rows for the block, the slopes, the score scratch, its state and a partner's state
-// (merging); the finished rows are written over the query rows. The design double-buffers K, V and the
-// mask besides: 60.3 KB of the core's 64 KB at head dim 128 and 16 rows (aie/flash_attn/README.md).
+// One core's data memory as the design lays it out: the chunk's query rows (and, for the bfp16 program,
+// their bfp16 operands), one block of K and V rows, the chunk's mask rows for the block, the slopes, the
+// score scratch, its state and a partner's state (merging); the finished rows are written over the query
+// rows. The design double-buffers K, V and the mask besides, and takes a partner's state into the K
+// buffers once its own blocks are done (aie/flash_attn/README.md, budgets).
 struct alignas(64) CoreBuffers {
     float    q[kFaMaxRows * kFaMaxHead];
+    alignas(64) uint8_t qb[xdna_aie::fa_q_bfp16_bytes(kFaMaxRows, kFaMaxHead)];
     uint16_t k[kFaKvBlock * kFaMaxHead];
     uint16_t v[kFaKvBlock * kFaMaxHead];
     uint16_t mask[kFaMaxRows * kFaKvBlock];
@@ -55,26 +60,33 @@ struct alignas(64) CoreBuffers {
 };
 
 struct MeasuredCalls {
-    CoreOps block, init, merge, finish;
+    CoreOps block, init, merge, finish, prepare;
 };
 
 // What each entry point issues for `rows` query rows of head dim d: measured once per process on a
 // thread of its own, on a fresh state, so the block call takes the branch that rescales every row (a
 // new maximum): the dearer path of the two, charged for every block.
-const MeasuredCalls & calls(int32_t rows, int32_t d, bool mask) {
+const MeasuredCalls & calls(int32_t rows, int32_t d, bool mask, bool bfp16) {
     static std::mutex mutex;
-    static std::map<std::tuple<int32_t, int32_t, bool>, MeasuredCalls> measured;
+    static std::map<std::tuple<int32_t, int32_t, bool, bool>, MeasuredCalls> measured;
     std::lock_guard<std::mutex> lock(mutex);
-    const auto key = std::make_tuple(rows, d, mask);
+    const auto key = std::make_tuple(rows, d, mask, bfp16);
     auto it = measured.find(key);
     if (it == measured.end()) {
         auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
         std::memset(b, 0, sizeof *b);
         MeasuredCalls m;
         m.init = measure_on_own_thread([&] { fa_init_f32(b->state, rows, d); });
-        m.block = measure_on_own_thread([&] {
-            fa_block_f16(b->q, b->k, b->v, mask ? b->mask : nullptr, b->slope, b->state, b->scores, rows, d, kFaKvBlock, 1.0f);
-        });
+        if (bfp16) {
+            m.prepare = measure_on_own_thread([&] { fa_prepare_q_bfp16(b->q, b->qb, rows, d); });
+            m.block = measure_on_own_thread([&] {
+                fa_block_f16_bfp16(b->q, b->qb, b->k, b->v, mask ? b->mask : nullptr, b->slope, b->state, b->scores, rows, d, kFaKvBlock, 1.0f);
+            });
+        } else {
+            m.block = measure_on_own_thread([&] {
+                fa_block_f16(b->q, b->k, b->v, mask ? b->mask : nullptr, b->slope, b->state, b->scores, rows, d, kFaKvBlock, 1.0f);
+            });
+        }
         m.block.scalar += kSoftFloatOpsPerRowBlock * kSoftFloatCycles * static_cast<uint64_t>(rows);
         fa_init_f32(b->partner, rows, d);
         m.merge = measure_on_own_thread([&] { fa_merge_f32(b->state, b->partner, rows, d); });
@@ -107,6 +119,12 @@ void run_part(const FlashAttnInvocation & f, const Job & j, int64_t block0, int6
     const FlashAttnParams & p = f.p;
     const int32_t rows = static_cast<int32_t>(j.rows), d = static_cast<int32_t>(p.d);
     const int64_t kv_seq = j.seq / (p.n_seq / p.n_seq_kv);
+    if (flash_attn_bfp16(f)) {
+        // Each core of a split group turns the rows into its own bfp16 operands before its first block.
+        const CoreModes found = sim_core_modes();
+        fa_prepare_q_bfp16(b.q, b.qb, rows, d);
+        sim_check_modes_restored("fa_prepare_q_bfp16", found);
+    }
     const auto * kbase = static_cast<const uint8_t *>(f.k.host()) + j.kv_head * p.k_nb[2] + kv_seq * p.k_nb[3];
     const auto * vbase = static_cast<const uint8_t *>(f.v.host()) + j.kv_head * p.v_nb[2] + kv_seq * p.v_nb[3];
     fa_init_f32(state, rows, d);
@@ -126,8 +144,12 @@ void run_part(const FlashAttnInvocation & f, const Job & j, int64_t block0, int6
             }
         }
         const CoreModes found = sim_core_modes();
-        fa_block_f16(b.q, b.k, b.v, p.has_mask ? b.mask : nullptr, b.slope, state, b.scores, rows, d, n, p.scale);
-        sim_check_modes_restored(kFlashAttnVariant, found);
+        if (flash_attn_bfp16(f)) {
+            fa_block_f16_bfp16(b.q, b.qb, b.k, b.v, p.has_mask ? b.mask : nullptr, b.slope, state, b.scores, rows, d, n, p.scale);
+        } else {
+            fa_block_f16(b.q, b.k, b.v, p.has_mask ? b.mask : nullptr, b.slope, state, b.scores, rows, d, n, p.scale);
+        }
+        sim_check_modes_restored(f.variant, found);
     }
 }
 
@@ -149,7 +171,7 @@ FlashAttnSplit flash_attn_split(const FlashAttnParams & p) {
 
 bool flash_attn_has_kernel(const KernelKey & key) {
     return key.kind == KernelKind::flash_attn && key.design != nullptr && std::strcmp(key.design, kFlashAttnDesign) == 0 &&
-           key.variant != nullptr && std::strcmp(key.variant, kFlashAttnVariant) == 0;
+           key.variant != nullptr && (std::strcmp(key.variant, kFlashAttnVariant) == 0 || flash_attn_bfp16(key));
 }
 
 ModelShape flash_attn_model_shape(const Invocation & inv) {
@@ -166,14 +188,16 @@ ModelShape flash_attn_model_shape(const Invocation & inv) {
     // The busiest core: its tasks (whole groups when parts == 1, one part of one group otherwise), each
     // a part's blocks at the largest chunk, and as the merging core of a split group the other parts'
     // states merged and the rows finished.
-    const MeasuredCalls & c = calls(static_cast<int32_t>(s.chunk_rows), static_cast<int32_t>(p.d), p.has_mask);
+    const bool bfp16 = flash_attn_bfp16(inv.key);
+    const MeasuredCalls & c = calls(static_cast<int32_t>(s.chunk_rows), static_cast<int32_t>(p.d), p.has_mask, bfp16);
     const double tasks_per_core = static_cast<double>((tasks + cores - 1) / cores);
     const double blocks_per_part = static_cast<double>((s.blocks + s.parts - 1) / s.parts);
     m.core_calls[0] = {c.block, tasks_per_core * blocks_per_part};
     m.core_calls[1] = {c.init, tasks_per_core};
     m.core_calls[2] = {c.merge, static_cast<double>(s.parts - 1)};
     m.core_calls[3] = {c.finish, s.parts > 1 ? 1.0 : tasks_per_core};
-    m.n_core_calls = 4;
+    m.core_calls[4] = {c.prepare, bfp16 ? tasks_per_core : 0.0};  // every core of a split group prepares its rows
+    m.n_core_calls = 5;
     // DRAM: q and the output once; each chunk's part reads its K/V rows (a group's chunks read them once
     // each); each chunk reads the mask rows of its distinct (token, mask head) pairs once, the memory
     // tile repeating a row for the query rows that share it.
