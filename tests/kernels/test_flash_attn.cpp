@@ -247,6 +247,23 @@ TEST_P(FlashAttnKernel, NanInKeysReachesTheRowsThatReadThem) {
     }
 }
 
+TEST_P(FlashAttnKernel, BlocksTheMaskHidesAreSkippedAsTheCpuSkipsMaskedPositions) {
+    // KV rows 32..63 (the second block) hidden from every query row, their V rows NaN: the CPU skips
+    // masked positions, and a block masked for every row of a core is skipped, so the output is the
+    // attention over the other rows. (A NaN V row in a partly masked block still reaches the output:
+    // README, "Numerics".)
+    Case c{64, 100, 2, 4, 2};
+    Data x = make_data(c, GetParam());
+    for (int64_t t = 0; t < c.n_tokens; ++t) {
+        for (int64_t j = 32; j < 64; ++j) x.mask[t * c.n_kv + j] = half_bits(-INFINITY);
+    }
+    for (int64_t j = 32; j < 64; ++j) {
+        for (int64_t i = 0; i < x.kv_row; ++i) x.v[j * x.kv_row + i] = 0x7e00;
+    }
+    run(c, x);
+    expect_close(c, x);
+}
+
 TEST_P(FlashAttnKernel, HalfValuesWidenExactly) {
     // Subnormal, normal, largest and signed K values: one-hot q picks each K value out of the scores, a
     // single KV row makes the output V itself.

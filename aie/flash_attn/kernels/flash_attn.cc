@@ -60,6 +60,23 @@ vf f16_to_f32(const aie::vector<uint16_t, kLanes> & h) {
 }
 vf f16_to_f32(const uint16_t * p) { return f16_to_f32(aie::load_v<kLanes>(p)); }
 
+alignas(64) const uint16_t kLaneIndex16[kLanes] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+                                                   16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+constexpr uint16_t kHalfNegInf = 0xfc00;
+
+// Whether the mask hides every live position of the block from every row (a causal mask's future, the
+// padding of the KV window): such a block changes no state (its weights are all 0), so both programs
+// skip it, as the CPU backend skips masked positions.
+bool all_masked(const uint16_t * mask, int32_t rows, int32_t n_kv) {
+    if (mask == nullptr) return false;
+    const auto past_end = aie::ge(aie::load_v<kLanes>(kLaneIndex16), uint16_t(n_kv));
+    for (int32_t r = 0; r < rows; ++r) {
+        const aie::vector<uint16_t, kLanes> m = aie::select(aie::load_v<kLanes>(mask + r * kBlock), kHalfNegInf, past_end);
+        if (!aie::eq(m, kHalfNegInf).full()) return false;
+    }
+    return true;
+}
+
 // e^x for x <= 0; 0 below kMinArg (and for -inf).
 vf exp_nonpos(const vf & x) {
     const vf z = fp32_mul(aie::max(x, kMinArg), kLog2e);
@@ -190,10 +207,12 @@ void fa_init_f32(float * __restrict state, int32_t rows, int32_t d) {
 
 // One block of n_kv <= 32 K/V rows (d F16 values each, row after row) for `rows` <= 16 query rows
 // (q: d fp32 each). mask: 32 F16 per query row, or nullptr (no mask); slope: one per query row (ALiBi;
-// 1 without). scores: 32 floats per query row of scratch.
+// 1 without). scores: 32 floats per query row of scratch. Nothing to do when the mask hides the whole
+// block (all_masked).
 void fa_block_f16(const float * __restrict q, const uint16_t * __restrict k, const uint16_t * __restrict v,
                   const uint16_t * __restrict mask, const float * __restrict slope, float * __restrict state,
                   float * __restrict scores, int32_t rows, int32_t d, int32_t n_kv, float scale) {
+    if (all_masked(mask, rows, n_kv)) return;
     const int32_t chunks = d / kLanes;
     vf wide[kMaxChunks];
 
@@ -253,6 +272,7 @@ void fa_prepare_q_bfp16(const float * __restrict q, uint8_t * __restrict qb, int
 void fa_block_f16_bfp16(const float * __restrict q, const uint8_t * __restrict qb, const uint16_t * __restrict k,
                         const uint16_t * __restrict v, const uint16_t * __restrict mask, const float * __restrict slope,
                         float * __restrict state, float * __restrict scores, int32_t rows, int32_t d, int32_t n_kv, float scale) {
+    if (all_masked(mask, rows, n_kv)) return;
     if (any_nonfinite(k, n_kv, d) || any_nonfinite(v, n_kv, d)) {
         fa_block_f16(q, k, v, mask, slope, state, scores, rows, d, n_kv, scale);
         return;
