@@ -63,8 +63,8 @@ std::vector<OptionSpec> make_options() {
          "MUL by its weight (aie/rms_norm); glue: that, the residual ADD and elementwise MUL (aie/add), SwiGLU (aie/glu), ROPE (aie/rope), GET_ROWS of F32 rows (aie/get_rows) and the F16 KV-cache writes (SET_ROWS, and CPY from F32 to F16: aie/set_rows) and SCALE (aie/scale); layer: that and FLASH_ATTN_EXT with an F16 KV cache (aie/flash_attn), every op of a Llama layer. Simulator only"},
         {"GGML_XDNA_FA_PRODUCTS", "bfp16, fp32", "bfp16",
          "the products of FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer). bfp16: q.k and p.v on the native "
-         "bfp16 matrix unit, each operand split in two bfp16 parts (about 2^-14 of a block's largest value: "
-         "aie/flash_attn/README.md); fp32: every product an emulated fp32 multiply (exact to fp32 rounding, "
+         "bfp16 matrix unit, the operands split in three bfp16 parts for the scores and two for p.v (about "
+         "2^-21 and 2^-14 of a block's largest value: aie/flash_attn/README.md); fp32: every product an emulated fp32 multiply (exact to fp32 rounding, "
          "several times the core cycles)"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "

@@ -19,7 +19,7 @@ constexpr int fa_state_floats(int rows, int d) { return 2 * kFaMaxRows + rows * 
 constexpr int fa_state_o(int) { return 2 * kFaMaxRows; }  // o starts here, after m[] and s[] of kFaMaxRows each
 
 // The bfp16 program's query operands (fa_prepare_q_bfp16): per 8 of the head dim and 8 query rows, two
-// 64-value bfp16ebs8 operands (hi, lo) of 72 bytes.
-constexpr int fa_q_bfp16_bytes(int rows, int d) { return (d / 8) * ((rows + 7) / 8) * 2 * 72; }
+// 64-value bfp16ebs8 operands (hi, mid, lo) of 72 bytes.
+constexpr int fa_q_bfp16_bytes(int rows, int d) { return (d / 8) * ((rows + 7) / 8) * 3 * 72; }
 
 }  // namespace xdna_aie
