@@ -10,7 +10,9 @@
 # while XDNA keeps llama.cpp's default (-fa auto: on). For attention on the NPU (GGML_XDNA_NPU_OPS=layer):
 # ggml's CPU flash attention rounds q to F16 and accumulates V in F16, and on the MoE demo model at batch 1
 # that alone moves the CPU by mean KLD 0.0119 (its -fa off run against its -fa on run); the NPU's fp32
-# attention lands 0.0112 from the CPU's flash attention and 0.0059 from its fp32 attention. On the trained
+# attention (GGML_XDNA_FA_PRODUCTS=fp32) lands 0.0112 from the CPU's flash attention and 0.0059 from its
+# fp32 attention, its bfp16 products (the default) 0.0120 and 0.0073. KLD_XDNA_FA=off: XDNA without flash
+# attention too (the attention's KQ, SOFT_MAX and KQV then take the host-op path). On the trained
 # model at batch 1: CPU -fa off vs on 0.000074; the NPU's attention 0.000073 from the CPU's flash
 # attention, 0.000052 from its fp32 attention (with attention on the host: 0.000074).
 set -euo pipefail
@@ -69,7 +71,7 @@ check() {
     env -u GGML_BACKEND_PATH "$bin/llama-perplexity" "${common[@]}" ${KLD_CPU_FA:+-fa "$KLD_CPU_FA"} --kl-divergence-base "$base" \
         >"$work/cpu-$path-$q.log" 2>&1 || { echo "CPU run failed for $path $q, see $work/cpu-$path-$q.log"; exit 1; }
     GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim GGML_XDNA_PROFILE=1 "$bin/llama-perplexity" "${common[@]}" \
-        --kl-divergence-base "$base" --kl-divergence >"$log" 2>&1 \
+        ${KLD_XDNA_FA:+-fa "$KLD_XDNA_FA"} --kl-divergence-base "$base" --kl-divergence >"$log" 2>&1 \
         || { echo "XDNA run failed for $path $q, see $log"; exit 1; }
     # The matmuls must really have run on the XDNA device (its profile counts them) ...
     grep -q "matmul invocations" "$log" || { echo "$path $q: no matmul ran on XDNA0"; status=1; }
