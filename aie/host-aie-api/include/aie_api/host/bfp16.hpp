@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "modes.hpp"
 #include "rounding.hpp"
@@ -59,9 +60,19 @@ inline bfp16_block bfp16_from_fp32(const float (&x)[bfp16_block_size], aie::roun
     return b;
 }
 
+// 2^e as a double, exactly: built from its bits in the normal range (every exponent a block or a
+// product of two blocks has), std::ldexp outside it. The simulator multiplies by it per lane.
+inline double pow2_exact(int e) {
+    if (e < -1022 || e > 1023) return std::ldexp(1.0, e);
+    const uint64_t bits = uint64_t(e + 1023) << 52;
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
 // The value a mantissa stands for in a block of exponent `exponent` (exact in double).
 inline double bfp16_value(uint8_t exponent, int8_t mantissa) {
-    return std::ldexp((double)mantissa, int(exponent) - bfp16_value_bias);
+    return (double)mantissa * pow2_exact(int(exponent) - bfp16_value_bias);
 }
 
 // The product of two blocks as the bfp16 mmul forms it for one output: the eight int8 x int8
@@ -69,7 +80,7 @@ inline double bfp16_value(uint8_t exponent, int8_t mantissa) {
 inline double bfp16_block_dot(uint8_t ea, const int8_t * ma, uint8_t eb, const int8_t * mb) {
     int64_t dot = 0;
     for (unsigned k = 0; k < bfp16_block_size; ++k) dot += int64_t(ma[k]) * int64_t(mb[k]);
-    return std::ldexp((double)dot, int(ea) + int(eb) - 2 * bfp16_value_bias);
+    return (double)dot * pow2_exact(int(ea) + int(eb) - 2 * bfp16_value_bias);
 }
 
 }  // namespace aie::detail

@@ -129,7 +129,8 @@ template <typename Tag, typename T, unsigned Elems> void block_to_accum(accum<Ta
     count_move(6);
     count_vector(Elems / 64);
     for (unsigned c = 0; c < Elems / 64; ++c) count_mmul(aie_host::mmul_shape::bfp16_8x8x8, 512);
-    for (unsigned i = 0; i < Elems; ++i) acc.set_lane(i, (float)std::ldexp(v.value(i), shift));
+    const double scale = pow2_exact(shift);
+    for (unsigned i = 0; i < Elems; ++i) acc.set_lane(i, (float)(v.value(i) * scale));
 }
 
 // The core's load FIFO over packed blocks (aie_api detail/aie2p/array_helpers.hpp
