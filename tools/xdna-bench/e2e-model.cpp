@@ -170,7 +170,7 @@ const char * grouping_name(Grouping g) {
         case Grouping::glue_on_npu:
             return "residual ADD, RMS_NORM, SwiGLU, ROPE, the KV-cache writes, the output rows and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer";
         case Grouping::layer_on_npu:
-            return "the glue and FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer): 1 per token or ubatch";
+            return "the glue and FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer): 1 per token or ubatch (a MoE layer 3: its routing on the host)";
     }
     return "?";
 }
@@ -221,13 +221,28 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             }
             // glue_on_npu: attention (between QKV and O) stays on the host and cuts; O, gate/up, SwiGLU,
             // down and the next layer's QKV share a submission.
-            // layer_on_npu: attention joins too, and the whole pass is one submission.
+            // layer_on_npu: attention joins too, and a dense model's whole pass is one submission. A MoE
+            // layer's routing stays on the host (as the backend runs it: SOFT_MAX+ARGSORT of the router's
+            // output, then the GET_ROWS of the chosen experts' weights on the NPU, then their
+            // normalisation SUM_ROWS+CLAMP+DIV, and after the experts the MUL by the weights): three
+            // submissions per layer, the experts' MUL_MAT_IDs in the third.
             static const int glue_group[4] = {0, 1, 1, 1};
+            const bool moe = d.n_expert > 0;
             j.group = grouping == Grouping::per_split     ? l * 8 + mm[i].split
                     : grouping == Grouping::per_layer   ? l
                     : grouping == Grouping::glue_on_npu ? l + glue_group[mm[i].split & 3]
+                    : layer && moe                      ? 3 * l + (mm[i].split >= 3 ? 2 : 0)
                                                         : 0;
             const bool split_starts = i == 0 || mm[i - 1].split != mm[i].split;
+            if (layer && moe && split_starts && mm[i].split == 3) {
+                if (!pending.empty()) {
+                    flush();
+                }
+                xdna::GetRowsInvocation g;  // the chosen experts' router weights: one float per row
+                g.p = {tokens * d.n_expert_used, 1, tokens * d.n_expert, 1, 1};
+                pending.push_back({{}, 3 * l + 1, true, xdna::get_rows_model_shape(xdna::to_invocation(g))});
+                pending_group = 3 * l + 1;
+            }
             if (glue && split_starts && mm[i].split == 1 && !pending.empty()) {
                 add_ropes(pending, d, tokens, pending_group);  // the rotations end the QKV stages
                 if (layer) {

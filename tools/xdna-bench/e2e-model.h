@@ -24,7 +24,8 @@ enum class Grouping {
                   // quantization join the matmuls' submissions (modelled as their kernels' invocations);
                   // attention stays on the host: 1 per layer (the output rows' GET_ROWS on the NPU too)
     layer_on_npu,  // GGML_XDNA_NPU_OPS=layer: the glue and FLASH_ATTN_EXT (aie/flash_attn) over `context`
-                   // KV rows: one submission per token or ubatch, as the backend runs it
+                   // KV rows: one submission per token or ubatch, as the backend runs it (a MoE layer:
+                   // three, its routing on the host)
 };
 
 const char * grouping_name(Grouping g);

@@ -222,7 +222,7 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
                       "on Krackan beside):\n\n",
                  grouping_name(Grouping::layer_on_npu));
     std::fprintf(out, "| context | decode t/s | ms per token | of which attention (compute, DRAM) ms | submissions per token | "
-                      "FastFlowLM 8B t/s |\n|---|---|---|---|---|---|\n");
+                      "FastFlowLM Llama-3.1-8B t/s |\n|---|---|---|---|---|---|\n");
     double t_first = 0, t_last = 0;
     for (size_t i = 0; i < 3; ++i) {
         const PhaseModel tg = model_phase(d, ftype, model, 1, Grouping::layer_on_npu, false, 1, contexts[i]);
@@ -237,8 +237,8 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
     const PhaseModel pp = model_phase(d, ftype, model, pp_tokens, Grouping::layer_on_npu);
     std::fprintf(out, "\nPer context position: %s us per token (FastFlowLM: 1.28 us). With attention on the host "
                       "(GGML_XDNA_NPU_OPS=glue) the same decode is %s t/s before the host's attention, in %d submissions per token. "
-                      "Prefill pp%lld from an empty cache with attention on the NPU (every query row reads every KV row: no "
-                      "causal block skipping): %s t/s in %d submission.\n",
+                      "Prefill pp%lld from an empty cache with attention on the NPU (every block charged: the kernel skips the "
+                      "blocks a causal mask hides, the model does not credit it): %s t/s in %d submission(s).\n",
                  fmt(slope_us, 2).c_str(), fmt(none.tokens_per_s(), 2).c_str(), none.submissions, (long long) pp_tokens,
                  fmt(pp.tokens_per_s(), 0).c_str(), pp.submissions);
 }
