@@ -37,8 +37,13 @@ status=0
 # With GGML_XDNA_NPU_OPS=glue the cache writes run inside the submissions instead (the f32_to_f16 rows
 # of the kernel table): a failed submission then leaves the KV rows it wrote, and its recomputation on
 # the host must write them again from inputs the failed run may have overwritten.
-if [ "${GGML_XDNA_NPU_OPS:-none}" = glue ]; then
+# With GGML_XDNA_NPU_OPS=layer the attention runs there too (the fa_block rows): a failed submission's
+# recomputation then reads the KV rows the same submission wrote.
+if [ "${GGML_XDNA_NPU_OPS:-none}" = glue ] || [ "${GGML_XDNA_NPU_OPS:-none}" = layer ]; then
     grep -q "^  f32_to_f16 " "$work/faults.log" || { echo "FAIL: the KV-cache writes did not run on the NPU"; status=1; }
+    if [ "$GGML_XDNA_NPU_OPS" = layer ]; then
+        grep -q "^  fa_block" "$work/faults.log" || { echo "FAIL: the attention did not run on the NPU"; status=1; }
+    fi
 else
     grep -q "cut .* by host ops .*SET_ROWS" "$work/faults.log" || { echo "FAIL: no whole layer ran on XDNA0 (no SET_ROWS between submissions)"; status=1; }
 fi
