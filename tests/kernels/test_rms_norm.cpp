@@ -148,14 +148,16 @@ TEST(RmsNormKernel, WithinEightUlpOfTheExactNorm) {
     }
 }
 
-// The rsqrt emulation alone (partial sums holding v, inv_cols 1, eps FLT_MIN): within 2 ulp of
+// The rsqrt emulation alone (partial sums holding v, inv_cols 1, eps FLT_MIN): within 2.25 ulp of
 // 1/sqrt(v) for 2^-100 <= v < 2^128 (the planner's smallest eps is 2^-100), at powers of two and
-// between them.
-TEST(RmsNormKernel, RsqrtNewtonWithinTwoUlp) {
+// between them. The bound is measured: every float significand at exponents 0, 1, -100 and -99 (the
+// error repeats with the exponent's parity) gives at most 2.1838 ulp, at 0x1.07d788p+0 (and 1.5812 ulp
+// at odd exponents); a bound of 2 failed about one run in a hundred on the random values.
+TEST(RmsNormKernel, RsqrtNewtonWithinTheMeasuredBound) {
     alignas(64) float partial[kLanes], scale[kLanes];
     double worst = 0;
     for (int e = -100; e <= 127; e += 3) {
-        for (float m : {1.0f, 1.25f, 1.5f, 1.999f, xdna_test::uniform(1.0f, 2.0f)}) {
+        for (float m : {1.0f, 1.25f, 1.5f, 1.999f, 0x1.07d788p+0f, xdna_test::uniform(1.0f, 2.0f)}) {
             if (e == 127 && m > 1.5f) continue;  // 2^127 * 1.999 is finite; keep to clear values
             const float v = std::ldexp(m, e);
             std::memset(partial, 0, sizeof partial);
@@ -168,7 +170,8 @@ TEST(RmsNormKernel, RsqrtNewtonWithinTwoUlp) {
             for (float p : partial) ASSERT_EQ(p, 0.0f) << "the partial sums are cleared for the next row";
         }
     }
-    EXPECT_LE(worst, 2.0) << "worst rsqrt error in ulp";
+    EXPECT_LE(worst, 2.25) << "worst rsqrt error in ulp";
+    EXPECT_GT(worst, 2.1) << "the worst significand measured is among the values";
 }
 
 // NaN and Inf come out as the CPU backend gives them: a NaN makes the row NaN; an infinite value makes
