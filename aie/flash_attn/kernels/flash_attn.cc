@@ -60,8 +60,6 @@ vf f16_to_f32(const aie::vector<uint16_t, kLanes> & h) {
 }
 vf f16_to_f32(const uint16_t * p) { return f16_to_f32(aie::load_v<kLanes>(p)); }
 
-alignas(64) const uint16_t kLaneIndex16[kLanes] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
-                                                   16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
 constexpr uint16_t kHalfNegInf = 0xfc00;
 
 // Whether the mask hides every live position of the block from every row (a causal mask's future, the
@@ -69,7 +67,7 @@ constexpr uint16_t kHalfNegInf = 0xfc00;
 // skip it, as the CPU backend skips masked positions.
 bool all_masked(const uint16_t * mask, int32_t rows, int32_t n_kv) {
     if (mask == nullptr) return false;
-    const auto past_end = aie::ge(aie::load_v<kLanes>(kLaneIndex16), uint16_t(n_kv));
+    const auto past_end = aie::ge(aie::load_v<kLanes>(kLaneIndex), n_kv);  // 32 lanes, as a mask row
     for (int32_t r = 0; r < rows; ++r) {
         const aie::vector<uint16_t, kLanes> m = aie::select(aie::load_v<kLanes>(mask + r * kBlock), kHalfNegInf, past_end);
         if (!aie::eq(m, kHalfNegInf).full()) return false;
@@ -152,25 +150,23 @@ constexpr int kOp = 8;  // rows, columns and depth of one bfp16 mmul
 struct Split {
     Blocks hi, lo;
 };
-Split split_bfp16(const v64f & x) {
-    const FAcc a(x);
+Split split_bfp16(const FAcc & a) {
     Split s;
     s.hi = a.template to_vector<bfp16ebs8>();
     s.lo = aie::sub(a, FAcc(s.hi)).template to_vector<bfp16ebs8>();
     return s;
 }
-// Three parts (hi + mid + lo, about 2^-21 of the block's largest magnitude) for the scores' operands.
+Split split_bfp16(const v64f & x) { return split_bfp16(FAcc(x)); }
+// Three parts (hi + mid + lo, about 2^-21 of the block's largest magnitude) for the scores' operands:
+// hi, then the residual split in two.
 struct Split3 {
     Blocks hi, mid, lo;
 };
 Split3 split3_bfp16(const v64f & x) {
     const FAcc a(x);
-    Split3 s;
-    s.hi = a.template to_vector<bfp16ebs8>();
-    const FAcc r = aie::sub(a, FAcc(s.hi));
-    s.mid = r.template to_vector<bfp16ebs8>();
-    s.lo = aie::sub(r, FAcc(s.mid)).template to_vector<bfp16ebs8>();
-    return s;
+    const Blocks hi = a.template to_vector<bfp16ebs8>();
+    const Split rest = split_bfp16(aie::sub(a, FAcc(hi)));
+    return {hi, rest.hi, rest.lo};
 }
 
 // 8 rows of 8 F16 values, `stride` values apart, as one 64-value vector (row-major).

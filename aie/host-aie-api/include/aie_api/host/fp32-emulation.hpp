@@ -54,14 +54,17 @@ struct bf16_parts {
     float hi, mid, lo;  // a, b, c: bfloat16 values; hi + mid + lo == x for finite x
 };
 
-// The three-part split of the safe and fast emulations.
-inline bf16_parts split_bf16(float x, aie::rounding_mode m) {
+// The three-part split of the safe and fast emulations, `part` rounding a value to bf16.
+template <typename Part> inline bf16_parts split_bf16_by(float x, Part part) {
     bf16_parts p;
-    p.hi = bf16_part(x, m);
+    p.hi = part(x);
     const float r1 = x - p.hi;  // msc_elem_32(a, ones, x): exact
-    p.mid = bf16_part(r1, m);
-    p.lo = bf16_part(r1 - p.mid, m);
+    p.mid = part(r1);
+    p.lo = part(r1 - p.mid);
     return p;
+}
+inline bf16_parts split_bf16(float x, aie::rounding_mode m) {
+    return split_bf16_by(x, [m](float v) { return bf16_part(v, m); });
 }
 
 // safe: the nine products smallest first, each added with its own rounding (mul_elem_32_accuracy_safe).
@@ -102,24 +105,7 @@ template <bool Floor> inline float bf16_part_fast(float x) {
 template <bool Floor> inline void fp32_mul_safe_lanes_in(const float * x, const float * y, float * out, unsigned n) {
     // A plain loop: the compiler vectorizes it for the target it is compiled for (below: up to AVX-512).
     for (unsigned i = 0; i < n; ++i) {
-        const float a = bf16_part_fast<Floor>(x[i]);
-        const float xr = x[i] - a;
-        const float b = bf16_part_fast<Floor>(xr);
-        const float c = bf16_part_fast<Floor>(xr - b);
-        const float d = bf16_part_fast<Floor>(y[i]);
-        const float yr = y[i] - d;
-        const float e = bf16_part_fast<Floor>(yr);
-        const float f = bf16_part_fast<Floor>(yr - e);
-        float t = c * f;
-        t = t + c * e;
-        t = t + b * f;
-        t = t + a * f;
-        t = t + b * e;
-        t = t + d * c;
-        t = t + b * d;
-        t = t + a * e;
-        t = t + a * d;
-        out[i] = t;
+        out[i] = fp32_mul_safe(split_bf16_by(x[i], bf16_part_fast<Floor>), split_bf16_by(y[i], bf16_part_fast<Floor>));
     }
 }
 // The same loop compiled for wider x86 vectors, chosen at run time (the host aie_api is header-only and
