@@ -292,12 +292,14 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
         b.invocations.push_back(t);
         if (s.kind != KernelKind::matmul) {
             // Another design is another xclbin: charged as a switch when the invocation before it ran
-            // another program (a matmul contract, or another kind's design).
-            static const MatmulContract other_design{};
-            if (last != nullptr && last != &other_design) {
+            // another program (a matmul contract, or another kind's design: an ADD after a RMS_NORM
+            // switches too, each kind's design being an xclbin of its own). One stand-in per kind.
+            static const std::array<MatmulContract, 256> kind_design{};
+            const MatmulContract * design = &kind_design[static_cast<size_t>(s.kind)];
+            if (last != nullptr && last != design) {
                 ++b.contract_switches;
             }
-            last = &other_design;
+            last = design;
             continue;
         }
         if (s.weight_type != GGML_TYPE_COUNT) {

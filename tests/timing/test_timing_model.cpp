@@ -211,6 +211,28 @@ TEST(TimingModel, ChangeOfLayoutIsChargedAsASwitch) {
     EXPECT_STREQ(layout, "m_split");
 }
 
+// Each kind's design is an xclbin of its own (aie/<kind>/): a RMS_NORM after an ADD switches as a matmul
+// after either does; two invocations of one kind in a row do not.
+TEST(TimingModel, ChangeOfKindIsChargedAsASwitch) {
+    const NpuPreset p = *find_npu_preset("krackan");
+    const TimingModel model(p);
+    auto glue = [](KernelKind kind) {
+        ModelShape s;
+        s.kind = kind;
+        s.kind_cores = s.kind_columns = 1;
+        s.activation_bytes = s.out_bytes = 16384;
+        return s;
+    };
+    const ModelShape add = glue(KernelKind::add), norm = glue(KernelKind::rms_norm);
+    const ModelShape mm = shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, 1));
+    EXPECT_EQ(model.batch({add, add}).contract_switches, 0);
+    EXPECT_EQ(model.batch({add, norm}).contract_switches, 1);
+    EXPECT_EQ(model.batch({add, norm, mm, norm, add}).contract_switches, 4);
+    const ModelledBatch b = model.batch({norm, mm, mm, norm});
+    EXPECT_EQ(b.contract_switches, 2);
+    EXPECT_DOUBLE_EQ(b.switch_us, 2 * p.contract_switch_us);
+}
+
 TEST(TimingModel, Batch1GemvUsesOnlyColumnsWithWork) {
     const TimingModel model(*find_npu_preset("krackan"));
     // 64 rows: one row tile, padded to a group of 4 (the design splits whole groups over a column's

@@ -72,7 +72,19 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
     model.batch(shapes, b, &last_type, &last_layout);  // switches across submissions are charged too
     out.contract_changes += b.contract_switches;
     out.switch_us += b.switch_us;
-    for (const auto & t : b.invocations) {
+    for (size_t i = 0; i < b.invocations.size(); ++i) {
+        const auto & t = b.invocations[i];
+        const auto & s = shapes[i];
+        const std::string kind = s.kind == xdna::KernelKind::matmul
+                                     ? std::string("matmul ") + ggml_type_name(s.weight_type)
+                                     : std::string(xdna::kernel_kind_name(s.kind));
+        auto & k = out.by_kind[kind];
+        k.invocations += 1;
+        k.compute_us += t.compute_us;
+        k.dram_us += t.dram_us;
+        k.busy_us += std::max(t.compute_us, t.dram_us);
+        k.dispatch_us += t.dispatch_us;
+        k.dram_bytes += t.dram_bytes;
         ++out.layouts[*t.layout != 0 ? t.layout : "published"];
         if (t.infeasible != nullptr &&
             std::find(out.infeasible.begin(), out.infeasible.end(), t.infeasible) == out.infeasible.end()) {

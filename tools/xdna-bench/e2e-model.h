@@ -45,6 +45,13 @@ struct PhaseModel {
     double  total_us = 0;
     std::vector<std::string> infeasible;  // design limits the phase's kernels break (feasibility.h)
     std::map<std::string, int> layouts;   // invocations per design layout the model chose (timing-model.h)
+    // Per kernel kind (matmul split by weight type): invocations and the sums of their modelled terms,
+    // so a report can say where a token's time goes.
+    struct KindTotals {
+        int    invocations = 0;
+        double compute_us = 0, dram_us = 0, busy_us = 0, dispatch_us = 0, dram_bytes = 0;
+    };
+    std::map<std::string, KindTotals> by_kind;
 
     double dispatch_us() const { return submit_us + invocation_us; }
     double tokens_per_s() const { return total_us > 0 ? tokens * 1e6 / total_us : 0; }

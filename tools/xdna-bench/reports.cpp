@@ -241,6 +241,19 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
                       "blocks a causal mask hides, the model does not credit it): %s t/s in %d submission(s).\n",
                  fmt(slope_us, 2).c_str(), fmt(none.tokens_per_s(), 2).c_str(), none.submissions, (long long) pp_tokens,
                  fmt(pp.tokens_per_s(), 0).c_str(), pp.submissions);
+
+    // Where the 1k-context decoded token goes, kind by kind: what the decode goal has to cut.
+    const PhaseModel tg1k = model_phase(d, ftype, model, 1, Grouping::layer_on_npu, false, 1, contexts[0]);
+    std::fprintf(out, "\nWhere a decoded token's time goes at %lld context (MODELLED, the same run; busy = the sum of max(compute, DRAM) "
+                      "per invocation, DRAM GB/s = the kind's bytes over its DRAM time; the submission's own %s ms and the %d "
+                      "changes of contract or layout (%s ms) are not in the rows):\n\n",
+                 (long long) contexts[0], fmt(tg1k.submit_us / 1e3, 2).c_str(), tg1k.contract_changes, fmt(tg1k.switch_us / 1e3, 2).c_str());
+    std::fprintf(out, "| kind | invocations | busy ms | compute ms | DRAM ms | MB moved | DRAM GB/s | setup ms |\n|---|---|---|---|---|---|---|---|\n");
+    for (const auto & [kind, k] : tg1k.by_kind) {
+        std::fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", kind.c_str(), k.invocations, fmt(k.busy_us / 1e3, 2).c_str(),
+                     fmt(k.compute_us / 1e3, 2).c_str(), fmt(k.dram_us / 1e3, 2).c_str(), fmt(k.dram_bytes / 1e6, 1).c_str(),
+                     fmt(k.dram_us > 0 ? k.dram_bytes / k.dram_us / 1e3 : 0.0, 1).c_str(), fmt(k.dispatch_us / 1e3, 2).c_str());
+    }
 }
 
 void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const std::string & preset_name,
