@@ -350,6 +350,12 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     scenarios.push_back({"one submission per token", "the whole forward pass in one submission", base, Grouping::per_token});
     scenarios.push_back({"glue and attention on the NPU", "GGML_XDNA_NPU_OPS=layer: the glue and FLASH_ATTN_EXT (decode at 1k context; prefill from an empty cache)", base,
                          Grouping::layer_on_npu});
+    NpuPreset no_switch = base;
+    no_switch.contract_switch_us = 0;
+    scenarios.push_back({"glue and attention, no switches (sensitivity)",
+                         "GGML_XDNA_NPU_OPS=layer with GGML_XDNA_MODEL_SWITCH_US=0: what one co-resident design for every kind "
+                         "(fixed core roles, the projection's weight type a runtime word) would save at most; no such design yet",
+                         no_switch, Grouping::layer_on_npu});
     NpuPreset int4 = base;
     int4.int4_macs_per_cycle = 1024;
     scenarios.push_back({"int4 at 1024 MAC/cycle", "GGML_XDNA_MODEL_INT4_MACS=1024", int4, Grouping::per_split});
