@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -291,6 +292,41 @@ TEST_P(FlashAttnKernel, HalfValuesWidenExactly) {
     run(c, x);
     ASSERT_TRUE(x.status.ok) << x.status.message;
     for (int i = 0; i < 64; ++i) EXPECT_EQ(static_cast<double>(x.out[i]), half_value(bits[i % 8])) << "value " << i;
+}
+
+TEST_P(FlashAttnKernel, EveryFiniteHalfValueWidensExactly) {
+    // Every finite F16 bit pattern (63488) as V of a single KV row, 128 at a time: the output is V itself.
+    Case c{128, 1, 1, 1, 1};
+    c.mask = false;
+    std::vector<uint16_t> finite;
+    for (uint32_t b = 0; b < 0x10000; ++b) {
+        if ((b & 0x7c00) != 0x7c00) finite.push_back(static_cast<uint16_t>(b));
+    }
+    for (size_t at = 0; at < finite.size(); at += 128) {
+        Data x = make_data(c, GetParam());
+        for (int i = 0; i < 128; ++i) x.v[i] = finite[(at + i) % finite.size()];
+        run(c, x);
+        ASSERT_TRUE(x.status.ok) << x.status.message;
+        for (int i = 0; i < 128; ++i) {
+            const uint16_t b = finite[(at + i) % finite.size()];
+            ASSERT_EQ(static_cast<double>(x.out[i]), half_value(b)) << "F16 0x" << std::hex << b;
+        }
+    }
+}
+
+TEST_P(FlashAttnKernel, SubnormalKeysScoreAsInDouble) {
+    // Keys that are all subnormal or among the smallest normals (exponent field 0 to 2, either sign), and
+    // q large enough (about 2^12) that they make scores of a few units: their widening is what sets them.
+    for (const Case & c : {Case{128, 70, 1, 4, 1}, Case{64, 40, 3, 2, 2}}) {
+        Data x = make_data(c, GetParam());
+        for (uint16_t & k : x.k) {
+            const uint32_t r = static_cast<uint32_t>(xdna_test::uniform(0.0f, 1.0f) * 6144.0f);  // 3 x 2048 patterns
+            k = static_cast<uint16_t>(std::min<uint32_t>(r, 6143) % 3072 | (r >= 3072 ? 0x8000 : 0));
+        }
+        for (float & v : x.q) v *= 4096.0f;
+        run(c, x);
+        expect_close(c, x, std::strcmp(x.variant, xdna::kFlashAttnBfp16Variant) == 0 ? 1.5 : 4.0);
+    }
 }
 
 TEST(FlashAttnSplit, TheDesignSplitsTheContextWhenCoresWouldIdle) {

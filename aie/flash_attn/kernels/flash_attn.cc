@@ -7,7 +7,8 @@
 // Numerics as the core computes them:
 // - K, V and the mask arrive as F16 and are widened to fp32 exactly with integer operations (the core
 //   has no f16 arithmetic): normal values by rebasing the exponent field, subnormals as their integer
-//   significand times 2^-24 (an exact int -> float conversion), Inf and NaN kept.
+//   significand times 2^-24 (an exact int -> float conversion), Inf and NaN kept. The bfp16 program
+//   builds its finite K and V values into an fp32 accumulator from three bf16 parts (widen_finite).
 // - q.k: the fp32 products of aie_api's float multiply-accumulate (Peano's `safe` emulation), 32 lanes
 //   of the head dim at a time into an fp32 accumulator, then the 32 lanes summed by reduce_add's
 //   halving tree; times `scale` (one safe product), plus slope * mask (one safe product, one add; the
@@ -162,12 +163,12 @@ Split split_bfp16(const v64f & x) { return split_bfp16(FAcc(x)); }
 struct Split3 {
     Blocks hi, mid, lo;
 };
-Split3 split3_bfp16(const v64f & x) {
-    const FAcc a(x);
+Split3 split3_bfp16(const FAcc & a) {
     const Blocks hi = a.template to_vector<bfp16ebs8>();
     const Split rest = split_bfp16(aie::sub(a, FAcc(hi)));
     return {hi, rest.hi, rest.lo};
 }
+Split3 split3_bfp16(const v64f & x) { return split3_bfp16(FAcc(x)); }
 
 // 8 rows of 8 F16 values, `stride` values apart, as one 64-value vector (row-major).
 v64u16 load_8x8(const uint16_t * p, int32_t stride) {
@@ -175,7 +176,33 @@ v64u16 load_8x8(const uint16_t * p, int32_t stride) {
                        aie::load_v<8>(p + 4 * stride), aie::load_v<8>(p + 5 * stride), aie::load_v<8>(p + 6 * stride),
                        aie::load_v<8>(p + 7 * stride));
 }
-v64f widen(const v64u16 & h) { return aie::concat(f16_to_f32(h.extract<kLanes>(0)), f16_to_f32(h.extract<kLanes>(1))); }
+
+// 64 finite F16 values (the bfp16 program takes no block with an Inf or a NaN: any_nonfinite) into an fp32
+// accumulator, exactly, by integer operations on 16-bit lanes and three bf16 multiplies by 1 (f16_to_f32
+// per 32 lanes and the accumulator move cost about twice the moves). With s, e, m the sign, exponent
+// field and significand field, a normal value x = (-1)^s 2^(e-15) (1 + m/1024) is A + C - D:
+//   A = (-1)^s 2^(e-15) (1 + (m >> 3)/128)   the exponent field rebased and the top 7 bits of m,
+//   C = (-1)^s 2^(e-18) (1 + (m & 7)/128)    the low 3 bits of m, at the bottom of a bf16 mantissa,
+//   D = (-1)^s 2^(e-18)                       C's leading one, taken back;
+// each a bf16 value. A subnormal or zero (e = 0: x = m 2^-24) is made e = 1 with the leading one set,
+// and its D is 2^-17 + 2^-14, which takes that one back too. The products by 1 are exact, and so is each
+// fp32 add (A + C has at most 12 significant bits, x at most 11). The shift by 3 runs on a multiple of 8
+// (aie_api shifts go through an accumulator and round in the current mode: conv_even here).
+// `one`: 64 bf16 ones, broadcast once per block by the caller.
+FAcc widen_finite(const v64u16 & h, const aie::vector<bfloat16, 64> & one) {
+    const v64u16 em = aie::bit_and(uint16_t(0x7fff), h);
+    const v64u16 sign = aie::bit_and(uint16_t(0x8000), h);
+    const auto small = aie::lt(em, uint16_t(0x400));                                  // subnormal or zero
+    const v64u16 en = aie::select(em, aie::bit_or(uint16_t(0x400), em), small);       // exponent field >= 1
+    const v64u16 t = aie::downshift(aie::bit_and(uint16_t(0x7ff8), en), 3);           // e << 7 | m >> 3
+    const v64u16 a = aie::bit_or(aie::add(t, uint16_t(112 << 7)), sign);               // 2^(e-15) (1 + (m>>3)/128)
+    const v64u16 lead = aie::add(aie::bit_and(uint16_t(0x7f80), t), uint16_t(109 << 7));  // 2^(e-18)
+    const v64u16 c = aie::bit_or(aie::bit_or(lead, aie::bit_and(uint16_t(7), en)), sign);
+    const v64u16 dd = aie::bit_or(aie::select(lead, uint16_t(0x3890), small), sign);  // 0x3890: 2^-14 (1 + 1/8)
+    FAcc x = aie::mul(aie::vector_cast<bfloat16>(a), one);
+    x = aie::mac(x, aie::vector_cast<bfloat16>(c), one);
+    return aie::msc(x, aie::vector_cast<bfloat16>(dd), one);
+}
 
 // The 64 lanes of a C tile (8 query rows x 8 columns) to `rows_left` rows of `dst`, `stride` floats apart.
 void store_rows(const v64f & c, float * dst, int32_t stride, int32_t rows_left) {
@@ -293,6 +320,7 @@ void fa_block_f16_bfp16(const float * __restrict q, const uint8_t * __restrict q
     }
     const aie::rounding_mode entry = aie::swap_rounding(aie::rounding_mode::conv_even);
     const int32_t groups = (rows + kOp - 1) / kOp, kbs = d / kOp, kv_groups = (n_kv + kOp - 1) / kOp;
+    const aie::vector<bfloat16, 64> one = aie::broadcast<bfloat16, 64>(bfloat16(1.0f));
 
     // Raw scores q.k: K rows 8 at a time (rows past n_kv are masked by the softmax step).
     for (int32_t ng = 0; ng < kv_groups; ++ng) {
@@ -300,7 +328,7 @@ void fa_block_f16_bfp16(const float * __restrict q, const uint8_t * __restrict q
         aie::block_vector_input_buffer_stream<bfp16ebs8, 64> qs(reinterpret_cast<const bfp16ebs8 *>(qb));
         AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
         for (int32_t kb = 0; kb < kbs; ++kb) {
-            const Split3 kt = split3_bfp16(widen(load_8x8(k + ng * kOp * d + kb * kOp, d)));
+            const Split3 kt = split3_bfp16(widen_finite(load_8x8(k + ng * kOp * d + kb * kOp, d), one));
             for (int32_t rg = 0; rg < groups; ++rg) {
                 const Blocks qh = qs.pop(), qm = qs.pop(), ql = qs.pop();
                 c[rg].mac(qh, aie::op_transpose(kt.hi));
@@ -332,7 +360,7 @@ void fa_block_f16_bfp16(const float * __restrict q, const uint8_t * __restrict q
             v64u16 t = aie::transpose(load_8x8(v + jb * kOp * d + ng * kOp, d), kOp, kOp);
             // KV rows past n_kv (stale data of the buffer) zero: they would share a block exponent.
             if ((jb + 1) * kOp > n_kv) t = aie::select(t, uint16_t(0), aie::ge(row_of_lane, int16_t(n_kv - jb * kOp)));
-            const Split vt = split_bfp16(widen(t));
+            const Split vt = split_bfp16(widen_finite(t, one));
             for (int32_t rg = 0; rg < groups; ++rg) {
                 c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.hi));
                 c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.lo));
