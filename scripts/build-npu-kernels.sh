@@ -278,10 +278,11 @@ done
 # The manifest: argument kinds follow the runtime sequence (W, A, C, params) and mlir-aie's kernel
 # signature (opcode, instruction BO in group 1, word count, bo<i> in group 3 + i), read back from the
 # kernel description aiecc generated so the argument count always matches the xclbin.
-"$python" - "$entries" "$out_dir/manifest.json" <<'EOF'
+"$python" - "$entries" "$out_dir/manifest.json" "$exact" <<'EOF'
 import glob, json, os, sys
 
 entries, manifest = sys.argv[1], sys.argv[2]
+exact = sys.argv[3] == "1"  # --exact: one xclbin per contract, W objects of its own tile
 bo_kinds = ["weights", "activations", "output", "params"]
 designs = {}  # xclbin -> its manifest entry
 for line in open(entries):
@@ -318,6 +319,8 @@ for line in open(entries):
         "serves": [{"contract": contract, "tiles": [tile]}],
         "args": args,
     }
+    if exact:
+        designs[xclbin]["w_objects"] = "exact"
 doc = {"comment": "Built by scripts/build-npu-kernels.sh from aie/matmul (never run on an NPU by this project). "
                   "The backend builds each problem shape's instruction stream on the host.",
        "format_version": 2, "designs": list(designs.values())}

@@ -13,6 +13,13 @@ for layer in "$@"; do
     mkdir -p "$dir/$layer"
     ln -sfn "$root/src/$layer" "$dir/$layer/$layer"
     echo "-I$dir/$layer"
+    # Each op's part of this layer, as "ops/<op>/..." (src/CMakeLists.txt xdna_op_part).
+    for part in "$root"/src/ops/*/"$layer"; do
+        [ -d "$part" ] || continue
+        op=$(basename "$(dirname "$part")")
+        mkdir -p "$dir/$layer/ops"
+        ln -sfn "$part" "$dir/$layer/ops/$op"
+    done
 done
 # The contracts include the tile ABI shared with the NPU code (xdna_aie_abi: aie/include).
 for layer in "$@"; do

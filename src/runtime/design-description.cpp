@@ -472,14 +472,21 @@ DesignRead read_design_description_file(const std::string & path) {
 }
 
 bool family_buffers(const DesignDescription & d, const std::string & family, int tile_n, FamilyBuffers & out,
-                    std::string & err) {
+                    std::string & err, const std::string & exact) {
     const std::vector<std::string> * list = d.family_contracts(family);
     if (list == nullptr) {
         err = "design " + d.design + " has no family '" + family + "'";
         return false;
     }
+    if (!exact.empty() && std::find(list->begin(), list->end(), exact) == list->end()) {
+        err = "family " + family + " has no contract '" + exact + "' for an exact xclbin";
+        return false;
+    }
     out = {};
     for (const std::string & name : *list) {
+        if (!exact.empty() && name != exact) {
+            continue;  // an exact xclbin sizes its buffers to its one contract
+        }
         const MatmulContract * c = contract_named(name);
         if (c == nullptr) {
             err = "family " + family + " names contract '" + name + "' which the runtime does not know";

@@ -133,7 +133,8 @@ const DesignRead & matmul_design();
 
 // The buffer sizes of one family's xclbin at token tile `tile_n`: every FIFO object is sized to the
 // family's largest tile (one xclbin serves the family), and C is double-buffered when it fits next to
-// the kernel's own stack.
+// the kernel's own stack. With `exact` (a contract of the family), the xclbin that serves that contract
+// only (design.py --exact): its W object is the contract's own tile, so a W window over-fetches nothing.
 struct FamilyBuffers {
     size_t w_obj = 0, a_obj = 0, c_obj = 0;  // bytes of one W / A / C unit
     int    c_depth = 0;
@@ -144,6 +145,6 @@ struct FamilyBuffers {
 // False with `err` when the family cannot be sized, or when it does not fit a core even with one C
 // buffer; in the latter case `out` still holds its figures (c_depth 1, core_bytes over the limit).
 bool family_buffers(const DesignDescription & d, const std::string & family, int tile_n, FamilyBuffers & out,
-                    std::string & err);
+                    std::string & err, const std::string & exact = "");
 
 }  // namespace xdna

@@ -181,7 +181,7 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
     if (!e.is_object()) {
         fail("", std::string("must be an object, got ") + json_type_name(e));
     }
-    reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "serves", "args"}, "");
+    reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "serves", "args", "w_objects"}, "");
 
     KernelEntry base;
     base.index = index;
@@ -247,6 +247,17 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
     const json & serves = require(e, "serves", "serves");
     if (!serves.is_array() || serves.empty()) {
         fail("serves", "must be a non-empty array of {\"contract\", \"tiles\"}");
+    }
+    if (e.contains("w_objects")) {
+        const std::string w = require_string(e, "w_objects", "w_objects");
+        if (w != "family" && w != "exact") {
+            fail("w_objects", "'" + w + "' is not a W object sizing (family, exact)");
+        }
+        base.exact = w == "exact";
+        // An exact xclbin is built for one contract: its W objects fit no other.
+        if (base.exact && (serves.size() != 1 || !serves[0].is_object() || !serves[0].contains("contract"))) {
+            fail("w_objects", "an exact xclbin serves exactly one contract (" + std::to_string(serves.size()) + " listed)");
+        }
     }
     std::vector<KernelEntry> out;
     for (size_t i = 0; i < serves.size(); ++i) {

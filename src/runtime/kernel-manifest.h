@@ -59,6 +59,10 @@ struct KernelEntry {
     std::string                kernel_name;   // kernel inside the xclbin, e.g. "MLIR_AIE"
     std::vector<NpuGeneration> npu;
     std::vector<KernelArg>     args;          // in argument order
+    // "w_objects": "exact" (scripts/build-npu-kernels.sh --exact): the xclbin serves its one contract with
+    // W objects of that contract's tile, so its instruction streams must move windows of that size
+    // (MatmulSequenceShape::exact); absent or "family": W objects of the family's largest tile.
+    bool                       exact = false;
 
     bool runs_on(NpuGeneration g) const;
     // Argument position of `kind`, or -1 when the kernel has no such argument.

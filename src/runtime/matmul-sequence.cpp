@@ -112,7 +112,7 @@ uint64_t SequenceTraffic::busiest_channel() const {
 bool MatmulSequenceShape::operator==(const MatmulSequenceShape & o) const {
     return contract == o.contract && tile_n == o.tile_n && m_tiles == o.m_tiles && n_tiles == o.n_tiles &&
            k_tiles == o.k_tiles && out_row_stride == o.out_row_stride && weight_tile_bytes == o.weight_tile_bytes &&
-           act_tile_bytes == o.act_tile_bytes && columns == o.columns && layout == o.layout;
+           act_tile_bytes == o.act_tile_bytes && columns == o.columns && layout == o.layout && exact == o.exact;
 }
 
 MatmulSequenceShape sequence_shape_of(const MatmulInvocation & inv, int64_t out_row_stride) {
@@ -141,7 +141,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         out.error = "design " + d.design + " serves no contract '" + s.contract + "'";
         return out;
     }
-    if (!family_buffers(d, out.family, s.tile_n, out.buffers, out.error)) {
+    if (!family_buffers(d, out.family, s.tile_n, out.buffers, out.error, s.exact ? s.contract : std::string())) {
         return out;
     }
     const LayoutDesc * L = d.layout(s.layout);
@@ -176,9 +176,10 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         out.error = "empty shape";
         return out;
     }
-    // One xclbin per family: the memory tile and the cores receive objects of the family's sizes.
+    // The memory tile and the cores receive objects of the xclbin's sizes: the family's largest tile, or
+    // (exact) the contract's own.
     if (T == 0 || T > W || T % 4 != 0 || W % 4 != 0) {
-        out.error = "W tile of " + std::to_string(T) + " bytes does not fit the family's " + std::to_string(W) + "-byte window";
+        out.error = "W tile of " + std::to_string(T) + " bytes does not fit the xclbin's " + std::to_string(W) + "-byte window";
         return out;
     }
     if (A != fb.a_obj || A % 4 != 0) {

@@ -42,6 +42,9 @@ struct MatmulSequenceShape {
     size_t      act_tile_bytes = 0;
     int         columns = 0;          // array columns of the xclbin (0: the design's maximum)
     std::string layout;               // the xclbin's layout (design-description.h LayoutDesc; "": the default)
+    // The xclbin serves `contract` only, its W objects of the contract's own tile (design.py --exact;
+    // FamilyBuffers): no W window over-fetch, and another xclbin for every other contract.
+    bool        exact = false;
 
     bool operator==(const MatmulSequenceShape & o) const;
 };

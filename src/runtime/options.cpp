@@ -66,6 +66,11 @@ std::vector<OptionSpec> make_options() {
          "bfp16 matrix unit, the operands split in three bfp16 parts for the scores and two for p.v (about "
          "2^-21 and 2^-14 of a block's largest value: aie/flash_attn/README.md); fp32: every product an emulated fp32 multiply (exact to fp32 rounding, "
          "several times the core cycles)"},
+        {"GGML_XDNA_W_OBJECTS", "family, exact", "family",
+         "the matmul xclbins the simulator runs and the timing model charges. family: one xclbin per family, its W "
+         "objects sized to the family's largest tile, so a smaller type's W window reads past its tile (Q4_K +46 %: "
+         "aie/matmul/README.md); exact: one xclbin per contract (scripts/build-npu-kernels.sh --exact), W objects of "
+         "the contract's own tile, another xclbin at every change of contract. On an NPU the installed xclbins decide"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},
@@ -339,6 +344,11 @@ OptionValue<std::string> prefill_option() { return word_option("GGML_XDNA_PREFIL
 
 OptionValue<std::string> npu_ops_option() { return word_option("GGML_XDNA_NPU_OPS"); }
 OptionValue<std::string> fa_products_option() { return word_option("GGML_XDNA_FA_PRODUCTS"); }
+OptionValue<std::string> w_objects_option() { return word_option("GGML_XDNA_W_OBJECTS"); }
+bool exact_w_objects() {
+    const OptionValue<std::string> o = w_objects_option();
+    return o.set && o.error.empty() && o.value == "exact";
+}
 
 OptionValue<std::string> kernels_option() {
     OptionValue<std::string> o;
@@ -392,6 +402,7 @@ std::string option_error(const std::string & name) {
         {"GGML_XDNA_PREFILL", [] { return prefill_option().error; }},
         {"GGML_XDNA_NPU_OPS", [] { return npu_ops_option().error; }},
         {"GGML_XDNA_FA_PRODUCTS", [] { return fa_products_option().error; }},
+        {"GGML_XDNA_W_OBJECTS", [] { return w_objects_option().error; }},
         {"GGML_XDNA_SIM_FAULTS", [] { return sim_faults_option().error; }},
         {"GGML_XDNA_PROFILE", [] { return profile_option().error; }},
         {"GGML_XDNA_TRACE", [] { return trace_option().error; }},

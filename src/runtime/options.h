@@ -66,6 +66,9 @@ OptionValue<std::string>               device_type_option(); // GGML_XDNA_DEVICE
 OptionValue<std::string>               prefill_option();     // GGML_XDNA_PREFILL ("int" or "bfp16")
 OptionValue<std::string>               npu_ops_option();     // GGML_XDNA_NPU_OPS ("none", "rms_norm", "glue" or "layer")
 OptionValue<std::string>               fa_products_option(); // GGML_XDNA_FA_PRODUCTS ("bfp16" or "fp32")
+OptionValue<std::string>               w_objects_option();   // GGML_XDNA_W_OBJECTS ("family" or "exact")
+// GGML_XDNA_W_OBJECTS=exact: the matmuls run (simulator) and are charged (timing model) on exact xclbins.
+bool exact_w_objects();
 
 // One timing-model override, GGML_XDNA_MODEL_*: a number in the option's range. `name` must be one
 // of all_options(); value 0 and set false when the variable is unset or invalid.

@@ -61,6 +61,7 @@ struct LoadedDesign {
     std::string           family;
     int                   tile_n = 0;
     std::string           layout;  // the design layout the xclbin was built for (set by the interpreter)
+    std::string           exact;   // the contract of an exact xclbin (set by the interpreter), "" for the family's
     int                   columns = 0, rows = 0;
     std::vector<CoreSide> cores;
     uint64_t              invocations = 0;  // control streams run on it

@@ -31,6 +31,7 @@ bool design_stream_shape(const ModelShape & s, int columns, const std::string & 
     out.act_tile_bytes = activation_tile_bytes(*c, s.tile.n);
     out.columns = columns;
     out.layout = layout;
+    out.exact = s.exact_w;
     const int64_t group = kWeightRowTileGroup;
     out.out_row_stride = (s.m_tiles + group - 1) / group * group * c->tile_m;
     return true;
@@ -68,10 +69,10 @@ const char * design_refusal(const std::string & reason) {
 }
 
 std::shared_ptr<const DesignFigures> design_figures(const ModelShape & s, int columns, const std::string & layout) {
-    using Key = std::tuple<const MatmulContract *, int, int64_t, int64_t, int64_t, int, std::string>;
+    using Key = std::tuple<const MatmulContract *, int, int64_t, int64_t, int64_t, int, std::string, bool>;
     static std::mutex mu;
     static std::map<Key, std::shared_ptr<const DesignFigures>> cache;
-    const Key key{model_contract(s), s.tile.n, s.m_tiles, s.n_tiles, s.k_tiles, columns, layout};
+    const Key key{model_contract(s), s.tile.n, s.m_tiles, s.n_tiles, s.k_tiles, columns, layout, s.exact_w};
     {
         std::lock_guard<std::mutex> lock(mu);
         auto it = cache.find(key);

@@ -778,14 +778,14 @@ bool Runner::sync(const control::Sync & s, size_t op_index) {
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
-                          const std::string & layout) {
+                          const std::string & layout, const std::string & exact) {
     LoadedDesign fresh;
-    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, fresh, layout);
+    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, fresh, layout, exact);
 }
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
-                          LoadedDesign & loaded, const std::string & layout) {
+                          LoadedDesign & loaded, const std::string & layout, const std::string & exact) {
     DmaRun result;
     const control::Decoded dec = control::decode(words, n_words);
     if (!dec.ok()) {
@@ -795,14 +795,17 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
     // A layout is an xclbin of its own: its cores' state is not another layout's.
     const LayoutDesc * chosen_layout = design.layout(layout);
     const std::string layout_name = chosen_layout != nullptr ? chosen_layout->name : layout;
+    auto xclbin_name = [](const std::string & fam, int tn, const std::string & lay, const std::string & ex) {
+        return (ex.empty() ? fam : ex + " (exact, of " + fam + ")") + " at TN " + std::to_string(tn) + " in layout " + lay;
+    };
     if (!loaded.loaded()) {
         load_design(design, family, tile_n, loaded);
         loaded.layout = layout_name;
-    } else if (loaded.family != family || loaded.tile_n != tile_n || loaded.layout != layout_name ||
+        loaded.exact = exact;
+    } else if (loaded.family != family || loaded.tile_n != tile_n || loaded.layout != layout_name || loaded.exact != exact ||
                loaded.columns != design.max_columns || loaded.rows != design.core_rows) {
-        result.error = "a stream for " + family + " at TN " + std::to_string(tile_n) + " in layout " + layout_name +
-                       " on the loaded design of " + loaded.family + " at TN " + std::to_string(loaded.tile_n) + " in layout " +
-                       loaded.layout;
+        result.error = "a stream for " + xclbin_name(family, tile_n, layout_name, exact) + " on the loaded design of " +
+                       xclbin_name(loaded.family, loaded.tile_n, loaded.layout, loaded.exact);
         return result;
     }
     // Whatever goes wrong in the run leaves the array in a state no invocation can build on: the next
@@ -820,7 +823,7 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
     } reset_on_error{loaded, result};
     Interp in(design, args, cores, loaded);
     in.tile_n = tile_n;
-    if (!family_buffers(design, family, tile_n, in.fb, result.error)) {
+    if (!family_buffers(design, family, tile_n, in.fb, result.error, exact)) {
         return result;
     }
     if (cores.zero == nullptr) {

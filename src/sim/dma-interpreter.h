@@ -79,27 +79,32 @@ struct CoreProgram {
 // word written).
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const CoreProgram & cores, const uint32_t * words, size_t n_words,
-                          const std::vector<DmaArgument> & args, ThreadPool * pool, const std::string & layout = "");
+                          const std::vector<DmaArgument> & args, ThreadPool * pool, const std::string & layout = "",
+                          const std::string & exact = "");
+// `exact`: the xclbin serves that contract of the family only, its W objects of the contract's tile
+// (design-description.h FamilyBuffers); "" the family's xclbin.
 // The same on `loaded` (loaded on first use): its cores' locks, RTP words and passes are as the
 // previous stream run on it left them, and stay for the next. A run that fails unloads it (the next one
 // loads afresh, as after a context reset); a stream of another family, token tile or layout (another
-// xclbin) is refused.
+// xclbin, exact or not) is refused.
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const CoreProgram & cores, const uint32_t * words, size_t n_words,
                           const std::vector<DmaArgument> & args, ThreadPool * pool, LoadedDesign & loaded,
-                          const std::string & layout = "");
+                          const std::string & layout = "", const std::string & exact = "");
 
 // Defined in xdna_sim (dma-kernels.cpp), which links the kernels:
 // the core program of `family` at `tile_n` from the aie/ core kernels (sim/tile-kernels.h); false with
 // `error` when the token tile has no core program.
 bool kernel_core_program(const DesignDescription & design, const std::string & family, int tile_n, CoreProgram & out,
                          std::string & error);
-// run_control_stream with the kernel core program.
+// run_control_stream with the kernel core program (exact: that contract's kernel only, as design.py
+// --exact links it).
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args,
-                          ThreadPool * pool, const std::string & layout = "");
+                          ThreadPool * pool, const std::string & layout = "", const std::string & exact = "");
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n,
                           const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args,
-                          ThreadPool * pool, LoadedDesign & loaded, const std::string & layout = "");
+                          ThreadPool * pool, LoadedDesign & loaded, const std::string & layout = "",
+                          const std::string & exact = "");
 
 }  // namespace xdna

@@ -34,23 +34,30 @@ bool kernel_core_program(const DesignDescription & design, const std::string & f
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const uint32_t * words,
                           size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
-                          const std::string & layout) {
+                          const std::string & layout, const std::string & exact) {
     LoadedDesign fresh;
-    return run_control_stream(design, family, tile_n, words, n_words, args, pool, fresh, layout);
+    return run_control_stream(design, family, tile_n, words, n_words, args, pool, fresh, layout, exact);
 }
 
 DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const uint32_t * words,
                           size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool, LoadedDesign & loaded,
-                          const std::string & layout) {
+                          const std::string & layout, const std::string & exact) {
     CoreProgram cores;
     DmaRun result;
     if (!kernel_core_program(design, family, tile_n, cores, result.error)) {
         return result;
     }
+    if (!exact.empty()) {
+        // An exact xclbin links its one contract's kernel: an RTP word selecting another finds none.
+        const int keep = design.contract_index(family, exact);
+        for (size_t i = 0; i < cores.kernels.size(); ++i) {
+            if (static_cast<int>(i) != keep) cores.kernels[i] = nullptr;
+        }
+    }
     // The core program's kernels are mode-checked (tile-kernels.cpp): one that left a mode changed
     // fails the run, whatever the interpreter made of the rest of the stream.
     const CoreFaultWatch watch;
-    result = run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, loaded, layout);
+    result = run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, loaded, layout, exact);
     std::string fault;
     if (watch.failed(fault)) {
         result.error = result.ok() ? fault : fault + "; then: " + result.error;

@@ -5,6 +5,7 @@
 
 #include "runtime/invocation-args.h"
 #include "runtime/matmul-sequence.h"
+#include "runtime/options.h"
 #include "sim/dma-interpreter.h"
 #include "sim/sim-matmul.h"
 
@@ -50,6 +51,7 @@ struct Prepared {
     bool                                  staged = false;  // C drained into a staging output, then copied
     int64_t                               stride = 0;
     ParamWords                            params{};
+    bool                                  exact = false;  // run on the contract's exact xclbin
 };
 
 Status fail_of(const MatmulInvocation & inv, size_t index, const std::string & why) {
@@ -77,6 +79,7 @@ Status prepare(const MatmulInvocation & inv, size_t index, const char * layout, 
     p.stride = out_direct ? inv.out_row_stride : m_rows * kTileM;
     MatmulSequenceShape shape = sequence_shape_of(inv, p.stride);
     shape.layout = layout != nullptr ? layout : "";
+    shape.exact = p.exact = exact_w_objects();
     p.seq = cached_sequence(d, shape);
     if (!p.seq->ok()) {
         return fail(p.seq->error);
@@ -122,8 +125,9 @@ Status run_prepared(Prepared & p, ThreadPool & pool, StreamContexts & contexts) 
     DmaRun run;
     {
         std::lock_guard<std::mutex> lock(contexts.mutex());
+        const std::string exact = p.exact ? inv.contract->name : std::string();
         run = run_control_stream(d, seq.family, inv.tile.n, seq.words.data(), seq.words.size(), p.args, &pool,
-                                 contexts.design(seq.family, inv.tile.n, seq.layout), seq.layout);
+                                 contexts.design(seq.family, inv.tile.n, seq.layout, exact), seq.layout, exact);
     }
     if (!run.ok()) {
         return fail_of(inv, p.index, run.error);

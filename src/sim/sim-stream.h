@@ -23,14 +23,15 @@ class StreamContexts {
 public:
     // The design of `family` at `tile_n` in `layout` as loaded (unloaded if never used, or after a failed
     // run). A layout is an xclbin of its own; "" is the design's default layout.
-    LoadedDesign & design(const std::string & family, int tile_n, const std::string & layout = "") {
-        return loaded_[{family, tile_n, layout}];
+    // `exact`: the contract of an exact xclbin (design.py --exact), "" the family's.
+    LoadedDesign & design(const std::string & family, int tile_n, const std::string & layout = "", const std::string & exact = "") {
+        return loaded_[{family, tile_n, layout, exact}];
     }
     std::mutex & mutex() { return mutex_; }
 
 private:
     std::mutex                                        mutex_;
-    std::map<std::tuple<std::string, int, std::string>, LoadedDesign> loaded_;
+    std::map<std::tuple<std::string, int, std::string, std::string>, LoadedDesign> loaded_;
 };
 
 // SimExec::stream on `contexts`: every invocation's stream is built (runtime/matmul-sequence.h, cached

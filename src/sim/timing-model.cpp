@@ -1,5 +1,7 @@
 #include "sim/timing-model.h"
 
+#include "runtime/options.h"
+
 #include "sim/design-traffic.h"
 #include "sim/feasibility.h"
 #include "sim/kernel-cycles.h"
@@ -53,6 +55,7 @@ ModelShape shape_of(const MatmulInvocation & inv) {
     s.out_bytes = static_cast<double>(inv.out_bytes());
     s.scale_ops_per_k = scale_ops_per_k(wt);
     s.by_design = true;
+    s.exact_w = exact_w_objects();  // the xclbins the simulator runs (runtime/options.h)
     return s;
 }
 

@@ -73,6 +73,9 @@ struct ModelShape {
     // (gemm_shape), whose own data movement the output-stationary blocking below stands for.
     bool         by_design = false;
     const char * layout = nullptr;                    // by_design: time only this layout (nullptr: the fastest)
+    // by_design: on the contract's exact xclbin (W objects of its own tile: no W window over-fetch), as
+    // GGML_XDNA_W_OBJECTS=exact runs it; else the family's xclbin.
+    bool         exact_w = false;
 
     double padded_macs() const {
         return static_cast<double>(m_tiles * tile.m) * (n_tiles * tile.n) * (k_tiles * tile.k);

@@ -370,7 +370,9 @@ Status XrtDevice::resolve_matmul(const Invocation & i, size_t index, size_t n, R
     const bool    out_direct = inv.m == m_rows * inv.tile.m && inv.n == inv.n_tiles * inv.tile.n;
     r.stage_stride = out_direct ? inv.out_row_stride : m_rows * inv.tile.m;
     std::string err;
-    r.stream = stream_for(*r.lk, sequence_shape_of(inv, r.stage_stride), err);
+    MatmulSequenceShape shape = sequence_shape_of(inv, r.stage_stride);
+    shape.exact = r.lk->entry->exact;  // the xclbin's W objects decide the windows the stream moves
+    r.stream = stream_for(*r.lk, shape, err);
     if (r.stream == nullptr) {
         return Status::error(r.label + ": " + err);
     }

@@ -40,14 +40,15 @@ inline void stand_in_zero(float * c) {
 }
 
 // The stand-in core program of `family` at `tile_n`: one stand-in per contract of the family, the core
-// objects' sizes those of the design. False if the design has no buffers for them.
+// objects' sizes those of the design (of `exact`'s own xclbin when given). False if the design has no
+// buffers for them.
 inline bool stand_in_cores(const xdna::DesignDescription & d, const std::string & family, int tile_n,
-                           xdna::CoreProgram & cores, std::string & error) {
+                           xdna::CoreProgram & cores, std::string & error, const std::string & exact = "") {
     xdna::FamilyBuffers fb;
     const xdna::FifoDesc * w1 = d.fifo("w_l2l1");
     const xdna::FifoDesc * a1 = d.fifo("a_l2l1");
     const xdna::FifoDesc * c1 = d.fifo("c_l1l2");
-    if (!xdna::family_buffers(d, family, tile_n, fb, error) || !w1 || !a1 || !c1) {
+    if (!xdna::family_buffers(d, family, tile_n, fb, error, exact) || !w1 || !a1 || !c1) {
         return false;
     }
     g_w_bytes = w1->count * fb.unit(w1->tile);

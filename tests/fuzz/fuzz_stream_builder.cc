@@ -55,6 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
         default: s.out_row_stride = 2 * min_stride; break;
     }
     s.columns = data[8] % 10;
+    s.exact = (data[1] & 4) != 0;  // the contract's own xclbin
+    const std::string exact = s.exact ? s.contract : std::string();
 
     const xdna::MatmulSequence seq = xdna::build_matmul_sequence(d, s);
     if (!seq.ok()) {
@@ -70,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
 
     xdna::CoreProgram cores;
     std::string error;
-    if (!xdna_fuzz::stand_in_cores(d, seq.family, s.tile_n, cores, error)) {
+    if (!xdna_fuzz::stand_in_cores(d, seq.family, s.tile_n, cores, error, exact)) {
         finding("the family of an accepted shape has no buffers: " + error, s);
     }
 
@@ -85,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
         args.push_back({b.data(), b.size()});
     }
     const xdna::DmaRun run = xdna::run_control_stream(d, seq.family, s.tile_n, cores, seq.words.data(), seq.words.size(),
-                                                      args, nullptr, seq.layout);
+                                                      args, nullptr, seq.layout, exact);
     if (!run.ok()) {
         finding("the interpreter refuses its stream on arguments of the declared sizes: " + run.error, s);
     }

@@ -282,8 +282,9 @@ TEST(StreamInterpreter, MovesExactlyTheBytesTheBuilderCounts) {
         ASSERT_TRUE(make_weight_layout(c->weight_type, ne, L));
         s.weight_tile_bytes = L.tile_bytes;
         s.act_tile_bytes = activation_tile_bytes(*c, s.tile_n);
+        s.exact = trial % 4 == 1;  // the contract's own xclbin: W objects of its tile
         SCOPED_TRACE(testing::Message() << name << " n" << s.tile_n << " tiles " << s.m_tiles << "x" << s.n_tiles << "x" << s.k_tiles
-                                        << " " << s.layout);
+                                        << " " << s.layout << (s.exact ? " exact" : ""));
         const MatmulSequence seq = build_matmul_sequence(d, s);
         ASSERT_TRUE(seq.ok()) << seq.error;
         EXPECT_EQ(seq.layout, s.layout);
@@ -291,9 +292,13 @@ TEST(StreamInterpreter, MovesExactlyTheBytesTheBuilderCounts) {
         ASSERT_TRUE(fig.ok()) << fig.error;
         EXPECT_TRUE(fig.words.empty());
         Args a = args_for(seq);
-        const DmaRun r = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), seq.words.size(), a.list(), nullptr, seq.layout);
+        const DmaRun r = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), seq.words.size(), a.list(), nullptr, seq.layout,
+                                            s.exact ? s.contract : std::string());
         ASSERT_TRUE(r.ok()) << r.error;
         const SequenceTraffic & t = seq.traffic;
+        if (s.exact) {
+            EXPECT_EQ(seq.buffers.w_obj, s.weight_tile_bytes);  // no window past the tile
+        }
         EXPECT_EQ(r.stats.mm2s_bytes, t.w_read + t.a_read);
         EXPECT_EQ(r.stats.s2mm_bytes, t.c_written);
         EXPECT_EQ(fig.traffic.w_read, t.w_read);
@@ -524,6 +529,86 @@ TEST(StreamLayouts, SimDeviceRunsTheLayoutTheModelChooses) {
     const Status m_split = sim_run_matmuls_stream({batch.invocations[0]}, pool, {"m_split"});
     EXPECT_FALSE(m_split.ok);
     EXPECT_NE(m_split.message.find("the stream reads"), std::string::npos) << m_split.message;
+}
+
+// --- Exact W objects: the contract's own xclbin (design.py --exact, GGML_XDNA_W_OBJECTS=exact) --------
+
+// Sets an environment variable for one test.
+struct ScopedEnv {
+    std::string name;
+    ScopedEnv(const char * n, const char * v) : name(n) { setenv(n, v, 1); }
+    ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
+// Stream mode on exact xclbins gives the kernels' bits, and reads W in windows of the tile itself: the
+// K-quant family's Q4_K tile is 9216 bytes against the family's 13440-byte object (46 % over-fetch).
+TEST(StreamExact, ExactXclbinsGiveTheKernelsBitsAndReadNoWindowPastTheTile) {
+    const ScopedEnv exact("GGML_XDNA_W_OBJECTS", "exact");
+    std::mt19937_64 g(seed());
+    SCOPED_TRACE(testing::Message() << "seed " << seed());
+    ThreadPool pool(2);
+    for (const char * name : {"mm_q4_K_a8", "mm_q4_0_a8", "mm_q5_K_a8"}) {
+        const MatmulContract * c = nullptr;
+        for (const auto & x : all_matmul_contracts()) {
+            if (std::string(x.name) == name) c = &x;
+        }
+        ASSERT_NE(c, nullptr);
+        for (const char * layout : {"m_split", "n_shared"}) {
+            const int tn = std::string(layout) == "m_split" ? 4 : 32;
+            const int64_t m = 64 * 9 + 5, n = std::string(layout) == "m_split" ? 3 : 4 * 32 - 7;
+            Operands o = make_operands(*c, tn, m, 2, n, g);
+            MatmulInvocation inv = o.inv;
+            inv.out_row_stride = m;
+            HostBuffer out_k(static_cast<size_t>(m * n) * 4), out_s(static_cast<size_t>(m * n) * 4);
+            inv.out = {&out_k, 0};
+            sim_run_matmul(inv, pool, SimExec::kernels);
+            inv.out = {&out_s, 0};
+            const Status st = sim_run_matmuls_stream({to_invocation(inv)}, pool, {layout});
+            ASSERT_TRUE(st.ok) << name << " " << layout << ": " << st.message;
+            EXPECT_EQ(0, std::memcmp(out_k.host_ptr(), out_s.host_ptr(), out_k.size())) << name << " " << layout;
+        }
+        // The traffic: W windows of the tile (exact) against the family's object.
+        MatmulSequenceShape s = q4k_shape();
+        s.contract = name;
+        const int64_t ne[4] = {c->tile_k, c->tile_m, 1, 1};
+        WeightLayout L;
+        ASSERT_TRUE(make_weight_layout(c->weight_type, ne, L));
+        s.weight_tile_bytes = L.tile_bytes;
+        s.act_tile_bytes = activation_tile_bytes(*c, s.tile_n);
+        const MatmulSequence family = build_matmul_sequence(matmul_design().design, s);
+        s.exact = true;
+        const MatmulSequence own = build_matmul_sequence(matmul_design().design, s);
+        ASSERT_TRUE(family.ok() && own.ok()) << family.error << own.error;
+        EXPECT_EQ(own.traffic.w_read, own.traffic.w_tiles * L.tile_bytes) << name;
+        EXPECT_EQ(family.traffic.w_read, family.traffic.w_tiles * family.buffers.w_obj) << name;
+        EXPECT_GT(family.buffers.w_obj, L.tile_bytes) << name << ": not the family's largest tile";
+        EXPECT_LT(own.weights_bytes, family.weights_bytes) << name << ": no tail room read past the last tile";
+    }
+}
+
+// An exact xclbin is another xclbin: its stream on the loaded family design, or the family's stream on
+// it, is refused; and an exact xclbin links its one contract's kernel, so another contract's stream finds
+// no kernel (or no object of its size) there, never a silent run.
+TEST(StreamExact, ExactAndFamilyXclbinsAreNotInterchangeable) {
+    const DesignDescription & d = matmul_design().design;
+    MatmulSequenceShape s = q4k_shape();
+    const MatmulSequence family = build_matmul_sequence(d, s);
+    s.exact = true;
+    const MatmulSequence own = build_matmul_sequence(d, s);
+    ASSERT_TRUE(family.ok() && own.ok());
+    Args a = args_for(family);
+    LoadedDesign loaded;
+    ASSERT_TRUE(run_control_stream(d, family.family, 4, family.words.data(), family.words.size(), a.list(), nullptr, loaded).ok());
+    Args b = args_for(own);
+    const DmaRun wrong = run_control_stream(d, own.family, 4, own.words.data(), own.words.size(), b.list(), nullptr, loaded, "",
+                                            "mm_q4_K_a8");
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_NE(wrong.error.find("on the loaded design"), std::string::npos) << wrong.error;
+    // The Q4_K stream on Q6_K's exact xclbin.
+    const DmaRun other = run_control_stream(d, own.family, 4, own.words.data(), own.words.size(), b.list(), nullptr, "", "mm_q6_K_a8");
+    EXPECT_FALSE(other.ok());
+    // A contract outside the family.
+    EXPECT_FALSE(run_control_stream(d, own.family, 4, own.words.data(), own.words.size(), b.list(), nullptr, "", "mm_q4_0_a8").ok());
 }
 
 }  // namespace

@@ -87,6 +87,28 @@ TEST(DesignDescription, FamilyBuffersMatchDesignPysTable) {
     }
 }
 
+// Exact xclbins (design.py --exact --print-plan): W objects of the contract's own tile, and with them
+// the core's memory (Q4_K at TN 32 then has room for a second C buffer); a contract outside the family
+// is refused.
+TEST(DesignDescription, ExactFamilyBuffersMatchDesignPysExactPlans) {
+    const DesignDescription & d = matmul_design().design;
+    struct Row { const char * family; const char * contract; int tn; size_t w, a; int c_depth; size_t core; };
+    for (const Row & r : {Row{"kquant", "mm_q4_K_a8", 4, 9216, 1216, 2, 26768}, Row{"kquant", "mm_q4_K_a8", 32, 9216, 9344, 2, 57488},
+                          Row{"legacy", "mm_q4_0_a8", 4, 9216, 1280, 2, 24592}, Row{"legacy", "mm_q8_0_a8", 32, 17408, 10240, 1, 65040}}) {
+        FamilyBuffers b;
+        std::string err;
+        ASSERT_TRUE(family_buffers(d, r.family, r.tn, b, err, r.contract)) << err;
+        EXPECT_EQ(b.w_obj, r.w) << r.contract << " n" << r.tn;
+        EXPECT_EQ(b.a_obj, r.a) << r.contract << " n" << r.tn;
+        EXPECT_EQ(b.c_depth, r.c_depth) << r.contract << " n" << r.tn;
+        EXPECT_EQ(b.core_bytes, r.core) << r.contract << " n" << r.tn;
+    }
+    FamilyBuffers b;
+    std::string err;
+    EXPECT_FALSE(family_buffers(d, "kquant", 4, b, err, "mm_q4_0_a8"));
+    EXPECT_NE(err.find("no contract"), std::string::npos) << err;
+}
+
 // The committed dataflow description with its first `from` replaced by `to`.
 std::string with(const std::string & from, const std::string & to) {
     std::string t = file_text(XDNA_DATAFLOW_JSON);

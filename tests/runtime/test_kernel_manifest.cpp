@@ -162,6 +162,29 @@ TEST(KernelManifest, OneDesignEntryServesItsFamilysContractsAndTiles) {
     EXPECT_NE(single_entry_error(empty).find("field 'serves' must be a non-empty array"), std::string::npos);
 }
 
+// "w_objects": "exact" (build-npu-kernels.sh --exact): the entry's xclbin has W objects of its one
+// contract's tile, which the XRT device's streams must match; such an entry serving two contracts, or a
+// sizing the backend does not know, drops the entry with the field named.
+TEST(KernelManifest, ExactXclbinsServeOneContract) {
+    json e = entry("mm_q4_K_a8", 64, 4, 256, "mm_q4_K_a8_n4");
+    EXPECT_FALSE(parse_ok(manifest_of(json::array({e}))).kernels.at(0).exact);
+    e["w_objects"] = "exact";
+    const Manifest m = parse_ok(manifest_of(json::array({e})));
+    ASSERT_EQ(m.kernels.size(), 1u);
+    EXPECT_TRUE(m.kernels[0].exact);
+    e["w_objects"] = "family";
+    EXPECT_FALSE(parse_ok(manifest_of(json::array({e}))).kernels.at(0).exact);
+    json two = e;
+    two["w_objects"] = "exact";
+    two["serves"].push_back({{"contract", "mm_q6_K_a8"}, {"tiles", json::array({{{"m", 64}, {"n", 4}, {"k", 256}}})}});
+    EXPECT_NE(single_entry_error(two).find("field 'w_objects' an exact xclbin serves exactly one contract (2 listed)"), std::string::npos)
+        << single_entry_error(two);
+    json bad = e;
+    bad["w_objects"] = "tight";
+    EXPECT_NE(single_entry_error(bad).find("field 'w_objects' 'tight' is not a W object sizing"), std::string::npos)
+        << single_entry_error(bad);
+}
+
 // Format 1 named an instruction file per contract and tile: refused as a whole, saying why and what to do.
 TEST(KernelManifest, FormatOneIsRefusedWithTheReason) {
     const json v1 = {{"format_version", 1},

@@ -14,11 +14,16 @@ root=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 py=${PYTHON:-python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$bench" traffic --models 8b,qwen3-30b-a3b --ftype q4_K_M --pp 512 >"$tmp/report" ||
+# Both xclbin sizings: the family's (W objects of its largest tile) and exact (GGML_XDNA_W_OBJECTS=exact
+# against design.py --exact: W objects of the contract's own tile, no over-fetch).
+status=0
+for objects in family exact; do
+echo "== W objects: $objects"
+GGML_XDNA_W_OBJECTS=$objects "$bench" traffic --models 8b,qwen3-30b-a3b --ftype q4_K_M --pp 512 >"$tmp/report" ||
     { echo "FAIL: xdna-bench traffic refused a shape"; grep refused "$tmp/report" || true; exit 1; }
 sed -n 's/^traffic //p' "$tmp/report" >"$tmp/lines"
 [ -s "$tmp/lines" ] || { echo "FAIL: xdna-bench traffic printed no traffic lines"; exit 1; }
-"$py" - "$root/aie/matmul/design.py" "$tmp/lines" <<'PYEOF'
+"$py" - "$root/aie/matmul/design.py" "$tmp/lines" "$objects" <<'PYEOF' || status=1
 import importlib.util, sys
 spec = importlib.util.spec_from_file_location("design", sys.argv[1])
 design = importlib.util.module_from_spec(spec)
@@ -35,7 +40,8 @@ for line in open(sys.argv[2]):
     charged, charged_w = float(f[15]), float(f[16])
     seen_models.add(model)
     plan = design.plan_json(design.make_plan(family_of[contract], tn, design.MAX_COLS, contract=contract,
-                                             m_tiles=m_rows, n_tiles=n_tiles, k_tiles=k_tiles, layout=layout))
+                                             exact=sys.argv[3] == "exact", m_tiles=m_rows, n_tiles=n_tiles,
+                                             k_tiles=k_tiles, layout=layout))
     t = plan["traffic"]
     want = {"W read (bytes)": w_read, "W of the ABI (bytes)": w_abi, "A read (bytes)": a_read,
             "C written (bytes)": c_written, "busiest shim channel (bytes)": busiest}
@@ -77,3 +83,5 @@ if seen_models != {"8b", "qwen3-30b-a3b"}:
 print(f"{checked} shapes, {failures} failure(s)")
 sys.exit(1 if failures else 0)
 PYEOF
+done
+exit $status

@@ -287,6 +287,26 @@ TEST(TimingModel, DecodeIsDramBoundAndPrefillIsBoundByTheKernels) {
     EXPECT_DOUBLE_EQ(per_column.weight_dram_bytes, prefill.weight_dram_bytes);  // 224 row tiles: whole rounds, no copies
 }
 
+// GGML_XDNA_W_OBJECTS=exact: the contract's own xclbin reads W in windows of its tile, so a Q4_K decode
+// moves 9216 / 13440 of the family xclbin's W bytes (the K-quant family's object is Q6_K's tile) and is
+// that much faster, DRAM-bound; Q6_K, the family's largest, moves the same either way. shape_of follows
+// the option, as the simulator does.
+TEST(TimingModel, ExactXclbinsChargeNoWindowOverFetch) {
+    const TimingModel model(*find_npu_preset("krackan"));
+    ModelShape q4 = shape_of(invocation(GGML_TYPE_Q4_K, 14336, 4096, 1));
+    ModelShape q6 = shape_of(invocation(GGML_TYPE_Q6_K, 14336, 4096, 1));
+    EXPECT_FALSE(q4.exact_w);
+    const ModelledTime q4_family = model.invocation(q4), q6_family = model.invocation(q6);
+    q4.exact_w = q6.exact_w = true;
+    const ModelledTime q4_exact = model.invocation(q4), q6_exact = model.invocation(q6);
+    EXPECT_DOUBLE_EQ(q4_exact.weight_dram_bytes * 13440.0, q4_family.weight_dram_bytes * 9216.0);
+    EXPECT_LT(q4_exact.total_us, q4_family.total_us);
+    EXPECT_DOUBLE_EQ(q6_exact.weight_dram_bytes, q6_family.weight_dram_bytes);
+    setenv("GGML_XDNA_W_OBJECTS", "exact", 1);
+    EXPECT_TRUE(shape_of(invocation(GGML_TYPE_Q4_K, 4096, 4096, 1)).exact_w);
+    unsetenv("GGML_XDNA_W_OBJECTS");
+}
+
 TEST(TimingModel, ScaleWorkComesFromTheKernelCode) {
     // Contracts: the block-scale work is in the kernel's op counts, so the old per-format scale knobs do
     // not move them; Q6_K (16 sub-blocks, the high-bit operand) costs more cycles per MAC at TN = 4 than

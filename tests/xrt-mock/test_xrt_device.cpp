@@ -486,12 +486,15 @@ TEST_F(XrtDeviceTest, ALateCompletionAfterATimeoutWritesNoCallerMemory) {
 // in a buffer of exactly the packed tensor's size runs with the weights argument mapping that buffer's
 // own bytes (a sub-buffer, not a staging copy) and exactly the stream's window. A buffer 4 bytes short
 // fails the batch with the sizes, before anything is submitted.
+// A contract's decode token tile, or its only one (the bfp16 prefill contracts take TN 32 only).
+int token_tile(const MatmulContract & c) { return contract_allows_tile(c, c.tile(4)) ? 4 : 32; }
+
 TEST_F(XrtDeviceTest, WeightsAreReadInPlaceForEveryContractAtOddRowsAndTheLastExpert) {
     json entries = json::array();
     for (const MatmulContract & c : all_matmul_contracts()) {
         const std::string file = std::string(c.name) + ".xclbin";
         write_file(dir_ + "/" + file, xrt_mock::make_xclbin({{"MLIR_AIE", 7}}, static_cast<int>(entries.size()) + 3));
-        entries.push_back(entry(c.name, 4, c.tile_k, file));
+        entries.push_back(entry(c.name, token_tile(c), c.tile_k, file));
     }
     write_manifest(entries);
     auto dev = open();
@@ -499,16 +502,17 @@ TEST_F(XrtDeviceTest, WeightsAreReadInPlaceForEveryContractAtOddRowsAndTheLastEx
     const DesignDescription & d = matmul_design().design;
     for (const MatmulContract & c : all_matmul_contracts()) {
         SCOPED_TRACE(c.name);
+        const int tn = token_tile(c);
         const int64_t m = 67, mats = 3, n = 3;
         const int64_t ne[4] = {c.tile_k + ggml_blck_size(c.weight_type), m, mats, 1};
         WeightLayout L;
         ASSERT_TRUE(make_weight_layout(c.weight_type, ne, L));
         FamilyBuffers fb;
         std::string   err;
-        ASSERT_TRUE(family_buffers(d, d.family_of(c.name), 4, fb, err)) << err;
+        ASSERT_TRUE(family_buffers(d, d.family_of(c.name), tn, fb, err)) << err;
         MatmulInvocation inv;
         inv.contract = &c;
-        inv.tile = c.tile(4);
+        inv.tile = c.tile(tn);
         inv.m = m;
         inv.n = n;
         inv.m_tiles = L.m_tiles;
@@ -554,6 +558,36 @@ TEST_F(XrtDeviceTest, WeightsAreReadInPlaceForEveryContractAtOddRowsAndTheLastEx
         EXPECT_TRUE(xrt_mock::control().runs.empty());
     }
     EXPECT_TRUE(errors_.empty()) << errors_.front();
+}
+
+// An exact xclbin ("w_objects": "exact", build-npu-kernels.sh --exact) has W objects of its contract's own
+// tile: the device sends it the stream built for those (windows of the tile), not the family's.
+TEST_F(XrtDeviceTest, ExactXclbinsGetStreamsOfTheirOwnWObjects) {
+    json e = entry("mm_q4_K_a8", 4, 256, "q4k.xclbin");
+    e["w_objects"] = "exact";
+    write_file(dir_ + "/q4k.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 7}}, 3));
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto w = dev->allocate(1 << 20, BufferRole::weights);
+    auto a = dev->allocate(1 << 16, BufferRole::data);
+    auto o = dev->allocate(1 << 16, BufferRole::data);
+    MatmulInvocation inv = invocation(GGML_TYPE_Q4_K, 256, 1, *w, 0, *a, 0, *o, 0);
+    inv.weight_tile_bytes = 64 * 144;  // Q4_K's own tile (the helper's is the family's largest)
+    MatmulSequenceShape shape = sequence_shape_of(inv, inv.out_row_stride);
+    const MatmulSequence family = build_matmul_sequence(matmul_design().design, shape);
+    shape.exact = true;
+    const MatmulSequence own = build_matmul_sequence(matmul_design().design, shape);
+    ASSERT_TRUE(family.ok() && own.ok()) << family.error << own.error;
+    ASSERT_NE(family.words, own.words);
+    xrt_mock::control().runs.clear();
+    Batch batch;
+    batch.invocations.push_back(to_invocation(inv));
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    EXPECT_EQ(xrt_mock::control().runs[0].instructions, own.words);
+    EXPECT_EQ(xrt_mock::control().runs[0].weights_size, own.weights_bytes);
 }
 
 TEST_F(XrtDeviceTest, RefusesForeignBuffersAndOutOfRangeOperands) {

@@ -8,6 +8,7 @@
 #include "contracts/matmul-contract.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 namespace xdna_bench {
@@ -43,6 +44,26 @@ struct Scenario {
     NpuPreset   preset;
     Grouping    grouping;
     bool        fold_experts = false;
+    bool        exact_w = false;  // GGML_XDNA_W_OBJECTS=exact for this row (the model reads the option)
+};
+
+// The option set for the scope of one scenario row, and put back as it was.
+struct ScopedOption {
+    std::string name, old;
+    bool        had = false, active = false;
+    ScopedOption(const char * n, const char * value, bool on) : name(n), active(on) {
+        if (!active) return;
+        if (const char * o = std::getenv(n)) {
+            had = true;
+            old = o;
+        }
+        setenv(n, value, 1);
+    }
+    ~ScopedOption() {
+        if (!active) return;
+        if (had) setenv(name.c_str(), old.c_str(), 1);
+        else unsetenv(name.c_str());
+    }
 };
 
 }  // namespace
@@ -377,6 +398,13 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     NpuPreset best = base;
     best.int4_macs_per_cycle = 1024;
     scenarios.push_back({"per layer + int4 at 1024", "both changes", best, Grouping::per_layer});
+    scenarios.push_back({"exact W objects", "GGML_XDNA_W_OBJECTS=exact: one xclbin per contract, W windows of the tile (no over-fetch)", base,
+                         Grouping::per_split, false, true});
+    scenarios.push_back({"glue and attention, exact W objects", "GGML_XDNA_NPU_OPS=layer with GGML_XDNA_W_OBJECTS=exact", base,
+                         Grouping::layer_on_npu, false, true});
+    scenarios.push_back({"glue and attention, exact W objects, no switches (sensitivity)",
+                         "both, and GGML_XDNA_MODEL_SWITCH_US=0 (what a co-resident design with exact W objects could reach)", no_switch,
+                         Grouping::layer_on_npu, false, true});
 
     std::fprintf(out, "\nScenarios (all MODELLED):\n\n");
     std::fprintf(out, "| scenario | change | prefill pp%lld t/s | decode t/s | prefill dominant | decode dominant | "
@@ -384,6 +412,7 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
                  (long long) pp_tokens);
     std::fprintf(out, "|---|---|---|---|---|---|---|\n");
     for (const auto & s : scenarios) {
+        const ScopedOption exact("GGML_XDNA_W_OBJECTS", "exact", s.exact_w);
         const TimingModel m(s.preset);
         const PhaseModel stg = model_phase(d, ftype, m, 1, s.grouping, s.fold_experts, 1, 1024);
         const PhaseModel spp = model_phase(d, ftype, m, pp_tokens, s.grouping, s.fold_experts);
