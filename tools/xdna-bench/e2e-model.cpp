@@ -55,7 +55,7 @@ void add_glue(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, c
 }
 
 void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::TimingModel & model,
-               const xdna::MatmulContract *& last_type, const char *& last_layout) {
+               const xdna::MatmulContract *& last_type, const char *& last_layout, int matmul_columns = 0) {
     if (jobs.empty()) {
         return;
     }
@@ -66,6 +66,7 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
             continue;
         }
         shapes.push_back(xdna::shape_of(j.inv));
+        shapes.back().max_columns = matmul_columns;  // 0: the whole array
         out.weight_bytes += static_cast<double>(j.inv.weight_bytes());
     }
     xdna::ModelledBatch b;
@@ -137,7 +138,8 @@ void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, 
 
 // FLASH_ATTN_EXT of `tokens` query rows per head over `context` KV rows of the F16 cache, with the
 // mask llama.cpp always passes (one row per token, broadcast over the heads), laid out as ggml does.
-void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t context, int group) {
+void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t context, int group,
+                   int64_t cores = 32) {
     xdna::FlashAttnInvocation f;
     xdna::FlashAttnParams & p = f.p;
     p.d = d.head_dim;
@@ -158,7 +160,7 @@ void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t toke
     }
     p.has_mask = true;
     p.scale = 1.0f / std::sqrt(static_cast<float>(d.head_dim));
-    pending.push_back({{}, group, true, xdna::flash_attn_model_shape(xdna::to_invocation(f))});
+    pending.push_back({{}, group, true, xdna::flash_attn_model_shape_on(xdna::to_invocation(f), cores)});
 }
 
 }  // namespace
@@ -183,6 +185,8 @@ const char * grouping_name(Grouping g) {
             return "residual ADD, RMS_NORM, SwiGLU, ROPE, the KV-cache writes, the output rows and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer";
         case Grouping::layer_on_npu:
             return "the glue and FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer): 1 per token or ubatch (a MoE layer 3: its routing on the host)";
+        case Grouping::co_resident:
+            return "the co-resident decode-layer plan (aie/decode_layer/README.md, not built): the layer's work in one xclbin, projections and attention on 7 columns, the glue on the 8th, no switches";
     }
     return "?";
 }
@@ -198,7 +202,9 @@ const char * PhaseModel::dominant() const {
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
                        int64_t tokens, Grouping grouping, bool fold_experts, int64_t head_rows, int64_t context) {
     PhaseModel out;
-    const bool layer = grouping == Grouping::layer_on_npu;
+    const bool co_resident = grouping == Grouping::co_resident;
+    const bool layer = grouping == Grouping::layer_on_npu || co_resident;
+    const int64_t attention_cores = co_resident ? 4 * kCoResidentColumns : 32;
     const bool glue = grouping == Grouping::glue_on_npu || layer;  // the glue kernels join the submissions
     if (context <= 0) {
         context = tokens;
@@ -215,7 +221,8 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
     std::vector<Job> pending;
     int pending_group = -1;
     auto flush = [&] {
-        add_batch(out, std::vector<Job>(pending.begin(), pending.end()), model, last, last_layout);
+        add_batch(out, std::vector<Job>(pending.begin(), pending.end()), model, last, last_layout,
+                  co_resident ? kCoResidentColumns : 0);
         pending.clear();
     };
     for (int l = 0; l < d.n_layer; ++l) {
@@ -258,7 +265,7 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             if (glue && split_starts && mm[i].split == 1 && !pending.empty()) {
                 add_ropes(pending, d, tokens, pending_group);  // the rotations end the QKV stages
                 if (layer) {
-                    add_attention(pending, d, tokens, context, pending_group);
+                    add_attention(pending, d, tokens, context, pending_group, attention_cores);
                 }
             }
             if (j.group != pending_group && !pending.empty()) {

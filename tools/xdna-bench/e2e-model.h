@@ -26,7 +26,14 @@ enum class Grouping {
     layer_on_npu,  // GGML_XDNA_NPU_OPS=layer: the glue and FLASH_ATTN_EXT (aie/flash_attn) over `context`
                    // KV rows: one submission per token or ubatch, as the backend runs it (a MoE layer:
                    // three, its routing on the host)
+    co_resident,   // the plan of aie/decode_layer (not built): layer_on_npu's work in one xclbin whose cores
+                   // keep fixed roles, so no switch between kinds or contracts (the caller's preset sets
+                   // the switch cost to 0); the projections and attention share the cores of columns
+                   // 0-6 (kCoResidentColumns), the glue runs on column 7
 };
+
+// The co-resident plan's cores (aie/decode_layer/README.md): projections and attention on 7 columns.
+inline constexpr int kCoResidentColumns = 7;
 
 const char * grouping_name(Grouping g);
 

@@ -277,6 +277,33 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
     }
 }
 
+// The co-resident decode-layer plan (aie/decode_layer/README.md), decode only: no switches, projections
+// and attention on 7 columns, the projections' W objects family-sized (one program takes Q4_K and Q6_K by a
+// runtime word, so its objects fit the larger).
+static void print_e2e_co_resident(FILE * out, const ModelDims & d, const std::string & ftype, const NpuPreset & base) {
+    NpuPreset p = base;
+    p.contract_switch_us = 0;
+    const TimingModel model(p);
+    const TimingModel charged(base);
+    const int64_t contexts[] = {1024, 4096, 16384};
+    std::fprintf(out, "\nThe co-resident decode-layer plan (all MODELLED; %s):\n\n", grouping_name(Grouping::co_resident));
+    std::fprintf(out, "| context | decode t/s | ms per token | attention (compute, DRAM) ms | submissions per token | "
+                      "the same work in today's per-kind designs t/s |\n|---|---|---|---|---|---|\n");
+    double t_first = 0, t_last = 0;
+    const PhaseModel base_tg = model_phase(d, ftype, model, 1, Grouping::co_resident, false, 1, 1);
+    for (size_t i = 0; i < 3; ++i) {
+        const PhaseModel tg = model_phase(d, ftype, model, 1, Grouping::co_resident, false, 1, contexts[i]);
+        const PhaseModel today = model_phase(d, ftype, charged, 1, Grouping::layer_on_npu, false, 1, contexts[i]);
+        (i == 0 ? t_first : t_last) = tg.total_us;
+        std::fprintf(out, "| %lld | %s | %s | %s (%s, %s) | %d | %s |\n", (long long) contexts[i], fmt(tg.tokens_per_s(), 2).c_str(),
+                     fmt(tg.total_us / 1e3, 2).c_str(), fmt((tg.total_us - base_tg.total_us) / 1e3, 2).c_str(),
+                     fmt((tg.compute_us - base_tg.compute_us) / 1e3, 2).c_str(), fmt((tg.dram_us - base_tg.dram_us) / 1e3, 2).c_str(),
+                     tg.submissions, fmt(today.tokens_per_s(), 2).c_str());
+    }
+    std::fprintf(out, "\nPer context position: %s us per token (attention on %d cores instead of 32).\n",
+                 fmt((t_last - t_first) / static_cast<double>(contexts[2] - contexts[0]), 2).c_str(), 4 * kCoResidentColumns);
+}
+
 void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const std::string & preset_name,
                int64_t pp_tokens) {
     const NpuPreset base = preset_named(preset_name);
@@ -422,6 +449,7 @@ void print_e2e(FILE * out, const ModelDims & d, const std::string & ftype, const
     }
 
     print_e2e_attention(out, d, ftype, base, pp_tokens);
+    print_e2e_co_resident(out, d, ftype, base);
 
     // What the decode goal needs, from the same numbers.
     const double goal_tg = 13.0, goal_pp = 1000.0;

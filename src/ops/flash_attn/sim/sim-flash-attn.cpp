@@ -155,16 +155,17 @@ void run_part(const FlashAttnInvocation & f, const Job & j, int64_t block0, int6
 
 }  // namespace
 
-FlashAttnSplit flash_attn_split(const FlashAttnParams & p) {
+FlashAttnSplit flash_attn_split(const FlashAttnParams & p, int64_t cores) {
     FlashAttnSplit s;
+    cores = std::max<int64_t>(1, std::min<int64_t>(cores, kCores));
     const int64_t group_rows = std::max<int64_t>(1, p.group_rows());
     s.chunks = (group_rows + kFaMaxRows - 1) / kFaMaxRows;
     s.chunk_rows = (group_rows + s.chunks - 1) / s.chunks;  // chunks of equal size, at most 16 rows
     s.groups = p.n_seq * p.n_head_kv * s.chunks;
     s.blocks = (p.n_kv + kFaKvBlock - 1) / kFaKvBlock;
     // Fewer groups than cores: the cores of a column split a group's context, every part at least one block.
-    if (s.groups < kCores) {
-        s.parts = std::max<int64_t>(1, std::min<int64_t>({kCoresPerColumn, kCores / s.groups, s.blocks}));
+    if (s.groups < cores) {
+        s.parts = std::max<int64_t>(1, std::min<int64_t>({kCoresPerColumn, cores / s.groups, s.blocks}));
     }
     return s;
 }
@@ -174,15 +175,18 @@ bool flash_attn_has_kernel(const KernelKey & key) {
            key.variant != nullptr && (std::strcmp(key.variant, kFlashAttnVariant) == 0 || flash_attn_bfp16(key));
 }
 
-ModelShape flash_attn_model_shape(const Invocation & inv) {
+ModelShape flash_attn_model_shape(const Invocation & inv) { return flash_attn_model_shape_on(inv, kCores); }
+
+ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t max_cores) {
     const FlashAttnInvocation f = flash_attn_of(inv);
     const FlashAttnParams & p = f.p;
-    const FlashAttnSplit s = flash_attn_split(p);
+    max_cores = std::max<int64_t>(1, std::min<int64_t>(max_cores, kCores));
+    const FlashAttnSplit s = flash_attn_split(p, max_cores);
     ModelShape m;
     m.kind = KernelKind::flash_attn;
     m.weight_type = GGML_TYPE_COUNT;
     const int64_t tasks = s.groups * s.parts;
-    const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(tasks, kCores));
+    const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(tasks, max_cores));
     m.kind_cores = static_cast<int>(cores);
     m.kind_columns = static_cast<int>(std::min<int64_t>(kColumns, (cores + kCoresPerColumn - 1) / kCoresPerColumn));
     // The busiest core: its tasks (whole groups when parts == 1, one part of one group otherwise), each

@@ -23,10 +23,14 @@ struct FlashAttnSplit {
     int64_t blocks = 0;      // K/V blocks of 32 rows
     int64_t parts = 1;       // context parts per group
 };
-FlashAttnSplit flash_attn_split(const FlashAttnParams & p);
+// `cores`: the cores the design has for the kind (the flash_attn design: the whole array, 32; a
+// co-resident design gives attention fewer, aie/decode_layer/README.md).
+FlashAttnSplit flash_attn_split(const FlashAttnParams & p, int64_t cores = 32);
 
 bool flash_attn_has_kernel(const KernelKey & key);
 ModelShape flash_attn_model_shape(const Invocation & inv);
+// The same on `cores` cores of the array (flash_attn_split's).
+ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t cores);
 Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & pool);
 
 }  // namespace xdna
