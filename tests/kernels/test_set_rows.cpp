@@ -1,4 +1,4 @@
-// The set_rows core program (aie/set_rows/kernels/f32_to_f16.cc) through the simulator's set_rows engine:
+// The set_rows core programs (aie/set_rows/kernels/f32_to_f16.cc, f32_to_q8_0.cc) through the simulator's set_rows engine:
 // every value's fp16 bits against ggml's own fp32 -> fp16 conversion (ggml-base, round to nearest
 // even), over LLM-like values and the edges (fp16 subnormals and their ties, the overflow threshold,
 // inf, NaN, -0); the rows land at their ids and nowhere else; an id outside the cache is refused.
@@ -111,4 +111,112 @@ TEST(SetRowsKernel, CopyWritesRowByRow) {
     const Written w = write_rows(x, rows, cols, rows, {0, 0, 0, 0}, true);
     ASSERT_TRUE(w.status.ok) << w.status.message;
     for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(ggml_fp32_to_fp16(x[i]), w.y[i]) << "value " << i;
+}
+
+// ---- SET_ROWS into a Q8_0 cache (aie/set_rows/kernels/f32_to_q8_0.cc) --------------------------------
+// Against ggml's own reference quantizer (the Q8_0 type traits' from_float_ref, quantize_row_q8_0_ref:
+// d = amax / 127, codes roundf(x / d)).
+namespace {
+
+constexpr int64_t kQ8Bytes = 34;
+
+struct WrittenQ8 {
+    std::vector<uint8_t> y;
+    xdna::Status         status;
+};
+
+WrittenQ8 write_rows_q8(const std::vector<float> & x, int64_t rows, int64_t cols, int64_t y_rows, const std::vector<int64_t> & ids) {
+    using namespace xdna;
+    WrittenQ8 out;
+    const int64_t row_bytes = cols / 32 * kQ8Bytes;
+    xdna_test::HostBuffer xb(x.size() * 4), ib(ids.size() * 8), yb(static_cast<size_t>(y_rows * row_bytes));
+    std::memcpy(xb.host_ptr(), x.data(), x.size() * 4);
+    std::memcpy(ib.host_ptr(), ids.data(), ids.size() * 8);
+    auto * y = static_cast<uint8_t *>(yb.host_ptr());
+    std::fill(y, y + y_rows * row_bytes, uint8_t(0x5a));
+    SetRowsInvocation s;
+    s.p = {rows, cols, y_rows, cols, row_bytes, true, false};
+    s.p.y_q8_0 = true;
+    s.x = {&xb, 0};
+    s.ids = {&ib, 0};
+    s.y = {&yb, 0};
+    ThreadPool pool(2);
+    out.status = sim_run_set_rows({to_invocation(s)}, pool);
+    out.y.assign(y, y + y_rows * row_bytes);
+    return out;
+}
+
+std::vector<uint8_t> ggml_q8_0(const float * x, int64_t n) {
+    std::vector<uint8_t> out(static_cast<size_t>(n / 32 * kQ8Bytes));
+    ggml_get_type_traits(GGML_TYPE_Q8_0)->from_float_ref(x, out.data(), n);
+    return out;
+}
+
+}  // namespace
+
+TEST(SetRowsKernel, Q8BlocksAreGgmlsReferenceQuantization) {
+    constexpr int64_t cols = 4096;  // four chunks
+    std::vector<float> x = xdna_test::random_floats(cols, 3.0f);
+    // Edge blocks: all zero (d = 0), exact halfway products (d = 1: x = k + 0.5, which roundf takes away
+    // from zero), tiny values (a subnormal F16 scale), a scale past F16's range (inf, as ggml stores it),
+    // one large value among small ones.
+    for (int i = 0; i < 32; ++i) x[i] = 0.0f;
+    for (int i = 0; i < 32; ++i) x[32 + i] = i == 0 ? 127.0f : static_cast<float>(i % 2 ? -1 : 1) * (static_cast<float>(i) + 0.5f);
+    for (int i = 0; i < 32; ++i) x[64 + i] = xdna_test::uniform(-1.0f, 1.0f) * 1e-6f;
+    for (int i = 0; i < 32; ++i) x[96 + i] = xdna_test::uniform(-1.0f, 1.0f) * 1e7f;
+    for (int i = 0; i < 32; ++i) x[128 + i] = i == 7 ? 300.0f : xdna_test::uniform(-0.01f, 0.01f);
+    const WrittenQ8 w = write_rows_q8(x, 1, cols, 1, {0});
+    ASSERT_TRUE(w.status.ok) << w.status.message;
+    const std::vector<uint8_t> want = ggml_q8_0(x.data(), cols);
+    // The scales bit for bit; a code may differ by one only where x / d lies within 2^-18 of a halfway
+    // point (the core's emulated fp32 product can round the other way there): counted, and rare.
+    int near_ties = 0;
+    for (int64_t b = 0; b < cols / 32; ++b) {
+        const uint8_t * got = w.y.data() + b * kQ8Bytes;
+        const uint8_t * ref = want.data() + b * kQ8Bytes;
+        ASSERT_EQ(got[0] | got[1] << 8, ref[0] | ref[1] << 8) << "scale of block " << b;
+        float amax = 0;
+        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        for (int i = 0; i < 32; ++i) {
+            const int g = static_cast<int8_t>(got[2 + i]), r = static_cast<int8_t>(ref[2 + i]);
+            if (g == r) continue;
+            const double p = static_cast<double>(x[b * 32 + i]) * id;
+            const bool near_tie = std::fabs(std::fabs(p - std::floor(p)) - 0.5) < std::ldexp(1.0, -18) * std::max(1.0, std::fabs(p));
+            ASSERT_TRUE(near_tie && std::abs(g - r) == 1) << "block " << b << " value " << i << ": " << g << " vs ggml " << r;
+            ++near_ties;
+        }
+    }
+    EXPECT_LE(near_ties, 4);
+}
+
+TEST(SetRowsKernel, Q8RowsLandAtTheirIdsAndNonFiniteBlocksReadAsNan) {
+    constexpr int64_t rows = 3, cols = 128, y_rows = 6, row_bytes = cols / 32 * kQ8Bytes;
+    std::vector<float> x = xdna_test::random_floats(rows * cols, 2.0f);
+    x[cols + 40] = std::numeric_limits<float>::infinity();  // row 1, block 1
+    x[2 * cols + 100] = std::numeric_limits<float>::quiet_NaN();  // row 2, block 3
+    const std::vector<int64_t> ids = {4, 0, 2};
+    const WrittenQ8 w = write_rows_q8(x, rows, cols, y_rows, ids);
+    ASSERT_TRUE(w.status.ok) << w.status.message;
+    for (int64_t r = 0; r < y_rows; ++r) {
+        int64_t from = -1;
+        for (int64_t k = 0; k < rows; ++k) from = ids[static_cast<size_t>(k)] == r ? k : from;
+        const uint8_t * got = w.y.data() + r * row_bytes;
+        if (from < 0) {
+            for (int64_t i = 0; i < row_bytes; ++i) ASSERT_EQ(0x5a, got[i]) << "untouched cache row " << r;
+            continue;
+        }
+        const std::vector<uint8_t> want = ggml_q8_0(x.data() + from * cols, cols);
+        for (int64_t b = 0; b < cols / 32; ++b) {
+            const bool bad = (from == 1 && b == 1) || (from == 2 && b == 3);
+            const uint8_t * blk = got + b * kQ8Bytes;
+            if (bad) {
+                EXPECT_EQ(0x7E00, blk[0] | blk[1] << 8) << "row " << from << " block " << b;
+                for (int i = 0; i < 32; ++i) EXPECT_EQ(0, blk[2 + i]);
+                continue;
+            }
+            EXPECT_EQ(0, std::memcmp(blk, want.data() + b * kQ8Bytes, 2)) << "scale, row " << from << " block " << b;
+            for (int i = 0; i < 32; ++i) EXPECT_LE(std::abs(int(int8_t(blk[2 + i])) - int(int8_t(want[b * kQ8Bytes + 2 + i]))), 1);
+        }
+    }
 }

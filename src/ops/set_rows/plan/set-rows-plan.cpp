@@ -47,8 +47,14 @@ bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, s
     }
     const ggml_tensor * x = s->src[0];
     const ggml_tensor * ids = s->src[1];
-    if (s->op != GGML_OP_SET_ROWS || x == nullptr || ids == nullptr || !rows_of(x, GGML_TYPE_F32) || !rows_of(s, GGML_TYPE_F16)) {
-        why = "SET_ROWS on the NPU takes F32 rows into F16 rows";
+    if (s->op != GGML_OP_SET_ROWS || x == nullptr || ids == nullptr || !rows_of(x, GGML_TYPE_F32) ||
+        (!rows_of(s, GGML_TYPE_F16) && !rows_of(s, GGML_TYPE_Q8_0))) {
+        why = "SET_ROWS on the NPU takes F32 rows into F16 or Q8_0 rows";
+        return false;
+    }
+    if (s->type == GGML_TYPE_Q8_0 && (x->ne[0] % 64 != 0 || s->nb[1] % 4 != 0 || s->nb[2] % 4 != 0 || s->nb[3] % 4 != 0)) {
+        why = "SET_ROWS into Q8_0 rows of " + std::to_string(x->ne[0]) +
+              " values (the NPU writes whole rows at 32-bit word offsets: a multiple of 64 values)";
         return false;
     }
     if ((ids->type != GGML_TYPE_I64 && ids->type != GGML_TYPE_I32) || ids->nb[0] != ggml_type_size(ids->type) || ids->ne[3] != 1) {
@@ -74,8 +80,8 @@ bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, s
         why = "SET_ROWS of a packed weight";
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(set_rows_key())) {
-        why = "the device has no set_rows kernel";
+    if (resolve.has_kernel && !resolve.has_kernel(set_rows_key(s->type == GGML_TYPE_Q8_0))) {
+        why = std::string("the device has no set_rows kernel ") + set_rows_key(s->type == GGML_TYPE_Q8_0).variant;
         return false;
     }
     return true;
@@ -93,6 +99,10 @@ bool plan_set_rows(const ggml_tensor * s, const TensorResolver & resolve, std::v
         why = "SET_ROWS operand not in device memory";
         return false;
     }
+    if (s->type == GGML_TYPE_Q8_0 && ys.offset % 4 != 0) {
+        why = "SET_ROWS into a Q8_0 view that does not start on a 32-bit word";
+        return false;
+    }
     for (int64_t i03 = 0; i03 < x->ne[3]; ++i03) {
         for (int64_t i02 = 0; i02 < x->ne[2]; ++i02) {
             SetRowsInvocation r;
@@ -100,7 +110,8 @@ bool plan_set_rows(const ggml_tensor * s, const TensorResolver & resolve, std::v
             r.p.cols = x->ne[0];
             r.p.y_rows = s->ne[1];
             r.p.x_row_stride = static_cast<int64_t>(x->nb[1] / sizeof(float));
-            r.p.y_row_stride = static_cast<int64_t>(s->nb[1] / sizeof(ggml_fp16_t));
+            r.p.y_q8_0 = s->type == GGML_TYPE_Q8_0;
+            r.p.y_row_stride = static_cast<int64_t>(r.p.y_q8_0 ? s->nb[1] : s->nb[1] / sizeof(ggml_fp16_t));
             r.p.identity = identity;
             r.p.ids_64 = !identity && ids->type == GGML_TYPE_I64;
             r.x = {xs.buffer, xs.offset + i02 * x->nb[2] + i03 * x->nb[3]};

@@ -17,18 +17,18 @@ std::string SetRowsParams::shape_label(const TileShape &) const {
     return buf;
 }
 
-KernelKey set_rows_key() {
+KernelKey set_rows_key(bool y_q8_0) {
     KernelKey k;
     k.kind = KernelKind::set_rows;
     k.design = kSetRowsDesign;
-    k.variant = kSetRowsF16Variant;
+    k.variant = y_q8_0 ? kSetRowsQ8Variant : kSetRowsF16Variant;
     k.tile = TileShape{0, 0, 0};
     return k;
 }
 
 Invocation to_invocation(const SetRowsInvocation & s) {
     Invocation inv;
-    inv.key = set_rows_key();
+    inv.key = set_rows_key(s.p.y_q8_0);
     inv.params = s.p;
     inv.add_operand({"x", s.x, static_cast<uint64_t>(s.p.cols) * sizeof(float), s.p.rows,
                      static_cast<uint64_t>(s.p.x_row_stride) * sizeof(float), Access::read});
@@ -36,8 +36,8 @@ Invocation to_invocation(const SetRowsInvocation & s) {
         const uint64_t id_bytes = static_cast<uint64_t>(s.p.rows) * (s.p.ids_64 ? 8 : 4);
         inv.add_operand({"ids", s.ids, id_bytes, 1, id_bytes, Access::read});
     }
-    inv.add_operand({"y", s.y, static_cast<uint64_t>(s.p.cols) * sizeof(ggml_fp16_t), s.p.y_rows,
-                     static_cast<uint64_t>(s.p.y_row_stride) * sizeof(ggml_fp16_t), Access::write, s.p.rows});
+    inv.add_operand({"y", s.y, static_cast<uint64_t>(s.p.y_row_bytes()), s.p.y_rows, static_cast<uint64_t>(s.p.y_stride_bytes()),
+                     Access::write, s.p.rows});
     return inv;
 }
 

@@ -6,10 +6,13 @@
 #include "xdna_aie/set_rows_tiles.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 
-extern "C" void f32_to_f16(const float * x, int32_t * y, int32_t n);  // aie/set_rows/kernels/f32_to_f16.cc
+// The core programs (aie/set_rows/kernels), compiled for the host.
+extern "C" void f32_to_f16(const float * x, int32_t * y, int32_t n);
+extern "C" void f32_to_q8_0(const float * x, uint8_t * y, int32_t n);
 
 namespace xdna {
 
@@ -20,25 +23,42 @@ using xdna_aie::kSetRowsLanes;
 
 constexpr int kColumns = 8, kCores = 32;
 
+// y: a chunk's halves (2 KB) or Q8_0 blocks (1088 B).
 struct alignas(64) CoreBuffers {
     float   x[kSetRowsChunk];
-    int32_t y[kSetRowsChunk / 2];
+    alignas(64) uint8_t y[kSetRowsChunk * 2];
 };
 
 struct MeasuredCalls {
     CoreOps lanes, chunk;
 };
 
-const MeasuredCalls & calls() {
-    static const MeasuredCalls m = [] {
+// Scalar cycles per Q8_0 block the host aie_api does not count: the two divisions (compiler-rt's
+// __divsf3, 60 cycles each assumed, as act_quant's) and the 16-bit store of the scale.
+constexpr uint64_t kQ8ScalarCyclesPerBlock = 2 * 60 + 1;
+
+void run_chunk(bool q8, const float * x, uint8_t * y, int32_t n) {
+    if (q8) f32_to_q8_0(x, y, n);
+    else f32_to_f16(x, reinterpret_cast<int32_t *>(y), n);
+}
+
+const MeasuredCalls & calls(bool q8) {
+    static const std::array<MeasuredCalls, 2> m = [] {
         auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
         std::memset(b, 0, sizeof *b);
-        MeasuredCalls out{measure_on_own_thread([&] { f32_to_f16(b->x, b->y, kSetRowsLanes); }),
-                          measure_on_own_thread([&] { f32_to_f16(b->x, b->y, kSetRowsChunk); })};
+        // Finite values of varied magnitude (the Q8_0 program's branch for a non-finite block not taken).
+        for (int i = 0; i < kSetRowsChunk; ++i) b->x[i] = static_cast<float>((i * 37) % 101) - 50.0f;
+        std::array<MeasuredCalls, 2> out;
+        for (int q = 0; q < 2; ++q) {
+            out[q] = {measure_on_own_thread([&] { run_chunk(q == 1, b->x, b->y, kSetRowsLanes); }),
+                      measure_on_own_thread([&] { run_chunk(q == 1, b->x, b->y, kSetRowsChunk); })};
+        }
+        out[1].lanes.scalar += kQ8ScalarCyclesPerBlock * (kSetRowsLanes / 32);
+        out[1].chunk.scalar += kQ8ScalarCyclesPerBlock * (kSetRowsChunk / 32);
         std::free(b);
         return out;
     }();
-    return m;
+    return m[q8 ? 1 : 0];
 }
 
 int64_t id_at(const SetRowsInvocation & s, int64_t r) {
@@ -50,7 +70,7 @@ int64_t id_at(const SetRowsInvocation & s, int64_t r) {
 
 bool set_rows_has_kernel(const KernelKey & key) {
     return key.kind == KernelKind::set_rows && key.design != nullptr && std::strcmp(key.design, kSetRowsDesign) == 0 &&
-           key.variant != nullptr && std::strcmp(key.variant, kSetRowsF16Variant) == 0;
+           key.variant != nullptr && (std::strcmp(key.variant, kSetRowsF16Variant) == 0 || std::strcmp(key.variant, kSetRowsQ8Variant) == 0);
 }
 
 ModelShape set_rows_model_shape(const Invocation & inv) {
@@ -64,15 +84,16 @@ ModelShape set_rows_model_shape(const Invocation & inv) {
     s.kind_cores = static_cast<int>(cores);
     s.kind_columns = static_cast<int>(std::min<int64_t>(kColumns, cores));
     const int64_t full = r.p.cols / kSetRowsChunk, tail = r.p.cols % kSetRowsChunk;
-    s.core_calls[0] = {calls().chunk, static_cast<double>(busiest * full)};
+    const MeasuredCalls & c = calls(r.p.y_q8_0);
+    s.core_calls[0] = {c.chunk, static_cast<double>(busiest * full)};
     s.n_core_calls = 1;
     if (tail > 0) {
-        s.core_calls[1] = {interpolate_call_ops(calls().lanes, calls().chunk, tail, kSetRowsLanes, kSetRowsChunk),
+        s.core_calls[1] = {interpolate_call_ops(c.lanes, c.chunk, tail, kSetRowsLanes, kSetRowsChunk),
                            static_cast<double>(busiest)};
         s.n_core_calls = 2;
     }
     s.activation_bytes = static_cast<double>(r.p.rows) * (static_cast<double>(r.p.cols) * sizeof(float) + (r.p.identity ? 0 : r.p.ids_64 ? 8 : 4));
-    s.out_bytes = static_cast<double>(r.p.rows) * static_cast<double>(r.p.cols) * 2;
+    s.out_bytes = static_cast<double>(r.p.rows) * static_cast<double>(r.p.y_row_bytes());
     return s;
 }
 
@@ -81,7 +102,7 @@ void set_rows_poison(const Invocation & inv) {
     for (int64_t r = 0; r < s.p.rows; ++r) {
         const int64_t id = id_at(s, r);
         if (id >= 0 && id < s.p.y_rows) {
-            std::memset(static_cast<ggml_fp16_t *>(s.y.host()) + id * s.p.y_row_stride, 0xff, static_cast<size_t>(s.p.cols) * sizeof(ggml_fp16_t));
+            std::memset(static_cast<uint8_t *>(s.y.host()) + id * s.p.y_stride_bytes(), 0xff, static_cast<size_t>(s.p.y_row_bytes()));
         }
     }
 }
@@ -95,7 +116,7 @@ Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool)
                                  (i.kernel_name() ? i.kernel_name() : "?") + " of kind " + kernel_kind_name(i.kind()));
         }
         const SetRowsInvocation s = set_rows_of(i);
-        if (s.p.cols <= 0 || s.p.cols % kSetRowsLanes != 0) {
+        if (s.p.cols <= 0 || s.p.cols % kSetRowsLanes != 0 || (std::strcmp(i.key.variant, kSetRowsQ8Variant) == 0) != s.p.y_q8_0) {
             return Status::error("set_rows: row length " + std::to_string(s.p.cols) + " is not one the design takes");
         }
         for (int64_t r = 0; r < s.p.rows; ++r) {
@@ -114,14 +135,15 @@ Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool)
         const SetRowsInvocation & s = views[jobs[j].first];
         const int64_t r = jobs[j].second;
         const float * x = static_cast<const float *>(s.x.host()) + r * s.p.x_row_stride;
-        auto * y = static_cast<ggml_fp16_t *>(s.y.host()) + id_at(s, r) * s.p.y_row_stride;
+        auto * y = static_cast<uint8_t *>(s.y.host()) + id_at(s, r) * s.p.y_stride_bytes();
         for (int64_t c0 = 0; c0 < s.p.cols; c0 += kSetRowsChunk) {
             const int32_t n = static_cast<int32_t>(std::min<int64_t>(kSetRowsChunk, s.p.cols - c0));
             std::memcpy(b.x, x + c0, n * sizeof(float));
             const CoreModes found = sim_core_modes();
-            f32_to_f16(b.x, b.y, n);
-            sim_check_modes_restored(kSetRowsF16Variant, found);
-            std::memcpy(y + c0, b.y, n * sizeof(ggml_fp16_t));
+            run_chunk(s.p.y_q8_0, b.x, b.y, n);
+            sim_check_modes_restored(s.p.y_q8_0 ? kSetRowsQ8Variant : kSetRowsF16Variant, found);
+            const int64_t out_bytes = s.p.y_q8_0 ? n / 32 * 34 : n * 2, at = s.p.y_q8_0 ? c0 / 32 * 34 : c0 * 2;
+            std::memcpy(y + at, b.y, static_cast<size_t>(out_bytes));
         }
     });
     std::string fault;
