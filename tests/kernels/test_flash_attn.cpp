@@ -1,7 +1,7 @@
 // The flash_attn core programs (aie/flash_attn/kernels/flash_attn.cc) through the simulator's engine,
 // against attention written here in double from ggml's definition (ggml-cpu/ops.cpp: softmax over the
 // KV rows of scale * q.k + slope * mask, masked -inf entries skipped, an all-masked row 0), on fresh
-// random data: F16 K and V, every shape the design splits differently (one chunk, several chunks, the
+// random data: F16 and Q8_0 K and V, every shape the design splits differently (one chunk, several chunks, the
 // context split between cores), GQA, ALiBi, broadcast sequences; NaN as the CPU propagates it.
 #include "ops/flash_attn/flash-attn-invocation.h"
 #include "ops/flash_attn/sim-flash-attn.h"
@@ -46,8 +46,22 @@ struct Data {
     std::vector<float>    q, out;
     std::vector<uint16_t> k, v, mask;
     int64_t               kv_row = 0;  // F16 values between KV rows
+    // Q8_0 K and V (q8): rows of d / 32 blocks of 34 bytes (an F16 scale, 32 int8 codes) per KV head,
+    // kv_row_bytes apart.
+    bool                  q8 = false;
+    std::vector<uint8_t>  kq, vq;
+    int64_t               kv_row_bytes = 0;
     xdna::Status          status;
 };
+
+constexpr int64_t kQ8Block = 34;
+
+// Value i of KV head g's row j of a Q8_0 cache: its block's scale times its code, in double.
+double q8_value(const std::vector<uint8_t> & kv, const Data & x, const Case & c, int64_t seq, int64_t j, int64_t g, int64_t i) {
+    const uint8_t * blk = kv.data() + (seq * c.n_kv + j) * x.kv_row_bytes + g * (c.d / 32) * kQ8Block + (i / 32) * kQ8Block;
+    const uint16_t scale = static_cast<uint16_t>(blk[0] | (blk[1] << 8));
+    return half_value(scale) * static_cast<double>(static_cast<int8_t>(blk[2 + i % 32]));
+}
 
 double alibi_slope(const Case & c, int64_t h) {
     if (c.max_bias <= 0.0f) return 1.0;
@@ -81,13 +95,47 @@ Data make_data(const Case & c, const char * variant) {
     return x;
 }
 
+// Q8_0 K and V for the case: random F16 scales of either sign (the smallest subnormal to 0.012, so
+// values reach 1.5 as the F16 cases' do) and random codes, -128 among them, in rows of every KV head with 4 * kv_row_pad bytes between rows.
+void make_q8(const Case & c, Data & x) {
+    x.q8 = true;
+    x.kv_row_bytes = c.n_head_kv * (c.d / 32) * kQ8Block + 4 * c.kv_row_pad;
+    const size_t n = static_cast<size_t>(x.kv_row_bytes * c.n_kv * c.n_seq_kv);
+    for (std::vector<uint8_t> * kv : {&x.kq, &x.vq}) {
+        kv->assign(n, 0xa5);  // row padding: bytes no program may read
+        for (int64_t row = 0; row < c.n_kv * c.n_seq_kv; ++row) {
+            for (int64_t b = 0; b < c.n_head_kv * c.d / 32; ++b) {
+                uint8_t * blk = kv->data() + row * x.kv_row_bytes + b * kQ8Block;
+                const float mag = xdna_test::uniform(0.0f, 1.0f) < 0.05f ? 6e-8f : xdna_test::uniform(0.002f, 0.012f);
+                const uint16_t scale = half_bits(xdna_test::uniform(0.0f, 1.0f) < 0.2f ? -mag : mag);
+                blk[0] = static_cast<uint8_t>(scale & 0xff);
+                blk[1] = static_cast<uint8_t>(scale >> 8);
+                for (int i = 0; i < 32; ++i) {
+                    const int code = std::min(127, static_cast<int>(std::floor(xdna_test::uniform(-128.0f, 128.0f))));
+                    blk[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(code));
+                }
+            }
+        }
+    }
+}
+
+Data make_q8_data(const Case & c, const char * variant) {
+    Data x = make_data(c, variant);
+    make_q8(c, x);
+    return x;
+}
+
 void run(const Case & c, Data & x) {
     using namespace xdna;
     const size_t out_n = static_cast<size_t>(c.d * c.n_head * c.n_tokens * c.n_seq);
-    xdna_test::HostBuffer qb(x.q.size() * 4), kb(x.k.size() * 2), vb(x.v.size() * 2), mb(x.mask.size() * 2), ob(out_n * 4);
+    const std::vector<uint8_t> k16(reinterpret_cast<const uint8_t *>(x.k.data()), reinterpret_cast<const uint8_t *>(x.k.data() + x.k.size()));
+    const std::vector<uint8_t> v16(reinterpret_cast<const uint8_t *>(x.v.data()), reinterpret_cast<const uint8_t *>(x.v.data() + x.v.size()));
+    const std::vector<uint8_t> & kbytes = x.q8 ? x.kq : k16;
+    const std::vector<uint8_t> & vbytes = x.q8 ? x.vq : v16;
+    xdna_test::HostBuffer qb(x.q.size() * 4), kb(kbytes.size()), vb(vbytes.size()), mb(x.mask.size() * 2), ob(out_n * 4);
     std::memcpy(qb.host_ptr(), x.q.data(), x.q.size() * 4);
-    std::memcpy(kb.host_ptr(), x.k.data(), x.k.size() * 2);
-    std::memcpy(vb.host_ptr(), x.v.data(), x.v.size() * 2);
+    std::memcpy(kb.host_ptr(), kbytes.data(), kbytes.size());
+    std::memcpy(vb.host_ptr(), vbytes.data(), vbytes.size());
     std::memcpy(mb.host_ptr(), x.mask.data(), x.mask.size() * 2);
     std::memset(ob.host_ptr(), 0x7f, out_n * 4);
     FlashAttnInvocation f;
@@ -102,14 +150,16 @@ void run(const Case & c, Data & x) {
     p.n_seq_kv = c.n_seq_kv;
     const int64_t q_nb[4] = {4, c.d * 4, c.d * c.n_tokens * 4, c.d * c.n_tokens * c.n_head * 4};
     const int64_t kv_nb[4] = {2, x.kv_row * 2, c.d * 2, x.kv_row * c.n_kv * 2};
+    const int64_t q8_nb[4] = {kQ8Block, x.kv_row_bytes, c.d / 32 * kQ8Block, x.kv_row_bytes * c.n_kv};
     const int64_t out_nb[4] = {4, c.d * 4, c.d * c.n_head * 4, c.d * c.n_head * c.n_tokens * 4};
     const int64_t mask_nb[4] = {2, c.n_kv * 2, c.n_kv * c.n_tokens * 2, c.n_kv * c.n_tokens * 2};
     for (int i = 0; i < 4; ++i) {
         p.q_nb[i] = q_nb[i];
-        p.k_nb[i] = p.v_nb[i] = kv_nb[i];
+        p.k_nb[i] = p.v_nb[i] = x.q8 ? q8_nb[i] : kv_nb[i];
         p.out_nb[i] = out_nb[i];
         p.mask_nb[i] = mask_nb[i];
     }
+    p.kv_q8_0 = x.q8;
     p.has_mask = c.mask;
     p.scale = 1.0f / std::sqrt(static_cast<float>(c.d));
     p.max_bias = c.max_bias;
@@ -122,6 +172,12 @@ void run(const Case & c, Data & x) {
     x.status = sim_run_flash_attns({to_invocation(f)}, pool);
     const float * o = static_cast<const float *>(ob.host_ptr());
     x.out.assign(o, o + out_n);
+}
+
+// Value i of KV head g's row j of sequence seq of K (or V), in double.
+double kv_value(const Case & c, const Data & x, bool v, int64_t seq, int64_t j, int64_t g, int64_t i) {
+    if (x.q8) return q8_value(v ? x.vq : x.kq, x, c, seq, j, g, i);
+    return half_value((v ? x.v : x.k)[(seq * c.n_kv + j) * x.kv_row + g * c.d + i]);
 }
 
 // Attention in double, as ggml defines it.
@@ -141,9 +197,8 @@ std::vector<double> reference(const Case & c, const Data & x) {
                     const double m = c.mask ? half_value(x.mask[t * c.n_kv + j]) : 0.0;
                     live[j] = m != -INFINITY;
                     if (!live[j]) continue;
-                    const uint16_t * kr = x.k.data() + (skv * c.n_kv + j) * x.kv_row + g * c.d;
                     double dot = 0;
-                    for (int64_t i = 0; i < c.d; ++i) dot += static_cast<double>(q[i]) * half_value(kr[i]);
+                    for (int64_t i = 0; i < c.d; ++i) dot += static_cast<double>(q[i]) * kv_value(c, x, false, skv, j, g, i);
                     score[j] = dot * scale + alibi_slope(c, h) * m;
                     mx = std::max(mx, score[j]);
                 }
@@ -153,8 +208,7 @@ std::vector<double> reference(const Case & c, const Data & x) {
                     if (!live[j]) continue;
                     const double w = std::exp(score[j] - mx);
                     sum += w;
-                    const uint16_t * vr = x.v.data() + (skv * c.n_kv + j) * x.kv_row + g * c.d;
-                    for (int64_t i = 0; i < c.d; ++i) acc[i] += w * half_value(vr[i]);
+                    for (int64_t i = 0; i < c.d; ++i) acc[i] += w * kv_value(c, x, true, skv, j, g, i);
                 }
                 double * o = out.data() + ((s * c.n_tokens + t) * c.n_head + h) * c.d;
                 for (int64_t i = 0; i < c.d; ++i) o[i] = sum == 0 ? 0.0 : acc[i] / sum;
@@ -169,7 +223,8 @@ std::vector<double> reference(const Case & c, const Data & x) {
 // split in two bfp16 parts are exact to about 2^-14 (6e-5) of their block's largest magnitude (q and k,
 // in three, to about 2^-21), the left-out products are of that order squared, and the errors of a dot
 // product's 8-value blocks mostly cancel: worst seen 5.3e-5, bound 1e-4 (a product dropped: 2.6e-3 and more).
-double bound(const Data & x) { return std::strcmp(x.variant, xdna::kFlashAttnBfp16Variant) == 0 ? 1e-4 : 1e-6; }
+bool bfp16(const Data & x) { return xdna::flash_attn_bfp16(xdna::flash_attn_key(x.variant)); }
+double bound(const Data & x) { return bfp16(x) ? 1e-4 : 1e-6; }
 
 // `scale`: how much larger than the bounds above the test's scores make the error (large scores).
 void expect_close(const Case & c, const Data & x, double scale = 1.0) {
@@ -219,7 +274,7 @@ TEST_P(FlashAttnKernel, LargeScoresAsInRandomWeightModels) {
         // fp32: a score of 50 carries 50 times an fp32 rounding (worst seen 2e-6). bfp16: the worst seen is
         // 5.3e-5, as at ordinary scores (p.v's two-part split); the scores' lo parts left out give 2e-4 to
         // 4e-4, so the bound stays below that.
-        expect_close(c, x, std::strcmp(x.variant, xdna::kFlashAttnBfp16Variant) == 0 ? 1.5 : 4.0);
+        expect_close(c, x, bfp16(x) ? 1.5 : 4.0);
     }
 }
 
@@ -325,8 +380,88 @@ TEST_P(FlashAttnKernel, SubnormalKeysScoreAsInDouble) {
         }
         for (float & v : x.q) v *= 4096.0f;
         run(c, x);
-        expect_close(c, x, std::strcmp(x.variant, xdna::kFlashAttnBfp16Variant) == 0 ? 1.5 : 4.0);
+        expect_close(c, x, bfp16(x) ? 1.5 : 4.0);
     }
+}
+
+// The Q8_0 programs (fa_block_q8_0, fa_block_q8_0_bfp16): K and V of ggml's block_q8_0 (-ctk q8_0 -ctv q8_0).
+class FlashAttnQ8Kernel : public ::testing::TestWithParam<const char *> {};
+INSTANTIATE_TEST_SUITE_P(Programs, FlashAttnQ8Kernel, ::testing::Values(xdna::kFlashAttnQ8Variant, xdna::kFlashAttnQ8Bfp16Variant),
+                         [](const ::testing::TestParamInfo<const char *> & i) { return std::string(i.param); });
+
+TEST_P(FlashAttnQ8Kernel, ShapesMatchAttentionInDouble) {
+    // Decode (the context split over a column's cores), prefill (several chunks), ALiBi, two sequences
+    // reading one KV sequence, padded cache rows, no mask; both head dims the Q8_0 programs take.
+    Case alibi{64, 90, 2, 6, 3};
+    alibi.max_bias = 8.0f;
+    Case strided{128, 50, 1, 4, 2};
+    strided.kv_row_pad = 5;
+    Case none{64, 77, 3, 4, 2};
+    none.mask = false;
+    for (const Case & c : {Case{128, 300, 1, 8, 2}, Case{64, 113, 1, 4, 1}, Case{128, 1, 1, 4, 4}, Case{128, 512, 4, 32, 8},
+                           Case{64, 96, 24, 4, 1}, Case{128, 70, 17, 2, 2}, Case{128, 40, 2, 4, 2, 2, 1}, alibi, strided, none}) {
+        Data x = make_q8_data(c, GetParam());
+        run(c, x);
+        expect_close(c, x);
+    }
+}
+
+TEST_P(FlashAttnQ8Kernel, LargeScoresAsInRandomWeightModels) {
+    for (const Case & c : {Case{128, 200, 1, 8, 2}, Case{64, 96, 20, 4, 1}}) {
+        Data x = make_q8_data(c, GetParam());
+        for (float & v : x.q) v *= 16.0f;
+        run(c, x);
+        expect_close(c, x, bfp16(x) ? 1.5 : 4.0);
+    }
+}
+
+TEST_P(FlashAttnQ8Kernel, EveryCodeTimesScalesWidens) {
+    // V of a single KV row: every int8 code (-128 included) under F16 scales from the smallest subnormal
+    // to the largest finite, either sign; the output is scale * code: exactly from the fp32 program; from
+    // the bfp16 one within 2^-14 of it (V's two bfp16 parts hold about 15 of the product's up to 19
+    // significant bits; K's three parts hold all of a K block's, which shares one scale).
+    Case c{128, 1, 1, 1, 1};
+    c.mask = false;
+    const uint16_t scales[] = {0x0001, 0x03ff, 0x0400, 0x2e66, 0x3c00, 0x7bff, 0x8001, 0xabcd, 0xfbff, 0x3555};
+    for (uint16_t scale : scales) {
+        for (int half = 0; half < 2; ++half) {
+            Data x = make_q8_data(c, GetParam());
+            for (int b = 0; b < 4; ++b) {
+                x.vq[b * kQ8Block] = static_cast<uint8_t>(scale & 0xff);
+                x.vq[b * kQ8Block + 1] = static_cast<uint8_t>(scale >> 8);
+                for (int i = 0; i < 32; ++i) x.vq[b * kQ8Block + 2 + i] = static_cast<uint8_t>(half * 128 + b * 32 + i);
+            }
+            run(c, x);
+            ASSERT_TRUE(x.status.ok) << x.status.message;
+            for (int i = 0; i < 128; ++i) {
+                const double want = q8_value(x.vq, x, c, 0, 0, 0, i);
+                const double tol = bfp16(x) ? std::ldexp(std::fabs(want), -14) : 0.0;
+                ASSERT_LE(std::fabs(static_cast<double>(x.out[i]) - want), tol)
+                    << "scale 0x" << std::hex << scale << " value " << std::dec << i << ": " << x.out[i] << " vs " << want;
+            }
+        }
+    }
+}
+
+TEST_P(FlashAttnQ8Kernel, NonFiniteScalesReachTheRowsThatReadThem) {
+    // An infinite K scale (KV head 0) makes that head's scores +-inf or NaN and its rows NaN, as on the
+    // CPU; a NaN V scale (KV head 1, the block of head dims 0-31) makes those dims of that head's rows
+    // NaN; the bfp16 program runs these blocks as the fp32 one, which propagates them.
+    Case c{64, 40, 1, 4, 2};
+    c.mask = false;
+    Data x = make_q8_data(c, GetParam());
+    x.kq[5 * x.kv_row_bytes + 1] = 0x7c;  // KV head 0, row 5, block 0: scale +inf
+    x.kq[5 * x.kv_row_bytes + 0] = 0x00;
+    x.vq[7 * x.kv_row_bytes + 2 * kQ8Block + 1] = 0x7e;  // KV head 1, row 7: scale NaN
+    run(c, x);
+    ASSERT_TRUE(x.status.ok) << x.status.message;
+    for (int64_t h = 0; h < c.n_head; ++h) {
+        for (int64_t i = 0; i < c.d; ++i) EXPECT_EQ(std::isnan(x.out[h * c.d + i]), h < 2 || i < 32) << "head " << h << " value " << i;
+    }
+    // A clean cache of the same shape stays finite (the check above is not vacuous).
+    Data clean = make_q8_data(c, GetParam());
+    run(c, clean);
+    expect_close(c, clean);
 }
 
 TEST(FlashAttnSplit, TheDesignSplitsTheContextWhenCoresWouldIdle) {

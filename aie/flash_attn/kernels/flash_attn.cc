@@ -189,7 +189,10 @@ v64u16 load_8x8(const uint16_t * p, int32_t stride) {
 // fp32 add (A + C has at most 12 significant bits, x at most 11). The shift by 3 runs on a multiple of 8
 // (aie_api shifts go through an accumulator and round in the current mode: conv_even here).
 // `one`: 64 bf16 ones, broadcast once per block by the caller.
-FAcc widen_finite(const v64u16 & h, const aie::vector<bfloat16, 64> & one) {
+struct HalfParts {
+    aie::vector<bfloat16, 64> a, c, d;  // x = a + c - d
+};
+HalfParts half_parts(const v64u16 & h) {
     const v64u16 em = aie::bit_and(uint16_t(0x7fff), h);
     const v64u16 sign = aie::bit_and(uint16_t(0x8000), h);
     const auto small = aie::lt(em, uint16_t(0x400));                                  // subnormal or zero
@@ -199,10 +202,40 @@ FAcc widen_finite(const v64u16 & h, const aie::vector<bfloat16, 64> & one) {
     const v64u16 lead = aie::add(aie::bit_and(uint16_t(0x7f80), t), uint16_t(109 << 7));  // 2^(e-18)
     const v64u16 c = aie::bit_or(aie::bit_or(lead, aie::bit_and(uint16_t(7), en)), sign);
     const v64u16 dd = aie::bit_or(aie::select(lead, uint16_t(0x3890), small), sign);  // 0x3890: 2^-14 (1 + 1/8)
-    FAcc x = aie::mul(aie::vector_cast<bfloat16>(a), one);
-    x = aie::mac(x, aie::vector_cast<bfloat16>(c), one);
-    return aie::msc(x, aie::vector_cast<bfloat16>(dd), one);
+    return {aie::vector_cast<bfloat16>(a), aie::vector_cast<bfloat16>(c), aie::vector_cast<bfloat16>(dd)};
 }
+FAcc widen_finite(const v64u16 & h, const aie::vector<bfloat16, 64> & one) {
+    const HalfParts x = half_parts(h);
+    return aie::msc(aie::mac(aie::mul(x.a, one), x.c, one), x.d, one);
+}
+
+// ---- Q8_0 K/V rows (fa_block_q8_0, fa_block_q8_0_bfp16) ----------------------------------------------
+// A row of d values is d / 32 ggml blocks of 34 bytes (block_q8_0: an F16 scale, then 32 int8 codes;
+// value = scale * code), the rows fa_q8_0_row_bytes(d) apart: a block's codes sit at 2 bytes past a
+// multiple of 2, so they are read with unaligned loads.
+constexpr int kQ8Bytes = 34;
+const int8_t * q8_codes(const uint8_t * row, int32_t block) { return reinterpret_cast<const int8_t *>(row + block * kQ8Bytes + 2); }
+uint16_t q8_scale(const uint8_t * row, int32_t block) { return *reinterpret_cast<const uint16_t *>(row + block * kQ8Bytes); }  // fp32 program
+
+// 64 values scale * code into an fp32 accumulator, exactly: the codes are bf16 exactly (8 bits), the F16
+// scales (one per lane) split as half_parts does (a + c - d, each bf16), and the three products by bf16
+// parts are exact (16 bits) as are their sums (code * scale has at most 19 significant bits). Finite
+// scales only (the caller checks). An int8 code of -128 is exact too.
+// `s`: the half_parts of the lanes' scales.
+FAcc widen_q8_0(const aie::vector<int8_t, 64> & codes, const HalfParts & s) {
+    const aie::vector<bfloat16, 64> c = aie::to_float<bfloat16>(codes);
+    return aie::msc(aie::mac(aie::mul(c, s.a), c, s.c), c, s.d);
+}
+
+// The 8 codes at `p` in each of 8 rows `stride` bytes apart (p and the stride even), as 64 lanes row-major:
+// a block's codes start 2 bytes past a word, so each row is an unaligned load (two loads and a shift).
+aie::vector<int8_t, 64> load_codes_8x8(const int8_t * p, int32_t stride) {
+    return aie::concat(aie::load_unaligned_v<8>(p, 2), aie::load_unaligned_v<8>(p + stride, 2), aie::load_unaligned_v<8>(p + 2 * stride, 2),
+                       aie::load_unaligned_v<8>(p + 3 * stride, 2), aie::load_unaligned_v<8>(p + 4 * stride, 2),
+                       aie::load_unaligned_v<8>(p + 5 * stride, 2), aie::load_unaligned_v<8>(p + 6 * stride, 2),
+                       aie::load_unaligned_v<8>(p + 7 * stride, 2));
+}
+
 
 // The 64 lanes of a C tile (8 query rows x 8 columns) to `rows_left` rows of `dst`, `stride` floats apart.
 void store_rows(const v64f & c, float * dst, int32_t stride, int32_t rows_left) {
@@ -230,6 +263,65 @@ bool any_nonfinite(const uint16_t * p, int32_t n, int32_t d) {
 alignas(64) const int16_t kRowOfLane[64] = {0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7,
                                             0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7};
 
+// K/V rows as the fp32 program reads them: chunk c (32 values) of row j widened to fp32, exactly.
+struct F16Rows {
+    const uint16_t * p;
+    int32_t          d;
+    vf chunk(int32_t j, int32_t c) const { return f16_to_f32(p + j * d + c * kLanes); }
+};
+// Chunk c of a Q8_0 row is its block c: the codes times the scale, the safe product exact for a finite
+// scale (8 and 11 significant bits). An infinite or NaN scale gives what IEEE's product would (the safe
+// product of an infinity is NaN): +-inf for a code of that sign, NaN for a code 0 or a NaN scale.
+struct Q8Rows {
+    const uint8_t * p;
+    int32_t         row_bytes;
+    vf chunk(int32_t j, int32_t c) const {
+        const uint8_t * row = p + j * row_bytes;
+        const vf codes = aie::to_float(aie::load_unaligned_v<kLanes>(q8_codes(row, c), 2));
+        const vf s = f16_to_f32(aie::broadcast<uint16_t, kLanes>(q8_scale(row, c)));
+        if ((q8_scale(row, c) & 0x7c00) != 0x7c00) return fp32_mul(codes, s);
+        const vf signed_s = aie::select(s, aie::neg(s), aie::lt(codes, 0.0f));
+        return aie::select(signed_s, aie::broadcast<float, kLanes>(__builtin_nanf("")), aie::eq(codes, 0.0f));
+    }
+};
+
+// The fp32 program's block on K/V rows of either format (fa_block_f16, fa_block_q8_0).
+template <typename Rows>
+void block_fp32(const float * __restrict q, const Rows & k, const Rows & v, const uint16_t * __restrict mask,
+                const float * __restrict slope, float * __restrict state, float * __restrict scores, int32_t rows, int32_t d,
+                int32_t n_kv, float scale) {
+    if (all_masked(mask, rows, n_kv)) return;
+    const int32_t chunks = d / kLanes;
+    vf wide[kMaxChunks];
+
+    // Raw scores q.k, K row by K row: each row widened once for every query row.
+    for (int32_t j = 0; j < n_kv; ++j) {
+        for (int32_t c = 0; c < chunks; ++c) wide[c] = k.chunk(j, c);
+        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
+        for (int32_t r = 0; r < rows; ++r) {
+            acc a = aie::mul(aie::load_v<kLanes>(q + r * d), wide[0]);
+            for (int32_t c = 1; c < chunks; ++c) a = aie::mac(a, aie::load_v<kLanes>(q + r * d + c * kLanes), wide[c]);
+            scores[r * kBlock + j] = aie::reduce_add(a.template to_vector<float>());
+        }
+    }
+
+    softmax_step(mask, slope, state, scores, rows, d, n_kv, scale);
+
+    // o += p[j] v[j], V row by V row: each row widened once for every query row.
+    for (int32_t j = 0; j < n_kv; ++j) {
+        for (int32_t c = 0; c < chunks; ++c) wide[c] = v.chunk(j, c);
+        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
+        for (int32_t r = 0; r < rows; ++r) {
+            const float pj = scores[r * kBlock + j];
+            float * o = outputs(state, d, r);
+            for (int32_t c = 0; c < chunks; ++c) {
+                const acc a = aie::mac(acc(aie::load_v<kLanes>(o + c * kLanes)), wide[c], pj);
+                aie::store_v(o + c * kLanes, a.template to_vector<float>());
+            }
+        }
+    }
+}
+
 }  // namespace
 
 extern "C" {
@@ -252,36 +344,15 @@ void fa_init_f32(float * __restrict state, int32_t rows, int32_t d) {
 void fa_block_f16(const float * __restrict q, const uint16_t * __restrict k, const uint16_t * __restrict v,
                   const uint16_t * __restrict mask, const float * __restrict slope, float * __restrict state,
                   float * __restrict scores, int32_t rows, int32_t d, int32_t n_kv, float scale) {
-    if (all_masked(mask, rows, n_kv)) return;
-    const int32_t chunks = d / kLanes;
-    vf wide[kMaxChunks];
+    block_fp32(q, F16Rows{k, d}, F16Rows{v, d}, mask, slope, state, scores, rows, d, n_kv, scale);
+}
 
-    // Raw scores q.k, K row by K row: each row widened once for every query row.
-    for (int32_t j = 0; j < n_kv; ++j) {
-        for (int32_t c = 0; c < chunks; ++c) wide[c] = f16_to_f32(k + j * d + c * kLanes);
-        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
-        for (int32_t r = 0; r < rows; ++r) {
-            acc a = aie::mul(aie::load_v<kLanes>(q + r * d), wide[0]);
-            for (int32_t c = 1; c < chunks; ++c) a = aie::mac(a, aie::load_v<kLanes>(q + r * d + c * kLanes), wide[c]);
-            scores[r * kBlock + j] = aie::reduce_add(a.template to_vector<float>());
-        }
-    }
-
-    softmax_step(mask, slope, state, scores, rows, d, n_kv, scale);
-
-    // o += p[j] v[j], V row by V row: each row widened once for every query row.
-    for (int32_t j = 0; j < n_kv; ++j) {
-        for (int32_t c = 0; c < chunks; ++c) wide[c] = f16_to_f32(v + j * d + c * kLanes);
-        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
-        for (int32_t r = 0; r < rows; ++r) {
-            const float pj = scores[r * kBlock + j];
-            float * o = outputs(state, d, r);
-            for (int32_t c = 0; c < chunks; ++c) {
-                const acc a = aie::mac(acc(aie::load_v<kLanes>(o + c * kLanes)), wide[c], pj);
-                aie::store_v(o + c * kLanes, a.template to_vector<float>());
-            }
-        }
-    }
+// fa_block_f16 on Q8_0 K/V rows (fa_q8_0_row_bytes(d) bytes apart).
+void fa_block_q8_0(const float * __restrict q, const uint8_t * __restrict k, const uint8_t * __restrict v,
+                   const uint16_t * __restrict mask, const float * __restrict slope, float * __restrict state,
+                   float * __restrict scores, int32_t rows, int32_t d, int32_t n_kv, float scale) {
+    const int32_t rb = xdna_aie::fa_q8_0_row_bytes(d);
+    block_fp32(q, Q8Rows{k, rb}, Q8Rows{v, rb}, mask, slope, state, scores, rows, d, n_kv, scale);
 }
 
 // q's `rows` (<= 16) rows of d fp32 values as the bfp16 A operands of the scores: for each 8 of the head
@@ -361,6 +432,124 @@ void fa_block_f16_bfp16(const float * __restrict q, const uint8_t * __restrict q
             // KV rows past n_kv (stale data of the buffer) zero: they would share a block exponent.
             if ((jb + 1) * kOp > n_kv) t = aie::select(t, uint16_t(0), aie::ge(row_of_lane, int16_t(n_kv - jb * kOp)));
             const Split vt = split_bfp16(widen_finite(t, one));
+            for (int32_t rg = 0; rg < groups; ++rg) {
+                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.hi));
+                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.lo));
+                c[rg].mac(p[rg][jb].lo, aie::op_transpose(vt.hi));
+            }
+        }
+        for (int32_t rg = 0; rg < groups; ++rg) {
+            store_rows(c[rg].template to_vector<float>(), outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp);
+        }
+    }
+    aie::set_rounding(entry);
+}
+
+// fa_block_f16_bfp16 on Q8_0 K/V rows (fa_q8_0_row_bytes(d) bytes apart). k_words, v_words: for each Q8_0
+// block b of the head dim and each of the 32 rows (block-major: [b][row]), the 32-bit word of the row
+// that holds block b's scale, which the design's DMA gathers beside the rows (a scale sits 34 b bytes
+// into its row: in the low half of the word at 34 b for an even b, in the high half of the word at
+// 34 b - 2 for an odd one; a DMA moves whole words, so it cannot gather the scales themselves). Words of
+// rows past n_kv are stale. scratch: fa_q8_0_scratch_bytes(d) bytes (64-byte aligned): the rows' scales
+// (rows past n_kv get scale 0, so their stale codes widen to 0 and raise no bfp16 block's exponent),
+// their half_parts (64 scales per call), and the V scales' parts laid out for each Q8_0 block of the
+// head dim and 8 V rows, made once per block call and read by every 8 of the head dim. A block with an
+// infinite or NaN scale among its live rows runs fa_block_q8_0 instead. The products as
+// fa_block_f16_bfp16's: K and V widened exactly (widen_q8_0: per 8 K rows and 8 of the head dim, the
+// rows' scales in lanes 8n..8n+7; per 8 of the head dim and 8 V rows, the codes transposed on 8-bit
+// lanes and the scales in lanes i % 8), K split in three and V in two.
+void fa_block_q8_0_bfp16(const float * __restrict q, const uint8_t * __restrict qb, const uint8_t * __restrict k,
+                         const uint8_t * __restrict v, const uint32_t * __restrict k_words, const uint32_t * __restrict v_words,
+                         const uint16_t * __restrict mask, const float * __restrict slope, float * __restrict state,
+                         float * __restrict scores, uint8_t * __restrict scratch, int32_t rows, int32_t d, int32_t n_kv, float scale) {
+    if (all_masked(mask, rows, n_kv)) return;
+    const int32_t rb = xdna_aie::fa_q8_0_row_bytes(d), nb = d / kBlock;
+    const int32_t n_scales = 2 * nb * kBlock;  // K's, then V's
+    uint16_t * ks = reinterpret_cast<uint16_t *>(scratch);
+    uint16_t * vs = ks + nb * kBlock;
+    bfloat16 * parts = reinterpret_cast<bfloat16 *>(ks + n_scales);  // [a, c, d][n_scales]
+    bfloat16 * vparts = parts + 3 * n_scales;                          // [nb][4 groups of 8 rows][a, c, d][64]
+    const auto past_end = aie::ge(aie::load_v<kLanes>(kLaneIndex), n_kv);
+    for (int32_t b = 0; b < nb; ++b) {
+        // The scale halves of the 32 words (little-endian: the low half of word i is 16-bit lane 2i).
+        const auto kh = aie::vector_cast<uint16_t>(aie::load_v<kBlock>(k_words + b * kBlock));
+        const auto vh = aie::vector_cast<uint16_t>(aie::load_v<kBlock>(v_words + b * kBlock));
+        const aie::vector<uint16_t, kBlock> kb16 = b % 2 == 0 ? aie::filter_even(kh) : aie::filter_odd(kh);
+        const aie::vector<uint16_t, kBlock> vb16 = b % 2 == 0 ? aie::filter_even(vh) : aie::filter_odd(vh);
+        aie::store_v(ks + b * kBlock, aie::select(kb16, uint16_t(0), past_end));
+        aie::store_v(vs + b * kBlock, aie::select(vb16, uint16_t(0), past_end));
+    }
+    if (any_nonfinite(ks, nb, kBlock) || any_nonfinite(vs, nb, kBlock)) {
+        fa_block_q8_0(q, k, v, mask, slope, state, scores, rows, d, n_kv, scale);
+        return;
+    }
+    const aie::rounding_mode entry = aie::swap_rounding(aie::rounding_mode::conv_even);
+    const int32_t groups = (rows + kOp - 1) / kOp, kv_groups = (n_kv + kOp - 1) / kOp;
+    constexpr int32_t kSubs = kBlock / kOp;  // 8 of the head dim per Q8_0 block
+    for (int32_t i = 0; i < n_scales; i += 64) {
+        const HalfParts hp = half_parts(aie::load_v<64>(ks + i));
+        aie::store_v(parts + i, hp.a);
+        aie::store_v(parts + n_scales + i, hp.c);
+        aie::store_v(parts + 2 * n_scales + i, hp.d);
+    }
+    // The parts of 8 scales (from index i) repeated: lane l holds scale i + l % 8's.
+    const auto repeated = [&](int32_t i) -> HalfParts {
+        return {aie::load_v<8>(parts + i).template grow_replicate<64>(), aie::load_v<8>(parts + n_scales + i).template grow_replicate<64>(),
+                aie::load_v<8>(parts + 2 * n_scales + i).template grow_replicate<64>()};
+    };
+    for (int32_t b = 0; b < nb; ++b) {
+        for (int32_t jb = 0; jb < kv_groups; ++jb) {
+            const HalfParts hp = repeated(nb * kBlock + b * kBlock + jb * kOp);  // lane 8n + m: V row m
+            bfloat16 * out = vparts + (b * (kBlock / kOp) + jb) * 3 * 64;
+            aie::store_v(out, hp.a);
+            aie::store_v(out + 64, hp.c);
+            aie::store_v(out + 128, hp.d);
+        }
+    }
+
+    // Raw scores q.k: K rows 8 at a time, each Q8_0 block of the head dim 8 values at a time.
+    for (int32_t ng = 0; ng < kv_groups; ++ng) {
+        BMul c[2];
+        aie::block_vector_input_buffer_stream<bfp16ebs8, 64> qs(reinterpret_cast<const bfp16ebs8 *>(qb));
+        const uint8_t * rows8 = k + ng * kOp * rb;
+        for (int32_t b = 0; b < nb; ++b) {
+            const HalfParts r = repeated(b * kBlock + ng * kOp);
+            const HalfParts sk = {aie::transpose(r.a, kOp, kOp), aie::transpose(r.c, kOp, kOp), aie::transpose(r.d, kOp, kOp)};  // lane 8n + i: row n
+            AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
+            for (int32_t sub = 0; sub < kSubs; ++sub) {
+                const Split3 kt = split3_bfp16(widen_q8_0(load_codes_8x8(q8_codes(rows8, b) + sub * kOp, rb), sk));
+                for (int32_t rg = 0; rg < groups; ++rg) {
+                    const Blocks qh = qs.pop(), qm = qs.pop(), ql = qs.pop();
+                    c[rg].mac(qh, aie::op_transpose(kt.hi));
+                    c[rg].mac(qh, aie::op_transpose(kt.mid));
+                    c[rg].mac(qm, aie::op_transpose(kt.hi));
+                    c[rg].mac(qh, aie::op_transpose(kt.lo));
+                    c[rg].mac(ql, aie::op_transpose(kt.hi));
+                    c[rg].mac(qm, aie::op_transpose(kt.mid));
+                }
+            }
+        }
+        for (int32_t rg = 0; rg < groups; ++rg) {
+            store_rows(c[rg].template to_vector<float>(), scores + rg * kOp * kBlock + ng * kOp, kBlock, rows - rg * kOp);
+        }
+    }
+
+    softmax_step(mask, slope, state, scores, rows, d, n_kv, scale);
+
+    // o += p v: the weights' operands once, then per 8 of the head dim.
+    Split p[2][kBlock / kOp];
+    for (int32_t rg = 0; rg < groups; ++rg) {
+        for (int32_t jb = 0; jb < kv_groups; ++jb) p[rg][jb] = split_bfp16(load_rows(scores + rg * kOp * kBlock + jb * kOp, kBlock, rows - rg * kOp));
+    }
+    for (int32_t ng = 0; ng < d / kOp; ++ng) {
+        const int32_t b = ng / kSubs, sub = ng % kSubs;
+        BMul c[2];
+        for (int32_t rg = 0; rg < groups; ++rg) c[rg] = BMul(FAcc(load_rows(outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp)));
+        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
+        for (int32_t jb = 0; jb < kv_groups; ++jb) {
+            const aie::vector<int8_t, 64> t = aie::transpose(load_codes_8x8(q8_codes(v + jb * kOp * rb, b) + sub * kOp, rb), kOp, kOp);
+            const bfloat16 * hp = vparts + (b * (kBlock / kOp) + jb) * 3 * 64;
+            const Split vt = split_bfp16(widen_q8_0(t, {aie::load_v<64>(hp), aie::load_v<64>(hp + 64), aie::load_v<64>(hp + 128)}));
             for (int32_t rg = 0; rg < groups; ++rg) {
                 c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.hi));
                 c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.lo));

@@ -10,15 +10,22 @@ namespace xdna {
 
 namespace {
 
-// The program GGML_XDNA_FA_PRODUCTS chooses (bfp16 unless it says fp32; a bad value is reported by the
+// The products GGML_XDNA_FA_PRODUCTS chooses (bfp16 unless it says fp32; a bad value is reported by the
 // option check and takes the default).
-const char * flash_attn_variant() {
+bool products_bfp16() {
     const OptionValue<std::string> o = fa_products_option();
-    return o.set && o.value == "fp32" ? kFlashAttnVariant : kFlashAttnBfp16Variant;
+    return !(o.set && o.value == "fp32");
 }
 
 bool strides_of(const ggml_tensor * t, size_t elem) {
     return t->nb[0] == elem && t->nb[1] % elem == 0 && t->nb[2] % elem == 0 && t->nb[3] % elem == 0;
+}
+
+// K or V rows: F16 values, or Q8_0 blocks whose rows and heads start on 32-bit words (the shim's BDs
+// address words: a Q8_0 row is not a whole number of them unless its head dim is a multiple of 64).
+bool kv_strides(const ggml_tensor * t) {
+    if (t->type == GGML_TYPE_F16) return strides_of(t, 2);
+    return t->nb[0] == ggml_type_size(GGML_TYPE_Q8_0) && t->nb[1] % 4 == 0 && t->nb[2] % 4 == 0 && t->nb[3] % 4 == 0;
 }
 
 }  // namespace
@@ -32,15 +39,21 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
         why = "FLASH_ATTN_EXT without q, k and v";
         return false;
     }
-    if (q->type != GGML_TYPE_F32 || k->type != GGML_TYPE_F16 || v->type != GGML_TYPE_F16 || fa->type != GGML_TYPE_F32) {
-        why = std::string("FLASH_ATTN_EXT on the NPU takes F32 q and an F16 KV cache (here q ") + ggml_type_name(q->type) +
-              ", k " + ggml_type_name(k->type) + ", v " + ggml_type_name(v->type) + ")";
+    const bool kv_q8_0 = k->type == GGML_TYPE_Q8_0;
+    if (q->type != GGML_TYPE_F32 || (k->type != GGML_TYPE_F16 && !kv_q8_0) || v->type != k->type || fa->type != GGML_TYPE_F32) {
+        why = std::string("FLASH_ATTN_EXT on the NPU takes F32 q and a KV cache of F16 or Q8_0, K and V alike (here q ") +
+              ggml_type_name(q->type) + ", k " + ggml_type_name(k->type) + ", v " + ggml_type_name(v->type) + ")";
         return false;
     }
     const int64_t d = q->ne[0];
     if (k->ne[0] != d || v->ne[0] != d || !xdna_aie::fa_head_fits(static_cast<int>(d))) {
         why = "FLASH_ATTN_EXT head dims " + std::to_string(k->ne[0]) + "/" + std::to_string(v->ne[0]) +
               " (the NPU takes equal K and V head dims of 32, 64 or 128)";
+        return false;
+    }
+    if (kv_q8_0 && !xdna_aie::fa_q8_0_head_fits(static_cast<int>(d))) {
+        why = "FLASH_ATTN_EXT with a Q8_0 KV cache and head dim " + std::to_string(d) +
+              " (the NPU takes 64 or 128: a head's 34-byte blocks must start on a 32-bit word for the shim's DMA)";
         return false;
     }
     if (op_param_f32(fa, 2) != 0.0f) {
@@ -56,9 +69,9 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
         why = "FLASH_ATTN_EXT: K and V of one shape, whole GQA and sequence ratios";
         return false;
     }
-    if (!strides_of(q, sizeof(float)) || !strides_of(k, 2) || !strides_of(v, 2) || !strides_of(fa, sizeof(float)) ||
+    if (!strides_of(q, sizeof(float)) || !kv_strides(k) || !kv_strides(v) || !strides_of(fa, sizeof(float)) ||
         fa->ne[0] != d || fa->ne[1] != q->ne[2] || fa->ne[2] != q->ne[1] || fa->ne[3] != q->ne[3]) {
-        why = "FLASH_ATTN_EXT: rows of contiguous values, the output as ggml lays it out";
+        why = "FLASH_ATTN_EXT: rows of contiguous values (Q8_0 rows at 32-bit word offsets), the output as ggml lays it out";
         return false;
     }
     if (mask != nullptr && (mask->type != GGML_TYPE_F16 || !strides_of(mask, 2) || mask->ne[0] < k->ne[1] ||
@@ -72,8 +85,8 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
             return false;
         }
     }
-    if (resolve.has_kernel && !resolve.has_kernel(flash_attn_key(flash_attn_variant()))) {
-        why = "the device has no flash_attn kernel";
+    if (resolve.has_kernel && !resolve.has_kernel(flash_attn_key(flash_attn_variant(products_bfp16(), kv_q8_0)))) {
+        why = std::string("the device has no flash_attn kernel ") + flash_attn_variant(products_bfp16(), kv_q8_0);
         return false;
     }
     return true;
@@ -88,7 +101,8 @@ bool plan_flash_attn(const ggml_tensor * fa, const TensorResolver & resolve, std
     const ggml_tensor * v = fa->src[2];
     const ggml_tensor * mask = fa->src[3];
     FlashAttnInvocation f;
-    f.variant = flash_attn_variant();
+    f.p.kv_q8_0 = k->type == GGML_TYPE_Q8_0;
+    f.variant = flash_attn_variant(products_bfp16(), f.p.kv_q8_0);
     f.q = resolve.slice_of(q);
     f.k = resolve.slice_of(k);
     f.v = resolve.slice_of(v);
@@ -97,6 +111,10 @@ bool plan_flash_attn(const ggml_tensor * fa, const TensorResolver & resolve, std
     if (f.q.buffer == nullptr || f.k.buffer == nullptr || f.v.buffer == nullptr || f.out.buffer == nullptr ||
         (mask != nullptr && f.mask.buffer == nullptr)) {
         why = "FLASH_ATTN_EXT operand not in device memory";
+        return false;
+    }
+    if (k->type == GGML_TYPE_Q8_0 && (f.k.offset % 4 != 0 || f.v.offset % 4 != 0)) {
+        why = "FLASH_ATTN_EXT: a Q8_0 K or V view that does not start on a 32-bit word";
         return false;
     }
     FlashAttnParams & p = f.p;

@@ -16,16 +16,42 @@ std::string FlashAttnParams::shape_label(const TileShape &) const {
     return buf;
 }
 
+namespace {
+
+const char * const kVariants[] = {kFlashAttnVariant, kFlashAttnBfp16Variant, kFlashAttnQ8Variant, kFlashAttnQ8Bfp16Variant};
+
+// The design's own string for `variant` (its programs are compared by name), kFlashAttnVariant if none.
+const char * canonical(const char * variant) {
+    for (const char * v : kVariants) {
+        if (variant != nullptr && std::strcmp(variant, v) == 0) return v;
+    }
+    return kFlashAttnVariant;
+}
+
+bool named(const char * variant, const char * a, const char * b) {
+    return variant != nullptr && (std::strcmp(variant, a) == 0 || std::strcmp(variant, b) == 0);
+}
+
+}  // namespace
+
+const char * flash_attn_variant(bool bfp16, bool kv_q8_0) {
+    if (kv_q8_0) return bfp16 ? kFlashAttnQ8Bfp16Variant : kFlashAttnQ8Variant;
+    return bfp16 ? kFlashAttnBfp16Variant : kFlashAttnVariant;
+}
+
 KernelKey flash_attn_key(const char * variant) {
     KernelKey k;
     k.kind = KernelKind::flash_attn;
     k.design = kFlashAttnDesign;
-    k.variant = std::strcmp(variant, kFlashAttnBfp16Variant) == 0 ? kFlashAttnBfp16Variant : kFlashAttnVariant;
+    k.variant = canonical(variant);
     k.tile = TileShape{0, 0, 0};
     return k;
 }
 
-bool flash_attn_bfp16(const KernelKey & key) { return key.variant != nullptr && std::strcmp(key.variant, kFlashAttnBfp16Variant) == 0; }
+bool flash_attn_bfp16(const KernelKey & key) { return named(key.variant, kFlashAttnBfp16Variant, kFlashAttnQ8Bfp16Variant); }
+bool flash_attn_q8_0(const KernelKey & key) { return named(key.variant, kFlashAttnQ8Variant, kFlashAttnQ8Bfp16Variant); }
+bool flash_attn_bfp16(const FlashAttnInvocation & f) { return named(f.variant, kFlashAttnBfp16Variant, kFlashAttnQ8Bfp16Variant); }
+bool flash_attn_q8_0(const FlashAttnInvocation & f) { return named(f.variant, kFlashAttnQ8Variant, kFlashAttnQ8Bfp16Variant); }
 
 namespace {
 
@@ -46,11 +72,11 @@ Invocation to_invocation(const FlashAttnInvocation & f) {
     inv.key = flash_attn_key(f.variant);
     inv.params = p;
     const int64_t q_ne[4] = {p.d, p.n_tokens, p.n_head, p.n_seq};
-    const int64_t kv_ne[4] = {p.d, p.n_kv, p.n_head_kv, p.n_seq_kv};
+    const int64_t kv_ne[4] = {1, p.n_kv, p.n_head_kv, p.n_seq_kv};  // a row's bytes as one element: Q8_0 rows are blocks
     const int64_t out_ne[4] = {p.d, p.n_head, p.n_tokens, p.n_seq};
     inv.add_operand(whole("q", f.q, span(q_ne, p.q_nb, sizeof(float)), Access::read));
-    inv.add_operand(whole("k", f.k, span(kv_ne, p.k_nb, 2), Access::read));
-    inv.add_operand(whole("v", f.v, span(kv_ne, p.v_nb, 2), Access::read));
+    inv.add_operand(whole("k", f.k, span(kv_ne, p.k_nb, static_cast<uint64_t>(p.kv_row_bytes())), Access::read));
+    inv.add_operand(whole("v", f.v, span(kv_ne, p.v_nb, static_cast<uint64_t>(p.kv_row_bytes())), Access::read));
     if (p.has_mask) {
         const int64_t mask_ne[4] = {p.n_kv, p.n_tokens, p.mask_heads, p.mask_seqs};
         inv.add_operand(whole("mask", f.mask, span(mask_ne, p.mask_nb, 2), Access::read));
@@ -63,7 +89,7 @@ FlashAttnInvocation flash_attn_of(const Invocation & inv) {
     GGML_ASSERT(inv.kind() == KernelKind::flash_attn);
     FlashAttnInvocation f;
     f.p = std::get<FlashAttnParams>(inv.params);
-    f.variant = flash_attn_bfp16(inv.key) ? kFlashAttnBfp16Variant : kFlashAttnVariant;
+    f.variant = canonical(inv.key.variant);
     f.q = inv.operand("q")->slice;
     f.k = inv.operand("k")->slice;
     f.v = inv.operand("v")->slice;

@@ -1,15 +1,18 @@
-// The flash_attn kind (FLASH_ATTN_EXT with an F16 KV cache) as its planner builds it and its engines read it.
+// The flash_attn kind (FLASH_ATTN_EXT with an F16 or Q8_0 KV cache) as its planner builds it and its engines read it.
 #pragma once
 
 #include "runtime/invocation.h"
 
 namespace xdna {
 
-// The flash_attn design (aie/flash_attn) and its two programs: the products as emulated fp32 multiplies
-// (fa_block_f16) or on the bfp16 matrix unit (fa_block_f16_bfp16). No dataflow.json yet (its README says why).
+// The flash_attn design (aie/flash_attn) and its programs, one per KV cache type and way of taking the
+// products: emulated fp32 multiplies (fa_block_f16, fa_block_q8_0) or the bfp16 matrix unit
+// (fa_block_f16_bfp16, fa_block_q8_0_bfp16). No dataflow.json yet (its README says why).
 inline constexpr const char * kFlashAttnDesign = "flash_attn";
 inline constexpr const char * kFlashAttnVariant = "fa_block_f16";
 inline constexpr const char * kFlashAttnBfp16Variant = "fa_block_f16_bfp16";
+inline constexpr const char * kFlashAttnQ8Variant = "fa_block_q8_0";
+inline constexpr const char * kFlashAttnQ8Bfp16Variant = "fa_block_q8_0_bfp16";
 
 struct FlashAttnInvocation {
     BufferSlice     q, k, v, mask, out;  // mask: unset unless p.has_mask
@@ -17,10 +20,14 @@ struct FlashAttnInvocation {
     const char *    variant = kFlashAttnBfp16Variant;  // the program (its key's variant)
 };
 
-// `variant`: kFlashAttnVariant or kFlashAttnBfp16Variant; the planner's choice follows GGML_XDNA_FA_PRODUCTS.
+// The program for the products (bfp16 or fp32: GGML_XDNA_FA_PRODUCTS) on a KV cache of Q8_0 or F16.
+const char * flash_attn_variant(bool bfp16, bool kv_q8_0);
+// `variant`: one of the four above (anything else: kFlashAttnVariant).
 KernelKey flash_attn_key(const char * variant);
-bool      flash_attn_bfp16(const KernelKey & key);  // the bfp16 program
-inline bool flash_attn_bfp16(const FlashAttnInvocation & f) { return f.variant == kFlashAttnBfp16Variant; }
+bool      flash_attn_bfp16(const KernelKey & key);  // a bfp16 program
+bool      flash_attn_q8_0(const KernelKey & key);   // a program for Q8_0 K/V rows
+bool      flash_attn_bfp16(const FlashAttnInvocation & f);
+bool      flash_attn_q8_0(const FlashAttnInvocation & f);
 
 // Its operands: q, k, v (and the mask) read, each as the whole span its strides reach; out written.
 Invocation to_invocation(const FlashAttnInvocation & f);

@@ -12,7 +12,7 @@ struct TileShape;
 
 // FLASH_ATTN_EXT as ggml lays it out (ggml.c ggml_flash_attn_ext, ggml-cpu/ops.cpp
 // ggml_compute_forward_flash_attn_ext_f16_one_chunk): q F32 [d, n_tokens, n_head, n_seq], k and v F16
-// [d, n_kv, n_head_kv, n_seq_kv] (head h reads KV head h / (n_head / n_head_kv), sequence s reads
+// or Q8_0 (kv_q8_0; both the same) [d, n_kv, n_head_kv, n_seq_kv] (head h reads KV head h / (n_head / n_head_kv), sequence s reads
 // s / (n_seq / n_seq_kv)), an optional F16 mask [n_kv, >= n_tokens, mask_heads, mask_seqs] broadcast over
 // heads and sequences, the output F32 [d, n_head, n_tokens, n_seq]. Strides in bytes.
 struct FlashAttnParams {
@@ -21,11 +21,14 @@ struct FlashAttnParams {
 
     int64_t d = 0, n_kv = 0, n_tokens = 0, n_head = 0, n_head_kv = 0, n_seq = 0, n_seq_kv = 0;
     int64_t q_nb[4] = {}, k_nb[4] = {}, v_nb[4] = {}, out_nb[4] = {};
+    bool    kv_q8_0 = false;  // K and V rows of Q8_0 blocks (34 bytes per 32 values), else F16
     bool    has_mask = false;
     int64_t mask_heads = 1, mask_seqs = 1;
     int64_t mask_nb[4] = {};
     float   scale = 1.0f, max_bias = 0.0f;
 
+    // The bytes of one K or V row of d values.
+    int64_t kv_row_bytes() const { return kv_q8_0 ? d / 32 * 34 : d * 2; }
     // Query rows of one KV head in one sequence: its heads times the tokens.
     int64_t group_rows() const { return (n_head / n_head_kv) * n_tokens; }
     // q.k and p.v: 2 d MACs per query row and KV row.

@@ -21,6 +21,11 @@ void fa_block_f16(const float * q, const uint16_t * k, const uint16_t * v, const
 void fa_prepare_q_bfp16(const float * q, uint8_t * qb, int32_t rows, int32_t d);
 void fa_block_f16_bfp16(const float * q, const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uint16_t * mask, const float * slope,
                         float * state, float * scores, int32_t rows, int32_t d, int32_t n_kv, float scale);
+void fa_block_q8_0(const float * q, const uint8_t * k, const uint8_t * v, const uint16_t * mask, const float * slope, float * state,
+                   float * scores, int32_t rows, int32_t d, int32_t n_kv, float scale);
+void fa_block_q8_0_bfp16(const float * q, const uint8_t * qb, const uint8_t * k, const uint8_t * v, const uint32_t * k_words,
+                         const uint32_t * v_words, const uint16_t * mask, const float * slope, float * state, float * scores,
+                         uint8_t * scratch, int32_t rows, int32_t d, int32_t n_kv, float scale);
 void fa_merge_f32(float * a, const float * b, int32_t rows, int32_t d);
 void fa_finish_f32(const float * state, float * out, int32_t rows, int32_t d, int32_t out_stride);
 }
@@ -42,6 +47,7 @@ constexpr int kColumns = 8, kCores = 32, kCoresPerColumn = 4;
 // scalar instructions). fa_finish's 1/s is a __divsf3 per row (as act_quant's, 60 cycles assumed).
 constexpr uint64_t kSoftFloatOpsPerRowBlock = 6, kSoftFloatCycles = 20, kSoftDivideCycles = 60;
 
+
 // One core's data memory as the design lays it out: the chunk's query rows (and, for the bfp16 program,
 // their bfp16 operands), one block of K and V rows, the chunk's mask rows for the block, the slopes, the
 // score scratch, its state and a partner's state (merging); the finished rows are written over the query
@@ -50,8 +56,13 @@ constexpr uint64_t kSoftFloatOpsPerRowBlock = 6, kSoftFloatCycles = 20, kSoftDiv
 struct alignas(64) CoreBuffers {
     float    q[kFaMaxRows * kFaMaxHead];
     alignas(64) uint8_t qb[xdna_aie::fa_q_bfp16_bytes(kFaMaxRows, kFaMaxHead)];
-    uint16_t k[kFaKvBlock * kFaMaxHead];
-    uint16_t v[kFaKvBlock * kFaMaxHead];
+    alignas(64) uint8_t k[kFaKvBlock * kFaMaxHead * 2];  // F16 rows, or Q8_0 rows (fa_q8_0_row_bytes apart)
+    alignas(64) uint8_t v[kFaKvBlock * kFaMaxHead * 2];
+    // Q8_0: the words holding each row's block scales, [block][row], as the DMA gathers them beside
+    // the rows (fa_q8_0_scale_word), and the bfp16 program's scratch.
+    alignas(64) uint32_t k_words[kFaMaxHead / 32 * kFaKvBlock];
+    alignas(64) uint32_t v_words[kFaMaxHead / 32 * kFaKvBlock];
+    alignas(64) uint8_t scratch[xdna_aie::fa_q8_0_scratch_bytes(kFaMaxHead)];
     uint16_t mask[kFaMaxRows * kFaKvBlock];
     float    slope[kFaMaxRows];
     float    scores[kFaMaxRows * kFaKvBlock];
@@ -66,26 +77,33 @@ struct MeasuredCalls {
 // What each entry point issues for `rows` query rows of head dim d: measured once per process on a
 // thread of its own, on a fresh state, so the block call takes the branch that rescales every row (a
 // new maximum): the dearer path of the two, charged for every block.
-const MeasuredCalls & calls(int32_t rows, int32_t d, bool mask, bool bfp16) {
+const MeasuredCalls & calls(int32_t rows, int32_t d, bool mask, bool bfp16, bool q8_0) {
     static std::mutex mutex;
-    static std::map<std::tuple<int32_t, int32_t, bool, bool>, MeasuredCalls> measured;
+    static std::map<std::tuple<int32_t, int32_t, bool, bool, bool>, MeasuredCalls> measured;
     std::lock_guard<std::mutex> lock(mutex);
-    const auto key = std::make_tuple(rows, d, mask, bfp16);
+    const auto key = std::make_tuple(rows, d, mask, bfp16, q8_0);
     auto it = measured.find(key);
     if (it == measured.end()) {
         auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
         std::memset(b, 0, sizeof *b);
         MeasuredCalls m;
         m.init = measure_on_own_thread([&] { fa_init_f32(b->state, rows, d); });
-        if (bfp16) {
-            m.prepare = measure_on_own_thread([&] { fa_prepare_q_bfp16(b->q, b->qb, rows, d); });
+        const uint16_t * mk = mask ? b->mask : nullptr;
+        const auto * k16 = reinterpret_cast<const uint16_t *>(b->k);
+        const auto * v16 = reinterpret_cast<const uint16_t *>(b->v);
+        if (bfp16) m.prepare = measure_on_own_thread([&] { fa_prepare_q_bfp16(b->q, b->qb, rows, d); });
+        if (bfp16 && q8_0) {
             m.block = measure_on_own_thread([&] {
-                fa_block_f16_bfp16(b->q, b->qb, b->k, b->v, mask ? b->mask : nullptr, b->slope, b->state, b->scores, rows, d, kFaKvBlock, 1.0f);
+                fa_block_q8_0_bfp16(b->q, b->qb, b->k, b->v, b->k_words, b->v_words, mk, b->slope, b->state, b->scores, b->scratch, rows, d,
+                                    kFaKvBlock, 1.0f);
             });
+        } else if (bfp16) {
+            m.block = measure_on_own_thread(
+                [&] { fa_block_f16_bfp16(b->q, b->qb, k16, v16, mk, b->slope, b->state, b->scores, rows, d, kFaKvBlock, 1.0f); });
+        } else if (q8_0) {
+            m.block = measure_on_own_thread([&] { fa_block_q8_0(b->q, b->k, b->v, mk, b->slope, b->state, b->scores, rows, d, kFaKvBlock, 1.0f); });
         } else {
-            m.block = measure_on_own_thread([&] {
-                fa_block_f16(b->q, b->k, b->v, mask ? b->mask : nullptr, b->slope, b->state, b->scores, rows, d, kFaKvBlock, 1.0f);
-            });
+            m.block = measure_on_own_thread([&] { fa_block_f16(b->q, k16, v16, mk, b->slope, b->state, b->scores, rows, d, kFaKvBlock, 1.0f); });
         }
         m.block.scalar += kSoftFloatOpsPerRowBlock * kSoftFloatCycles * static_cast<uint64_t>(rows);
         fa_init_f32(b->partner, rows, d);
@@ -131,9 +149,16 @@ void run_part(const FlashAttnInvocation & f, const Job & j, int64_t block0, int6
     for (int64_t blk = block0; blk < block1; ++blk) {
         const int64_t j0 = blk * kFaKvBlock;
         const int32_t n = static_cast<int32_t>(std::min<int64_t>(kFaKvBlock, p.n_kv - j0));
+        const int64_t rb = p.kv_row_bytes();
         for (int32_t r = 0; r < n; ++r) {
-            std::memcpy(b.k + r * d, kbase + (j0 + r) * p.k_nb[1], d * 2);
-            std::memcpy(b.v + r * d, vbase + (j0 + r) * p.v_nb[1], d * 2);
+            std::memcpy(b.k + r * rb, kbase + (j0 + r) * p.k_nb[1], rb);
+            std::memcpy(b.v + r * rb, vbase + (j0 + r) * p.v_nb[1], rb);
+            // Q8_0: the scale words of the block's rows (rows past n keep the previous block's words).
+            for (int64_t q8b = 0; p.kv_q8_0 && q8b < p.d / 32; ++q8b) {
+                const int64_t w = 4 * xdna_aie::fa_q8_0_scale_word(static_cast<int>(q8b));
+                std::memcpy(b.k_words + q8b * kFaKvBlock + r, kbase + (j0 + r) * p.k_nb[1] + w, 4);
+                std::memcpy(b.v_words + q8b * kFaKvBlock + r, vbase + (j0 + r) * p.v_nb[1] + w, 4);
+            }
         }
         if (p.has_mask) {
             for (int32_t r = 0; r < rows; ++r) {
@@ -144,10 +169,17 @@ void run_part(const FlashAttnInvocation & f, const Job & j, int64_t block0, int6
             }
         }
         const CoreModes found = sim_core_modes();
-        if (flash_attn_bfp16(f)) {
-            fa_block_f16_bfp16(b.q, b.qb, b.k, b.v, p.has_mask ? b.mask : nullptr, b.slope, state, b.scores, rows, d, n, p.scale);
+        const uint16_t * mk = p.has_mask ? b.mask : nullptr;
+        const auto * k16 = reinterpret_cast<const uint16_t *>(b.k);
+        const auto * v16 = reinterpret_cast<const uint16_t *>(b.v);
+        if (flash_attn_bfp16(f) && p.kv_q8_0) {
+            fa_block_q8_0_bfp16(b.q, b.qb, b.k, b.v, b.k_words, b.v_words, mk, b.slope, state, b.scores, b.scratch, rows, d, n, p.scale);
+        } else if (flash_attn_bfp16(f)) {
+            fa_block_f16_bfp16(b.q, b.qb, k16, v16, mk, b.slope, state, b.scores, rows, d, n, p.scale);
+        } else if (p.kv_q8_0) {
+            fa_block_q8_0(b.q, b.k, b.v, mk, b.slope, state, b.scores, rows, d, n, p.scale);
         } else {
-            fa_block_f16(b.q, b.k, b.v, p.has_mask ? b.mask : nullptr, b.slope, state, b.scores, rows, d, n, p.scale);
+            fa_block_f16(b.q, k16, v16, mk, b.slope, state, b.scores, rows, d, n, p.scale);
         }
         sim_check_modes_restored(f.variant, found);
     }
@@ -172,7 +204,7 @@ FlashAttnSplit flash_attn_split(const FlashAttnParams & p, int64_t cores) {
 
 bool flash_attn_has_kernel(const KernelKey & key) {
     return key.kind == KernelKind::flash_attn && key.design != nullptr && std::strcmp(key.design, kFlashAttnDesign) == 0 &&
-           key.variant != nullptr && (std::strcmp(key.variant, kFlashAttnVariant) == 0 || flash_attn_bfp16(key));
+           key.variant != nullptr && std::strcmp(flash_attn_key(key.variant).variant, key.variant) == 0;
 }
 
 ModelShape flash_attn_model_shape(const Invocation & inv) { return flash_attn_model_shape_on(inv, kCores); }
@@ -193,7 +225,7 @@ ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t max_cores) 
     // a part's blocks at the largest chunk, and as the merging core of a split group the other parts'
     // states merged and the rows finished.
     const bool bfp16 = flash_attn_bfp16(inv.key);
-    const MeasuredCalls & c = calls(static_cast<int32_t>(s.chunk_rows), static_cast<int32_t>(p.d), p.has_mask, bfp16);
+    const MeasuredCalls & c = calls(static_cast<int32_t>(s.chunk_rows), static_cast<int32_t>(p.d), p.has_mask, bfp16, p.kv_q8_0);
     const double tasks_per_core = static_cast<double>((tasks + cores - 1) / cores);
     const double blocks_per_part = static_cast<double>((s.blocks + s.parts - 1) / s.parts);
     m.core_calls[0] = {c.block, tasks_per_core * blocks_per_part};
@@ -208,7 +240,7 @@ ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t max_cores) 
     const double rows = static_cast<double>(p.n_seq * p.n_head * p.n_tokens);
     const double row_bytes = static_cast<double>(p.d) * sizeof(float);
     const int64_t ratio = p.n_head / p.n_head_kv;
-    const double kv_bytes = static_cast<double>(p.n_kv) * static_cast<double>(p.d) * 2 * 2;
+    const double kv_bytes = static_cast<double>(p.n_kv) * static_cast<double>(p.kv_row_bytes()) * 2;
     m.weight_bytes = kv_bytes * static_cast<double>(s.groups);
     if (p.has_mask) {
         const int64_t heads_per_mask_row = p.mask_heads == 1 ? ratio : 1;  // rows of a token sharing one mask row
@@ -231,7 +263,10 @@ Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & po
         }
         const FlashAttnInvocation f = flash_attn_of(i);
         const FlashAttnParams & p = f.p;
-        if (!xdna_aie::fa_head_fits(static_cast<int>(p.d)) || p.n_head_kv < 1 || p.n_head % p.n_head_kv != 0 ||
+        if (flash_attn_q8_0(i.key) != p.kv_q8_0) {
+            return Status::error(std::string("flash_attn: program ") + i.key.variant + " handed a KV cache of " + (p.kv_q8_0 ? "Q8_0" : "F16"));
+        }
+        if (!xdna_aie::fa_head_fits(static_cast<int>(p.d)) || (p.kv_q8_0 && !xdna_aie::fa_q8_0_head_fits(static_cast<int>(p.d))) || p.n_head_kv < 1 || p.n_head % p.n_head_kv != 0 ||
             p.n_seq_kv < 1 || p.n_seq % p.n_seq_kv != 0 || p.n_kv < 1 || (p.has_mask && (p.mask_heads < 1 || p.mask_seqs < 1))) {
             return Status::error("flash_attn: head dim " + std::to_string(p.d) + ", " + std::to_string(p.n_head) + "/" +
                                  std::to_string(p.n_head_kv) + " heads and " + std::to_string(p.n_kv) +
