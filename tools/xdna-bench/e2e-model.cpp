@@ -116,8 +116,8 @@ void add_swiglu(std::vector<Job> & pending, const ModelDims & d, int64_t tokens,
 }
 
 // ROPE of Q and K after the QKV projections (Llama: NORM mode, freq factors), and the writes of K and V
-// into the F16 cache, closing their submission.
-void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int group) {
+// into the F16 (or Q8_0) cache, closing their submission.
+void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int group, bool kv_q8_0) {
     for (int64_t heads : {d.n_head, d.n_head_kv}) {
         xdna::RopeInvocation r;
         r.p.angles.n_dims = static_cast<int32_t>(d.head_dim);
@@ -132,16 +132,20 @@ void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, 
     for (int kv = 0; kv < 2; ++kv) {
         xdna::SetRowsInvocation s;
         s.p = {tokens, d.n_head_kv * d.head_dim, 4096, d.n_head_kv * d.head_dim, d.n_head_kv * d.head_dim, true};
+        s.p.y_q8_0 = kv_q8_0;
+        if (kv_q8_0) s.p.y_row_stride = s.p.y_row_bytes();
         pending.push_back({{}, group, true, xdna::set_rows_model_shape(xdna::to_invocation(s))});
     }
 }
 
-// FLASH_ATTN_EXT of `tokens` query rows per head over `context` KV rows of the F16 cache, with the
-// mask llama.cpp always passes (one row per token, broadcast over the heads), laid out as ggml does.
+// FLASH_ATTN_EXT of `tokens` query rows per head over `context` KV rows of the F16 (or Q8_0) cache, with
+// the mask llama.cpp always passes (one row per token, broadcast over the heads), laid out as ggml does.
 void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t context, int group,
-                   int64_t cores = 32) {
+                   int64_t cores, bool kv_q8_0) {
     xdna::FlashAttnInvocation f;
     xdna::FlashAttnParams & p = f.p;
+    p.kv_q8_0 = kv_q8_0;
+    f.variant = xdna::flash_attn_variant(true, kv_q8_0);
     p.d = d.head_dim;
     p.n_kv = context;
     p.n_tokens = tokens;
@@ -149,7 +153,8 @@ void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t toke
     p.n_head_kv = d.n_head_kv;
     p.n_seq = p.n_seq_kv = 1;
     const int64_t q_nb[4] = {4, 4 * d.head_dim * d.n_head, 4 * d.head_dim, 4 * d.head_dim * d.n_head * tokens};
-    const int64_t kv_nb[4] = {2, 2 * d.head_dim * d.n_head_kv, 2 * d.head_dim, 2 * d.head_dim * d.n_head_kv * context};
+    const int64_t rb = p.kv_row_bytes();  // a KV head's row
+    const int64_t kv_nb[4] = {kv_q8_0 ? 34 : 2, rb * d.n_head_kv, rb, rb * d.n_head_kv * context};
     const int64_t out_nb[4] = {4, 4 * d.head_dim, 4 * d.head_dim * d.n_head, 4 * d.head_dim * d.n_head * tokens};
     const int64_t mask_nb[4] = {2, 2 * context, 2 * context * tokens, 2 * context * tokens};
     for (int i = 0; i < 4; ++i) {
@@ -200,7 +205,7 @@ const char * PhaseModel::dominant() const {
 }
 
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
-                       int64_t tokens, Grouping grouping, bool fold_experts, int64_t head_rows, int64_t context) {
+                       int64_t tokens, Grouping grouping, bool fold_experts, int64_t head_rows, int64_t context, bool kv_q8_0) {
     PhaseModel out;
     const bool co_resident = grouping == Grouping::co_resident;
     const bool layer = grouping == Grouping::layer_on_npu || co_resident;
@@ -263,9 +268,9 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
                 pending_group = 3 * l + 1;
             }
             if (glue && split_starts && mm[i].split == 1 && !pending.empty()) {
-                add_ropes(pending, d, tokens, pending_group);  // the rotations end the QKV stages
+                add_ropes(pending, d, tokens, pending_group, kv_q8_0);  // the rotations end the QKV stages
                 if (layer) {
-                    add_attention(pending, d, tokens, context, pending_group, attention_cores);
+                    add_attention(pending, d, tokens, context, pending_group, attention_cores, kv_q8_0);
                 }
             }
             if (j.group != pending_group && !pending.empty()) {

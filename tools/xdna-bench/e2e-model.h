@@ -82,8 +82,10 @@ ExpertLoad expert_load(const ModelDims & d, int64_t tokens);
 // `context`: the KV rows each token's attention reads under Grouping::layer_on_npu (decode: the context
 // length; a prefill ubatch from an empty cache: its own tokens, every query row reading every row as the
 // design has no causal block skipping); 0 takes `tokens`.
+// `kv_q8_0`: the KV cache is Q8_0 (-ctk q8_0 -ctv q8_0): the KV writes quantize (set_rows' f32_to_q8_0)
+// and attention reads 34 bytes per 32 values (flash_attn's Q8_0 program); else F16.
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
                        int64_t tokens, Grouping grouping, bool fold_experts = false, int64_t head_rows = 1,
-                       int64_t context = 0);
+                       int64_t context = 0, bool kv_q8_0 = false);
 
 }  // namespace xdna_bench

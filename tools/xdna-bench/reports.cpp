@@ -263,6 +263,26 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
                  fmt(slope_us, 2).c_str(), fmt(none.tokens_per_s(), 2).c_str(), none.submissions, (long long) pp_tokens,
                  fmt(pp.tokens_per_s(), 0).c_str(), pp.submissions);
 
+    // The same with a Q8_0 KV cache (-ctk q8_0 -ctv q8_0): the KV writes quantize on the NPU and attention
+    // reads 34 bytes per 32 values (aie/flash_attn's fa_block_q8_0_bfp16, aie/set_rows' f32_to_q8_0).
+    std::fprintf(out, "\nWith a Q8_0 KV cache (`-ctk q8_0 -ctv q8_0`; MODELLED, the same run: fa_block_q8_0_bfp16 and the "
+                      "KV writes' f32_to_q8_0 at their own operation counts):\n\n");
+    std::fprintf(out, "| context | decode t/s | ms per token | of which attention (compute, DRAM) ms | FastFlowLM Llama-3.1-8B t/s |\n"
+                      "|---|---|---|---|---|\n");
+    double q_first = 0, q_last = 0;
+    const PhaseModel q_base = model_phase(d, ftype, model, 1, Grouping::layer_on_npu, false, 1, 1, true);
+    for (size_t i = 0; i < 3; ++i) {
+        const PhaseModel tg = model_phase(d, ftype, model, 1, Grouping::layer_on_npu, false, 1, contexts[i], true);
+        (i == 0 ? q_first : q_last) = tg.total_us;
+        std::fprintf(out, "| %lld | %s | %s | %s (%s, %s) | %s |\n", (long long) contexts[i], fmt(tg.tokens_per_s(), 2).c_str(),
+                     fmt(tg.total_us / 1e3, 2).c_str(), fmt((tg.total_us - q_base.total_us) / 1e3, 2).c_str(),
+                     fmt((tg.compute_us - q_base.compute_us) / 1e3, 2).c_str(), fmt((tg.dram_us - q_base.dram_us) / 1e3, 2).c_str(), fflm[i]);
+    }
+    const PhaseModel q_pp = model_phase(d, ftype, model, pp_tokens, Grouping::layer_on_npu, false, 1, 0, true);
+    std::fprintf(out, "\nPer context position with the Q8_0 cache: %s us per token (F16: %s; FastFlowLM: 1.28 us). Prefill pp%lld: %s t/s.\n",
+                 fmt((q_last - q_first) / static_cast<double>(contexts[2] - contexts[0]), 2).c_str(), fmt(slope_us, 2).c_str(),
+                 (long long) pp_tokens, fmt(q_pp.tokens_per_s(), 0).c_str());
+
     // Where the 1k-context decoded token goes, kind by kind: what the decode goal has to cut.
     const PhaseModel tg1k = model_phase(d, ftype, model, 1, Grouping::layer_on_npu, false, 1, contexts[0]);
     std::fprintf(out, "\nWhere a decoded token's time goes at %lld context (MODELLED, the same run; busy = the sum of max(compute, DRAM) "
