@@ -180,7 +180,7 @@ struct BackendContext {
         if (pk == OpKind::matmul_id) {
             return false;
         }
-        if (node->op == GGML_OP_MUL_MAT) {
+        if (node->op == GGML_OP_MUL_MAT && op_kind(node) != OpKind::hadamard) {  // a rotation reads F32 rows as any glue op
             return slot == 1 && pk != OpKind::matmul && npu_quantizes_activations(node, resolver);
         }
         if (node->op == GGML_OP_MUL_MAT_ID) {

@@ -4,6 +4,7 @@
 #include "ops/flash_attn/flash-attn-plan.h"
 #include "ops/get_rows/get-rows-plan.h"
 #include "ops/glu/glu-plan.h"
+#include "ops/hadamard/hadamard-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 #include "ops/rope/rope-plan.h"
 #include "ops/scale/scale-plan.h"
@@ -26,8 +27,10 @@ OpKind op_kind(const ggml_tensor * op) {
         case GGML_OP_PERMUTE:
         case GGML_OP_TRANSPOSE:
             return OpKind::noop;
-        case GGML_OP_MUL_MAT:
-            return OpKind::matmul;
+        case GGML_OP_MUL_MAT: {
+            std::string why;
+            return npu_op_offered("hadamard") && hadamard_shape_supported(op, why) ? OpKind::hadamard : OpKind::matmul;
+        }
         case GGML_OP_MUL_MAT_ID:
             return OpKind::matmul_id;
         case GGML_OP_RMS_NORM:
@@ -74,7 +77,9 @@ bool npu_op_offered(const char * op) {
     }();
     const std::string name = op;
     if (name == "rms_norm") return value == "rms_norm" || value == "glue" || value == "layer";
-    if (name == "add" || name == "glu" || name == "rope" || name == "get_rows" || name == "set_rows" || name == "scale") return value == "glue" || value == "layer";
+    if (name == "add" || name == "glu" || name == "rope" || name == "get_rows" || name == "set_rows" || name == "scale" || name == "hadamard") {
+        return value == "glue" || value == "layer";
+    }
     if (name == "flash_attn") return value == "layer";
     return false;
 }
@@ -239,6 +244,7 @@ bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, s
         case OpKind::set_rows: return plan_set_rows(node, resolve, out, why);
         case OpKind::scale: return plan_scale(node, resolve, out, why);
         case OpKind::flash_attn: return plan_flash_attn(node, resolve, out, why);
+        case OpKind::hadamard: return plan_hadamard(node, resolve, out, why);
         default: return false;
     }
 }
@@ -278,6 +284,8 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
             return scale_supported(op, resolve, why);
         case OpKind::flash_attn:
             return flash_attn_supported(op, resolve, why);
+        case OpKind::hadamard:
+            return hadamard_supported(op, resolve, why);
         case OpKind::unsupported:
             break;
     }

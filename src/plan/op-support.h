@@ -46,6 +46,8 @@ enum class OpKind {
     set_rows,     // SET_ROWS (GGML_XDNA_NPU_OPS=glue): on the device if set_rows_supported() accepts it (ops/set_rows)
     scale,        // SCALE (GGML_XDNA_NPU_OPS=glue): on the device if scale_supported() accepts it (ops/scale)
     flash_attn,   // FLASH_ATTN_EXT (GGML_XDNA_NPU_OPS=layer): on the device if flash_attn_supported() accepts it (ops/flash_attn)
+    hadamard,     // a MUL_MAT by a Hadamard matrix (its hint; GGML_XDNA_NPU_OPS=glue) of a shape the design takes:
+                  // on the device if hadamard_supported() accepts it (ops/hadamard); other shapes are `matmul`
     unsupported,  // everything else stays on the CPU
 };
 OpKind op_kind(const ggml_tensor * op);

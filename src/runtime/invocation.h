@@ -21,6 +21,7 @@
 #include "ops/flash_attn/flash-attn-params.h"
 #include "ops/get_rows/get-rows-params.h"
 #include "ops/glu/glu-params.h"
+#include "ops/hadamard/hadamard-params.h"
 #include "ops/rms_norm/rms-norm-params.h"
 #include "ops/rope/rope-params.h"
 #include "ops/scale/scale-params.h"
@@ -66,7 +67,7 @@ struct Operand {
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams, SetRowsParams, ScaleParams, FlashAttnParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams, SetRowsParams, ScaleParams, FlashAttnParams, HadamardParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::act_quant), KindParams>::kKind == KernelKind::act_quant);
@@ -77,6 +78,7 @@ static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::get_row
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::set_rows), KindParams>::kKind == KernelKind::set_rows);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::scale), KindParams>::kKind == KernelKind::scale);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::flash_attn), KindParams>::kKind == KernelKind::flash_attn);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::hadamard), KindParams>::kKind == KernelKind::hadamard);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

@@ -8,6 +8,7 @@
 #include "ops/rms_norm/sim-rms-norm.h"
 #include "ops/rope/sim-rope.h"
 #include "ops/scale/sim-scale.h"
+#include "ops/hadamard/sim-hadamard.h"
 #include "ops/set_rows/sim-set-rows.h"
 
 #include <algorithm>
@@ -124,6 +125,16 @@ Status flash_attn_run_stream(const std::vector<Invocation> & invs, ThreadPool & 
     return sim_run_flash_attns(invs, pool);  // no instruction stream yet (aie/flash_attn/README.md)
 }
 
+Status hadamard_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
+    return sim_run_hadamards(invs, pool);
+}
+
+Status hadamard_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+                           const std::vector<const char *> &, bool * refused) {
+    if (refused != nullptr) *refused = false;
+    return sim_run_hadamards(invs, pool);  // no instruction stream yet (aie/hadamard/README.md)
+}
+
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
@@ -136,6 +147,7 @@ const SimKindEngine kEngines[] = {
     {KernelKind::set_rows, set_rows_has_kernel, set_rows_model_shape, set_rows_run, set_rows_run_stream, set_rows_poison},
     {KernelKind::scale, scale_has_kernel, scale_model_shape, scale_run, scale_run_stream},
     {KernelKind::flash_attn, flash_attn_has_kernel, flash_attn_model_shape, flash_attn_run, flash_attn_run_stream},
+    {KernelKind::hadamard, hadamard_has_kernel, hadamard_model_shape, hadamard_run, hadamard_run_stream},
 };
 
 }  // namespace
