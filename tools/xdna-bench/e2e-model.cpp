@@ -9,6 +9,8 @@
 #include "ops/add/sim-add.h"
 #include "ops/flash_attn/flash-attn-invocation.h"
 #include "ops/flash_attn/sim-flash-attn.h"
+#include "ops/hadamard/hadamard-invocation.h"
+#include "ops/hadamard/sim-hadamard.h"
 #include "ops/get_rows/get-rows-invocation.h"
 #include "ops/get_rows/sim-get-rows.h"
 #include "ops/glu/glu-invocation.h"
@@ -115,8 +117,21 @@ void add_swiglu(std::vector<Job> & pending, const ModelDims & d, int64_t tokens,
     (void) d;
 }
 
+// llama.cpp rotates q, k and v by a Hadamard matrix per head before a quantized cache stores them, and
+// the attention's output back (llama-graph.cpp build_attn, llama-impl.h llama_mul_mat_hadamard; head
+// dims that are multiples of 64, llama-kv-cache.cpp attn_rot_k/v): a MUL_MAT of the d x d matrix by
+// `heads` x tokens columns with GGML_HINT_SRC0_IS_HADAMARD, which the NPU runs as the Walsh-Hadamard
+// transform (aie/hadamard) of heads x tokens rows.
+void add_rotation(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t heads, int group) {
+    xdna::HadamardInvocation h;
+    h.p.rows = heads * tokens;
+    h.p.n = d.head_dim;
+    h.p.x_row_stride = h.p.y_row_stride = d.head_dim;
+    pending.push_back({{}, group, true, xdna::hadamard_model_shape(xdna::to_invocation(h))});
+}
+
 // ROPE of Q and K after the QKV projections (Llama: NORM mode, freq factors), and the writes of K and V
-// into the F16 (or Q8_0) cache, closing their submission.
+// into the F16 (or Q8_0) cache, closing their submission (a Q8_0 cache: q, k and v rotated first).
 void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int group, bool kv_q8_0) {
     for (int64_t heads : {d.n_head, d.n_head_kv}) {
         xdna::RopeInvocation r;
@@ -128,6 +143,9 @@ void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, 
         r.p.x_head_stride = r.p.y_head_stride = d.head_dim;
         r.p.x_token_stride = r.p.y_token_stride = d.head_dim * heads;
         pending.push_back({{}, group, true, xdna::rope_model_shape(xdna::to_invocation(r))});
+    }
+    if (kv_q8_0 && d.head_dim % 64 == 0) {
+        for (int64_t heads : {d.n_head, d.n_head_kv, d.n_head_kv}) add_rotation(pending, d, tokens, heads, group);
     }
     for (int kv = 0; kv < 2; ++kv) {
         xdna::SetRowsInvocation s;
@@ -166,6 +184,7 @@ void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t toke
     p.has_mask = true;
     p.scale = 1.0f / std::sqrt(static_cast<float>(d.head_dim));
     pending.push_back({{}, group, true, xdna::flash_attn_model_shape_on(xdna::to_invocation(f), cores)});
+    if (kv_q8_0 && d.head_dim % 64 == 0) add_rotation(pending, d, tokens, d.n_head, group);  // the output rotated back
 }
 
 }  // namespace

@@ -265,8 +265,10 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
 
     // The same with a Q8_0 KV cache (-ctk q8_0 -ctv q8_0): the KV writes quantize on the NPU and attention
     // reads 34 bytes per 32 values (aie/flash_attn's fa_block_q8_0_bfp16, aie/set_rows' f32_to_q8_0).
-    std::fprintf(out, "\nWith a Q8_0 KV cache (`-ctk q8_0 -ctv q8_0`; MODELLED, the same run: fa_block_q8_0_bfp16 and the "
-                      "KV writes' f32_to_q8_0 at their own operation counts):\n\n");
+    std::fprintf(out, "\nWith a Q8_0 KV cache (`-ctk q8_0 -ctv q8_0`; MODELLED, the same run: fa_block_q8_0_bfp16, the "
+                      "KV writes' f32_to_q8_0 and the Hadamard rotations llama.cpp puts around a quantized cache (q, k, v and "
+                      "the attention's output, aie/hadamard's fwht_f32: four more invocations per layer) at their own "
+                      "operation counts):\n\n");
     std::fprintf(out, "| context | decode t/s | ms per token | of which attention (compute, DRAM) ms | FastFlowLM Llama-3.1-8B t/s |\n"
                       "|---|---|---|---|---|\n");
     double q_first = 0, q_last = 0;
