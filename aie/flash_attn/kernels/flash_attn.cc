@@ -227,13 +227,24 @@ FAcc widen_q8_0(const aie::vector<int8_t, 64> & codes, const HalfParts & s) {
     return aie::msc(aie::mac(aie::mul(c, s.a), c, s.c), c, s.d);
 }
 
-// The 8 codes at `p` in each of 8 rows `stride` bytes apart (p and the stride even), as 64 lanes row-major:
-// a block's codes start 2 bytes past a word, so each row is an unaligned load (two loads and a shift).
-aie::vector<int8_t, 64> load_codes_8x8(const int8_t * p, int32_t stride) {
-    return aie::concat(aie::load_unaligned_v<8>(p, 2), aie::load_unaligned_v<8>(p + stride, 2), aie::load_unaligned_v<8>(p + 2 * stride, 2),
-                       aie::load_unaligned_v<8>(p + 3 * stride, 2), aie::load_unaligned_v<8>(p + 4 * stride, 2),
-                       aie::load_unaligned_v<8>(p + 5 * stride, 2), aie::load_unaligned_v<8>(p + 6 * stride, 2),
-                       aie::load_unaligned_v<8>(p + 7 * stride, 2));
+// The codes of Q8_0 block b of 8 rows (`rows`, `stride` bytes apart) as the four 8 x 8 tiles of its
+// 8-code groups (tile s: lane 8m + n = row m's code 8s + n): one unaligned 32-code load per row (a
+// block's codes start 2 bytes past a word: two loads and a shift), then two rounds of interleave_unzip on
+// 8-byte chunks, which turn rows x groups into groups x rows.
+struct CodeTiles {
+    aie::vector<int8_t, 64> t[4];
+};
+CodeTiles load_code_tiles(const uint8_t * rows, int32_t stride, int32_t b) {
+    aie::vector<int8_t, 64> pair[4];  // rows 2k and 2k + 1
+    for (int32_t k = 0; k < 4; ++k) {
+        pair[k] = aie::concat(aie::load_unaligned_v<32>(q8_codes(rows + 2 * k * stride, b), 2),
+                              aie::load_unaligned_v<32>(q8_codes(rows + (2 * k + 1) * stride, b), 2));
+    }
+    const auto [e01, o01] = aie::interleave_unzip(pair[0], pair[1], 8);  // groups 0, 2 / 1, 3 of rows 0-3
+    const auto [e23, o23] = aie::interleave_unzip(pair[2], pair[3], 8);  // of rows 4-7
+    const auto [t0, t2] = aie::interleave_unzip(e01, e23, 8);
+    const auto [t1, t3] = aie::interleave_unzip(o01, o23, 8);
+    return {{t0, t1, t2, t3}};
 }
 
 
@@ -469,6 +480,7 @@ void fa_block_q8_0_bfp16(const float * __restrict q, const uint8_t * __restrict 
     uint16_t * vs = ks + nb * kBlock;
     bfloat16 * parts = reinterpret_cast<bfloat16 *>(ks + n_scales);  // [a, c, d][n_scales]
     bfloat16 * vparts = parts + 3 * n_scales;                          // [nb][4 groups of 8 rows][a, c, d][64]
+    int8_t * vtiles = reinterpret_cast<int8_t *>(vparts + nb * (kBlock / kOp) * 3 * 64);  // one block's: [8 V rows][group][64]
     const auto past_end = aie::ge(aie::load_v<kLanes>(kLaneIndex), n_kv);
     for (int32_t b = 0; b < nb; ++b) {
         // The scale halves of the 32 words (little-endian: the low half of word i is 16-bit lane 2i).
@@ -513,11 +525,12 @@ void fa_block_q8_0_bfp16(const float * __restrict q, const uint8_t * __restrict 
         aie::block_vector_input_buffer_stream<bfp16ebs8, 64> qs(reinterpret_cast<const bfp16ebs8 *>(qb));
         const uint8_t * rows8 = k + ng * kOp * rb;
         for (int32_t b = 0; b < nb; ++b) {
+            const CodeTiles codes = load_code_tiles(rows8, rb, b);
             const HalfParts r = repeated(b * kBlock + ng * kOp);
             const HalfParts sk = {aie::transpose(r.a, kOp, kOp), aie::transpose(r.c, kOp, kOp), aie::transpose(r.d, kOp, kOp)};  // lane 8n + i: row n
             AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
             for (int32_t sub = 0; sub < kSubs; ++sub) {
-                const Split3 kt = split3_bfp16(widen_q8_0(load_codes_8x8(q8_codes(rows8, b) + sub * kOp, rb), sk));
+                const Split3 kt = split3_bfp16(widen_q8_0(codes.t[sub], sk));
                 for (int32_t rg = 0; rg < groups; ++rg) {
                     const Blocks qh = qs.pop(), qm = qs.pop(), ql = qs.pop();
                     c[rg].mac(qh, aie::op_transpose(kt.hi));
@@ -543,11 +556,18 @@ void fa_block_q8_0_bfp16(const float * __restrict q, const uint8_t * __restrict 
     }
     for (int32_t ng = 0; ng < d / kOp; ++ng) {
         const int32_t b = ng / kSubs, sub = ng % kSubs;
+        if (sub == 0) {
+            // The block's V tiles, transposed (lane 8n + m: code n of V row m), for its four groups.
+            for (int32_t jb = 0; jb < kv_groups; ++jb) {
+                const CodeTiles codes = load_code_tiles(v + jb * kOp * rb, rb, b);
+                for (int32_t g = 0; g < kSubs; ++g) aie::store_v(vtiles + (jb * kSubs + g) * 64, aie::transpose(codes.t[g], kOp, kOp));
+            }
+        }
         BMul c[2];
         for (int32_t rg = 0; rg < groups; ++rg) c[rg] = BMul(FAcc(load_rows(outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp)));
         AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
         for (int32_t jb = 0; jb < kv_groups; ++jb) {
-            const aie::vector<int8_t, 64> t = aie::transpose(load_codes_8x8(q8_codes(v + jb * kOp * rb, b) + sub * kOp, rb), kOp, kOp);
+            const aie::vector<int8_t, 64> t = aie::load_v<64>(vtiles + (jb * kSubs + sub) * 64);
             const bfloat16 * hp = vparts + (b * (kBlock / kOp) + jb) * 3 * 64;
             const Split vt = split_bfp16(widen_q8_0(t, {aie::load_v<64>(hp), aie::load_v<64>(hp + 64), aie::load_v<64>(hp + 128)}));
             for (int32_t rg = 0; rg < groups; ++rg) {
