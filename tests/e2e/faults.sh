@@ -14,13 +14,19 @@
 # XDNA0 owns the layers and the KV cache here (GGML_XDNA_DEVICE_TYPE=gpu): a failed submission sits between
 # host ops that read and write the cache on device memory, and its recomputation must leave them exact.
 #
+# FAULTS_CACHE_TYPE=q8_0: a Q8_0 KV cache (-ctk q8_0 -ctv q8_0) on the trained demo model (head dim 64,
+# which the NPU's Q8_0 attention takes): the recomputation rewrites Q8_0 rows and the Hadamard rotations.
+#
 # usage: faults.sh <llama.cpp bin dir> <libggml-xdna.so> <models dir> <text file> <work dir> [rate,seed]
 set -euo pipefail
 bin=$1 lib=$2 models=$3 text=$4 work=$5 faults=${6:-0.2,7}
 mkdir -p "$work"
 model=$models/demo-tiny-Q4_K_M.gguf
+cache=${FAULTS_CACHE_TYPE:-f16}
+[ "$cache" = f16 ] || model=$models/demo-trained-Q4_K_M.gguf
 # Prefill batches of 32 tokens: many submissions (one per split and batch), so the rate gives many faults.
 common=(-m "$model" -f "$text" -c 128 -b 32 -ub 32 --chunks 3 -t 2)
+[ "$cache" = f16 ] || common+=(-ctk "$cache" -ctv "$cache")
 
 run() {  # run <log> [env...]
     local log=$1
@@ -40,7 +46,7 @@ status=0
 # With GGML_XDNA_NPU_OPS=layer the attention runs there too (the fa_block rows): a failed submission's
 # recomputation then reads the KV rows the same submission wrote.
 if [ "${GGML_XDNA_NPU_OPS:-none}" = glue ] || [ "${GGML_XDNA_NPU_OPS:-none}" = layer ]; then
-    grep -q "^  f32_to_f16 " "$work/faults.log" || { echo "FAIL: the KV-cache writes did not run on the NPU"; status=1; }
+    grep -q "^  f32_to_$cache " "$work/faults.log" || { echo "FAIL: the KV-cache writes did not run on the NPU"; status=1; }
     if [ "$GGML_XDNA_NPU_OPS" = layer ]; then
         grep -q "^  fa_block" "$work/faults.log" || { echo "FAIL: the attention did not run on the NPU"; status=1; }
     fi
