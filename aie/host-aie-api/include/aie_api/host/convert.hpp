@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "accum.hpp"
@@ -84,10 +85,22 @@ template <typename DstT, typename T, unsigned N> auto vector_cast(const vector<T
 // Fixed <-> floating point
 
 namespace detail {
+// x * 2^e as std::ldexp gives it, without its call: a product by a power of two is exact in double
+// unless it leaves double's range, which the callers' values (an int64 or a float, |e| <= 64) never do;
+// outside the normal exponents the library does it. (The simulator converts every lane this way.)
+inline double times_pow2(double x, int e) {
+    if (e == 0) return x;
+    if (e < -1022 || e > 1023) return std::ldexp(x, e);
+    const uint64_t bits = uint64_t(e + 1023) << 52;
+    double p;
+    std::memcpy(&p, &bits, sizeof p);
+    return x * p;
+}
+
 // x * 2^-shift, the single rounding of the int -> fp32 conversion (to nearest even); the aie_api
 // emulation (detail/aie2p/elementary.hpp Fix2Float) sums an exact high and low part in fp32, which
 // rounds the same way.
-inline float fix_to_float(int64_t x, int shift) { return (float)std::ldexp((double)(float)x, -shift); }
+inline float fix_to_float(int64_t x, int shift) { return (float)times_pow2((double)(float)x, -shift); }
 
 // Round x to an integer, halfway cases toward zero (aie_api aie_doc.hpp "Floating-point Conversion":
 // vector float -> fixed on XDNA 2 uses rounding_mode::symmetric_zero), then saturate (the emulation
@@ -150,7 +163,7 @@ template <typename TR = float, typename Tag, unsigned N> vector<TR, N> to_float(
 template <typename TR = float> TR to_float(int a, int shift = 0) { return TR(detail::fix_to_float(a, shift)); }
 template <typename TR = int32> TR to_fixed(float a, int shift = 0) {
     static_assert(detail::is_integral_v<TR>, "to_fixed returns an integer");
-    return detail::from_i64_wrap<TR>(detail::round_half_to_zero_sat(std::ldexp((double)a, shift), detail::type_bits_v<TR>,
+    return detail::from_i64_wrap<TR>(detail::round_half_to_zero_sat(detail::times_pow2((double)a, shift), detail::type_bits_v<TR>,
                                                                      detail::is_signed_v<TR>));
 }
 
@@ -172,7 +185,7 @@ template <typename TR = int32, unsigned N> vector<TR, N> to_fixed(const vector<f
     }
     vector<TR, N> r;
     for (unsigned i = 0; i < N; ++i)
-        r.raw(i) = detail::from_i64_wrap<TR>(detail::round_half_to_zero_sat(std::ldexp((double)v.raw(i), shift),
+        r.raw(i) = detail::from_i64_wrap<TR>(detail::round_half_to_zero_sat(detail::times_pow2((double)v.raw(i), shift),
                                                                             detail::type_bits_v<TR>, detail::is_signed_v<TR>));
     return r;
 }
@@ -185,7 +198,7 @@ template <typename TR = int32, unsigned N> vector<TR, N> to_fixed(const vector<b
     if constexpr (detail::type_bits_v<TR> < 32) aie_host::detail::count_move(aie_host::detail::chunks(N, 32));
     vector<TR, N> r;
     for (unsigned i = 0; i < N; ++i) {
-        const double x = std::ldexp((double)float(v.raw(i)), shift);
+        const double x = detail::times_pow2((double)float(v.raw(i)), shift);
         const double f = std::isnan(x) ? 0.0 : std::floor(x);
         const double c = f > 9.2e18 ? 9.2e18 : (f < -9.2e18 ? -9.2e18 : f);
         r.raw(i) = detail::from_i64_wrap<TR>(
