@@ -296,9 +296,10 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
         if (s.kind != KernelKind::matmul) {
             // Another design is another xclbin: charged as a switch when the invocation before it ran
             // another program (a matmul contract, or another kind's design: an ADD after a RMS_NORM
-            // switches too, each kind's design being an xclbin of its own). One stand-in per kind.
+            // switches too, each kind's design being an xclbin of its own). One stand-in per kind; a program
+            // linked into another kind's design stands with that kind.
             static const std::array<MatmulContract, 256> kind_design{};
-            const MatmulContract * design = &kind_design[static_cast<size_t>(s.kind)];
+            const MatmulContract * design = &kind_design[static_cast<size_t>(s.in_other_design ? s.design_kind : s.kind)];
             if (last != nullptr && last != design) {
                 ++b.contract_switches;
             }

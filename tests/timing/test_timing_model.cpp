@@ -233,6 +233,27 @@ TEST(TimingModel, ChangeOfKindIsChargedAsASwitch) {
     EXPECT_DOUBLE_EQ(b.switch_us, 2 * p.contract_switch_us);
 }
 
+// A program linked into another kind's design (the Hadamard rotations in set_rows' and flash_attn's)
+// runs in that xclbin: no switch between it and that kind, one against any other.
+TEST(TimingModel, AProgramInAnotherKindsDesignSwitchesWithThatDesign) {
+    const TimingModel model(*find_npu_preset("krackan"));
+    auto glue = [](KernelKind kind) {
+        ModelShape s;
+        s.kind = kind;
+        s.kind_cores = s.kind_columns = 1;
+        s.activation_bytes = s.out_bytes = 16384;
+        return s;
+    };
+    ModelShape in_set_rows = glue(KernelKind::hadamard), in_flash_attn = glue(KernelKind::hadamard), own = glue(KernelKind::hadamard);
+    in_set_rows.in_other_design = in_flash_attn.in_other_design = true;
+    in_set_rows.design_kind = KernelKind::set_rows;
+    in_flash_attn.design_kind = KernelKind::flash_attn;
+    const ModelShape rope = glue(KernelKind::rope), writes = glue(KernelKind::set_rows), attention = glue(KernelKind::flash_attn);
+    EXPECT_EQ(model.batch({rope, in_set_rows, in_set_rows, writes, attention, in_flash_attn}).contract_switches, 2);
+    EXPECT_EQ(model.batch({rope, own, own, writes, attention, own}).contract_switches, 4);
+    EXPECT_EQ(model.batch({in_set_rows, in_flash_attn}).contract_switches, 1);
+}
+
 TEST(TimingModel, Batch1GemvUsesOnlyColumnsWithWork) {
     const TimingModel model(*find_npu_preset("krackan"));
     // 64 rows: one row tile, padded to a group of 4 (the design splits whole groups over a column's

@@ -60,6 +60,18 @@ bool hadamard_supported(const ggml_tensor * node, const TensorResolver & resolve
     return true;
 }
 
+namespace {
+
+// Whether x is (a view or reshape of) a FLASH_ATTN_EXT's output: the rotation of the attention's output.
+bool reads_attention(const ggml_tensor * x) {
+    for (const ggml_tensor * t = x; t != nullptr; t = t->view_src != nullptr ? t->view_src : (t->op == GGML_OP_RESHAPE ? t->src[0] : nullptr)) {
+        if (t->op == GGML_OP_FLASH_ATTN_EXT) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 bool plan_hadamard(const ggml_tensor * node, const TensorResolver & resolve, std::vector<Invocation> & out, std::string & why) {
     if (!hadamard_supported(node, resolve, why)) {
         return false;
@@ -77,6 +89,7 @@ bool plan_hadamard(const ggml_tensor * node, const TensorResolver & resolve, std
             h.p.n = x->ne[0];
             h.p.x_row_stride = static_cast<int64_t>(x->nb[1] / sizeof(float));
             h.p.y_row_stride = static_cast<int64_t>(node->nb[1] / sizeof(float));
+            h.p.host = reads_attention(x) ? KernelKind::flash_attn : KernelKind::set_rows;
             h.x = {xs.buffer, xs.offset + i2 * x->nb[2] + i3 * x->nb[3]};
             h.y = {ys.buffer, ys.offset + i2 * node->nb[2] + i3 * node->nb[3]};
             out.push_back(to_invocation(h));

@@ -18,6 +18,10 @@ struct HadamardParams {
 
     int64_t rows = 0, n = 0;
     int64_t x_row_stride = 0, y_row_stride = 0;
+    // The design whose xclbin runs the program (fwht_f32 is linked into both, aie/hadamard/README.md):
+    // flash_attn for the rotation of the attention's output, set_rows for q, k and v before the cache
+    // writes. It decides only where the rotation runs, not what it computes.
+    KernelKind host = KernelKind::set_rows;
 
     uint64_t    macs(const TileShape &) const { return 0; }
     std::string shape_label(const TileShape &) const;  // "rows x n"
