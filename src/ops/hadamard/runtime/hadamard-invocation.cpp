@@ -8,7 +8,8 @@ namespace xdna {
 
 std::string HadamardParams::shape_label(const TileShape &) const {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%lld x %lld", static_cast<long long>(rows), static_cast<long long>(n));
+    std::snprintf(buf, sizeof buf, "%lld x %lld%s", static_cast<long long>(rows), static_cast<long long>(n),
+                  host == KernelKind::flash_attn ? " (attention's output)" : "");
     return buf;
 }
 

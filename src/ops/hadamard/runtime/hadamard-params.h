@@ -24,7 +24,7 @@ struct HadamardParams {
     KernelKind host = KernelKind::set_rows;
 
     uint64_t    macs(const TileShape &) const { return 0; }
-    std::string shape_label(const TileShape &) const;  // "rows x n"
+    std::string shape_label(const TileShape &) const;  // "rows x n", and where the rotated rows come from
 };
 
 }  // namespace xdna
