@@ -274,6 +274,59 @@ bool any_nonfinite(const uint16_t * p, int32_t n, int32_t d) {
 alignas(64) const int16_t kRowOfLane[64] = {0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7,
                                             0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7};
 
+using QStream = aie::block_vector_input_buffer_stream<bfp16ebs8, 64>;
+
+// The scores' six products of one K tile (split in three) into each 8 query rows' accumulator, the query
+// operands popped in fa_prepare_q_bfp16's order.
+void mac_scores(BMul * c, QStream & qs, const Split3 & kt, int32_t groups) {
+    for (int32_t rg = 0; rg < groups; ++rg) {
+        const Blocks qh = qs.pop(), qm = qs.pop(), ql = qs.pop();
+        c[rg].mac(qh, aie::op_transpose(kt.hi));
+        c[rg].mac(qh, aie::op_transpose(kt.mid));
+        c[rg].mac(qm, aie::op_transpose(kt.hi));
+        c[rg].mac(qh, aie::op_transpose(kt.lo));
+        c[rg].mac(ql, aie::op_transpose(kt.hi));
+        c[rg].mac(qm, aie::op_transpose(kt.mid));
+    }
+}
+
+// The score tiles of K rows 8 ng .. 8 ng + 7 into `scores` (32 per query row).
+void store_scores(BMul * c, float * scores, int32_t ng, int32_t rows, int32_t groups) {
+    for (int32_t rg = 0; rg < groups; ++rg) {
+        store_rows(c[rg].template to_vector<float>(), scores + rg * kOp * kBlock + ng * kOp, kBlock, rows - rg * kOp);
+    }
+}
+
+// o += p v, the bfp16 programs' values step: the weights p split in two once; then per 8 of the head dim
+// (ng) `begin(ng)`, the o tiles loaded into accumulators, for each 8 V rows (jb) the B^T operand
+// `v_tile(ng, jb)` (block n = head-dim column n over the 8 V rows, split in two) taken three times, the
+// tiles stored back.
+template <typename Begin, typename VTile>
+void accumulate_values(const float * scores, float * state, int32_t rows, int32_t d, int32_t kv_groups, Begin && begin, VTile && v_tile) {
+    const int32_t groups = (rows + kOp - 1) / kOp;
+    Split p[2][kBlock / kOp];
+    for (int32_t rg = 0; rg < groups; ++rg) {
+        for (int32_t jb = 0; jb < kv_groups; ++jb) p[rg][jb] = split_bfp16(load_rows(scores + rg * kOp * kBlock + jb * kOp, kBlock, rows - rg * kOp));
+    }
+    for (int32_t ng = 0; ng < d / kOp; ++ng) {
+        begin(ng);
+        BMul c[2];
+        for (int32_t rg = 0; rg < groups; ++rg) c[rg] = BMul(FAcc(load_rows(outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp)));
+        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
+        for (int32_t jb = 0; jb < kv_groups; ++jb) {
+            const Split vt = v_tile(ng, jb);
+            for (int32_t rg = 0; rg < groups; ++rg) {
+                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.hi));
+                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.lo));
+                c[rg].mac(p[rg][jb].lo, aie::op_transpose(vt.hi));
+            }
+        }
+        for (int32_t rg = 0; rg < groups; ++rg) {
+            store_rows(c[rg].template to_vector<float>(), outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp);
+        }
+    }
+}
+
 // K/V rows as the fp32 program reads them: chunk c (32 values) of row j widened to fp32, exactly.
 struct F16Rows {
     const uint16_t * p;
@@ -407,52 +460,22 @@ void fa_block_f16_bfp16(const float * __restrict q, const uint8_t * __restrict q
     // Raw scores q.k: K rows 8 at a time (rows past n_kv are masked by the softmax step).
     for (int32_t ng = 0; ng < kv_groups; ++ng) {
         BMul c[2];
-        aie::block_vector_input_buffer_stream<bfp16ebs8, 64> qs(reinterpret_cast<const bfp16ebs8 *>(qb));
+        QStream qs(reinterpret_cast<const bfp16ebs8 *>(qb));
         AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
-        for (int32_t kb = 0; kb < kbs; ++kb) {
-            const Split3 kt = split3_bfp16(widen_finite(load_8x8(k + ng * kOp * d + kb * kOp, d), one));
-            for (int32_t rg = 0; rg < groups; ++rg) {
-                const Blocks qh = qs.pop(), qm = qs.pop(), ql = qs.pop();
-                c[rg].mac(qh, aie::op_transpose(kt.hi));
-                c[rg].mac(qh, aie::op_transpose(kt.mid));
-                c[rg].mac(qm, aie::op_transpose(kt.hi));
-                c[rg].mac(qh, aie::op_transpose(kt.lo));
-                c[rg].mac(ql, aie::op_transpose(kt.hi));
-                c[rg].mac(qm, aie::op_transpose(kt.mid));
-            }
-        }
-        for (int32_t rg = 0; rg < groups; ++rg) {
-            store_rows(c[rg].template to_vector<float>(), scores + rg * kOp * kBlock + ng * kOp, kBlock, rows - rg * kOp);
-        }
+        for (int32_t kb = 0; kb < kbs; ++kb) mac_scores(c, qs, split3_bfp16(widen_finite(load_8x8(k + ng * kOp * d + kb * kOp, d), one)), groups);
+        store_scores(c, scores, ng, rows, groups);
     }
 
     softmax_step(mask, slope, state, scores, rows, d, n_kv, scale);
 
-    // o += p v: the weights' operands once, then per 8 of the head dim.
-    Split p[2][kBlock / kOp];
-    for (int32_t rg = 0; rg < groups; ++rg) {
-        for (int32_t jb = 0; jb < kv_groups; ++jb) p[rg][jb] = split_bfp16(load_rows(scores + rg * kOp * kBlock + jb * kOp, kBlock, rows - rg * kOp));
-    }
+    // o += p v: V rows 8 at a time, transposed on 16-bit lanes; rows past n_kv (stale data of the buffer)
+    // zero, as they would share a block exponent.
     const auto row_of_lane = aie::load_v<64>(kRowOfLane);
-    for (int32_t ng = 0; ng < kbs; ++ng) {
-        BMul c[2];
-        for (int32_t rg = 0; rg < groups; ++rg) c[rg] = BMul(FAcc(load_rows(outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp)));
-        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
-        for (int32_t jb = 0; jb < kv_groups; ++jb) {
-            v64u16 t = aie::transpose(load_8x8(v + jb * kOp * d + ng * kOp, d), kOp, kOp);
-            // KV rows past n_kv (stale data of the buffer) zero: they would share a block exponent.
-            if ((jb + 1) * kOp > n_kv) t = aie::select(t, uint16_t(0), aie::ge(row_of_lane, int16_t(n_kv - jb * kOp)));
-            const Split vt = split_bfp16(widen_finite(t, one));
-            for (int32_t rg = 0; rg < groups; ++rg) {
-                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.hi));
-                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.lo));
-                c[rg].mac(p[rg][jb].lo, aie::op_transpose(vt.hi));
-            }
-        }
-        for (int32_t rg = 0; rg < groups; ++rg) {
-            store_rows(c[rg].template to_vector<float>(), outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp);
-        }
-    }
+    accumulate_values(scores, state, rows, d, kv_groups, [](int32_t) {}, [&](int32_t ng, int32_t jb) {
+        v64u16 t = aie::transpose(load_8x8(v + jb * kOp * d + ng * kOp, d), kOp, kOp);
+        if ((jb + 1) * kOp > n_kv) t = aie::select(t, uint16_t(0), aie::ge(row_of_lane, int16_t(n_kv - jb * kOp)));
+        return split_bfp16(widen_finite(t, one));
+    });
     aie::set_rounding(entry);
 }
 
@@ -522,64 +545,34 @@ void fa_block_q8_0_bfp16(const float * __restrict q, const uint8_t * __restrict 
     // Raw scores q.k: K rows 8 at a time, each Q8_0 block of the head dim 8 values at a time.
     for (int32_t ng = 0; ng < kv_groups; ++ng) {
         BMul c[2];
-        aie::block_vector_input_buffer_stream<bfp16ebs8, 64> qs(reinterpret_cast<const bfp16ebs8 *>(qb));
+        QStream qs(reinterpret_cast<const bfp16ebs8 *>(qb));
         const uint8_t * rows8 = k + ng * kOp * rb;
         for (int32_t b = 0; b < nb; ++b) {
             const CodeTiles codes = load_code_tiles(rows8, rb, b);
             const HalfParts r = repeated(b * kBlock + ng * kOp);
             const HalfParts sk = {aie::transpose(r.a, kOp, kOp), aie::transpose(r.c, kOp, kOp), aie::transpose(r.d, kOp, kOp)};  // lane 8n + i: row n
             AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
-            for (int32_t sub = 0; sub < kSubs; ++sub) {
-                const Split3 kt = split3_bfp16(widen_q8_0(codes.t[sub], sk));
-                for (int32_t rg = 0; rg < groups; ++rg) {
-                    const Blocks qh = qs.pop(), qm = qs.pop(), ql = qs.pop();
-                    c[rg].mac(qh, aie::op_transpose(kt.hi));
-                    c[rg].mac(qh, aie::op_transpose(kt.mid));
-                    c[rg].mac(qm, aie::op_transpose(kt.hi));
-                    c[rg].mac(qh, aie::op_transpose(kt.lo));
-                    c[rg].mac(ql, aie::op_transpose(kt.hi));
-                    c[rg].mac(qm, aie::op_transpose(kt.mid));
-                }
-            }
+            for (int32_t sub = 0; sub < kSubs; ++sub) mac_scores(c, qs, split3_bfp16(widen_q8_0(codes.t[sub], sk)), groups);
         }
-        for (int32_t rg = 0; rg < groups; ++rg) {
-            store_rows(c[rg].template to_vector<float>(), scores + rg * kOp * kBlock + ng * kOp, kBlock, rows - rg * kOp);
-        }
+        store_scores(c, scores, ng, rows, groups);
     }
 
     softmax_step(mask, slope, state, scores, rows, d, n_kv, scale);
 
-    // o += p v: the weights' operands once, then per 8 of the head dim.
-    Split p[2][kBlock / kOp];
-    for (int32_t rg = 0; rg < groups; ++rg) {
-        for (int32_t jb = 0; jb < kv_groups; ++jb) p[rg][jb] = split_bfp16(load_rows(scores + rg * kOp * kBlock + jb * kOp, kBlock, rows - rg * kOp));
-    }
-    for (int32_t ng = 0; ng < d / kOp; ++ng) {
-        const int32_t b = ng / kSubs, sub = ng % kSubs;
-        if (sub == 0) {
-            // The block's V tiles, transposed (lane 8n + m: code n of V row m), for its four groups.
-            for (int32_t jb = 0; jb < kv_groups; ++jb) {
-                const CodeTiles codes = load_code_tiles(v + jb * kOp * rb, rb, b);
-                for (int32_t g = 0; g < kSubs; ++g) aie::store_v(vtiles + (jb * kSubs + g) * 64, aie::transpose(codes.t[g], kOp, kOp));
-            }
-        }
-        BMul c[2];
-        for (int32_t rg = 0; rg < groups; ++rg) c[rg] = BMul(FAcc(load_rows(outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp)));
-        AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
+    // o += p v: at the first 8 of the head dim of each Q8_0 block, the block's V tiles, transposed (lane
+    // 8n + m: code n of V row m), for its four groups; each tile widened with its rows' scale parts.
+    const auto begin = [&](int32_t ng) {
+        if (ng % kSubs != 0) return;
         for (int32_t jb = 0; jb < kv_groups; ++jb) {
-            const aie::vector<int8_t, 64> t = aie::load_v<64>(vtiles + (jb * kSubs + sub) * 64);
-            const bfloat16 * hp = vparts + (b * (kBlock / kOp) + jb) * 3 * 64;
-            const Split vt = split_bfp16(widen_q8_0(t, {aie::load_v<64>(hp), aie::load_v<64>(hp + 64), aie::load_v<64>(hp + 128)}));
-            for (int32_t rg = 0; rg < groups; ++rg) {
-                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.hi));
-                c[rg].mac(p[rg][jb].hi, aie::op_transpose(vt.lo));
-                c[rg].mac(p[rg][jb].lo, aie::op_transpose(vt.hi));
-            }
+            const CodeTiles codes = load_code_tiles(v + jb * kOp * rb, rb, ng / kSubs);
+            for (int32_t g = 0; g < kSubs; ++g) aie::store_v(vtiles + (jb * kSubs + g) * 64, aie::transpose(codes.t[g], kOp, kOp));
         }
-        for (int32_t rg = 0; rg < groups; ++rg) {
-            store_rows(c[rg].template to_vector<float>(), outputs(state, d, rg * kOp) + ng * kOp, d, rows - rg * kOp);
-        }
-    }
+    };
+    accumulate_values(scores, state, rows, d, kv_groups, begin, [&](int32_t ng, int32_t jb) {
+        const aie::vector<int8_t, 64> t = aie::load_v<64>(vtiles + (jb * kSubs + ng % kSubs) * 64);
+        const bfloat16 * hp = vparts + ((ng / kSubs) * (kBlock / kOp) + jb) * 3 * 64;
+        return split_bfp16(widen_q8_0(t, {aie::load_v<64>(hp), aie::load_v<64>(hp + 64), aie::load_v<64>(hp + 128)}));
+    });
     aie::set_rounding(entry);
 }
 
