@@ -60,16 +60,6 @@ inline bfp16_block bfp16_from_fp32(const float (&x)[bfp16_block_size], aie::roun
     return b;
 }
 
-// 2^e as a double, exactly: built from its bits in the normal range (every exponent a block or a
-// product of two blocks has), std::ldexp outside it. The simulator multiplies by it per lane.
-inline double pow2_exact(int e) {
-    if (e < -1022 || e > 1023) return std::ldexp(1.0, e);
-    const uint64_t bits = uint64_t(e + 1023) << 52;
-    double d;
-    std::memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
 // The value a mantissa stands for in a block of exponent `exponent` (exact in double).
 inline double bfp16_value(uint8_t exponent, int8_t mantissa) {
     return (double)mantissa * pow2_exact(int(exponent) - bfp16_value_bias);

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "accum.hpp"
@@ -85,17 +84,10 @@ template <typename DstT, typename T, unsigned N> auto vector_cast(const vector<T
 // Fixed <-> floating point
 
 namespace detail {
-// x * 2^e as std::ldexp gives it, without its call: a product by a power of two is exact in double
-// unless it leaves double's range, which the callers' values (an int64 or a float, |e| <= 64) never do;
-// outside the normal exponents the library does it. (The simulator converts every lane this way.)
-inline double times_pow2(double x, int e) {
-    if (e == 0) return x;
-    if (e < -1022 || e > 1023) return std::ldexp(x, e);
-    const uint64_t bits = uint64_t(e + 1023) << 52;
-    double p;
-    std::memcpy(&p, &bits, sizeof p);
-    return x * p;
-}
+// x * 2^e as std::ldexp gives it, without its call: a product by an exact power of two (pow2_exact) is
+// exact in double unless it leaves double's range, which the callers' values (an int64 or a float,
+// |e| <= 64) never do. (The simulator converts every lane this way.)
+inline double times_pow2(double x, int e) { return e == 0 ? x : x * pow2_exact(e); }
 
 // x * 2^-shift, the single rounding of the int -> fp32 conversion (to nearest even); the aie_api
 // emulation (detail/aie2p/elementary.hpp Fix2Float) sums an exact high and low part in fp32, which

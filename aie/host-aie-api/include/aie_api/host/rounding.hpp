@@ -2,6 +2,7 @@
 // accumulator lanes and rounding of fp32 to bfloat16 under a rounding mode.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -126,5 +127,16 @@ inline uint16_t float_to_bf16_bits(float f, aie::rounding_mode m) {
 }
 
 inline float bf16_bits_to_float(uint16_t b) { return bits_float(uint32_t(b) << 16); }
+
+// 2^e as a double, exactly: built from its bits in the normal range (every exponent a bfp16 block, a
+// product of two blocks or an int <-> float conversion's shift has), std::ldexp outside it. The
+// simulator multiplies by it per lane.
+inline double pow2_exact(int e) {
+    if (e < -1022 || e > 1023) return std::ldexp(1.0, e);
+    const uint64_t bits = uint64_t(e + 1023) << 52;
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    return d;
+}
 
 }  // namespace aie::detail
