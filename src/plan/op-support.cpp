@@ -28,8 +28,9 @@ OpKind op_kind(const ggml_tensor * op) {
         case GGML_OP_TRANSPOSE:
             return OpKind::noop;
         case GGML_OP_MUL_MAT: {
+            if (!hadamard_hinted(op) || !npu_op_offered("hadamard")) return OpKind::matmul;  // every other MUL_MAT, on every walk
             std::string why;
-            return npu_op_offered("hadamard") && hadamard_shape_supported(op, why) ? OpKind::hadamard : OpKind::matmul;
+            return hadamard_shape_supported(op, why) ? OpKind::hadamard : OpKind::matmul;
         }
         case GGML_OP_MUL_MAT_ID:
             return OpKind::matmul_id;

@@ -299,7 +299,7 @@ void TimingModel::batch(const std::vector<ModelShape> & shapes, ModelledBatch & 
             // switches too, each kind's design being an xclbin of its own). One stand-in per kind; a program
             // linked into another kind's design stands with that kind.
             static const std::array<MatmulContract, 256> kind_design{};
-            const MatmulContract * design = &kind_design[static_cast<size_t>(s.in_other_design ? s.design_kind : s.kind)];
+            const MatmulContract * design = &kind_design[static_cast<size_t>(s.design_kind.value_or(s.kind))];
             if (last != nullptr && last != design) {
                 ++b.contract_switches;
             }

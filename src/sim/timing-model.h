@@ -33,6 +33,7 @@
 #include "sim/npu-presets.h"
 
 #include <array>
+#include <optional>
 
 #include <vector>
 
@@ -56,9 +57,9 @@ struct ModelShape {
     int          n_core_calls = 0;
     int          kind_cores = 0, kind_columns = 0;    // cores and columns the kind's design keeps busy
     // The kind whose design (xclbin) runs the invocation, when its program is linked into another kind's
-    // design (the Hadamard rotations run in set_rows' and flash_attn's): no switch between them.
-    KernelKind   design_kind = KernelKind::matmul;
-    bool         in_other_design = false;             // design_kind applies
+    // design (the Hadamard rotations run in set_rows' and flash_attn's): no switch between them. Unset:
+    // its own kind's design.
+    std::optional<KernelKind> design_kind;
 
     KernelFamily family = KernelFamily::int8xint8;
     ggml_type    weight_type = GGML_TYPE_COUNT;       // contract's weight format (COUNT: not a contract)

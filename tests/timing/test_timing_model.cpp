@@ -245,7 +245,6 @@ TEST(TimingModel, AProgramInAnotherKindsDesignSwitchesWithThatDesign) {
         return s;
     };
     ModelShape in_set_rows = glue(KernelKind::hadamard), in_flash_attn = glue(KernelKind::hadamard), own = glue(KernelKind::hadamard);
-    in_set_rows.in_other_design = in_flash_attn.in_other_design = true;
     in_set_rows.design_kind = KernelKind::set_rows;
     in_flash_attn.design_kind = KernelKind::flash_attn;
     const ModelShape rope = glue(KernelKind::rope), writes = glue(KernelKind::set_rows), attention = glue(KernelKind::flash_attn);

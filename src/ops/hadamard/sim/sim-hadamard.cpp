@@ -66,7 +66,6 @@ ModelShape hadamard_model_shape(const Invocation & inv) {
     s.kind = KernelKind::hadamard;
     s.weight_type = GGML_TYPE_COUNT;
     s.design_kind = h.p.host;  // linked into the set_rows and flash_attn designs: no switch of its own
-    s.in_other_design = true;
     // Chunks of up to 16 rows dealt to the cores; the busiest core's chunks counted full.
     const int64_t chunks = (h.p.rows + kHadamardChunkRows - 1) / kHadamardChunkRows;
     const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(chunks, kCores));
