@@ -19,6 +19,7 @@
 #include "plan/graph-plan.h"
 #include "plan/submission-order.h"
 #include "runtime/options.h"
+#include "runtime/overwritten-inputs.h"
 #include "runtime/thread-pool.h"
 
 #include "ggml-impl.h"
@@ -32,46 +33,6 @@
 namespace xdna {
 
 namespace {
-
-// The bytes of a device region as they were before a submission ran.
-struct SavedRegion {
-    BufferSlice          slice;
-    std::vector<uint8_t> bytes;
-};
-
-bool regions_overlap(const Operand & a, const Operand & b) {
-    if (a.slice.buffer != b.slice.buffer) return false;
-    const uint64_t a0 = a.slice.offset, a1 = a0 + a.extent(), b0 = b.slice.offset, b1 = b0 + b.extent();
-    return a0 < b1 && b0 < a1;
-}
-
-// Every region some invocation reads and some invocation of the batch writes (read first in stage
-// order, or produced and re-read: both are recomputed correctly from the state before the run).
-std::vector<SavedRegion> save_inputs_the_batch_overwrites(const Batch & batch) {
-    std::vector<SavedRegion> saved;
-    for (const Invocation & r : batch.invocations) {
-        for (const Operand & in : r.operands()) {
-            if (in.written() || in.slice.buffer == nullptr || in.extent() == 0) continue;
-            bool overwritten = false;
-            for (const Invocation & w : batch.invocations) {
-                for (const Operand & out : w.operands()) overwritten = overwritten || (out.written() && regions_overlap(in, out));
-            }
-            bool have = false;
-            for (const SavedRegion & s : saved) have = have || (s.slice.buffer == in.slice.buffer && s.slice.offset == in.slice.offset && s.bytes.size() == in.extent());
-            if (!overwritten || have) continue;
-            const auto * p = static_cast<const uint8_t *>(in.slice.host());
-            saved.push_back({in.slice, std::vector<uint8_t>(p, p + in.extent())});
-        }
-    }
-    return saved;
-}
-
-void restore(const std::vector<SavedRegion> & saved) {
-    for (const SavedRegion & s : saved) {
-        std::memcpy(s.slice.host(), s.bytes.data(), s.bytes.size());
-        s.slice.buffer->sync_to_device(s.slice.offset, s.bytes.size());
-    }
-}
 
 bool host_ops_enabled() {
     const OptionValue<std::string> o = host_ops_option();
@@ -113,6 +74,7 @@ struct BackendContext {
     std::vector<ggml_tensor *>    pending;
     std::vector<ggml_tensor *>    done;       // the nodes of the submission being run
     std::vector<float>            row_scratch;
+    OverwrittenInputs             saved_inputs;  // of the submission being run, for the host's recomputation
     RoutedBatch                   routed;       // this ubatch's expert routing (plans with MUL_MAT_IDs)
     struct ExpertRows {
         uint32_t op, group;
@@ -379,7 +341,7 @@ ggml_status BackendContext::flush() {
     // A run that fails part-way may have overwritten memory an earlier stage read (ggml's allocator
     // reuses an input's memory once its last reader is done, and the stages keep that order): the
     // recomputation on the host needs those inputs as they were.
-    const std::vector<SavedRegion> saved = save_inputs_the_batch_overwrites(*batch);
+    saved_inputs.save(*batch);
     std::lock_guard<std::mutex> lock(dev.run_mutex);
     const auto t1 = Profiler::clock::now();
     const Status st = dev.device->run(*batch, timeout);
@@ -395,7 +357,7 @@ ggml_status BackendContext::flush() {
         ++fallback_runs;
         prof.record_fallback(*batch, st.message);
         // MUL_MAT_IDs' outputs are then scattered below, as after a device run.
-        restore(saved);
+        saved_inputs.restore();
         const Status host = fallback->run(*batch);
         if (!host.ok) {
             GGML_LOG_ERROR("xdna: the host cannot compute this submission either: %s; the graph fails\n", host.message.c_str());
