@@ -65,8 +65,8 @@ Status add_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, S
     return sim_run_adds(invs, pool);  // no instruction stream yet (aie/add/README.md)
 }
 
-Status glu_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
-    return sim_run_glus(invs, pool);
+Status glu_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
+    return sim_run_glus(invs, pool, exec);
 }
 
 Status glu_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,

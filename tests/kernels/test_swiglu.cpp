@@ -6,6 +6,7 @@
 #include "ops/glu/sim-glu.h"
 #include "runtime/thread-pool.h"
 #include "sim-operands.h"
+#include "swiglu-twin.h"
 #include "test-random.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <vector>
 
 namespace {
@@ -46,7 +49,8 @@ float reference_swiglu(float x, float g) {
     return safe_mul(safe_mul(x, r), g);
 }
 
-std::vector<float> engine(const std::vector<float> & x, const std::vector<float> & g, int64_t rows, int64_t cols) {
+std::vector<float> engine(const std::vector<float> & x, const std::vector<float> & g, int64_t rows, int64_t cols,
+                          xdna::SimExec exec = xdna::SimExec::kernels) {
     using namespace xdna;
     const size_t n = x.size();
     xdna_test::HostBuffer xb(n * 4), gb(n * 4), yb(n * 4);
@@ -58,7 +62,7 @@ std::vector<float> engine(const std::vector<float> & x, const std::vector<float>
     inv.b = {&gb, 0};
     inv.y = {&yb, 0};
     ThreadPool pool(2);
-    EXPECT_TRUE(sim_run_glus({to_invocation(inv)}, pool).ok);
+    EXPECT_TRUE(sim_run_glus({to_invocation(inv)}, pool, exec).ok);
     const float * y = static_cast<const float *>(yb.host_ptr());
     return std::vector<float>(y, y + n);
 }
@@ -90,4 +94,38 @@ TEST(SwigluKernel, CloseToTheExactSilu) {
         worst = std::max(worst, std::fabs(y[static_cast<size_t>(i)] - want) / std::max(std::fabs(want), 1e-30));
     }
     EXPECT_LE(worst, 4e-6) << "worst relative error";
+}
+
+// The twin the simulator runs by default gives the kernel code's bits (NaN for NaN) on every path this
+// host has: random gates at LLM scale, values across both clamps and the whole fp32 range, and the
+// special values in either input.
+TEST(SwigluKernel, TwinIsBitIdenticalToTheKernelCode) {
+    using namespace xdna;
+    constexpr int64_t rows = 2, cols = 4096;
+    std::vector<float> x = xdna_test::random_floats(rows * cols, 3.0f), g = xdna_test::random_floats(rows * cols, 1.0f);
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    const float specials[] = {0.0f, -0.0f, inf, -inf, nan, 1e-45f, -1e-45f, 1e-38f, -3e38f, 3e38f, 87.0f, -87.0f, 88.7f, -103.0f};
+    for (size_t i = 0; i < 2048; ++i) {  // log-uniform magnitudes over the whole range, both signs
+        x[i] = (i % 2 ? -1.0f : 1.0f) * std::ldexp(xdna_test::uniform(1.0f, 2.0f), static_cast<int>(i % 256) - 140);
+    }
+    for (size_t i = 0; i < std::size(specials); ++i) {
+        for (size_t j = 0; j < std::size(specials); ++j) {
+            x[2048 + i * std::size(specials) + j] = specials[i];
+            g[2048 + i * std::size(specials) + j] = specials[j];
+        }
+    }
+    for (size_t i = 2400; i < 2400 + 512; ++i) x[i] = xdna_test::uniform(-130.0f, 130.0f);
+    const std::vector<float> want = engine(x, g, rows, cols, SimExec::kernels);
+    std::vector<TwinIsa> paths{TwinIsa::portable};
+    if (swiglu_twin_isa() == TwinIsa::avx512) paths.push_back(TwinIsa::avx512);
+    for (const TwinIsa isa : paths) {
+        swiglu_twin_limit_isa(isa);
+        const std::vector<float> got = engine(x, g, rows, cols, SimExec::twin);
+        swiglu_twin_limit_isa(TwinIsa::avx512);
+        for (size_t i = 0; i < x.size(); ++i) {
+            const bool same = std::isnan(want[i]) ? std::isnan(got[i]) : to_bits(want[i]) == to_bits(got[i]);
+            ASSERT_TRUE(same) << twin_isa_name(isa) << ": x " << x[i] << " g " << g[i] << ": kernel " << want[i] << ", twin " << got[i]
+                              << " (seed " << xdna_test::test_seed() << ")";
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 #include "ops/glu/glu-invocation.h"
 #include "sim/binary-rows.h"
+#include "swiglu-twin.h"
 #include "xdna_aie/glu_tiles.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@ namespace {
 
 static_assert(xdna_aie::kGluChunk == kBinaryChunk && xdna_aie::kGluLanes == kBinaryLanes, "the glu design's chunks");
 constexpr BinaryKernel kSwiglu{"swiglu_f32", swiglu_f32};
+constexpr BinaryKernel kSwigluTwin{"swiglu_f32", twin_swiglu_f32};
 constexpr int kCores = 32;
 
 const BinaryCallOps & calls() {
@@ -51,7 +53,7 @@ ModelShape glu_model_shape(const Invocation & inv) {
     return s;
 }
 
-Status sim_run_glus(const std::vector<Invocation> & invs, ThreadPool & pool) {
+Status sim_run_glus(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
     std::vector<BinaryRows> rows;
     for (const Invocation & i : invs) {
         if (!glu_has_kernel(i.key)) {
@@ -65,7 +67,7 @@ Status sim_run_glus(const std::vector<Invocation> & invs, ThreadPool & pool) {
         rows.push_back({static_cast<const float *>(g.a.host()), static_cast<const float *>(g.b.host()), static_cast<float *>(g.y.host()),
                         g.p.rows, g.p.cols, g.p.a_row_stride, g.p.b_row_stride, g.p.y_row_stride});
     }
-    return sim_run_binary_rows(kSwiglu, rows, pool);
+    return sim_run_binary_rows(exec == SimExec::twin ? kSwigluTwin : kSwiglu, rows, pool);
 }
 
 }  // namespace xdna
