@@ -45,8 +45,8 @@ Status rms_norm_run_stream(const std::vector<Invocation> & invs, ThreadPool & po
     return sim_run_rms_norms(invs, pool);
 }
 
-Status act_quant_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
-    return sim_run_act_quants(invs, pool);
+Status act_quant_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
+    return sim_run_act_quants(invs, pool, exec);
 }
 
 Status act_quant_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,

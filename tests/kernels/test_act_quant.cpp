@@ -13,6 +13,7 @@
 #include "runtime/thread-pool.h"
 #include "sim-operands.h"
 #include "test-random.h"
+#include "act-quant-twin.h"
 #include "xdna_aie/matmul_tiles.h"
 
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <iterator>
 #include <vector>
 
 namespace {
@@ -78,14 +80,15 @@ struct Case {
 };
 
 // Run one act_quant invocation through the engine (the kernel code) into a fresh buffer.
-std::vector<uint8_t> engine_tiles(const std::vector<float> & x, const xdna::ActivationLayout & L) {
+std::vector<uint8_t> engine_tiles(const std::vector<float> & x, const xdna::ActivationLayout & L,
+                                  xdna::SimExec exec = xdna::SimExec::kernels) {
     using namespace xdna;
     xdna_test::HostBuffer xb(x.size() * 4), tb(L.total_bytes);
     std::memcpy(xb.host_ptr(), x.data(), x.size() * 4);
     std::memset(tb.host_ptr(), 0xA5, L.total_bytes);  // every byte must be written
     const ActQuantInvocation a = act_quant_invocation(L, {&xb, 0}, L.k, {&tb, 0});
     ThreadPool pool(2);
-    const Status st = sim_run_act_quants({to_invocation(a)}, pool);
+    const Status st = sim_run_act_quants({to_invocation(a)}, pool, exec);
     EXPECT_TRUE(st.ok) << st.message;
     const auto * p = static_cast<const uint8_t *>(tb.host_ptr());
     return std::vector<uint8_t>(p, p + L.total_bytes);
@@ -189,5 +192,39 @@ TEST(ActQuantKernel, TiesRoundToEven) {
     const xdna_aie::ActTileFormat f = L.quant_tile();
     for (int i = 0; i < 9; ++i) {
         EXPECT_EQ(static_cast<int8_t>(got[f.codes_offset() + f.code_index(0, 1 + i)]), want[i]) << "x = " << ties[i];
+    }
+}
+
+// The twins the simulator runs by default give the kernel code's tiles byte for byte, on every path
+// this host has: random activations, values over the whole fp32 range, near-ties of the rounding,
+// blocks with NaN, infinities, zeros, subnormals and a largest value whose 127 / amax overflows.
+TEST(ActQuantKernel, TwinsAreBitIdenticalToTheKernelCode) {
+    using namespace xdna;
+    for (const Case & c : kCases) {
+        std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(c.n * c.k), 3.0f);
+        const size_t n = x.size();
+        for (size_t i = 0; i < n; i += 5) x[i] = std::ldexp(xdna_test::uniform(-2.0f, 2.0f), static_cast<int>(i % 280) - 150);
+        for (size_t i = 1; i < n; i += 7) x[i] = std::nearbyint(x[i] * 100.0f) / 100.0f + 0.5f;  // near half-integers after scaling
+        const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                                  -std::numeric_limits<float>::infinity(), 0.0f, -0.0f, 1e-45f, 1e-40f};
+        for (size_t i = 0; i < std::size(specials) && 97 * i + 3 < n; ++i) x[97 * i + 3] = specials[i];
+        if (n >= 512) {
+            for (size_t i = 256; i < 288; ++i) x[i] = 0.0f;      // an all-zero block
+            for (size_t i = 288; i < 320; ++i) x[i] = 1e-42f;    // 127 / amax overflows
+        }
+        const ActivationLayout L = layout_for(c);
+        const std::vector<uint8_t> want = engine_tiles(x, L, SimExec::kernels);
+        std::vector<TwinIsa> paths{TwinIsa::portable};
+        if (act_quant_twin_isa() == TwinIsa::avx512) paths.push_back(TwinIsa::avx512);
+        for (const TwinIsa isa : paths) {
+            act_quant_twin_limit_isa(isa);
+            const std::vector<uint8_t> got = engine_tiles(x, L, SimExec::twin);
+            act_quant_twin_limit_isa(TwinIsa::avx512);
+            ASSERT_EQ(got.size(), want.size());
+            for (size_t i = 0; i < want.size(); ++i) {
+                ASSERT_EQ(got[i], want[i]) << twin_isa_name(isa) << ": tile_n " << c.tile_n << " block " << c.block << " n " << c.n
+                                           << " k " << c.k << ": byte " << i << " (seed " << xdna_test::test_seed() << ")";
+            }
+        }
     }
 }

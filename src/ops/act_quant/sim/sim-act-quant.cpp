@@ -3,6 +3,7 @@
 #include "ops/act_quant/act-quant-invocation.h"
 #include "sim/core-state.h"
 #include "sim/kernel-cycles.h"
+#include "act-quant-twin.h"
 #include "xdna_aie/matmul_tiles.h"
 
 #include <algorithm>
@@ -32,13 +33,14 @@ constexpr uint64_t kSoftDivideCycles = 60;
 struct Variant {
     const char * name;
     QuantFn      fn;
+    QuantFn      twin;  // bit-identical, faster (SimExec::twin)
     int          block, tile_n;
 };
 const Variant kVariants[] = {
-    {"act_quant_a8_b32_n4", act_quant_a8_b32_n4, 32, 4},
-    {"act_quant_a8_b32_n32", act_quant_a8_b32_n32, 32, 32},
-    {"act_quant_a8_b256_n4", act_quant_a8_b256_n4, 256, 4},
-    {"act_quant_a8_b256_n32", act_quant_a8_b256_n32, 256, 32},
+    {"act_quant_a8_b32_n4", act_quant_a8_b32_n4, twin_act_quant_a8_b32_n4, 32, 4},
+    {"act_quant_a8_b32_n32", act_quant_a8_b32_n32, twin_act_quant_a8_b32_n32, 32, 32},
+    {"act_quant_a8_b256_n4", act_quant_a8_b256_n4, twin_act_quant_a8_b256_n4, 256, 4},
+    {"act_quant_a8_b256_n32", act_quant_a8_b256_n32, twin_act_quant_a8_b256_n32, 256, 32},
 };
 
 const Variant * variant_of(const KernelKey & key) {
@@ -58,7 +60,7 @@ struct alignas(64) CoreBuffers {
     uint8_t tile[xdna_aie::ActTileFormat{32, kTileK, 32}.tile_bytes()];
 };
 
-void run_tile(const ActQuantInvocation & a, const Variant & v, int64_t nt, int64_t kt, CoreBuffers & b) {
+void run_tile(const ActQuantInvocation & a, const Variant & v, QuantFn fn, int64_t nt, int64_t kt, CoreBuffers & b) {
     const float * x = static_cast<const float *>(a.x.host());
     for (int g = 0; g < v.tile_n / kGroup; ++g) {
         for (int tg = 0; tg < kGroup; ++tg) {
@@ -71,7 +73,7 @@ void run_tile(const ActQuantInvocation & a, const Variant & v, int64_t nt, int64
             }
         }
         const CoreModes found = sim_core_modes();
-        v.fn(b.x, b.tile, g);
+        fn(b.x, b.tile, g);
         sim_check_modes_restored(v.name, found);
     }
     std::memcpy(static_cast<uint8_t *>(a.tiles.host()) + static_cast<size_t>(nt * a.p.k_tiles + kt) * a.p.tile_bytes, b.tile,
@@ -124,7 +126,7 @@ ModelShape act_quant_model_shape(const Invocation & inv) {
     return s;
 }
 
-Status sim_run_act_quants(const std::vector<Invocation> & invs, ThreadPool & pool) {
+Status sim_run_act_quants(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
     struct Job {
         uint32_t inv;
         int64_t  nt, kt;
@@ -154,7 +156,8 @@ Status sim_run_act_quants(const std::vector<Invocation> & invs, ThreadPool & poo
     const CoreFaultWatch watch;
     pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t j, int) {
         thread_local CoreBuffers buffers;
-        run_tile(views[jobs[j].inv], *variants[jobs[j].inv], jobs[j].nt, jobs[j].kt, buffers);
+        const Variant & v = *variants[jobs[j].inv];
+        run_tile(views[jobs[j].inv], v, exec == SimExec::twin ? v.twin : v.fn, jobs[j].nt, jobs[j].kt, buffers);
     });
     std::string fault;
     return watch.failed(fault) ? Status::error(fault) : Status::success();
