@@ -171,10 +171,12 @@ XDNA_TWIN_TARGET inline void unpack_row_group(const uint8_t * q4, const uint8_t 
 }
 
 // Row group `g`, tokens t0 .. t0 + NU - 1: integer sums, then the epilogue into C.
+// d, dmin and each token's activation scale come split into their bf16 parts (a value's split does not
+// depend on what it multiplies: made once per row group and once per tile).
 template <KType T, int TN, int NU>
-XDNA_TWIN_TARGET inline void token_group(const __m512i * wv, const __m512i * sc, const __m512i * mn, __m512 d, __m512 dmin,
-                                         const int8_t * codes, const float * scales, const int16_t * sums, int g, int t0,
-                                         float * c) {
+XDNA_TWIN_TARGET inline void token_group(const __m512i * wv, const __m512i * sc, const __m512i * mn, const twin::Parts & d,
+                                         const twin::Parts & dmin, const int8_t * codes, const twin::Parts * sa,
+                                         const int16_t * sums, int g, int t0, float * c) {
     constexpr abi::ActTileFormat af{TN, kTileK, kTileK};
     constexpr int nsub = kSubBlocks<T>;
     constexpr int chunks_per_sub = (kTileK / 4) / nsub;
@@ -217,11 +219,10 @@ XDNA_TWIN_TARGET inline void token_group(const __m512i * wv, const __m512i * sc,
     const twin::fp32_accuracy acc = twin::current_accuracy();
     for (int u = 0; u < NU; ++u) {
         const int t = t0 + u;
-        const __m512 sa = _mm512_set1_ps(scales[af.scale_index(t, 0)]);
-        const __m512 pd = twin::emulated_mul(d, sa, acc);
+        const __m512 pd = twin::emulated_mul(d, sa[t], acc);
         __m512 val = twin::emulated_mul(pd, _mm512_cvtepi32_ps(sumi[u]), acc);
         if (T != KType::q6_K) {
-            const __m512 pm = twin::emulated_mul(dmin, sa, acc);
+            const __m512 pm = twin::emulated_mul(dmin, sa[t], acc);
             val = _mm512_sub_ps(val, twin::emulated_mul(pm, _mm512_cvtepi32_ps(summ[u]), acc));
         }
         float * out = c + t * abi::kTileM + g * abi::kRowGroup;
@@ -246,6 +247,9 @@ XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * 
     // hint only: it never faults, past the end of the buffer included).
     for (int o = 0; o < f.tile_bytes(); o += 64) _mm_prefetch(reinterpret_cast<const char *>(w + f.tile_bytes() + o), _MM_HINT_T0);
 
+    twin::Parts sa[TN];  // each token's activation scale, split
+    for (int t = 0; t < valid; ++t) sa[t] = twin::split(_mm512_set1_ps(scales[af.scale_index(t, 0)]));
+
     for (int g = 0; g < kRowGroups; ++g) {
         __m512i sc[16], mn[8];
         if (T == KType::q6_K) {
@@ -268,20 +272,20 @@ XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * 
                 }
             }
         }
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + f.plane_offset(sp + 1) + g * 32)));
-        const __m512 dmin = T == KType::q6_K ? _mm512_setzero_ps()
-                                             : _mm512_cvtph_ps(_mm256_loadu_si256(
-                                                   reinterpret_cast<const __m256i *>(w + f.plane_offset(sp + 2) + g * 32)));
+        const twin::Parts d = twin::split(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + f.plane_offset(sp + 1) + g * 32))));
+        const twin::Parts dmin = twin::split(T == KType::q6_K ? _mm512_setzero_ps()
+                                                              : _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                                                                    w + f.plane_offset(sp + 2) + g * 32))));
         // The row group's codes, unpacked once (4 KB, stays in L1), then streamed past every token.
         __m512i wv[kTileK / 4];
         unpack_row_group<T>(q4, hi, g, wv);
         // Four tokens at a time: four independent VNNI chains, their sums kept in registers.
         for (int t0 = 0; t0 < valid; t0 += 4) {
             switch (std::min(4, valid - t0)) {
-                case 1: token_group<T, TN, 1>(wv, sc, mn, d, dmin, codes, scales, sums, g, t0, c); break;
-                case 2: token_group<T, TN, 2>(wv, sc, mn, d, dmin, codes, scales, sums, g, t0, c); break;
-                case 3: token_group<T, TN, 3>(wv, sc, mn, d, dmin, codes, scales, sums, g, t0, c); break;
-                default: token_group<T, TN, 4>(wv, sc, mn, d, dmin, codes, scales, sums, g, t0, c); break;
+                case 1: token_group<T, TN, 1>(wv, sc, mn, d, dmin, codes, sa, sums, g, t0, c); break;
+                case 2: token_group<T, TN, 2>(wv, sc, mn, d, dmin, codes, sa, sums, g, t0, c); break;
+                case 3: token_group<T, TN, 3>(wv, sc, mn, d, dmin, codes, sa, sums, g, t0, c); break;
+                default: token_group<T, TN, 4>(wv, sc, mn, d, dmin, codes, sa, sums, g, t0, c); break;
             }
         }
     }
