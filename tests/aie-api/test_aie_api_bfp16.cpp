@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <vector>
 
 namespace {
@@ -303,3 +305,76 @@ TEST_F(AieApiBfp16, Bf16MacForDequantization) {
 }
 
 }  // namespace
+
+// The wide conversion path (AVX-512, what the simulator runs on such hosts) gives the block-by-block
+// conversion's bytes in both modes it serves, on random blocks with spread exponents, exact ties,
+// values that round up past the mantissa, subnormals, zeros, infinities and NaNs.
+TEST_F(AieApiBfp16, WidePathEqualsTheBlockByBlockConversion) {
+#ifdef XDNA_AIE_HOST_BFP16_WIDE
+    if (!aie::detail::bfp16_wide_lanes()) GTEST_SKIP() << "no AVX-512 on this host";
+    std::mt19937 rng(12345);
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> spread(-40, 40), pick(0, 9);
+    constexpr unsigned kBlocks = 4096;
+    std::vector<float> x(8 * kBlocks);
+    const float specials[] = {0.0f, -0.0f, 1e-45f, -3e-39f, std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(), 3.4e38f};
+    for (unsigned i = 0; i < x.size(); ++i) {
+        const int kind = pick(rng);
+        if (kind == 0) x[i] = specials[i % 8];
+        else if (kind == 1) x[i] = std::ldexp(float(int(unit(rng) * 64) * 2 + 1), spread(rng) - 1);  // halfway after the shift
+        else if (kind == 2) x[i] = std::ldexp(unit(rng), -140 + spread(rng) / 4);                   // subnormal range
+        else x[i] = std::ldexp(unit(rng), spread(rng));
+    }
+    for (const aie::rounding_mode mode : {aie::rounding_mode::floor, aie::rounding_mode::conv_even}) {
+        std::vector<aie::detail::bfp16_block> wide(kBlocks);
+        if (mode == aie::rounding_mode::floor) aie::detail::bfp16_from_fp32_blocks_avx512<false>(x.data(), kBlocks, wide.data());
+        else aie::detail::bfp16_from_fp32_blocks_avx512<true>(x.data(), kBlocks, wide.data());
+        for (unsigned b = 0; b < kBlocks; ++b) {
+            float v[8];
+            std::memcpy(v, &x[8 * b], sizeof v);
+            const aie::detail::bfp16_block want = aie::detail::bfp16_from_fp32(v, mode);
+            ASSERT_EQ(wide[b].exponent, want.exponent) << "block " << b;
+            for (unsigned i = 0; i < 8; ++i) ASSERT_EQ(wide[b].mantissa[i], want.mantissa[i]) << "block " << b << " lane " << i << " value " << v[i];
+        }
+    }
+#else
+    GTEST_SKIP() << "no wide path on this host";
+#endif
+}
+
+// The wide mmul products equal the block-by-block exact dot rounded once to float, over the whole
+// exponent range (products that overflow to infinity, and underflow into subnormals and zero).
+TEST_F(AieApiBfp16, WideMmulProductsEqualTheBlockDots) {
+#ifdef XDNA_AIE_HOST_BFP16_WIDE
+    if (!aie::detail::bfp16_wide_lanes()) GTEST_SKIP() << "no AVX-512 on this host";
+    std::mt19937 rng(777);
+    std::uniform_int_distribution<int> byte(0, 255), mant(-128, 127);
+    for (int trial = 0; trial < 2000; ++trial) {
+        aie::detail::bfp16_block a[8], b[8];
+        for (unsigned i = 0; i < 8; ++i) {
+            a[i].exponent = uint8_t(trial % 3 == 0 ? byte(rng) : 100 + byte(rng) % 60);
+            b[i].exponent = uint8_t(trial % 3 == 0 ? byte(rng) : 100 + byte(rng) % 60);
+            for (unsigned k = 0; k < 8; ++k) {
+                a[i].mantissa[k] = int8_t(trial % 5 == 0 ? -128 : mant(rng));
+                b[i].mantissa[k] = int8_t(mant(rng));
+            }
+        }
+        float p[64];
+        aie::detail::bfp16_products_avx512(a, b, p);
+        for (unsigned m = 0; m < 8; ++m) {
+            for (unsigned n = 0; n < 8; ++n) {
+                int64_t dot = 0;
+                for (unsigned k = 0; k < 8; ++k) dot += int64_t(a[m].mantissa[k]) * b[n].mantissa[k];
+                const float want = float(std::ldexp(double(dot), int(a[m].exponent) + int(b[n].exponent) - 266));
+                uint32_t wb, gb;
+                std::memcpy(&wb, &want, 4);
+                std::memcpy(&gb, &p[8 * m + n], 4);
+                ASSERT_EQ(gb, wb) << "trial " << trial << " m " << m << " n " << n << ": " << p[8 * m + n] << " vs " << want;
+            }
+        }
+    }
+#else
+    GTEST_SKIP() << "no wide path on this host";
+#endif
+}

@@ -13,6 +13,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "modes.hpp"
 #include "rounding.hpp"
 
@@ -58,6 +62,71 @@ inline bfp16_block bfp16_from_fp32(const float (&x)[bfp16_block_size], aie::roun
         b.mantissa[i] = (int8_t)q;
     }
     return b;
+}
+
+// The same conversion for n blocks of x (8 values each) at once in the two modes kernels convert in
+// (floor, conv_even): one block per AVX-512 register of eight 64-bit lanes, the shift clamped to 62 and
+// rounded as round_shift rounds it. Bit-identical to bfp16_from_fp32 (test_aie_api_bfp16.cpp checks
+// it on random, tie, subnormal and special blocks); the simulator converts every bfp16 operand of
+// attention and of the prefill contracts through here.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define XDNA_AIE_HOST_BFP16_WIDE 1
+// GCC 12 at -O0 warns inside its own AVX-512 intrinsics (their _mm512_undefined_* self-initialisation).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+template <bool Even>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) __attribute__((noinline)) inline void
+bfp16_from_fp32_blocks_avx512(const float * x, unsigned n_blocks, bfp16_block * out) {
+    const __m512i m8 = _mm512_set1_epi64(0xff), m23 = _mm512_set1_epi64(0x7fffff), implicit = _mm512_set1_epi64(0x800000);
+    const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
+    for (unsigned b = 0; b < n_blocks; ++b) {
+        const __m512i u = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + 8 * b)));
+        const __m512i e = _mm512_and_si512(_mm512_srli_epi64(u, 23), m8);
+        __m512i s = _mm512_and_si512(u, m23);
+        s = _mm512_mask_or_epi64(s, _mm512_cmpneq_epu64_mask(e, zero), s, implicit);
+        s = _mm512_mask_sub_epi64(s, _mm512_test_epi64_mask(u, _mm512_set1_epi64(0x80000000)), zero, s);
+        const uint64_t emax = _mm512_reduce_max_epu64(e);
+        __m512i sh = _mm512_add_epi64(_mm512_sub_epi64(_mm512_set1_epi64(int64_t(emax)), e), _mm512_set1_epi64(17));
+        sh = _mm512_min_epu64(sh, _mm512_set1_epi64(62));
+        __m512i q = _mm512_srav_epi64(s, sh);
+        if (Even) {
+            const __m512i r = _mm512_and_si512(s, _mm512_sub_epi64(_mm512_sllv_epi64(one, sh), one));
+            const __m512i half = _mm512_sllv_epi64(one, _mm512_sub_epi64(sh, one));
+            const __mmask8 up = _mm512_cmpgt_epu64_mask(r, half) |
+                                (_mm512_cmpeq_epu64_mask(r, half) & _mm512_test_epi64_mask(q, one));
+            q = _mm512_mask_add_epi64(q, up, q, one);
+        }
+        q = _mm512_min_epi64(_mm512_max_epi64(q, _mm512_set1_epi64(-128)), _mm512_set1_epi64(127));
+        out[b].exponent = uint8_t(emax);
+        _mm_storel_epi64(reinterpret_cast<__m128i *>(out[b].mantissa), _mm512_cvtepi64_epi8(q));
+    }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+inline bool bfp16_wide_lanes() {
+    static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    return ok;
+}
+#endif
+
+// n blocks of x: the wide path where it runs, else block by block.
+inline void bfp16_from_fp32_blocks(const float * x, unsigned n_blocks, bfp16_block * out, aie::rounding_mode mode) {
+#ifdef XDNA_AIE_HOST_BFP16_WIDE
+    if (bfp16_wide_lanes() && (mode == aie::rounding_mode::floor || mode == aie::rounding_mode::conv_even)) {
+        if (mode == aie::rounding_mode::floor) bfp16_from_fp32_blocks_avx512<false>(x, n_blocks, out);
+        else bfp16_from_fp32_blocks_avx512<true>(x, n_blocks, out);
+        return;
+    }
+#endif
+    for (unsigned b = 0; b < n_blocks; ++b) {
+        float v[bfp16_block_size];
+        std::memcpy(v, x + 8 * b, sizeof v);
+        out[b] = bfp16_from_fp32(v, mode);
+    }
 }
 
 // The value a mantissa stands for in a block of exponent `exponent` (exact in double).

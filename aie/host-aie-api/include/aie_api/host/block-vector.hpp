@@ -109,12 +109,12 @@ template <typename T, typename Tag, unsigned Elems> block_vector<T, Elems> accum
     static_assert(Elems % 64 == 0, "to_vector<bfp16ebs8>: 64 lanes per conversion");
     aie_host::detail::count_store(Elems / 64);
     const aie::rounding_mode mode = get_rounding();
+    float x[Elems];
+    for (unsigned i = 0; i < Elems; ++i) x[i] = acc.lane(i);
+    bfp16_block blocks[Elems / bfp16_block_size];
+    bfp16_from_fp32_blocks(x, Elems / bfp16_block_size, blocks, mode);
     block_vector<T, Elems> r;
-    for (unsigned b = 0; b < Elems / bfp16_block_size; ++b) {
-        float x[bfp16_block_size];
-        for (unsigned i = 0; i < bfp16_block_size; ++i) x[i] = acc.lane(b * bfp16_block_size + i);
-        r.set_block(b, bfp16_from_fp32(x, mode));
-    }
+    for (unsigned b = 0; b < Elems / bfp16_block_size; ++b) r.set_block(b, blocks[b]);
     return r;
 }
 

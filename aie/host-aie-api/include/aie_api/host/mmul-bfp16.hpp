@@ -19,6 +19,7 @@
 // the fp32 normal range is rounded once more on its own (to a subnormal, or to infinity).
 #pragma once
 
+#include <cstring>
 #include <type_traits>
 
 #include "accum.hpp"
@@ -31,17 +32,74 @@ namespace aie {
 namespace detail {
 
 // C (+)= A x B for A and B^T given as 64-value block vectors; counts one bfp16 instruction.
-inline void bfp16_mmul_8x8x8(accum<accfloat, 64> & c, const block_vector<bfp16ebs8, 64> & a,
-                             const block_vector<bfp16ebs8, 64> & bt, bool accumulate, aie_host::mmul_shape shape) {
-    aie_host::detail::count_vector(1);
-    aie_host::detail::count_mmul(shape, 512);
+// The 64 products of an 8x8x8 bfp16 mmul, p[8m + n] = (float)bfp16_block_dot(a_m, bt_n): the same exact
+// integer dots and power-of-two scales in double, one rounding to float, 8 outputs per AVX-512 step.
+// Bit-identical to the block-by-block form (test_aie_api_bfp16.cpp).
+#ifdef XDNA_AIE_HOST_BFP16_WIDE
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+__attribute__((target("avx512f,avx512bw,avx512vl"))) __attribute__((noinline)) inline void
+bfp16_products_avx512(const bfp16_block * a, const bfp16_block * bt, float * p) {
+    alignas(64) int8_t bm[64];
+    alignas(64) int64_t eb[8];
+    for (unsigned n = 0; n < 8; ++n) {
+        std::memcpy(bm + 8 * n, bt[n].mantissa, 8);
+        eb[n] = bt[n].exponent;
+    }
+    const __m512i b_lo = _mm512_cvtepi8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i *>(bm)));
+    const __m512i b_hi = _mm512_cvtepi8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i *>(bm + 32)));
+    const __m512i ebv = _mm512_load_si512(eb);
+    // Element 0 of each 128-bit lane of lo, then of hi: the eight blocks' sums in order.
+    const __m512i pick = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0);
+    for (unsigned m = 0; m < 8; ++m) {
+        const __m512i a16 = _mm512_broadcast_i32x4(_mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(a[m].mantissa))));
+        __m512i lo = _mm512_madd_epi16(a16, b_lo), hi = _mm512_madd_epi16(a16, b_hi);  // pairs, exact in int32
+        lo = _mm512_add_epi32(lo, _mm512_shuffle_epi32(lo, _MM_PERM_BADC));
+        lo = _mm512_add_epi32(lo, _mm512_shuffle_epi32(lo, _MM_PERM_CDAB));
+        hi = _mm512_add_epi32(hi, _mm512_shuffle_epi32(hi, _MM_PERM_BADC));
+        hi = _mm512_add_epi32(hi, _mm512_shuffle_epi32(hi, _MM_PERM_CDAB));
+        const __m256i dots = _mm512_castsi512_si256(_mm512_permutex2var_epi32(lo, pick, hi));
+        // 2^(ea + eb - 266) as a double's exponent field: within [757, 1267], a normal double.
+        const __m512i k = _mm512_add_epi64(ebv, _mm512_set1_epi64(int64_t(a[m].exponent) - 2 * bfp16_value_bias + 1023));
+        const __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(k, 52));
+        _mm256_storeu_ps(p + 8 * m, _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi32_pd(dots), scale)));
+    }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+inline void bfp16_products(const block_vector<bfp16ebs8, 64> & a, const block_vector<bfp16ebs8, 64> & bt, float * p) {
+#ifdef XDNA_AIE_HOST_BFP16_WIDE
+    if (bfp16_wide_lanes()) {
+        bfp16_block ab[8], bb[8];
+        for (unsigned i = 0; i < 8; ++i) {
+            ab[i] = a.block(i);
+            bb[i] = bt.block(i);
+        }
+        bfp16_products_avx512(ab, bb, p);
+        return;
+    }
+#endif
     for (unsigned m = 0; m < 8; ++m)
         for (unsigned n = 0; n < 8; ++n) {
             const bfp16_block & ra = a.block(m);
             const bfp16_block & cb = bt.block(n);
-            const float p = (float)bfp16_block_dot(ra.exponent, ra.mantissa, cb.exponent, cb.mantissa);
-            c.set_lane(m * 8 + n, accumulate ? c.lane(m * 8 + n) + p : p);
+            p[m * 8 + n] = (float)bfp16_block_dot(ra.exponent, ra.mantissa, cb.exponent, cb.mantissa);
         }
+}
+
+inline void bfp16_mmul_8x8x8(accum<accfloat, 64> & c, const block_vector<bfp16ebs8, 64> & a,
+                             const block_vector<bfp16ebs8, 64> & bt, bool accumulate, aie_host::mmul_shape shape) {
+    aie_host::detail::count_vector(1);
+    aie_host::detail::count_mmul(shape, 512);
+    float p[64];
+    bfp16_products(a, bt, p);
+    for (unsigned i = 0; i < 64; ++i) c.set_lane(i, accumulate ? c.lane(i) + p[i] : p[i]);
 }
 
 template <typename TypeA, typename AccumTag> struct mmul_bfp16_base {
