@@ -36,6 +36,9 @@
 #pragma once
 
 #include <cmath>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <cstdint>
 
 #include "modes.hpp"
@@ -112,9 +115,48 @@ template <bool Floor> inline void fp32_mul_safe_lanes_in(const float * x, const 
 // built for the baseline ISA). Still no fused multiply-add: the file is compiled -ffp-contract=off.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define XDNA_AIE_HOST_WIDE_LANES 1
+// bf16_part_bits on 16 lanes, written out in AVX-512 (the compiler's vectorization of the loop above
+// keeps every lane's selects as blends of full-width temporaries).
+template <bool Floor> __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m512 bf16_part_x16(__m512 v) {
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i upper = _mm512_and_si512(u, _mm512_set1_epi32(int(0xffff0000u)));
+    const __m512i low = _mm512_and_si512(u, _mm512_set1_epi32(0xffff));
+    __mmask16 up;
+    if (Floor) {
+        up = _mm512_test_epi32_mask(u, _mm512_set1_epi32(int(0x80000000u))) & _mm512_test_epi32_mask(low, low);
+    } else {
+        up = _mm512_cmpgt_epu32_mask(low, _mm512_set1_epi32(0x8000)) |
+             (_mm512_cmpeq_epu32_mask(low, _mm512_set1_epi32(0x8000)) & _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x10000)));
+    }
+    __m512i r = _mm512_mask_add_epi32(upper, up, upper, _mm512_set1_epi32(0x10000));
+    const __m512i expo = _mm512_set1_epi32(0x7f800000);
+    const __mmask16 special = _mm512_cmpeq_epi32_mask(_mm512_and_si512(u, expo), expo);
+    const __mmask16 quiet = special & _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x007fffff));
+    r = _mm512_mask_mov_epi32(r, special, upper);
+    r = _mm512_mask_or_epi32(r, quiet, r, _mm512_set1_epi32(0x00400000));
+    return _mm512_castsi512_ps(r);
+}
 template <bool Floor> __attribute__((target("avx512f,avx512bw,avx512vl"))) __attribute__((noinline)) inline void
 fp32_mul_safe_lanes_avx512(const float * x, const float * y, float * out, unsigned n) {
-    fp32_mul_safe_lanes_in<Floor>(x, y, out, n);
+    unsigned i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 xv = _mm512_loadu_ps(x + i), yv = _mm512_loadu_ps(y + i);
+        const __m512 a = bf16_part_x16<Floor>(xv), r1 = _mm512_sub_ps(xv, a), b = bf16_part_x16<Floor>(r1);
+        const __m512 c = bf16_part_x16<Floor>(_mm512_sub_ps(r1, b));
+        const __m512 d = bf16_part_x16<Floor>(yv), s1 = _mm512_sub_ps(yv, d), e = bf16_part_x16<Floor>(s1);
+        const __m512 f = bf16_part_x16<Floor>(_mm512_sub_ps(s1, e));
+        __m512 t = _mm512_mul_ps(c, f);
+        t = _mm512_add_ps(t, _mm512_mul_ps(c, e));
+        t = _mm512_add_ps(t, _mm512_mul_ps(b, f));
+        t = _mm512_add_ps(t, _mm512_mul_ps(a, f));
+        t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
+        t = _mm512_add_ps(t, _mm512_mul_ps(d, c));
+        t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
+        t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
+        t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
+        _mm512_storeu_ps(out + i, t);
+    }
+    if (i < n) fp32_mul_safe_lanes_in<Floor>(x + i, y + i, out + i, n - i);
 }
 template <bool Floor> __attribute__((target("avx2"))) __attribute__((noinline)) inline void
 fp32_mul_safe_lanes_avx2(const float * x, const float * y, float * out, unsigned n) {
