@@ -116,6 +116,8 @@ TwinIsa act_quant_twin_isa() {
 
 void act_quant_twin_limit_isa(TwinIsa max) { g_limit = max; }
 
+bool act_quant_twin_pays() { return twin_host_isa() == TwinIsa::avx512; }
+
 extern "C" {
 void twin_act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 4>(x, tile, group); }
 void twin_act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 32>(x, tile, group); }

@@ -24,5 +24,8 @@ void twin_act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group);
 TwinIsa act_quant_twin_isa();
 // Tests only: run at most path `max`.
 void act_quant_twin_limit_isa(TwinIsa max);
+// Whether the twins beat the kernel code on this host: their AVX-512 path exists here (the simulator
+// runs the kernel code otherwise).
+bool act_quant_twin_pays();
 
 }  // namespace xdna

@@ -100,6 +100,8 @@ TwinIsa swiglu_twin_isa() {
 
 void swiglu_twin_limit_isa(TwinIsa max) { g_limit = max; }
 
+bool swiglu_twin_pays() { return twin_host_isa() == TwinIsa::avx512; }
+
 extern "C" void twin_swiglu_f32(const float * x, const float * g, float * y, int32_t n) {
 #if defined(__x86_64__)
     if (swiglu_twin_isa() == TwinIsa::avx512 && n % 16 == 0) {

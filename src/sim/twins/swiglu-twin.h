@@ -19,5 +19,8 @@ extern "C" void twin_swiglu_f32(const float * x, const float * g, float * y, int
 TwinIsa swiglu_twin_isa();
 // Tests only: run at most path `max`.
 void swiglu_twin_limit_isa(TwinIsa max);
+// Whether the twin beats the kernel code on this host: its AVX-512 path exists here (the scalar path is
+// exact but slower than the kernel code's vectorized products; the simulator then runs the kernel code).
+bool swiglu_twin_pays();
 
 }  // namespace xdna

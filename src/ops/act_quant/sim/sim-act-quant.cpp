@@ -153,11 +153,12 @@ Status sim_run_act_quants(const std::vector<Invocation> & invs, ThreadPool & poo
             for (int64_t kt = 0; kt < views[i].p.k_tiles; ++kt) jobs.push_back({i, nt, kt});
         }
     }
+    const bool twin = exec == SimExec::twin && act_quant_twin_pays();
     const CoreFaultWatch watch;
     pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t j, int) {
         thread_local CoreBuffers buffers;
         const Variant & v = *variants[jobs[j].inv];
-        run_tile(views[jobs[j].inv], v, exec == SimExec::twin ? v.twin : v.fn, jobs[j].nt, jobs[j].kt, buffers);
+        run_tile(views[jobs[j].inv], v, twin ? v.twin : v.fn, jobs[j].nt, jobs[j].kt, buffers);
     });
     std::string fault;
     return watch.failed(fault) ? Status::error(fault) : Status::success();

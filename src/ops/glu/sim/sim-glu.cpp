@@ -67,7 +67,7 @@ Status sim_run_glus(const std::vector<Invocation> & invs, ThreadPool & pool, Sim
         rows.push_back({static_cast<const float *>(g.a.host()), static_cast<const float *>(g.b.host()), static_cast<float *>(g.y.host()),
                         g.p.rows, g.p.cols, g.p.a_row_stride, g.p.b_row_stride, g.p.y_row_stride});
     }
-    return sim_run_binary_rows(exec == SimExec::twin ? kSwigluTwin : kSwiglu, rows, pool);
+    return sim_run_binary_rows(exec == SimExec::twin && swiglu_twin_pays() ? kSwigluTwin : kSwiglu, rows, pool);
 }
 
 }  // namespace xdna
