@@ -18,16 +18,8 @@ std::atomic<TwinIsa> g_limit{TwinIsa::avx512};
 
 bool use_avx512() { return act_quant_twin_isa() == TwinIsa::avx512; }
 
-float bits_float(uint32_t u) {
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-}
-int32_t float_bits(float f) {
-    int32_t i;
-    std::memcpy(&i, &f, 4);
-    return i;
-}
+using aie::detail::bits_float;
+int32_t float_bits(float f) { return static_cast<int32_t>(aie::detail::float_bits(f)); }
 
 // 16 codes of one block: rint(x (x) id) clamped to [-127, 127], 0 for NaN, as the kernel's lanes
 // (aie::max(r, c): r < c ? c : r; aie::min(r, c): c < r ? c : r; both keep a NaN r; the select then
@@ -109,14 +101,11 @@ template <int AB, int TN> void quantize_group(const float * x, uint8_t * tile, i
 
 }  // namespace
 
-TwinIsa act_quant_twin_isa() {
-    static const TwinIsa host = twin_host_isa() == TwinIsa::avx512 ? TwinIsa::avx512 : TwinIsa::portable;
-    return host == TwinIsa::avx512 && g_limit.load() == TwinIsa::avx512 ? TwinIsa::avx512 : TwinIsa::portable;
-}
+TwinIsa act_quant_twin_isa() { return twin_avx512_or_portable(g_limit.load()); }
 
 void act_quant_twin_limit_isa(TwinIsa max) { g_limit = max; }
 
-bool act_quant_twin_pays() { return twin_host_isa() == TwinIsa::avx512; }
+bool act_quant_twin_pays() { return twin_avx512_pays(); }
 
 extern "C" {
 void twin_act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 4>(x, tile, group); }

@@ -29,17 +29,8 @@ inline fp32_accuracy current_accuracy() { return fp32_accuracy::fast32; }
 
 #define XDNA_EMUL_TARGET __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline))
 
-// bf16 with floor rounding (toward minus infinity); NaNs stay quiet NaNs.
-XDNA_EMUL_TARGET inline __m512 bf16_floor(__m512 x) {
-    const __m512i u = _mm512_castps_si512(x);
-    __m512i hi = _mm512_and_si512(u, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
-    const __mmask16 neg = _mm512_cmplt_epi32_mask(u, _mm512_setzero_si512());
-    const __mmask16 up = _mm512_test_epi32_mask(u, _mm512_set1_epi32(0xFFFF)) & neg & static_cast<__mmask16>(~nan);
-    hi = _mm512_mask_add_epi32(hi, up, hi, _mm512_set1_epi32(0x10000));
-    hi = _mm512_mask_or_epi32(hi, nan, hi, _mm512_set1_epi32(0x00400000));
-    return _mm512_castsi512_ps(hi);
-}
+// bf16 with floor rounding (toward minus infinity); NaNs stay quiet NaNs: the host aie_api's own split.
+XDNA_EMUL_TARGET inline __m512 bf16_floor(__m512 x) { return aie_host::detail::bf16_part_x16<true>(x); }
 
 struct Parts {
     __m512 hi, mid, lo;
@@ -74,14 +65,7 @@ XDNA_EMUL_TARGET inline __m512 emulated_mul(const Parts & x, const Parts & y, fp
         t = _mm512_fmadd_ps(a, e, t);
         t = _mm512_fmadd_ps(a, d, t);
     } else {
-        t = _mm512_add_ps(t, _mm512_mul_ps(c, e));
-        t = _mm512_add_ps(t, _mm512_mul_ps(b, f));
-        t = _mm512_add_ps(t, _mm512_mul_ps(a, f));
-        t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
-        t = _mm512_add_ps(t, _mm512_mul_ps(d, c));
-        t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
-        t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
-        t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
+        return aie_host::detail::fp32_safe_sum_x16(a, b, c, d, e, f);
     }
     return t;
 }

@@ -41,3 +41,14 @@ inline xdna::TwinIsa twin_host_isa() {
 #else
 inline xdna::TwinIsa twin_host_isa() { return xdna::TwinIsa::portable; }
 #endif
+
+// For twins with an AVX-512 path and a portable one only: the path that runs under the test limit
+// `limit`, and whether the twin is worth running at all (its portable path is slower than the kernel
+// code's own vectorized arithmetic).
+inline bool twin_avx512_pays() {
+    static const bool avx512 = twin_host_isa() == xdna::TwinIsa::avx512;  // CPUID once, not per call
+    return avx512;
+}
+inline xdna::TwinIsa twin_avx512_or_portable(xdna::TwinIsa limit) {
+    return twin_avx512_pays() && limit == xdna::TwinIsa::avx512 ? xdna::TwinIsa::avx512 : xdna::TwinIsa::portable;
+}

@@ -3,7 +3,6 @@
 #include "emulated-fp32.h"
 
 #include <atomic>
-#include <cstring>
 
 namespace xdna {
 
@@ -19,16 +18,8 @@ constexpr int32_t kReciprocalSeed = 0x7EF311C3;
 
 std::atomic<TwinIsa> g_limit{TwinIsa::avx512};
 
-float bits_float(int32_t i) {
-    float f;
-    std::memcpy(&f, &i, 4);
-    return f;
-}
-int32_t float_bits(float f) {
-    int32_t i;
-    std::memcpy(&i, &f, 4);
-    return i;
-}
+float bits_float(int32_t i) { return aie::detail::bits_float(static_cast<uint32_t>(i)); }
+int32_t float_bits(float f) { return static_cast<int32_t>(aie::detail::float_bits(f)); }
 
 using aie_host::detail::bf16_parts;
 float mul(const bf16_parts & a, const bf16_parts & b) { return aie_host::detail::fp32_mul_safe(a, b); }
@@ -93,14 +84,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void swiglu_avx512(const fl
 
 }  // namespace
 
-TwinIsa swiglu_twin_isa() {
-    static const TwinIsa host = twin_host_isa() == TwinIsa::avx512 ? TwinIsa::avx512 : TwinIsa::portable;
-    return host == TwinIsa::avx512 && g_limit.load() == TwinIsa::avx512 ? TwinIsa::avx512 : TwinIsa::portable;
-}
+TwinIsa swiglu_twin_isa() { return twin_avx512_or_portable(g_limit.load()); }
 
 void swiglu_twin_limit_isa(TwinIsa max) { g_limit = max; }
 
-bool swiglu_twin_pays() { return twin_host_isa() == TwinIsa::avx512; }
+bool swiglu_twin_pays() { return twin_avx512_pays(); }
 
 extern "C" void twin_swiglu_f32(const float * x, const float * g, float * y, int32_t n) {
 #if defined(__x86_64__)

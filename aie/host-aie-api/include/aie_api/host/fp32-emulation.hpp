@@ -136,6 +136,19 @@ template <bool Floor> __attribute__((target("avx512f,avx512bw,avx512vl"), always
     r = _mm512_mask_or_epi32(r, quiet, r, _mm512_set1_epi32(0x00400000));
     return _mm512_castsi512_ps(r);
 }
+// fp32_mul_safe of 16 lanes from their parts (a, b, c of x; d, e, f of y): the nine products in order.
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m512 fp32_safe_sum_x16(__m512 a, __m512 b, __m512 c,
+                                                                                                   __m512 d, __m512 e, __m512 f) {
+    __m512 t = _mm512_mul_ps(c, f);
+    t = _mm512_add_ps(t, _mm512_mul_ps(c, e));
+    t = _mm512_add_ps(t, _mm512_mul_ps(b, f));
+    t = _mm512_add_ps(t, _mm512_mul_ps(a, f));
+    t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
+    t = _mm512_add_ps(t, _mm512_mul_ps(d, c));
+    t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
+    t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
+    return _mm512_add_ps(t, _mm512_mul_ps(a, d));
+}
 template <bool Floor> __attribute__((target("avx512f,avx512bw,avx512vl"))) __attribute__((noinline)) inline void
 fp32_mul_safe_lanes_avx512(const float * x, const float * y, float * out, unsigned n) {
     unsigned i = 0;
@@ -145,16 +158,7 @@ fp32_mul_safe_lanes_avx512(const float * x, const float * y, float * out, unsign
         const __m512 c = bf16_part_x16<Floor>(_mm512_sub_ps(r1, b));
         const __m512 d = bf16_part_x16<Floor>(yv), s1 = _mm512_sub_ps(yv, d), e = bf16_part_x16<Floor>(s1);
         const __m512 f = bf16_part_x16<Floor>(_mm512_sub_ps(s1, e));
-        __m512 t = _mm512_mul_ps(c, f);
-        t = _mm512_add_ps(t, _mm512_mul_ps(c, e));
-        t = _mm512_add_ps(t, _mm512_mul_ps(b, f));
-        t = _mm512_add_ps(t, _mm512_mul_ps(a, f));
-        t = _mm512_add_ps(t, _mm512_mul_ps(b, e));
-        t = _mm512_add_ps(t, _mm512_mul_ps(d, c));
-        t = _mm512_add_ps(t, _mm512_mul_ps(b, d));
-        t = _mm512_add_ps(t, _mm512_mul_ps(a, e));
-        t = _mm512_add_ps(t, _mm512_mul_ps(a, d));
-        _mm512_storeu_ps(out + i, t);
+        _mm512_storeu_ps(out + i, fp32_safe_sum_x16(a, b, c, d, e, f));
     }
     if (i < n) fp32_mul_safe_lanes_in<Floor>(x + i, y + i, out + i, n - i);
 }
