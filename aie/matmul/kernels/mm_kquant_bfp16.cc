@@ -14,13 +14,15 @@
 // 2. Per (sub-block, row), 64 lanes [j][r] at a time (conv_even from here): d = d_hi + d_lo and
 //    dmin = dm_hi + dm_lo as bf16 parts (exact), s = d_hi * sc + d_lo * sc (two bf16 products into
 //    fp32: exact), s_hi = bf16(s), s_lo = bf16(s - s_hi); m as bf16 (exact).
-//    Per sub-block and row half, in [row][k] lanes (each row's value repeated over its 8 K):
+//    Per sub-block, in [row][k] lanes (each row's value repeated over its 8 K; both row halves' 16
+//    values expanded by one tree of zips, bfp16_dequant.h), per row half:
 //    o = ((s_hi nb + s_lo nb) - dm_hi m) - dm_lo m, four bf16 MACs into an fp32 accumulator.
-// 3. Per 16-K step: the codes as bytes b (Q4_K: the q4 nibble XOR 8 back to the low 4 bits; Q5_K:
+// 3. Per 16-K step: the codes as bytes b ^ 8 (the q4 nibble as the plane stores it, XOR 8; Q5_K:
 //    OR 16 where the h1 bit is set; Q6_K: OR the q2 plane's 2 bits << 4), in the plane's [k][row]
 //    order; two 8 x 16 transposes give the [row][k] order of four 8x8 B^T operands (a bfp16 block is
-//    8 K of one row). Each byte b, zero-extended to 16 bits and OR 0x4300, IS the bf16 value 128 + b
-//    (exponent 2^7, mantissa b): x with no conversion instruction. Then, 64 lanes per instruction,
+//    8 K of one row). Each byte, zero-extended to 16 bits and XOR 0x4308, IS the bf16 value 128 + b
+//    (exponent 2^7, mantissa b; the XOR undoes the plane's XOR 8 at no extra cost): x with no
+//    conversion instruction. Then, 64 lanes per instruction,
 //    acc = o + x * s_hi, acc += x * s_lo (bf16 MACs into fp32, o read from its accumulator register),
 //    and acc -> bfp16ebs8 (to_v64bfp16ebs8, conv_even): the weight block, into a scratch
 //    stream of its row half (8 rows), K blocks in order.
@@ -63,6 +65,7 @@
 #include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
+#include "bfp16_dequant.h"
 #include "bfp16_mmul.h"
 
 #include "kquant_fields.h"
@@ -78,6 +81,8 @@ using Blocks = aie::block_vector<bfp16ebs8, 64>;
 using BMul = aie::mmul<8, 8, 8, bfp16ebs8, bfp16ebs8, accfloat>;
 using FAcc = aie::accum<accfloat, 64>;
 using BF64 = aie::vector<bfloat16, 64>;
+using bfp16_dequant::HalvesOverK;
+using bfp16_dequant::rows_over_k;
 
 // Per type: sub-block size in K blocks and the code offset folded into o.
 template <KQ T> struct Bq;
@@ -126,18 +131,12 @@ template <KQ T> KQ_NOINLINE void row_params(const RowScales & rs, RowParams & rp
     }
 }
 
-// out[r * 8 + k] = v[r] for r, k < 8: each of 8 values repeated over the 8 K of its row's block.
-template <typename E> inline aie::vector<E, 64> rows_over_k(const aie::vector<E, 8> & v) {
-    const aie::vector<E, 16> x2 = aie::concat(aie::interleave_zip(v, v, 1));
-    const aie::vector<E, 32> x4 = aie::concat(aie::interleave_zip(x2, x2, 2));
-    return aie::concat(aie::interleave_zip(x4, x4, 4));
-}
-
-// The unsigned codes of one 16-K step of a row group, [k][row] (the plane order), 256 bytes.
+// The plane stores the low 4 bits XOR 8 (the integer contracts read them as signed int4); that XOR is
+// undone by codes_xor8_as_bf16's one XOR, and the high bits go in with an OR (they are disjoint from the
+// low 4): the returned byte is b ^ 8.
 template <KQ T> inline aie::vector<uint8_t, 256> step_codes(const uint8_t * __restrict w, int blk) {
     using K = Kq<T>;
-    const aie::vector<uint8_t, 256> u = aie::unpack(aie::vector_cast<uint4>(aie::load_v<128>(w + K::f.plane_offset(0) + blk * 128)));
-    const aie::vector<uint8_t, 256> lo = aie::bit_xor(uint8_t(8), u);  // the plane stores low XOR 8
+    const aie::vector<uint8_t, 256> lo = aie::unpack(aie::vector_cast<uint4>(aie::load_v<128>(w + K::f.plane_offset(0) + blk * 128)));
     if constexpr (T == KQ::q4_K) {
         return lo;
     } else if constexpr (T == KQ::q5_K) {
@@ -161,12 +160,6 @@ template <KQ T> inline aie::vector<uint8_t, 256> step_codes(const uint8_t * __re
     }
 }
 
-// 64 codes [row][k] as the bf16 values 128 + b.
-inline BF64 codes_as_bf16(const aie::vector<uint8_t, 64> & b) {
-    const aie::vector<uint16_t, 64> wide = aie::unpack(b);
-    return aie::vector_cast<bfloat16>(aie::bit_or(uint16_t(0x4300), wide));
-}
-
 // Step 3 of the header: the row group's 32 K blocks x 2 row halves into `out` ([half][kb] blocks).
 template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict w, int rg, const RowParams & rp, uint8_t * __restrict out) {
     using B = Bq<T>;
@@ -176,12 +169,11 @@ template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict
     using K = Kq<T>;
     constexpr int kStepsPerSub = B::kBlocksPerSub / 2;  // two K blocks per 16-K step
     const BF64 nb = aie::broadcast<bfloat16, 64>(bfloat16(B::nb));
-    BF64 dm_hi[2], dm_lo[2];
-    if constexpr (K::kMin)
-        for (int h = 0; h < 2; ++h) {
-            dm_hi[h] = rows_over_k(aie::load_v<16>(rp.dm_hi).extract<8>(h));
-            dm_lo[h] = rows_over_k(aie::load_v<16>(rp.dm_lo).extract<8>(h));
-        }
+    HalvesOverK<bfloat16> dm_hi, dm_lo;
+    if constexpr (K::kMin) {
+        dm_hi = rows_over_k(aie::load_v<16>(rp.dm_hi));
+        dm_lo = rows_over_k(aie::load_v<16>(rp.dm_lo));
+    }
     // The sub-block loop is the one to software-pipeline: the step loop inside it (1 or 2 iterations)
     // and everything below are unrolled.
     AIE_PREPARE_FOR_PIPELINING
@@ -190,17 +182,17 @@ template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict
         // repeated over each row's 8 K, and o formed from them by bf16 MACs (the vector slot has room;
         // repeating fp32 values would take twice the shuffles). Every MAC below reads o from its
         // accumulator register (a MAC's accumulator input is not overwritten).
-        BF64 s_hi[2], s_lo[2];
+        const HalvesOverK<bfloat16> s_hi = rows_over_k(aie::load_v<16>(&rp.s_hi[j][0]));
+        const HalvesOverK<bfloat16> s_lo = rows_over_k(aie::load_v<16>(&rp.s_lo[j][0]));
+        HalvesOverK<bfloat16> m;
+        if constexpr (K::kMin) m = rows_over_k(aie::load_v<16>(&rp.m[j][0]));
         FAcc o[2];
         for (int h = 0; h < 2; ++h) {
-            s_hi[h] = rows_over_k(aie::load_v<16>(&rp.s_hi[j][0]).extract<8>(h));
-            s_lo[h] = rows_over_k(aie::load_v<16>(&rp.s_lo[j][0]).extract<8>(h));
-            o[h] = aie::mul(s_hi[h], nb);
-            o[h] = aie::mac(o[h], s_lo[h], nb);
+            o[h] = aie::mul(s_hi.h[h], nb);
+            o[h] = aie::mac(o[h], s_lo.h[h], nb);
             if constexpr (K::kMin) {
-                const BF64 m = rows_over_k(aie::load_v<16>(&rp.m[j][0]).extract<8>(h));
-                o[h] = aie::msc(o[h], dm_hi[h], m);
-                o[h] = aie::msc(o[h], dm_lo[h], m);
+                o[h] = aie::msc(o[h], dm_hi.h[h], m.h[h]);
+                o[h] = aie::msc(o[h], dm_lo.h[h], m.h[h]);
             }
         }
         for (int s = 0; s < kStepsPerSub; ++s) {
@@ -210,9 +202,9 @@ template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict
                 // [k8][half][r8] -> [half][r8][k8]: an 8 x 16 transpose.
                 const aie::vector<uint8_t, 128> t = aie::transpose(b.extract<128>(kh), 8, 16);
                 for (int h = 0; h < 2; ++h) {
-                    const BF64 x = codes_as_bf16(t.extract<64>(h));
-                    FAcc acc = aie::mac(o[h], x, s_hi[h]);
-                    acc = aie::mac(acc, x, s_lo[h]);
+                    const BF64 x = bfp16_dequant::codes_xor8_as_bf16(t.extract<64>(h));
+                    FAcc acc = aie::mac(o[h], x, s_hi.h[h]);
+                    acc = aie::mac(acc, x, s_lo.h[h]);
                     half_out[h].push(acc.to_vector<bfp16ebs8>());
                 }
             }

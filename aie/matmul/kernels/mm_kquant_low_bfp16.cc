@@ -55,6 +55,7 @@
 #include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
+#include "bfp16_dequant.h"
 #include "bfp16_mmul.h"
 
 #include "kquant_fields.h"
@@ -71,6 +72,8 @@ using Blocks = aie::block_vector<bfp16ebs8, 64>;
 using BMul = aie::mmul<8, 8, 8, bfp16ebs8, bfp16ebs8, accfloat>;
 using FAcc = aie::accum<accfloat, 64>;
 using BF64 = aie::vector<bfloat16, 64>;
+using bfp16_dequant::HalvesOverK;
+using bfp16_dequant::rows_over_k;
 
 template <bool Q3> struct Lq {
     static constexpr WeightTileFormat f = Q3 ? fmt::q3_K : fmt::q2_K;
@@ -157,13 +160,6 @@ template <bool Q3> KQ_NOINLINE void low_params(const LowFields & lf, LowParams &
     }
 }
 
-// out[r * 8 + k] = v[r] for r, k < 8: each of 8 values repeated over the 8 K of its row's block.
-template <typename E> inline aie::vector<E, 64> rows_over_k(const aie::vector<E, 8> & v) {
-    const aie::vector<E, 16> x2 = aie::concat(aie::interleave_zip(v, v, 1));
-    const aie::vector<E, 32> x4 = aie::concat(aie::interleave_zip(x2, x2, 2));
-    return aie::concat(aie::interleave_zip(x4, x4, 4));
-}
-
 // The unsigned codes b of one 16-K step of a row group, [k][row] (the plane order), 256 bytes.
 template <bool Q3> inline aie::vector<uint8_t, 256> low_step_codes(const uint8_t * __restrict w, int blk) {
     using L = Lq<Q3>;
@@ -193,12 +189,6 @@ template <bool Q3> inline aie::vector<uint8_t, 256> low_step_codes(const uint8_t
     }
 }
 
-// 64 codes [row][k] as the bf16 values 128 + b.
-inline BF64 codes_as_bf16(const aie::vector<uint8_t, 64> & b) {
-    const aie::vector<uint16_t, 64> wide = aie::unpack(b);
-    return aie::vector_cast<bfloat16>(aie::bit_or(uint16_t(0x4300), wide));
-}
-
 // Step 3 of the header: the row group's 32 K blocks x 2 row halves into `out` ([half][kb] blocks).
 template <bool Q3> KQ_NOINLINE void dequantize_low_row_group(const uint8_t * __restrict w, int rg, const LowParams & lp,
                                                              uint8_t * __restrict out) {
@@ -207,25 +197,24 @@ template <bool Q3> KQ_NOINLINE void dequantize_low_row_group(const uint8_t * __r
         aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out)),
         aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out + kKBlocks * Blocks::memory_bytes()))};
     const BF64 nb = aie::broadcast<bfloat16, 64>(bfloat16(L::nb));
-    BF64 dm_hi[2], dm_lo[2];
-    if constexpr (L::kMin)
-        for (int h = 0; h < 2; ++h) {
-            dm_hi[h] = rows_over_k(aie::load_v<16>(lp.dm_hi).extract<8>(h));
-            dm_lo[h] = rows_over_k(aie::load_v<16>(lp.dm_lo).extract<8>(h));
-        }
+    HalvesOverK<bfloat16> dm_hi, dm_lo;
+    if constexpr (L::kMin) {
+        dm_hi = rows_over_k(aie::load_v<16>(lp.dm_hi));
+        dm_lo = rows_over_k(aie::load_v<16>(lp.dm_lo));
+    }
     AIE_PREPARE_FOR_PIPELINING
     for (int j = 0; j < kSubs; ++j) {
-        BF64 s_hi[2], s_lo[2];
+        const HalvesOverK<bfloat16> s_hi = rows_over_k(aie::load_v<16>(&lp.s_hi[j][0]));
+        const HalvesOverK<bfloat16> s_lo = rows_over_k(aie::load_v<16>(&lp.s_lo[j][0]));
+        HalvesOverK<bfloat16> m;
+        if constexpr (L::kMin) m = rows_over_k(aie::load_v<16>(&lp.m[j][0]));
         FAcc o[2];
         for (int h = 0; h < 2; ++h) {
-            s_hi[h] = rows_over_k(aie::load_v<16>(&lp.s_hi[j][0]).extract<8>(h));
-            s_lo[h] = rows_over_k(aie::load_v<16>(&lp.s_lo[j][0]).extract<8>(h));
-            o[h] = aie::mul(s_hi[h], nb);
-            o[h] = aie::mac(o[h], s_lo[h], nb);
+            o[h] = aie::mul(s_hi.h[h], nb);
+            o[h] = aie::mac(o[h], s_lo.h[h], nb);
             if constexpr (L::kMin) {
-                const BF64 m = rows_over_k(aie::load_v<16>(&lp.m[j][0]).extract<8>(h));
-                o[h] = aie::msc(o[h], dm_hi[h], m);
-                o[h] = aie::msc(o[h], dm_lo[h], m);
+                o[h] = aie::msc(o[h], dm_hi.h[h], m.h[h]);
+                o[h] = aie::msc(o[h], dm_lo.h[h], m.h[h]);
             }
         }
         const aie::vector<uint8_t, 256> b = low_step_codes<Q3>(w, rg * kKSteps + j);
@@ -233,9 +222,9 @@ template <bool Q3> KQ_NOINLINE void dequantize_low_row_group(const uint8_t * __r
             // [k8][half][r8] -> [half][r8][k8]: an 8 x 16 transpose.
             const aie::vector<uint8_t, 128> t = aie::transpose(b.extract<128>(kh), 8, 16);
             for (int h = 0; h < 2; ++h) {
-                const BF64 x = codes_as_bf16(t.extract<64>(h));
-                FAcc acc = aie::mac(o[h], x, s_hi[h]);
-                acc = aie::mac(acc, x, s_lo[h]);
+                const BF64 x = bfp16_dequant::codes_as_bf16(t.extract<64>(h));
+                FAcc acc = aie::mac(o[h], x, s_hi.h[h]);
+                acc = aie::mac(acc, x, s_lo.h[h]);
                 half_out[h].push(acc.to_vector<bfp16ebs8>());
             }
         }

@@ -17,10 +17,10 @@
 // 2. Per (block, row half), in [row][k] lanes (each row's value repeated over its 8 K):
 //    Q4_0/Q5_0/Q4_1/Q5_1: o = (d_hi nb + d_lo nb) [+ m_hi * 1 + m_lo * 1] (bf16 MACs into an fp32
 //    accumulator; nb = -136 for Q4_0, -144 for Q5_0, -128 for Q4_1/Q5_1); Q8_0 has no o.
-// 3. Per 16-K step: the codes in the plane's [k][row] order (Q4: the q4 nibble XOR 8 back to 0..15;
-//    Q5: OR 16 where the h1 bit is set; Q8_0: the int8 byte), two 8 x 16 transposes give the [row][k]
-//    order of four 8x8 B^T operands. Q4/Q5: each byte b, zero-extended and OR 0x4300, IS the bf16 value
-//    x = 128 + b; Q8_0: x = the int8 code widened to int16 and converted (exact: |q| <= 128). Then, 64
+// 3. Per 16-K step: the codes in the plane's [k][row] order (Q4: b ^ 8, the q4 nibble as the plane
+//    stores it; Q5: OR 16 where the h1 bit is set; Q8_0: the int8 byte), two 8 x 16 transposes give the
+//    [row][k] order of four 8x8 B^T operands. Q4/Q5: each byte, zero-extended and XOR 0x4308, IS the
+//    bf16 value x = 128 + b (bfp16_dequant.h); Q8_0: x = the int8 code widened to int16 and converted (exact: |q| <= 128). Then, 64
 //    lanes per instruction, acc = o + x * d_hi (Q8_0: acc = x * d_hi), acc += x * d_lo, and acc ->
 //    bfp16ebs8 (to_v64bfp16ebs8, conv_even) into the scratch stream of its row half.
 // 4. Per row half: C (8 tokens x 8 rows of each of the 4 token groups) into 4 fp32 accumulators, then
@@ -63,6 +63,7 @@
 #include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
+#include "bfp16_dequant.h"
 #include "bfp16_mmul.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -92,6 +93,8 @@ using Blocks = aie::block_vector<bfp16ebs8, 64>;
 using BMul = aie::mmul<8, 8, 8, bfp16ebs8, bfp16ebs8, accfloat>;
 using FAcc = aie::accum<accfloat, 64>;
 using BF64 = aie::vector<bfloat16, 64>;
+using bfp16_dequant::HalvesOverK;
+using bfp16_dequant::rows_over_k;
 
 // Per type: the tile format, its planes (codes, [h1], d, [m]) and the code offset folded into o.
 template <LT T> struct Lq;
@@ -149,22 +152,15 @@ template <LT T> inline void field_parts(const uint8_t * __restrict w, int p, int
     lo = aie::msc(acc, hi, aie::broadcast<bfloat16, 64>(bfloat16(1.0f))).to_vector<bfloat16>();
 }
 
-// out[r * 8 + k] = v[r] for r, k < 8: each of 8 values repeated over the 8 K of its row's block.
-template <typename E> inline aie::vector<E, 64> rows_over_k(const aie::vector<E, 8> & v) {
-    const aie::vector<E, 16> x2 = aie::concat(aie::interleave_zip(v, v, 1));
-    const aie::vector<E, 32> x4 = aie::concat(aie::interleave_zip(x2, x2, 2));
-    return aie::concat(aie::interleave_zip(x4, x4, 4));
-}
-
 // The codes of one 16-K step of a row group, [k][row] (the plane order), 256 bytes: Q4/Q5 the unsigned
-// code, Q8_0 the int8 code's byte.
+// code b as b ^ 8 (the plane stores the low 4 bits XOR 8; codes_as_bf16's one XOR undoes it, and Q5's
+// fifth bit goes in with an OR, disjoint from the low 4), Q8_0 the int8 code's byte.
 template <LT T> inline aie::vector<uint8_t, 256> step_codes(const uint8_t * __restrict w, int step) {
     using L = Lq<T>;
     if constexpr (T == LT::q8_0) {
         return aie::load_v<256>(w + L::f.plane_offset(0) + step * 256);
     } else {
-        const aie::vector<uint8_t, 256> u = aie::unpack(aie::vector_cast<uint4>(aie::load_v<128>(w + L::f.plane_offset(0) + step * 128)));
-        const aie::vector<uint8_t, 256> lo = aie::bit_xor(uint8_t(8), u);  // the plane stores low XOR 8
+        const aie::vector<uint8_t, 256> lo = aie::unpack(aie::vector_cast<uint4>(aie::load_v<128>(w + L::f.plane_offset(0) + step * 128)));
         if constexpr (L::pHi < 0) {
             return lo;
         } else {
@@ -182,13 +178,12 @@ template <LT T> inline aie::vector<uint8_t, 256> step_codes(const uint8_t * __re
     }
 }
 
-// 64 codes [row][k] as exact bf16 values: Q4/Q5 128 + b by a bit-or, Q8_0 the signed code.
+// 64 codes [row][k] as exact bf16 values: Q4/Q5 128 + b from b ^ 8 by one XOR, Q8_0 the signed code.
 template <LT T> inline BF64 codes_as_bf16(const aie::vector<uint8_t, 64> & b) {
     if constexpr (T == LT::q8_0) {
         return aie::to_float<bfloat16>(aie::unpack(aie::vector_cast<int8_t>(b)));
     } else {
-        const aie::vector<uint16_t, 64> wide = aie::unpack(b);
-        return aie::vector_cast<bfloat16>(aie::bit_or(uint16_t(0x4300), wide));
+        return bfp16_dequant::codes_xor8_as_bf16(b);
     }
 }
 
@@ -209,17 +204,21 @@ template <LT T> LB_NOINLINE void dequantize_k_half(const uint8_t * __restrict w,
     for (int jb = 0; jb < kHalfBlocks; ++jb) {
         // The block's operands in [row][k] lanes, and o from them by bf16 MACs (read from its
         // accumulator register by every MAC below).
-        BF64 s_hi[2], s_lo[2];
+        const HalvesOverK<bfloat16> s_hi = rows_over_k(d_hi.extract<16>(jb));
+        const HalvesOverK<bfloat16> s_lo = rows_over_k(d_lo.extract<16>(jb));
+        HalvesOverK<bfloat16> mh, ml;
+        if constexpr (L::pM >= 0) {
+            mh = rows_over_k(m_hi.extract<16>(jb));
+            ml = rows_over_k(m_lo.extract<16>(jb));
+        }
         FAcc o[2];
         for (int h = 0; h < 2; ++h) {
-            s_hi[h] = rows_over_k(d_hi.extract<16>(jb).extract<8>(h));
-            s_lo[h] = rows_over_k(d_lo.extract<16>(jb).extract<8>(h));
             if constexpr (T != LT::q8_0) {
-                o[h] = aie::mul(s_hi[h], nb);
-                o[h] = aie::mac(o[h], s_lo[h], nb);
+                o[h] = aie::mul(s_hi.h[h], nb);
+                o[h] = aie::mac(o[h], s_lo.h[h], nb);
                 if constexpr (L::pM >= 0) {
-                    o[h] = aie::mac(o[h], rows_over_k(m_hi.extract<16>(jb).extract<8>(h)), one);
-                    o[h] = aie::mac(o[h], rows_over_k(m_lo.extract<16>(jb).extract<8>(h)), one);
+                    o[h] = aie::mac(o[h], mh.h[h], one);
+                    o[h] = aie::mac(o[h], ml.h[h], one);
                 }
             }
         }
@@ -232,9 +231,9 @@ template <LT T> LB_NOINLINE void dequantize_k_half(const uint8_t * __restrict w,
                 for (int h = 0; h < 2; ++h) {
                     const BF64 x = codes_as_bf16<T>(t.extract<64>(h));
                     FAcc acc;
-                    if constexpr (T == LT::q8_0) acc = aie::mul(x, s_hi[h]);
-                    else acc = aie::mac(o[h], x, s_hi[h]);
-                    acc = aie::mac(acc, x, s_lo[h]);
+                    if constexpr (T == LT::q8_0) acc = aie::mul(x, s_hi.h[h]);
+                    else acc = aie::mac(o[h], x, s_hi.h[h]);
+                    acc = aie::mac(acc, x, s_lo.h[h]);
                     half_out[h].push(acc.to_vector<bfp16ebs8>());
                 }
             }
