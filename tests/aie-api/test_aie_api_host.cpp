@@ -1,6 +1,7 @@
 // The host aie_api against hand-computed AIE2P semantics: element types, vectors, memory, accumulators
 // and their conversions, elementwise operations, masks and shuffles.
 #include "aie_api_test_support.h"
+#include "core-fp32-reference.h"
 
 #include <cmath>
 #include <cstdint>
@@ -522,6 +523,20 @@ TEST_F(AieApi, ElementwiseMulFloatLanesMatchTheScalarSafeProduct) {
                 ASSERT_EQ(neg_bits, want_neg) << float(a[i]) << " * " << float(b[i]) << " mode " << int(m);
             }
         }
+    }
+}
+
+// The order of the nine partial products (aie2p_vmult.h), pinned by constructed operands: each witness
+// pair's product changes by an ulp if two neighbouring terms are swapped (tests/common/core-fp32-reference.h).
+// Random operands almost never tell two small terms apart, so the lane test above would not notice such
+// a swap. Both the vector lanes and the scalar product are checked, against the test reference too.
+TEST_F(AieApi, ElementwiseMulFloatAddsThePartialProductsInTheHeadersOrder) {
+    for (const xdna_test::SafeOrderWitness & w : xdna_test::kSafeOrderWitnesses) {
+        ASSERT_NE(w.want, w.swapped) << w.swap;
+        ASSERT_EQ(xdna_test::safe_mul(w.x, w.y), w.want) << w.swap;
+        const auto r = aie::mul(aie::broadcast<float, 32>(w.x), aie::broadcast<float, 32>(w.y));
+        for (unsigned i = 0; i < 32; ++i) ASSERT_EQ(r.lane(i), w.want) << w.swap << ", lane " << i;
+        EXPECT_EQ(aie_host::detail::fp32_mul_safe(w.x, w.y, aie::rounding_mode::floor), w.want) << w.swap;
     }
 }
 

@@ -31,4 +31,22 @@ inline float safe_mul(float x, float y) {
     return t;
 }
 
+// Operand pairs that pin the order of the nine partial products: for each two neighbours in it but the
+// first two (c*f and c*e are both below 2^-30 of the product and add exactly in either order), a pair
+// whose safe product (floor split, the reset mode) changes by an ulp when the two are swapped. Random
+// operands almost never tell two small terms apart. Found by a search over operands in [0.5, 4);
+// `want` is the product in the order above, `swapped` what the swap gives.
+struct SafeOrderWitness {
+    const char * swap;
+    float x, y, want, swapped;
+};
+inline constexpr SafeOrderWitness kSafeOrderWitnesses[] = {
+    {"b*f <-> a*f", 0x1.8c13e6p+0f, -0x1.bc8934p-1f, -0x1.57e364p+0f, -0x1.57e366p+0f},
+    {"a*f <-> b*e", -0x1.3e0ffep+0f, -0x1.5660acp+0f, 0x1.a96178p+0f, 0x1.a9617ap+0f},
+    {"b*e <-> c*d", -0x1.1f9efp+1f, -0x1.653d2cp-1f, 0x1.915d6p+0f, 0x1.915d5ep+0f},
+    {"c*d <-> b*d", 0x1.db41eep+1f, -0x1.19bad2p+1f, -0x1.058318p+3f, -0x1.05831ap+3f},
+    {"b*d <-> a*e", -0x1.67e80ap+0f, -0x1.ca86f8p+0f, 0x1.42517p+1f, 0x1.425172p+1f},
+    {"a*e <-> a*d", 0x1.c3f126p-1f, -0x1.89db1ap-1f, -0x1.5ba8p-1f, -0x1.5ba802p-1f},
+};
+
 }  // namespace xdna_test

@@ -8,6 +8,11 @@
 //               bounds.
 // NaN outputs compare equal to NaN whatever their payload (the kernel's NaN payloads are not part of
 // its contract).
+#include "core-fp32-reference.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include "emulated-fp32-avx2.h"
+#endif
+#include "host-isa.h"
 #include "kquant-twin.h"
 #include "xdna_aie/matmul_tiles.h"
 
@@ -221,6 +226,36 @@ TEST(KQuantTwinPaths, EveryPathGivesTheKernelsBits) {
     EXPECT_GE(compared, 3 * 2 * 4);
     EXPECT_GT(nonzero, compared * 64);  // real products reached C, not only its initial values
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+// The twins' own vector forms of the core's fp32 product (emulated-fp32.h, emulated-fp32-avx2.h) add the
+// nine partial products in the header's order: on the operand pairs that tell two neighbouring terms
+// apart (core-fp32-reference.h), every form that this host runs gives the documented product. Random
+// data almost never reach those pairs, so the comparisons above would not notice a swap.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) float twin_product_avx512(float x, float y, xdna::twin::fp32_accuracy acc) {
+    const __m512 r = xdna::twin::emulated_mul(_mm512_set1_ps(x), _mm512_set1_ps(y), acc);
+    return _mm512_cvtss_f32(r);
+}
+__attribute__((target("avx2,fma,f16c"))) float twin_product_avx2(float x, float y, xdna::twin::fp32_accuracy acc, bool fused) {
+    const xdna::twin::Parts8 px = xdna::twin::split8(_mm256_set1_ps(x)), py = xdna::twin::split8(_mm256_set1_ps(y));
+    return _mm256_cvtss_f32(fused ? xdna::twin::emulated_mul8_fused(px, py, acc) : xdna::twin::emulated_mul8(px, py, acc));
+}
+
+TEST(KQuantTwinPaths, EmulatedProductsAddThePartialProductsInTheHeadersOrder) {
+    using xdna::twin::fp32_accuracy;
+    const xdna::TwinIsa best = twin_host_isa();
+    if (best < xdna::TwinIsa::avx2) GTEST_SKIP() << "no AVX2 on this host";
+    for (const xdna_test::SafeOrderWitness & w : xdna_test::kSafeOrderWitnesses) {
+        ASSERT_EQ(xdna_test::safe_mul(w.x, w.y), w.want) << w.swap;
+        // Every partial product here is exact, so the fused (fast32) forms round as the safe one does.
+        for (const fp32_accuracy acc : {fp32_accuracy::safe, fp32_accuracy::fast32}) {
+            if (best >= xdna::TwinIsa::avx512) EXPECT_EQ(twin_product_avx512(w.x, w.y, acc), w.want) << w.swap << " avx512";
+            EXPECT_EQ(twin_product_avx2(w.x, w.y, acc, false), w.want) << w.swap << " avx2";
+            EXPECT_EQ(twin_product_avx2(w.x, w.y, acc, true), w.want) << w.swap << " avx2 fused";
+        }
+    }
+}
+#endif
 
 // The limit selects the path and reports it; lifting it returns to the host's best.
 TEST(KQuantTwinPaths, LimitSelectsThePath) {
