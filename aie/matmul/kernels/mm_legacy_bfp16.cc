@@ -20,9 +20,10 @@
 // 3. Per 16-K step: the codes in the plane's [k][row] order (Q4: b ^ 8, the q4 nibble as the plane
 //    stores it; Q5: OR 16 where the h1 bit is set; Q8_0: the int8 byte), two 8 x 16 transposes give the
 //    [row][k] order of four 8x8 B^T operands. Q4/Q5: each byte, zero-extended and XOR 0x4308, IS the
-//    bf16 value x = 128 + b (bfp16_dequant.h); Q8_0: x = the int8 code widened to int16 and converted (exact: |q| <= 128). Then, 64
-//    lanes per instruction, acc = o + x * d_hi (Q8_0: acc = x * d_hi), acc += x * d_lo, and acc ->
-//    bfp16ebs8 (to_v64bfp16ebs8, conv_even) into the scratch stream of its row half.
+//    bf16 value x = 128 + b (bfp16_dequant.h); Q8_0: x = the int8 code widened to int16 and converted
+//    (exact: |q| <= 128). Then, 64 lanes per instruction, acc = o + x * d_hi (Q8_0: acc = x * d_hi),
+//    acc += x * d_lo, and acc -> bfp16ebs8 (to_v64bfp16ebs8, conv_even) into the scratch stream of its
+//    row half.
 // 4. Per row half: C (8 tokens x 8 rows of each of the 4 token groups) into 4 fp32 accumulators, then
 //    for each of the K half's 16 K blocks one B^T pop and 4 A pops with 4 mmul macs; C stored back.
 //    C carries the sum across K halves and K tiles (zero.cc clears it): each output is c + D_kb added
