@@ -107,8 +107,9 @@ def float_act_tile_bytes(tile_n, tile_k, value_bytes):
 
 
 def block_act_tile_bytes(tile_n, tile_k):
-    """BlockActTileFormat::tile_bytes(): bfp16ebs8 blocks of 8 values, 9 bytes each (prefill contracts v3)."""
-    return align_up(tile_n * (tile_k // 8) * 9, PLANE_ALIGN)
+    """BlockActTileFormat::tile_bytes(): bfp16ebs8 blocks of 8 values, 9 bytes each, then one non-finite
+    flag byte per token (prefill contracts v3)."""
+    return align_up(tile_n * (tile_k // 8) * 9 + tile_n, PLANE_ALIGN)
 
 
 def c_tile_bytes(tile_n):

@@ -61,8 +61,10 @@ void load_row(const ggml_tensor * t, const char * row, int64_t k, float * out) {
     }
 }
 
-// One token's K values of one K tile as bfp16 blocks (values beyond valid_k are 0). False when a value
-// is a NaN or an infinity.
+// One token's K values of one K tile as bfp16 blocks (values beyond valid_k are 0), and the token's
+// flag byte: 1 when a value is a NaN or an infinity (the kernel then makes the token's outputs NaN), else
+// 0. False for such a token. The flag bytes of a tile are the tokens' own, so rows quantized in parallel
+// never share one.
 bool store_bfp16_token(const float * x, int valid_k, int t, const ActivationLayout & L, uint8_t * tile) {
     const xdna_aie::BlockActTileFormat f{L.tile_n, L.tile_k};
     bool finite = true;
@@ -74,6 +76,7 @@ bool store_bfp16_token(const float * x, int valid_k, int t, const ActivationLayo
         }
         finite &= bfp16_encode_block(v, tile + f.block_offset(t, kb));
     }
+    tile[f.flags_offset() + t] = finite ? 0 : 1;
     return finite;
 }
 

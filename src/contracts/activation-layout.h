@@ -48,9 +48,10 @@ ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int
 // Quantize rows [r0, r1) of the 2-D slice (i2, i3) of src1 (F32, F16 or BF16, any strides) into `dst`,
 // a buffer of layout.total_bytes. Rows at or beyond layout.n (up to n_pad) are written as zeros.
 // `scratch` holds at least k_pad floats. Disjoint row ranges may run in parallel.
-// Returns false when a row of a bfp16 layout holds a NaN or an infinity, which that format cannot carry:
-// the caller sets those tokens' outputs to NaN after the run (docs/kernels.md, "Prefill contracts v3");
-// the rows are appended to `non_finite` when given. The other formats carry them and return true.
+// Returns false when a row of a bfp16 layout holds a NaN or an infinity, which a bfp16 block cannot
+// carry: the tile's flag byte of that token is set, and the kernel makes the token's outputs NaN
+// (BlockActTileFormat; docs/kernels.md, "Prefill contracts v3"); the rows are appended to `non_finite`
+// when given. The other formats carry them and return true.
 bool quantize_activation_rows(const ggml_tensor * src1, int64_t i2, int64_t i3, const ActivationLayout & L,
                               int64_t r0, int64_t r1, void * dst, float * scratch, std::vector<int64_t> * non_finite = nullptr);
 

@@ -81,20 +81,6 @@ struct BackendContext {
         int64_t  r0, r1;
     };
     std::vector<ExpertRows>       expert_jobs;
-    // Output rows to set to NaN after the run: rows whose activations held a NaN or an infinity, which a
-    // bfp16 activation tile cannot carry (docs/kernels.md, "Prefill contracts v3"). Byte offsets into
-    // the node's dst; filled by the quantization jobs (under the mutex), emptied by the run.
-    struct NanRow {
-        ggml_tensor * dst;
-        size_t        offset;
-    };
-    std::mutex                    nan_mutex;
-    std::vector<NanRow>           nan_rows;
-    void note_nan_row(ggml_tensor * dst, size_t offset) {
-        std::lock_guard<std::mutex> lock(nan_mutex);
-        nan_rows.push_back({dst, offset});
-    }
-    void write_nan_rows();
     std::chrono::milliseconds     timeout = run_timeout();
     bool                          fallback_logged = false;
     bool                          host_ops_on = host_ops_enabled();
@@ -121,8 +107,8 @@ struct BackendContext {
 
     // Whether `node` can read `t`, the output of a pending node, in a later stage of the same
     // submission (plan/batch-plan.h): `t` must be final in device memory when the NPU has run its
-    // producer (a MUL_MAT_ID's outputs are scattered by the host afterwards; so are the NaN rows of a
-    // bfp16 contract). A matmul reads it only as its activations, quantized on the NPU, and only as the
+    // producer (a MUL_MAT_ID's outputs are scattered by the host afterwards). A matmul reads it only as
+    // its activations, quantized on the NPU, and only as the
     // producer's own tensor (the quantization is shared by tensor); an op of another kind reads it as it
     // is, or a view of it (a ROPE reads the reshape of its projection's output).
     bool chains_on_pending(const ggml_tensor * node, int slot, const ggml_tensor * t) const {
@@ -147,11 +133,6 @@ struct BackendContext {
         }
         if (node->op == GGML_OP_MUL_MAT_ID) {
             return false;
-        }
-        if (pk == OpKind::matmul) {
-            MatmulChoice choice;
-            std::string  why;
-            return choose_matmul(producer, resolver, choice, why) && choice.contract->act_format != ActFormat::bfp16;
         }
         return true;
     }
@@ -228,13 +209,10 @@ void BackendContext::quantize(const BatchPlan & plan, const std::vector<ggml_ten
         const ggml_tensor * src1 = dst->src[1];
         const ActivationLayout & al = p.plan.activations;
         const int64_t i2 = j.slice % src1->ne[2], i3 = j.slice / src1->ne[2];
-        std::vector<int64_t> bad;
-        if (!quantize_activation_rows(src1, i2, i3, al, j.r0, j.r1, base + p.act_offset + j.slice * al.total_bytes,
-                                      row_scratch.data() + thread * k, &bad)) {
-            for (int64_t r : bad) {
-                note_nan_row(dst, static_cast<size_t>(r * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]));
-            }
-        }
+        // A bfp16 tile flags its non-finite tokens and the kernel makes their outputs NaN
+        // (BlockActTileFormat): nothing is left for the host to do after the run.
+        quantize_activation_rows(src1, i2, i3, al, j.r0, j.r1, base + p.act_offset + j.slice * al.total_bytes,
+                                 row_scratch.data() + thread * k);
     };
     const int64_t n = static_cast<int64_t>(plan.quantize_jobs.size());
     if (plan.quantize_jobs.size() <= kInlineQuantizeJobs) {
@@ -280,14 +258,8 @@ void BackendContext::gather_experts(const BatchPlan & plan, const std::vector<gg
         const ggml_tensor * src1 = nodes[j.op]->src[1];
         for (int64_t row = j.r0; row < j.r1; ++row) {
             const void * src = row < g.activations.n ? pair_source_row(src1, p.experts, r.pair[g.first + row]) : nullptr;
-            if (!quantize_activation_row(src1, src, g.activations, row, base + p.expert_act_offset + g.act_offset,
-                                         row_scratch.data() + thread * k) &&
-                src != nullptr) {
-                // dst[m][slot][token]: pair = slot + token * n_used.
-                ggml_tensor * dst = nodes[j.op];
-                const int64_t pair = r.pair[g.first + row], slot = pair % p.experts.n_used, token = pair / p.experts.n_used;
-                note_nan_row(dst, static_cast<size_t>(slot * dst->nb[1] + token * dst->nb[2]));
-            }
+            quantize_activation_row(src1, src, g.activations, row, base + p.expert_act_offset + g.act_offset,
+                                    row_scratch.data() + thread * k);
         }
     };
     host_pool.parallel_for(static_cast<int64_t>(expert_jobs.size()), job);
@@ -308,7 +280,6 @@ ggml_status BackendContext::flush() {
         return GGML_STATUS_FAILED;
     }
     const Batch * batch = &plan->batch;
-    nan_rows.clear();  // a submission that failed before its run leaves none behind
     if (plan->has_experts) {
         std::string why;
         if (!route_batch(*plan, pending, resolver, scratch.get(), routed, why)) {
@@ -376,21 +347,7 @@ ggml_status BackendContext::flush() {
             }
         }
     }
-    write_nan_rows();
     return GGML_STATUS_SUCCESS;
-}
-
-// A NaN or an infinity in a row of activations makes that row's outputs NaN, as the CPU backend's
-// quantized path (and the integer contracts, whose activation scale becomes NaN) gives them.
-void BackendContext::write_nan_rows() {
-    if (nan_rows.empty()) {
-        return;
-    }
-    for (const NanRow & r : nan_rows) {
-        std::vector<float> row(static_cast<size_t>(r.dst->ne[0]), std::numeric_limits<float>::quiet_NaN());
-        ggml_backend_tensor_set(r.dst, row.data(), r.offset, row.size() * sizeof(float));
-    }
-    nan_rows.clear();
 }
 
 // Whether a node reaching this backend is a matmul the device computes. The scheduler only sends

@@ -148,6 +148,14 @@ TEST(KQuantBfp16Twin, KernelBitsOnArbitraryBytes) {
             if (trial % 2 == 0) {  // blocks of ordinary exponents too, so the fast path is taken
                 for (int i = 0; i < 32 * 32; ++i) a[i * 9] = static_cast<uint8_t>(110 + g() % 30);
             }
+            // The flag bytes (BlockActTileFormat): most tokens finite, so their values are compared; a
+            // few flagged, whose outputs both must make NaN (any nonzero byte is a flag).
+            const xdna_aie::BlockActTileFormat af{32, 256};
+            int flagged = 0;
+            for (int t = 0; t < 32; ++t) {
+                a[af.flags_offset() + t] = g() % 8 == 0 ? static_cast<uint8_t>(1 + g() % 255) : 0;
+                flagged += a[af.flags_offset() + t] != 0;
+            }
             std::normal_distribution<float> nd(0.0f, 100.0f);
             for (auto & v : c0) v = nd(g);
             const int valid = trial == 11 ? 13 : 32;
@@ -159,7 +167,9 @@ TEST(KQuantBfp16Twin, KernelBitsOnArbitraryBytes) {
             for (int i = 0; i < valid * 64; ++i) {
                 ASSERT_TRUE(std::memcmp(&ck[i], &ct[i], 4) == 0 || (std::isnan(ck[i]) && std::isnan(ct[i])))
                     << "output " << i << ": kernel " << ck[i] << " twin " << ct[i];
+                if (a[af.flags_offset() + i / 64] != 0) ASSERT_TRUE(std::isnan(ck[i])) << "output " << i << " of a flagged token";
             }
+            ASSERT_LT(flagged, 32);
             for (int i = valid * 64; i < 32 * 64; ++i) ASSERT_EQ(0, std::memcmp(&ct[i], &c0[i], 4)) << "a token past the valid ones";
         }
     }

@@ -183,17 +183,23 @@ struct FloatActTileFormat {
 // eight int8 mantissas: aie_api's block memory layout), indexed [k / 8][t / 8][t % 8]. The 8 blocks of
 // one A operand of the 8x8x8 bfp16 mmul (tokens 8g..8g+7 of K block kb) are 72 contiguous bytes, and a
 // kernel that walks K blocks outside and token groups inside reads the tile front to back.
+// After the blocks, one flag byte per token: nonzero when that token's TK values in this tile hold a NaN
+// or an infinity, which a bfp16 block cannot carry (its exponent field 255 is an ordinary exponent).
+// The kernel sets a flagged token's outputs to NaN, as an IEEE product with such a value would make
+// them; the blocks of a flagged token are whatever the conversion gave.
 constexpr int kBfp16Block = 8;       // values per block
 constexpr int kBfp16BlockBytes = 9;  // exponent + 8 mantissas
 constexpr int kBfp16TokGroup = 8;    // tokens (A rows) per 8x8x8 operand
 struct BlockActTileFormat {
     int tile_n, tile_k;
     constexpr int blocks() const { return tile_n * (tile_k / kBfp16Block); }
-    constexpr int tile_bytes() const { return align_up(blocks() * kBfp16BlockBytes, kPlaneAlign); }
+    constexpr int flags_offset() const { return blocks() * kBfp16BlockBytes; }  // a multiple of 64 for TK % 64 == 0
+    constexpr int tile_bytes() const { return align_up(flags_offset() + tile_n, kPlaneAlign); }
     // Block index of token t, K block kb (value k = 8 kb + i is lane i of that block).
     constexpr int block_index(int t, int kb) const { return (kb * (tile_n / kBfp16TokGroup) + t / kBfp16TokGroup) * kBfp16TokGroup + t % kBfp16TokGroup; }
     constexpr int block_offset(int t, int kb) const { return block_index(t, kb) * kBfp16BlockBytes; }
 };
-static_assert(BlockActTileFormat{32, 256}.tile_bytes() == 32 * 32 * 9, "bfp16 activation tile, TN 32");
+static_assert(BlockActTileFormat{32, 256}.tile_bytes() == 32 * 32 * 9 + 64, "bfp16 activation tile, TN 32: blocks, flags");
+static_assert(BlockActTileFormat{32, 64}.flags_offset() % kPlaneAlign == 0, "the flags are one aligned 32-byte load");
 
 }  // namespace xdna_aie

@@ -54,6 +54,23 @@ BFP16_NOINLINE void bfp16_multiply_rows8(const uint8_t * __restrict wd, const ui
     }
 }
 
+// The tile's non-finite tokens (BlockActTileFormat's flag bytes, one per token after the blocks of the
+// TK-value activation tile `a`): their 64 outputs in the C tile set to NaN, at the end of every call.
+// A bfp16 block cannot carry a NaN or an infinity (exponent field 255 is an ordinary exponent), so the
+// flag stands in for it; once NaN, the output stays NaN through the later K tiles' block adds, as an
+// IEEE sum would. One aligned load and a compare per call; the stores only for a flagged token.
+template <int TK> BFP16_NOINLINE void nan_flagged_tokens(const uint8_t * __restrict a, float * __restrict c) {
+    constexpr xdna_aie::BlockActTileFormat f{32, TK};
+    static_assert(f.flags_offset() % 64 == 0, "the flags are one aligned load");
+    const uint32_t flagged = aie::neq(aie::load_v<32>(a + f.flags_offset()), uint8_t(0)).to_uint32();
+    if (flagged == 0) return;
+    const aie::vector<float, 16> nan = aie::broadcast<float, 16>(__builtin_nanf(""));
+    for (int t = 0; t < 32; ++t) {
+        if (((flagged >> t) & 1u) == 0) continue;
+        for (int m = 0; m < kTileM; m += 16) aie::store_v(c + t * kTileM + m, nan);
+    }
+}
+
 }  // namespace bfp16_mmul
 
 }  // namespace

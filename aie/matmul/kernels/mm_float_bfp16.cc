@@ -26,12 +26,12 @@
 //
 // ---- Data memory budget (64 KB per core), TN = 32 ---------------------------------------------
 //   W tile, double-buffered (F16/BF16 64 x 128 x 2, F32 64 x 64 x 4)  2 x 16384 = 32768 B
-//   A tile (bfp16 blocks, 32 x TK / 8 x 9 B), double-buffered, TK 128  2 x  4608 =  9216 B
+//   A tile (bfp16 blocks, 32 x TK / 8 x 9 B, 64 B of flags), 2 bufs, TK 128  2 x  4672 =  9344 B
 //   C tile fp32 32 x 64, single buffer                                             8192 B
 //   stack: one row block's blocks (16 x 72 B)                                      1152 B
 //   stack: call frames, spills (estimate)                                          1024 B
-//   total (+ 16 B of RTP words)                                                   52368 B = 51.1 KB
-//   (F32: A 2 x 2304 B and 576 B of blocks: 48.4 KB.)
+//   total (+ 16 B of RTP words)                                                   52496 B = 51.3 KB
+//   (F32: A 2 x 2368 B and 576 B of blocks: 48.5 KB.)
 //
 // ---- Program memory estimate (16 KB) -----------------------------------------------------------
 // At about 12 bytes per VLIW bundle (not a compiler figure): per type the conversion body (F16: 4
@@ -125,6 +125,7 @@ template <FT T> void mm_float_bfp16(const uint8_t * __restrict w, const uint8_t 
         convert_row_block<T>(w, rb, deq);
         bfp16_mmul::bfp16_multiply_rows8<F::kKBlocks>(deq, a, c, rb * kRowBlock);
     }
+    bfp16_mmul::nan_flagged_tokens<F::kKBlocks * kBfp16Block>(a, c);
     aie::set_rounding(entry);
 }
 

@@ -45,13 +45,13 @@
 //
 // ---- Data memory budget (64 KB per core), TN = 32 ---------------------------------------------
 //   W tile, double-buffered, largest type Q6_K   2 x 13440 = 26880 B
-//   A tile (bfp16 blocks), double-buffered       2 x  9216 = 18432 B
+//   A tile (bfp16 blocks + flags), double-buffered  2 x 9280 = 18560 B
 //   C tile fp32 32 x 64, single buffer                         8192 B
 //   stack: dequantized row group (2 halves x 32 blocks x 72 B) 4608 B
 //   stack: row scales (896 B) + row parameters (s_hi, s_lo, m, dmin parts: 1344 B)  2240 B
 //   stack: call frames, spills (estimate)                      1024 B   (stack in all 7872 B)
-//   total (+ 16 B of RTP words)                               61392 B = 60.0 KB of 64 KB
-//   Token tile 64 would need 2 x 18432 B of A and 16384 B of C: 80 KB. It does not fit.
+//   total (+ 16 B of RTP words)                               61520 B = 60.1 KB of 64 KB
+//   Token tile 64 would need 2 x 18560 B of A and 16384 B of C: 80 KB. It does not fit.
 //
 // ---- Program memory estimate (16 KB) -----------------------------------------------------------
 // At about 12 bytes per VLIW bundle (not a compiler figure): per type the dequantization body (one K
@@ -227,6 +227,7 @@ template <KQ T> void mm_kquant_bfp16(const uint8_t * __restrict w, const uint8_t
         // The block mmul reads no mode: the products are exact and each add rounds to nearest even.
         for (int h = 0; h < 2; ++h) bfp16_mmul::bfp16_multiply_rows8<kKBlocks>(deq + h * kKBlocks * Blocks::memory_bytes(), a, c, rg * kRowGroup + h * kHalf);
     }
+    bfp16_mmul::nan_flagged_tokens<kTK>(a, c);
     aie::set_rounding(entry);
 }
 

@@ -35,13 +35,13 @@
 //
 // ---- Data memory budget (64 KB per core), TN = 32 ---------------------------------------------
 //   W tile, double-buffered, largest type Q3_K   2 x  7040 = 14080 B
-//   A tile (bfp16 blocks), double-buffered       2 x  9216 = 18432 B
+//   A tile (bfp16 blocks + flags), double-buffered  2 x 9280 = 18560 B
 //   C tile fp32 32 x 64, single buffer                         8192 B
 //   stack: dequantized row group (2 halves x 32 blocks x 72 B) 4608 B
 //   stack: row fields LowFields (sc, m 2 x 512, d, dmin 128)   1152 B
 //   stack: row parameters (s_hi, s_lo, m 3 x 512, dmin parts 64) 1600 B
 //   stack: call frames, spills (estimate)                      1024 B   (stack in all 8384 B)
-//   total (+ 16 B of RTP words)                               49104 B = 48.0 KB of 64 KB
+//   total (+ 16 B of RTP words)                               49232 B = 48.1 KB of 64 KB
 //
 // ---- Program memory estimate (16 KB) -----------------------------------------------------------
 // At about 12 bytes per VLIW bundle (not a compiler figure): per type the dequantization body (one
@@ -245,6 +245,7 @@ template <bool Q3> void mm_kquant_low_bfp16(const uint8_t * __restrict w, const 
         dequantize_low_row_group<Q3>(w, rg, lp, deq);
         for (int h = 0; h < 2; ++h) bfp16_mmul::bfp16_multiply_rows8<kKBlocks>(deq + h * kKBlocks * Blocks::memory_bytes(), a, c, rg * kRowGroup + h * kHalf);
     }
+    bfp16_mmul::nan_flagged_tokens<kTK>(a, c);
     aie::set_rounding(entry);
 }
 

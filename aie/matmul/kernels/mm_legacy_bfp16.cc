@@ -45,11 +45,11 @@
 //
 // ---- Data memory budget (64 KB per core), TN = 32 ---------------------------------------------
 //   W tile, double-buffered, largest type Q8_0   2 x 17408 = 34816 B
-//   A tile (bfp16 blocks), double-buffered       2 x  9216 = 18432 B
+//   A tile (bfp16 blocks + flags), double-buffered  2 x 9280 = 18560 B
 //   C tile fp32 32 x 64, single buffer                         8192 B
 //   stack: dequantized K half of a row group (2 halves x 16 blocks x 72 B)  2304 B
 //   stack: call frames, spills (the d/m parts are 4 vector registers; estimate)  1024 B (stack 3328 B)
-//   total (+ 16 B of RTP words)                               64784 B = 63.3 KB of 64 KB (752 B free)
+//   total (+ 16 B of RTP words)                               64912 B = 63.4 KB of 64 KB (624 B free)
 // Q4_0 / Q4_1 / Q5_0 / Q5_1 tiles are 9216 / 10240 / 11264 / 12288 B: 10 to 16 KB more headroom.
 //
 // ---- Program memory estimate (16 KB) -----------------------------------------------------------
@@ -257,6 +257,7 @@ template <LT T> void mm_legacy_bfp16(const uint8_t * __restrict w, const uint8_t
                 bfp16_mmul::bfp16_multiply_rows8<kHalfKBlocks>(deq + h * kHalfKBlocks * Blocks::memory_bytes(), a + kh * kActHalfBytes, c, rg * kRowGroup + h * kHalf);
         }
     }
+    bfp16_mmul::nan_flagged_tokens<kTK>(a, c);
     aie::set_rounding(entry);
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -267,8 +268,19 @@ void multiply(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
     }
 }
 
+// The kernel's last step (bfp16_mmul.h nan_flagged_tokens): a token flagged non-finite in the tile gets
+// NaN in all its outputs.
+void nan_flagged_tokens(const uint8_t * a, float * c, int valid) {
+    const BlockActTileFormat af{kTN, kTK};
+    for (int t = 0; t < valid; ++t) {
+        if (a[af.flags_offset() + t] == 0) continue;
+        for (int r = 0; r < kRows; ++r) c[t * kRows + r] = std::numeric_limits<float>::quiet_NaN();
+    }
+}
+
 void run(int type, const uint8_t * w, const uint8_t * a, float * c, int valid) {
     multiply(dequantized(type, w), a, c, valid);
+    nan_flagged_tokens(a, c, valid);
 }
 
 }  // namespace
