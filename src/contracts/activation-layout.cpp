@@ -77,6 +77,9 @@ bool store_bfp16_token(const float * x, int valid_k, int t, const ActivationLayo
         finite &= bfp16_encode_block(v, tile + f.block_offset(t, kb));
     }
     tile[f.flags_offset() + t] = finite ? 0 : 1;
+    if (t == 0) {  // the plane's alignment padding, zero as the NPU quantizer leaves it (token 0 writes no other's flag)
+        std::memset(tile + f.flags_offset() + L.tile_n, 0, static_cast<size_t>(f.tile_bytes() - f.flags_offset() - L.tile_n));
+    }
     return finite;
 }
 

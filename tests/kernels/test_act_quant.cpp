@@ -228,3 +228,79 @@ TEST(ActQuantKernel, TwinsAreBitIdenticalToTheKernelCode) {
         }
     }
 }
+
+namespace {
+
+// x as an F32 tensor of n rows of k values, for the host's quantizer.
+ggml_tensor f32_rows(const std::vector<float> & x, int64_t n, int64_t k) {
+    ggml_tensor t{};
+    t.type = GGML_TYPE_F32;
+    t.ne[0] = k;
+    t.ne[1] = n;
+    t.ne[2] = t.ne[3] = 1;
+    t.nb[0] = 4;
+    t.nb[1] = static_cast<size_t>(k) * 4;
+    t.nb[2] = t.nb[3] = t.nb[1] * n;
+    t.data = const_cast<float *>(x.data());
+    return t;
+}
+
+}  // namespace
+
+// The bfp16 variant (act_quant_bfp16_n32, the tiles of the prefill contracts v3) makes the host
+// encoder's tiles byte for byte (src/contracts/bfp16-codec.h, code of its own that reproduces the core's
+// accfloat -> bfp16ebs8 conversion in conv_even): every block, the flag bytes and their padding, on
+// random rows and rows that reach the format's corners (one large value among small ones, zeros,
+// subnormals, huge and tiny exponents, values that round up past the mantissa), and on rows with a NaN or
+// an infinity, whose flags must be set in the K tile that holds it and in no other.
+TEST(ActQuantKernel, Bfp16TilesAreTheHostEncodersWithTheirFlags) {
+    const xdna::MatmulContract * q4k = xdna::prefill_contract_for(GGML_TYPE_Q4_K);
+    ASSERT_NE(q4k, nullptr);
+    ASSERT_EQ(q4k->act_format, xdna::ActFormat::bfp16);
+    const int64_t n = 45, k = 768;
+    std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(n * k), 3.0f);
+    for (int64_t i = 0; i < k; ++i) {
+        x[1 * k + i] = i % 37 == 0 ? 1.0e4f : x[1 * k + i] * 1e-3f;                    // one large value per block or so
+        x[2 * k + i] = i % 3 == 0 ? 0.0f : std::ldexp(x[2 * k + i], -140);             // subnormals and zeros
+        x[3 * k + i] = std::ldexp(x[3 * k + i], i % 2 ? 120 : -120);                   // huge and tiny exponents
+        x[4 * k + i] = (i % 8 == 0 ? 1.0f : 0.0f) + (i % 8 == 1 ? 0.99999994f : 0.0f);  // rounds up to the clamp
+    }
+    x[10 * k + 5] = std::numeric_limits<float>::quiet_NaN();         // K tile 0
+    x[20 * k + 300] = std::numeric_limits<float>::infinity();        // K tile 1
+    x[33 * k + 700] = -std::numeric_limits<float>::infinity();       // K tile 2, second token tile
+    const xdna::ActivationLayout L = xdna::make_activation_layout(*q4k, k, k, n, 32);
+    ASSERT_TRUE(xdna::act_quant_takes(L));
+    const std::vector<uint8_t> got = engine_tiles(x, L);
+    std::vector<uint8_t> host(L.total_bytes, 0x5A);
+    std::vector<float> scratch(static_cast<size_t>(L.k_pad));
+    const ggml_tensor t = f32_rows(x, n, k);
+    std::vector<int64_t> bad;
+    xdna::quantize_activation_rows(&t, 0, 0, L, 0, L.n_pad, host.data(), scratch.data(), &bad);
+    EXPECT_EQ(bad, (std::vector<int64_t>{10, 20, 33}));
+    const xdna_aie::BlockActTileFormat f{32, 256};
+    int nonzero = 0;
+    for (int64_t nt = 0; nt < L.n_tiles; ++nt) {
+        for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
+            const size_t off = L.tile_offset(nt, kt);
+            for (int i = 0; i < f.tile_bytes(); ++i) {
+                ASSERT_EQ(got[off + i], host[off + i]) << "tile (" << nt << ", " << kt << ") byte " << i;
+                nonzero += i < f.flags_offset() && got[off + i] != 0;
+            }
+            for (int tok = 0; tok < 32; ++tok) {
+                const int64_t row = nt * 32 + tok;
+                const bool flagged = (row == 10 && kt == 0) || (row == 20 && kt == 1) || (row == 33 && kt == 2);
+                EXPECT_EQ(got[off + f.flags_offset() + tok], flagged ? 1 : 0) << "row " << row << " K tile " << kt;
+            }
+        }
+    }
+    EXPECT_GT(nonzero, static_cast<int>(L.total_bytes / 2));  // real blocks, not zeros
+}
+
+// A bfp16 layout is taken at token tile 32 and K tile 256 (the K-quant and legacy prefill contracts);
+// the float prefill contracts' K tiles (128, 64) are quantized on the host.
+TEST(ActQuantKernel, TakesTheBfp16LayoutsOfTheTk256Contracts) {
+    EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*xdna::prefill_contract_for(GGML_TYPE_Q4_K), 512, 512, 40, 32)));
+    EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*xdna::prefill_contract_for(GGML_TYPE_Q8_0), 512, 512, 40, 32)));
+    EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*xdna::prefill_contract_for(GGML_TYPE_F16), 512, 512, 40, 32)));
+    EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*xdna::prefill_contract_for(GGML_TYPE_Q4_K), 300, 512, 40, 32)));
+}

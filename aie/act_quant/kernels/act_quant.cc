@@ -1,6 +1,7 @@
 // Activation quantization on the core: fp32 activations -> the a8 activation tile the integer matmul
 // contracts read (docs/kernels.md, "Activations"; aie/include/xdna_aie/matmul_tiles.h ActTileFormat),
-// so that a matmul can take the output of an earlier NPU stage without a trip to the host.
+// or the bfp16 tile of the prefill contracts v3 (BlockActTileFormat, below), so that a matmul can take
+// the output of an earlier NPU stage without a trip to the host.
 //
 // One call quantizes one group of 4 tokens (kTokGroup: one A operand of the int8 x int4 mmul) of a
 // tile of TN tokens x 256 K values: x holds the 4 tokens' 256 values each, one after the other. Per
@@ -79,6 +80,45 @@ template <int AB, int TN> void quantize_group(const float * __restrict x, uint8_
     }
 }
 
+// ---- bfp16 (prefill contracts v3) ----------------------------------------------------------------
+// fp32 activations -> the bfp16 activation tile (BlockActTileFormat, TN 32 x 256): one call takes one
+// group of 8 tokens (one A operand of the 8x8x8 bfp16 mmul), x holding their 256 values each, one after
+// the other. Per K block kb, the 8 tokens' 8 values become one 64-lane accumulator and
+// to_vector<bfp16ebs8> in conv_even makes the eight blocks (the exponent the largest of each token's 8,
+// mantissas rounded to nearest even: aie_api detail/aie2p/accum.hpp, the conversion the host encoder
+// src/contracts/bfp16-codec.h reproduces), stored as the 72 bytes of that operand. Per token one flag
+// byte: 1 when its 256 values hold a NaN or an infinity (the largest |x| bit pattern reaches the
+// exponent field 255), which a block cannot carry; the matmul kernels make that token's outputs NaN.
+// The tile is the host encoder's, byte for byte, flags and padding included: call 0 clears the flags'
+// 64-byte plane first.
+constexpr int kBfp16Tokens = 32;
+constexpr int kBfp16Group = xdna_aie::kBfp16TokGroup;
+
+void quantize_group_bfp16(const float * __restrict x, uint8_t * __restrict tile, int32_t group) {
+    constexpr xdna_aie::BlockActTileFormat f{kBfp16Tokens, kTK};
+    static_assert(f.tile_bytes() - f.flags_offset() == 64, "the flags and their padding are one aligned store");
+    const aie::rounding_mode entry = aie::swap_rounding(aie::rounding_mode::conv_even);
+    if (group == 0) aie::store_v(tile + f.flags_offset(), aie::zeros<uint8_t, 64>());
+    // The group's operand of K block kb is 72 bytes at block_offset(8 group, kb); consecutive kb are the
+    // tile's 4 groups' operands apart: one store stream, moved past the other groups after each push.
+    aie::block_vector_output_buffer_stream<bfp16ebs8, 64> os(reinterpret_cast<bfp16ebs8 *>(tile + f.block_offset(group * kBfp16Group, 0)));
+    for (int kb = 0; kb < kTK / xdna_aie::kBfp16Block; ++kb) {
+        const float * xk = x + kb * xdna_aie::kBfp16Block;
+        const aie::vector<float, 64> v = aie::concat(aie::load_v<8>(xk), aie::load_v<8>(xk + kTK), aie::load_v<8>(xk + 2 * kTK),
+                                                     aie::load_v<8>(xk + 3 * kTK), aie::load_v<8>(xk + 4 * kTK),
+                                                     aie::load_v<8>(xk + 5 * kTK), aie::load_v<8>(xk + 6 * kTK),
+                                                     aie::load_v<8>(xk + 7 * kTK));
+        os.push(aie::accum<accfloat, 64>(v).to_vector<bfp16ebs8>());
+        os.seek(kBfp16Tokens / kBfp16Group - 1);
+    }
+    for (int tg = 0; tg < kBfp16Group; ++tg) {
+        aie::vector<int32_t, 16> m = aie::zeros<int32_t, 16>();
+        for (int i = 0; i < kTK; i += 16) m = aie::max(m, aie::vector_cast<int32_t>(aie::abs(aie::load_v<16>(x + tg * kTK + i))));
+        tile[f.flags_offset() + group * kBfp16Group + tg] = aie::reduce_max(m) >= 0x7F800000 ? 1 : 0;
+    }
+    aie::set_rounding(entry);
+}
+
 }  // namespace
 
 extern "C" {
@@ -86,4 +126,5 @@ void act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group) { quant
 void act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 32>(x, tile, group); }
 void act_quant_a8_b256_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 4>(x, tile, group); }
 void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 32>(x, tile, group); }
+void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16(x, tile, group); }
 }

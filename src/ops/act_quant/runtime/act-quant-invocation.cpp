@@ -17,8 +17,9 @@ std::string ActQuantParams::shape_label(const TileShape &) const {
 }
 
 bool act_quant_takes(const ActivationLayout & L) {
-    return (L.format == ActFormat::a8_b32 || L.format == ActFormat::a8_b256) && (L.tile_n == 4 || L.tile_n == 32) &&
-           L.tile_k == kTileK && L.k == L.k_pad && L.k % kTileK == 0;
+    const bool a8 = (L.format == ActFormat::a8_b32 || L.format == ActFormat::a8_b256) && (L.tile_n == 4 || L.tile_n == 32);
+    const bool bfp16 = L.format == ActFormat::bfp16 && L.tile_n == 32;  // the K-quant and legacy prefill contracts (TK 256)
+    return (a8 || bfp16) && L.tile_k == kTileK && L.k == L.k_pad && L.k % kTileK == 0;
 }
 
 KernelKey act_quant_key(const ActivationLayout & L) {
@@ -27,14 +28,14 @@ KernelKey act_quant_key(const ActivationLayout & L) {
     KernelKey key;
     key.kind = KernelKind::act_quant;
     key.design = kActQuantDesign;
-    key.variant = names[L.format == ActFormat::a8_b256 ? 1 : 0][L.tile_n == 32 ? 1 : 0];
+    key.variant = L.format == ActFormat::bfp16 ? "act_quant_bfp16_n32" : names[L.format == ActFormat::a8_b256 ? 1 : 0][L.tile_n == 32 ? 1 : 0];
     key.tile = TileShape{0, L.tile_n, kTileK};
     return key;
 }
 
 Invocation to_invocation(const ActQuantInvocation & a) {
     ActivationLayout L;
-    L.format = a.p.act_block == 256 ? ActFormat::a8_b256 : ActFormat::a8_b32;
+    L.format = a.p.bfp16 ? ActFormat::bfp16 : a.p.act_block == 256 ? ActFormat::a8_b256 : ActFormat::a8_b32;
     L.tile_n = a.p.tile_n;
     L.tile_k = kTileK;
     L.k = L.k_pad = a.p.k;
@@ -64,7 +65,8 @@ ActQuantInvocation act_quant_invocation(const ActivationLayout & L, BufferSlice 
     a.p.n = L.n;
     a.p.k = L.k;
     a.p.tile_n = L.tile_n;
-    a.p.act_block = act_format_block(L.format);
+    a.p.bfp16 = L.format == ActFormat::bfp16;
+    a.p.act_block = a.p.bfp16 ? 0 : act_format_block(L.format);
     a.p.n_tiles = L.n_tiles;
     a.p.k_tiles = L.k_tiles;
     a.p.tile_bytes = L.tile_bytes;

@@ -16,6 +16,7 @@ void act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group);
 void act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_a8_b256_n4(const float * x, uint8_t * tile, int32_t group);
 void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group);
+void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group);
 }
 
 namespace xdna {
@@ -23,7 +24,8 @@ namespace xdna {
 namespace {
 
 using QuantFn = void (*)(const float *, uint8_t *, int32_t);
-constexpr int kTileK = 256, kGroup = xdna_aie::kTokGroup;
+constexpr int kTileK = 256;
+constexpr int kMaxGroup = xdna_aie::kBfp16TokGroup;  // tokens per call: 4 (a8), 8 (bfp16)
 constexpr int kCores = 32;
 // Two scalar fp32 divisions per block (s = amax / 127, id = 127 / amax): compiler-rt's __divsf3,
 // which the host aie_api cannot count (scalar code). Cycles per division: an assumption (a
@@ -33,15 +35,21 @@ constexpr uint64_t kSoftDivideCycles = 60;
 struct Variant {
     const char * name;
     QuantFn      fn;
-    QuantFn      twin;  // bit-identical, faster (SimExec::twin)
+    QuantFn      twin;  // bit-identical, faster (SimExec::twin); nullptr: the kernel code in every mode
     int          block, tile_n;
+    int          group;     // tokens per call
+    int          divides;   // scalar divisions per call (2 per a8 block: s and id)
 };
 const Variant kVariants[] = {
-    {"act_quant_a8_b32_n4", act_quant_a8_b32_n4, twin_act_quant_a8_b32_n4, 32, 4},
-    {"act_quant_a8_b32_n32", act_quant_a8_b32_n32, twin_act_quant_a8_b32_n32, 32, 32},
-    {"act_quant_a8_b256_n4", act_quant_a8_b256_n4, twin_act_quant_a8_b256_n4, 256, 4},
-    {"act_quant_a8_b256_n32", act_quant_a8_b256_n32, twin_act_quant_a8_b256_n32, 256, 32},
+    {"act_quant_a8_b32_n4", act_quant_a8_b32_n4, twin_act_quant_a8_b32_n4, 32, 4, xdna_aie::kTokGroup, 2 * xdna_aie::kTokGroup * 8},
+    {"act_quant_a8_b32_n32", act_quant_a8_b32_n32, twin_act_quant_a8_b32_n32, 32, 32, xdna_aie::kTokGroup, 2 * xdna_aie::kTokGroup * 8},
+    {"act_quant_a8_b256_n4", act_quant_a8_b256_n4, twin_act_quant_a8_b256_n4, 256, 4, xdna_aie::kTokGroup, 2 * xdna_aie::kTokGroup},
+    {"act_quant_a8_b256_n32", act_quant_a8_b256_n32, twin_act_quant_a8_b256_n32, 256, 32, xdna_aie::kTokGroup, 2 * xdna_aie::kTokGroup},
+    // bfp16: no division, no rounding of its own beyond the block conversion; the kernel code is fast
+    // enough (a 64-lane conversion per 8 tokens x 8 values) to need no twin.
+    {"act_quant_bfp16_n32", act_quant_bfp16_n32, nullptr, 0, 32, xdna_aie::kBfp16TokGroup, 0},
 };
+constexpr int kVariantCount = sizeof kVariants / sizeof kVariants[0];
 
 const Variant * variant_of(const KernelKey & key) {
     if (key.kind != KernelKind::act_quant || key.design == nullptr || std::strcmp(key.design, kActQuantDesign) != 0 ||
@@ -54,17 +62,18 @@ const Variant * variant_of(const KernelKey & key) {
     return nullptr;
 }
 
-// One core's buffers: four tokens' values in, the tile it builds (the largest: 32 tokens, blocks of 32).
+// One core's buffers: a call's tokens' values in, the tile it builds (the largest of the formats).
+constexpr int kMaxTileBytes = std::max(xdna_aie::ActTileFormat{32, kTileK, 32}.tile_bytes(), xdna_aie::BlockActTileFormat{32, kTileK}.tile_bytes());
 struct alignas(64) CoreBuffers {
-    float   x[kGroup * kTileK];
-    uint8_t tile[xdna_aie::ActTileFormat{32, kTileK, 32}.tile_bytes()];
+    float   x[kMaxGroup * kTileK];
+    uint8_t tile[kMaxTileBytes];
 };
 
 void run_tile(const ActQuantInvocation & a, const Variant & v, QuantFn fn, int64_t nt, int64_t kt, CoreBuffers & b) {
     const float * x = static_cast<const float *>(a.x.host());
-    for (int g = 0; g < v.tile_n / kGroup; ++g) {
-        for (int tg = 0; tg < kGroup; ++tg) {
-            const int64_t row = nt * v.tile_n + g * kGroup + tg;
+    for (int g = 0; g < v.tile_n / v.group; ++g) {
+        for (int tg = 0; tg < v.group; ++tg) {
+            const int64_t row = nt * v.tile_n + g * v.group + tg;
             float * dst = b.x + tg * kTileK;
             if (row < a.p.n) {
                 std::memcpy(dst, x + row * a.p.x_row_stride + kt * kTileK, kTileK * sizeof(float));
@@ -83,16 +92,16 @@ void run_tile(const ActQuantInvocation & a, const Variant & v, QuantFn fn, int64
 // One call's operations per variant, measured once per process on a thread of its own (the counts do
 // not depend on the values).
 struct Measured {
-    CoreOps call[4];
+    CoreOps call[kVariantCount];
 };
 const Measured & measured() {
     static const Measured m = [] {
         Measured out;
         auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
         std::memset(b, 0, sizeof *b);
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < kVariantCount; ++i) {
             out.call[i] = measure_on_own_thread([&] { kVariants[i].fn(b->x, b->tile, 1); });  // past group 0: no clearing
-            out.call[i].scalar += kSoftDivideCycles * 2 * kGroup * (kTileK / kVariants[i].block);
+            out.call[i].scalar += kSoftDivideCycles * static_cast<uint64_t>(kVariants[i].divides);
         }
         std::free(b);
         return out;
@@ -118,7 +127,7 @@ ModelShape act_quant_model_shape(const Invocation & inv) {
     s.kind_columns = static_cast<int>(std::min<int64_t>(8, cores));
     if (v != nullptr) {
         const CoreOps & call = measured().call[v - kVariants];
-        s.core_calls[0] = {call, static_cast<double>((tiles + cores - 1) / cores * (v->tile_n / kGroup))};
+        s.core_calls[0] = {call, static_cast<double>((tiles + cores - 1) / cores * (v->tile_n / v->group))};
         s.n_core_calls = 1;
     }
     s.activation_bytes = static_cast<double>(a.p.n) * static_cast<double>(a.p.k) * sizeof(float);
@@ -158,7 +167,7 @@ Status sim_run_act_quants(const std::vector<Invocation> & invs, ThreadPool & poo
     pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t j, int) {
         thread_local CoreBuffers buffers;
         const Variant & v = *variants[jobs[j].inv];
-        run_tile(views[jobs[j].inv], v, twin ? v.twin : v.fn, jobs[j].nt, jobs[j].kt, buffers);
+        run_tile(views[jobs[j].inv], v, twin && v.twin != nullptr ? v.twin : v.fn, jobs[j].nt, jobs[j].kt, buffers);
     });
     std::string fault;
     return watch.failed(fault) ? Status::error(fault) : Status::success();
