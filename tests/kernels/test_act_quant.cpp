@@ -23,6 +23,7 @@
 #include <cstring>
 #include <limits>
 #include <iterator>
+#include <string>
 #include <vector>
 
 namespace {
@@ -170,15 +171,6 @@ TEST(ActQuantKernel, MatchesTheHostQuantizerButForNearTies) {
     EXPECT_LE(differing * 10000, values) << differing << " of " << values << " codes differ from the host's";
 }
 
-// A layout the design does not take (a K of a partial tile, the float formats) is not claimed.
-TEST(ActQuantKernel, TakesWholeTilesOfTheA8FormatsOnly) {
-    const xdna::MatmulContract * q4k = xdna::matmul_contract_for(GGML_TYPE_Q4_K);
-    const xdna::MatmulContract * f16 = xdna::matmul_contract_for(GGML_TYPE_F16);
-    EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*q4k, 512, 512, 3, 4)));
-    EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*q4k, 300, 512, 3, 4)));
-    EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*f16, 512, 512, 3, 4)));
-}
-
 // Exact ties round to even (the fp32 add of 1.5 * 2^23), not half toward zero as the core's float to
 // int conversion does: with amax 127 the inverse scale is 1 and x itself is the product.
 TEST(ActQuantKernel, TiesRoundToEven) {
@@ -296,11 +288,66 @@ TEST(ActQuantKernel, Bfp16TilesAreTheHostEncodersWithTheirFlags) {
     EXPECT_GT(nonzero, static_cast<int>(L.total_bytes / 2));  // real blocks, not zeros
 }
 
-// A bfp16 layout is taken at token tile 32 and K tile 256 (the K-quant and legacy prefill contracts);
-// the float prefill contracts' K tiles (128, 64) are quantized on the host.
-TEST(ActQuantKernel, TakesTheBfp16LayoutsOfTheTk256Contracts) {
-    EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*xdna::prefill_contract_for(GGML_TYPE_Q4_K), 512, 512, 40, 32)));
-    EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*xdna::prefill_contract_for(GGML_TYPE_Q8_0), 512, 512, 40, 32)));
-    EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*xdna::prefill_contract_for(GGML_TYPE_F16), 512, 512, 40, 32)));
-    EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*xdna::prefill_contract_for(GGML_TYPE_Q4_K), 300, 512, 40, 32)));
+// Every contract's activation layout is taken at its token tiles when K is whole tiles: the a8, bfp16
+// (K tiles 256, 128, 64) and float (F16, BF16, F32) formats; a K of a partial tile is not.
+TEST(ActQuantKernel, TakesEveryContractsLayoutOfWholeTiles) {
+    for (ggml_type t : {GGML_TYPE_Q4_K, GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_F32}) {
+        const xdna::MatmulContract * c = xdna::matmul_contract_for(t);
+        const xdna::MatmulContract * p = xdna::prefill_contract_for(t);
+        ASSERT_TRUE(c != nullptr && p != nullptr) << ggml_type_name(t);
+        for (int tn : {4, 32}) EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*c, 512, 512, 40, tn))) << c->name << " " << tn;
+        EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*p, 512, 512, 40, 32))) << p->name;
+        EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*p, 300, 512, 40, 32))) << p->name;
+    }
+}
+
+// The F16, BF16 and F32 tiles of the float contracts and the bfp16 tiles of the float prefill contracts
+// (K tiles 128 and 64) are the host's byte for byte (src/contracts/tile-codec.cpp: ggml_fp32_to_fp16 and
+// ggml_fp32_to_bf16; bfp16-codec.h), on random rows and rows at the conversions' corners: F16 overflow
+// to inf from 65520 up, its subnormals and their ties, BF16 ties to even, fp32 subnormals, zeros of both
+// signs, infinities, and NaNs (an F16 NaN compared as a NaN: the host's F16C conversion keeps a NaN's top
+// payload bits, ggml's portable one and the core make 0x7E00).
+TEST(ActQuantKernel, FloatAndBfp16TilesOfTheFloatContractsAreTheHosts) {
+    const int64_t n = 37, k = 256;
+    std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(n * k), 3.0f);
+    const float corners[] = {65504.0f, 65519.0f, 65520.0f, 70000.0f, -1e9f, 6.1e-5f, 5.96e-8f, 2.98e-8f, 8.9e-8f, 1.0e-6f,
+                             0.0f, -0.0f, 1e-40f, -3e-39f, std::numeric_limits<float>::infinity(),
+                             -std::numeric_limits<float>::infinity(), 1.0f + 0x1p-8f, 1.0f + 0x1p-8f + 0x1p-7f, 1.0f + 0x1p-11f,
+                             1.0f + 0x1p-11f + 0x1p-10f, 3.4028235e38f};
+    for (size_t i = 0; i < std::size(corners); ++i) {
+        for (int64_t r = 1; r < 4; ++r) x[r * k + i * 5 + r] = corners[i] * (r == 2 ? -1.0f : 1.0f);
+    }
+    uint32_t nan_bits = 0x7FD12345u;
+    std::memcpy(&x[5 * k + 3], &nan_bits, 4);
+    x[6 * k + 100] = std::numeric_limits<float>::quiet_NaN();
+    const ggml_tensor t = f32_rows(x, n, k);
+    struct Layout {
+        const xdna::MatmulContract * c;
+        int tn;
+    };
+    const Layout layouts[] = {{xdna::matmul_contract_for(GGML_TYPE_F16), 4},    {xdna::matmul_contract_for(GGML_TYPE_F16), 32},
+                              {xdna::matmul_contract_for(GGML_TYPE_BF16), 4},   {xdna::matmul_contract_for(GGML_TYPE_BF16), 32},
+                              {xdna::matmul_contract_for(GGML_TYPE_F32), 4},    {xdna::matmul_contract_for(GGML_TYPE_F32), 32},
+                              {xdna::prefill_contract_for(GGML_TYPE_F16), 32},  {xdna::prefill_contract_for(GGML_TYPE_F32), 32}};
+    for (const Layout & lay : layouts) {
+        SCOPED_TRACE(lay.c->name + std::string(" TN ") + std::to_string(lay.tn));
+        const xdna::ActivationLayout L = xdna::make_activation_layout(*lay.c, k, k, n, lay.tn);
+        ASSERT_TRUE(xdna::act_quant_takes(L));
+        const std::vector<uint8_t> got = engine_tiles(x, L);
+        std::vector<uint8_t> host(L.total_bytes, 0x5A);
+        std::vector<float> scratch(static_cast<size_t>(L.k_pad));
+        xdna::quantize_activation_rows(&t, 0, 0, L, 0, L.n_pad, host.data(), scratch.data(), nullptr);
+        int differing = 0;
+        for (size_t i = 0; i < L.total_bytes; i += 2) {
+            uint16_t a, b;
+            std::memcpy(&a, &got[i], 2);
+            std::memcpy(&b, &host[i], 2);
+            const bool f16_nans = L.format == xdna::ActFormat::f16 && (a & 0x7C00) == 0x7C00 && (a & 0x3FF) != 0 &&
+                                  (b & 0x7C00) == 0x7C00 && (b & 0x3FF) != 0;
+            if (a != b && !f16_nans) {
+                ADD_FAILURE() << "byte " << i << ": core 0x" << std::hex << a << " host 0x" << b;
+                if (++differing > 5) return;
+            }
+        }
+    }
 }

@@ -1,7 +1,8 @@
 // Activation quantization on the core: fp32 activations -> the a8 activation tile the integer matmul
 // contracts read (docs/kernels.md, "Activations"; aie/include/xdna_aie/matmul_tiles.h ActTileFormat),
-// or the bfp16 tile of the prefill contracts v3 (BlockActTileFormat, below), so that a matmul can take
-// the output of an earlier NPU stage without a trip to the host.
+// the bfp16 tile of the prefill contracts v3 (BlockActTileFormat) or the F16/BF16/F32 tile of the float
+// contracts (FloatActTileFormat; both below), so that a matmul can take the output of an earlier NPU
+// stage without a trip to the host.
 //
 // One call quantizes one group of 4 tokens (kTokGroup: one A operand of the int8 x int4 mmul) of a
 // tile of TN tokens x 256 K values: x holds the 4 tokens' 256 values each, one after the other. Per
@@ -20,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "xdna_aie/half_bits.h"
 #include "xdna_aie/loop-hints.h"
 #include "xdna_aie/matmul_tiles.h"
 
@@ -91,32 +93,60 @@ template <int AB, int TN> void quantize_group(const float * __restrict x, uint8_
 // exponent field 255), which a block cannot carry; the matmul kernels make that token's outputs NaN.
 // The tile is the host encoder's, byte for byte, flags and padding included: call 0 clears the flags'
 // 64-byte plane first.
+// TK is the prefill contract's K tile: 256 (K-quants, Q2_K/Q3_K, legacy types), 128 (F16, BF16), 64 (F32).
 constexpr int kBfp16Tokens = 32;
 constexpr int kBfp16Group = xdna_aie::kBfp16TokGroup;
 
-void quantize_group_bfp16(const float * __restrict x, uint8_t * __restrict tile, int32_t group) {
-    constexpr xdna_aie::BlockActTileFormat f{kBfp16Tokens, kTK};
+template <int TK> void quantize_group_bfp16(const float * __restrict x, uint8_t * __restrict tile, int32_t group) {
+    constexpr xdna_aie::BlockActTileFormat f{kBfp16Tokens, TK};
     static_assert(f.tile_bytes() - f.flags_offset() == 64, "the flags and their padding are one aligned store");
     const aie::rounding_mode entry = aie::swap_rounding(aie::rounding_mode::conv_even);
     if (group == 0) aie::store_v(tile + f.flags_offset(), aie::zeros<uint8_t, 64>());
     // The group's operand of K block kb is 72 bytes at block_offset(8 group, kb); consecutive kb are the
     // tile's 4 groups' operands apart: one store stream, moved past the other groups after each push.
     aie::block_vector_output_buffer_stream<bfp16ebs8, 64> os(reinterpret_cast<bfp16ebs8 *>(tile + f.block_offset(group * kBfp16Group, 0)));
-    for (int kb = 0; kb < kTK / xdna_aie::kBfp16Block; ++kb) {
+    for (int kb = 0; kb < TK / xdna_aie::kBfp16Block; ++kb) {
         const float * xk = x + kb * xdna_aie::kBfp16Block;
-        const aie::vector<float, 64> v = aie::concat(aie::load_v<8>(xk), aie::load_v<8>(xk + kTK), aie::load_v<8>(xk + 2 * kTK),
-                                                     aie::load_v<8>(xk + 3 * kTK), aie::load_v<8>(xk + 4 * kTK),
-                                                     aie::load_v<8>(xk + 5 * kTK), aie::load_v<8>(xk + 6 * kTK),
-                                                     aie::load_v<8>(xk + 7 * kTK));
+        const aie::vector<float, 64> v = aie::concat(aie::load_v<8>(xk), aie::load_v<8>(xk + TK), aie::load_v<8>(xk + 2 * TK),
+                                                     aie::load_v<8>(xk + 3 * TK), aie::load_v<8>(xk + 4 * TK),
+                                                     aie::load_v<8>(xk + 5 * TK), aie::load_v<8>(xk + 6 * TK),
+                                                     aie::load_v<8>(xk + 7 * TK));
         os.push(aie::accum<accfloat, 64>(v).to_vector<bfp16ebs8>());
         os.seek(kBfp16Tokens / kBfp16Group - 1);
     }
     for (int tg = 0; tg < kBfp16Group; ++tg) {
         aie::vector<int32_t, 16> m = aie::zeros<int32_t, 16>();
-        for (int i = 0; i < kTK; i += 16) m = aie::max(m, aie::vector_cast<int32_t>(aie::abs(aie::load_v<16>(x + tg * kTK + i))));
+        for (int i = 0; i < TK; i += 16) m = aie::max(m, aie::vector_cast<int32_t>(aie::abs(aie::load_v<16>(x + tg * TK + i))));
         tile[f.flags_offset() + group * kBfp16Group + tg] = aie::reduce_max(m) >= 0x7F800000 ? 1 : 0;
     }
     aie::set_rounding(entry);
+}
+
+// ---- F16 / BF16 / F32 (the float contracts mm_f16_f16, mm_bf16_bf16, mm_f32_f32) -----------------
+// fp32 activations -> FloatActTileFormat (TN 4 or 32 tokens x TK, TK 128 for F16/BF16, 64 for F32): one
+// call takes one group of 4 tokens (kTokGroup), x holding their TK values each; per 8 values of K the 4
+// tokens' 8 values are 32 consecutive values of the tile ([token][8]). F16 and BF16 are ggml's
+// conversions bit for bit by integer arithmetic (xdna_aie/half_bits.h: F16 round to nearest even with
+// NaN to 0x7E00; BF16 round to nearest even with a NaN's top bits kept and made quiet); F32 is a copy.
+enum class FloatTile { f16, bf16, f32 };
+
+template <FloatTile F, int TK> void quantize_group_float(const float * __restrict x, uint8_t * __restrict tile, int32_t group) {
+    constexpr int kChunks = TK / 8;
+    for (int kc = 0; kc < kChunks; ++kc) {
+        const float * xk = x + kc * 8;
+        const aie::vector<float, 32> v = aie::concat(aie::load_v<8>(xk), aie::load_v<8>(xk + TK), aie::load_v<8>(xk + 2 * TK),
+                                                     aie::load_v<8>(xk + 3 * TK));
+        const int first = (group * kChunks + kc) * 32;  // the chunk's first value in the tile
+        if constexpr (F == FloatTile::f32) {
+            aie::store_v(reinterpret_cast<float *>(tile) + first, v);
+        } else if constexpr (F == FloatTile::f16) {
+            aie::store_v(reinterpret_cast<int32_t *>(tile) + first / 2,
+                         xdna_aie::halves_as_words(v, [](const aie::vector<int32_t, 16> & b) { return xdna_aie::half_magnitude(b); }));
+        } else {
+            aie::store_v(reinterpret_cast<int32_t *>(tile) + first / 2,
+                         xdna_aie::halves_as_words(v, [](const aie::vector<int32_t, 16> & b) { return xdna_aie::bf16_magnitude(b); }));
+        }
+    }
 }
 
 }  // namespace
@@ -126,5 +156,13 @@ void act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group) { quant
 void act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 32>(x, tile, group); }
 void act_quant_a8_b256_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 4>(x, tile, group); }
 void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 32>(x, tile, group); }
-void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16(x, tile, group); }
+void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<256>(x, tile, group); }
+void act_quant_bfp16_k128_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<128>(x, tile, group); }
+void act_quant_bfp16_k64_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<64>(x, tile, group); }
+void act_quant_f16_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group_float<FloatTile::f16, 128>(x, tile, group); }
+void act_quant_f16_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_float<FloatTile::f16, 128>(x, tile, group); }
+void act_quant_bf16_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group_float<FloatTile::bf16, 128>(x, tile, group); }
+void act_quant_bf16_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_float<FloatTile::bf16, 128>(x, tile, group); }
+void act_quant_f32_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group_float<FloatTile::f32, 64>(x, tile, group); }
+void act_quant_f32_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_float<FloatTile::f32, 64>(x, tile, group); }
 }

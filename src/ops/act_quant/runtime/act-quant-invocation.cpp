@@ -7,7 +7,30 @@
 namespace xdna {
 
 namespace {
-constexpr int kTileK = 256;
+
+// The core program's entry points by activation format, token tile and K tile (aie/act_quant/kernels).
+struct Entry {
+    ActFormat    format;
+    int          tile_n, tile_k;
+    const char * name;
+};
+constexpr Entry kEntries[] = {
+    {ActFormat::a8_b32, 4, 256, "act_quant_a8_b32_n4"},       {ActFormat::a8_b32, 32, 256, "act_quant_a8_b32_n32"},
+    {ActFormat::a8_b256, 4, 256, "act_quant_a8_b256_n4"},     {ActFormat::a8_b256, 32, 256, "act_quant_a8_b256_n32"},
+    {ActFormat::bfp16, 32, 256, "act_quant_bfp16_n32"},       {ActFormat::bfp16, 32, 128, "act_quant_bfp16_k128_n32"},
+    {ActFormat::bfp16, 32, 64, "act_quant_bfp16_k64_n32"},    {ActFormat::f16, 4, 128, "act_quant_f16_n4"},
+    {ActFormat::f16, 32, 128, "act_quant_f16_n32"},           {ActFormat::bf16, 4, 128, "act_quant_bf16_n4"},
+    {ActFormat::bf16, 32, 128, "act_quant_bf16_n32"},         {ActFormat::f32, 4, 64, "act_quant_f32_n4"},
+    {ActFormat::f32, 32, 64, "act_quant_f32_n32"},
+};
+
+const Entry * entry_for(ActFormat format, int tile_n, int tile_k) {
+    for (const Entry & e : kEntries) {
+        if (e.format == format && e.tile_n == tile_n && e.tile_k == tile_k) return &e;
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 std::string ActQuantParams::shape_label(const TileShape &) const {
@@ -17,27 +40,24 @@ std::string ActQuantParams::shape_label(const TileShape &) const {
 }
 
 bool act_quant_takes(const ActivationLayout & L) {
-    const bool a8 = (L.format == ActFormat::a8_b32 || L.format == ActFormat::a8_b256) && (L.tile_n == 4 || L.tile_n == 32);
-    const bool bfp16 = L.format == ActFormat::bfp16 && L.tile_n == 32;  // the K-quant and legacy prefill contracts (TK 256)
-    return (a8 || bfp16) && L.tile_k == kTileK && L.k == L.k_pad && L.k % kTileK == 0;
+    return entry_for(L.format, L.tile_n, L.tile_k) != nullptr && L.k == L.k_pad && L.k % L.tile_k == 0;
 }
 
 KernelKey act_quant_key(const ActivationLayout & L) {
-    static const char * const names[2][2] = {{"act_quant_a8_b32_n4", "act_quant_a8_b32_n32"},
-                                             {"act_quant_a8_b256_n4", "act_quant_a8_b256_n32"}};
+    const Entry * e = entry_for(L.format, L.tile_n, L.tile_k);
     KernelKey key;
     key.kind = KernelKind::act_quant;
     key.design = kActQuantDesign;
-    key.variant = L.format == ActFormat::bfp16 ? "act_quant_bfp16_n32" : names[L.format == ActFormat::a8_b256 ? 1 : 0][L.tile_n == 32 ? 1 : 0];
-    key.tile = TileShape{0, L.tile_n, kTileK};
+    key.variant = e != nullptr ? e->name : nullptr;
+    key.tile = TileShape{0, L.tile_n, L.tile_k};
     return key;
 }
 
 Invocation to_invocation(const ActQuantInvocation & a) {
     ActivationLayout L;
-    L.format = a.p.bfp16 ? ActFormat::bfp16 : a.p.act_block == 256 ? ActFormat::a8_b256 : ActFormat::a8_b32;
+    L.format = a.p.format;
     L.tile_n = a.p.tile_n;
-    L.tile_k = kTileK;
+    L.tile_k = a.p.tile_k;
     L.k = L.k_pad = a.p.k;
     Invocation inv;
     inv.key = act_quant_key(L);
@@ -65,8 +85,9 @@ ActQuantInvocation act_quant_invocation(const ActivationLayout & L, BufferSlice 
     a.p.n = L.n;
     a.p.k = L.k;
     a.p.tile_n = L.tile_n;
-    a.p.bfp16 = L.format == ActFormat::bfp16;
-    a.p.act_block = a.p.bfp16 ? 0 : act_format_block(L.format);
+    a.p.format = L.format;
+    a.p.tile_k = L.tile_k;
+    a.p.act_block = act_format_block(L.format);
     a.p.n_tiles = L.n_tiles;
     a.p.k_tiles = L.k_tiles;
     a.p.tile_bytes = L.tile_bytes;

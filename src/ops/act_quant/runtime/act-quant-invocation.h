@@ -15,11 +15,14 @@ struct ActQuantInvocation {
     ActQuantParams p;
 };
 
-// Whether the NPU quantizes into this layout: the a8 formats, token tiles of 4 or 32, K of whole
-// 256-value tiles (no padding to clear: the kernel writes whole tiles).
+// Whether the NPU quantizes into this layout: a format, token tile and K tile the core program has an
+// entry for (a8 at K tile 256, token tiles 4 and 32; bfp16 at token tile 32, K tiles 256, 128, 64; F16,
+// BF16 at K tile 128 and F32 at 64, token tiles 4 and 32), K of whole tiles (no padding to clear: the
+// kernel writes whole tiles).
 bool act_quant_takes(const ActivationLayout & L);
 
-// The kernel for a layout act_quant_takes (variant "act_quant_a8_b<block>_n<tile_n>").
+// The kernel for a layout act_quant_takes (variant "act_quant_a8_b<block>_n<tile_n>",
+// "act_quant_bfp16[_k<tile_k>]_n32", "act_quant_<f16|bf16|f32>_n<tile_n>").
 KernelKey act_quant_key(const ActivationLayout & L);
 
 // Its operands: x read as n rows of k floats x_row_stride floats apart, the tiles written whole.

@@ -17,6 +17,14 @@ void act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_a8_b256_n4(const float * x, uint8_t * tile, int32_t group);
 void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group);
+void act_quant_bfp16_k128_n32(const float * x, uint8_t * tile, int32_t group);
+void act_quant_bfp16_k64_n32(const float * x, uint8_t * tile, int32_t group);
+void act_quant_f16_n4(const float * x, uint8_t * tile, int32_t group);
+void act_quant_f16_n32(const float * x, uint8_t * tile, int32_t group);
+void act_quant_bf16_n4(const float * x, uint8_t * tile, int32_t group);
+void act_quant_bf16_n32(const float * x, uint8_t * tile, int32_t group);
+void act_quant_f32_n4(const float * x, uint8_t * tile, int32_t group);
+void act_quant_f32_n32(const float * x, uint8_t * tile, int32_t group);
 }
 
 namespace xdna {
@@ -24,8 +32,8 @@ namespace xdna {
 namespace {
 
 using QuantFn = void (*)(const float *, uint8_t *, int32_t);
-constexpr int kTileK = 256;
-constexpr int kMaxGroup = xdna_aie::kBfp16TokGroup;  // tokens per call: 4 (a8), 8 (bfp16)
+constexpr int kMaxTileK = 256;
+constexpr int kMaxGroup = xdna_aie::kBfp16TokGroup;  // tokens per call: 4 (a8, float), 8 (bfp16)
 constexpr int kCores = 32;
 // Two scalar fp32 divisions per block (s = amax / 127, id = 127 / amax): compiler-rt's __divsf3,
 // which the host aie_api cannot count (scalar code). Cycles per division: an assumption (a
@@ -36,18 +44,27 @@ struct Variant {
     const char * name;
     QuantFn      fn;
     QuantFn      twin;  // bit-identical, faster (SimExec::twin); nullptr: the kernel code in every mode
-    int          block, tile_n;
+    int          block, tile_n, tile_k;
     int          group;     // tokens per call
     int          divides;   // scalar divisions per call (2 per a8 block: s and id)
 };
+constexpr int kA8 = xdna_aie::kTokGroup, kB = xdna_aie::kBfp16TokGroup;
 const Variant kVariants[] = {
-    {"act_quant_a8_b32_n4", act_quant_a8_b32_n4, twin_act_quant_a8_b32_n4, 32, 4, xdna_aie::kTokGroup, 2 * xdna_aie::kTokGroup * 8},
-    {"act_quant_a8_b32_n32", act_quant_a8_b32_n32, twin_act_quant_a8_b32_n32, 32, 32, xdna_aie::kTokGroup, 2 * xdna_aie::kTokGroup * 8},
-    {"act_quant_a8_b256_n4", act_quant_a8_b256_n4, twin_act_quant_a8_b256_n4, 256, 4, xdna_aie::kTokGroup, 2 * xdna_aie::kTokGroup},
-    {"act_quant_a8_b256_n32", act_quant_a8_b256_n32, twin_act_quant_a8_b256_n32, 256, 32, xdna_aie::kTokGroup, 2 * xdna_aie::kTokGroup},
-    // bfp16: no division, no rounding of its own beyond the block conversion; the kernel code is fast
-    // enough (a 64-lane conversion per 8 tokens x 8 values) to need no twin.
-    {"act_quant_bfp16_n32", act_quant_bfp16_n32, nullptr, 0, 32, xdna_aie::kBfp16TokGroup, 0},
+    {"act_quant_a8_b32_n4", act_quant_a8_b32_n4, twin_act_quant_a8_b32_n4, 32, 4, 256, kA8, 2 * kA8 * 8},
+    {"act_quant_a8_b32_n32", act_quant_a8_b32_n32, twin_act_quant_a8_b32_n32, 32, 32, 256, kA8, 2 * kA8 * 8},
+    {"act_quant_a8_b256_n4", act_quant_a8_b256_n4, twin_act_quant_a8_b256_n4, 256, 4, 256, kA8, 2 * kA8},
+    {"act_quant_a8_b256_n32", act_quant_a8_b256_n32, twin_act_quant_a8_b256_n32, 256, 32, 256, kA8, 2 * kA8},
+    // bfp16 and the float formats: no division and no rounding beyond the format's conversion; their kernel
+    // code (a 64-lane block conversion per 8 tokens x 8 values, integer bit operations) needs no twin.
+    {"act_quant_bfp16_n32", act_quant_bfp16_n32, nullptr, 0, 32, 256, kB, 0},
+    {"act_quant_bfp16_k128_n32", act_quant_bfp16_k128_n32, nullptr, 0, 32, 128, kB, 0},
+    {"act_quant_bfp16_k64_n32", act_quant_bfp16_k64_n32, nullptr, 0, 32, 64, kB, 0},
+    {"act_quant_f16_n4", act_quant_f16_n4, nullptr, 0, 4, 128, kA8, 0},
+    {"act_quant_f16_n32", act_quant_f16_n32, nullptr, 0, 32, 128, kA8, 0},
+    {"act_quant_bf16_n4", act_quant_bf16_n4, nullptr, 0, 4, 128, kA8, 0},
+    {"act_quant_bf16_n32", act_quant_bf16_n32, nullptr, 0, 32, 128, kA8, 0},
+    {"act_quant_f32_n4", act_quant_f32_n4, nullptr, 0, 4, 64, kA8, 0},
+    {"act_quant_f32_n32", act_quant_f32_n32, nullptr, 0, 32, 64, kA8, 0},
 };
 constexpr int kVariantCount = sizeof kVariants / sizeof kVariants[0];
 
@@ -57,15 +74,18 @@ const Variant * variant_of(const KernelKey & key) {
         return nullptr;
     }
     for (const Variant & v : kVariants) {
-        if (std::strcmp(v.name, key.variant) == 0 && key.tile.n == v.tile_n) return &v;
+        if (std::strcmp(v.name, key.variant) == 0 && key.tile.n == v.tile_n && key.tile.k == v.tile_k) return &v;
     }
     return nullptr;
 }
 
 // One core's buffers: a call's tokens' values in, the tile it builds (the largest of the formats).
-constexpr int kMaxTileBytes = std::max(xdna_aie::ActTileFormat{32, kTileK, 32}.tile_bytes(), xdna_aie::BlockActTileFormat{32, kTileK}.tile_bytes());
+constexpr int kMaxTileBytes = std::max({xdna_aie::ActTileFormat{32, kMaxTileK, 32}.tile_bytes(),
+                                         xdna_aie::BlockActTileFormat{32, kMaxTileK}.tile_bytes(),
+                                         xdna_aie::FloatActTileFormat{32, 128, 2}.tile_bytes(),
+                                         xdna_aie::FloatActTileFormat{32, 64, 4}.tile_bytes()});
 struct alignas(64) CoreBuffers {
-    float   x[kMaxGroup * kTileK];
+    float   x[kMaxGroup * kMaxTileK];
     uint8_t tile[kMaxTileBytes];
 };
 
@@ -74,11 +94,11 @@ void run_tile(const ActQuantInvocation & a, const Variant & v, QuantFn fn, int64
     for (int g = 0; g < v.tile_n / v.group; ++g) {
         for (int tg = 0; tg < v.group; ++tg) {
             const int64_t row = nt * v.tile_n + g * v.group + tg;
-            float * dst = b.x + tg * kTileK;
+            float * dst = b.x + tg * v.tile_k;
             if (row < a.p.n) {
-                std::memcpy(dst, x + row * a.p.x_row_stride + kt * kTileK, kTileK * sizeof(float));
+                std::memcpy(dst, x + row * a.p.x_row_stride + kt * v.tile_k, v.tile_k * sizeof(float));
             } else {
-                std::memset(dst, 0, kTileK * sizeof(float));
+                std::memset(dst, 0, v.tile_k * sizeof(float));
             }
         }
         const CoreModes found = sim_core_modes();
@@ -150,7 +170,7 @@ Status sim_run_act_quants(const std::vector<Invocation> & invs, ThreadPool & poo
                                  (i.kernel_name() ? i.kernel_name() : "?") + " of kind " + kernel_kind_name(i.kind()));
         }
         const ActQuantInvocation a = act_quant_of(i);
-        if (a.p.k % kTileK != 0 || a.p.k_tiles * kTileK != a.p.k || a.p.tile_n != v->tile_n ||
+        if (a.p.k % v->tile_k != 0 || a.p.k_tiles * v->tile_k != a.p.k || a.p.tile_n != v->tile_n || a.p.tile_k != v->tile_k ||
             a.p.n > a.p.n_tiles * a.p.tile_n) {
             return Status::error("act_quant: a layout the design does not take");
         }
