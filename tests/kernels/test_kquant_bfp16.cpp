@@ -11,6 +11,7 @@
 #include "runtime/thread-pool.h"
 #include "sim/sim-matmul.h"
 #include "sim/tile-kernels.h"
+#include "kquant-bfp16-twin.h"
 
 #include <aie_api/host/bfp16.hpp>
 #include <gtest/gtest.h>
@@ -136,6 +137,12 @@ INSTANTIATE_TEST_SUITE_P(Contracts, KQuantBfp16, ::testing::ValuesIn(cases()), c
 // normal range), a C tile of any values, and the partial form for a short last token tile.
 TEST(KQuantBfp16Twin, KernelBitsOnArbitraryBytes) {
     std::mt19937_64 g(seed());
+    struct Restore {
+        ~Restore() { xdna::kquant_bfp16_twin_allow_vnni(true); }
+    } restore;
+    for (bool vnni : {true, false}) {  // the VNNI block dots where the host has them, and the fp32 form
+    SCOPED_TRACE(vnni ? "VNNI allowed" : "fp32 block products");
+    xdna::kquant_bfp16_twin_allow_vnni(vnni);
     for (ggml_type t : {GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K}) {
         const TileEntry * e = find_tile_entry(*prefill_contract_for(t), 32);
         ASSERT_TRUE(e != nullptr && e->twin != nullptr && e->twin_partial != nullptr);
@@ -172,6 +179,7 @@ TEST(KQuantBfp16Twin, KernelBitsOnArbitraryBytes) {
             ASSERT_LT(flagged, 32);
             for (int i = valid * 64; i < 32 * 64; ++i) ASSERT_EQ(0, std::memcmp(&ct[i], &c0[i], 4)) << "a token past the valid ones";
         }
+    }
     }
 }
 

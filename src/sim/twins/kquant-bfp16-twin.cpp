@@ -1,11 +1,16 @@
 #include "kquant-bfp16-twin.h"
 
+#include "host-isa.h"
 #include "xdna_aie/matmul_tiles.h"
 
 #include <aie_api/host/bfp16.hpp>
 #include <aie_api/host/rounding.hpp>
 
 #include <algorithm>
+#include <atomic>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -66,6 +71,10 @@ struct DequantTile {
     float   ws[kKB][kBfp16Block][kRows];  // m * 2^(e - 133): exact where the fast path uses it (see there)
     float   pw[kKB][kRows];     // 2^(e - 133), exact in fp32 (a subnormal for small e)
     int     emin[kKB], emax[kKB];  // over the K block's rows with a nonzero mantissa (emax -1: none)
+    // For the integer block dots (multiply_vnni): per K block and row the 8 mantissas as two words of
+    // 4 bytes, and -128 times their sum (the activation mantissas enter as unsigned bytes, m + 128).
+    int32_t wq[kKB][2][kRows];
+    int32_t nsum[kKB][kRows];
 };
 
 template <int Type> void dequantize(const uint8_t * w, DequantTile & out) {
@@ -113,24 +122,25 @@ template <int Type> void dequantize(const uint8_t * w, DequantTile & out) {
             }
             o[j] = oj;
         }
-        // Step 3: w = (o + x s_hi) + x s_lo per value, x = 128 + b; blocks of 8 K in conv_even.
+        // Step 3: w = (o + x s_hi) + x s_lo per value, x = 128 + b; then the row's 32 blocks of 8 K in
+        // conv_even at once (the host aie_api's wide conversion where it runs: the same blocks).
+        float v[kTK];
+        for (int k = 0; k < kTK; ++k) {
+            const int e = q_element(kTK, r, k);
+            int b = ((q4[e / 2] >> (4 * (e % 2))) & 15) ^ 8;
+            if constexpr (Type == 1) b |= ((hi[e / 8] >> (e % 8)) & 1) << 4;
+            if constexpr (Type == 2) b |= ((hi[e / 4] >> (2 * (e % 4))) & 3) << 4;
+            const float x = static_cast<float>(128 + b);
+            const int j = k / sub;
+            float acc = o[j] + x * s_hi[j];
+            acc = acc + x * s_lo[j];
+            v[k] = acc;
+        }
+        aie::detail::bfp16_block blk[kKB];
+        aie::detail::bfp16_from_fp32_blocks(v, kKB, blk, aie::rounding_mode::conv_even);
         for (int kb = 0; kb < kKB; ++kb) {
-            float v[kBfp16Block];
-            for (int i = 0; i < kBfp16Block; ++i) {
-                const int k = kb * kBfp16Block + i;
-                const int e = q_element(kTK, r, k);
-                int b = ((q4[e / 2] >> (4 * (e % 2))) & 15) ^ 8;
-                if constexpr (Type == 1) b |= ((hi[e / 8] >> (e % 8)) & 1) << 4;
-                if constexpr (Type == 2) b |= ((hi[e / 4] >> (2 * (e % 4))) & 3) << 4;
-                const float x = static_cast<float>(128 + b);
-                const int j = k / sub;
-                float acc = o[j] + x * s_hi[j];
-                acc = acc + x * s_lo[j];
-                v[i] = acc;
-            }
-            const aie::detail::bfp16_block blk = aie::detail::bfp16_from_fp32(v, aie::rounding_mode::conv_even);
-            out.e[kb][r] = blk.exponent;
-            for (int i = 0; i < kBfp16Block; ++i) out.m[kb][i][r] = blk.mantissa[i];
+            out.e[kb][r] = blk[kb].exponent;
+            for (int i = 0; i < kBfp16Block; ++i) out.m[kb][i][r] = blk[kb].mantissa[i];
         }
     }
     for (int kb = 0; kb < kKB; ++kb) {
@@ -147,12 +157,24 @@ template <int Type> void dequantize(const uint8_t * w, DequantTile & out) {
                 out.emin[kb] = std::min<int>(out.emin[kb], out.e[kb][r]);
                 out.emax[kb] = std::max<int>(out.emax[kb], out.e[kb][r]);
             }
+            int32_t sum = 0;
+            uint8_t bytes[kBfp16Block];
+            for (int i = 0; i < kBfp16Block; ++i) {
+                sum += out.m[kb][i][r];
+                bytes[i] = static_cast<uint8_t>(out.m[kb][i][r]);
+            }
+            std::memcpy(&out.wq[kb][0][r], bytes, 4);
+            std::memcpy(&out.wq[kb][1][r], bytes + 4, 4);
+            out.nsum[kb][r] = -128 * sum;
         }
     }
 }
 
 // Per thread, the dequantized tiles of the last weight tiles seen, checked against their bytes: the
-// token tiles of one row tile come one after another and reuse its K tiles.
+// token tiles of one row tile come one after another and reuse its K tiles. A tile's slot is its address
+// in units of the tile's size: a row tile's K tiles lie one after another, so up to kSlots of them get
+// slots of their own (indexing by 64-byte lines put a Q4_K tile, 144 lines, on one of 4 slots: with more
+// than 4 K tiles every call missed and dequantized again).
 struct CacheSlot {
     const uint8_t *      key = nullptr;
     int                  type = -1;
@@ -165,7 +187,7 @@ const DequantTile & dequantized(int type, const uint8_t * w) {
     // Slots are made when first used: a thread that sees few tiles touches little memory.
     thread_local std::vector<std::unique_ptr<CacheSlot>> cache(kSlots);
     const size_t n = type == 0 ? fmt::q4_K.tile_bytes() : type == 1 ? fmt::q5_K.tile_bytes() : fmt::q6_K.tile_bytes();
-    std::unique_ptr<CacheSlot> & slot = cache[(reinterpret_cast<uintptr_t>(w) / 64) % kSlots];
+    std::unique_ptr<CacheSlot> & slot = cache[(reinterpret_cast<uintptr_t>(w) / n) % kSlots];
     if (!slot) slot = std::make_unique<CacheSlot>();
     CacheSlot & s = *slot;
     if (s.key == w && s.type == type && s.bytes.size() == n && std::memcmp(s.bytes.data(), w, n) == 0) {
@@ -182,7 +204,10 @@ const DequantTile & dequantized(int type, const uint8_t * w) {
 
 // ---- the block mmul (step 4): c[t][r] = c + D in K-block order ---------------------------------
 
-void multiply(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
+// Compiled for AVX-512, AVX2 and the baseline, picked at load by the CPU it runs on: the loops over the
+// 64 rows vectorise 16, 8 or 4 wide. Each lane's operations and their order are the same (IEEE products
+// and sums, no contraction: this library builds with -ffp-contract=off), so every clone gives the same bits.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void multiply(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
     const BlockActTileFormat af{kTN, kTK};
     for (int kb = 0; kb < kKB; ++kb) {
         // The block exponents that take part (a block of zero mantissas adds an exact +0 whatever its
@@ -278,12 +303,83 @@ void nan_flagged_tokens(const uint8_t * a, float * c, int valid) {
     }
 }
 
+#if defined(__x86_64__)
+// The same block products as integer dots (AVX-512 VNNI): per K block, token and 16 rows,
+// D = sum_i mA_i mW_i = sum_i (mA_i + 128) mW_i - 128 sum_i mW_i by two vpdpbusd (unsigned bytes times
+// signed bytes, 4 per 32-bit lane, no saturation), exact (|D| <= 2^17); then D as fp32 (exact), times
+// 2^(eW - 133) and 2^(eA - 133) (both exact where the fast path of `multiply` is taken: the same
+// exponent conditions), and one fp32 add into c: the value `multiply` forms, in the same K order. Tokens
+// outside those conditions take `multiply`'s exact per-row path, one token at a time.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void multiply_vnni(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
+    const BlockActTileFormat af{kTN, kTK};
+    constexpr int kQ = kRows / 16;
+    for (int kb = 0; kb < kKB; ++kb) {
+        const int wmin = wd.emin[kb], wmax = wd.emax[kb];
+        const bool w_fast = wmax >= 0 && wmin >= 7 && wmax <= 243;
+        __m512i wlo[kQ], whi[kQ], ns[kQ];
+        __m512 pw[kQ];
+        for (int q = 0; q < kQ; ++q) {
+            wlo[q] = _mm512_loadu_si512(&wd.wq[kb][0][16 * q]);
+            whi[q] = _mm512_loadu_si512(&wd.wq[kb][1][16 * q]);
+            ns[q] = _mm512_loadu_si512(&wd.nsum[kb][16 * q]);
+            pw[q] = _mm512_loadu_ps(&wd.pw[kb][16 * q]);
+        }
+        for (int t = 0; t < valid; ++t) {
+            const uint8_t * blk = a + af.block_offset(t, kb);
+            const int ea = blk[0];
+            uint32_t lo, hi;
+            std::memcpy(&lo, blk + 1, 4);
+            std::memcpy(&hi, blk + 5, 4);
+            float * cr = c + t * kRows;
+            if ((lo | hi) == 0 || wmax < 0) {
+                // Every D is an exact +0: c + 0.
+                for (int q = 0; q < kQ; ++q) _mm512_storeu_ps(cr + 16 * q, _mm512_add_ps(_mm512_loadu_ps(cr + 16 * q), _mm512_setzero_ps()));
+                continue;
+            }
+            if (!(w_fast && ea + wmin >= 140 && ea + wmax <= 376 && ea >= 7 && ea <= 243)) {
+                for (int r = 0; r < kRows; ++r) {
+                    int32_t dot = 0;
+                    for (int i = 0; i < kBfp16Block; ++i) dot += int32_t(static_cast<int8_t>(blk[1 + i])) * int32_t(wd.m[kb][i][r]);
+                    const float p = static_cast<float>(std::ldexp(static_cast<double>(dot), ea + int(wd.e[kb][r]) - 2 * aie::detail::bfp16_value_bias));
+                    cr[r] = cr[r] + p;
+                }
+                continue;
+            }
+            const __m512i alo = _mm512_set1_epi32(static_cast<int32_t>(lo ^ 0x80808080u));  // m + 128 as unsigned bytes
+            const __m512i ahi = _mm512_set1_epi32(static_cast<int32_t>(hi ^ 0x80808080u));
+            uint32_t pa_bits = uint32_t(ea - aie::detail::bfp16_value_bias + 127) << 23;  // 2^(ea - 133), normal
+            float pa_f;
+            std::memcpy(&pa_f, &pa_bits, 4);
+            const __m512 pa = _mm512_set1_ps(pa_f);
+            for (int q = 0; q < kQ; ++q) {
+                const __m512i d = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ns[q], alo, wlo[q]), ahi, whi[q]);
+                const __m512 p = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(d), pw[q]), pa);
+                _mm512_storeu_ps(cr + 16 * q, _mm512_add_ps(_mm512_loadu_ps(cr + 16 * q), p));
+            }
+        }
+    }
+}
+#endif
+
+std::atomic<bool> g_allow_vnni{true};
+
 void run(int type, const uint8_t * w, const uint8_t * a, float * c, int valid) {
+#if defined(__x86_64__)
+    if (twin_avx512_pays() && g_allow_vnni.load(std::memory_order_relaxed)) {  // AVX-512 with VNNI (host-isa.h)
+        multiply_vnni(dequantized(type, w), a, c, valid);
+        nan_flagged_tokens(a, c, valid);
+        return;
+    }
+#endif
     multiply(dequantized(type, w), a, c, valid);
     nan_flagged_tokens(a, c, valid);
 }
 
 }  // namespace
+
+void kquant_bfp16_twin_allow_vnni(bool allow) {
+    g_allow_vnni.store(allow, std::memory_order_relaxed);
+}
 
 void kquant_bfp16_twin_tile(int type_id, const uint8_t * w, const uint8_t * a, float * c, int valid_tokens) {
     run(type_id, w, a, c, std::min(valid_tokens, kTN));
