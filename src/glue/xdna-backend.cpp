@@ -108,9 +108,9 @@ struct BackendContext {
     // Whether `node` can read `t`, the output of a pending node, in a later stage of the same
     // submission (plan/batch-plan.h): `t` must be final in device memory when the NPU has run its
     // producer (a MUL_MAT_ID's outputs are scattered by the host afterwards). A matmul reads it only as
-    // its activations, quantized on the NPU, and only as the
-    // producer's own tensor (the quantization is shared by tensor); an op of another kind reads it as it
-    // is, or a view of it (a ROPE reads the reshape of its projection's output).
+    // its activations, quantized on the NPU, and only as the producer's own tensor (the quantization is
+    // shared by tensor); an op of another kind reads it as it is, or a view of it (a ROPE reads the
+    // reshape of its projection's output).
     bool chains_on_pending(const ggml_tensor * node, int slot, const ggml_tensor * t) const {
         const ggml_tensor * producer = nullptr;
         const bool          any_view = node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_MUL_MAT_ID;
