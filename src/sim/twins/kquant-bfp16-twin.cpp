@@ -204,10 +204,12 @@ const DequantTile & dequantized(int type, const uint8_t * w) {
 
 // ---- the block mmul (step 4): c[t][r] = c + D in K-block order ---------------------------------
 
-// Compiled for AVX-512, AVX2 and the baseline, picked at load by the CPU it runs on: the loops over the
-// 64 rows vectorise 16, 8 or 4 wide. Each lane's operations and their order are the same (IEEE products
-// and sums, no contraction: this library builds with -ffp-contract=off), so every clone gives the same bits.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void multiply(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
+// Inlined into a baseline and an AVX2 build (multiply_portable / multiply_avx2, picked by run from
+// host-isa.h: ifunc-based target_clones would run their resolver before a sanitizer's runtime is up):
+// the loops over the 64 rows vectorise 4 or 8 wide. Each lane's operations and their order are the
+// same (IEEE products and sums, no contraction: this library builds with -ffp-contract=off), so both
+// give the same bits.
+__attribute__((always_inline)) inline void multiply(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
     const BlockActTileFormat af{kTN, kTK};
     for (int kb = 0; kb < kKB; ++kb) {
         // The block exponents that take part (a block of zero mantissas adds an exact +0 whatever its
@@ -293,6 +295,13 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void multiply(const
     }
 }
 
+void multiply_portable(const DequantTile & wd, const uint8_t * a, float * c, int valid) { multiply(wd, a, c, valid); }
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void multiply_avx2(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
+    multiply(wd, a, c, valid);
+}
+#endif
+
 // The kernel's last step (bfp16_mmul.h nan_flagged_tokens): a token flagged non-finite in the tile gets
 // NaN in all its outputs.
 void nan_flagged_tokens(const uint8_t * a, float * c, int valid) {
@@ -370,8 +379,14 @@ void run(int type, const uint8_t * w, const uint8_t * a, float * c, int valid) {
         nan_flagged_tokens(a, c, valid);
         return;
     }
+    static const bool avx2 = twin_host_isa() >= TwinIsa::avx2;  // CPUID once
+    if (avx2) {
+        multiply_avx2(dequantized(type, w), a, c, valid);
+        nan_flagged_tokens(a, c, valid);
+        return;
+    }
 #endif
-    multiply(dequantized(type, w), a, c, valid);
+    multiply_portable(dequantized(type, w), a, c, valid);
     nan_flagged_tokens(a, c, valid);
 }
 
