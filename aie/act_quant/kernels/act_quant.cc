@@ -83,13 +83,13 @@ template <int AB, int TN> void quantize_group(const float * __restrict x, uint8_
 }
 
 // ---- bfp16 (prefill contracts v3) ----------------------------------------------------------------
-// fp32 activations -> the bfp16 activation tile (BlockActTileFormat, TN 32 x 256): one call takes one
-// group of 8 tokens (one A operand of the 8x8x8 bfp16 mmul), x holding their 256 values each, one after
+// fp32 activations -> the bfp16 activation tile (BlockActTileFormat, TN 32 x TK): one call takes one
+// group of 8 tokens (one A operand of the 8x8x8 bfp16 mmul), x holding their TK values each, one after
 // the other. Per K block kb, the 8 tokens' 8 values become one 64-lane accumulator and
 // to_vector<bfp16ebs8> in conv_even makes the eight blocks (the exponent the largest of each token's 8,
 // mantissas rounded to nearest even: aie_api detail/aie2p/accum.hpp, the conversion the host encoder
 // src/contracts/bfp16-codec.h reproduces), stored as the 72 bytes of that operand. Per token one flag
-// byte: 1 when its 256 values hold a NaN or an infinity (the largest |x| bit pattern reaches the
+// byte: 1 when its TK values hold a NaN or an infinity (the largest |x| bit pattern reaches the
 // exponent field 255), which a block cannot carry; the matmul kernels make that token's outputs NaN.
 // The tile is the host encoder's, byte for byte, flags and padding included: call 0 clears the flags'
 // 64-byte plane first.
