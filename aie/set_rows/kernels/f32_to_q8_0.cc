@@ -18,6 +18,7 @@
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
+#include "xdna_aie/half_bits.h"
 #include "xdna_aie/loop-hints.h"
 #include "xdna_aie/set_rows_tiles.h"
 
@@ -29,17 +30,9 @@ using vf = aie::vector<float, kLanes>;
 using vi = aie::vector<int32_t, kLanes>;
 static_assert(kLanes == 32, "one block_q8_0 per step");
 
-// The fp16 bits of d >= 0 (finite), rounded to nearest even.
+// The fp16 bits of d >= 0 (finite), rounded to nearest even (xdna_aie/half_bits.h, as f32_to_f16).
 uint16_t half_of(float d) {
-    const vi a = aie::vector_cast<int32_t>(aie::broadcast<float, kLanes>(d));
-    const vi odd = aie::downshift(aie::bit_and(int32_t(0x2000), a), 13);
-    const vi r = aie::add(aie::sub(a, int32_t(0x37FFF001)), odd);  // a - (112 << 23) + 0xFFF + odd
-    const vi normal = aie::downshift(aie::bit_and(int32_t(~0x1FFF), r), 13);
-    const vf tiny = aie::add(aie::vector_cast<float>(a), 0.5f);
-    const vi subnormal = aie::sub(aie::vector_cast<int32_t>(tiny), int32_t(0x3F000000));
-    vi h = aie::select(normal, subnormal, aie::lt(a, int32_t(0x38800000)));
-    h = aie::select(h, int32_t(0x7C00), aie::ge(a, int32_t(0x477FF000)));
-    return static_cast<uint16_t>(h.get(0));
+    return static_cast<uint16_t>(xdna_aie::half_magnitude(aie::vector_cast<int32_t>(aie::broadcast<float, kLanes>(d))).get(0));
 }
 
 }  // namespace
