@@ -775,6 +775,81 @@ TEST_F(AieApi, ComparesAndSelect) {
     EXPECT_EQ(aie::lt(f, 0.0f).to_uint32(), 0x2u);
 }
 
+// Every lane of the compares, select, bit operations and integer add/sub on random vectors (NaNs among
+// the floats; 16, 32 and 64 lanes) against the scalar C++ expression, and the mask's word-at-a-time
+// count / empty / full against its bits: the host packs compares into mask words and selects without
+// a branch per lane (elementwise.hpp, mask.hpp), and this holds those loops to the lane definitions.
+template <typename T, unsigned N> void check_lanes(std::mt19937 & rng) {
+    aie::vector<T, N> a, b;
+    for (unsigned i = 0; i < N; ++i) {
+        if constexpr (std::is_floating_point_v<T>) {
+            std::uniform_int_distribution<int> pick(0, 9);
+            a[i] = pick(rng) == 0 ? NAN : T(int(rng() % 7) - 3);
+            b[i] = pick(rng) == 0 ? NAN : T(int(rng() % 7) - 3);
+        } else {
+            a[i] = T(rng() % 5);  // small values: equal lanes are common
+            b[i] = T(rng() % 5);
+            if (i % 3 == 0) a[i] = T(rng());
+        }
+    }
+    const auto lt = aie::lt(a, b), ge = aie::ge(a, b), eq = aie::eq(a, b), gt = aie::gt(a, b), le = aie::le(a, b), ne = aie::neq(a, b);
+    const auto sel = aie::select(a, b, lt);
+    unsigned n_lt = 0;
+    for (unsigned i = 0; i < N; ++i) {
+        const T x = a[i], y = b[i];
+        ASSERT_EQ(lt.test(i), x < y) << i;
+        ASSERT_EQ(ge.test(i), !(x < y)) << i;  // aie_api: ge is "not lt" (a NaN lane is ge)
+        ASSERT_EQ(gt.test(i), y < x) << i;
+        ASSERT_EQ(le.test(i), !(y < x)) << i;
+        ASSERT_EQ(eq.test(i), x == y) << i;
+        ASSERT_EQ(ne.test(i), !(x == y)) << i;
+        const T want = x < y ? y : x;
+        if constexpr (std::is_floating_point_v<T>) {
+            const T got = sel.get(i);
+            ASSERT_EQ(std::memcmp(&got, &want, sizeof(T)), 0) << i;
+        } else {
+            ASSERT_EQ(T(sel[i]), want) << i;
+        }
+        n_lt += x < y ? 1 : 0;
+    }
+    EXPECT_EQ(lt.count(), n_lt);
+    EXPECT_EQ(lt.empty(), n_lt == 0);
+    EXPECT_EQ(lt.full(), n_lt == N);
+    EXPECT_TRUE((lt | ge).full());
+    EXPECT_TRUE((lt & ge).empty());
+    if constexpr (!std::is_floating_point_v<T>) {
+        const auto band = aie::bit_and(a, b), bor = aie::bit_or(a, b), bxor = aie::bit_xor(a, b), bnot = aie::bit_not(a);
+        const auto sum = aie::add(a, b), dif = aie::sub(a, b);
+        for (unsigned i = 0; i < N; ++i) {
+            const T x = a[i], y = b[i];
+            ASSERT_EQ(T(band[i]), T(x & y)) << i;
+            ASSERT_EQ(T(bor[i]), T(x | y)) << i;
+            ASSERT_EQ(T(bxor[i]), T(x ^ y)) << i;
+            ASSERT_EQ(T(bnot[i]), T(~x)) << i;
+            ASSERT_EQ(T(sum[i]), T(uint64_t(x) + uint64_t(y))) << i;  // wraps
+            ASSERT_EQ(T(dif[i]), T(uint64_t(x) - uint64_t(y))) << i;
+        }
+    }
+}
+
+TEST_F(AieApi, EveryLaneOfComparesSelectAndBitOperations) {
+    std::mt19937 rng(1205);
+    for (int round = 0; round < 20; ++round) {
+        check_lanes<int8_t, 64>(rng);
+        check_lanes<uint8_t, 64>(rng);
+        check_lanes<int16_t, 32>(rng);
+        check_lanes<uint16_t, 64>(rng);
+        check_lanes<int32_t, 16>(rng);
+        check_lanes<uint32_t, 32>(rng);
+        check_lanes<float, 16>(rng);
+        check_lanes<float, 32>(rng);
+    }
+    // Masks narrower than a word: the bits past the last element stay clear.
+    EXPECT_TRUE((~aie::mask<8>()).full());
+    EXPECT_EQ((~aie::mask<8>()).count(), 8u);
+    EXPECT_TRUE(aie::mask<8>::from_uint32(0xffu).full());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shuffles
 

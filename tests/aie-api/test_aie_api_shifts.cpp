@@ -6,6 +6,9 @@
 #include "aie_api_test_support.h"
 
 #include <cstdint>
+#include <limits>
+#include <random>
+#include <type_traits>
 
 namespace {
 
@@ -324,6 +327,68 @@ TEST_F(AieApiShifts, Acc64ToInt32SrsRoundsPerTheModeInEveryRelease) {
         EXPECT_EQ(f[0], 1);
         EXPECT_EQ(f[3], -2);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every lane of every shift, on random elements of each C++ integer type, in every rounding and
+// saturation mode and release, against the definition stated lane by lane (round_shift, saturate and
+// upshift_saturate: the arithmetic of an ups and an srs). The host has faster loops for these types
+// (elementwise.hpp shift_bits); this is what holds them to the definition.
+
+template <typename T> void check_every_shift_lane(std::mt19937 & rng) {
+    constexpr unsigned N = 512 / (8 * sizeof(T));
+    constexpr unsigned bits = 8 * sizeof(T);
+    aie::vector<T, N> v;
+    for (unsigned i = 0; i < N; ++i) v[i] = T(rng());
+    v[0] = std::numeric_limits<T>::min();
+    v[1] = std::numeric_limits<T>::max();
+    v[2] = T(0);
+    const rm modes[] = {rm::floor, rm::ceil, rm::symmetric_floor, rm::symmetric_ceil, rm::negative_inf,
+                        rm::positive_inf, rm::symmetric_zero, rm::symmetric_inf, rm::conv_even, rm::conv_odd};
+    const sm sats[] = {sm::none, sm::saturate, sm::symmetric};
+    const auto lane = [](int64_t x, unsigned up, unsigned down, bool sign, rm r, sm s) {
+        const int64_t y = up > 0 ? aie::detail::upshift_saturate(x, up, bits, sign, s)
+                                 : aie::detail::saturate(aie::detail::round_shift(x, int(down), r), bits, sign, s);
+        return T(std::make_unsigned_t<T>(uint64_t(y)));
+    };
+    for (const ver release : kReleases) {
+        aie_host::set_api_version(release);
+        for (const rm mode : modes) {
+            for (const sm sat : sats) {
+                aie::set_rounding(mode);
+                aie::set_saturation(sat);
+                const rm down_mode = release == ver::v2026_1 ? rm::floor : mode;  // 2026.1's scoped floor
+                for (unsigned s = 0; s < bits + 2; ++s) {
+                    const auto u = aie::upshift(v, s);
+                    const auto d = aie::downshift(v, s);
+                    const auto l = aie::logical_downshift(v, s);
+                    for (unsigned i = 0; i < N; ++i) {
+                        const int64_t as_signed = int64_t(std::make_signed_t<T>(v[i]));
+                        const int64_t as_unsigned = int64_t(std::make_unsigned_t<T>(v[i]));
+                        const int64_t x = std::is_signed_v<T> ? as_signed : as_unsigned;
+                        const auto where = [&] {
+                            return ::testing::Message() << aie_host::api_version_name(release) << " "
+                                                        << aie_host::rounding_mode_name(mode) << " sat " << int(sat)
+                                                        << " shift " << s << " lane " << i << " of " << int64_t(x);
+                        };
+                        ASSERT_EQ(u[i], lane(x, s, 0, std::is_signed_v<T>, mode, sat)) << "upshift " << where();
+                        ASSERT_EQ(d[i], lane(x, 0, s, std::is_signed_v<T>, down_mode, sat)) << "downshift " << where();
+                        ASSERT_EQ(l[i], lane(as_unsigned, 0, s, false, down_mode, sat)) << "logical_downshift " << where();
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_F(AieApiShifts, EveryLaneOfEveryShiftIsTheDefinition) {
+    std::mt19937 rng(20261205);
+    check_every_shift_lane<int8_t>(rng);
+    check_every_shift_lane<uint8_t>(rng);
+    check_every_shift_lane<int16_t>(rng);
+    check_every_shift_lane<uint16_t>(rng);
+    check_every_shift_lane<int32_t>(rng);
+    check_every_shift_lane<uint32_t>(rng);
 }
 
 }  // namespace

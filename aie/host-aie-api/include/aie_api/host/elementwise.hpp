@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -38,12 +39,16 @@ template <typename T> inline T round_float_to(float x) {
     else return x;
 }
 
+// Integer add/sub wrap to the element's width; for the C++ integer types that is their unsigned
+// arithmetic (the same bits as the int64 form, in a loop the host compiler vectorizes).
 template <typename T> inline T elem_add(T a, T b) {
     if constexpr (is_floating_point_v<T>) return round_float_to<T>(float(a) + float(b));
+    else if constexpr (std::is_integral_v<T>) return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));
     else return from_i64_wrap<T>(to_i64(a) + to_i64(b));
 }
 template <typename T> inline T elem_sub(T a, T b) {
     if constexpr (is_floating_point_v<T>) return round_float_to<T>(float(a) - float(b));
+    else if constexpr (std::is_integral_v<T>) return T(std::make_unsigned_t<T>(a) - std::make_unsigned_t<T>(b));
     else return from_i64_wrap<T>(to_i64(a) - to_i64(b));
 }
 template <typename T> inline bool elem_lt(T a, T b) {
@@ -269,34 +274,40 @@ template <typename T, unsigned N, typename F> vector<T, N> bitop(const vector<T,
     static_assert(is_integral_v<T>, "bit operations take integer vectors");
     count_move_bits<T>(N);
     vector<T, N> r;
-    for (unsigned i = 0; i < N; ++i) r.raw(i) = from_i64_wrap<T>(f(to_i64(a.raw(i)), to_i64(b.raw(i))));
+    if constexpr (std::is_integral_v<T>) {
+        // The C++ integer types: the operation on the elements themselves (the low bits of the int64
+        // form are these), in a loop the host compiler vectorizes.
+        for (unsigned i = 0; i < N; ++i) r.raw(i) = T(f(a.raw(i), b.raw(i)));
+    } else {
+        for (unsigned i = 0; i < N; ++i) r.raw(i) = from_i64_wrap<T>(f(to_i64(a.raw(i)), to_i64(b.raw(i))));
+    }
     return r;
 }
 }  // namespace detail
 
 template <typename T, unsigned N> vector<T, N> bit_and(const vector<T, N> & a, const vector<T, N> & b) {
-    return detail::bitop(a, b, [](int64_t x, int64_t y) { return x & y; });
+    return detail::bitop(a, b, [](auto x, auto y) { return x & y; });
 }
 template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
 vector<T, N> bit_and(E a, const vector<T, N> & v) {
     return bit_and(detail::splat<T, N>(T(a)), v);
 }
 template <typename T, unsigned N> vector<T, N> bit_or(const vector<T, N> & a, const vector<T, N> & b) {
-    return detail::bitop(a, b, [](int64_t x, int64_t y) { return x | y; });
+    return detail::bitop(a, b, [](auto x, auto y) { return x | y; });
 }
 template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
 vector<T, N> bit_or(E a, const vector<T, N> & v) {
     return bit_or(detail::splat<T, N>(T(a)), v);
 }
 template <typename T, unsigned N> vector<T, N> bit_xor(const vector<T, N> & a, const vector<T, N> & b) {
-    return detail::bitop(a, b, [](int64_t x, int64_t y) { return x ^ y; });
+    return detail::bitop(a, b, [](auto x, auto y) { return x ^ y; });
 }
 template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>
 vector<T, N> bit_xor(E a, const vector<T, N> & v) {
     return bit_xor(detail::splat<T, N>(T(a)), v);
 }
 template <typename T, unsigned N> vector<T, N> bit_not(const vector<T, N> & v) {
-    return detail::bitop(v, v, [](int64_t x, int64_t) { return ~x; });
+    return detail::bitop(v, v, [](auto x, auto) { return ~x; });
 }
 
 // Shifts. aie_api implements all three as an accumulator round trip, not as a bit shift (aie_api
@@ -359,6 +370,45 @@ vector<T, N> shift_bits(const vector<T, N> & v, unsigned up, unsigned down, bool
     constexpr unsigned tb = type_bits_v<T>;
     constexpr unsigned wb = tb == 4 ? 8 : tb;  // the width the srs produces
     vector<T, N> r;
+    if constexpr (std::is_integral_v<T>) {
+        // The C++ integer types, where the general form below reduces to a few integer operations per
+        // lane in loops the host compiler vectorizes (the same results; test_aie_api's shift tests
+        // compare them with round_shift / saturate lane by lane):
+        //   a downshift by s >= 1 rounds q = x >> s (floor) up by one per the mode; the result cannot
+        //   leave the element's range (|x| >> s plus one stays inside it), so no saturation applies;
+        //   an upshift under saturation `none` keeps the low bits of x << s.
+        using S = std::conditional_t<(sizeof(T) < 4), int32_t, int64_t>;  // holds x and x + 2^s exactly
+        const auto read = [&](unsigned i) -> S {
+            if (sign) return S(std::make_signed_t<T>(v.raw(i)));
+            return S(std::make_unsigned_t<T>(v.raw(i)));
+        };
+        if (up == 0 && down >= 1 && down < tb) {
+            const unsigned s = down;
+            const S half = S(1) << (s - 1), low = (S(1) << s) - 1;
+            using rm = aie::rounding_mode;
+            switch (rnd) {
+                case rm::floor:
+                    for (unsigned i = 0; i < N; ++i) r.raw(i) = T(read(i) >> s);
+                    return r;
+                case rm::conv_even:
+                    for (unsigned i = 0; i < N; ++i) {
+                        const S x = read(i), q = x >> s, rem = x & low;
+                        r.raw(i) = T(q + S(rem > half || (rem == half && (q & 1))));
+                    }
+                    return r;
+                case rm::positive_inf:
+                    for (unsigned i = 0; i < N; ++i) {
+                        const S x = read(i);
+                        r.raw(i) = T(x >> s) + T((x & low) >= half);
+                    }
+                    return r;
+                default: break;  // the other modes: the general form
+            }
+        } else if (down == 0 && up < wb && sat == saturation_mode::none) {
+            for (unsigned i = 0; i < N; ++i) r.raw(i) = T(std::make_unsigned_t<T>(v.raw(i)) << up);
+            return r;
+        }
+    }
     for (unsigned i = 0; i < N; ++i) {
         const uint64_t low = (uint64_t)to_i64(v.raw(i)) & ((uint64_t(1) << tb) - 1);
         const int64_t x = (sign && ((low >> (tb - 1)) & 1)) ? (int64_t)(low | ~((uint64_t(1) << tb) - 1)) : (int64_t)low;
@@ -385,12 +435,12 @@ template <typename T, unsigned N> vector<T, N> logical_downshift(const vector<T,
 // Compares (-> mask) and select
 
 namespace detail {
+// One byte per lane first (a loop the host compiler vectorizes), then packed into mask words.
 template <typename T, unsigned N, typename F> mask<N> compare(const vector<T, N> & a, const vector<T, N> & b, F f) {
     count_move_bits<T>(N);
-    mask<N> m;
-    for (unsigned i = 0; i < N; ++i)
-        if (f(a.raw(i), b.raw(i))) m.set(i);
-    return m;
+    alignas(64) uint8_t bits[N];
+    for (unsigned i = 0; i < N; ++i) bits[i] = f(a.raw(i), b.raw(i)) ? 1 : 0;
+    return mask<N>::from_bools(bits);
 }
 }  // namespace detail
 
@@ -421,8 +471,23 @@ template <typename T, unsigned N> bool not_equal(const vector<T, N> & a, const v
 // out[i] = m[i] ? b[i] : a[i] (aie_api aie.hpp select: a bit set picks the second operand).
 template <typename T, unsigned N> vector<T, N> select(const vector<T, N> & a, const vector<T, N> & b, const mask<N> & m) {
     detail::count_move_bits<T>(N);
+    alignas(64) uint8_t pick[N];
+    m.to_bools(pick);
     vector<T, N> r;
-    for (unsigned i = 0; i < N; ++i) r.raw(i) = m.test(i) ? b.raw(i) : a.raw(i);
+    if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4) {
+        // On the bit patterns, without a branch per lane (a loop the host compiler vectorizes).
+        using U = std::conditional_t<sizeof(T) == 1, uint8_t, std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>>;
+        for (unsigned i = 0; i < N; ++i) {
+            U x, y;
+            std::memcpy(&x, &a.raw(i), sizeof(U));
+            std::memcpy(&y, &b.raw(i), sizeof(U));
+            const U m = U(U(0) - U(pick[i]));
+            const U z = U((x & U(~m)) | (y & m));
+            std::memcpy(&r.raw(i), &z, sizeof(U));
+        }
+    } else {
+        for (unsigned i = 0; i < N; ++i) r.raw(i) = pick[i] ? b.raw(i) : a.raw(i);
+    }
     return r;
 }
 template <typename E, typename T, unsigned N, std::enable_if_t<detail::is_scalar_for_v<E, T>, int> = 0>

@@ -5,7 +5,11 @@
 #include <array>
 #include <cassert>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace aie {
 
@@ -58,18 +62,59 @@ template <unsigned Elems> class mask {
         w_[i / 32] &= ~(uint32_t(1) << (i % 32));
     }
 
+    // Word at a time: bits past Elems are always 0 (every constructor and operator keeps them clear).
     constexpr unsigned count() const {
         unsigned n = 0;
-        for (unsigned i = 0; i < Elems; ++i) n += test(i) ? 1u : 0u;
+        for (unsigned i = 0; i < kWords; ++i) n += unsigned(__builtin_popcount(w_[i]));
         return n;
     }
-    constexpr bool empty() const { return count() == 0; }
-    constexpr bool full() const { return count() == Elems; }
+    constexpr bool empty() const {
+        for (unsigned i = 0; i < kWords; ++i)
+            if (w_[i] != 0) return false;
+        return true;
+    }
+    constexpr bool full() const {
+        for (unsigned i = 0; i + 1 < kWords; ++i)
+            if (w_[i] != 0xffffffffu) return false;
+        return w_[kWords - 1] == kLastWordMask;
+    }
     // Leading zeros counted from the highest element down.
     constexpr unsigned clz() const {
         unsigned n = 0;
         for (unsigned i = Elems; i-- > 0 && !test(i);) ++n;
         return n;
+    }
+
+    // Host-side helpers of the compares and select (not aie_api): the mask from one byte per element
+    // (0 or 1), and the mask as such bytes.
+    static mask from_bools(const uint8_t * b) {
+        mask m;
+        for (unsigned i = 0; i < Elems; i += 32) {
+            const unsigned n = Elems - i < 32 ? Elems - i : 32;
+            uint32_t w = 0;
+#if defined(__SSE2__)
+            if (n == 32) {
+                // Bit 0 of each byte to bit 7 (a 16-bit shift by 7 moves both bytes' bit 0 there), then
+                // the 32 sign bits.
+                const __m128i lo = _mm_slli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(b + i)), 7);
+                const __m128i hi = _mm_slli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(b + i + 16)), 7);
+                w = uint32_t(_mm_movemask_epi8(lo)) | (uint32_t(_mm_movemask_epi8(hi)) << 16);
+            } else
+#endif
+            {
+                for (unsigned j = 0; j < n; ++j) w |= uint32_t(b[i + j] & 1u) << j;
+            }
+            m.w_[i / 32] = w;
+        }
+        return m;
+    }
+    void to_bools(uint8_t * b) const {
+        for (unsigned i = 0; i < Elems; i += 8) {
+            const unsigned byte = (w_[i / 32] >> (i % 32)) & 0xffu;
+            if (Elems - i >= 8) std::memcpy(b + i, &kSpread[byte], 8);
+            else
+                for (unsigned j = 0; i + j < Elems; ++j) b[i + j] = uint8_t((byte >> j) & 1u);
+        }
     }
 
     constexpr uint32_t to_uint32(unsigned i) const { return w_[i]; }
@@ -139,6 +184,15 @@ template <unsigned Elems> class mask {
     }
 
   private:
+    // kSpread[x]: byte j (little-endian) is bit j of x.
+    static constexpr std::array<uint64_t, 256> spread_table() {
+        std::array<uint64_t, 256> t{};
+        for (unsigned x = 0; x < 256; ++x)
+            for (unsigned j = 0; j < 8; ++j) t[x] |= uint64_t((x >> j) & 1u) << (8 * j);
+        return t;
+    }
+    static constexpr std::array<uint64_t, 256> kSpread = spread_table();
+
     std::array<uint32_t, kWords> w_;
 };
 
