@@ -51,7 +51,9 @@
 //   stack: row scales (896 B) + row parameters (s_hi, s_lo, m, dmin parts: 1344 B)  2240 B
 //   stack: call frames, spills (estimate)                      1024 B   (stack in all 7872 B)
 //   total (+ 16 B of RTP words)                               61520 B = 60.1 KB of 64 KB
-//   Token tile 64 would need 2 x 18560 B of A and 16384 B of C: 80 KB. It does not fit.
+//   Token tile 64 with A objects of the whole K tile would need 2 x 18560 B of A and 16384 B of C: 80 KB.
+//   With A in K halves (64 x 128, two objects per W tile) Q4_K and Q5_K fit (docs/kernels.md, "Prefill
+//   contracts v3": 58960 / 63056 B); not built yet.
 //
 // ---- Program memory estimate (16 KB) -----------------------------------------------------------
 // At about 12 bytes per VLIW bundle (not a compiler figure): per type the dequantization body (one K
