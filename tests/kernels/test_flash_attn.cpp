@@ -181,7 +181,12 @@ double kv_value(const Case & c, const Data & x, bool v, int64_t seq, int64_t j, 
 }
 
 // Attention in double, as ggml defines it.
-std::vector<double> reference(const Case & c, const Data & x) {
+// The magnitudes an error bound scales with: the largest scale * sum |q_i k_i| of a live score and the
+// largest |v| of a live V value.
+struct Magnitudes {
+    double score = 0, v = 0;
+};
+std::vector<double> reference(const Case & c, const Data & x, Magnitudes * mag = nullptr) {
     std::vector<double> out(static_cast<size_t>(c.d * c.n_head * c.n_tokens * c.n_seq), 0.0);
     const double scale = 1.0 / std::sqrt(static_cast<double>(static_cast<float>(c.d)));
     for (int64_t s = 0; s < c.n_seq; ++s) {
@@ -197,8 +202,16 @@ std::vector<double> reference(const Case & c, const Data & x) {
                     const double m = c.mask ? half_value(x.mask[t * c.n_kv + j]) : 0.0;
                     live[j] = m != -INFINITY;
                     if (!live[j]) continue;
-                    double dot = 0;
-                    for (int64_t i = 0; i < c.d; ++i) dot += static_cast<double>(q[i]) * kv_value(c, x, false, skv, j, g, i);
+                    double dot = 0, abs_dot = 0;
+                    for (int64_t i = 0; i < c.d; ++i) {
+                        const double t = static_cast<double>(q[i]) * kv_value(c, x, false, skv, j, g, i);
+                        dot += t;
+                        abs_dot += std::fabs(t);
+                    }
+                    if (mag != nullptr) {
+                        mag->score = std::max(mag->score, abs_dot * scale);
+                        for (int64_t i = 0; i < c.d; ++i) mag->v = std::max(mag->v, std::fabs(kv_value(c, x, true, skv, j, g, i)));
+                    }
                     score[j] = dot * scale + alibi_slope(c, h) * m;
                     mx = std::max(mx, score[j]);
                 }
@@ -218,25 +231,36 @@ std::vector<double> reference(const Case & c, const Data & x) {
     return out;
 }
 
-// fp32 program: within a few fp32 roundings of the exact attention (every step is an fp32 product or sum,
-// and e^x is within a few ulp; the outputs are averages of values in [-1, 1]). bfp16 program: p and v
-// split in two bfp16 parts are exact to about 2^-14 (6e-5) of their block's largest magnitude (q and k,
-// in three, to about 2^-21), the left-out products are of that order squared, and the errors of a dot
-// product's 8-value blocks mostly cancel: worst seen 5.3e-5, bound 1e-4 (a product dropped: 2.6e-3 and more).
+// Bounds from the error analysis of each program, in the magnitudes of the case's data (Magnitudes):
+// - fp32 program: each score carries fp32 roundings of the terms it sums (q.k's 32-lane products, their
+//   sums, the halving tree, * scale), which move the weights by as much relatively; the output, an
+//   average of V values, moves by at most twice that times max |v|. The roundings of a sum of terms of
+//   random signs partly cancel: one unit of 2^-24 of `score` (the largest sum of |terms|) is taken,
+//   about 6 times the worst seen. Plus 2e-6 for e^x (a few ulp) and the o and s roundings.
+// - bfp16 program: p and v split in two bfp16 parts are exact to 2^-14 of their block's largest value,
+//   so each p_j v_j term is within 2^-14 (p_max,block |v_j| + p_j v_max,block) of the exact one; summed
+//   and divided by s = sum p_j (each block's p_max <= its sum) that is at most 2^-13 max |v|. The scores'
+//   three-part splits (2^-21 of their blocks) and fp32 roundings as above.
+// Fresh random data reach up to about half of these (the earlier fixed bounds, 1e-6 and 1e-4 times a
+// per-test factor, were below the worst case: one random draw in a few hundred failed them). A program
+// with a product or the rescale of o left out errs by 1e-3 and more.
 bool bfp16(const Data & x) { return xdna::flash_attn_bfp16(xdna::flash_attn_key(x.variant)); }
-double bound(const Data & x) { return bfp16(x) ? 1e-4 : 1e-6; }
+double bound(const Data & x, const Magnitudes & m) {
+    const double fp32 = 2e-6 + 2 * 0x1p-24 * m.score * m.v;
+    return bfp16(x) ? fp32 + 0x1p-13 * m.v : fp32;
+}
 
-// `scale`: how much larger than the bounds above the test's scores make the error (large scores).
-void expect_close(const Case & c, const Data & x, double scale = 1.0) {
+void expect_close(const Case & c, const Data & x) {
     ASSERT_TRUE(x.status.ok) << x.status.message;
-    const std::vector<double> ref = reference(c, x);
+    Magnitudes m;
+    const std::vector<double> ref = reference(c, x, &m);
     double worst = 0;
     for (size_t i = 0; i < ref.size(); ++i) {
         ASSERT_TRUE(std::isfinite(x.out[i])) << "output " << i;
         worst = std::max(worst, std::fabs(ref[i] - x.out[i]));
     }
-    EXPECT_LT(worst, scale * bound(x)) << x.variant << ": d " << c.d << " n_kv " << c.n_kv << " tokens " << c.n_tokens << " heads " << c.n_head << "/"
-                           << c.n_head_kv;
+    EXPECT_LT(worst, bound(x, m)) << x.variant << ": d " << c.d << " n_kv " << c.n_kv << " tokens " << c.n_tokens << " heads " << c.n_head
+                                  << "/" << c.n_head_kv << ", largest score terms " << m.score << ", |v| " << m.v;
 }
 
 // Every case runs both programs: the fp32 products (fa_block_f16) and the bfp16 ones (fa_block_f16_bfp16).
@@ -274,7 +298,7 @@ TEST_P(FlashAttnKernel, LargeScoresAsInRandomWeightModels) {
         // fp32: a score of 50 carries 50 times an fp32 rounding (worst seen 2e-6). bfp16: the worst seen is
         // 5.3e-5, as at ordinary scores (p.v's two-part split); the scores' lo parts left out give 2e-4 to
         // 4e-4, so the bound stays below that.
-        expect_close(c, x, bfp16(x) ? 1.5 : 4.0);
+        expect_close(c, x);
     }
 }
 
@@ -380,7 +404,7 @@ TEST_P(FlashAttnKernel, SubnormalKeysScoreAsInDouble) {
         }
         for (float & v : x.q) v *= 4096.0f;
         run(c, x);
-        expect_close(c, x, bfp16(x) ? 1.5 : 4.0);
+        expect_close(c, x);
     }
 }
 
@@ -411,7 +435,7 @@ TEST_P(FlashAttnQ8Kernel, LargeScoresAsInRandomWeightModels) {
         Data x = make_q8_data(c, GetParam());
         for (float & v : x.q) v *= 16.0f;
         run(c, x);
-        expect_close(c, x, bfp16(x) ? 1.5 : 4.0);
+        expect_close(c, x);
     }
 }
 
