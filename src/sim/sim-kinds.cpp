@@ -115,8 +115,8 @@ Status scale_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool,
     return sim_run_scales(invs, pool);  // no instruction stream yet (aie/scale/README.md)
 }
 
-Status flash_attn_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
-    return sim_run_flash_attns(invs, pool);
+Status flash_attn_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
+    return sim_run_flash_attns(invs, pool, exec);
 }
 
 Status flash_attn_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,

@@ -1,5 +1,6 @@
 #include "ops/flash_attn/sim-flash-attn.h"
 
+#include "flash-attn-twin.h"
 #include "ops/flash_attn/flash-attn-invocation.h"
 #include "sim/core-state.h"
 #include "sim/kernel-cycles.h"
@@ -133,7 +134,7 @@ QueryRow query_row(const FlashAttnParams & p, int64_t kv_head, int64_t i) {
 }
 
 // One part of the context ([block0, block1) of 32 rows) for the job's rows into `state`.
-void run_part(const FlashAttnInvocation & f, const Job & j, int64_t block0, int64_t block1, CoreBuffers & b, float * state) {
+void run_part(const FlashAttnInvocation & f, const Job & j, int64_t block0, int64_t block1, CoreBuffers & b, float * state, bool twin) {
     const FlashAttnParams & p = f.p;
     const int32_t rows = static_cast<int32_t>(j.rows), d = static_cast<int32_t>(p.d);
     const int64_t kv_seq = j.seq / (p.n_seq / p.n_seq_kv);
@@ -175,7 +176,10 @@ void run_part(const FlashAttnInvocation & f, const Job & j, int64_t block0, int6
         if (flash_attn_bfp16(f) && p.kv_q8_0) {
             fa_block_q8_0_bfp16(b.q, b.qb, b.k, b.v, b.k_words, b.v_words, mk, b.slope, state, b.scores, b.scratch, rows, d, n, p.scale);
         } else if (flash_attn_bfp16(f)) {
-            fa_block_f16_bfp16(b.q, b.qb, k16, v16, mk, b.slope, state, b.scores, rows, d, n, p.scale);
+            // The twin refuses (changing nothing) the blocks the kernel runs on its fp32 program.
+            if (!twin || !twin_fa_block_f16_bfp16(b.q, b.qb, k16, v16, mk, b.slope, state, b.scores, rows, d, n, p.scale)) {
+                fa_block_f16_bfp16(b.q, b.qb, k16, v16, mk, b.slope, state, b.scores, rows, d, n, p.scale);
+            }
         } else if (p.kv_q8_0) {
             fa_block_q8_0(b.q, b.k, b.v, mk, b.slope, state, b.scores, rows, d, n, p.scale);
         } else {
@@ -252,7 +256,8 @@ ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t max_cores) 
     return m;
 }
 
-Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & pool) {
+Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
+    const bool twin = exec == SimExec::twin && flash_attn_twin_pays();
     std::vector<FlashAttnInvocation> views;
     std::vector<FlashAttnSplit> splits;
     std::vector<Job> jobs;
@@ -305,7 +310,7 @@ Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & po
         int64_t next = 0;
         for (int64_t part = 0; part < s.parts; ++part) {
             const int64_t n = s.blocks / s.parts + (part < s.blocks % s.parts ? 1 : 0);
-            run_part(f, j, next, next + n, b, part == 0 ? b.state : b.partner);
+            run_part(f, j, next, next + n, b, part == 0 ? b.state : b.partner, twin);
             next += n;
             if (part == 0) continue;
             const CoreModes found = sim_core_modes();

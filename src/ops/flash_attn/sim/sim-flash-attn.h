@@ -1,11 +1,14 @@
 // The simulator's flash_attn engine: the query rows of each KV head dealt to cores in chunks of up to 16,
 // the context split between the cores of a column when there are fewer chunks than cores, each core's
 // K/V rows taken 32 at a time through aligned core buffers, as the flash_attn design moves them
-// (aie/flash_attn/README.md); the core kernel code of aie/flash_attn/kernels called on them. No twin.
+// (aie/flash_attn/README.md); the core kernel code of aie/flash_attn/kernels called on them, or, for the
+// bfp16 program's blocks with SimExec::twin on a host where it pays, its bit-identical twin
+// (src/sim/twins/flash-attn-twin.h).
 #pragma once
 
 #include "runtime/device.h"
 #include "runtime/thread-pool.h"
+#include "sim/sim-matmul.h"
 #include "sim/timing-model.h"
 
 #include <vector>
@@ -31,6 +34,6 @@ bool flash_attn_has_kernel(const KernelKey & key);
 ModelShape flash_attn_model_shape(const Invocation & inv);
 // The same on `cores` cores of the array (flash_attn_split's).
 ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t cores);
-Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & pool);
+Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec = SimExec::kernels);
 
 }  // namespace xdna

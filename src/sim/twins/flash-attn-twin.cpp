@@ -1,0 +1,221 @@
+// The bfp16 attention block of aie/flash_attn/kernels/flash_attn.cc (fa_block_f16_bfp16) on plain arrays;
+// flash-attn-twin.h says why. Each step below names the kernel code it reproduces.
+#include "flash-attn-twin.h"
+
+#include <aie_api/aie.hpp>
+
+#include "xdna_aie/flash_attn_softmax.h"
+#include "xdna_aie/flash_attn_tiles.h"
+
+#include <cstring>
+
+namespace xdna {
+
+namespace {
+
+using aie::detail::bfp16_block;
+static_assert(sizeof(bfp16_block) == 9, "a bfp16ebs8 block in memory: the exponent, then eight mantissas");
+
+constexpr int kOp = 8;                  // rows, columns and depth of one bfp16 mmul
+constexpr int kTile = kOp * kOp;        // values of one operand
+constexpr int kBlocks = kTile / kOp;    // bfp16 blocks of one operand
+constexpr int kBlock = xdna_aie::kFaKvBlock;
+
+// An F16 value as widen_finite builds it (A + C - D from its integer parts, three exact bf16 products
+// into an fp32 accumulator): the exact value, with exponent field 31 an ordinary exponent (2^16 (1 +
+// m/1024): the caller has ruled infinities and NaNs out of the live rows, the stale rows past n_kv
+// keep this reading), and +0 for either zero (A + C - D cancels exactly, to +0 in round to nearest).
+inline float widen(uint16_t h) {
+    // Branch-free, so that the tile loops vectorize.
+    const uint32_t em = h & 0x7fffu;
+    const float sub = float(em) * 0x1p-24f;  // a subnormal (or zero): em * 2^-24, exact
+    uint32_t sub_bits;
+    std::memcpy(&sub_bits, &sub, sizeof sub_bits);
+    const uint32_t mag = em >= 0x400u ? (em << 13) + (112u << 23) : sub_bits;
+    const uint32_t bits = em == 0 ? 0u : mag | (uint32_t(h & 0x8000u) << 16);
+    float r;
+    std::memcpy(&r, &bits, sizeof r);
+    return r;
+}
+
+// accum::to_vector<bfp16ebs8> in conv_even (the mode the kernel sets for its products).
+inline void to_blocks(const float * x, bfp16_block * out) {
+    aie::detail::bfp16_from_fp32_blocks(x, kBlocks, out, aie::rounding_mode::conv_even);
+}
+
+// accum(block_vector): each mantissa times its block's power of two, rounded to float once.
+// For an exponent field of 7 and up the power of two is a normal float and every mantissa times it is
+// one too (at least 2^-126), so the product is exact in float: the same value without the double.
+inline void block_values(const bfp16_block * b, float * out) {
+    for (int blk = 0; blk < kBlocks; ++blk) {
+        const int e = int(b[blk].exponent) - aie::detail::bfp16_value_bias;
+        if (b[blk].exponent >= 7) {
+            const uint32_t bits = uint32_t(e + 127) << 23;
+            float scale;
+            std::memcpy(&scale, &bits, sizeof scale);
+            for (int i = 0; i < kOp; ++i) out[blk * kOp + i] = float(b[blk].mantissa[i]) * scale;
+        } else {
+            const double scale = aie::detail::pow2_exact(e);
+            for (int i = 0; i < kOp; ++i) out[blk * kOp + i] = float(double(b[blk].mantissa[i]) * scale);
+        }
+    }
+}
+
+// split_bfp16 (two parts) and split3_bfp16 (three): hi = bfp16(x), then the residual x - hi (one fp32
+// subtraction per lane, as aie::sub of two accumulators) split again.
+struct Split2 {
+    bfp16_block hi[kBlocks], lo[kBlocks];
+};
+struct Split3 {
+    bfp16_block hi[kBlocks], mid[kBlocks], lo[kBlocks];
+};
+inline void split2(const float * x, Split2 & s) {
+    float v[kTile], r[kTile];
+    to_blocks(x, s.hi);
+    block_values(s.hi, v);
+    for (int i = 0; i < kTile; ++i) r[i] = x[i] - v[i];
+    to_blocks(r, s.lo);
+}
+inline void split3(const float * x, Split3 & s) {
+    float v[kTile], r[kTile];
+    to_blocks(x, s.hi);
+    block_values(s.hi, v);
+    for (int i = 0; i < kTile; ++i) r[i] = x[i] - v[i];
+    Split2 rest;
+    split2(r, rest);
+    std::memcpy(s.mid, rest.hi, sizeof s.mid);
+    std::memcpy(s.lo, rest.lo, sizeof s.lo);
+}
+
+// One 8x8x8 bfp16 mmul into a C tile (mmul-bfp16.hpp bfp16_mmul_8x8x8): the products, then one fp32
+// add per lane; `first`: the mmul's first operation, a mul (C = the products).
+inline void mac(float * c, bool first, const bfp16_block * a, const bfp16_block * bt) {
+    float p[kTile];
+#ifdef XDNA_AIE_HOST_BFP16_WIDE
+    if (aie::detail::bfp16_wide_lanes()) {
+        aie::detail::bfp16_products_avx512(a, bt, p);
+    } else
+#endif
+    {
+        for (int m = 0; m < kOp; ++m)
+            for (int n = 0; n < kOp; ++n)
+                p[m * kOp + n] = float(aie::detail::bfp16_block_dot(a[m].exponent, a[m].mantissa, bt[n].exponent, bt[n].mantissa));
+    }
+    if (first) {
+        std::memcpy(c, p, sizeof p);
+    } else {
+        for (int i = 0; i < kTile; ++i) c[i] = c[i] + p[i];
+    }
+}
+
+// any_nonfinite(p, n, d): the kernel reads 64 values at a time, so it looks at the first n * d values
+// rounded up to a multiple of 64 (a stale row past n_kv included when n * d is not one).
+bool any_nonfinite(const uint16_t * p, int32_t n, int32_t d) {
+    const int32_t end = (n * d + 63) / 64 * 64;
+    uint16_t any = 0;
+    for (int32_t i = 0; i < end; ++i) any |= uint16_t((p[i] & 0x7c00u) == 0x7c00u);
+    return any != 0;
+}
+
+// The block, compiled for AVX-512 (the twin runs only where the host aie_api's AVX-512 paths do) so that
+// the tile loops vectorize; the arithmetic is IEEE fp32 either way (no contraction: -ffp-contract=off).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx512f,avx512bw,avx512vl")))
+#endif
+bool block(const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uint16_t * mask, const float * slope, float * state,
+           float * scores, int32_t rows, int32_t d, int32_t n_kv, float scale) {
+    if (xdna_aie::fa::all_masked(mask, rows, n_kv)) return true;
+    if (any_nonfinite(k, n_kv, d) || any_nonfinite(v, n_kv, d)) return false;
+    const int32_t groups = (rows + kOp - 1) / kOp, kbs = d / kOp, kv_groups = (n_kv + kOp - 1) / kOp;
+    const auto * qblocks = reinterpret_cast<const bfp16_block *>(qb);  // fa_prepare_q_bfp16's stream
+
+    // Raw scores q.k (fa_block_f16_bfp16's first loop, mac_scores, store_scores): per 8 K rows an
+    // accumulator per 8 query rows; per 8 of the head dim the K tile (block n = K row n) split in three and
+    // the six products in the kernel's order.
+    for (int32_t ng = 0; ng < kv_groups; ++ng) {
+        float c[2][kTile];
+        for (int32_t kb = 0; kb < kbs; ++kb) {
+            float x[kTile];
+            for (int m = 0; m < kOp; ++m)
+                for (int n = 0; n < kOp; ++n) x[m * kOp + n] = widen(k[(ng * kOp + m) * d + kb * kOp + n]);
+            Split3 kt;
+            split3(x, kt);
+            for (int32_t rg = 0; rg < groups; ++rg) {
+                const bfp16_block * qh = qblocks + ((kb * groups + rg) * 3) * kBlocks;
+                const bfp16_block * qm = qh + kBlocks;
+                const bfp16_block * ql = qm + kBlocks;
+                mac(c[rg], kb == 0, qh, kt.hi);
+                mac(c[rg], false, qh, kt.mid);
+                mac(c[rg], false, qm, kt.hi);
+                mac(c[rg], false, qh, kt.lo);
+                mac(c[rg], false, ql, kt.hi);
+                mac(c[rg], false, qm, kt.mid);
+            }
+        }
+        for (int32_t rg = 0; rg < groups; ++rg)
+            for (int32_t m = 0; m < kOp && m < rows - rg * kOp; ++m)
+                std::memcpy(scores + (rg * kOp + m) * kBlock + ng * kOp, c[rg] + m * kOp, kOp * sizeof(float));
+    }
+
+    // The softmax step: the kernel's own code, in the mode the kernel runs it in.
+    const aie::rounding_mode entry = aie::get_rounding();
+    aie::set_rounding(aie::rounding_mode::conv_even);
+    xdna_aie::fa::softmax_step(mask, slope, state, scores, rows, d, n_kv, scale);
+    aie::set_rounding(entry);
+
+    // o += p v (accumulate_values): the weights split in two per 8 query rows and 8 KV rows; per 8 of the
+    // head dim the o tiles as accumulators, per 8 V rows the tile transposed (block n = head-dim column n
+    // over the 8 rows; rows past n_kv zero), split in two, three products per 8 query rows.
+    Split2 p[2][kBlock / kOp];
+    for (int32_t rg = 0; rg < groups; ++rg) {
+        for (int32_t jb = 0; jb < kv_groups; ++jb) {
+            float x[kTile];
+            for (int m = 0; m < kOp; ++m)
+                for (int n = 0; n < kOp; ++n) x[m * kOp + n] = m < rows - rg * kOp ? scores[(rg * kOp + m) * kBlock + jb * kOp + n] : 0.0f;
+            split2(x, p[rg][jb]);
+        }
+    }
+    float * o = xdna_aie::fa::outputs(state, d, 0);
+    for (int32_t ng = 0; ng < d / kOp; ++ng) {
+        float c[2][kTile];
+        for (int32_t rg = 0; rg < groups; ++rg)
+            for (int m = 0; m < kOp; ++m)
+                for (int n = 0; n < kOp; ++n) c[rg][m * kOp + n] = m < rows - rg * kOp ? o[(rg * kOp + m) * d + ng * kOp + n] : 0.0f;
+        for (int32_t jb = 0; jb < kv_groups; ++jb) {
+            float x[kTile];
+            const int32_t live = n_kv - jb * kOp;  // V rows of this tile below n_kv
+            for (int n = 0; n < kOp; ++n)
+                for (int m = 0; m < kOp; ++m) x[n * kOp + m] = m < live ? widen(v[(jb * kOp + m) * d + ng * kOp + n]) : 0.0f;
+            Split2 vt;
+            split2(x, vt);
+            for (int32_t rg = 0; rg < groups; ++rg) {
+                mac(c[rg], false, p[rg][jb].hi, vt.hi);
+                mac(c[rg], false, p[rg][jb].hi, vt.lo);
+                mac(c[rg], false, p[rg][jb].lo, vt.hi);
+            }
+        }
+        for (int32_t rg = 0; rg < groups; ++rg)
+            for (int32_t m = 0; m < kOp && m < rows - rg * kOp; ++m)
+                std::memcpy(o + (rg * kOp + m) * d + ng * kOp, c[rg] + m * kOp, kOp * sizeof(float));
+    }
+    return true;
+}
+
+}  // namespace
+
+bool twin_fa_block_f16_bfp16(const float * q, const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uint16_t * mask,
+                             const float * slope, float * state, float * scores, int32_t rows, int32_t d, int32_t n_kv, float scale) {
+    (void)q;  // the fp32 program's operand: blocks the twin does not take run the kernel code
+    if (!flash_attn_twin_pays()) return false;
+    return block(qb, k, v, mask, slope, state, scores, rows, d, n_kv, scale);
+}
+
+bool flash_attn_twin_pays() {
+#ifdef XDNA_AIE_HOST_BFP16_WIDE
+    return aie::detail::bfp16_wide_lanes();
+#else
+    return false;
+#endif
+}
+
+}  // namespace xdna
