@@ -158,7 +158,7 @@ void check_run(std::mt19937 & rng, Stats & stats, int32_t rows, int32_t d, int b
 TEST(FlashAttnTwin, EveryBlockIsTheKernelsBits) {
     if (!xdna::flash_attn_twin_pays()) GTEST_SKIP() << "no AVX-512 here: the simulator runs the kernel code";
     SCOPED_TRACE(::testing::Message() << "GGML_XDNA_TEST_SEED=" << xdna_test::test_seed());
-    std::mt19937 rng(uint32_t(xdna_test::test_seed()));
+    std::mt19937 rng{static_cast<uint32_t>(xdna_test::test_seed())};
     Stats stats;
     for (const int32_t d : {32, 64, 128}) {
         for (const int32_t rows : {1, 3, 8, 9, 16}) {
@@ -173,7 +173,7 @@ TEST(FlashAttnTwin, EveryBlockIsTheKernelsBits) {
 
 TEST(FlashAttnTwin, NonFiniteLiveRowsAreLeftToTheKernelsFp32Program) {
     SCOPED_TRACE(::testing::Message() << "GGML_XDNA_TEST_SEED=" << xdna_test::test_seed());
-    std::mt19937 rng(uint32_t(xdna_test::test_seed()));
+    std::mt19937 rng{static_cast<uint32_t>(xdna_test::test_seed())};
     const int32_t rows = 5, d = 64, n_kv = 20;
     Aligned<float> q(size_t(rows) * d, 0.25f);
     Aligned<uint8_t> qb(size_t(xdna_aie::fa_q_bfp16_bytes(kFaMaxRows, kFaMaxHead)));
