@@ -8,6 +8,7 @@
 #include "xdna_aie/flash_attn_tiles.h"
 
 #include <cstring>
+#include <vector>
 
 namespace xdna {
 
@@ -117,6 +118,69 @@ bool any_nonfinite(const uint16_t * p, int32_t n, int32_t d) {
     return any != 0;
 }
 
+// The K and V operands of one block: the K tiles split in three ([ng][kb]: K rows 8 ng.., head dim
+// 8 kb..) and the transposed V tiles split in two ([ng][jb]: head dim 8 ng.., V rows 8 jb..). They are a
+// function of the rows alone, and at prefill every chunk of query rows of a KV head reads the same
+// blocks (128 chunks per KV head at pp512 on a 1B-shaped model): each thread keeps the last blocks'
+// operands, found by comparing the bytes they were made from (a kept block that differs stops the
+// comparison at its first differing value, so no hash is needed).
+struct KvOperands {
+    int32_t               d = 0, n_kv = 0;
+    uint64_t              used = 0;
+    std::vector<uint16_t> k, v;  // K rows [0, 8 kv_groups) and V rows [0, n_kv): what the tiles read
+    std::vector<Split3>   kt;
+    std::vector<Split2>   vt;
+};
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx512f,avx512bw,avx512vl")))
+#endif
+void make_operands(const uint16_t * k, const uint16_t * v, KvOperands & e) {
+    const int32_t d = e.d, n_kv = e.n_kv, kbs = d / kOp, kv_groups = (n_kv + kOp - 1) / kOp;
+    e.kt.resize(size_t(kv_groups) * kbs);
+    e.vt.resize(size_t(d / kOp) * kv_groups);
+    for (int32_t ng = 0; ng < kv_groups; ++ng) {
+        for (int32_t kb = 0; kb < kbs; ++kb) {
+            float x[kTile];
+            for (int m = 0; m < kOp; ++m)
+                for (int n = 0; n < kOp; ++n) x[m * kOp + n] = widen(k[(ng * kOp + m) * d + kb * kOp + n]);
+            split3(x, e.kt[size_t(ng) * kbs + kb]);
+        }
+    }
+    for (int32_t ng = 0; ng < d / kOp; ++ng) {
+        for (int32_t jb = 0; jb < kv_groups; ++jb) {
+            float x[kTile];
+            const int32_t live = n_kv - jb * kOp;  // V rows of this tile below n_kv; the others are zero
+            for (int n = 0; n < kOp; ++n)
+                for (int m = 0; m < kOp; ++m) x[n * kOp + m] = m < live ? widen(v[(jb * kOp + m) * d + ng * kOp + n]) : 0.0f;
+            split2(x, e.vt[size_t(ng) * kv_groups + jb]);
+        }
+    }
+}
+
+const KvOperands & kv_operands(const uint16_t * k, const uint16_t * v, int32_t d, int32_t n_kv) {
+    constexpr size_t kEntries = 48;
+    thread_local std::vector<KvOperands> cache(kEntries);
+    thread_local uint64_t clock = 0;
+    const size_t k_n = size_t((n_kv + kOp - 1) / kOp) * kOp * d, v_n = size_t(n_kv) * d;
+    KvOperands * victim = &cache[0];
+    for (KvOperands & e : cache) {
+        if (e.d == d && e.n_kv == n_kv && std::memcmp(e.k.data(), k, k_n * 2) == 0 && std::memcmp(e.v.data(), v, v_n * 2) == 0) {
+            e.used = ++clock;
+            return e;
+        }
+        if (e.used < victim->used) victim = &e;
+    }
+    KvOperands & e = *victim;
+    e.d = d;
+    e.n_kv = n_kv;
+    e.used = ++clock;
+    e.k.assign(k, k + k_n);
+    e.v.assign(v, v + v_n);
+    make_operands(k, v, e);
+    return e;
+}
+
 // The block, compiled for AVX-512 (the twin runs only where the host aie_api's AVX-512 paths do) so that
 // the tile loops vectorize; the arithmetic is IEEE fp32 either way (no contraction: -ffp-contract=off).
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -132,14 +196,11 @@ bool block(const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uin
     // Raw scores q.k (fa_block_f16_bfp16's first loop, mac_scores, store_scores): per 8 K rows an
     // accumulator per 8 query rows; per 8 of the head dim the K tile (block n = K row n) split in three and
     // the six products in the kernel's order.
+    const KvOperands & kv = kv_operands(k, v, d, n_kv);
     for (int32_t ng = 0; ng < kv_groups; ++ng) {
         float c[2][kTile];
         for (int32_t kb = 0; kb < kbs; ++kb) {
-            float x[kTile];
-            for (int m = 0; m < kOp; ++m)
-                for (int n = 0; n < kOp; ++n) x[m * kOp + n] = widen(k[(ng * kOp + m) * d + kb * kOp + n]);
-            Split3 kt;
-            split3(x, kt);
+            const Split3 & kt = kv.kt[size_t(ng) * kbs + kb];
             for (int32_t rg = 0; rg < groups; ++rg) {
                 const bfp16_block * qh = qblocks + ((kb * groups + rg) * 3) * kBlocks;
                 const bfp16_block * qm = qh + kBlocks;
@@ -182,12 +243,7 @@ bool block(const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uin
             for (int m = 0; m < kOp; ++m)
                 for (int n = 0; n < kOp; ++n) c[rg][m * kOp + n] = m < rows - rg * kOp ? o[(rg * kOp + m) * d + ng * kOp + n] : 0.0f;
         for (int32_t jb = 0; jb < kv_groups; ++jb) {
-            float x[kTile];
-            const int32_t live = n_kv - jb * kOp;  // V rows of this tile below n_kv
-            for (int n = 0; n < kOp; ++n)
-                for (int m = 0; m < kOp; ++m) x[n * kOp + m] = m < live ? widen(v[(jb * kOp + m) * d + ng * kOp + n]) : 0.0f;
-            Split2 vt;
-            split2(x, vt);
+            const Split2 & vt = kv.vt[size_t(ng) * kv_groups + jb];
             for (int32_t rg = 0; rg < groups; ++rg) {
                 mac(c[rg], false, p[rg][jb].hi, vt.hi);
                 mac(c[rg], false, p[rg][jb].hi, vt.lo);
