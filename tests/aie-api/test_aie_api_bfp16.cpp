@@ -353,24 +353,34 @@ TEST_F(AieApiBfp16, WideMmulProductsEqualTheBlockDots) {
     for (int trial = 0; trial < 2000; ++trial) {
         aie::detail::bfp16_block a[8], b[8];
         for (unsigned i = 0; i < 8; ++i) {
-            a[i].exponent = uint8_t(trial % 3 == 0 ? byte(rng) : 100 + byte(rng) % 60);
-            b[i].exponent = uint8_t(trial % 3 == 0 ? byte(rng) : 100 + byte(rng) % 60);
+            // Random over the whole range, or around ordinary values, or at the edges of the VNNI form's
+            // float window (sums of 140 and 376: 2^-126 and 2^110).
+            const int edge = trial % 7 == 1 ? 70 + byte(rng) % 2 : trial % 7 == 2 ? 187 + byte(rng) % 3 : -1;
+            a[i].exponent = uint8_t(edge >= 0 ? edge : trial % 3 == 0 ? byte(rng) : 100 + byte(rng) % 60);
+            b[i].exponent = uint8_t(edge >= 0 ? edge : trial % 3 == 0 ? byte(rng) : 100 + byte(rng) % 60);
             for (unsigned k = 0; k < 8; ++k) {
                 a[i].mantissa[k] = int8_t(trial % 5 == 0 ? -128 : mant(rng));
                 b[i].mantissa[k] = int8_t(mant(rng));
             }
         }
-        float p[64];
-        aie::detail::bfp16_products_avx512(a, b, p);
-        for (unsigned m = 0; m < 8; ++m) {
-            for (unsigned n = 0; n < 8; ++n) {
-                int64_t dot = 0;
-                for (unsigned k = 0; k < 8; ++k) dot += int64_t(a[m].mantissa[k]) * b[n].mantissa[k];
-                const float want = float(std::ldexp(double(dot), int(a[m].exponent) + int(b[n].exponent) - 266));
-                uint32_t wb, gb;
-                std::memcpy(&wb, &want, 4);
-                std::memcpy(&gb, &p[8 * m + n], 4);
-                ASSERT_EQ(gb, wb) << "trial " << trial << " m " << m << " n " << n << ": " << p[8 * m + n] << " vs " << want;
+        // Both wide forms: AVX-512 (double scale) and, where the host has it, AVX-512 VNNI (float scale
+        // inside [2^-126, 2^110], else the double form).
+        for (const bool vnni : {false, true}) {
+            if (vnni && !aie::detail::bfp16_vnni_lanes()) continue;
+            float p[64];
+            if (vnni) aie::detail::bfp16_products_vnni(a, b, p);
+            else aie::detail::bfp16_products_avx512(a, b, p);
+            for (unsigned m = 0; m < 8; ++m) {
+                for (unsigned n = 0; n < 8; ++n) {
+                    int64_t dot = 0;
+                    for (unsigned k = 0; k < 8; ++k) dot += int64_t(a[m].mantissa[k]) * b[n].mantissa[k];
+                    const float want = float(std::ldexp(double(dot), int(a[m].exponent) + int(b[n].exponent) - 266));
+                    uint32_t wb, gb;
+                    std::memcpy(&wb, &want, 4);
+                    std::memcpy(&gb, &p[8 * m + n], 4);
+                    ASSERT_EQ(gb, wb) << (vnni ? "vnni" : "avx512") << " trial " << trial << " m " << m << " n " << n << ": " << p[8 * m + n]
+                                      << " vs " << want;
+                }
             }
         }
     }

@@ -93,7 +93,9 @@ inline void split3(const float * x, Split3 & s) {
 inline void mac(float * c, bool first, const bfp16_block * a, const bfp16_block * bt) {
     float p[kTile];
 #ifdef XDNA_AIE_HOST_BFP16_WIDE
-    if (aie::detail::bfp16_wide_lanes()) {
+    if (aie::detail::bfp16_vnni_lanes()) {
+        aie::detail::bfp16_products_vnni(a, bt, p);
+    } else if (aie::detail::bfp16_wide_lanes()) {
         aie::detail::bfp16_products_avx512(a, bt, p);
     } else
 #endif

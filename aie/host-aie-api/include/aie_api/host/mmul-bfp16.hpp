@@ -68,6 +68,62 @@ bfp16_products_avx512(const bfp16_block * a, const bfp16_block * bt, float * p) 
         _mm256_storeu_ps(p + 8 * m, _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi32_pd(dots), scale)));
     }
 }
+
+// The same 64 products with AVX-512 VNNI, four outputs' eight-term dots in two vpdpbusd per 16 outputs:
+// A's mantissas made unsigned (a + 128: the sign bit flipped), so each dot is sum (a + 128) b - 128 sum b,
+// exact in int32 (|dot| <= 2^17). Where every output's power of two 2^(eA + eB - 266) lies in
+// [2^-126, 2^110], the dot (exact in float) times it is exact in float, so a float multiply gives the
+// double form's rounded value; any other call takes the double form above. Bit-identical to it
+// (test_aie_api_bfp16.cpp, over the whole exponent range).
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) __attribute__((noinline)) inline void
+bfp16_products_vnni(const bfp16_block * a, const bfp16_block * bt, float * p) {
+    alignas(64) int8_t am[64], bm[64];
+    alignas(64) int32_t ea[16], eb[16];
+    int amin = 255, amax = 0, bmin = 255, bmax = 0;
+    for (unsigned i = 0; i < 8; ++i) {
+        std::memcpy(am + 8 * i, a[i].mantissa, 8);
+        std::memcpy(bm + 8 * i, bt[i].mantissa, 8);
+        eb[i] = eb[i + 8] = bt[i].exponent;
+        ea[i] = a[i].exponent;
+        amin = a[i].exponent < amin ? a[i].exponent : amin;
+        amax = a[i].exponent > amax ? a[i].exponent : amax;
+        bmin = bt[i].exponent < bmin ? bt[i].exponent : bmin;
+        bmax = bt[i].exponent > bmax ? bt[i].exponent : bmax;
+    }
+    if (amin + bmin - 2 * bfp16_value_bias < -126 || amax + bmax - 2 * bfp16_value_bias > 110) {
+        bfp16_products_avx512(a, bt, p);
+        return;
+    }
+    const __m512i av = _mm512_xor_si512(_mm512_load_si512(am), _mm512_set1_epi8(int8_t(0x80)));  // a + 128, unsigned
+    const __m512i bv = _mm512_load_si512(bm);
+    // Dword 2n of the 64 bytes is K 0-3 of row n, dword 2n + 1 its K 4-7; lanes 0-7 and 8-15 both n = 0..7.
+    const __m512i b_lo = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14), bv);
+    const __m512i b_hi = _mm512_permutexvar_epi32(_mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15), bv);
+    const __m512i ones = _mm512_set1_epi8(1);
+    const __m512i bsum128 = _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, b_lo), ones, b_hi), 7);
+    const __m512i ebv = _mm512_load_si512(eb);
+    const __m512i bias = _mm512_set1_epi32(127 - 2 * bfp16_value_bias);
+    for (unsigned r = 0; r < 4; ++r) {
+        // Lanes 0-7: output row 2r, lanes 8-15: row 2r + 1.
+        const int m0 = int(2 * r), m1 = int(2 * r + 1);
+        const __m512i a_lo = _mm512_permutexvar_epi32(_mm512_setr_epi32(2 * m0, 2 * m0, 2 * m0, 2 * m0, 2 * m0, 2 * m0, 2 * m0, 2 * m0, 2 * m1,
+                                                                         2 * m1, 2 * m1, 2 * m1, 2 * m1, 2 * m1, 2 * m1, 2 * m1),
+                                                       av);
+        const __m512i a_hi = _mm512_permutexvar_epi32(_mm512_add_epi32(_mm512_setr_epi32(2 * m0, 2 * m0, 2 * m0, 2 * m0, 2 * m0, 2 * m0, 2 * m0,
+                                                                                         2 * m0, 2 * m1, 2 * m1, 2 * m1, 2 * m1, 2 * m1, 2 * m1,
+                                                                                         2 * m1, 2 * m1),
+                                                                       _mm512_set1_epi32(1)),
+                                                      av);
+        const __m512i dots = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), a_lo, b_lo), a_hi, b_hi), bsum128);
+        const __m512i eav = _mm512_mask_blend_epi32(__mmask16(0xff00), _mm512_set1_epi32(ea[m0]), _mm512_set1_epi32(ea[m1]));
+        const __m512 scale = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_add_epi32(eav, ebv), bias), 23));
+        _mm512_storeu_ps(p + 16 * r, _mm512_mul_ps(_mm512_cvtepi32_ps(dots), scale));
+    }
+}
+inline bool bfp16_vnni_lanes() {
+    static const bool ok = bfp16_wide_lanes() && __builtin_cpu_supports("avx512vnni");
+    return ok;
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -81,7 +137,8 @@ inline void bfp16_products(const block_vector<bfp16ebs8, 64> & a, const block_ve
             ab[i] = a.block(i);
             bb[i] = bt.block(i);
         }
-        bfp16_products_avx512(ab, bb, p);
+        if (bfp16_vnni_lanes()) bfp16_products_vnni(ab, bb, p);
+        else bfp16_products_avx512(ab, bb, p);
         return;
     }
 #endif
