@@ -2,7 +2,7 @@
 // kernel code itself (aie/flash_attn/kernels/flash_attn.cc, fa_block_f16_bfp16, through the host
 // aie_api), bit for bit: the state (m, s, o) and the scores after every block of a run of blocks, on fresh
 // random data of every shape the kernel takes (1-16 query rows, head dims 32/64/128, 1-32 KV rows),
-// with and without a mask (partly and wholly -inf rows), ALiBi slopes, F16 zeros of both signs,
+// with and without a mask (partly and wholly -inf rows, now and then a NaN), ALiBi slopes, F16 zeros of both signs,
 // subnormals, the largest finite values, and stale rows past n_kv holding any bit pattern. A block with
 // an infinity or a NaN in a live K or V row is the kernel's fp32 program: the twin must refuse it and
 // leave everything as it was.
@@ -95,6 +95,7 @@ Block random_block(std::mt19937 & rng, int32_t rows, int32_t d, int32_t n_kv, bo
     for (auto & m : b.mask) {
         const unsigned r = rng() % 8;
         m = r == 0 ? uint16_t(0xfc00) : r == 1 ? uint16_t(0) : uint16_t(0x8000 | (rng() % 0x4800));  // -inf, 0, -(0 .. 8)
+        if (rng() % 512 == 0) m = rng() % 2 ? uint16_t(0x7e00) : uint16_t(0x7c01 + rng() % 0x3fe);  // now and then a NaN
     }
     if (rows > 1 && rng() % 4 == 0) {
         for (int32_t j = 0; j < kFaKvBlock; ++j) b.mask[size_t(rows - 1) * kFaKvBlock + j] = 0xfc00;  // a row wholly masked
@@ -109,6 +110,12 @@ struct Run {
 };
 
 // Compares the twin with the kernel over `blocks` blocks of one query chunk, from fa_init's state.
+uint32_t bits_of(float x) {
+    uint32_t b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+
 struct Stats {
     int blocks = 0, refused = 0;
 };
@@ -149,7 +156,8 @@ void check_run(std::mt19937 & rng, Stats & stats, int32_t rows, int32_t d, int b
             << "scores, block " << blk << " rows " << rows << " d " << d << " n_kv " << n_kv;
         for (size_t i = 0; i < state_n; ++i) {
             ASSERT_EQ(std::memcmp(&twin.state[i], &kernel.state[i], 4), 0)
-                << "state float " << i << " (" << twin.state[i] << " vs the kernel's " << kernel.state[i] << "), block " << blk
+                << "state float " << i << " (" << twin.state[i] << " vs the kernel's " << kernel.state[i] << ", bits " << std::hex
+                << bits_of(twin.state[i]) << " vs " << bits_of(kernel.state[i]) << std::dec << "), block " << blk
                 << " rows " << rows << " d " << d << " n_kv " << n_kv << (has_mask ? " mask" : "") << (alibi ? " alibi" : "");
         }
     }
