@@ -4,6 +4,8 @@
 
 #include <aie_api/aie.hpp>
 
+#include <immintrin.h>
+
 #include "xdna_aie/flash_attn_softmax.h"
 #include "xdna_aie/flash_attn_tiles.h"
 
@@ -183,6 +185,135 @@ const KvOperands & kv_operands(const uint16_t * k, const uint16_t * v, int32_t d
     return e;
 }
 
+// ---- The softmax step (xdna_aie/flash_attn_softmax.h softmax_step), each operand split once --------
+// Every fp32 product is the core's `safe` product (fp32-emulation.hpp: both operands split into three
+// bf16 parts in conv_even, the nine partial products summed smallest first); the kernel's code splits
+// both operands of every product, where a constant operand (scale, log2 e, ln 2, the polynomial's t, ms)
+// needs splitting once. The reductions, and the integer steps of 2^n, go through the host aie_api
+// itself, so that their order (and a NaN's path) is the kernel's.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define XDNA_FA_TWIN_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
+#else
+#define XDNA_FA_TWIN_TARGET
+#endif
+
+struct Parts16 {
+    __m512 a, b, c;
+};
+XDNA_FA_TWIN_TARGET inline Parts16 parts(__m512 x) {
+    Parts16 p;
+    p.a = aie_host::detail::bf16_part_x16<false>(x);
+    const __m512 r1 = _mm512_sub_ps(x, p.a);
+    p.b = aie_host::detail::bf16_part_x16<false>(r1);
+    p.c = aie_host::detail::bf16_part_x16<false>(_mm512_sub_ps(r1, p.b));
+    return p;
+}
+XDNA_FA_TWIN_TARGET inline __m512 safe(const Parts16 & x, const Parts16 & y) {
+    return aie_host::detail::fp32_safe_sum_x16(x.a, x.b, x.c, y.a, y.b, y.c);
+}
+
+// e^x for x <= 0 on 32 lanes (exp_nonpos and xdna_aie::exp2_range, operation for operation).
+XDNA_FA_TWIN_TARGET void exp_nonpos32(const float * x, float * out) {
+    constexpr float kRoundMagic = 12582912.0f;
+    const Parts16 log2e = parts(_mm512_set1_ps(xdna_aie::fa::kLog2e)), ln2 = parts(_mm512_set1_ps(0.6931471805599453f));
+    const float coeff[7] = {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f};
+    alignas(64) float n[32], p[32];
+    __m512 z[2];
+    for (int h = 0; h < 2; ++h) {
+        const __m512 xv = _mm512_loadu_ps(x + 16 * h);
+        const __m512 lo = _mm512_set1_ps(xdna_aie::fa::kMinArg);
+        // aie::max(x, -87): x < -87 ? -87 : x (a NaN lane keeps its NaN).
+        const __m512 clamped = _mm512_mask_mov_ps(xv, _mm512_cmp_ps_mask(xv, lo, _CMP_LT_OQ), lo);
+        z[h] = safe(parts(clamped), log2e);
+        const __m512 nv = _mm512_sub_ps(_mm512_add_ps(z[h], _mm512_set1_ps(kRoundMagic)), _mm512_set1_ps(kRoundMagic));
+        _mm512_store_ps(n + 16 * h, nv);
+        const Parts16 t = parts(safe(parts(_mm512_sub_ps(z[h], nv)), ln2));
+        __m512 pv = _mm512_set1_ps(1.0f / 5040.0f);
+        for (int i = 0; i < 7; ++i) pv = _mm512_add_ps(safe(parts(pv), t), _mm512_set1_ps(coeff[i]));
+        _mm512_store_ps(p + 16 * h, pv);
+    }
+    // 2^n: n + 127 written into the exponent field, by the host aie_api's own conversion and shift.
+    const aie::vector<float, 32> nvec = aie::load_v<32>(n);
+    const aie::vector<float, 32> scale = aie::vector_cast<float>(aie::upshift(aie::add(aie::to_fixed<int32_t>(nvec, 0), int32_t(127)), 23));
+    alignas(64) float sc[32];
+    aie::store_v(sc, scale);
+    for (int h = 0; h < 2; ++h) {
+        const __m512 xv = _mm512_loadu_ps(x + 16 * h);
+        const __m512 r = safe(parts(_mm512_load_ps(p + 16 * h)), parts(_mm512_load_ps(sc + 16 * h)));
+        _mm512_storeu_ps(out + 16 * h, _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(xv, _mm512_set1_ps(xdna_aie::fa::kMinArg), _CMP_LT_OQ),
+                                                           _mm512_setzero_ps()));
+    }
+}
+
+// 32 F16 values widened as the kernel's f16_to_f32 does (normal values rebased, Inf/NaN kept bit for
+// bit, subnormals em * 2^-24, the sign or'ed on: -0 stays -0).
+inline void f16_row(const uint16_t * h, float * out) {
+    for (int j = 0; j < 32; ++j) {
+        const uint32_t w = h[j], em = w & 0x7fffu;
+        uint32_t mag;
+        if (em < 0x400u) {
+            const float sub = float(em) * 0x1p-24f;
+            std::memcpy(&mag, &sub, sizeof mag);
+        } else {
+            mag = (em << 13) + (em >= 0x7c00u ? (224u << 23) : (112u << 23));
+        }
+        const uint32_t bits = mag | (w >= 0x8000u ? 0x80000000u : 0u);
+        std::memcpy(&out[j], &bits, sizeof bits);
+    }
+}
+
+XDNA_FA_TWIN_TARGET void softmax_twin(const uint16_t * mask, const float * slope, float * state, float * scores, int32_t rows, int32_t d,
+                                      int32_t n_kv, float scale) {
+    using xdna_aie::fa::kNegInf;
+    const Parts16 scale_parts = parts(_mm512_set1_ps(scale));
+    float * maxima = xdna_aie::fa::maxima(state);
+    float * sums = xdna_aie::fa::sums(state);
+    for (int32_t r = 0; r < rows; ++r) {
+        alignas(64) float sv[32];
+        float * row = scores + r * kBlock;
+        for (int h = 0; h < 2; ++h) _mm512_store_ps(sv + 16 * h, safe(parts(_mm512_loadu_ps(row + 16 * h)), scale_parts));
+        if (mask != nullptr) {
+            alignas(64) float mv[32];
+            f16_row(mask + r * kBlock, mv);
+            if (slope[r] != 1.0f) {
+                const Parts16 sp = parts(_mm512_set1_ps(slope[r]));
+                for (int h = 0; h < 2; ++h) {
+                    const __m512 m = _mm512_load_ps(mv + 16 * h);
+                    const __mmask16 hidden = _mm512_cmp_ps_mask(m, _mm512_set1_ps(xdna_aie::fa::kMaxHalfNeg), _CMP_LT_OQ);
+                    _mm512_store_ps(mv + 16 * h, _mm512_mask_mov_ps(safe(parts(m), sp), hidden, _mm512_set1_ps(kNegInf)));
+                }
+            }
+            for (int j = 0; j < 32; ++j) sv[j] = sv[j] + mv[j];
+        }
+        for (int j = n_kv; j < 32; ++j) sv[j] = kNegInf;
+        const float block_max = aie::reduce_max(aie::load_v<32>(sv));
+        const float m_old = maxima[r];
+        const float m_new = block_max > m_old ? block_max : m_old;
+        if (m_new == kNegInf) {
+            std::memset(row, 0, 32 * sizeof(float));
+            continue;
+        }
+        alignas(64) float x[32], pr[32];
+        for (int j = 0; j < 32; ++j) x[j] = sv[j] - m_new;
+        exp_nonpos32(x, pr);
+        std::memcpy(row, pr, sizeof pr);
+        const float p_sum = aie::reduce_add(aie::load_v<32>(pr));
+        if (m_new > m_old) {
+            alignas(64) float xs[32], ms32[32];
+            for (float & v : xs) v = m_old - m_new;
+            exp_nonpos32(xs, ms32);
+            const float ms = ms32[0];
+            sums[r] = sums[r] * ms + p_sum;
+            float * o = xdna_aie::fa::outputs(state, d, r);
+            const Parts16 msp = parts(_mm512_set1_ps(ms));
+            for (int32_t i = 0; i < d; i += 16) _mm512_storeu_ps(o + i, safe(parts(_mm512_loadu_ps(o + i)), msp));
+            maxima[r] = m_new;
+        } else {
+            sums[r] = sums[r] + p_sum;
+        }
+    }
+}
+
 // The block, compiled for AVX-512 (the twin runs only where the host aie_api's AVX-512 paths do) so that
 // the tile loops vectorize; the arithmetic is IEEE fp32 either way (no contraction: -ffp-contract=off).
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -220,10 +351,10 @@ bool block(const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uin
                 std::memcpy(scores + (rg * kOp + m) * kBlock + ng * kOp, c[rg] + m * kOp, kOp * sizeof(float));
     }
 
-    // The softmax step: the kernel's own code, in the mode the kernel runs it in.
+    // The softmax step (its reductions and 2^n through the host aie_api, in the mode the kernel runs it in).
     const aie::rounding_mode entry = aie::get_rounding();
     aie::set_rounding(aie::rounding_mode::conv_even);
-    xdna_aie::fa::softmax_step(mask, slope, state, scores, rows, d, n_kv, scale);
+    softmax_twin(mask, slope, state, scores, rows, d, n_kv, scale);
     aie::set_rounding(entry);
 
     // o += p v (accumulate_values): the weights split in two per 8 query rows and 8 KV rows; per 8 of the
