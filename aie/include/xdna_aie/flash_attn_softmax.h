@@ -1,8 +1,9 @@
 // The softmax step of aie/flash_attn's core programs (flash_attn.cc: every fa_block_* program runs it
 // on its raw scores) and the pieces it uses: the F16 widening, the masked-block test, e^x for x <= 0,
-// the state's parts. Core code against aie_api, in a header so that the simulator's twin of the bfp16
-// program (src/sim/twins/flash-attn-twin.cpp) compiles the very same step: the twin's results are the
-// kernel's by construction here, and by its tests elsewhere. The numerics are stated in flash_attn.cc.
+// the state's parts. Core code against aie_api, shared by flash_attn.cc's programs. The simulator's twin
+// of the bfp16 program (src/sim/twins/flash-attn-twin.cpp) reads its pieces (the state's layout,
+// the masked-block test) and mirrors the step itself, tested bit for bit against it. The numerics are
+// stated in flash_attn.cc.
 #pragma once
 
 #include <aie_api/aie.hpp>

@@ -5,9 +5,10 @@
 // as the core must (integer parts and three bf16 products per value). The twin computes the same values
 // on plain arrays: K and V widened in one step to the exact value those three products make, the bfp16
 // splits and the 8x8x8 block products by the host aie_api's own conversion and product functions, the
-// accumulator adds in the kernel's order, and the softmax step compiled from the kernel's own source
-// (xdna_aie/flash_attn_softmax.h). It exists only for speed: GGML_XDNA_SIM_EXEC=kernels runs the kernel
-// code itself.
+// accumulator adds in the kernel's order, and the softmax step (xdna_aie/flash_attn_softmax.h) with
+// each constant operand of its fp32 products split once. Bit-identical but for NaN payloads, which
+// neither program defines. It exists only for speed: GGML_XDNA_SIM_EXEC=kernels runs the kernel code
+// itself.
 #pragma once
 
 #include <cstdint>
