@@ -47,22 +47,7 @@ inline void to_blocks(const float * x, bfp16_block * out) {
 }
 
 // accum(block_vector): each mantissa times its block's power of two, rounded to float once.
-// For an exponent field of 7 and up the power of two is a normal float and every mantissa times it is
-// one too (at least 2^-126), so the product is exact in float: the same value without the double.
-inline void block_values(const bfp16_block * b, float * out) {
-    for (int blk = 0; blk < kBlocks; ++blk) {
-        const int e = int(b[blk].exponent) - aie::detail::bfp16_value_bias;
-        if (b[blk].exponent >= 7) {
-            const uint32_t bits = uint32_t(e + 127) << 23;
-            float scale;
-            std::memcpy(&scale, &bits, sizeof scale);
-            for (int i = 0; i < kOp; ++i) out[blk * kOp + i] = float(b[blk].mantissa[i]) * scale;
-        } else {
-            const double scale = aie::detail::pow2_exact(e);
-            for (int i = 0; i < kOp; ++i) out[blk * kOp + i] = float(double(b[blk].mantissa[i]) * scale);
-        }
-    }
-}
+inline void block_values(const bfp16_block * b, float * out) { aie::detail::bfp16_blocks_to_fp32(b, kBlocks, 0, out); }
 
 // split_bfp16 (two parts) and split3_bfp16 (three): hi = bfp16(x), then the residual x - hi (one fp32
 // subtraction per lane, as aie::sub of two accumulators) split again.
@@ -94,18 +79,7 @@ inline void split3(const float * x, Split3 & s) {
 // add per lane; `first`: the mmul's first operation, a mul (C = the products).
 inline void mac(float * c, bool first, const bfp16_block * a, const bfp16_block * bt) {
     float p[kTile];
-#ifdef XDNA_AIE_HOST_BFP16_WIDE
-    if (aie::detail::bfp16_vnni_lanes()) {
-        aie::detail::bfp16_products_vnni(a, bt, p);
-    } else if (aie::detail::bfp16_wide_lanes()) {
-        aie::detail::bfp16_products_avx512(a, bt, p);
-    } else
-#endif
-    {
-        for (int m = 0; m < kOp; ++m)
-            for (int n = 0; n < kOp; ++n)
-                p[m * kOp + n] = float(aie::detail::bfp16_block_dot(a[m].exponent, a[m].mantissa, bt[n].exponent, bt[n].mantissa));
-    }
+    aie::detail::bfp16_products(a, bt, p);
     if (first) {
         std::memcpy(c, p, sizeof p);
     } else {

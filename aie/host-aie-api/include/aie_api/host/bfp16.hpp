@@ -134,6 +134,24 @@ inline double bfp16_value(uint8_t exponent, int8_t mantissa) {
     return (double)mantissa * pow2_exact(int(exponent) - bfp16_value_bias);
 }
 
+// n blocks as fp32 values times 2^shift, block by block: mantissa * 2^(exponent - bias + shift), exact
+// in double (a power of two well inside its range), rounded to float once. Where that power is a normal
+// float every product is one too (|mantissa| >= 1 or 0), so the float product is the same value.
+inline void bfp16_blocks_to_fp32(const bfp16_block * b, unsigned n_blocks, int shift, float * out) {
+    for (unsigned blk = 0; blk < n_blocks; ++blk) {
+        const int e = int(b[blk].exponent) - bfp16_value_bias + shift;
+        if (e >= -126 && e <= 120) {
+            const uint32_t bits = uint32_t(e + 127) << 23;
+            float scale;
+            std::memcpy(&scale, &bits, sizeof scale);
+            for (unsigned i = 0; i < bfp16_block_size; ++i) out[blk * bfp16_block_size + i] = float(b[blk].mantissa[i]) * scale;
+        } else {
+            const double scale = pow2_exact(e);
+            for (unsigned i = 0; i < bfp16_block_size; ++i) out[blk * bfp16_block_size + i] = (float)((double)b[blk].mantissa[i] * scale);
+        }
+    }
+}
+
 // The product of two blocks as the bfp16 mmul forms it for one output: the eight int8 x int8
 // products and their sum are exact (|sum| <= 2^17), scaled by both exponents. Exact in double.
 inline double bfp16_block_dot(uint8_t ea, const int8_t * ma, uint8_t eb, const int8_t * mb) {

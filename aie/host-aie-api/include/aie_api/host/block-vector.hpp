@@ -129,15 +129,9 @@ template <typename Tag, typename T, unsigned Elems> void block_to_accum(accum<Ta
     count_move(6);
     count_vector(Elems / 64);
     for (unsigned c = 0; c < Elems / 64; ++c) count_mmul(aie_host::mmul_shape::bfp16_8x8x8, 512);
-    // Block by block: mantissa * 2^(exponent - bias + shift) is value(i) * 2^shift exactly (a power of
-    // two well inside double's range), rounded to float once, as lane by lane.
-    for (unsigned b = 0; b < Elems / bfp16_block_size; ++b) {
-        const bfp16_block & blk = v.block(b);
-        const double scale = pow2_exact(int(blk.exponent) - bfp16_value_bias + shift);
-        float lanes[bfp16_block_size];
-        for (unsigned k = 0; k < bfp16_block_size; ++k) lanes[k] = (float)((double)blk.mantissa[k] * scale);
-        for (unsigned k = 0; k < bfp16_block_size; ++k) acc.set_lane(b * bfp16_block_size + k, lanes[k]);
-    }
+    float lanes[Elems];
+    bfp16_blocks_to_fp32(&v.block(0), Elems / bfp16_block_size, shift, lanes);
+    for (unsigned i = 0; i < Elems; ++i) acc.set_lane(i, lanes[i]);
 }
 
 // The core's load FIFO over packed blocks (aie_api detail/aie2p/array_helpers.hpp

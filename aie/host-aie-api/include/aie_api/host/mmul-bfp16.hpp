@@ -129,25 +129,30 @@ inline bool bfp16_vnni_lanes() {
 #endif
 #endif
 
-inline void bfp16_products(const block_vector<bfp16ebs8, 64> & a, const block_vector<bfp16ebs8, 64> & bt, float * p) {
+// The 64 products of 8 A blocks and 8 B^T blocks: the widest form this host runs (the simulator's twins
+// call it on their own block arrays).
+inline void bfp16_products(const bfp16_block * a, const bfp16_block * bt, float * p) {
 #ifdef XDNA_AIE_HOST_BFP16_WIDE
+    if (bfp16_vnni_lanes()) {
+        bfp16_products_vnni(a, bt, p);
+        return;
+    }
     if (bfp16_wide_lanes()) {
-        bfp16_block ab[8], bb[8];
-        for (unsigned i = 0; i < 8; ++i) {
-            ab[i] = a.block(i);
-            bb[i] = bt.block(i);
-        }
-        if (bfp16_vnni_lanes()) bfp16_products_vnni(ab, bb, p);
-        else bfp16_products_avx512(ab, bb, p);
+        bfp16_products_avx512(a, bt, p);
         return;
     }
 #endif
     for (unsigned m = 0; m < 8; ++m)
-        for (unsigned n = 0; n < 8; ++n) {
-            const bfp16_block & ra = a.block(m);
-            const bfp16_block & cb = bt.block(n);
-            p[m * 8 + n] = (float)bfp16_block_dot(ra.exponent, ra.mantissa, cb.exponent, cb.mantissa);
-        }
+        for (unsigned n = 0; n < 8; ++n) p[m * 8 + n] = (float)bfp16_block_dot(a[m].exponent, a[m].mantissa, bt[n].exponent, bt[n].mantissa);
+}
+
+inline void bfp16_products(const block_vector<bfp16ebs8, 64> & a, const block_vector<bfp16ebs8, 64> & bt, float * p) {
+    bfp16_block ab[8], bb[8];
+    for (unsigned i = 0; i < 8; ++i) {
+        ab[i] = a.block(i);
+        bb[i] = bt.block(i);
+    }
+    bfp16_products(ab, bb, p);
 }
 
 inline void bfp16_mmul_8x8x8(accum<accfloat, 64> & c, const block_vector<bfp16ebs8, 64> & a,
