@@ -24,7 +24,7 @@ python=${PYTHON:-python3}
 
 out_dir=$root/build/ggml-xdna-kernels
 families="kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16 float_bfp16 f32_bfp16"
-tiles="4 32"
+tiles="4 32 64"
 cols=8
 m_tiles=64
 n_tiles=1
@@ -39,7 +39,7 @@ usage: $(basename "$0") [options]
   --out DIR        output directory (default build/ggml-xdna-kernels)
   --family F       build only this family (repeatable): kquant legacy kquant_low float kquant_bfp16
                           legacy_bfp16 kquant_low_bfp16 float_bfp16 f32_bfp16
-  --tile-n N       build only this token tile (repeatable): 4 32
+  --tile-n N       build only this token tile (repeatable): 4 32 64
   --cols N         array columns (default 8)
   --m-tiles N      weight row tiles of the instruction streams (default 64: M = 4096)
   --n-tiles N      token tiles of the instruction streams (default 1)
@@ -240,7 +240,9 @@ for family in $families; do
         case " $family_tiles " in *" $tn "*) ;; *) say "$family: no core program for token tile $tn"; continue ;; esac
         first=1
         for line in "${contracts[@]}"; do
-            read -r contract _symbol tile_k _source <<<"$line"
+            read -r contract _symbol tile_k _source contract_tiles <<<"$line"
+            # A contract without a program at this token tile is not in its xclbin (Q6_K at 64 tokens).
+            case ",$contract_tiles," in *",$tn,"*) ;; *) say "$contract: no program for token tile $tn"; continue ;; esac
             if [ $((k_elems % tile_k)) -ne 0 ]; then
                 say "$contract: --k $k_elems is not a multiple of its K tile $tile_k"; exit 1
             fi

@@ -132,10 +132,17 @@ class Contract:
     def w_bytes(self):
         return weight_tile_bytes(self.fmt)
 
+    def a_parts(self, tile_n):
+        """A objects per K tile (the runtime's act_k_parts): the bfp16 A tile of a whole K tile at 64
+        tokens would not fit the core double-buffered beside W and C, so it comes in two K halves and the
+        core calls the kernel once per half with the same W."""
+        return 2 if self.act_bfp16 and tile_n == 64 else 1
+
     def a_bytes(self, tile_n):
+        """Bytes of one A object (one K part)."""
         tile_k, _, _, act_block, _ = WEIGHT_FORMATS[self.fmt]
         if self.act_bfp16:
-            return block_act_tile_bytes(tile_n, tile_k)
+            return block_act_tile_bytes(tile_n, tile_k // self.a_parts(tile_n))
         if self.act_value_bytes:
             return float_act_tile_bytes(tile_n, tile_k, self.act_value_bytes)
         return quant_act_tile_bytes(tile_n, tile_k, act_block)
@@ -164,8 +171,8 @@ _CONTRACTS = {
     "mm_f16_f16": Contract("mm_f16_f16", "mm_f16", "f16", act_value_bytes=2),
     "mm_bf16_bf16": Contract("mm_bf16_bf16", "mm_bf16", "bf16", act_value_bytes=2),
     "mm_f32_f32": Contract("mm_f32_f32", "mm_f32", "f32", act_value_bytes=4),
-    "mm_q4_K_bfp16": Contract("mm_q4_K_bfp16", "mm_q4_K_bfp16", "q4_K", act_bfp16=True, tiles=(32,)),
-    "mm_q5_K_bfp16": Contract("mm_q5_K_bfp16", "mm_q5_K_bfp16", "q5_K", act_bfp16=True, tiles=(32,)),
+    "mm_q4_K_bfp16": Contract("mm_q4_K_bfp16", "mm_q4_K_bfp16", "q4_K", act_bfp16=True, tiles=(32, 64)),
+    "mm_q5_K_bfp16": Contract("mm_q5_K_bfp16", "mm_q5_K_bfp16", "q5_K", act_bfp16=True, tiles=(32, 64)),
     "mm_q6_K_bfp16": Contract("mm_q6_K_bfp16", "mm_q6_K_bfp16", "q6_K", act_bfp16=True, tiles=(32,)),
     "mm_q4_0_bfp16": Contract("mm_q4_0_bfp16", "mm_q4_0_bfp16", "q4_0", act_bfp16=True, tiles=(32,)),
     "mm_q4_1_bfp16": Contract("mm_q4_1_bfp16", "mm_q4_1_bfp16", "q4_1", act_bfp16=True, tiles=(32,)),
@@ -352,6 +359,7 @@ class Plan:
     w_tile_bytes: dict = field(default_factory=dict)   # contract -> bytes (ABI)
     w_obj_bytes: int = 0
     a_obj_bytes: int = 0
+    a_parts: int = 1   # A objects per K tile (Contract.a_parts)
     c_obj_bytes: int = 0
     c_depth: int = 0
     fifos: list = field(default_factory=list)
@@ -402,7 +410,7 @@ def unit_of_column(j, c, cols, m_units, shared):
 def family_tiles(family):
     """The token tiles a family has a core program for (dataflow.json kernel_stack keys)."""
     k = DATAFLOW["core_budget"]["kernel_stack"][family]
-    return [tn for tn in (4, 32) if str(tn) in k]
+    return [tn for tn in (4, 32, 64) if str(tn) in k]
 
 
 def kernel_stack_bytes(family, tile_n):
@@ -431,9 +439,16 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
                         f"all {MAX_COLS} columns only (use --cols {MAX_COLS}, or layout n_split)")
     contracts = family_contracts(family)
     names = [c.name for c in contracts]
-    chosen = contracts[0] if contract is None else next((c for c in contracts if c.name == contract), None)
+    # The xclbin of a token tile serves the family's contracts that take it (a Q4_K/Q5_K xclbin at 64
+    # tokens is not sized to Q6_K, which has no 64-token program).
+    takes = [c for c in contracts if tile_n in c.tiles]
+    if not takes:
+        raise PlanError(f"no contract of family {family} takes token tile {tile_n}")
+    chosen = takes[0] if contract is None else next((c for c in contracts if c.name == contract), None)
     if chosen is None:
         raise PlanError(f"contract {contract!r} is not in family {family} ({', '.join(names)})")
+    if tile_n not in chosen.tiles:
+        raise PlanError(f"contract {chosen.name} has no program for token tile {tile_n} (it has {chosen.tiles})")
     if k_tiles is None:
         k_tiles = 4096 // chosen.tile_k
     if stack_bytes is None:
@@ -450,8 +465,8 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
     # ABI, and the sizes every FIFO is built from.
     for what, ok, detail in abi_check(abi_header):
         check(what, ok, detail)
-    p.w_tile_bytes = {c.name: c.w_bytes() for c in contracts}
-    served = [chosen] if exact else contracts
+    p.w_tile_bytes = {c.name: c.w_bytes() for c in takes}  # the contracts this token tile's xclbin has
+    served = [chosen] if exact else takes
     # One xclbin serves the family, so its buffers (and the DMA lengths of the memory tile and cores,
     # which are fixed in the xclbin) are sized to the family's largest tile; see "W window" below.
     p.w_obj_bytes = max(c.w_bytes() for c in served)
@@ -459,6 +474,10 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
     if len(a_sizes) != 1:
         check("A tile size uniform in family", False, f"{sorted(a_sizes)}")
     p.a_obj_bytes = max(a_sizes)
+    a_parts = {c.a_parts(tile_n) for c in served}
+    if len(a_parts) != 1:
+        check("A parts per K tile uniform in family", False, f"{sorted(a_parts)}")
+    p.a_parts = max(a_parts)
     p.c_obj_bytes = c_tile_bytes(tile_n)
 
     # Core data memory: double-buffered W and A, the C tile, the RTP words, the kernel's stack (its
@@ -470,7 +489,7 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
     p.c_depth = c_max if fixed + c_max * p.c_obj_bytes <= CORE_DATA_BYTES else 1
     p.core_bytes = {
         "W L1 (2 x W tile)": 2 * p.w_obj_bytes,
-        "A L1 (2 x A tile)": 2 * p.a_obj_bytes,
+        ("A L1 (2 x A tile)" if p.a_parts == 1 else f"A L1 (2 x A object, 1/{p.a_parts} of a K tile)"): 2 * p.a_obj_bytes,
         f"C L1 ({p.c_depth} x C tile)": p.c_depth * p.c_obj_bytes,
         "RTP words": RTP_WORDS * 4,
         f"stack ({FAMILIES[family][0]}, scratch + frames)": stack_bytes,
@@ -602,7 +621,9 @@ def _plan_shape(p, chosen, check):
     """The shim transfers of one invocation of (m_tiles, n_tiles, k_tiles) and what they cost."""
     T = chosen.w_bytes()
     W = p.w_obj_bytes
-    A = p.a_obj_bytes
+    A = p.a_obj_bytes      # one A object
+    P = p.a_parts          # A objects per K tile, consecutive in memory
+    AK = A * P             # A per token tile and K tile
     tn = p.tile_n
     lay = LAYOUTS[p.layout]
     pw, pa = lay.w_parts, lay.a_parts
@@ -624,8 +645,9 @@ def _plan_shape(p, chosen, check):
     # every A object: a column past the last row tile recomputes it (unit_of_column).
     col_rounds = [rounds if lay.a_shared else rounds_of_column(c, p.cols, m_units) for c in range(p.cols)]
 
-    # K runs longer than the iteration limit are sent as several transfers per step.
-    k_chunk = min(p.k_tiles, BD_ITER_MAX) if p.k_tiles > 0 else 1
+    # K runs longer than the iteration limit are sent as several transfers per step (the A transfer of
+    # n_split / n_shared iterates over K tiles x A parts).
+    k_chunk = min(p.k_tiles, BD_ITER_MAX // P) if p.k_tiles > 0 else 1
     n_chunks = (p.k_tiles + k_chunk - 1) // k_chunk if p.k_tiles > 0 else 0
     bds_per_step = 2 * n_chunks + 1  # W and A per chunk, one C drain (n_shared: column 0's; the others W and C)
     steps = rounds * n_units
@@ -648,7 +670,7 @@ def _plan_shape(p, chosen, check):
         "output tiles per core (RTP)": [n_units * col_rounds[c] for c in range(p.cols)],
     })
     check("shim BDs in flight (2 steps)", 2 * bds_per_step <= SHIM_BDS,
-          f"{2 * bds_per_step} of {SHIM_BDS} (K up to {3 * BD_ITER_MAX} tiles)")
+          f"{2 * bds_per_step} of {SHIM_BDS} (K up to {3 * (BD_ITER_MAX // P)} tiles)")
 
     # W: one window of W (= family max) bytes per tile, d1 x d0 words, for the step's pw row tiles, for k
     # in the chunk. A window longer than the tile reads into the next tile: the weights buffer must stay
@@ -660,13 +682,13 @@ def _plan_shape(p, chosen, check):
                       [T // 4, p.k_tiles * T // 4, d0, 1], linear=False)
     a_what = "A fill, column 0 only (the array's A), per (step, K chunk)" if lay.a_shared else \
         "A fill, per column per (step, K chunk)"
-    if pa == 1:  # one token tile: its K run is contiguous
-        a_xfer = Transfer(a_what, [1, 1, 1, k_chunk * A // 4], [0, 0, 0, 1], linear=True)
-    else:  # the step's pa token tiles' A tiles of each K tile back to back
+    if pa == 1:  # one token tile: its K run is contiguous (its A parts included)
+        a_xfer = Transfer(a_what, [1, 1, 1, k_chunk * AK // 4], [0, 0, 0, 1], linear=True)
+    else:  # per K part of each K tile, the step's pa token tiles' A objects back to back
         a_words = A // 4
         ad0 = word_chunk(a_words)
-        a_xfer = Transfer(a_what, [k_chunk, pa, a_words // ad0, ad0],
-                          [A // 4, p.k_tiles * A // 4, ad0, 1], linear=False)
+        a_xfer = Transfer(a_what, [k_chunk * P, pa, a_words // ad0, ad0],
+                          [A // 4, p.k_tiles * AK // 4, ad0, 1], linear=False)
     if pw > 1:  # C object [r][t][64]: part r is row tile r of the group
         c_xfer = Transfer("C drain, per column per step", [1, ROWS, tn, TILE_M], [0, TILE_M, p.out_row_stride, 1],
                           linear=False)
@@ -689,7 +711,7 @@ def _plan_shape(p, chosen, check):
     # Operand tensors of the runtime sequence (bytes; C in floats), in the order of the manifest's args.
     p.tensors = {
         "weights (bo0, group 3)": p.m_tiles * p.k_tiles * T + (W - T),
-        "activations (bo1, group 4)": p.n_tiles * p.k_tiles * A,
+        "activations (bo1, group 4)": p.n_tiles * p.k_tiles * AK,
         "output floats (bo2, group 5)": (p.n_tiles * tn - 1) * p.out_row_stride + p.m_tiles * TILE_M,
         "params words (bo3, group 6)": PARAMS_WORDS,
     }
@@ -700,7 +722,7 @@ def _plan_shape(p, chosen, check):
     # in its outermost size, so one K tile's share is the rest), and one C drain. n_shared: every column
     # every round (a duplicate row tile's W fill and C drain are moved bytes too), A only on column 0.
     w_step = p.k_tiles * 4 * words(w_xfer.sizes[1:])
-    a_step = p.k_tiles * 4 * (words(a_xfer.sizes) // k_chunk if a_xfer.linear else words(a_xfer.sizes[1:]))
+    a_step = p.k_tiles * 4 * words(a_xfer.sizes) // k_chunk
     c_step = 4 * words(c_xfer.sizes)
     col_w, col_a, col_c = [0] * p.cols, [0] * p.cols, [0] * p.cols
     for c in range(p.cols):
@@ -745,7 +767,11 @@ def print_plan_text(p, out=sys.stdout):
 
     w("tile bytes (ABI, aie/include/xdna_aie/matmul_tiles.h):\n")
     for c in family_contracts(p.family):
-        w(f"  {c.name:14s} W {c.w_bytes():6d}  A(TN={p.tile_n}) {c.a_bytes(p.tile_n):6d}  "
+        if p.tile_n not in c.tiles:
+            w(f"  {c.name:14s} W {c.w_bytes():6d}  no program at TN={p.tile_n} (not in this xclbin)\n")
+            continue
+        parts = f" x {c.a_parts(p.tile_n)} K parts" if c.a_parts(p.tile_n) > 1 else ""
+        w(f"  {c.name:14s} W {c.w_bytes():6d}  A(TN={p.tile_n}) {c.a_bytes(p.tile_n):6d}{parts}  "
           f"C {c_tile_bytes(p.tile_n):6d}  TK {c.tile_k}\n")
     w(f"  FIFO objects: W {p.w_obj_bytes}, A {p.a_obj_bytes}, C {p.c_obj_bytes}\n\n")
 
@@ -821,6 +847,7 @@ def emit_mlir(p, kernel_object):
     tn, cols = p.tile_n, p.cols
     T = chosen.w_bytes()
     W, A, C = p.w_obj_bytes, p.a_obj_bytes, p.c_obj_bytes
+    P = p.a_parts
     lay = LAYOUTS[p.layout]
     pw, pa = lay.w_parts, lay.a_parts
     m_units = p.m_tiles // pw
@@ -844,19 +871,21 @@ def emit_mlir(p, kernel_object):
     # The kernels take raw pointers (kernel ABI), so declaring them on the family-sized buffers is exact
     # for every contract: a kernel reads only its own tile's bytes from the start of the buffer.
     zero = Kernel(f"mm_zero_c_n{tn}", kernel_object, [c_l1_ty])
-    mms = [Kernel(f"{c.symbol}_n{tn}", kernel_object, [w_l1_ty, a_ty, c_l1_ty]) for c in contracts]
+    # Where A comes in K parts the kernel also takes the part's index (mm_kquant_bfp16.cc, n64).
+    mm_args = [w_l1_ty, a_ty, c_l1_ty] + ([np.int32] if P > 1 else [])
+    mms = [Kernel(f"{c.symbol}_n{tn}", kernel_object, mm_args) for c in contracts]
     index_of = {c.name: i for i, c in enumerate(family_contracts(p.family))}
     selectors = [index_of[c.name] for c in contracts]
 
-    def dispatch(kernels, sel, w, a, c, i=0):
+    def dispatch(kernels, sel, args, i=0):
         # The contract RTP selects the kernel: a chain of compares, a few scalar cycles per K tile.
         if i == len(kernels) - 1:
-            kernels[i](w, a, c)
+            kernels[i](*args)
             return
         with if_(sel == selectors[i]) as taken:
-            kernels[i](w, a, c)
+            kernels[i](*args)
         with else_(taken):
-            dispatch(kernels, sel, w, a, c, i + 1)
+            dispatch(kernels, sel, args, i + 1)
 
     def core_fn(w_in, a_in, c_out, rtp, barrier, zero_k, *kernels):
         # Once per invocation: the instruction stream writes the RTP words, then sets the barrier.
@@ -876,10 +905,18 @@ def emit_mlir(p, kernel_object):
             zero_k(c)
             for _ in range_(k_tiles):
                 w = w_in.acquire(1)
-                a = a_in.acquire(1)
-                dispatch(kernels, sel, w, a, c)
+                if P == 1:
+                    a = a_in.acquire(1)
+                    dispatch(kernels, sel, (w, a, c))
+                    a_in.release(1)
+                else:
+                    # A in K parts: the same W with each part's A object, the part index a constant of
+                    # the unrolled loop.
+                    for part in range(P):
+                        a = a_in.acquire(1)
+                        dispatch(kernels, sel, (w, a, c, part))
+                        a_in.release(1)
                 w_in.release(1)
-                a_in.release(1)
             c_out.release(1)
 
     workers, rtps, barriers = [], [], []
@@ -973,8 +1010,8 @@ def emit_mlir(p, kernel_object):
                                        group=group)
                         if lay.a_shared and col != 0:
                             continue  # n_shared: the array's A streams from column 0's shim only
-                        a_off = (n0 * p.k_tiles + k0) * A
-                        a_sizes = [1, 1, 1, kc * A // 4] if pa == 1 else [kc] + a_sz[1:]
+                        a_off = (n0 * p.k_tiles + k0) * A * P
+                        a_sizes = [1, 1, 1, kc * A * P // 4] if pa == 1 else [kc * P] + a_sz[1:]
                         a_hs[col].fill(At, tap=bytes_tap(a_len, a_off, a_sizes, a_st), group=group)
                     c_off = n0 * tn * p.out_row_stride + m0 * TILE_M
                     c_hs[col].drain(Ct, tap=TensorAccessPattern((c_len,), c_off, c_sz, c_st),
@@ -999,7 +1036,7 @@ def parse_args(argv):
         description="Whole-array matmul design for XDNA2 (NPU2): prints the data-movement plan, or emits "
                     "MLIR with mlir-aie >= 1.4 (IRON).")
     ap.add_argument("--family", required=True, choices=sorted(FAMILIES))
-    ap.add_argument("--tile-n", type=int, choices=[4, 32], default=32, help="token tile TN (default 32)")
+    ap.add_argument("--tile-n", type=int, choices=[4, 32, 64], default=32, help="token tile TN (default 32)")
     ap.add_argument("--cols", type=int, default=MAX_COLS, help=f"array columns, 1..{MAX_COLS} (default {MAX_COLS})")
     ap.add_argument("--dev", default="npu2", choices=["npu2"])
     ap.add_argument("--contract", help="contract whose instruction stream to emit (default: the family's first)")
@@ -1026,7 +1063,8 @@ def parse_args(argv):
     ap.add_argument("--print-plan", action="store_true", help="print the data-movement plan (no mlir-aie needed)")
     ap.add_argument("--format", choices=["text", "json"], default="text", help="plan format")
     ap.add_argument("--list-contracts", action="store_true",
-                    help="print 'contract symbol tile_k source' per contract of the family")
+                    help="print 'contract symbol tile_k source tiles' per contract of the family (tiles: the "
+                         "token tiles it has a program for, comma-separated)")
     ap.add_argument("--list-tiles", action="store_true", help="print the token tiles the family has a program for")
     ap.add_argument("-o", "--output", help="write the MLIR here (default stdout)")
     return ap.parse_args(argv)
@@ -1044,7 +1082,7 @@ def main(argv=None):
     if args.list_contracts:
         source = FAMILIES[args.family][0]
         for c in family_contracts(args.family):
-            print(f"{c.name} {c.symbol} {c.tile_k} {source}")
+            print(f"{c.name} {c.symbol} {c.tile_k} {source} {','.join(str(t) for t in c.tiles)}")
         return 0
     try:
         plan = make_plan(args.family, args.tile_n, args.cols, args.dev, args.contract, args.exact, args.m_tiles,

@@ -8,15 +8,19 @@
 
 namespace xdna {
 
-size_t activation_tile_bytes(const MatmulContract & c, int tile_n) {
+size_t activation_object_bytes(const MatmulContract & c, int tile_n) {
     if (c.act_format == ActFormat::bfp16) {
-        return static_cast<size_t>(xdna_aie::BlockActTileFormat{tile_n, c.tile_k}.tile_bytes());
+        return static_cast<size_t>(xdna_aie::BlockActTileFormat{tile_n, c.tile_k / act_k_parts(c, tile_n)}.tile_bytes());
     }
     const int block = act_format_block(c.act_format);
     if (block > 0) {
         return static_cast<size_t>(xdna_aie::ActTileFormat{tile_n, c.tile_k, block}.tile_bytes());
     }
     return static_cast<size_t>(xdna_aie::FloatActTileFormat{tile_n, c.tile_k, c.act_format == ActFormat::f32 ? 4 : 2}.tile_bytes());
+}
+
+size_t activation_tile_bytes(const MatmulContract & c, int tile_n) {
+    return activation_object_bytes(c, tile_n) * static_cast<size_t>(act_k_parts(c, tile_n));
 }
 
 ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int64_t k_pad, int64_t n, int tile_n) {
@@ -26,11 +30,12 @@ ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int
     L.k_pad = k_pad;
     L.n = n;
     L.tile_n = tile_n > 0 ? tile_n : choose_tile_n(c, n);
-    L.tile_k = c.tile_k;
+    L.k_parts = act_k_parts(c, L.tile_n);
+    L.tile_k = c.tile_k / L.k_parts;
     L.n_pad = (n + L.tile_n - 1) / L.tile_n * L.tile_n;
     L.n_tiles = L.n_pad / L.tile_n;
-    L.k_tiles = k_pad / c.tile_k;
-    L.tile_bytes = activation_tile_bytes(c, L.tile_n);
+    L.k_tiles = k_pad / L.tile_k;
+    L.tile_bytes = activation_object_bytes(c, L.tile_n);
     L.total_bytes = L.tile_bytes * L.n_tiles * L.k_tiles;
     return L;
 }

@@ -3,7 +3,9 @@
 //
 //     [n_tile][k_tile][tile]      tile = TN tokens x TK values
 //
-// so the TN x TK tile a core needs is one contiguous run (one linear DMA). Quantized contracts get int8
+// so the TN x TK tile a core needs is one contiguous run (one linear DMA). Where A arrives in K parts
+// (act_k_parts: the bfp16 contracts at 64 tokens) a tile here is one part, TK = the contract's K tile /
+// parts, so the parts of one weight K tile are consecutive tiles. Quantized contracts get int8
 // codes in the 4x16x16 mmul's A-operand order, fp32 scales per 32 or 256 values and exact int16 sums
 // of every 16 codes; float contracts get F16/BF16/F32 values in the 4x8x8 A-operand order. Tokens
 // beyond N and values beyond K are zeros. The quantizer is the contract's own (tile-codec.h), not
@@ -28,10 +30,14 @@ struct ActivationLayout {
     int64_t   n = 0;       // valid tokens
     int64_t   n_pad = 0;   // padded tokens (multiple of the token tile)
     int       tile_n = 0;
-    int       tile_k = 0;
+    int       tile_k = 0;    // K of one tile: the contract's K tile / k_parts
+    int       k_parts = 1;   // tiles per weight K tile (act_k_parts)
     int64_t   n_tiles = 0, k_tiles = 0;
     size_t    tile_bytes = 0;
     size_t    total_bytes = 0;
+
+    // Bytes of A per token tile and weight K tile: what one K step of the kernel's core program takes.
+    size_t weight_k_tile_bytes() const { return tile_bytes * static_cast<size_t>(k_parts); }
 
     size_t tile_offset(int64_t nt, int64_t kt) const { return static_cast<size_t>(nt * k_tiles + kt) * tile_bytes; }
     bool   quantized() const { return act_format_block(format) > 0; }
@@ -39,8 +45,10 @@ struct ActivationLayout {
     xdna_aie::FloatActTileFormat float_tile() const { return {tile_n, tile_k, format == ActFormat::f32 ? 4 : 2}; }
 };
 
-// Bytes of one activation tile of contract `c` at token tile `tile_n`.
+// Bytes of A per token tile and weight K tile of contract `c` at token tile `tile_n` (all its K parts).
 size_t activation_tile_bytes(const MatmulContract & c, int tile_n);
+// Bytes of one A object: one K part of that (the whole of it where act_k_parts is 1).
+size_t activation_object_bytes(const MatmulContract & c, int tile_n);
 
 // Layout for n tokens in token tiles of `tile_n` (by default choose_tile_n(c, n)).
 ActivationLayout make_activation_layout(const MatmulContract & c, int64_t k, int64_t k_pad, int64_t n, int tile_n = 0);

@@ -12,9 +12,13 @@ namespace {
 // tiles), TN in {4, 32} tokens (1 or 8 groups of the mmul's 4 rows). The core data memory budget of
 // each contract (every buffer a core holds, against 64 KB) is tabled in docs/kernels.md.
 const std::vector<int> kTokenTiles = {4, 32};
-// The bfp16 prefill contracts take 32 tokens (four 8-token A operands per K block); token tile 64 does
-// not fit the core's 64 KB with the K-quant weight tiles double-buffered (docs/kernels.md budget).
+// The bfp16 prefill contracts take 32 tokens (four 8-token A operands per K block). Q4_K and Q5_K also
+// take 64, their A arriving in K halves (act_k_parts): the whole K tile's A (2 x 18560 B double-buffered)
+// beside C (16 KB) and W would not fit 64 KB, the halves do (58960 / 63056 B; docs/kernels.md, "Prefill
+// contracts v3"). Q6_K's larger W tile does not fit even so (67408 B), nor do the other families'
+// programs have a 64-token form.
 const std::vector<int> kPrefillTokenTiles = {32};
+const std::vector<int> kPrefillTokenTilesWide = {32, 64};
 
 std::vector<MatmulContract> make_contracts() {
     return {
@@ -31,8 +35,8 @@ std::vector<MatmulContract> make_contracts() {
         {"mm_q4_K_a8", GGML_TYPE_Q4_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant"},
         {"mm_q5_K_a8", GGML_TYPE_Q5_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant"},
         {"mm_q6_K_a8", GGML_TYPE_Q6_K, ActFormat::a8_b256, 256, 64, kTokenTiles, "kquant"},
-        {"mm_q4_K_bfp16", GGML_TYPE_Q4_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
-        {"mm_q5_K_bfp16", GGML_TYPE_Q5_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
+        {"mm_q4_K_bfp16", GGML_TYPE_Q4_K, ActFormat::bfp16, 256, 64, kPrefillTokenTilesWide, "kquant_bfp16", ContractUse::prefill},
+        {"mm_q5_K_bfp16", GGML_TYPE_Q5_K, ActFormat::bfp16, 256, 64, kPrefillTokenTilesWide, "kquant_bfp16", ContractUse::prefill},
         {"mm_q6_K_bfp16", GGML_TYPE_Q6_K, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "kquant_bfp16", ContractUse::prefill},
         {"mm_q4_0_bfp16", GGML_TYPE_Q4_0, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
         {"mm_q4_1_bfp16", GGML_TYPE_Q4_1, ActFormat::bfp16, 256, 64, kPrefillTokenTiles, "legacy_bfp16", ContractUse::prefill},
@@ -59,6 +63,10 @@ const char * act_format_name(ActFormat f) {
         case ActFormat::bfp16: return "bfp16";
     }
     return "?";
+}
+
+int act_k_parts(const MatmulContract & c, int tile_n) {
+    return c.act_format == ActFormat::bfp16 && tile_n == 64 ? 2 : 1;
 }
 
 int act_format_block(ActFormat f) {

@@ -60,7 +60,7 @@ struct MatmulContract {
     int          tile_k;      // K depth of every tile of this contract (weights are padded to it)
     int          tile_m;      // weight rows per tile (weights are padded to it)
     // Token tile widths the contract allows; the planner picks the smallest that covers the batch
-    // (4 serves decode, 32 serves prefill). Activations are padded to the chosen width.
+    // (4 serves decode, 32 or 64 prefill). Activations are padded to the chosen width.
     std::vector<int> tile_n;
     // The core program (one xclbin) serving it: aie/matmul/dataflow.json's "families", which the design
     // description is checked against. Its W buffers hold the family's largest tile, so every W fetch of
@@ -86,6 +86,12 @@ const std::vector<MatmulContract> & all_matmul_contracts();
 
 // Whether `tile` is one of the tile shapes contract `c` allows.
 bool contract_allows_tile(const MatmulContract & c, const TileShape & tile);
+
+// A objects per K tile at token tile `tile_n`: 1, or 2 where the activation tile of a whole K tile
+// would not fit the core next to the rest (the bfp16 contracts at 64 tokens). The A tile then arrives
+// as that many objects of tile_k / parts values each, consecutive in memory ([n_tile][k_tile][part]),
+// and the core program calls the kernel once per object with the same W tile.
+int act_k_parts(const MatmulContract & c, int tile_n);
 
 // Smallest allowed token tile width that is >= n (or the largest one when n exceeds them all).
 int choose_tile_n(const MatmulContract & c, int64_t n);

@@ -46,7 +46,7 @@ MatmulInvocation invocation_geometry(const MatmulContract & c, const WeightLayou
     inv.n_tiles = A.n_tiles;
     inv.k_tiles = W.k_tiles;
     inv.weight_tile_bytes = W.tile_bytes;
-    inv.act_tile_bytes = A.tile_bytes;
+    inv.act_tile_bytes = A.weight_k_tile_bytes();
     inv.out_row_stride = out_row_stride;
     return inv;
 }

@@ -300,9 +300,10 @@ DesignDescription parse(const json & j) {
         const std::string where = ".core_budget.kernel_stack." + fam.first;
         const json & k = at(stacks, fam.first.c_str(), ".core_budget.kernel_stack");
         const std::string source = get_str(k, "source", where);
-        // A family gives the token tiles it has a program for (the bfp16 prefill family only 32).
+        // A family gives the token tiles it has a program for (the bfp16 prefill families 32, and the
+        // K-quant one 64 as well).
         bool any = false;
-        for (const int tn : {4, 32}) {
+        for (const int tn : {4, 32, 64}) {
             const std::string key = std::to_string(tn);
             if (!k.is_object() || !k.contains(key)) {
                 continue;
@@ -312,7 +313,7 @@ DesignDescription parse(const json & j) {
                                        static_cast<size_t>(get_int(k, key.c_str(), where, 0, 1 << 20))});
         }
         if (!any) {
-            throw FieldError{where + " gives no token tile (\"4\" or \"32\")"};
+            throw FieldError{where + " gives no token tile (\"4\", \"32\" or \"64\")"};
         }
     }
 
@@ -483,6 +484,7 @@ bool family_buffers(const DesignDescription & d, const std::string & family, int
         return false;
     }
     out = {};
+    out.a_k_parts = 0;
     for (const std::string & name : *list) {
         if (!exact.empty() && name != exact) {
             continue;  // an exact xclbin sizes its buffers to its one contract
@@ -497,14 +499,31 @@ bool family_buffers(const DesignDescription & d, const std::string & family, int
             err = "family " + family + " names contract '" + name + "', which the contract table puts in family " + c->family;
             return false;
         }
+        // The xclbin of a token tile serves the family's contracts that take it: a Q4_K/Q5_K xclbin at 64
+        // tokens is not sized to Q6_K's W tile, which has no 64-token form.
+        if (std::find(c->tile_n.begin(), c->tile_n.end(), tile_n) == c->tile_n.end()) {
+            continue;
+        }
         const int64_t ne[4] = {c->tile_k, c->tile_m, 1, 1};
         WeightLayout L;
         if (!make_weight_layout(c->weight_type, ne, L)) {
             err = "no weight layout for " + name;
             return false;
         }
+        const int parts = act_k_parts(*c, tile_n);
+        if (out.a_k_parts != 0 && parts != out.a_k_parts) {
+            err = "family " + family + " at TN " + std::to_string(tile_n) + " mixes contracts taking A in " +
+                  std::to_string(out.a_k_parts) + " and " + std::to_string(parts) + " K parts: one core program cannot";
+            return false;
+        }
+        out.a_k_parts = parts;
         out.w_obj = std::max(out.w_obj, L.tile_bytes);
-        out.a_obj = std::max(out.a_obj, activation_tile_bytes(*c, tile_n));
+        out.a_obj = std::max(out.a_obj, activation_object_bytes(*c, tile_n));
+    }
+    if (out.a_k_parts == 0) {
+        err = "no contract of family " + family + (exact.empty() ? std::string() : " (exact: " + exact + ")") +
+              " takes token tile " + std::to_string(tile_n);
+        return false;
     }
     out.c_obj = static_cast<size_t>(tile_n) * 64 * sizeof(float);
     const DesignDescription::KernelStack * stack = d.kernel_stack(family, tile_n);

@@ -132,11 +132,12 @@ DesignRead read_design_description_file(const std::string & path);
 const DesignRead & matmul_design();
 
 // The buffer sizes of one family's xclbin at token tile `tile_n`: every FIFO object is sized to the
-// family's largest tile (one xclbin serves the family), and C is double-buffered when it fits next to
+// largest tile of the family's contracts that take that token tile (one xclbin serves them all), and C is double-buffered when it fits next to
 // the kernel's own stack. With `exact` (a contract of the family), the xclbin that serves that contract
 // only (design.py --exact): its W object is the contract's own tile, so a W window over-fetches nothing.
 struct FamilyBuffers {
-    size_t w_obj = 0, a_obj = 0, c_obj = 0;  // bytes of one W / A / C unit
+    size_t w_obj = 0, a_obj = 0, c_obj = 0;  // bytes of one W / A / C unit (A: one K part, act_k_parts)
+    int    a_k_parts = 1;   // A objects per K tile: the core program calls the kernel once per part
     int    c_depth = 0;
     size_t stack = 0;       // the family kernel's stack at this token tile
     size_t core_bytes = 0;  // core data memory in use: 2 W + 2 A + C x depth + RTP words + stack + static data

@@ -21,7 +21,7 @@ struct MatmulInvocation {
     int64_t     m = 0, n = 0;           // valid output rows (weights) and columns (tokens)
     int64_t     m_tiles = 0, n_tiles = 0, k_tiles = 0;
     size_t      weight_tile_bytes = 0;  // bytes of one packed W tile
-    size_t      act_tile_bytes = 0;     // bytes of one activation tile (TN tokens x TK)
+    size_t      act_tile_bytes = 0;     // bytes of A per token tile and K tile (TN tokens x TK; all its K parts)
     int64_t     out_row_stride = 0;     // floats between consecutive tokens in out
     int32_t     expert = -1;            // MUL_MAT_ID: the expert of a weight stack whose slice `weights`
                                         // is (for accounting only); -1 for a plain matmul

@@ -141,6 +141,12 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         out.error = "design " + d.design + " serves no contract '" + s.contract + "'";
         return out;
     }
+    // The xclbin of a token tile holds the family's contracts that take it (Q6_K has no 64-token program).
+    if (const MatmulContract * c = matmul_contract_named(s.contract.c_str());
+        c != nullptr && std::find(c->tile_n.begin(), c->tile_n.end(), s.tile_n) == c->tile_n.end()) {
+        out.error = "contract " + s.contract + " has no program at token tile " + std::to_string(s.tile_n);
+        return out;
+    }
     if (!family_buffers(d, out.family, s.tile_n, out.buffers, out.error, s.exact ? s.contract : std::string())) {
         return out;
     }
@@ -182,8 +188,11 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         out.error = "W tile of " + std::to_string(T) + " bytes does not fit the xclbin's " + std::to_string(W) + "-byte window";
         return out;
     }
-    if (A != fb.a_obj || A % 4 != 0) {
-        out.error = "activation tile of " + std::to_string(A) + " bytes, the family's cores take " + std::to_string(fb.a_obj);
+    // A per K tile: a_k_parts objects of the xclbin's A size, consecutive in memory.
+    const int64_t P = fb.a_k_parts;
+    if (A != fb.a_obj * static_cast<uint64_t>(P) || fb.a_obj % 4 != 0) {
+        out.error = "activation tile of " + std::to_string(A) + " bytes, the family's cores take " + std::to_string(P) + " x " +
+                    std::to_string(fb.a_obj);
         return out;
     }
     // A step takes w_parts row tiles (m_split: a group of `rows`) by a_parts token tiles (n_split).
@@ -201,11 +210,13 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
                     std::to_string(m_rows * kTileM) + " rows of whole row units the C drain writes";
         return out;
     }
-    const int64_t k_chunk = std::min<int64_t>(s.k_tiles, d.iteration_max);
+    // A BD iterates over the K parts of its K tiles: kc x P iterations.
+    const int64_t k_chunk = std::min<int64_t>(s.k_tiles, d.iteration_max / P);
     const int64_t chunks = (s.k_tiles + k_chunk - 1) / k_chunk;
     if (chunks > d.max_k_chunks) {
         out.error = "K of " + std::to_string(s.k_tiles) + " tiles needs " + std::to_string(chunks) +
-                    " chunks of at most " + std::to_string(d.iteration_max) + " (the BD iteration limit); the design's BD slots hold " +
+                    " chunks of at most " + std::to_string(k_chunk) + " (the BD iteration limit " + std::to_string(d.iteration_max) +
+                    (P > 1 ? " over K tiles x " + std::to_string(P) + " A parts" : std::string()) + "); the design's BD slots hold " +
                     std::to_string(d.max_k_chunks);
         return out;
     }
@@ -234,7 +245,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     const FifoDesc * cf = L->shim_fifo_of("out");
 
     // The BD patterns of this shape (base 0), checked once; only base offsets differ per step.
-    const uint64_t win_words = W / 4, a_words = A / 4;
+    const uint64_t win_words = W / 4, a_words = fb.a_obj / 4;
     const uint32_t d0 = word_chunk(win_words, d.wrap_max);
     const uint32_t a_d0 = word_chunk(a_words, d.wrap_max);
     std::vector<control::ShimBd> w_bds, a_bds;
@@ -248,11 +259,13 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
             out.error = "W fill of K chunk " + std::to_string(c) + ": " + w.error;
             return out;
         }
-        // One token tile: its K run is contiguous (linear); pa token tiles: [kc][pa][A tile], the 4 cores'
-        // A tiles of each K tile back to back (one memory-tile object).
+        // One token tile: its K run is contiguous (linear, its K parts included); pa token tiles:
+        // [kc][P][pa][A object], the 4 cores' A objects of each K part back to back (one memory-tile
+        // object). A K tile's parts are consecutive objects, so K tiles and parts are one iteration.
         auto a = pa == 1 ? pattern_bd({static_cast<uint32_t>(kc * A / 4), 1, 1}, {1, 0, 0}, 1, 0)
                          : pattern_bd({a_d0, static_cast<uint32_t>(a_words / a_d0), static_cast<uint32_t>(pa)},
-                                      {1, a_d0, static_cast<uint32_t>(s.k_tiles * A / 4)}, kc, static_cast<uint32_t>(A / 4));
+                                      {1, a_d0, static_cast<uint32_t>(s.k_tiles * A / 4)}, static_cast<uint32_t>(kc * P),
+                                      static_cast<uint32_t>(a_words));
         if (!a.ok()) {
             out.error = "A fill of K chunk " + std::to_string(c) + ": " + a.error;
             return out;

@@ -35,6 +35,14 @@ void mode_checked(const uint8_t * w, const uint8_t * a, float * c) {
     Kernel(w, a, c);
     sim_check_modes_restored(Name, found);
 }
+// The same for a kernel that takes its A tile in K parts, called once per part (matmul_contract.h
+// act_k_parts).
+template <void (*Kernel)(const uint8_t *, const uint8_t *, float *, int32_t), const char * Name>
+void mode_checked_part(const uint8_t * w, const uint8_t * a, float * c, int32_t part) {
+    const CoreModes found = sim_core_modes();
+    Kernel(w, a, c, part);
+    sim_check_modes_restored(Name, found);
+}
 template <void (*Zero)(float *), const char * Name> void mode_checked_zero(float * c) {
     const CoreModes found = sim_core_modes();
     Zero(c);

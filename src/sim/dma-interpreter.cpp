@@ -112,7 +112,9 @@ struct Channel {
 struct Core {
     CoreSide *        side = nullptr;
     CoreProgram::Kernel kernel = nullptr;
+    CoreProgram::PartKernel part_kernel = nullptr;  // where A comes in K parts
     uint32_t          out_done = 0, k_done = 0;
+    int32_t           a_part = 0;  // the K part of the current K tile whose A object comes next
     bool              in_tile = false;
     bool running() const { return side->phase == CoreSide::Phase::running; }
 };
@@ -222,7 +224,16 @@ std::string start_pass(const Interp & in, Core & k) {
         return "contract RTP " + std::to_string(p.contract) + " selects no kernel of this family";
     }
     k.kernel = in.program.kernels[p.contract];
+    k.part_kernel = nullptr;
+    if (in.fb.a_k_parts > 1) {
+        if (p.contract >= in.program.part_kernels.size() || in.program.part_kernels[p.contract] == nullptr) {
+            return "contract RTP " + std::to_string(p.contract) + " selects no kernel of this family that takes A in " +
+                   std::to_string(in.fb.a_k_parts) + " K parts";
+        }
+        k.part_kernel = in.program.part_kernels[p.contract];
+    }
     k.out_done = k.k_done = 0;
+    k.a_part = 0;
     k.in_tile = false;
     return "";
 }
@@ -391,15 +402,27 @@ bool Column::core_step(int r, bool & progress) {
             in->program.zero(reinterpret_cast<float *>(cf.slot(cf.prod[0])));
             c.in_tile = true;
             c.k_done = 0;
+            c.a_part = 0;
             progress = true;
         }
+        const int parts = in->fb.a_k_parts;
         while (c.k_done < c.side->params.k_tiles && wf.can_consume(0) && af.can_consume(0)) {
-            c.kernel(wf.slot(wf.cons[0]), af.slot(af.cons[0]), reinterpret_cast<float *>(cf.slot(cf.prod[0])));
-            ++wf.cons[0];
+            float * ct = reinterpret_cast<float *>(cf.slot(cf.prod[0]));
+            if (parts == 1) {
+                c.kernel(wf.slot(wf.cons[0]), af.slot(af.cons[0]), ct);
+            } else {
+                // A in K parts: the W object stays acquired over its K tile's A objects.
+                c.part_kernel(wf.slot(wf.cons[0]), af.slot(af.cons[0]), ct, c.a_part);
+            }
             ++af.cons[0];
-            ++c.k_done;
             ++stats.kernel_calls;
             progress = true;
+            if (++c.a_part < parts) {
+                continue;
+            }
+            c.a_part = 0;
+            ++wf.cons[0];
+            ++c.k_done;
         }
         if (c.k_done < c.side->params.k_tiles) {
             return true;

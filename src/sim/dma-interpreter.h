@@ -60,12 +60,16 @@ struct DmaRun {
 
 // What each core runs once the stream releases its barrier: `zero` on a fresh C tile, then one
 // `kernels[contract]` call per K tile, where `contract` is the RTP word selecting the family's contract
-// (the index into DesignDescription::family_contracts). `reset`, when set, runs before each output tile
-// (the NPU starts every tile in the core's reset modes).
+// (the index into DesignDescription::family_contracts). Where the xclbin takes A in K parts
+// (FamilyBuffers::a_k_parts > 1) one `part_kernels[contract]` call per A object instead: per K tile the
+// same W object with each of its parts' A objects in turn, W released after the last. `reset`, when set,
+// runs before each output tile (the NPU starts every tile in the core's reset modes).
 struct CoreProgram {
     using Kernel = void (*)(const uint8_t * w_tile, const uint8_t * a_tile, float * c_tile);
+    using PartKernel = void (*)(const uint8_t * w_tile, const uint8_t * a_part, float * c_tile, int32_t part);
     using Zero = void (*)(float * c_tile);
     std::vector<Kernel> kernels;  // nullptr: the contract has no kernel at this token tile
+    std::vector<PartKernel> part_kernels;  // per contract likewise; only where A comes in K parts
     Zero zero = nullptr;
     void (*reset)() = nullptr;
 };

@@ -22,6 +22,7 @@ bool kernel_core_program(const DesignDescription & design, const std::string & f
             }
         }
         out.kernels.push_back(e != nullptr ? e->kernel : nullptr);
+        out.part_kernels.push_back(e != nullptr ? e->part_kernel : nullptr);
     }
     out.zero = zero_kernel(tile_n);
     if (out.zero == nullptr) {
@@ -52,6 +53,9 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
         const int keep = design.contract_index(family, exact);
         for (size_t i = 0; i < cores.kernels.size(); ++i) {
             if (static_cast<int>(i) != keep) cores.kernels[i] = nullptr;
+        }
+        for (size_t i = 0; i < cores.part_kernels.size(); ++i) {
+            if (static_cast<int>(i) != keep) cores.part_kernels[i] = nullptr;
         }
     }
     // The core program's kernels are mode-checked (tile-kernels.cpp): one that left a mode changed

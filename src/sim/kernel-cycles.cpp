@@ -14,7 +14,8 @@ namespace xdna {
 
 namespace {
 
-// Larger than any tile of any contract (matmul_tiles.h: W <= 17408, A <= 10240, C <= 8192 bytes).
+// Larger than any tile of any contract (matmul_tiles.h: W <= 17408, A <= 2 x 9280 (both K halves at
+// TN 64), C <= 16384 bytes).
 constexpr size_t kTileBufferBytes = 32 * 1024;
 
 struct FreeAligned {
@@ -50,6 +51,7 @@ std::vector<KernelProfile> measure_all() {
                 p.zero = sim_thread_core_ops();
                 p.zero -= before;
                 p.call = measure_tile_kernel(e->kernel, w.get(), a.get(), cf);
+                p.calls_per_k_tile = act_k_parts(contract, tn);
                 out.push_back(p);
             }
         }

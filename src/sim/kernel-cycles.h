@@ -57,8 +57,9 @@ SlotCycles core_cycles(const CoreOps & ops, const NpuPreset & p);
 struct KernelProfile {
     const char * contract = "";
     int          tile_n = 0;
-    CoreOps      call;  // mm_<contract>_n<TN>(W, A, C): one K tile
+    CoreOps      call;  // mm_<contract>_n<TN>(W, A, C): one K tile (every K part's call, act_k_parts)
     CoreOps      zero;  // mm_zero_c_n<TN>(C): once per output tile
+    int          calls_per_k_tile = 1;  // kernel calls in `call`: one per A object
 };
 
 // nullptr when the contract has no kernel for this token tile.

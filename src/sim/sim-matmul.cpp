@@ -43,7 +43,7 @@ bool sim_has_twin(const MatmulContract & contract, int tile_n) {
 namespace {
 
 constexpr int kTileM = 64;
-constexpr int kMaxTileN = 32;
+constexpr int kMaxTileN = 64;
 
 struct TileJob {
     const MatmulInvocation * inv;

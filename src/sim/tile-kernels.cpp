@@ -1,6 +1,7 @@
 #include "sim/tile-kernels.h"
 
 #include "sim/core-state.h"
+#include "xdna_aie/matmul_tiles.h"
 #include "twins/kquant-bfp16-twin.h"
 #include "twins/kquant-low-twin.h"
 #include "twins/kquant-twin.h"
@@ -40,8 +41,11 @@ void mm_q3_K_bfp16_n32(const uint8_t *, const uint8_t *, float *);
 void mm_f16_bfp16_n32(const uint8_t *, const uint8_t *, float *);
 void mm_bf16_bfp16_n32(const uint8_t *, const uint8_t *, float *);
 void mm_f32_bfp16_n32(const uint8_t *, const uint8_t *, float *);
+void mm_q4_K_bfp16_n64(const uint8_t *, const uint8_t *, float *, int32_t);
+void mm_q5_K_bfp16_n64(const uint8_t *, const uint8_t *, float *, int32_t);
 void mm_zero_c_n4(float *);
 void mm_zero_c_n32(float *);
+void mm_zero_c_n64(float *);
 }
 #undef XDNA_KERNEL_PAIR
 
@@ -82,7 +86,20 @@ constexpr char mm_q3_K_bfp16_n32_name[] = "mm_q3_K_bfp16_n32";
 constexpr char mm_f16_bfp16_n32_name[] = "mm_f16_bfp16_n32";
 constexpr char mm_bf16_bfp16_n32_name[] = "mm_bf16_bfp16_n32";
 constexpr char mm_f32_bfp16_n32_name[] = "mm_f32_bfp16_n32";
+constexpr char mm_q4_K_bfp16_n64_name[] = "mm_q4_K_bfp16_n64";
+constexpr char mm_q5_K_bfp16_n64_name[] = "mm_q5_K_bfp16_n64";
+constexpr char mm_zero_c_n64_name[] = "mm_zero_c_n64";
 #define CHECKED(fn) mode_checked<fn, fn##_name>
+#define CHECKED_PART(fn) mode_checked_part<fn, fn##_name>
+
+// A K tile whose A arrives in two K halves (act_k_parts), as the core program runs it: the kernel once
+// per half, the same W, the halves one A object apart.
+template <PartTileFn Part, int ObjectBytes>
+void both_halves(const uint8_t * w, const uint8_t * a, float * c) {
+    Part(w, a, c, 0);
+    Part(w, a + ObjectBytes, c, 1);
+}
+constexpr int kHalfObject64 = xdna_aie::BlockActTileFormat{64, 128}.tile_bytes();
 
 template <int Type, int TN>
 void kquant_partial(const uint8_t * w, const uint8_t * a, float * c, int valid) {
@@ -97,6 +114,11 @@ void kquant_low_partial(const uint8_t * w, const uint8_t * a, float * c, int val
 template <int Type>
 void kquant_bfp16_partial(const uint8_t * w, const uint8_t * a, float * c, int valid) {
     kquant_bfp16_twin_tile(Type, w, a, c, valid);
+}
+
+template <int Type>
+void kquant_bfp16_partial_n64(const uint8_t * w, const uint8_t * a, float * c, int valid) {
+    kquant_bfp16_twin_tile_n64(Type, w, a, c, valid);
 }
 
 TileEntry legacy(const char * contract, int tn, TileFn kernel, const char * kernel_name) {
@@ -131,6 +153,11 @@ std::vector<TileEntry> make_entries() {
         {"mm_q4_K_bfp16", 32, CHECKED(mm_q4_K_bfp16_n32), twin_mm_q4_K_bfp16_n32, kquant_bfp16_partial<0>},
         {"mm_q5_K_bfp16", 32, CHECKED(mm_q5_K_bfp16_n32), twin_mm_q5_K_bfp16_n32, kquant_bfp16_partial<1>},
         {"mm_q6_K_bfp16", 32, CHECKED(mm_q6_K_bfp16_n32), twin_mm_q6_K_bfp16_n32, kquant_bfp16_partial<2>},
+        // Token tile 64 (Q4_K, Q5_K): A in two K halves, the kernel called once per half.
+        {"mm_q4_K_bfp16", 64, both_halves<CHECKED_PART(mm_q4_K_bfp16_n64), kHalfObject64>, twin_mm_q4_K_bfp16_n64,
+         kquant_bfp16_partial_n64<0>, CHECKED_PART(mm_q4_K_bfp16_n64)},
+        {"mm_q5_K_bfp16", 64, both_halves<CHECKED_PART(mm_q5_K_bfp16_n64), kHalfObject64>, twin_mm_q5_K_bfp16_n64,
+         kquant_bfp16_partial_n64<1>, CHECKED_PART(mm_q5_K_bfp16_n64)},
         // No twin yet for the legacy family: the simulator runs the kernel code.
         {"mm_q4_0_bfp16", 32, CHECKED(mm_q4_0_bfp16_n32), nullptr, nullptr},
         {"mm_q4_1_bfp16", 32, CHECKED(mm_q4_1_bfp16_n32), nullptr, nullptr},
@@ -202,6 +229,7 @@ ScopedTileKernelOverride::~ScopedTileKernelOverride() {
 ZeroFn zero_kernel(int tile_n) {
     return tile_n == 4 ? mode_checked_zero<mm_zero_c_n4, mm_zero_c_n4_name>
          : tile_n == 32 ? mode_checked_zero<mm_zero_c_n32, mm_zero_c_n32_name>
+         : tile_n == 64 ? mode_checked_zero<mm_zero_c_n64, mm_zero_c_n64_name>
                         : nullptr;
 }
 

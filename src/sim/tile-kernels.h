@@ -13,13 +13,19 @@ using TileFn = void (*)(const uint8_t * w_tile, const uint8_t * a_tile, float * 
 // The same, skipping tokens at or beyond `valid_tokens` (their C rows are left as they are).
 using PartialTileFn = void (*)(const uint8_t * w_tile, const uint8_t * a_tile, float * c_tile, int valid_tokens);
 using ZeroFn = void (*)(float * c_tile);
+// c_tile += W_tile x A part `part` for one K part of a K tile whose A arrives in parts (act_k_parts):
+// the core program calls it once per part, in order, with the same W tile.
+using PartTileFn = void (*)(const uint8_t * w_tile, const uint8_t * a_part, float * c_tile, int32_t part);
 
 struct TileEntry {
     const char *  contract;
     int           tile_n;
+    // The whole K tile: where A comes in parts, the core program's loop over them (the parts are
+    // consecutive in memory), so every mode runs the same calls.
     TileFn        kernel;
     TileFn        twin;          // nullptr: no twin
     PartialTileFn twin_partial;  // nullptr: the twin has no partial form
+    PartTileFn    part_kernel = nullptr;  // where A comes in parts: the entry point the core program calls per part
 };
 
 const TileEntry * find_tile_entry(const MatmulContract & contract, int tile_n);

@@ -247,12 +247,14 @@ double TimingModel::tile_cycles(const ModelShape & s, const char ** binding, boo
         *from_code = k != nullptr;
     }
     if (k != nullptr) {
-        // One call per K tile, and the C-tile clear that starts the output tile.
+        // One call per K tile (one per A object where A comes in K parts: each pays the call overhead),
+        // and the C-tile clear that starts the output tile.
         const SlotCycles call = core_cycles(k->call, p_);
         if (binding != nullptr) {
             *binding = call.binding;
         }
-        return static_cast<double>(s.k_tiles) * call.total + core_cycles(k->zero, p_).total;
+        const double per_k_tile = call.total + (k->calls_per_k_tile - 1) * p_.call_overhead_cycles;
+        return static_cast<double>(s.k_tiles) * per_k_tile + core_cycles(k->zero, p_).total;
     }
     // A published kernel (no code of ours): its mmuls at the family rate, plus the block-scale work a
     // caller states for it (0 for the published GEMMs).

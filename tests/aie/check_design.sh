@@ -57,7 +57,8 @@ def verify(plan):
         up = lambda x: (x + 63) // 64 * 64
         if contract.endswith("_bfp16"):  # bfp16ebs8 blocks: 8 values in 9 bytes (prefill contracts v3)
             tk = 64 if f == "f32" else 128 if f in ("f16", "bf16") else 256
-            return up(tn * (tk // 8) * 9)
+            parts = 2 if tn == 64 else 1  # at 64 tokens A comes in K halves: one A object is half a K tile
+            return up(tn * (tk // parts // 8) * 9)
         if f in ("f16", "bf16"):
             return up(tn * 128 * 2)
         if f == "f32":
@@ -169,6 +170,12 @@ for family in kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_lo
         --m-tiles 9 --n-tiles 8
     plan_ok "$family n32 n_shared 64 row tiles" --family "$family" --tile-n 32 --layout n_shared \
         --m-tiles 64 --n-tiles 16 --k-tiles 16
+    case " $tiles " in *" 64 "*)  # A in K halves: the 8B projection at pp512 (2 groups of 4 token tiles of 64)
+        plan_ok "$family n64 n_shared 64 row tiles" --family "$family" --tile-n 64 --layout n_shared \
+            --m-tiles 64 --n-tiles 8 --k-tiles 16
+        plan_ok "$family n64 n_shared, 56 K tiles (2 K chunks of 32 x 2 halves)" --family "$family" --tile-n 64 \
+            --layout n_shared --m-tiles 64 --n-tiles 8 --k-tiles 56 ;;
+    esac
     first_tn=${tiles%% *}
     plan_ok "$family n$first_tn 1 column" --family "$family" --tile-n "$first_tn" --cols 1 --dev npu2
     first=1

@@ -58,7 +58,7 @@ inline std::vector<float> run_bfp16_contract(ggml_type type, int64_t m, int64_t 
     inv.n_tiles = al.n_tiles;
     inv.k_tiles = wl.k_tiles;
     inv.weight_tile_bytes = wl.tile_bytes;
-    inv.act_tile_bytes = al.tile_bytes;
+    inv.act_tile_bytes = al.weight_k_tile_bytes();
     inv.out_row_stride = m;
     ThreadPool pool(2);
     const Status st = sim_run_matmul(inv, pool, exec);

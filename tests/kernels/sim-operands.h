@@ -111,7 +111,7 @@ inline SimOperands make_sim_operands(const xdna::MatmulContract & c, int tn, int
     inv.n_tiles = o.al.n_tiles;
     inv.k_tiles = o.wl.k_tiles;
     inv.weight_tile_bytes = o.wl.tile_bytes;
-    inv.act_tile_bytes = o.al.tile_bytes;
+    inv.act_tile_bytes = o.al.weight_k_tile_bytes();
     inv.out_row_stride = m;
     return o;
 }

@@ -258,34 +258,41 @@ TEST(ActQuantKernel, Bfp16TilesAreTheHostEncodersWithTheirFlags) {
         x[4 * k + i] = (i % 8 == 0 ? 1.0f : 0.0f) + (i % 8 == 1 ? 0.99999994f : 0.0f);  // rounds up to the clamp
     }
     x[10 * k + 5] = std::numeric_limits<float>::quiet_NaN();         // K tile 0
-    x[20 * k + 300] = std::numeric_limits<float>::infinity();        // K tile 1
-    x[33 * k + 700] = -std::numeric_limits<float>::infinity();       // K tile 2, second token tile
-    const xdna::ActivationLayout L = xdna::make_activation_layout(*q4k, k, k, n, 32);
-    ASSERT_TRUE(xdna::act_quant_takes(L));
-    const std::vector<uint8_t> got = engine_tiles(x, L);
-    std::vector<uint8_t> host(L.total_bytes, 0x5A);
-    std::vector<float> scratch(static_cast<size_t>(L.k_pad));
-    const ggml_tensor t = f32_rows(x, n, k);
-    std::vector<int64_t> bad;
-    xdna::quantize_activation_rows(&t, 0, 0, L, 0, L.n_pad, host.data(), scratch.data(), &bad);
-    EXPECT_EQ(bad, (std::vector<int64_t>{10, 20, 33}));
-    const xdna_aie::BlockActTileFormat f{32, 256};
-    int nonzero = 0;
-    for (int64_t nt = 0; nt < L.n_tiles; ++nt) {
-        for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
-            const size_t off = L.tile_offset(nt, kt);
-            for (int i = 0; i < f.tile_bytes(); ++i) {
-                ASSERT_EQ(got[off + i], host[off + i]) << "tile (" << nt << ", " << kt << ") byte " << i;
-                nonzero += i < f.flags_offset() && got[off + i] != 0;
-            }
-            for (int tok = 0; tok < 32; ++tok) {
-                const int64_t row = nt * 32 + tok;
-                const bool flagged = (row == 10 && kt == 0) || (row == 20 && kt == 1) || (row == 33 && kt == 2);
-                EXPECT_EQ(got[off + f.flags_offset() + tok], flagged ? 1 : 0) << "row " << row << " K tile " << kt;
+    x[20 * k + 300] = std::numeric_limits<float>::infinity();        // K tile 1 (TN 64: K half 2)
+    x[33 * k + 700] = -std::numeric_limits<float>::infinity();       // K tile 2 (TN 64: K half 5), second token tile at TN 32
+    // TN 32, and TN 64, where the tiles are K halves (act_quant_bfp16_k128_n64).
+    for (const int tn : {32, 64}) {
+        SCOPED_TRACE(testing::Message() << "TN " << tn);
+        const xdna::ActivationLayout L = xdna::make_activation_layout(*q4k, k, k, n, tn);
+        ASSERT_EQ(L.tile_k, tn == 64 ? 128 : 256);
+        ASSERT_TRUE(xdna::act_quant_takes(L));
+        const std::vector<uint8_t> got = engine_tiles(x, L);
+        std::vector<uint8_t> host(L.total_bytes, 0x5A);
+        std::vector<float> scratch(static_cast<size_t>(L.k_pad));
+        const ggml_tensor t = f32_rows(x, n, k);
+        std::vector<int64_t> bad;
+        xdna::quantize_activation_rows(&t, 0, 0, L, 0, L.n_pad, host.data(), scratch.data(), &bad);
+        EXPECT_EQ(bad, (std::vector<int64_t>{10, 20, 33}));
+        const xdna_aie::BlockActTileFormat f{tn, L.tile_k};
+        ASSERT_EQ(static_cast<size_t>(f.tile_bytes()), L.tile_bytes);
+        int nonzero = 0;
+        for (int64_t nt = 0; nt < L.n_tiles; ++nt) {
+            for (int64_t kt = 0; kt < L.k_tiles; ++kt) {
+                const size_t off = L.tile_offset(nt, kt);
+                for (int i = 0; i < f.tile_bytes(); ++i) {
+                    ASSERT_EQ(got[off + i], host[off + i]) << "tile (" << nt << ", " << kt << ") byte " << i;
+                    nonzero += i < f.flags_offset() && got[off + i] != 0;
+                }
+                for (int tok = 0; tok < tn; ++tok) {
+                    const int64_t row = nt * tn + tok;
+                    const bool flagged = (row == 10 && kt == 5 / L.tile_k) || (row == 20 && kt == 300 / L.tile_k) ||
+                                         (row == 33 && kt == 700 / L.tile_k);
+                    EXPECT_EQ(got[off + f.flags_offset() + tok], flagged ? 1 : 0) << "row " << row << " K tile " << kt;
+                }
             }
         }
+        EXPECT_GT(nonzero, static_cast<int>(L.total_bytes / 2));  // real blocks, not zeros
     }
-    EXPECT_GT(nonzero, static_cast<int>(L.total_bytes / 2));  // real blocks, not zeros
 }
 
 // Every contract's activation layout is taken at its token tiles when K is whole tiles: the a8, bfp16
@@ -297,6 +304,9 @@ TEST(ActQuantKernel, TakesEveryContractsLayoutOfWholeTiles) {
         ASSERT_TRUE(c != nullptr && p != nullptr) << ggml_type_name(t);
         for (int tn : {4, 32}) EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*c, 512, 512, 40, tn))) << c->name << " " << tn;
         EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*p, 512, 512, 40, 32))) << p->name;
+        if (t == GGML_TYPE_Q4_K) {  // 64 tokens: A in K halves, each a tile of its own
+            EXPECT_TRUE(xdna::act_quant_takes(xdna::make_activation_layout(*p, 512, 512, 40, 64))) << p->name;
+        }
         EXPECT_FALSE(xdna::act_quant_takes(xdna::make_activation_layout(*p, 300, 512, 40, 32))) << p->name;
     }
 }

@@ -89,7 +89,7 @@ std::vector<float> run(const Case & cs, const std::vector<uint8_t> & rows, const
     inv.n_tiles = al.n_tiles;
     inv.k_tiles = wl.k_tiles;
     inv.weight_tile_bytes = wl.tile_bytes;
-    inv.act_tile_bytes = al.tile_bytes;
+    inv.act_tile_bytes = al.weight_k_tile_bytes();
     inv.out_row_stride = cs.m;
     ThreadPool pool(2);
     const Status st = sim_run_matmul(inv, pool, cs.exec);

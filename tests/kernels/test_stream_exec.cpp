@@ -109,7 +109,13 @@ INSTANTIATE_TEST_SUITE_P(
         // values to the same place), 3 row tiles (5 duplicates in the only round), 16 row tiles (whole
         // rounds), two K chunks, a row stride wider than M.
         Case{"mm_q4_K_a8", 32, 64 * 8 + 7, 2, 4 * 32 - 5, 0, "n_shared"}, Case{"mm_q6_K_a8", 4, 64 * 3, 3, 30, 2, "n_shared"},
-        Case{"mm_q8_0_a8", 4, 64 * 16, 70, 16, 0, "n_shared"}, Case{"mm_f32_f32", 32, 64 * 2, 2, 8 * 32, 0, "n_shared"}),
+        Case{"mm_q8_0_a8", 4, 64 * 16, 70, 16, 0, "n_shared"}, Case{"mm_f32_f32", 32, 64 * 2, 2, 8 * 32, 0, "n_shared"},
+        // Token tile 64 (Q4_K, Q5_K bfp16): A in two K halves, the kernel called once per half with the
+        // same W. Every layout; 33 K tiles are two K chunks (the A BD iterates over K tiles x halves: 32
+        // per chunk); ragged M and N.
+        Case{"mm_q4_K_bfp16", 64, 64 * 3 + 5, 2, 4 * 64 - 5, 0, "n_shared"},
+        Case{"mm_q5_K_bfp16", 64, 64 * 2, 2, 4 * 64, 3, "n_split"},
+        Case{"mm_q4_K_bfp16", 64, 64 + 9, 33, 70, 0, "m_split"}),
     [](const auto & info) {
         return std::string(info.param.contract) + "_n" + std::to_string(info.param.tile_n) + "_m" + std::to_string(info.param.m) +
                "_k" + std::to_string(info.param.k_tiles) + "_n" + std::to_string(info.param.n) + "_s" +
@@ -343,6 +349,63 @@ TEST(StreamInterpreter, MovesExactlyTheBytesTheBuilderCounts) {
     const MatmulSequence four = build_matmul_sequence(d, s);
     ASSERT_FALSE(four.ok());
     EXPECT_NE(four.error.find("shares A by all 8 columns"), std::string::npos) << four.error;
+}
+
+// Token tile 64: per K tile the cores take two A objects (the K halves) with one W object, and the A
+// transfer of a token group iterates over K tiles x halves. The bytes moved and the kernel calls, as the
+// builder counts them and as the schedule gives them.
+TEST(StreamInterpreter, AInKHalvesMovesEachHalfOnceAndCallsTheKernelPerHalf) {
+    const DesignDescription & d = matmul_design().design;
+    for (const char * layout : {"m_split", "n_split", "n_shared"}) {
+        for (const int64_t k_tiles : {int64_t{3}, int64_t{40}}) {
+            const MatmulContract * c = matmul_contract_named("mm_q4_K_bfp16");
+            ASSERT_NE(c, nullptr);
+            MatmulSequenceShape s;
+            s.contract = c->name;
+            s.layout = layout;
+            s.tile_n = 64;
+            s.m_tiles = 9;
+            s.n_tiles = std::string(layout) == "m_split" ? 3 : 8;
+            s.k_tiles = k_tiles;
+            s.out_row_stride = 12 * 64;
+            const int64_t ne[4] = {c->tile_k, c->tile_m, 1, 1};
+            WeightLayout L;
+            ASSERT_TRUE(make_weight_layout(c->weight_type, ne, L));
+            s.weight_tile_bytes = L.tile_bytes;
+            s.act_tile_bytes = activation_tile_bytes(*c, 64);
+            SCOPED_TRACE(testing::Message() << layout << " k_tiles " << k_tiles);
+            ASSERT_EQ(s.act_tile_bytes, 2u * activation_object_bytes(*c, 64));
+            const MatmulSequence seq = build_matmul_sequence(d, s);
+            ASSERT_TRUE(seq.ok()) << seq.error;
+            EXPECT_EQ(seq.buffers.a_k_parts, 2);
+            EXPECT_EQ(seq.buffers.a_obj, activation_object_bytes(*c, 64));
+            Args a = args_for(seq);
+            const DmaRun r = run_control_stream(d, seq.family, 64, seq.words.data(), seq.words.size(), a.list(), nullptr, layout);
+            ASSERT_TRUE(r.ok()) << r.error;
+            const SequenceTraffic & t = seq.traffic;
+            EXPECT_EQ(r.stats.mm2s_bytes, t.w_read + t.a_read);
+            EXPECT_EQ(r.stats.s2mm_bytes, t.c_written);
+            const bool n_split = std::string(layout) != "m_split", shared = std::string(layout) == "n_shared";
+            const uint64_t units = n_split ? s.m_tiles : (s.m_tiles + 3) / 4, rounds = (units + 7) / 8;
+            const uint64_t token_steps = n_split ? s.n_tiles / 4 : s.n_tiles;
+            uint64_t col_rounds = 0;
+            for (uint64_t col = 0; col < 8; ++col) col_rounds += shared ? rounds : col < units ? (units - col + 7) / 8 : 0;
+            const uint64_t steps = col_rounds * token_steps;
+            // Each half of each K tile once per step (n_shared: once per round for the array); W once per
+            // K tile; C once per output tile; two kernel calls per K tile on every core.
+            EXPECT_EQ(t.a_read, (shared ? rounds * token_steps : steps) * s.k_tiles * (n_split ? 4 : 1) * s.act_tile_bytes);
+            EXPECT_EQ(t.w_read, steps * s.k_tiles * (n_split ? 1 : 4) * seq.buffers.w_obj);
+            EXPECT_EQ(t.c_written, steps * 4 * 64 * 64 * 4);
+            EXPECT_EQ(r.stats.kernel_calls, steps * 4 * s.k_tiles * 2);
+        }
+    }
+    // Q6_K has no 64-token program: its stream is refused, naming why.
+    MatmulSequenceShape s = q4k_shape();
+    s.contract = "mm_q6_K_bfp16";
+    s.tile_n = 64;
+    const MatmulSequence q6 = build_matmul_sequence(d, s);
+    ASSERT_FALSE(q6.ok());
+    EXPECT_NE(q6.error.find("token tile 64"), std::string::npos) << q6.error;
 }
 
 // n_shared streams A through column 0's shim only: an n_split stream (A on every active column) run on

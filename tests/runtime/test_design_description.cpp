@@ -75,7 +75,11 @@ TEST(DesignDescription, FamilyBuffersMatchDesignPysTable) {
                           Row{"legacy", 4, 17408, 1280, 1024, 2, 40976}, Row{"legacy", 32, 17408, 10240, 8192, 1, 65040},
                           Row{"kquant_low", 4, 7040, 1216, 1024, 2, 20112},
                           Row{"kquant_low", 32, 7040, 9344, 8192, 2, 50704},
-                          Row{"float", 4, 16384, 1024, 1024, 2, 38928}, Row{"float", 32, 16384, 8192, 8192, 1, 57872}}) {
+                          Row{"float", 4, 16384, 1024, 1024, 2, 38928}, Row{"float", 32, 16384, 8192, 8192, 1, 57872},
+                          // TN 64 (A in K halves): sized over Q4_K and Q5_K only (Q6_K has no 64-token
+                          // program); A objects of one K half (64 x 128 as bfp16 blocks + flags).
+                          Row{"kquant_bfp16", 64, 11264, 9280, 16384, 1, 63056},
+                          Row{"kquant_bfp16", 32, 13440, 9280, 8192, 1, 61520}}) {
         FamilyBuffers b;
         std::string err;
         ASSERT_TRUE(family_buffers(d, r.family, r.tn, b, err)) << err;
@@ -94,7 +98,8 @@ TEST(DesignDescription, ExactFamilyBuffersMatchDesignPysExactPlans) {
     const DesignDescription & d = matmul_design().design;
     struct Row { const char * family; const char * contract; int tn; size_t w, a; int c_depth; size_t core; };
     for (const Row & r : {Row{"kquant", "mm_q4_K_a8", 4, 9216, 1216, 2, 26768}, Row{"kquant", "mm_q4_K_a8", 32, 9216, 9344, 2, 57488},
-                          Row{"legacy", "mm_q4_0_a8", 4, 9216, 1280, 2, 24592}, Row{"legacy", "mm_q8_0_a8", 32, 17408, 10240, 1, 65040}}) {
+                          Row{"legacy", "mm_q4_0_a8", 4, 9216, 1280, 2, 24592}, Row{"legacy", "mm_q8_0_a8", 32, 17408, 10240, 1, 65040},
+                          Row{"kquant_bfp16", "mm_q4_K_bfp16", 64, 9216, 9280, 1, 58960}}) {
         FamilyBuffers b;
         std::string err;
         ASSERT_TRUE(family_buffers(d, r.family, r.tn, b, err, r.contract)) << err;
@@ -107,6 +112,9 @@ TEST(DesignDescription, ExactFamilyBuffersMatchDesignPysExactPlans) {
     std::string err;
     EXPECT_FALSE(family_buffers(d, "kquant", 4, b, err, "mm_q4_0_a8"));
     EXPECT_NE(err.find("no contract"), std::string::npos) << err;
+    // Q6_K's W tile does not fit beside 64-token A halves and C: it has no such xclbin.
+    EXPECT_FALSE(family_buffers(d, "kquant_bfp16", 64, b, err, "mm_q6_K_bfp16"));
+    EXPECT_NE(err.find("token tile 64"), std::string::npos) << err;
 }
 
 // The committed dataflow description with its first `from` replaced by `to`.

@@ -50,6 +50,9 @@ uint64_t expected_pipelined_loops(const MatmulContract & c, int tn) {
     if (c.act_format == ActFormat::bfp16) {
         const bool flt = c.weight_type == GGML_TYPE_F16 || c.weight_type == GGML_TYPE_BF16 || c.weight_type == GGML_TYPE_F32;
         if (std::string(c.family) == "legacy_bfp16") return 4 * 2 * (1 + 2);
+        // TN 64 (A in K halves): per half call, per row group the dequantization loop and two passes of
+        // 4 token groups for each row half; two calls per K tile.
+        if (tn == 64) return 2 * 4 * (1 + 2 * 2);
         return flt ? 8 * (1 + 1) : 4 * (1 + 2);
     }
     switch (c.weight_type) {
@@ -125,8 +128,12 @@ TEST(KernelCycles, OpCountsDoNotDependOnTheData) {
             // (BlockActTileFormat flags) get 4 stores of NaN each, on broken input only. The profile
             // charges the finite case, so the flags are kept clear here.
             if (contract.act_format == ActFormat::bfp16) {
-                const xdna_aie::BlockActTileFormat f{tn, contract.tile_k};
-                std::memset(a.p.get() + f.flags_offset(), 0, static_cast<size_t>(tn));
+                // Every K part's object (act_k_parts: TN 64 takes A in K halves, consecutive).
+                const int parts = act_k_parts(contract, tn);
+                const xdna_aie::BlockActTileFormat f{tn, contract.tile_k / parts};
+                for (int part = 0; part < parts; ++part) {
+                    std::memset(a.p.get() + part * f.tile_bytes() + f.flags_offset(), 0, static_cast<size_t>(tn));
+                }
             }
             const CoreOps ops = measure_tile_kernel(e->kernel, w.p.get(), a.p.get(), reinterpret_cast<float *>(c.p.get()));
             EXPECT_TRUE(same(ops, kernel_profile(contract, tn)->call))

@@ -83,7 +83,7 @@ template <int AB, int TN> void quantize_group(const float * __restrict x, uint8_
 }
 
 // ---- bfp16 (prefill contracts v3) ----------------------------------------------------------------
-// fp32 activations -> the bfp16 activation tile (BlockActTileFormat, TN 32 x TK): one call takes one
+// fp32 activations -> the bfp16 activation tile (BlockActTileFormat, TN 32 or 64 x TK): one call takes one
 // group of 8 tokens (one A operand of the 8x8x8 bfp16 mmul), x holding their TK values each, one after
 // the other. Per K block kb, the 8 tokens' 8 values become one 64-lane accumulator and
 // to_vector<bfp16ebs8> in conv_even makes the eight blocks (the exponent the largest of each token's 8,
@@ -93,12 +93,13 @@ template <int AB, int TN> void quantize_group(const float * __restrict x, uint8_
 // exponent field 255), which a block cannot carry; the matmul kernels make that token's outputs NaN.
 // The tile is the host encoder's, byte for byte, flags and padding included: call 0 clears the flags'
 // 64-byte plane first.
-// TK is the prefill contract's K tile: 256 (K-quants, Q2_K/Q3_K, legacy types), 128 (F16, BF16), 64 (F32).
-constexpr int kBfp16Tokens = 32;
+// TK is the prefill contract's K tile: 256 (K-quants, Q2_K/Q3_K, legacy types), 128 (F16, BF16), 64 (F32);
+// at TN 64 (Q4_K, Q5_K) 128, one K half of the 256-K tile: the matmul takes A in K halves
+// (contracts/matmul-contract.h act_k_parts), each half a tile of its own.
 constexpr int kBfp16Group = xdna_aie::kBfp16TokGroup;
 
-template <int TK> void quantize_group_bfp16(const float * __restrict x, uint8_t * __restrict tile, int32_t group) {
-    constexpr xdna_aie::BlockActTileFormat f{kBfp16Tokens, TK};
+template <int TK, int TN> void quantize_group_bfp16(const float * __restrict x, uint8_t * __restrict tile, int32_t group) {
+    constexpr xdna_aie::BlockActTileFormat f{TN, TK};
     static_assert(f.tile_bytes() - f.flags_offset() == 64, "the flags and their padding are one aligned store");
     const aie::rounding_mode entry = aie::swap_rounding(aie::rounding_mode::conv_even);
     if (group == 0) aie::store_v(tile + f.flags_offset(), aie::zeros<uint8_t, 64>());
@@ -112,7 +113,7 @@ template <int TK> void quantize_group_bfp16(const float * __restrict x, uint8_t 
                                                      aie::load_v<8>(xk + 5 * TK), aie::load_v<8>(xk + 6 * TK),
                                                      aie::load_v<8>(xk + 7 * TK));
         os.push(aie::accum<accfloat, 64>(v).to_vector<bfp16ebs8>());
-        os.seek(kBfp16Tokens / kBfp16Group - 1);
+        os.seek(TN / kBfp16Group - 1);
     }
     for (int tg = 0; tg < kBfp16Group; ++tg) {
         aie::vector<int32_t, 16> m = aie::zeros<int32_t, 16>();
@@ -156,9 +157,10 @@ void act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group) { quant
 void act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 32>(x, tile, group); }
 void act_quant_a8_b256_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 4>(x, tile, group); }
 void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 32>(x, tile, group); }
-void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<256>(x, tile, group); }
-void act_quant_bfp16_k128_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<128>(x, tile, group); }
-void act_quant_bfp16_k64_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<64>(x, tile, group); }
+void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<256, 32>(x, tile, group); }
+void act_quant_bfp16_k128_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<128, 32>(x, tile, group); }
+void act_quant_bfp16_k64_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<64, 32>(x, tile, group); }
+void act_quant_bfp16_k128_n64(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<128, 64>(x, tile, group); }
 void act_quant_f16_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group_float<FloatTile::f16, 128>(x, tile, group); }
 void act_quant_f16_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_float<FloatTile::f16, 128>(x, tile, group); }
 void act_quant_bf16_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group_float<FloatTile::bf16, 128>(x, tile, group); }

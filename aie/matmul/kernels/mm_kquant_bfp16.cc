@@ -1,6 +1,7 @@
 // Q4_K, Q5_K and Q6_K weights x bfp16 activations on the native bfp16 matrix unit (prefill contracts
-// v3: mm_q4_K_bfp16 / mm_q5_K_bfp16 / mm_q6_K_bfp16, tile 64 x 32 x 256). One core program for the
-// three types, as mm_kquant.cc: a Q4_K_M layer alternates Q4_K and Q6_K.
+// v3: mm_q4_K_bfp16 / mm_q5_K_bfp16 / mm_q6_K_bfp16, tile 64 x 32 x 256; Q4_K and Q5_K also at token
+// tile 64, tile 64 x 64 x 256 with A in two K halves: mm_q4_K_bfp16_n64 / mm_q5_K_bfp16_n64 below). One
+// core program for the three types, as mm_kquant.cc: a Q4_K_M layer alternates Q4_K and Q6_K.
 //
 // The numerics are defined in docs/kernels.md, "Prefill contracts v3"; this file computes exactly that.
 // Per call the weight tile (the GGUF's own bits, aie/include/xdna_aie/matmul_tiles.h planes) is
@@ -31,13 +32,27 @@
 //    block, 72 contiguous bytes each: BlockActTileFormat) with 4 mmul macs; C stored back. The C tile
 //    carries the sum across K tiles (zero.cc clears it), so each output is c + D_kb added in K order.
 //
+// ---- Token tile 64 (Q4_K, Q5_K): A in K halves ----------------------------------------------------
+// A 64-token A object of the whole K tile does not fit twice beside W and C (budget below), so A comes
+// as two objects per W tile, BlockActTileFormat{64, 128}: K [0, 128) and [128, 256) of the tile, and the
+// core program calls the n64 entry point once per half (k_half 0, then 1) on the same W buffer. A call
+// runs steps 1 and 2 on the row group (step 2 only for the half's 4 sub-blocks: half h holds sub-blocks
+// 4h..4h+3, 4 K blocks each), step 3 on those sub-blocks only (16 K blocks per row half), and step 4 per
+// row half as two passes of 4 token groups (0-3, then 4-7), each re-reading the 16 B^T blocks: 8 live
+// fp32 accumulators of 64 lanes would take all 8 of AIE2P's 2048-bit accumulator registers.
+// Numerics unchanged: every value is dequantized by the same operations, and each output is still
+// c + D_kb in K order with one rounding per block; the first half's sum passes through the C tile (an
+// exact fp32 store and load) before the second half adds on, so the outputs are the TN = 32 kernel's
+// bits on the same tokens. A token flagged in either half ends NaN, as with the whole tile's flag.
+//
 // ---- Why these choices -------------------------------------------------------------------------
 // - hi/lo scales: one bf16 scale per sub-block would round d * sc to 8 bits, the same relative error
 //   for all 32 values of the sub-block (correlated: it does not average out over K). With two parts
 //   the scale keeps 16 of its 17-19 bits; the cost is one bf16 MAC per 64 values.
 // - 128 + b instead of a signed code: a bit-or builds the bf16 (no int -> float conversion), the 128
 //   goes into o (nb = -128; Q6_K -160 for the code's -32).
-// - B^T reused over 4 token groups: the dequantized block is loaded once per 4 mmuls.
+// - B^T reused over 4 token groups: the dequantized block is loaded once per 4 mmuls (at TN 64 twice
+//   per 8 mmuls: the loads are cheap beside the vector slot, which sees the same mmuls either way).
 // - Rounding mode: the field decoding needs floor (aie_api 2025.1's downshift rounds per crRnd),
 //   the conversions need conv_even (floor is about 41x worse in NMSE, amd/IRON gemm README); the
 //   kernel switches twice per row group (a control-register write each) and returns in the mode it
@@ -52,15 +67,28 @@
 //   stack: call frames, spills (estimate)                      1024 B   (stack in all 7872 B)
 //   total (+ 16 B of RTP words)                               61520 B = 60.1 KB of 64 KB
 //   Token tile 64 with A objects of the whole K tile would need 2 x 18560 B of A and 16384 B of C: 80 KB.
-//   With A in K halves (64 x 128, two objects per W tile) Q4_K and Q5_K fit (docs/kernels.md, "Prefill
-//   contracts v3": 58960 / 63056 B); not built yet.
+//
+// ---- Data memory budget, TN = 64 (Q4_K, Q5_K; A in K halves) -----------------------------------
+//   W tile, double-buffered, Q4_K / Q5_K           2 x 9216 = 18432 B / 2 x 11264 = 22528 B
+//   A half tile BlockActTileFormat{64, 128}, double-buffered  2 x 9280 = 18560 B
+//   C tile fp32 64 x 64, single buffer                        16384 B
+//   stack: dequantized half row group (2 halves x 16 blocks x 72 B)  2304 B
+//   stack: row scales (896 B) + row parameters (1344 B)          2240 B
+//   stack: call frames, spills (estimate)                        1024 B   (stack in all 5568 B)
+//   total (+ 16 B of RTP words)                   Q4_K 58960 B = 57.6 KB, Q5_K 63056 B = 61.6 KB of 64 KB
+//   Q6_K (2 x 13440 B of W: 67408 B) stays at TN = 32. One program holds both token tiles' code, but an
+//   xclbin's buffers are laid out for the token tile its contracts list: the TN = 32 budget above, or
+//   this one with W sized to the Q4_K / Q5_K tile.
 //
 // ---- Program memory estimate (16 KB) -----------------------------------------------------------
 // At about 12 bytes per VLIW bundle (not a compiler figure): per type the dequantization body (one K
 // step: about 8 move, 12 vector, 4 store bundles' worth, unrolled over 4 operands: ~1 KB), the
 // parameter set-up (~0.4 KB) and the mmul loop (4 macs + 5 pops per K block, modulo-scheduled:
 // ~0.5 KB): ~2 KB per type, 6 KB for three; shared field decoding from kquant_fields.h (~1 KB) and
-// entry points: about 7.5 KB of 16 KB.
+// entry points: about 7.5 KB. TN 64 shares the dequantization and parameter bodies (their sub-block
+// range is an argument) and adds one mmul loop form (16 K blocks, the skipping pop: ~0.5 KB), the
+// 64-flag NaN step (~0.1 KB) and two entry points with their row-group loops and inlined field widening
+// (~0.4 KB each): about 9 KB of 16 KB.
 #include <aie_api/aie.hpp>
 #include <stdint.h>
 
@@ -76,6 +104,7 @@ namespace {
 
 constexpr int TN = 32;
 constexpr int kTokGroups = TN / kBfp16TokGroup;  // 4 A operands per K block
+constexpr int kTN64 = 64;                        // the Q4_K / Q5_K token tile with A in K halves
 constexpr int kKBlocks = kTK / kBfp16Block;      // 32 K blocks per tile
 constexpr int kHalf = 8;                         // rows per B^T operand (a row half of a row group)
 
@@ -109,8 +138,9 @@ inline void split_bf16(const float * d16, BF64 & hi, BF64 & lo) {
     lo = aie::msc(acc, hi, aie::broadcast<bfloat16, 64>(bfloat16(1.0f))).to_vector<bfloat16>();
 }
 
-// Step 2 of the header for one row group (conv_even).
-template <KQ T> KQ_NOINLINE void row_params(const RowScales & rs, RowParams & rp) {
+// Step 2 of the header for one row group (conv_even), sub-blocks [j_begin, j_end) (a multiple of 4 each:
+// the whole tile at TN 32, the call's K half at TN 64).
+template <KQ T> KQ_NOINLINE void row_params(const RowScales & rs, RowParams & rp, int j_begin, int j_end) {
     using K = Kq<T>;
     BF64 d_hi, d_lo;
     split_bf16(rs.d, d_hi, d_lo);
@@ -121,7 +151,7 @@ template <KQ T> KQ_NOINLINE void row_params(const RowScales & rs, RowParams & rp
         aie::store_v(rp.dm_lo, dm_lo.extract<16>(0));
     }
     const BF64 one = aie::broadcast<bfloat16, 64>(bfloat16(1.0f));
-    for (int j4 = 0; j4 < K::kSubBlocks; j4 += 4) {  // 4 sub-blocks x 16 rows = 64 lanes
+    for (int j4 = j_begin; j4 < j_end; j4 += 4) {  // 4 sub-blocks x 16 rows = 64 lanes
         const BF64 sc = aie::to_float<bfloat16>(aie::load_v<64>(&rs.sc[j4][0]));
         FAcc s = aie::mul(d_hi, sc);
         s = aie::mac(s, d_lo, sc);
@@ -162,12 +192,16 @@ template <KQ T> inline aie::vector<uint8_t, 256> step_codes(const uint8_t * __re
     }
 }
 
-// Step 3 of the header: the row group's 32 K blocks x 2 row halves into `out` ([half][kb] blocks).
-template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict w, int rg, const RowParams & rp, uint8_t * __restrict out) {
+// Step 3 of the header: the row group's sub-blocks [j_begin, j_end) x 2 row halves into `out` ([half][kb]
+// blocks, `half_blocks` K blocks per row half: the sub-blocks' K blocks). One body for both token tiles
+// (TN 32: the whole tile; TN 64: the call's K half), so the program holds one copy per type.
+template <KQ T>
+KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict w, int rg, const RowParams & rp, uint8_t * __restrict out, int j_begin,
+                                      int j_end, int half_blocks) {
     using B = Bq<T>;
     aie::block_vector_output_buffer_stream<bfp16ebs8, 64> half_out[2] = {
         aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out)),
-        aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out + kKBlocks * Blocks::memory_bytes()))};
+        aie::block_vector_output_buffer_stream<bfp16ebs8, 64>(reinterpret_cast<bfp16ebs8 *>(out + half_blocks * Blocks::memory_bytes()))};
     using K = Kq<T>;
     constexpr int kStepsPerSub = B::kBlocksPerSub / 2;  // two K blocks per 16-K step
     const BF64 nb = aie::broadcast<bfloat16, 64>(bfloat16(B::nb));
@@ -178,8 +212,8 @@ template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict
     }
     // The sub-block loop is the one to software-pipeline: the step loop inside it (1 or 2 iterations)
     // and everything below are unrolled.
-    AIE_PREPARE_FOR_PIPELINING
-    for (int j = 0; j < kKBlocks / B::kBlocksPerSub; ++j) {
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
+    for (int j = j_begin; j < j_end; ++j) {
         // The sub-block's operands, once for its 2 or 4 K blocks, in [row][k] lanes: the scale parts
         // repeated over each row's 8 K, and o formed from them by bf16 MACs (the vector slot has room;
         // repeating fp32 values would take twice the shuffles). Every MAC below reads o from its
@@ -215,6 +249,7 @@ template <KQ T> KQ_NOINLINE void dequantize_row_group(const uint8_t * __restrict
 }
 
 
+// Token tile 32: one call per W tile, A of the whole K tile (BlockActTileFormat{32, 256}).
 template <KQ T> void mm_kquant_bfp16(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) {
     alignas(64) uint8_t deq[2 * kKBlocks * 72];  // one row group, both halves (on the stack: budget above)
     RowScales rs;
@@ -224,12 +259,46 @@ template <KQ T> void mm_kquant_bfp16(const uint8_t * __restrict w, const uint8_t
         aie::set_rounding(aie::rounding_mode::floor);
         decode_row_group<T>(w, rg, rs);
         aie::set_rounding(aie::rounding_mode::conv_even);
-        row_params<T>(rs, rp);
-        dequantize_row_group<T>(w, rg, rp, deq);
+        row_params<T>(rs, rp, 0, Kq<T>::kSubBlocks);
+        dequantize_row_group<T>(w, rg, rp, deq, 0, kKBlocks / Bq<T>::kBlocksPerSub, kKBlocks);
         // The block mmul reads no mode: the products are exact and each add rounds to nearest even.
         for (int h = 0; h < 2; ++h) bfp16_mmul::bfp16_multiply_rows8<kKBlocks>(deq + h * kKBlocks * Blocks::memory_bytes(), a, c, rg * kRowGroup + h * kHalf);
     }
     bfp16_mmul::nan_flagged_tokens<kTK>(a, c);
+    aie::set_rounding(entry);
+}
+
+// Token tile 64 (Q4_K, Q5_K): A in K halves (BlockActTileFormat{64, 128}), one call per half, the same
+// W tile; `k_half` 0 covers K [0, 128) of the tile, 1 [128, 256), in that order. Per row group only
+// the half's 4 sub-blocks (16 K blocks) are dequantized; per row half the 8 token groups run as two
+// passes of 4 (bfp16_mmul.h). Each output is still c + D_kb in K order, one rounding per block (the
+// first half's sum goes through C, an exact fp32 store and load): the TN = 32 kernel's bits.
+template <KQ T> void mm_kquant_bfp16_n64(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c, int k_half) {
+    static_assert(T != KQ::q6_K, "Q6_K's double-buffered W tile does not fit beside TN 64 (header budget)");
+    constexpr int kHalfKBlocks = kKBlocks / 2;                           // 16 K blocks per call
+    constexpr int kHalfSubs = kHalfKBlocks / Bq<T>::kBlocksPerSub;       // 4 sub-blocks per call
+    constexpr int kGroups64 = kTN64 / kBfp16TokGroup;                    // 8 token groups
+    constexpr int kPassGroups = bfp16_mmul::kTokGroups;                  // 4 per pass
+    alignas(64) uint8_t deq[2 * kHalfKBlocks * 72];  // one row group's half, both row halves (budget above)
+    RowScales rs;
+    RowParams rp;
+    const int j0 = k_half * kHalfSubs;
+    const aie::rounding_mode entry = aie::get_rounding();  // restored on return (the caller's mode)
+    for (int rg = 0; rg < kRowGroups; ++rg) {
+        aie::set_rounding(aie::rounding_mode::floor);
+        decode_row_group<T>(w, rg, rs);
+        aie::set_rounding(aie::rounding_mode::conv_even);
+        row_params<T>(rs, rp, j0, j0 + kHalfSubs);
+        dequantize_row_group<T>(w, rg, rp, deq, j0, j0 + kHalfSubs, kHalfKBlocks);
+        for (int h = 0; h < 2; ++h) {
+            const uint8_t * bt = deq + h * kHalfKBlocks * Blocks::memory_bytes();
+            for (int p = 0; p < kGroups64 / kPassGroups; ++p)  // token groups 0-3, then 4-7: the same B^T blocks
+                bfp16_mmul::bfp16_multiply_rows8<kHalfKBlocks, kGroups64>(bt, a + p * kPassGroups * Blocks::memory_bytes(),
+                                                                          c + p * kPassGroups * kBfp16TokGroup * kTileM,
+                                                                          rg * kRowGroup + h * kHalf);
+        }
+    }
+    bfp16_mmul::nan_flagged_tokens<kTK / 2, kTN64>(a, c);
     aie::set_rounding(entry);
 }
 
@@ -239,4 +308,11 @@ extern "C" {
 void mm_q4_K_bfp16_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant_bfp16<KQ::q4_K>(w, a, c); }
 void mm_q5_K_bfp16_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant_bfp16<KQ::q5_K>(w, a, c); }
 void mm_q6_K_bfp16_n32(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c) { mm_kquant_bfp16<KQ::q6_K>(w, a, c); }
+// Token tile 64, A in K halves: called twice per W tile, k_half 0 then 1 (a: that half's A object).
+void mm_q4_K_bfp16_n64(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c, int32_t k_half) {
+    mm_kquant_bfp16_n64<KQ::q4_K>(w, a, c, k_half);
+}
+void mm_q5_K_bfp16_n64(const uint8_t * __restrict w, const uint8_t * __restrict a, float * __restrict c, int32_t k_half) {
+    mm_kquant_bfp16_n64<KQ::q5_K>(w, a, c, k_half);
+}
 }

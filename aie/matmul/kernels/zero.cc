@@ -23,4 +23,5 @@ void zero_c(float * __restrict c) {
 extern "C" {
 void mm_zero_c_n4(float * __restrict c) { zero_c<4>(c); }
 void mm_zero_c_n32(float * __restrict c) { zero_c<32>(c); }
+void mm_zero_c_n64(float * __restrict c) { zero_c<64>(c); }  // mm_q4_K_bfp16_n64 / mm_q5_K_bfp16_n64
 }

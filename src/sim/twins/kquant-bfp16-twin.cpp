@@ -24,6 +24,10 @@ namespace {
 using namespace xdna_aie;
 
 constexpr int kTK = 256, kKB = kTK / kBfp16Block, kTN = 32, kRows = kTileM;
+// Token tile 64 (Q4_K, Q5_K): A in two K halves, each a BlockActTileFormat{64, 128} object, the halves
+// one object apart (the kernel's two calls per K tile).
+constexpr int kTN64 = 64, kHalfTK = kTK / 2, kHalfKB = kHalfTK / kBfp16Block;
+constexpr int kHalfObject = BlockActTileFormat{kTN64, kHalfTK}.tile_bytes();
 
 // ---- the kernel's dequantization, value by value (mm_kquant_bfp16.cc steps 1-3) -----------------
 
@@ -203,15 +207,19 @@ const DequantTile & dequantized(int type, const uint8_t * w) {
 }
 
 // ---- the block mmul (step 4): c[t][r] = c + D in K-block order ---------------------------------
+// Each form below runs K blocks [kb0, kb0 + TK / 8) of the dequantized tile against an activation
+// object BlockActTileFormat{TN, TK} holding just those K blocks: the whole tile (TN 32, TK 256) or one
+// K half (TN 64, TK 128).
 
 // Inlined into a baseline and an AVX2 build (multiply_portable / multiply_avx2, picked by run from
 // host-isa.h: ifunc-based target_clones would run their resolver before a sanitizer's runtime is up):
 // the loops over the 64 rows vectorise 4 or 8 wide. Each lane's operations and their order are the
 // same (IEEE products and sums, no contraction: this library builds with -ffp-contract=off), so both
 // give the same bits.
-__attribute__((always_inline)) inline void multiply(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
-    const BlockActTileFormat af{kTN, kTK};
-    for (int kb = 0; kb < kKB; ++kb) {
+template <int TN, int TK>
+__attribute__((always_inline)) inline void multiply(const DequantTile & wd, int kb0, const uint8_t * a, float * c, int valid) {
+    constexpr BlockActTileFormat af{TN, TK};
+    for (int kb = kb0; kb < kb0 + TK / kBfp16Block; ++kb) {
         // The block exponents that take part (a block of zero mantissas adds an exact +0 whatever its
         // exponent), to see whether every scale 2^(eA + eW - 266) and every product is a normal fp32.
         const int wmin = wd.emin[kb], wmax = wd.emax[kb];
@@ -219,7 +227,7 @@ __attribute__((always_inline)) inline void multiply(const DequantTile & wd, cons
         // once for the four.
         int t = 0;
         for (; t + 4 <= valid; t += 4) {
-            const uint8_t * b0 = a + af.block_offset(t, kb);  // tokens t..t+3: consecutive blocks
+            const uint8_t * b0 = a + af.block_offset(t, kb - kb0);  // tokens t..t+3: consecutive blocks
             bool fast = wmax >= 0 && wmin >= 7 && wmax <= 243;
             float pa[4], am[4][kBfp16Block];
             for (int u = 0; u < 4 && fast; ++u) {
@@ -253,7 +261,7 @@ __attribute__((always_inline)) inline void multiply(const DequantTile & wd, cons
             }
         }
         for (; t < valid; ++t) {
-            const uint8_t * blk = a + af.block_offset(t, kb);
+            const uint8_t * blk = a + af.block_offset(t, kb - kb0);
             const int ea = blk[0];
             int8_t ma[kBfp16Block];
             std::memcpy(ma, blk + 1, kBfp16Block);
@@ -295,17 +303,20 @@ __attribute__((always_inline)) inline void multiply(const DequantTile & wd, cons
     }
 }
 
-void multiply_portable(const DequantTile & wd, const uint8_t * a, float * c, int valid) { multiply(wd, a, c, valid); }
+template <int TN, int TK> void multiply_portable(const DequantTile & wd, int kb0, const uint8_t * a, float * c, int valid) {
+    multiply<TN, TK>(wd, kb0, a, c, valid);
+}
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) void multiply_avx2(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
-    multiply(wd, a, c, valid);
+template <int TN, int TK>
+__attribute__((target("avx2"))) void multiply_avx2(const DequantTile & wd, int kb0, const uint8_t * a, float * c, int valid) {
+    multiply<TN, TK>(wd, kb0, a, c, valid);
 }
 #endif
 
-// The kernel's last step (bfp16_mmul.h nan_flagged_tokens): a token flagged non-finite in the tile gets
-// NaN in all its outputs.
-void nan_flagged_tokens(const uint8_t * a, float * c, int valid) {
-    const BlockActTileFormat af{kTN, kTK};
+// The kernel's last step (bfp16_mmul.h nan_flagged_tokens): a token flagged non-finite in the activation
+// object gets NaN in all its outputs.
+template <int TN, int TK> void nan_flagged_tokens(const uint8_t * a, float * c, int valid) {
+    constexpr BlockActTileFormat af{TN, TK};
     for (int t = 0; t < valid; ++t) {
         if (a[af.flags_offset() + t] == 0) continue;
         for (int r = 0; r < kRows; ++r) c[t * kRows + r] = std::numeric_limits<float>::quiet_NaN();
@@ -319,10 +330,11 @@ void nan_flagged_tokens(const uint8_t * a, float * c, int valid) {
 // 2^(eW - 133) and 2^(eA - 133) (both exact where the fast path of `multiply` is taken: the same
 // exponent conditions), and one fp32 add into c: the value `multiply` forms, in the same K order. Tokens
 // outside those conditions take `multiply`'s exact per-row path, one token at a time.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void multiply_vnni(const DequantTile & wd, const uint8_t * a, float * c, int valid) {
-    const BlockActTileFormat af{kTN, kTK};
+template <int TN, int TK>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void multiply_vnni(const DequantTile & wd, int kb0, const uint8_t * a, float * c, int valid) {
+    constexpr BlockActTileFormat af{TN, TK};
     constexpr int kQ = kRows / 16;
-    for (int kb = 0; kb < kKB; ++kb) {
+    for (int kb = kb0; kb < kb0 + TK / kBfp16Block; ++kb) {
         const int wmin = wd.emin[kb], wmax = wd.emax[kb];
         const bool w_fast = wmax >= 0 && wmin >= 7 && wmax <= 243;
         __m512i wlo[kQ], whi[kQ], ns[kQ];
@@ -334,7 +346,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void multiply_vnni(const 
             pw[q] = _mm512_loadu_ps(&wd.pw[kb][16 * q]);
         }
         for (int t = 0; t < valid; ++t) {
-            const uint8_t * blk = a + af.block_offset(t, kb);
+            const uint8_t * blk = a + af.block_offset(t, kb - kb0);
             const int ea = blk[0];
             uint32_t lo, hi;
             std::memcpy(&lo, blk + 1, 4);
@@ -372,22 +384,36 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void multiply_vnni(const 
 
 std::atomic<bool> g_allow_vnni{true};
 
-void run(int type, const uint8_t * w, const uint8_t * a, float * c, int valid) {
+// The block products of K blocks [kb0, kb0 + TK / 8) by the best form this host runs.
+template <int TN, int TK> void multiply_best(const DequantTile & wd, int kb0, const uint8_t * a, float * c, int valid) {
 #if defined(__x86_64__)
     if (twin_avx512_pays() && g_allow_vnni.load(std::memory_order_relaxed)) {  // AVX-512 with VNNI (host-isa.h)
-        multiply_vnni(dequantized(type, w), a, c, valid);
-        nan_flagged_tokens(a, c, valid);
+        multiply_vnni<TN, TK>(wd, kb0, a, c, valid);
         return;
     }
     static const bool avx2 = twin_host_isa() >= TwinIsa::avx2;  // CPUID once
     if (avx2) {
-        multiply_avx2(dequantized(type, w), a, c, valid);
-        nan_flagged_tokens(a, c, valid);
+        multiply_avx2<TN, TK>(wd, kb0, a, c, valid);
         return;
     }
 #endif
-    multiply_portable(dequantized(type, w), a, c, valid);
-    nan_flagged_tokens(a, c, valid);
+    multiply_portable<TN, TK>(wd, kb0, a, c, valid);
+}
+
+void run(int type, const uint8_t * w, const uint8_t * a, float * c, int valid) {
+    multiply_best<kTN, kTK>(dequantized(type, w), 0, a, c, valid);
+    nan_flagged_tokens<kTN, kTK>(a, c, valid);
+}
+
+// Token tile 64: the kernel's two calls per K tile, half 0 then half 1, each ending with its object's
+// NaN flags (a token flagged in half 0 stays NaN through half 1's adds, as on the core). The tile is
+// dequantized (or found in the cache) once for both.
+void run_n64(int type, const uint8_t * w, const uint8_t * a, float * c, int valid) {
+    const DequantTile & wd = dequantized(type, w);
+    for (int h = 0; h < 2; ++h) {
+        multiply_best<kTN64, kHalfTK>(wd, h * kHalfKB, a + h * kHalfObject, c, valid);
+        nan_flagged_tokens<kTN64, kHalfTK>(a + h * kHalfObject, c, valid);
+    }
 }
 
 }  // namespace
@@ -400,10 +426,16 @@ void kquant_bfp16_twin_tile(int type_id, const uint8_t * w, const uint8_t * a, f
     run(type_id, w, a, c, std::min(valid_tokens, kTN));
 }
 
+void kquant_bfp16_twin_tile_n64(int type_id, const uint8_t * w, const uint8_t * a, float * c, int valid_tokens) {
+    run_n64(type_id, w, a, c, std::min(valid_tokens, kTN64));
+}
+
 extern "C" {
 void twin_mm_q4_K_bfp16_n32(const uint8_t * w, const uint8_t * a, float * c) { run(0, w, a, c, kTN); }
 void twin_mm_q5_K_bfp16_n32(const uint8_t * w, const uint8_t * a, float * c) { run(1, w, a, c, kTN); }
 void twin_mm_q6_K_bfp16_n32(const uint8_t * w, const uint8_t * a, float * c) { run(2, w, a, c, kTN); }
+void twin_mm_q4_K_bfp16_n64(const uint8_t * w, const uint8_t * a, float * c) { run_n64(0, w, a, c, kTN64); }
+void twin_mm_q5_K_bfp16_n64(const uint8_t * w, const uint8_t * a, float * c) { run_n64(1, w, a, c, kTN64); }
 }
 
 }  // namespace xdna

@@ -16,13 +16,14 @@ struct ActQuantInvocation {
 };
 
 // Whether the NPU quantizes into this layout: a format, token tile and K tile the core program has an
-// entry for (a8 at K tile 256, token tiles 4 and 32; bfp16 at token tile 32, K tiles 256, 128, 64; F16,
+// entry for (a8 at K tile 256, token tiles 4 and 32; bfp16 at token tile 32, K tiles 256, 128, 64, and at
+// token tile 64 K tile 128 (one K half of the Q4_K/Q5_K tile: the matmul takes A in halves); F16,
 // BF16 at K tile 128 and F32 at 64, token tiles 4 and 32), K of whole tiles (no padding to clear: the
 // kernel writes whole tiles).
 bool act_quant_takes(const ActivationLayout & L);
 
 // The kernel for a layout act_quant_takes (variant "act_quant_a8_b<block>_n<tile_n>",
-// "act_quant_bfp16[_k<tile_k>]_n32", "act_quant_<f16|bf16|f32>_n<tile_n>").
+// "act_quant_bfp16[_k<tile_k>]_n<32|64>", "act_quant_<f16|bf16|f32>_n<tile_n>").
 KernelKey act_quant_key(const ActivationLayout & L);
 
 // Its operands: x read as n rows of k floats x_row_stride floats apart, the tiles written whole.

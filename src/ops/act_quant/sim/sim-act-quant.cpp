@@ -19,6 +19,7 @@ void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_bfp16_k128_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_bfp16_k64_n32(const float * x, uint8_t * tile, int32_t group);
+void act_quant_bfp16_k128_n64(const float * x, uint8_t * tile, int32_t group);
 void act_quant_f16_n4(const float * x, uint8_t * tile, int32_t group);
 void act_quant_f16_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_bf16_n4(const float * x, uint8_t * tile, int32_t group);
@@ -59,6 +60,7 @@ const Variant kVariants[] = {
     {"act_quant_bfp16_n32", act_quant_bfp16_n32, nullptr, 0, 32, 256, kB, 0},
     {"act_quant_bfp16_k128_n32", act_quant_bfp16_k128_n32, nullptr, 0, 32, 128, kB, 0},
     {"act_quant_bfp16_k64_n32", act_quant_bfp16_k64_n32, nullptr, 0, 32, 64, kB, 0},
+    {"act_quant_bfp16_k128_n64", act_quant_bfp16_k128_n64, nullptr, 0, 64, 128, kB, 0},
     {"act_quant_f16_n4", act_quant_f16_n4, nullptr, 0, 4, 128, kA8, 0},
     {"act_quant_f16_n32", act_quant_f16_n32, nullptr, 0, 32, 128, kA8, 0},
     {"act_quant_bf16_n4", act_quant_bf16_n4, nullptr, 0, 4, 128, kA8, 0},
@@ -82,6 +84,7 @@ const Variant * variant_of(const KernelKey & key) {
 // One core's buffers: a call's tokens' values in, the tile it builds (the largest of the formats).
 constexpr int kMaxTileBytes = std::max({xdna_aie::ActTileFormat{32, kMaxTileK, 32}.tile_bytes(),
                                          xdna_aie::BlockActTileFormat{32, kMaxTileK}.tile_bytes(),
+                                         xdna_aie::BlockActTileFormat{64, 128}.tile_bytes(),
                                          xdna_aie::FloatActTileFormat{32, 128, 2}.tile_bytes(),
                                          xdna_aie::FloatActTileFormat{32, 64, 4}.tile_bytes()});
 struct alignas(64) CoreBuffers {
