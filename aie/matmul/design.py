@@ -206,21 +206,31 @@ class Layout:
     # takes every A object, so every column has a row tile in every round, and the layout is built for
     # the whole array only.
     a_shared: bool = False
+    # ("shared_by_columns": "rows", n_rows) One A FIFO per core row instead: core row r's in column r's
+    # shim and memory tile, each object broadcast along the row; the array's A over ROWS shim channels.
+    a_rows: bool = False
 
 
 def _layouts():
     out = {}
+    rows = DATAFLOW["array"]["core_rows"]
     for spec in DATAFLOW["layouts"]:
         fifos = {f["name"]: f for f in spec["fifos"]}
         shared = [n for n, f in fifos.items() if f.get("shared_by_columns")]
+        per_row = [n for n, f in fifos.items() if f.get("shared_by_columns") == "rows"]
         if shared and sorted(shared) != ["a_l2l1", "a_l3l2"]:
             raise SystemExit(f"{DATAFLOW_PATH}: layout {spec['name']}: only a_l3l2 and a_l2l1 (both) can be "
                              f"shared by the columns, not {shared}")
-        if shared and (fifos["a_l2l1"].get("link") != "split" or fifos["w_l3l2"]["object"]["count"] != 1):
+        if per_row and (sorted(per_row) != ["a_l2l1", "a_l3l2"] or fifos["a_l2l1"].get("link") != "broadcast" or
+                        fifos["a_l3l2"]["object"]["count"] != 1):
+            raise SystemExit(f"{DATAFLOW_PATH}: layout {spec['name']}: A shared per core row must be one unit per "
+                             "object in both FIFOs, broadcast along the row")
+        if shared and not per_row and (fifos["a_l2l1"].get("link") != "split" or fifos["w_l3l2"]["object"]["count"] != 1):
             raise SystemExit(f"{DATAFLOW_PATH}: layout {spec['name']}: A shared by the columns must be split "
                              "over the core rows, W broadcast")
-        out[spec["name"]] = Layout(spec["name"], fifos["w_l3l2"]["object"]["count"], fifos["a_l3l2"]["object"]["count"],
-                                   spec["about"], bool(shared))
+        a_parts = rows if per_row else fifos["a_l3l2"]["object"]["count"]  # token tiles per step
+        out[spec["name"]] = Layout(spec["name"], fifos["w_l3l2"]["object"]["count"], a_parts,
+                                   spec["about"], bool(shared), bool(per_row))
     return out
 
 
@@ -501,20 +511,24 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
           f"{core_total} of {CORE_DATA_BYTES} bytes ({CORE_DATA_BYTES - core_total} free)")
 
     pw, pa = lay.w_parts, lay.a_parts
-    # n_shared: only memory tile (0, 1) stages A; its figures are the busiest memory tile's.
-    a_where = ", memory tile (0,1) only" if lay.a_shared else ""
+    # n_shared: only memory tile (0, 1) stages A; n_rows: memory tiles (r, 1), r < 4, one A tile each
+    # (core row r's). Their figures are the busiest memory tile's.
+    a_where = ", memory tiles (r,1), r < 4, one row's each" if lay.a_rows else ", memory tile (0,1) only" if lay.a_shared else ""
+    a_staged = 1 if lay.a_rows else pa  # A units per memory-tile object
     p.memtile_bytes = {
         f"W L2 ({l2_depth} x {pw} W tile{'s' if pw > 1 else ''})": l2_depth * pw * p.w_obj_bytes,
-        f"A L2 ({l2_depth} x {pa} A tile{'s' if pa > 1 else ''}{a_where})": l2_depth * pa * p.a_obj_bytes,
+        f"A L2 ({l2_depth} x {a_staged} A tile{'s' if a_staged > 1 else ''}{a_where})": l2_depth * a_staged * p.a_obj_bytes,
         f"C L2 ({l2_depth} x {ROWS} C tiles)": l2_depth * ROWS * p.c_obj_bytes,
     }
     mem_total = sum(p.memtile_bytes.values())
     p.memtile_bytes["total"] = mem_total
     if lay.a_shared:
-        check("memory tile (0,1), the busiest", mem_total <= MEMTILE_BYTES, f"{mem_total} of {MEMTILE_BYTES} bytes")
-        other = mem_total - l2_depth * pa * p.a_obj_bytes
-        p.memtile_bytes["total of memory tiles (c,1), c > 0 (no A)"] = other
-        check("memory tiles (c,1), c > 0", other <= MEMTILE_BYTES, f"{other} of {MEMTILE_BYTES} bytes")
+        first = ROWS if lay.a_rows else 1  # the first column whose memory tile stages no A
+        busiest = "memory tiles (r,1), r < 4, the busiest" if lay.a_rows else "memory tile (0,1), the busiest"
+        check(busiest, mem_total <= MEMTILE_BYTES, f"{mem_total} of {MEMTILE_BYTES} bytes")
+        other = mem_total - l2_depth * a_staged * p.a_obj_bytes
+        p.memtile_bytes[f"total of memory tiles (c,1), c > {first - 1} (no A)"] = other
+        check(f"memory tiles (c,1), c > {first - 1}", other <= MEMTILE_BYTES, f"{other} of {MEMTILE_BYTES} bytes")
     else:
         check("memory tile", mem_total <= MEMTILE_BYTES, f"{mem_total} of {MEMTILE_BYTES} bytes")
 
@@ -538,7 +552,16 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
         c_note = "one object = the 4 cores' C tiles [r][t][64] (token tiles 4g + r)"
     a_mem = Fifo("a_l3l2_<c>", "shim(c,0) -> memtile(c,1)", pa * p.a_obj_bytes, l2_depth, "memtile",
                  f"shim MM2S {a_ch}, memtile S2MM 1", a_note)
-    if lay.a_shared:  # n_shared: as n_split, with one A FIFO for the array in column 0
+    if lay.a_rows:  # n_rows: as n_shared, with one A FIFO per core row r in column r
+        a_mem = Fifo("a_l3l2_<r>", "shim(r,0) -> memtile(r,1), r < 4: one per core row", p.a_obj_bytes, l2_depth,
+                     "memtile", f"shim (r,0) MM2S {a_ch}, memtile (r,1) S2MM 1",
+                     "one object = token tile 4g + r's A tile of one K step; the other columns' shims and memory "
+                     "tiles move no A")
+        a_core = Fifo("a_l2l1_<r>", f"memtile(r,1) -> core(c,2+r) of all {cols} columns c, row broadcast",
+                      p.a_obj_bytes, 2, "core",
+                      f"memtile (r,1) MM2S 1, fanned out by the switches along core row r to its {cols} cores; "
+                      "core S2MM 1", "shares the memory-tile buffers of a_l3l2_<r>")
+    elif lay.a_shared:  # n_shared: as n_split, with one A FIFO for the array in column 0
         a_mem = Fifo("a_l3l2", "shim(0,0) -> memtile(0,1), one for the array", pa * p.a_obj_bytes, l2_depth,
                      "memtile", f"shim (0,0) MM2S {a_ch}, memtile (0,1) S2MM 1",
                      "one object = the 4 core rows' A tiles of one K step (token tiles 4g + r); "
@@ -559,7 +582,18 @@ def make_plan(family, tile_n, cols, dev="npu2", contract=None, exact=False, m_ti
              f"memtile MM2S 1, shim S2MM {c_ch}", c_note),
     ]
 
-    if lay.a_shared:  # column 0's memory tile and shim also carry the array's A; the others only W and C
+    if lay.a_rows:  # columns 0-3's memory tiles and shims also carry one core row's A each
+        p.channels = {
+            "core (each)": {"S2MM": (2, CORE_S2MM, "W, A"), "MM2S": (1, CORE_MM2S, "C")},
+            "memory tile (r,1), r < 4": {"S2MM": (1 + 1 + ROWS, MEMTILE_S2MM, "W in, A in, 4 x C in"),
+                                         "MM2S": (1 + 1 + 1, MEMTILE_MM2S,
+                                                  "W broadcast, A out (along core row r, to every column), C out")},
+            "memory tile (c,1), c > 3": {"S2MM": (1 + ROWS, MEMTILE_S2MM, "W in, 4 x C in"),
+                                         "MM2S": (1 + 1, MEMTILE_MM2S, "W broadcast, C out")},
+            "shim (r,0), r < 4": {"MM2S": (2, SHIM_MM2S, "W, A (core row r's)"), "S2MM": (1, SHIM_S2MM, "C")},
+            "shim (c,0), c > 3": {"MM2S": (1, SHIM_MM2S, "W"), "S2MM": (1, SHIM_S2MM, "C")},
+        }
+    elif lay.a_shared:  # column 0's memory tile and shim also carry the array's A; the others only W and C
         p.channels = {
             "core (each)": {"S2MM": (2, CORE_S2MM, "W, A"), "MM2S": (1, CORE_MM2S, "C")},
             "memory tile (0,1)": {"S2MM": (1 + 1 + ROWS, MEMTILE_S2MM, "W in, A in, 4 x C in"),
@@ -680,9 +714,10 @@ def _plan_shape(p, chosen, check):
     w_xfer = Transfer("W fill, per column per (step, K chunk)",
                       [k_chunk, pw, win_words // d0, d0],
                       [T // 4, p.k_tiles * T // 4, d0, 1], linear=False)
-    a_what = "A fill, column 0 only (the array's A), per (step, K chunk)" if lay.a_shared else \
+    a_what = "A fill, columns 0-3 (column r: token tile 4g + r), per (step, K chunk)" if lay.a_rows else \
+        "A fill, column 0 only (the array's A), per (step, K chunk)" if lay.a_shared else \
         "A fill, per column per (step, K chunk)"
-    if pa == 1:  # one token tile: its K run is contiguous (its A parts included)
+    if pa == 1 or lay.a_rows:  # one token tile: its K run is contiguous (its A parts included)
         a_xfer = Transfer(a_what, [1, 1, 1, k_chunk * AK // 4], [0, 0, 0, 1], linear=True)
     else:  # per K part of each K tile, the step's pa token tiles' A objects back to back
         a_words = A // 4
@@ -728,7 +763,10 @@ def _plan_shape(p, chosen, check):
     for c in range(p.cols):
         steps_c = col_rounds[c] * n_units
         col_w[c], col_c[c] = steps_c * w_step, steps_c * c_step
-        col_a[c] = (steps if c == 0 else 0) * a_step if lay.a_shared else steps_c * a_step
+        if lay.a_rows:  # column r < 4: core row r's token tile, every step
+            col_a[c] = steps * a_step if c < ROWS else 0
+        else:
+            col_a[c] = (steps if c == 0 else 0) * a_step if lay.a_shared else steps_c * a_step
     read_w, read_a, written_c = sum(col_w), sum(col_a), sum(col_c)
     w_tiles = read_w // W if W else 0
     useful_w = w_tiles * T
@@ -775,7 +813,8 @@ def print_plan_text(p, out=sys.stdout):
           f"C {c_tile_bytes(p.tile_n):6d}  TK {c.tile_k}\n")
     w(f"  FIFO objects: W {p.w_obj_bytes}, A {p.a_obj_bytes}, C {p.c_obj_bytes}\n\n")
 
-    w("FIFOs (per column c, row r; n_shared's A FIFOs: one for the array):\n" if LAYOUTS[p.layout].a_shared
+    w("FIFOs (per column c, row r; n_rows' A FIFOs: one per core row):\n" if LAYOUTS[p.layout].a_rows
+      else "FIFOs (per column c, row r; n_shared's A FIFOs: one for the array):\n" if LAYOUTS[p.layout].a_shared
       else "FIFOs (per column c, row r):\n")
     for f in p.fifos:
         w(f"  {f.name:16s} {f.path}\n")
@@ -785,7 +824,9 @@ def print_plan_text(p, out=sys.stdout):
     w("\ncore data memory (each of the cores):\n")
     for k, v in p.core_bytes.items():
         w(f"  {k:32s} {kib(v)}\n")
-    if LAYOUTS[p.layout].a_shared:
+    if LAYOUTS[p.layout].a_rows:
+        w("memory tiles (r,1), r < 4, the busiest (each stages one core row's A):\n")
+    elif LAYOUTS[p.layout].a_shared:
         w("memory tile (0,1), the busiest (it alone stages the array's A):\n")
     else:
         w("memory tile (each column):\n")
@@ -921,7 +962,7 @@ def emit_mlir(p, kernel_object):
 
     workers, rtps, barriers = [], [], []
     w_prods, a_prods, c_conses = [], [], []
-    if lay.a_shared:
+    if lay.a_shared and not lay.a_rows:
         # n_shared: one A FIFO for the array (dataflow.json "shared_by_columns"), from column 0's shim
         # (MM2S 1) into memory tile (0, 1), split there into one FIFO per core row: a_shared_parts[r] is
         # sent on memory tile (0, 1)'s MM2S channel r and consumed by core (c, 2 + r) of every column c
@@ -935,12 +976,24 @@ def emit_mlir(p, kernel_object):
                                                     names=[f"a_l2l1_{r}" for r in range(ROWS)],
                                                     depths=[2] * ROWS, tile=Tile(0, 1))
         a_prods.append(a_shared_l3l2.prod(tile=Tile(0, 0)))
+    if lay.a_rows:
+        # n_rows: one A FIFO per core row r, from column r's shim (MM2S 1) into memory tile (r, 1),
+        # forwarded on one MM2S channel and consumed by core (c, 2 + r) of every column c (a broadcast
+        # with `cols` consumers, routed along the row): the A panels of mlir-aie's programming_examples/
+        # basic/matrix_multiplication/whole_array, one memory tile per row. Unverified against mlir-aie.
+        a_row_l3l2 = [ObjectFifo(a_ty, name=f"a_l3l2_{r}", depth=p.l2_depth) for r in range(ROWS)]
+        a_row_l2l1 = [a_row_l3l2[r].cons().forward(obj_type=a_ty, depth=2, name=f"a_l2l1_{r}", tile=Tile(r, 1))
+                      for r in range(ROWS)]
+        a_prods.extend(a_row_l3l2[r].prod(tile=Tile(r, 0)) for r in range(ROWS))
     for col in range(cols):
         # The layout's memory-tile links (dataflow.json "layouts"): the split operand's object holds one
         # part per core row, each sent on its own MM2S channel; the other is one stream broadcast to the
         # column's 4 cores by the switches.
         w_l3l2 = ObjectFifo(w_l2_ty, name=f"w_l3l2_{col}", depth=p.l2_depth)
-        if lay.a_shared:  # n_shared: W as n_split, A from the array's FIFO above
+        if lay.a_rows:  # n_rows: W as n_split, A from the row's FIFO above
+            w_l2l1 = w_l3l2.cons().forward(obj_type=w_l1_ty, depth=2, name=f"w_l2l1_{col}", tile=Tile(col, 1))
+            w_core, a_core = (lambda r: w_l2l1.cons()), (lambda r: a_row_l2l1[r].cons())
+        elif lay.a_shared:  # n_shared: W as n_split, A from the array's FIFO above
             w_l2l1 = w_l3l2.cons().forward(obj_type=w_l1_ty, depth=2, name=f"w_l2l1_{col}", tile=Tile(col, 1))
             w_core, a_core = (lambda r: w_l2l1.cons()), (lambda r: a_shared_parts[r].cons())
         elif pw > 1:  # m_split
@@ -1008,10 +1061,11 @@ def emit_mlir(p, kernel_object):
                         w_off = (m0 * p.k_tiles + k0) * T
                         w_hs[col].fill(Wt, tap=bytes_tap(w_len, w_off, [kc] + w_sz[1:], w_st),
                                        group=group)
-                        if lay.a_shared and col != 0:
-                            continue  # n_shared: the array's A streams from column 0's shim only
-                        a_off = (n0 * p.k_tiles + k0) * A * P
-                        a_sizes = [1, 1, 1, kc * A * P // 4] if pa == 1 else [kc * P] + a_sz[1:]
+                        if lay.a_shared and (col >= ROWS if lay.a_rows else col != 0):
+                            continue  # n_shared: the array's A from column 0's shim; n_rows: row r's from column r's
+                        a_tile = n0 + (col if lay.a_rows else 0)
+                        a_off = (a_tile * p.k_tiles + k0) * A * P
+                        a_sizes = [1, 1, 1, kc * A * P // 4] if pa == 1 or lay.a_rows else [kc * P] + a_sz[1:]
                         a_hs[col].fill(At, tap=bytes_tap(a_len, a_off, a_sizes, a_st), group=group)
                     c_off = n0 * tn * p.out_row_stride + m0 * TILE_M
                     c_hs[col].drain(Ct, tap=TensorAccessPattern((c_len,), c_off, c_sz, c_st),
@@ -1043,8 +1097,9 @@ def parse_args(argv):
     ap.add_argument("--layout", default=DEFAULT_LAYOUT, choices=sorted(LAYOUTS),
                     help=f"how a step's work lies over a column's cores, i.e. which xclbin (default {DEFAULT_LAYOUT}): "
                          "m_split (4 row tiles x 1 token tile, W split, A broadcast), n_split (1 row tile x 4 "
-                         "token tiles, W broadcast, A split) or n_shared (n_split with A read once for the whole "
-                         "array and fanned out along the core rows; --cols 8 only); the timing model picks the "
+                         "token tiles, W broadcast, A split), n_shared (n_split with A read once for the whole "
+                         "array and fanned out along the core rows; --cols 8 only) or n_rows (n_shared with core row "
+                         "r's A from column r's shim and memory tile; --cols 8 only); the timing model picks the "
                          "faster per shape")
     ap.add_argument("--exact", action="store_true",
                     help="size the W buffers to this contract's tile: an xclbin for this contract only")

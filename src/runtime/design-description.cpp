@@ -119,10 +119,15 @@ FifoDesc parse_fifo(const json & f, size_t i) {
         d.operand = get_str(f, "operand", where);
     }
     if (f.contains("shared_by_columns")) {
-        if (!f.at("shared_by_columns").is_boolean()) {
-            throw FieldError{where + ".shared_by_columns is not true or false"};
+        const json & sh = f.at("shared_by_columns");
+        if (sh.is_string() && sh.get<std::string>() == "rows") {
+            d.shared_by_columns = true;
+            d.shared_per_row = true;
+        } else if (sh.is_boolean()) {
+            d.shared_by_columns = sh.get<bool>();
+        } else {
+            throw FieldError{where + ".shared_by_columns is not true, false or \"rows\""};
         }
-        d.shared_by_columns = f.at("shared_by_columns").get<bool>();
     }
     return d;
 }
@@ -239,6 +244,9 @@ DesignDescription parse(const json & j) {
             if (l1->link == FifoLink::split && l3->count > 1) {
                 return l3->count;
             }
+            if (l1->shared_per_row && l1->link == FifoLink::broadcast && l3->count == 1) {
+                return d.core_rows;  // one FIFO per core row: the rows take different parts
+            }
             if (l1->link == FifoLink::broadcast && l3->count == 1) {
                 return 1;
             }
@@ -260,10 +268,17 @@ DesignDescription parse(const json & j) {
         if (a3->shared_by_columns != a1->shared_by_columns) {
             throw FieldError{lw + ": a_l3l2 and a_l2l1 must both be shared by the columns, or neither"};
         }
-        if (a3->shared_by_columns && a1->link != FifoLink::split) {
+        if (a3->shared_per_row != a1->shared_per_row) {
+            throw FieldError{lw + ": a_l3l2 and a_l2l1 must both be shared per core row, or neither"};
+        }
+        if (a3->shared_by_columns && !a3->shared_per_row && a1->link != FifoLink::split) {
             throw FieldError{lw + ": A shared by the columns must be split over the core rows"};
         }
+        if (a3->shared_per_row && (a1->link != FifoLink::broadcast || a3->count != 1)) {
+            throw FieldError{lw + ": A shared per core row must be one unit per object, broadcast along the row"};
+        }
         L.a_shared = a3->shared_by_columns;
+        L.a_rows = a3->shared_per_row;
     }
     const json & prog = at(j, "core_program", "");
     d.rtp_core_address = static_cast<uint32_t>(get_int(prog, "rtp_core_address", ".core_program", 0, 65535));

@@ -34,6 +34,9 @@ struct FifoDesc {
     // One FIFO for the whole array instead of one per column: the shim FIFO lives in column 0's shim and
     // memory tile, and its split link sends part r to core row r of every column.
     bool        shared_by_columns = false;
+    // ("rows") One FIFO per core row instead: core row r's lives in column r's shim and memory tile and
+    // is broadcast along the row to every column.
+    bool        shared_per_row = false;
 };
 
 // One way of laying the work over a column's cores, with the FIFOs (and their links) it takes. Each
@@ -47,11 +50,14 @@ struct FifoDesc {
 //            takes every A object, so every column has a row tile in every round (the sequence builder
 //            gives a column past the last row tile a copy of it), and the layout is built for the whole
 //            array only.
+//   n_rows   as n_shared, with core row r's A read by column r's shim into memory tile (r, 1) and
+//            broadcast along the row (a_rows): the array's A over core_rows shim channels, not one.
 struct LayoutDesc {
     std::string           name;
     std::vector<FifoDesc> fifos;
     int w_parts = 1, a_parts = 1;  // row tiles / token tiles of one step (the split operand's part count)
     bool a_shared = false;         // A's FIFOs are shared by the columns (FifoDesc::shared_by_columns)
+    bool a_rows = false;           // ... one per core row, core row r's through column r (n_rows)
 
     const FifoDesc * fifo(const std::string & name) const;
     const FifoDesc * shim_fifo_of(const std::string & operand) const;

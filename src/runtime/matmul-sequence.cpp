@@ -262,7 +262,8 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         // One token tile: its K run is contiguous (linear, its K parts included); pa token tiles:
         // [kc][P][pa][A object], the 4 cores' A objects of each K part back to back (one memory-tile
         // object). A K tile's parts are consecutive objects, so K tiles and parts are one iteration.
-        auto a = pa == 1 ? pattern_bd({static_cast<uint32_t>(kc * A / 4), 1, 1}, {1, 0, 0}, 1, 0)
+        // n_rows: column r streams token tile 4g + r's K run alone (linear), into its own memory tile.
+        auto a = pa == 1 || L->a_rows ? pattern_bd({static_cast<uint32_t>(kc * A / 4), 1, 1}, {1, 0, 0}, 1, 0)
                          : pattern_bd({a_d0, static_cast<uint32_t>(a_words / a_d0), static_cast<uint32_t>(pa)},
                                       {1, a_d0, static_cast<uint32_t>(s.k_tiles * A / 4)}, static_cast<uint32_t>(kc * P),
                                       static_cast<uint32_t>(a_words));
@@ -364,10 +365,12 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
                 }
             }
             b.push(c, *wf, slot.w[0], false);
-            // A shared by the columns: column 0's shim streams it once for the whole array.
-            if (!L->a_shared || c == 0) {
+            // A shared by the columns: column 0's shim streams it once for the whole array (n_shared), or
+            // column r < core rows the token tile of core row r (n_rows).
+            if (!L->a_shared || (L->a_rows ? c < rows : c == 0)) {
+                const uint64_t a_tile = n0 + (L->a_rows ? static_cast<uint64_t>(c) : 0);
                 for (int64_t ch = 0; ch < chunks; ++ch) {
-                    const uint64_t a_off = (n0 * s.k_tiles + ch * k_chunk) * A;
+                    const uint64_t a_off = (a_tile * s.k_tiles + ch * k_chunk) * A;
                     if (!b.bd(c, slot.a[ch], a_chain[ch], d.arg_activations, a_off, "A fill")) {
                         return out;
                     }

@@ -174,27 +174,33 @@ struct Interp {
     // A FIFO, whose part r goes to core row r of every column. The columns are coupled then: a part
     // moves only when that core row of every column can take it, so they run as one.
     bool a_shared = false;
+    // ... with one A FIFO per core row instead (LayoutDesc::a_rows, n_rows): core row r's lives in column
+    // r's shim and memory tile, its objects broadcast along the row.
+    bool a_rows = false;
     std::vector<std::unique_ptr<Column>> cols;
     Interp(const DesignDescription & dd, const std::vector<DmaArgument> & a, const CoreProgram & p, LoadedDesign & l)
         : d(dd), args(a), program(p), loaded(l) {}
 
-    // Part r of column 0's memory-tile A object to core row r of every column: one stream per core row,
-    // fanned out along the row, so it moves when all of them have a free object.
+    // Part r of column 0's memory-tile A object (n_shared), or column r's whole object (n_rows), to core
+    // row r of every column: one stream per core row, fanned out along the row, so it moves when all of
+    // them have a free object.
     void share_a(bool & progress) {
-        Fifo & l2 = cols[0]->a_l2;
         const size_t rows = cols[0]->a_l1.size();
         const size_t part = rows == 0 ? 0 : cols[0]->a_l1[0].obj_bytes;
         for (size_t r = 0; r < rows; ++r) {
+            Fifo & l2 = a_rows ? cols[r]->a_l2 : cols[0]->a_l2;
+            const int reader = a_rows ? 0 : static_cast<int>(r);  // the memory-tile channel that sends it
+            const size_t offset = a_rows ? 0 : r * part;
             auto free_row = [&] {
                 return std::all_of(cols.begin(), cols.end(), [&](const auto & c) { return c->a_l1[r].can_produce(0); });
             };
-            while (l2.can_consume(static_cast<int>(r)) && free_row()) {
+            while (l2.can_consume(reader) && free_row()) {
                 for (auto & c : cols) {
                     Fifo & f = c->a_l1[r];
-                    std::memcpy(f.slot(f.prod[0]), l2.slot(l2.cons[r]) + r * part, part);
+                    std::memcpy(f.slot(f.prod[0]), l2.slot(l2.cons[reader]) + offset, part);
                     ++f.prod[0];
                 }
-                ++l2.cons[r];
+                ++l2.cons[reader];
                 progress = true;
             }
         }
@@ -670,10 +676,15 @@ bool Runner::write(uint32_t address, uint32_t value, size_t op_index) {
                         ch = k;
                     }
                 }
-                if (ch == nullptr || (ch == &c->a_ch && in.a_shared && col != 0)) {
+                const bool a_unconnected =
+                    ch == &c->a_ch && in.a_shared && (in.a_rows ? col >= static_cast<uint32_t>(in.d.core_rows) : col != 0);
+                if (ch == nullptr || a_unconnected) {
                     error = at + "queue push on shim " + (dir ? "MM2S " : "S2MM ") + std::to_string(n) + " of column " +
                             std::to_string(col) + ", a channel the design does not connect" +
-                            (ch != nullptr ? " (layout " + in.layout->name + " streams A through column 0 only)" : "");
+                            (ch != nullptr ? " (layout " + in.layout->name + " streams A through column" +
+                                                 (in.a_rows ? "s 0 to " + std::to_string(in.d.core_rows - 1) : std::string(" 0")) +
+                                                 " only)"
+                                           : "");
                     return false;
                 }
                 const control::QueuePush q = control::decode_queue_push(value);
@@ -872,6 +883,12 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
     in.w_split = fw1->link == FifoLink::split;
     in.a_split = fa1->link == FifoLink::split;
     in.a_shared = L.a_shared;
+    in.a_rows = L.a_rows;
+    if (in.a_rows && design.core_rows > design.max_columns) {
+        result.error = "layout " + L.name + " feeds each core row from a column of its own: " + std::to_string(design.core_rows) +
+                       " core rows, " + std::to_string(design.max_columns) + " columns";
+        return result;
+    }
     auto depth = [&](const FifoDesc * f) { return f->depth_is_c ? in.fb.c_depth : f->depth; };
     const int rows = design.core_rows;
     for (int i = 0; i < design.max_columns; ++i) {

@@ -73,11 +73,13 @@ def verify(plan):
     fifos = {f["name"]: f for f in plan["fifos"]}
     # m_split: W split over the cores (one FIFO per core), A broadcast; n_split the reverse; n_shared as
     # n_split with one A FIFO for the array (a_l3l2 into memory tile (0,1), split into one per core row).
-    n_shared = plan["layout"] == "n_shared"
+    # n_rows: as n_shared with one A FIFO per core row r, in column r (a_l3l2_<r>, one A tile per object).
+    n_rows = plan["layout"] == "n_rows"
+    n_shared = plan["layout"] == "n_shared" or n_rows
     n_split = plan["layout"] == "n_split" or n_shared
     w1 = fifos["w_l2l1_<c>" if n_split else "w_l2l1_<c>_<r>"]
     a1 = fifos["a_l2l1_<r>" if n_shared else "a_l2l1_<c>_<r>" if n_split else "a_l2l1_<c>"]
-    a3 = fifos["a_l3l2" if n_shared else "a_l3l2_<c>"]
+    a3 = fifos["a_l3l2_<r>" if n_rows else "a_l3l2" if n_shared else "a_l3l2_<c>"]
     c1 = fifos["c_l1l2_<c>_<r>"]
     if w1["obj_bytes"] < need_w or a1["obj_bytes"] < need_a or c1["obj_bytes"] != need_c:
         errors.append(f"core FIFO objects W {w1['obj_bytes']} A {a1['obj_bytes']} C {c1['obj_bytes']} "
@@ -99,18 +101,20 @@ def verify(plan):
         errors.append(f"memory tile total: recomputed {mem}, plan {plan['memtile_bytes']['total']}")
     if n_shared:
         other = mem - a3["obj_bytes"] * a3["depth"]  # the other columns' memory tiles: W and C only
-        if other != plan["memtile_bytes"]["total of memory tiles (c,1), c > 0 (no A)"]:
-            errors.append(f"memory tiles (c,1), c > 0: recomputed {other}, plan "
-                          f"{plan['memtile_bytes']['total of memory tiles (c,1), c > 0 (no A)']}")
+        key = "total of memory tiles (c,1), c > 3 (no A)" if n_rows else "total of memory tiles (c,1), c > 0 (no A)"
+        if other != plan["memtile_bytes"][key]:
+            errors.append(f"{key}: recomputed {other}, plan {plan['memtile_bytes'][key]}")
     if fifos["w_l3l2_<c>"]["obj_bytes"] != (1 if n_split else 4) * w1["obj_bytes"]:
         errors.append("memory-tile W object is not the 4 cores' W tiles (m_split) or the column's one (n_split)")
-    if a3["obj_bytes"] != (4 if n_split else 1) * a1["obj_bytes"]:
-        errors.append("memory-tile A object is not the 4 cores' A tiles (n_split) or the column's one (m_split)")
+    if a3["obj_bytes"] != (4 if n_split and not n_rows else 1) * a1["obj_bytes"]:
+        errors.append("memory-tile A object is not the 4 cores' A tiles (n_split, n_shared) or one A tile (m_split, n_rows)")
 
     # Every tile's channels against the hardware: core 2 + 2, memory tile 6 + 6, shim 2 + 2. n_shared
     # lists memory tile (0,1) and shim (0,0) (they also carry the array's A) apart from the others.
     hw = {"core": 2, "memory tile": 6, "shim": 2}
-    want_tiles = (["core (each)", "memory tile (0,1)", "memory tile (c,1), c > 0", "shim (0,0)", "shim (c,0), c > 0"]
+    want_tiles = (["core (each)", "memory tile (r,1), r < 4", "memory tile (c,1), c > 3", "shim (r,0), r < 4", "shim (c,0), c > 3"]
+                  if n_rows else
+                  ["core (each)", "memory tile (0,1)", "memory tile (c,1), c > 0", "shim (0,0)", "shim (c,0), c > 0"]
                   if n_shared else ["core (each)", "memory tile (each column)", "shim (each column)"])
     if sorted(plan["channels"]) != sorted(want_tiles):
         errors.append(f"channel table lists {sorted(plan['channels'])}, expected {sorted(want_tiles)}")
@@ -121,7 +125,14 @@ def verify(plan):
                 errors.append(f"{tile} {d}: {ch['used']} of {ch['available']} channels, the hardware has {lim}")
     if plan["channels"]["core (each)"]["S2MM"]["used"] != 2:
         errors.append("a core takes exactly its W and A streams in")
-    if n_shared:
+    if n_rows:
+        # Memory tile (r,1), r < 4: W in, A in, 4 C in; W broadcast, A along core row r, C out.
+        mtr = plan["channels"]["memory tile (r,1), r < 4"]
+        if (mtr["S2MM"]["used"], mtr["MM2S"]["used"]) != (6, 3):
+            errors.append(f"memory tile (r,1) uses {mtr['S2MM']['used']} + {mtr['MM2S']['used']} channels, expected 6 + 3")
+        if plan["cols"] != 8:
+            errors.append(f"n_rows planned for {plan['cols']} columns")
+    elif n_shared:
         # Memory tile (0,1): W in, A in, 4 C in; W broadcast, 4 A parts (one per core row), C out.
         mt0 = plan["channels"]["memory tile (0,1)"]
         if (mt0["S2MM"]["used"], mt0["MM2S"]["used"]) != (6, 6):
@@ -170,11 +181,17 @@ for family in kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_lo
         --m-tiles 9 --n-tiles 8
     plan_ok "$family n32 n_shared 64 row tiles" --family "$family" --tile-n 32 --layout n_shared \
         --m-tiles 64 --n-tiles 16 --k-tiles 16
+    # Each core row's A from its own column (n_rows): the same two shapes.
+    plan_ok "$family n32 n_rows" --family "$family" --tile-n 32 --cols 8 --layout n_rows --m-tiles 9 --n-tiles 8
+    plan_ok "$family n32 n_rows 64 row tiles" --family "$family" --tile-n 32 --layout n_rows \
+        --m-tiles 64 --n-tiles 16 --k-tiles 16
     case " $tiles " in *" 64 "*)  # A in K halves: the 8B projection at pp512 (2 groups of 4 token tiles of 64)
         plan_ok "$family n64 n_shared 64 row tiles" --family "$family" --tile-n 64 --layout n_shared \
             --m-tiles 64 --n-tiles 8 --k-tiles 16
         plan_ok "$family n64 n_shared, 56 K tiles (2 K chunks of 32 x 2 halves)" --family "$family" --tile-n 64 \
-            --layout n_shared --m-tiles 64 --n-tiles 8 --k-tiles 56 ;;
+            --layout n_shared --m-tiles 64 --n-tiles 8 --k-tiles 56
+        plan_ok "$family n64 n_rows 64 row tiles" --family "$family" --tile-n 64 --layout n_rows \
+            --m-tiles 64 --n-tiles 8 --k-tiles 56 ;;
     esac
     first_tn=${tiles%% *}
     plan_ok "$family n$first_tn 1 column" --family "$family" --tile-n "$first_tn" --cols 1 --dev npu2

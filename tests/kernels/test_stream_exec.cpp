@@ -115,7 +115,12 @@ INSTANTIATE_TEST_SUITE_P(
         // per chunk); ragged M and N.
         Case{"mm_q4_K_bfp16", 64, 64 * 3 + 5, 2, 4 * 64 - 5, 0, "n_shared"},
         Case{"mm_q5_K_bfp16", 64, 64 * 2, 2, 4 * 64, 3, "n_split"},
-        Case{"mm_q4_K_bfp16", 64, 64 + 9, 33, 70, 0, "m_split"}),
+        Case{"mm_q4_K_bfp16", 64, 64 + 9, 33, 70, 0, "m_split"},
+        // n_rows (n_shared with core row r's A from column r's shim and memory tile): the same shapes as
+        // n_shared's above, and token tile 64 with A in K halves and two K chunks.
+        Case{"mm_q4_K_a8", 32, 64 * 8 + 7, 2, 4 * 32 - 5, 0, "n_rows"}, Case{"mm_q6_K_a8", 4, 64 * 3, 3, 30, 2, "n_rows"},
+        Case{"mm_q8_0_a8", 4, 64 * 16, 70, 16, 0, "n_rows"}, Case{"mm_f32_f32", 32, 64 * 2, 2, 8 * 32, 0, "n_rows"},
+        Case{"mm_q5_K_bfp16", 64, 64 * 9 + 3, 33, 4 * 64 - 9, 0, "n_rows"}),
     [](const auto & info) {
         return std::string(info.param.contract) + "_n" + std::to_string(info.param.tile_n) + "_m" + std::to_string(info.param.m) +
                "_k" + std::to_string(info.param.k_tiles) + "_n" + std::to_string(info.param.n) + "_s" +
@@ -430,6 +435,41 @@ TEST(StreamInterpreter, SharedActivationsComeThroughColumnZeroOnly) {
     Args b = args_for(shared);
     const DmaRun right = run_control_stream(d, shared.family, s.tile_n, shared.words.data(), shared.words.size(), b.list(), nullptr, "n_shared");
     EXPECT_TRUE(right.ok()) << right.error;
+}
+
+// n_rows streams core row r's A through column r's shim only: an n_split stream (A on every active
+// column) run on the n_rows xclbin is an error naming column 4; the n_rows stream moves the array's A
+// once per step, a quarter on each of columns 0-3, nothing on the others, and gives n_shared's bits.
+TEST(StreamInterpreter, RowActivationsComeThroughTheirOwnColumns) {
+    const DesignDescription & d = matmul_design().design;
+    MatmulSequenceShape s = q4k_shape();
+    s.layout = "n_split";
+    s.m_tiles = 16;
+    s.n_tiles = 8;
+    s.out_row_stride = 16 * 64;
+    const MatmulSequence seq = build_matmul_sequence(d, s);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    Args a = args_for(seq);
+    const DmaRun wrong = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), seq.words.size(), a.list(), nullptr, "n_rows");
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_NE(wrong.error.find("column 4"), std::string::npos) << wrong.error;
+    EXPECT_NE(wrong.error.find("through columns 0 to 3 only"), std::string::npos) << wrong.error;
+    s.layout = "n_rows";
+    const MatmulSequence rows = build_matmul_sequence(d, s);
+    ASSERT_TRUE(rows.ok()) << rows.error;
+    s.layout = "n_shared";
+    const MatmulSequence shared = build_matmul_sequence(d, s);
+    ASSERT_TRUE(shared.ok()) << shared.error;
+    const SequenceTraffic & t = rows.traffic;
+    EXPECT_EQ(t.a_read, shared.traffic.a_read);  // the same A, once per step for the array
+    for (int c = 0; c < 8; ++c) {
+        EXPECT_EQ(t.column_a[c], c < 4 ? t.a_read / 4 : 0u) << "column " << c;
+    }
+    EXPECT_EQ(shared.traffic.column_a[0], shared.traffic.a_read);  // n_shared: all of it on column 0's channel
+    Args b = args_for(rows);
+    const DmaRun r1 = run_control_stream(d, rows.family, s.tile_n, rows.words.data(), rows.words.size(), b.list(), nullptr, "n_rows");
+    ASSERT_TRUE(r1.ok()) << r1.error;
+    EXPECT_EQ(r1.stats.mm2s_bytes, t.w_read + t.a_read);
 }
 
 // A queue push with a repeat count runs its BD repeat + 1 times: the A fill of 2 K tiles rewritten as

@@ -276,15 +276,23 @@ TEST(MatmulSequence, WordsDecodeToTheBdsOfTheDesign) {
 }
 
 // The layouts (each an xclbin of a family and token tile): the default m_split splits W over the core
-// rows and broadcasts A, n_split and n_shared the reverse (n_shared with A shared by the columns); a
-// layout that splits both, neither, or names a layout twice is refused with the reason.
+// rows and broadcasts A, n_split, n_shared and n_rows the reverse (n_shared with A shared by the
+// columns, n_rows with one A FIFO per core row); a layout that splits both, neither, or names a layout
+// twice is refused with the reason.
 TEST(DesignDescription, LayoutsSplitExactlyOneOperandOverTheCores) {
     const DesignDescription & d = matmul_design().design;
-    ASSERT_EQ(d.layouts.size(), 3u);
+    ASSERT_EQ(d.layouts.size(), 4u);
     ASSERT_NE(d.layout("n_shared"), nullptr);
     EXPECT_EQ(d.layout("n_shared")->w_parts, 1);
     EXPECT_EQ(d.layout("n_shared")->a_parts, 4);
     EXPECT_TRUE(d.layout("n_shared")->a_shared);
+    EXPECT_FALSE(d.layout("n_shared")->a_rows);
+    ASSERT_NE(d.layout("n_rows"), nullptr);
+    EXPECT_EQ(d.layout("n_rows")->w_parts, 1);
+    EXPECT_EQ(d.layout("n_rows")->a_parts, 4);  // 4 token tiles per step, one per core row's FIFO
+    EXPECT_TRUE(d.layout("n_rows")->a_shared);
+    EXPECT_TRUE(d.layout("n_rows")->a_rows);
+    EXPECT_EQ(d.layout("n_rows")->fifo("a_l2l1")->link, FifoLink::broadcast);
     EXPECT_FALSE(d.layout("n_split")->a_shared);
     EXPECT_FALSE(d.layout("m_split")->a_shared);
     EXPECT_EQ(d.layout("")->name, "m_split");
@@ -333,7 +341,25 @@ TEST(DesignDescription, OnlyTheSplitActivationsCanBeSharedByTheColumns) {
     EXPECT_NE(parse_design_description(w).error.find("only a_l3l2 and a_l2l1"), std::string::npos) << parse_design_description(w).error;
     std::string bad = ok;
     bad.replace(at, shared.size(), "\"shared_by_columns\": 1");
-    EXPECT_NE(parse_design_description(bad).error.find("not true or false"), std::string::npos) << parse_design_description(bad).error;
+    EXPECT_NE(parse_design_description(bad).error.find("not true, false or \"rows\""), std::string::npos)
+        << parse_design_description(bad).error;
+    // n_rows: one FIFO per row only, one unit per object broadcast along the row: its a_l3l2 made a
+    // 4-part object, or only one of its FIFOs per row, is refused.
+    const std::string rows = "\"shared_by_columns\": \"rows\"";
+    const size_t rat = ok.find(rows);
+    ASSERT_NE(rat, std::string::npos);
+    std::string half = ok;
+    half.replace(rat, rows.size(), "\"shared_by_columns\": true");
+    EXPECT_NE(parse_design_description(half).error.find("shared per core row"), std::string::npos)
+        << parse_design_description(half).error;
+    std::string four = ok;
+    const std::string one_a = "\"object\": {\"tile\": \"a\", \"count\": 1}, \"depth\": \"l2\",\n       \"operand\": \"activations\", "
+                              "\"shim_channel\": {\"direction\": \"mm2s\", \"channel\": 1}, \"shared_by_columns\": \"rows\"";
+    const size_t fat = four.find(one_a);
+    ASSERT_NE(fat, std::string::npos);
+    four.replace(fat, std::string("\"object\": {\"tile\": \"a\", \"count\": 1}").size(), "\"object\": {\"tile\": \"a\", \"count\": 4}");
+    EXPECT_NE(parse_design_description(four).error.find("broadcast a one-unit object"), std::string::npos)
+        << parse_design_description(four).error;
 }
 
 }  // namespace
