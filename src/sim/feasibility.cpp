@@ -2,6 +2,7 @@
 
 #include "runtime/design-description.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -90,8 +91,10 @@ const std::vector<KernelBudget> & kernel_budgets() {
     //   kquant_low  NT sumi + 1 dot, 2 more in the epilogue: 7 at TN = 32 (NT = 4), 4 at TN = 4;
     //            program up to 7 KB.
     //   float    4 (TN = 4) or 8 (TN = 32) accumulators; program up to 5 KB.
-    //   kquant_bfp16  TN = 32 only: 4 mmul accumulators + 1 for the dequantization; program about 7.5 KB
-    //            (mm_kquant_bfp16.cc; its stack 7872 B: the dequantized row group, scales, parameters).
+    //   kquant_bfp16  4 mmul accumulators + 1 for the dequantization, at TN = 32 and at TN = 64 (two passes
+    //            of 4 token groups, not 8 live accumulators); program about 9 KB with the TN = 64 entry
+    //            points (mm_kquant_bfp16.cc; its stack 7872 B at TN = 32: the dequantized row group,
+    //            scales, parameters; 5568 B at TN = 64: the dequantized half row group).
     //   legacy_bfp16  TN = 32 only: the same 5; program about 10.5 KB (mm_legacy_bfp16.cc; its stack
     //            3328 B: the dequantized K half of a row group and frames).
     //   kquant_low_bfp16  the same structure for Q2_K / Q3_K: 5 accumulators; program about 5.5 KB
@@ -104,7 +107,7 @@ const std::vector<KernelBudget> & kernel_budgets() {
         {"legacy", 8, 8, 10752},
         {"kquant_low", 4, 7, 7168},
         {"float", 4, 8, 5120},
-        {"kquant_bfp16", 0, 5, 7680},
+        {"kquant_bfp16", 0, 5, 9216},
         {"legacy_bfp16", 0, 5, 10752},
         {"kquant_low_bfp16", 0, 5, 5632},
         {"float_bfp16", 0, 4, 3584},
@@ -118,7 +121,7 @@ const std::vector<KernelBudget> & kernel_budgets() {
         }
         const DesignDescription & d = design.design;
         for (const KernelFigures & f : figures) {
-            for (const int tn : {4, 32}) {
+            for (const int tn : {4, 32, 64}) {
                 FamilyBuffers fb;
                 std::string err;
                 const DesignDescription::KernelStack * stack = d.kernel_stack(f.family, tn);
@@ -141,7 +144,7 @@ const std::vector<KernelBudget> & kernel_budgets() {
                 b.core_in_used = 2, b.core_out_used = 1, b.memtile_in_used = 2 + d.core_rows;
                 b.memtile_out_used = d.core_rows + 2, b.shim_out_used = 2, b.shim_in_used = 1;
                 b.kernel_stack_bytes = static_cast<int>(stack->bytes);
-                b.accumulators = tn == 4 ? f.accumulators_tn4 : f.accumulators_tn32;
+                b.accumulators = tn == 4 ? f.accumulators_tn4 : f.accumulators_tn32;  // TN 64: as TN 32 (two passes)
                 b.program_bytes = f.program_bytes;
                 b.kernel_source = stack->source.c_str();  // lives as long as the built-in description
                 out.push_back(b);
@@ -153,6 +156,10 @@ const std::vector<KernelBudget> & kernel_budgets() {
 }
 
 const KernelBudget * budget_for(const MatmulContract & contract, int tile_n) {
+    // A contract without a program at the token tile is in no xclbin of it (Q6_K at 64).
+    if (std::find(contract.tile_n.begin(), contract.tile_n.end(), tile_n) == contract.tile_n.end()) {
+        return nullptr;
+    }
     for (const KernelBudget & b : kernel_budgets()) {
         if (b.tile_n == tile_n && std::string(b.family) == contract.family) {
             return &b;

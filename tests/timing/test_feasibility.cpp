@@ -37,7 +37,8 @@ TEST(Feasibility, EachLimitIsChecked) {
 
 TEST(Feasibility, ModelFlagsExactlyTheKernelsThatDoNotFit) {
     const TimingModel model(*find_npu_preset("krackan"));
-    ASSERT_EQ(kernel_budgets().size(), 13u) << "4 families x 2 token tiles and the five bfp16 families' one each, from the design description";
+    ASSERT_EQ(kernel_budgets().size(), 14u)
+        << "4 families x 2 token tiles, the five bfp16 families' one each and the K-quant bfp16 one's TN 64, from the design description";
     for (const KernelBudget & b : kernel_budgets()) {
         // Independent arithmetic: the design's buffers without its stack and static-data reserves, plus
         // the kernel's stack.
@@ -61,6 +62,14 @@ TEST(Feasibility, ModelFlagsExactlyTheKernelsThatDoNotFit) {
     EXPECT_EQ(kq->core_bytes(), 2 * 13440 + 2 * 9344 + 8192 + 16 + 3968);
     EXPECT_GT(kq->core_bytes() + 32 * 64 * 4, 65536) << "a second C tile would not fit";
     EXPECT_EQ(budget_for(GGML_TYPE_Q4_K, 4)->c_depth, 2);
+    // The K-quant bfp16 program at TN = 64 (A in K halves; mm_kquant_bfp16.cc "Data memory budget, TN =
+    // 64"): W sized to Q5_K (Q6_K has no 64-token program), two 64 x 128 A halves, one 16 KB C tile.
+    const KernelBudget * kq64 = budget_for(*prefill_contract_for(GGML_TYPE_Q4_K), 64);
+    ASSERT_NE(kq64, nullptr);
+    EXPECT_EQ(kq64->kernel_stack_bytes, 2304 + 896 + 1344 + 1024);
+    EXPECT_EQ(kq64->c_depth, 1);
+    EXPECT_EQ(kq64->core_bytes(), 2 * 11264 + 2 * 9280 + 16384 + 16 + 5568);
+    EXPECT_EQ(budget_for(*prefill_contract_for(GGML_TYPE_Q6_K), 64), nullptr) << "Q6_K has no TN 64 program";
 
     ModelShape s;
     s.weight_type = GGML_TYPE_Q4_K;
