@@ -679,9 +679,10 @@ def _plan_shape(p, chosen, check):
     # every A object: a column past the last row tile recomputes it (unit_of_column).
     col_rounds = [rounds if lay.a_shared else rounds_of_column(c, p.cols, m_units) for c in range(p.cols)]
 
-    # K runs longer than the iteration limit are sent as several transfers per step (the A transfer of
-    # n_split / n_shared iterates over K tiles x A parts).
-    k_chunk = min(p.k_tiles, BD_ITER_MAX // P) if p.k_tiles > 0 else 1
+    # K runs longer than the iteration limit are sent as several transfers per step (the strided A
+    # transfer of n_split / n_shared iterates over K tiles x A parts; a linear one is one iteration).
+    a_iter = P if pa > 1 and not lay.a_rows else 1
+    k_chunk = min(p.k_tiles, BD_ITER_MAX // a_iter) if p.k_tiles > 0 else 1
     n_chunks = (p.k_tiles + k_chunk - 1) // k_chunk if p.k_tiles > 0 else 0
     bds_per_step = 2 * n_chunks + 1  # W and A per chunk, one C drain (n_shared: column 0's; the others W and C)
     steps = rounds * n_units
@@ -704,7 +705,7 @@ def _plan_shape(p, chosen, check):
         "output tiles per core (RTP)": [n_units * col_rounds[c] for c in range(p.cols)],
     })
     check("shim BDs in flight (2 steps)", 2 * bds_per_step <= SHIM_BDS,
-          f"{2 * bds_per_step} of {SHIM_BDS} (K up to {3 * (BD_ITER_MAX // P)} tiles)")
+          f"{2 * bds_per_step} of {SHIM_BDS} (K up to {3 * (BD_ITER_MAX // a_iter)} tiles)")
 
     # W: one window of W (= family max) bytes per tile, d1 x d0 words, for the step's pw row tiles, for k
     # in the chunk. A window longer than the tile reads into the next tile: the weights buffer must stay

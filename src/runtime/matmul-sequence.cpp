@@ -210,13 +210,16 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
                     std::to_string(m_rows * kTileM) + " rows of whole row units the C drain writes";
         return out;
     }
-    // A BD iterates over the K parts of its K tiles: kc x P iterations.
-    const int64_t k_chunk = std::min<int64_t>(s.k_tiles, d.iteration_max / P);
+    // The strided A transfer of a token group (n_split, n_shared) iterates over the K parts of its K
+    // tiles: kc x P iterations. A linear A run (m_split, n_rows) is one iteration whatever P.
+    const int64_t a_iterations_per_k = pa > 1 && !L->a_rows ? P : 1;
+    const int64_t k_chunk = std::min<int64_t>(s.k_tiles, d.iteration_max / a_iterations_per_k);
     const int64_t chunks = (s.k_tiles + k_chunk - 1) / k_chunk;
     if (chunks > d.max_k_chunks) {
         out.error = "K of " + std::to_string(s.k_tiles) + " tiles needs " + std::to_string(chunks) +
                     " chunks of at most " + std::to_string(k_chunk) + " (the BD iteration limit " + std::to_string(d.iteration_max) +
-                    (P > 1 ? " over K tiles x " + std::to_string(P) + " A parts" : std::string()) + "); the design's BD slots hold " +
+                    (a_iterations_per_k > 1 ? " over K tiles x " + std::to_string(P) + " A parts" : std::string()) +
+                    "); the design's BD slots hold " +
                     std::to_string(d.max_k_chunks);
         return out;
     }

@@ -111,10 +111,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"mm_q4_K_a8", 32, 64 * 8 + 7, 2, 4 * 32 - 5, 0, "n_shared"}, Case{"mm_q6_K_a8", 4, 64 * 3, 3, 30, 2, "n_shared"},
         Case{"mm_q8_0_a8", 4, 64 * 16, 70, 16, 0, "n_shared"}, Case{"mm_f32_f32", 32, 64 * 2, 2, 8 * 32, 0, "n_shared"},
         // Token tile 64 (Q4_K, Q5_K bfp16): A in two K halves, the kernel called once per half with the
-        // same W. Every layout; 33 K tiles are two K chunks (the A BD iterates over K tiles x halves: 32
-        // per chunk); ragged M and N.
+        // same W. Every layout; in n_split 33 K tiles are two K chunks (its strided A BD iterates over K
+        // tiles x halves: 32 per chunk); ragged M and N.
         Case{"mm_q4_K_bfp16", 64, 64 * 3 + 5, 2, 4 * 64 - 5, 0, "n_shared"},
-        Case{"mm_q5_K_bfp16", 64, 64 * 2, 2, 4 * 64, 3, "n_split"},
+        Case{"mm_q5_K_bfp16", 64, 64 * 2, 33, 4 * 64, 3, "n_split"},
         Case{"mm_q4_K_bfp16", 64, 64 + 9, 33, 70, 0, "m_split"},
         // n_rows (n_shared with core row r's A from column r's shim and memory tile): the same shapes as
         // n_shared's above, and token tile 64 with A in K halves and two K chunks.
@@ -403,6 +403,28 @@ TEST(StreamInterpreter, AInKHalvesMovesEachHalfOnceAndCallsTheKernelPerHalf) {
             EXPECT_EQ(t.c_written, steps * 4 * 64 * 64 * 4);
             EXPECT_EQ(r.stats.kernel_calls, steps * 4 * s.k_tiles * 2);
         }
+    }
+    // K of 112 tiles (a 70B-shaped down projection): a linear A run (m_split, n_rows) chunks K by the
+    // BD's 64 iterations, n_shared's strided A by 32 K tiles x 2 halves, so 4 chunks, more than the
+    // design's BD slots: refused with the reason, where n_rows takes it.
+    {
+        const MatmulContract * c = matmul_contract_named("mm_q4_K_bfp16");
+        MatmulSequenceShape k = q4k_shape();
+        k.contract = c->name;
+        k.tile_n = 64;
+        k.m_tiles = 8;
+        k.n_tiles = 4;
+        k.k_tiles = 112;
+        k.weight_tile_bytes = 9216;
+        k.act_tile_bytes = activation_tile_bytes(*c, 64);
+        for (const char * layout : {"m_split", "n_rows"}) {
+            k.layout = layout;
+            EXPECT_TRUE(build_matmul_sequence(d, k, SequenceOutput::figures).ok()) << layout;
+        }
+        k.layout = "n_shared";
+        const MatmulSequence refused = build_matmul_sequence(d, k, SequenceOutput::figures);
+        ASSERT_FALSE(refused.ok());
+        EXPECT_NE(refused.error.find("2 A parts"), std::string::npos) << refused.error;
     }
     // Q6_K has no 64-token program: its stream is refused, naming why.
     MatmulSequenceShape s = q4k_shape();
