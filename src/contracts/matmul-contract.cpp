@@ -9,8 +9,9 @@ namespace {
 
 // Tile sizes: TM = 64 weight rows (4 row groups of the int8 x int4 4x16x16 mmul), TK = 256 for
 // quantized weights (one K-quant super-block, eight 32-blocks), 128 for F16/BF16 and 64 for F32 (16 KB
-// tiles), TN in {4, 32} tokens (1 or 8 groups of the mmul's 4 rows). The core data memory budget of
-// each contract (every buffer a core holds, against 64 KB) is tabled in docs/kernels.md.
+// tiles), TN in {4, 32} tokens (1 or 8 groups of the mmul's 4 rows; the bfp16 prefill contracts 32, and
+// 64 for Q4_K / Q5_K). The core data memory budget of each contract (every buffer a core holds, against
+// 64 KB) is tabled in docs/kernels.md.
 const std::vector<int> kTokenTiles = {4, 32};
 // The bfp16 prefill contracts take 32 tokens (four 8-token A operands per K block). Q4_K and Q5_K also
 // take 64, their A arriving in K halves (act_k_parts): the whole K tile's A (2 x 18560 B double-buffered)

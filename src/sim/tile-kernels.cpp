@@ -149,7 +149,7 @@ std::vector<TileEntry> make_entries() {
         {"mm_q5_K_a8", 32, CHECKED(mm_q5_K_a8_n32), twin_mm_q5_K_a8_n32, kquant_partial<1, 32>},
         {"mm_q6_K_a8", 4, CHECKED(mm_q6_K_a8_n4), twin_mm_q6_K_a8_n4, kquant_partial<2, 4>},
         {"mm_q6_K_a8", 32, CHECKED(mm_q6_K_a8_n32), twin_mm_q6_K_a8_n32, kquant_partial<2, 32>},
-        // The bfp16 prefill contracts (token tile 32 only).
+        // The bfp16 prefill contracts at token tile 32.
         {"mm_q4_K_bfp16", 32, CHECKED(mm_q4_K_bfp16_n32), twin_mm_q4_K_bfp16_n32, kquant_bfp16_partial<0>},
         {"mm_q5_K_bfp16", 32, CHECKED(mm_q5_K_bfp16_n32), twin_mm_q5_K_bfp16_n32, kquant_bfp16_partial<1>},
         {"mm_q6_K_bfp16", 32, CHECKED(mm_q6_K_bfp16_n32), twin_mm_q6_K_bfp16_n32, kquant_bfp16_partial<2>},
