@@ -884,7 +884,10 @@ def emit_mlir(p, kernel_object):
     except ImportError as e:
         raise PlanError(f"emitting MLIR needs mlir-aie >= 1.4 (python package 'aie') and numpy: {e}")
 
-    contracts = [c for c in family_contracts(p.family) if not p.exact or c.name == p.contract]
+    # The kernels this xclbin links: the family's contracts with a program at this token tile (no
+    # mm_q6_K_bfp16_n64), or the exact xclbin's one.
+    contracts = [c for c in family_contracts(p.family)
+                 if (not p.exact or c.name == p.contract) and p.tile_n in c.tiles]
     chosen = next(c for c in family_contracts(p.family) if c.name == p.contract)
     tn, cols = p.tile_n, p.cols
     T = chosen.w_bytes()

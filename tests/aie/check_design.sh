@@ -390,9 +390,40 @@ for m, n, k in ((20, 8, 3), (9, 4, 70), (16, 4, 2)):
         if w_fills != want_w:
             errors.append(f"{label}: column {c} W fills at {w_fills}, expected {want_w}")
 
+# n_rows: core row r's A FIFO in column r (a_l3l2_r -> memory tile (r,1) -> a_l2l1_r, along the row), no
+# split; each of columns 0-3 fills token tile 4u + r's K run; at TN 64 its K halves in the same run.
+for tn, m, n, k in ((32, 20, 8, 3), (64, 9, 8, 70), (64, 16, 4, 2)):
+    SPLITS.clear()
+    DMAS.clear()
+    p = design.make_plan("kquant_bfp16", tn, COLS, m_tiles=m, n_tiles=n, k_tiles=k, layout="n_rows")
+    label = f"emit n_rows TN {tn} {m}x{n}x{k}"
+    errors += [f"{label}: plan check failed: {w}: {d}" for w, ok, d in p.checks if not ok]
+    errors += [f"{label}: {e}" for e in cb.check_program(design, p)]
+    prog = cb.PROGRAM[0]
+    rows = design.ROWS
+    if [h.fifo.name for h in prog.rt.arg_types[5]] != [f"a_l3l2_{r}" for r in range(rows)]:
+        errors.append(f"{label}: A producers {[h.fifo.name for h in prog.rt.arg_types[5]]}")
+    if any(x[0].startswith("a_") for x in SPLITS):
+        errors.append(f"{label}: A split {SPLITS}")
+    for w in prog.workers:
+        c, row = w.tile
+        got = (w.fn_args[0].fifo.name, w.fn_args[1].fifo.name)
+        if got != (f"w_l2l1_{c}", f"a_l2l1_{row - 2}"):
+            errors.append(f"{label}: core {w.tile}: W, A from {got}")
+    rounds, units = -(-m // COLS), n // 4
+    AK = p.a_obj_bytes * p.a_parts  # A per token tile and K tile
+    chunks = -(-k // 64)  # a linear A run: the BD's 64 iterations per chunk whatever the parts
+    for r in range(rows):
+        fills = [o for f, o in DMAS if f == f"a_l3l2_{r}"]
+        want = [((4 * u + r) * k + k0) * AK for _ in range(rounds) for u in range(units) for k0 in range(0, k, 64)]
+        if fills != want:
+            errors.append(f"{label}: row {r} A fills at {fills[:4]}..., expected {want[:4]}... ({len(fills)} vs {len(want)})")
+    if p.a_parts != (2 if tn == 64 else 1):
+        errors.append(f"{label}: {p.a_parts} A parts")
+
 for e in errors:
     print(f"  {e}")
-print("n_shared: " + ("FAILED" if errors else "traffic, duplicate row tiles and IRON program ok"))
+print("n_shared, n_rows: " + ("FAILED" if errors else "traffic, duplicate row tiles and IRON programs ok"))
 sys.exit(1 if errors else 0)
 PYEOF
 "$py" "$tmp/n_shared.py" "$design" "$root/tests/aie/check_barrier.py" || fail "layout n_shared"
