@@ -516,7 +516,7 @@ bool family_buffers(const DesignDescription & d, const std::string & family, int
         }
         // The xclbin of a token tile serves the family's contracts that take it: a Q4_K/Q5_K xclbin at 64
         // tokens is not sized to Q6_K's W tile, which has no 64-token form.
-        if (std::find(c->tile_n.begin(), c->tile_n.end(), tile_n) == c->tile_n.end()) {
+        if (!contract_allows_tile(*c, c->tile(tile_n))) {
             continue;
         }
         const int64_t ne[4] = {c->tile_k, c->tile_m, 1, 1};

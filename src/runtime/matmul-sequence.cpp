@@ -143,7 +143,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     }
     // The xclbin of a token tile holds the family's contracts that take it (Q6_K has no 64-token program).
     if (const MatmulContract * c = matmul_contract_named(s.contract.c_str());
-        c != nullptr && std::find(c->tile_n.begin(), c->tile_n.end(), s.tile_n) == c->tile_n.end()) {
+        c != nullptr && !contract_allows_tile(*c, c->tile(s.tile_n))) {
         out.error = "contract " + s.contract + " has no program at token tile " + std::to_string(s.tile_n);
         return out;
     }

@@ -157,7 +157,7 @@ const std::vector<KernelBudget> & kernel_budgets() {
 
 const KernelBudget * budget_for(const MatmulContract & contract, int tile_n) {
     // A contract without a program at the token tile is in no xclbin of it (Q6_K at 64).
-    if (std::find(contract.tile_n.begin(), contract.tile_n.end(), tile_n) == contract.tile_n.end()) {
+    if (!contract_allows_tile(contract, contract.tile(tile_n))) {
         return nullptr;
     }
     for (const KernelBudget & b : kernel_budgets()) {

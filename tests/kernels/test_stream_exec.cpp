@@ -435,22 +435,33 @@ TEST(StreamInterpreter, AInKHalvesMovesEachHalfOnceAndCallsTheKernelPerHalf) {
     EXPECT_NE(q6.error.find("token tile 64"), std::string::npos) << q6.error;
 }
 
-// n_shared streams A through column 0's shim only: an n_split stream (A on every active column) run on
-// the n_shared xclbin is an error naming the column, not A objects piling up in a memory tile nobody reads.
-TEST(StreamInterpreter, SharedActivationsComeThroughColumnZeroOnly) {
+// An n_split stream (A on every active column) of 16 row tiles and `n_tiles` token tiles, run on the xclbin
+// of `layout`: how a stream of another layout meets an xclbin that shares A.
+DmaRun n_split_stream_on(const char * layout, int64_t n_tiles) {
     const DesignDescription & d = matmul_design().design;
     MatmulSequenceShape s = q4k_shape();
     s.layout = "n_split";
     s.m_tiles = 16;
-    s.n_tiles = 4;
+    s.n_tiles = n_tiles;
     s.out_row_stride = 16 * 64;
     const MatmulSequence seq = build_matmul_sequence(d, s);
-    ASSERT_TRUE(seq.ok()) << seq.error;
+    EXPECT_TRUE(seq.ok()) << seq.error;
     Args a = args_for(seq);
-    const DmaRun wrong = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), seq.words.size(), a.list(), nullptr, "n_shared");
+    return run_control_stream(d, seq.family, s.tile_n, seq.words.data(), seq.words.size(), a.list(), nullptr, layout);
+}
+
+// n_shared streams A through column 0's shim only: an n_split stream (A on every active column) run on
+// the n_shared xclbin is an error naming the column, not A objects piling up in a memory tile nobody reads.
+TEST(StreamInterpreter, SharedActivationsComeThroughColumnZeroOnly) {
+    const DesignDescription & d = matmul_design().design;
+    const DmaRun wrong = n_split_stream_on("n_shared", 4);
     ASSERT_FALSE(wrong.ok());
     EXPECT_NE(wrong.error.find("column 1"), std::string::npos) << wrong.error;
     EXPECT_NE(wrong.error.find("through column 0 only"), std::string::npos) << wrong.error;
+    MatmulSequenceShape s = q4k_shape();
+    s.m_tiles = 16;
+    s.n_tiles = 4;
+    s.out_row_stride = 16 * 64;
     s.layout = "n_shared";
     const MatmulSequence shared = build_matmul_sequence(d, s);
     ASSERT_TRUE(shared.ok()) << shared.error;
@@ -461,21 +472,17 @@ TEST(StreamInterpreter, SharedActivationsComeThroughColumnZeroOnly) {
 
 // n_rows streams core row r's A through column r's shim only: an n_split stream (A on every active
 // column) run on the n_rows xclbin is an error naming column 4; the n_rows stream moves the array's A
-// once per step, a quarter on each of columns 0-3, nothing on the others, and gives n_shared's bits.
+// once per step, a quarter on each of columns 0-3, nothing on the others (its bits: StreamExec's n_rows cases).
 TEST(StreamInterpreter, RowActivationsComeThroughTheirOwnColumns) {
     const DesignDescription & d = matmul_design().design;
-    MatmulSequenceShape s = q4k_shape();
-    s.layout = "n_split";
-    s.m_tiles = 16;
-    s.n_tiles = 8;
-    s.out_row_stride = 16 * 64;
-    const MatmulSequence seq = build_matmul_sequence(d, s);
-    ASSERT_TRUE(seq.ok()) << seq.error;
-    Args a = args_for(seq);
-    const DmaRun wrong = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), seq.words.size(), a.list(), nullptr, "n_rows");
+    const DmaRun wrong = n_split_stream_on("n_rows", 8);
     ASSERT_FALSE(wrong.ok());
     EXPECT_NE(wrong.error.find("column 4"), std::string::npos) << wrong.error;
     EXPECT_NE(wrong.error.find("through columns 0 to 3 only"), std::string::npos) << wrong.error;
+    MatmulSequenceShape s = q4k_shape();
+    s.m_tiles = 16;
+    s.n_tiles = 8;
+    s.out_row_stride = 16 * 64;
     s.layout = "n_rows";
     const MatmulSequence rows = build_matmul_sequence(d, s);
     ASSERT_TRUE(rows.ok()) << rows.error;
