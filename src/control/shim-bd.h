@@ -30,6 +30,11 @@ uint32_t shim_bd_address(uint32_t column, uint32_t bd_id);
 // Address of the start-queue register of a shim DMA channel (direction 0: S2MM, 1: MM2S).
 uint32_t shim_queue_address(uint32_t column, uint32_t direction, uint32_t channel);
 
+// Tile-local offset of lock `lock`'s value register in an AIE2P core tile's memory module: 0x1F000 +
+// 0x10 * lock (aie-rt driver/src/global/xaie2pgbl_params.h, XAIE2PGBL_MEMORY_MODULE_LOCK0_VALUE and its
+// stride). A stream sets a core's runtime-parameter barrier by writing it.
+constexpr uint32_t core_lock_value_offset(uint32_t lock) { return 0x1F000 + 0x10 * lock; }
+
 // A shim BD as its register fields (values as the hardware stores them: strides minus one, wraps as
 // counts, iteration wrap minus one). See ShimBdPattern for the logical access pattern.
 struct ShimBd {

@@ -90,11 +90,18 @@ FifoDesc parse_fifo(const json & f, size_t i) {
         d.peer = get_str(f, d.link == FifoLink::join ? "sink" : "source", where);
     }
     const json & obj = at(f, "object", where);
-    const std::string tile = get_str(obj, "tile", where + ".object");
-    if (tile != "w" && tile != "a" && tile != "c") {
-        throw FieldError{where + ".object.tile '" + tile + "' is not w, a or c"};
+    if (obj.is_object() && obj.contains("unit")) {
+        // A unit of the design's "units" table (checked against it by the caller).
+        d.unit = get_str(obj, "unit", where + ".object");
+    } else {
+        // The matmul's units: its family's W / A / C objects, sized per xclbin (family_buffers).
+        const std::string tile = get_str(obj, "tile", where + ".object");
+        if (tile != "w" && tile != "a" && tile != "c") {
+            throw FieldError{where + ".object.tile '" + tile + "' is not w, a or c"};
+        }
+        d.tile = tile[0];
+        d.unit = tile;
     }
-    d.tile = tile[0];
     d.count = static_cast<int>(get_int(obj, "count", where + ".object", 1, 64));
     const json & depth = at(f, "depth", where);
     if (depth.is_string()) {
@@ -132,6 +139,61 @@ FifoDesc parse_fifo(const json & f, size_t i) {
     return d;
 }
 
+// The FIFO graph of one layout, whatever the design: shim FIFOs move a listed operand on a channel of
+// their own; a core FIFO takes a split or broadcast of a shim -> memory tile FIFO or joins into a memory
+// tile -> shim FIFO, in the same unit, with one part per core row where it splits or joins. What the
+// stream builders, the DMA interpreter and the design scripts rely on; a design's own data movement adds
+// its checks (the matmul's below).
+void check_fifo_graph(const DesignDescription & d, const LayoutDesc & L, const std::string & lw) {
+    auto has_unit = [&](const FifoDesc & f) {
+        if (f.tile != 0) {
+            return true;
+        }
+        return std::any_of(d.units.begin(), d.units.end(), [&](const auto & u) { return u.first == f.unit; });
+    };
+    std::vector<std::pair<bool, int>> channels;
+    for (const FifoDesc & f : L.fifos) {
+        const std::string fw = lw + ": fifo " + f.name;
+        if (!has_unit(f)) {
+            throw FieldError{fw + "'s object unit '" + f.unit + "' is not in .units"};
+        }
+        if (f.link != FifoLink::none && L.fifo(f.peer) == nullptr) {
+            throw FieldError{fw + " links to unknown fifo '" + f.peer + "'"};
+        }
+        const bool shim_end = f.from == "shim" || f.to == "shim";
+        if (shim_end) {
+            if (f.shim_channel < 0 || (f.from == "shim") != f.shim_mm2s || (f.from == "shim" ? f.to : f.from) != "memtile") {
+                throw FieldError{fw + " must run between the shim and the memory tile on a shim channel of its direction"};
+            }
+            if (std::none_of(d.operands.begin(), d.operands.end(), [&](const auto & o) { return o.first == f.operand; })) {
+                throw FieldError{fw + " moves operand '" + f.operand + "', which .operands does not list"};
+            }
+            if (std::find(channels.begin(), channels.end(), std::make_pair(f.shim_mm2s, f.shim_channel)) != channels.end()) {
+                throw FieldError{fw + " uses a shim channel another fifo uses"};
+            }
+            channels.emplace_back(f.shim_mm2s, f.shim_channel);
+        }
+        if (f.to == "core" || f.from == "core") {
+            const bool in = f.to == "core";
+            if (in ? (f.from != "memtile" || (f.link != FifoLink::split && f.link != FifoLink::broadcast))
+                   : (f.to != "memtile" || f.link != FifoLink::join)) {
+                throw FieldError{fw + (in ? " must split or broadcast a memory-tile fifo to the cores"
+                                          : " must join the cores' objects into a memory-tile fifo")};
+            }
+            const FifoDesc * p = L.fifo(f.peer);
+            if (p->unit != f.unit || (in ? p->from != "shim" || p->to != "memtile" : p->from != "memtile" || p->to != "shim")) {
+                throw FieldError{fw + (in ? " must take" : " must join into") + " a fifo between the shim and the memory tile of its own unit"};
+            }
+            const bool per_part = f.link != FifoLink::broadcast;
+            if (p->count != (per_part ? d.core_rows : 1) * f.count) {
+                throw FieldError{fw + ": " + p->name + " holds " + std::to_string(p->count) + " units, not " +
+                                 (per_part ? "one part of " + std::to_string(f.count) + " per core row"
+                                           : "the " + std::to_string(f.count) + " it broadcasts")};
+            }
+        }
+    }
+}
+
 DesignDescription parse(const json & j) {
     DesignDescription d;
     if (get_str(j, "format", "") != "xdna-dataflow") {
@@ -167,22 +229,28 @@ DesignDescription parse(const json & j) {
     for (const json & o : at(j, "operands", "")) {
         const std::string name = get_str(o, "name", ".operands[]");
         const int arg = static_cast<int>(get_int(o, "arg", ".operands[]", 0, 15));
-        int * slot = name == "weights" ? &d.arg_weights
-                     : name == "activations" ? &d.arg_activations
-                     : name == "out" ? &d.arg_out
-                     : name == "params" ? &d.arg_params : nullptr;
-        if (slot == nullptr) {
-            throw FieldError{".operands: unknown operand '" + name + "'"};
+        for (const auto & [other, other_arg] : d.operands) {
+            if (other == name || other_arg == arg) {
+                throw FieldError{".operands: operand '" + name + "' or argument " + std::to_string(arg) + " is listed twice"};
+            }
         }
-        *slot = arg;
+        d.operands.emplace_back(name, arg);
     }
-    if (d.arg_weights < 0 || d.arg_activations < 0 || d.arg_out < 0 || d.arg_params < 0) {
-        throw FieldError{".operands must name weights, activations, out and params"};
+    if (j.contains("units")) {
+        for (const auto & [name, bytes] : j.at("units").items()) {
+            if (name == "about") {
+                continue;
+            }
+            if (!bytes.is_number_integer() || bytes.get<int64_t>() < 1 || bytes.get<int64_t>() > 1024) {
+                throw FieldError{".units." + name + " is not a byte count per value of the tile (1..1024)"};
+            }
+            d.units.emplace_back(name, bytes.get<size_t>());
+        }
     }
 
     const json & depths = at(j, "depths", "");
     d.l2_depth = static_cast<int>(get_int(depths, "l2", ".depths", 1, 16));
-    d.c_depth_max = static_cast<int>(get_int(depths, "c_max", ".depths", 1, 16));
+    d.c_depth_max = depths.contains("c_max") ? static_cast<int>(get_int(depths, "c_max", ".depths", 1, 16)) : 1;
     const json & layouts = at(j, "layouts", "");
     if (!layouts.is_array() || layouts.empty()) {
         throw FieldError{".layouts is not a list of layouts"};
@@ -207,20 +275,27 @@ DesignDescription parse(const json & j) {
             }
             L.fifos.push_back(std::move(f));
         }
-        for (const FifoDesc & f : L.fifos) {
-            if (f.link != FifoLink::none && L.fifo(f.peer) == nullptr) {
-                throw FieldError{lw + ": fifo " + f.name + " links to unknown fifo '" + f.peer + "'"};
-            }
-        }
-        for (const char * operand : {"weights", "activations", "out"}) {
-            if (L.shim_fifo_of(operand) == nullptr) {
-                throw FieldError{lw + ": no shim fifo moves the " + std::string(operand)};
-            }
-        }
+        check_fifo_graph(d, L, lw);
         d.layouts.push_back(std::move(L));
     }
     d.fifos = d.layouts.front().fifos;
+    d.matmul_movement = d.layouts.front().fifo("w_l3l2") != nullptr;
+    for (const auto & [name, arg] : d.operands) {
+        int * slot = name == "weights" ? &d.arg_weights
+                     : name == "activations" ? &d.arg_activations
+                     : name == "out" ? &d.arg_out
+                     : name == "params" ? &d.arg_params : nullptr;
+        if (slot != nullptr) {
+            *slot = arg;
+        }
+    }
+    if (d.matmul_movement && (d.arg_weights < 0 || d.arg_activations < 0 || d.arg_out < 0 || d.arg_params < 0)) {
+        throw FieldError{".operands must name weights, activations, out and params"};
+    }
     for (LayoutDesc & L : d.layouts) {
+        if (!d.matmul_movement) {
+            break;  // the checks below are the matmul's data movement's
+        }
         // The matmul's data movement: W and A from the shim into the memory tile, one split over the
         // core rows and the other broadcast, C joined from the cores (the stream builder and the DMA
         // interpreter know no other).
@@ -285,10 +360,22 @@ DesignDescription parse(const json & j) {
     d.rtp_word_count = static_cast<int>(get_int(prog, "rtp_word_count", ".core_program", 1, 64));
     const json & words = at(prog, "rtp_words", ".core_program");
     const int hi = d.rtp_word_count - 1;
+    d.rtp_names.assign(d.rtp_word_count, "");
+    for (const auto & [name, index] : words.items()) {
+        const int i = static_cast<int>(get_int(words, name.c_str(), ".core_program.rtp_words", 0, hi));
+        if (!d.rtp_names[i].empty()) {
+            throw FieldError{".core_program.rtp_words: words '" + d.rtp_names[i] + "' and '" + name + "' share index " + std::to_string(i)};
+        }
+        d.rtp_names[i] = name;
+    }
+    // Every core program selects its kernel by a contract word and checks the words' layout version;
+    // the matmul's also counts output and K tiles.
     d.rtp_contract = static_cast<int>(get_int(words, "contract", ".core_program.rtp_words", 0, hi));
-    d.rtp_out_tiles = static_cast<int>(get_int(words, "out_tiles", ".core_program.rtp_words", 0, hi));
-    d.rtp_k_tiles = static_cast<int>(get_int(words, "k_tiles", ".core_program.rtp_words", 0, hi));
     d.rtp_version = static_cast<int>(get_int(words, "version", ".core_program.rtp_words", 0, hi));
+    if (d.matmul_movement) {
+        d.rtp_out_tiles = static_cast<int>(get_int(words, "out_tiles", ".core_program.rtp_words", 0, hi));
+        d.rtp_k_tiles = static_cast<int>(get_int(words, "k_tiles", ".core_program.rtp_words", 0, hi));
+    }
     d.rtp_layout_version = static_cast<uint32_t>(get_int(prog, "rtp_layout_version", ".core_program", 0, 1 << 30));
     d.rtp_word_max = static_cast<uint32_t>(get_int(prog, "rtp_word_max", ".core_program", 1, INT32_MAX));
     const json & bar = at(prog, "barrier", ".core_program");
@@ -318,41 +405,56 @@ DesignDescription parse(const json & j) {
         // A family gives the token tiles it has a program for (the bfp16 prefill families 32, and the
         // K-quant one 64 as well).
         bool any = false;
-        for (const int tn : {4, 32, 64}) {
-            const std::string key = std::to_string(tn);
-            if (!k.is_object() || !k.contains(key)) {
-                continue;
+        for (const auto & [key, bytes] : k.items()) {
+            if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos) {
+                continue;  // "source", "about"
+            }
+            const int tn = std::atoi(key.c_str());
+            if (tn < 1 || tn > 4096) {
+                throw FieldError{where + ": tile " + key + " is outside [1, 4096]"};
             }
             any = true;
             d.kernel_stacks.push_back({fam.first, source, tn,
                                        static_cast<size_t>(get_int(k, key.c_str(), where, 0, 1 << 20))});
         }
         if (!any) {
-            throw FieldError{where + " gives no token tile (\"4\", \"32\" or \"64\")"};
+            throw FieldError{where + " gives no tile (a key such as \"32\")"};
         }
     }
 
     const json & shim = at(j, "shim", "");
     d.shim_bds = static_cast<int>(get_int(shim, "bds", ".shim", 1, 64));
     d.steps_in_flight = static_cast<int>(get_int(shim, "steps_in_flight", ".shim", 1, 8));
-    d.max_k_chunks = static_cast<int>(get_int(shim, "max_k_chunks", ".shim", 1, 16));
+    d.max_k_chunks = shim.contains("max_k_chunks") ? static_cast<int>(get_int(shim, "max_k_chunks", ".shim", 1, 16)) : 1;
     std::vector<bool> used(d.shim_bds, false);
     for (const json & s : at(shim, "bd_slots", ".shim")) {
         BdSlot slot;
-        slot.w = get_ids(s, "w", ".shim.bd_slots[]", d.shim_bds);
-        slot.a = get_ids(s, "a", ".shim.bd_slots[]", d.shim_bds);
-        slot.c = static_cast<uint32_t>(get_int(s, "c", ".shim.bd_slots[]", 0, d.shim_bds - 1));
-        if (static_cast<int>(slot.w.size()) != d.max_k_chunks || static_cast<int>(slot.a.size()) != d.max_k_chunks) {
-            throw FieldError{".shim.bd_slots: every slot needs max_k_chunks W and A BD ids"};
+        if (!s.is_object()) {
+            throw FieldError{".shim.bd_slots[] is not an object"};
         }
-        std::vector<uint32_t> ids = slot.w;
-        ids.insert(ids.end(), slot.a.begin(), slot.a.end());
-        ids.push_back(slot.c);
-        for (uint32_t id : ids) {
-            if (used[id]) {
-                throw FieldError{".shim.bd_slots: BD " + std::to_string(id) + " is used twice"};
+        // Per operand: a BD id (one BD a step) or a list of them (chained).
+        for (const auto & [operand, ids] : s.items()) {
+            std::vector<uint32_t> list;
+            if (ids.is_array()) {
+                list = get_ids(s, operand.c_str(), ".shim.bd_slots[]", d.shim_bds);
+            } else {
+                list.push_back(static_cast<uint32_t>(get_int(s, operand.c_str(), ".shim.bd_slots[]", 0, d.shim_bds - 1)));
             }
-            used[id] = true;
+            for (uint32_t id : list) {
+                if (used[id]) {
+                    throw FieldError{".shim.bd_slots: BD " + std::to_string(id) + " is used twice"};
+                }
+                used[id] = true;
+            }
+            slot.by_operand.emplace_back(operand, std::move(list));
+        }
+        if (d.matmul_movement) {
+            slot.w = get_ids(s, "w", ".shim.bd_slots[]", d.shim_bds);
+            slot.a = get_ids(s, "a", ".shim.bd_slots[]", d.shim_bds);
+            slot.c = static_cast<uint32_t>(get_int(s, "c", ".shim.bd_slots[]", 0, d.shim_bds - 1));
+            if (static_cast<int>(slot.w.size()) != d.max_k_chunks || static_cast<int>(slot.a.size()) != d.max_k_chunks) {
+                throw FieldError{".shim.bd_slots: every slot needs max_k_chunks W and A BD ids"};
+            }
         }
         d.bd_slots.push_back(std::move(slot));
     }
@@ -364,7 +466,9 @@ DesignDescription parse(const json & j) {
     d.wrap_max = static_cast<uint32_t>(get_int(lim, "wrap_max", ".limits", 1, 1 << 20));
     d.iteration_max = static_cast<uint32_t>(get_int(lim, "iteration_max", ".limits", 1, 1 << 20));
     d.stride_max = static_cast<uint32_t>(get_int(lim, "stride_max", ".limits", 1, 1 << 30));
-    d.params_words = static_cast<int>(get_int(j, "params_words", "", 1, 1024));
+    if (d.matmul_movement || j.contains("params_words")) {
+        d.params_words = static_cast<int>(get_int(j, "params_words", "", 1, 1024));
+    }
     return d;
 }
 
@@ -443,6 +547,25 @@ const DesignDescription::KernelStack * DesignDescription::kernel_stack(const std
         }
     }
     return nullptr;
+}
+
+int DesignDescription::rtp_word(const std::string & name) const {
+    auto it = std::find(rtp_names.begin(), rtp_names.end(), name);
+    return it == rtp_names.end() ? -1 : static_cast<int>(it - rtp_names.begin());
+}
+
+int DesignDescription::operand_arg(const std::string & operand) const {
+    for (const auto & [name, arg] : operands) {
+        if (name == operand) return arg;
+    }
+    return -1;
+}
+
+size_t DesignDescription::unit_bytes(const std::string & unit, int tile_n) const {
+    for (const auto & [name, bytes] : units) {
+        if (name == unit) return bytes * static_cast<size_t>(tile_n);
+    }
+    return 0;
 }
 
 std::string DesignDescription::family_of(const std::string & contract) const {

@@ -1,9 +1,11 @@
-// A design's data movement as aie/matmul/dataflow.json describes it, read once for the host side.
+// A design's data movement as its aie/<design>/dataflow.json describes it, read once for the host side.
 //
-// aie/matmul/design.py builds the IRON program from the same file; the instruction-stream builder
-// (matmul-sequence.h) and the simulator's DMA interpreter (sim/dma-interpreter.h) read it here, so the
-// shim channels, FIFO depths, split/broadcast/join links, BD ids and RTP words the NPU program was built
-// with are the ones the host drives and the simulator executes.
+// The design's design.py builds the IRON program from the same file; its instruction-stream builder
+// (matmul-sequence.h, ops/add/runtime/add-sequence.h) and the simulator's DMA interpreter
+// (sim/dma-interpreter.h) read it here, so the shim channels, FIFO depths, split/broadcast/join links,
+// BD ids and RTP words the NPU program was built with are the ones the host drives and the simulator
+// executes. The FIFO graph, operands, units, RTP words and barrier are any design's; the fields marked
+// "the matmul's" belong to its data movement (matmul_movement) and are empty elsewhere.
 #pragma once
 
 #include "contracts/matmul-contract.h"
@@ -24,7 +26,8 @@ struct FifoDesc {
     std::string from, to;   // "shim", "memtile", "core"
     FifoLink    link = FifoLink::none;
     std::string peer;       // the memory-tile FIFO a split/broadcast reads or a join writes
-    char        tile = 0;   // object unit: 'w', 'a' or 'c' (the family's W / A / C object)
+    std::string unit;       // object unit: a name of DesignDescription::units, or the matmul's "w" / "a" / "c"
+    char        tile = 0;   // the matmul's units: 'w', 'a' or 'c' (the family's W / A / C object); 0 otherwise
     int         count = 1;  // units per object
     int         depth = 0;  // resolved: a number; the memory-tile depth ("l2") or the C depth ("c") filled in
     bool        depth_is_c = false;  // depth follows the family's C depth
@@ -65,22 +68,41 @@ struct LayoutDesc {
 };
 
 struct BdSlot {
-    std::vector<uint32_t> w, a;  // BD ids of the W / A K chunks (chained)
-    uint32_t              c = 0; // BD id of the C drain
+    // Per operand (the description's names), the BD ids of one step: chained where there are several.
+    std::vector<std::pair<std::string, std::vector<uint32_t>>> by_operand;
+    // The matmul's: BD ids of the W / A K chunks (chained) and of the C drain.
+    std::vector<uint32_t> w, a;
+    uint32_t              c = 0;
+
+    const std::vector<uint32_t> * ids(const std::string & operand) const {
+        for (const auto & [name, list] : by_operand) {
+            if (name == operand) return &list;
+        }
+        return nullptr;
+    }
 };
 
 struct DesignDescription {
     std::string design, device;
     int max_columns = 0, core_rows = 0, shim_row = 0, memtile_row = 0, first_core_row = 0;
     std::vector<std::pair<std::string, std::vector<std::string>>> families;  // contract order = RTP value
+    // The kernel's buffer arguments by name ("weights", "a", ...) and index; the matmul's four by name.
+    std::vector<std::pair<std::string, int>> operands;
     int arg_weights = -1, arg_activations = -1, arg_out = -1, arg_params = -1;
+    // Object units of a design whose objects are a fixed number of bytes per value of the tile (the
+    // add design's "chunk": 4 bytes per value); the matmul sizes its "w" / "a" / "c" per family instead.
+    std::vector<std::pair<std::string, size_t>> units;
+    // The matmul's data movement (W, A and C FIFOs): its stream builder, core program and sizing rules.
+    bool matmul_movement = false;
     std::vector<LayoutDesc> layouts;  // the first is the default (what a shape without a layout gets)
     std::vector<FifoDesc> fifos;      // the default layout's
     int l2_depth = 0, c_depth_max = 0;
     // The core program's runtime parameters: words of core memory the stream writes, which keep their
     // values across invocations. The core reads them as int32: no word carries more than rtp_word_max.
     uint32_t rtp_core_address = 0;
-    int rtp_contract = 0, rtp_out_tiles = 0, rtp_k_tiles = 0, rtp_version = 0, rtp_word_count = 0;
+    std::vector<std::string> rtp_names;  // by word index
+    // Every core program's contract and version words; the matmul's out_tiles and k_tiles (-1 elsewhere).
+    int rtp_contract = 0, rtp_out_tiles = -1, rtp_k_tiles = -1, rtp_version = 0, rtp_word_count = 0;
     uint32_t rtp_layout_version = 0;
     uint32_t rtp_word_max = 0;
     // The barrier (core_program.barrier): the stream writes barrier_value into lock barrier_lock's value
@@ -120,6 +142,11 @@ struct DesignDescription {
     const std::vector<std::string> * family_contracts(const std::string & family) const;
     // The family's kernel stack at tile_n, nullptr if the description gives none.
     const KernelStack * kernel_stack(const std::string & family, int tile_n) const;
+    // The index of RTP word `name`, -1 if the core program has none; the argument index of `operand`, -1.
+    int rtp_word(const std::string & name) const;
+    int operand_arg(const std::string & operand) const;
+    // Bytes of one `unit` at tile `tile_n` from .units, 0 when the design has no such unit.
+    size_t unit_bytes(const std::string & unit, int tile_n) const;
 };
 
 struct DesignRead {

@@ -198,6 +198,11 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
     if (!known.ok()) {
         fail("design", "cannot be checked: the built-in design description is broken: " + known.error);
     }
+    if (!known.design.matmul_movement) {
+        // The XRT device runs the matmul design's streams only (docs/xrt.md); another design's xclbin
+        // listed here would be loaded and never used, or used with the matmul's arguments.
+        fail("design", "'" + base.design + "' has no XRT path yet: only the matmul design's xclbins are run on the NPU");
+    }
     base.family = require_string(e, "family", "family");
     if (known.design.family_contracts(base.family) == nullptr) {
         std::string fams;

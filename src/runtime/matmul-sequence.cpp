@@ -128,11 +128,7 @@ MatmulSequenceShape sequence_shape_of(const MatmulInvocation & inv, int64_t out_
     return s;
 }
 
-uint32_t core_lock_value_offset(uint32_t lock) {
-    // Lock value registers of an AIE2P core tile's memory module: 0x1F000 + 0x10 * lock (aie-rt
-    // driver/src/global/xaie2pgbl_params.h, XAIE2PGBL_MEMORY_MODULE_LOCK0_VALUE and its stride).
-    return 0x1F000 + 0x10 * lock;
-}
+uint32_t core_lock_value_offset(uint32_t lock) { return control::core_lock_value_offset(lock); }
 
 MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSequenceShape & s, SequenceOutput output) {
     MatmulSequence out;

@@ -54,10 +54,15 @@ bool barrier_try_pass(const DesignDescription & d, CoreSide & core, std::string 
     }
     // The RTP words, read between the acquire and the release (design.py core_fn).
     const uint32_t base = d.rtp_core_address;
-    core.params.contract = word(core, base + 4 * d.rtp_contract);
-    core.params.out_tiles = word(core, base + 4 * d.rtp_out_tiles);
-    core.params.k_tiles = word(core, base + 4 * d.rtp_k_tiles);
-    core.params.version = word(core, base + 4 * d.rtp_version);
+    core.params.words.resize(static_cast<size_t>(d.rtp_word_count));
+    for (int i = 0; i < d.rtp_word_count; ++i) {
+        core.params.words[i] = word(core, base + 4 * static_cast<uint32_t>(i));
+    }
+    auto named = [&](int index) { return index < 0 ? 0u : core.params.words[index]; };
+    core.params.contract = named(d.rtp_contract);
+    core.params.out_tiles = named(d.rtp_out_tiles);
+    core.params.k_tiles = named(d.rtp_k_tiles);
+    core.params.version = named(d.rtp_version);
     // Release: adds its value.
     if (value + d.barrier_release_value > d.lock_max_value) {
         error = "the core's release takes " + lock_name(d) + " from " + std::to_string(value) + " to " +
@@ -79,8 +84,7 @@ bool barrier_pass_done(const DesignDescription & d, CoreSide & core, bool worked
     }
     // It passed again at once. Without work, and with the lock and the words as they were, every further
     // pass is the same one: the core spins through its barrier (an NPU core would loop forever).
-    if (!worked && core.lock == lock_before && core.params.contract == before.contract &&
-        core.params.out_tiles == before.out_tiles && core.params.k_tiles == before.k_tiles && core.params.version == before.version) {
+    if (!worked && core.lock == lock_before && core.params.words == before.words) {
         core.phase = CoreSide::Phase::spinning;
     }
     return true;
@@ -107,6 +111,21 @@ std::string core_memory_write_hazard(const DesignDescription & d, const CoreSide
     return why + "passed the barrier set before these words were written, so it runs without them";
 }
 
+// The pass's words: the matmul's as its tiles, any other design's by name (the version left out).
+static std::string describe_words(const DesignDescription & d, const CoreParams & p) {
+    if (d.rtp_out_tiles >= 0 && d.rtp_k_tiles >= 0) {
+        return "contract " + std::to_string(p.contract) + ", " + std::to_string(p.out_tiles) + " output tiles x " +
+               std::to_string(p.k_tiles) + " K tiles";
+    }
+    std::string s = "contract " + std::to_string(p.contract);
+    for (size_t i = 0; i < p.words.size() && i < d.rtp_names.size(); ++i) {
+        if (static_cast<int>(i) != d.rtp_contract && static_cast<int>(i) != d.rtp_version) {
+            s += ", " + d.rtp_names[i] + " " + std::to_string(p.words[i]);
+        }
+    }
+    return s;
+}
+
 std::string describe_core(const DesignDescription & d, const CoreSide & core) {
     const std::string lk = lock_name(d) + " holds " + std::to_string(core.lock);
     switch (core.phase) {
@@ -114,10 +133,9 @@ std::string describe_core(const DesignDescription & d, const CoreSide & core) {
             return "waits for " + lock_name(d) + (d.barrier_acquire_ge ? " >= " : " == ") + std::to_string(d.barrier_acquire_value) +
                    ", it holds " + std::to_string(core.lock);
         case CoreSide::Phase::running:
-            return "runs contract " + std::to_string(core.params.contract) + ", " + std::to_string(core.params.out_tiles) +
-                   " output tiles x " + std::to_string(core.params.k_tiles) + " K tiles; " + lk;
+            return "runs " + describe_words(d, core.params) + "; " + lk;
         case CoreSide::Phase::spinning:
-            return "spins through its barrier with " + std::to_string(core.params.out_tiles) + " output tiles; " + lk;
+            return "spins through its barrier with " + describe_words(d, core.params) + "; " + lk;
     }
     return "";
 }

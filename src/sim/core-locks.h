@@ -37,6 +37,8 @@ namespace xdna {
 
 // The RTP words a core read when it passed its barrier (the loop counts it runs that pass with).
 struct CoreParams {
+    std::vector<uint32_t> words;  // every RTP word, by index (DesignDescription::rtp_names)
+    // The named ones every core program reads, and the matmul's tile counts (0 in other designs).
     uint32_t contract = 0, out_tiles = 0, k_tiles = 0, version = 0;
 };
 
@@ -93,7 +95,8 @@ bool barrier_pass_done(const DesignDescription & d, CoreSide & core, bool worked
 // them for the pass they are meant for.
 std::string core_memory_write_hazard(const DesignDescription & d, const CoreSide & core, uint32_t offset);
 
-// "waits for lock 15 == 1 (holds 2)", "runs contract 0, 8 output tiles x 16 K tiles", ...
+// "waits for lock 15 == 1 (holds 2)", "runs contract 0, 8 output tiles x 16 K tiles", "runs contract 1,
+// chunks 12", ...
 std::string describe_core(const DesignDescription & d, const CoreSide & core);
 
 }  // namespace xdna

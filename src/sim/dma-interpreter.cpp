@@ -98,7 +98,7 @@ struct Task {
 struct Column;
 
 struct Channel {
-    const char *     name = "";
+    std::string      name;
     bool             mm2s = false;
     std::deque<Task> queue;
     bool             active = false;  // the front task is running
@@ -107,15 +107,26 @@ struct Channel {
     uint64_t         tokens_done = 0, tokens_awaited = 0;
 };
 
+// One operand's route through a column: an input from its shim channel into a memory-tile FIFO, split
+// or broadcast to the cores' FIFOs; an output from the cores' FIFOs joined in a memory-tile FIFO and
+// drained by its shim channel. The layout's FIFO pair (shim <-> memory tile, memory tile <-> core).
+struct Route {
+    const FifoDesc * shim_fifo = nullptr;  // shim <-> memory tile
+    const FifoDesc * core_fifo = nullptr;  // memory tile <-> cores
+    int  core_port = -1;                   // core_fifo's index in the layout (CorePorts)
+    bool input = true;
+    bool split = false;      // one part per core row (a split in, a join out), else one object to every core
+    bool shared = false;     // one FIFO for the array, in column 0 (FifoDesc::shared_by_columns)
+    bool per_row = false;    // ... one per core row r, in column r (FifoDesc::shared_per_row)
+    // Whether column `col`'s shim channel and memory-tile FIFO are connected in this route.
+    bool connected(int col, int core_rows) const { return !shared || (per_row ? col < core_rows : col == 0); }
+};
+
 // A core's progress through the pass it is on; its barrier lock, RTP words and pass outlive the run
 // (core-locks.h: `side`, the loaded design's).
 struct Core {
-    CoreSide *        side = nullptr;
-    CoreProgram::Kernel kernel = nullptr;
-    CoreProgram::PartKernel part_kernel = nullptr;  // where A comes in K parts
-    uint32_t          out_done = 0, k_done = 0;
-    int32_t           a_part = 0;  // the K part of the current K tile whose A object comes next
-    bool              in_tile = false;
+    CoreSide *                side = nullptr;
+    std::unique_ptr<CoreRole> role;
     bool running() const { return side->phase == CoreSide::Phase::running; }
 };
 
@@ -126,9 +137,9 @@ struct Column {
     int                  index = 0;
     std::unordered_map<uint32_t, uint32_t> shim_regs;  // shim tile registers by tile-local offset
     int                  bd_busy[control::kShimBdCount] = {};
-    Channel              w_ch, a_ch, c_ch;
-    Fifo                 w_l2, a_l2, c_l2;
-    std::vector<Fifo>    w_l1, a_l1, c_l1;
+    std::vector<Channel> chans;                // per route: its shim channel
+    std::vector<Fifo>    l2;                   // per route: the memory-tile FIFO
+    std::vector<std::vector<Fifo>> l1;         // per route, per core row: the core's FIFO
     std::vector<Core>    cores;
     std::vector<Channel *> pending_syncs;
     std::string          error;
@@ -161,42 +172,61 @@ struct Column {
     bool run_until_token(Channel & ch);
 };
 
+// Core r of a column's FIFOs as its program sees them: port i is layout FIFO i.
+struct Ports final : CorePorts {
+    Column & c;
+    int      r;
+    const std::vector<int> & route_of_port;  // layout FIFO index -> route, -1 for a FIFO no core touches
+    Ports(Column & col, int row, const std::vector<int> & routes) : c(col), r(row), route_of_port(routes) {}
+    Fifo & fifo(int port) const { return c.l1[route_of_port[port]][r]; }
+    bool input(int port) const;
+    bool valid(int port) const {
+        return port >= 0 && static_cast<size_t>(port) < route_of_port.size() && route_of_port[port] >= 0;
+    }
+    bool ready(int port) const override {
+        if (!valid(port)) return false;
+        return input(port) ? fifo(port).can_consume(0) : fifo(port).can_produce(0);
+    }
+    uint8_t * object(int port) override {
+        Fifo & f = fifo(port);
+        return input(port) ? f.slot(f.cons[0]) : f.slot(f.prod[0]);
+    }
+    void release(int port) override {
+        Fifo & f = fifo(port);
+        ++(input(port) ? f.cons[0] : f.prod[0]);
+    }
+};
+
 struct Interp {
     const DesignDescription & d;
     const std::vector<DmaArgument> & args;
-    const CoreProgram & program;
     LoadedDesign & loaded;
-    FamilyBuffers fb;
-    int tile_n = 0;
     const LayoutDesc * layout = nullptr;
-    bool w_split = true, a_split = false;  // the layout's memory-tile links: split over the cores, or broadcast
-    // A shared by the columns (LayoutDesc::a_shared): column 0's shim and memory tile hold the array's one
-    // A FIFO, whose part r goes to core row r of every column. The columns are coupled then: a part
-    // moves only when that core row of every column can take it, so they run as one.
-    bool a_shared = false;
-    // ... with one A FIFO per core row instead (LayoutDesc::a_rows, n_rows): core row r's lives in column
-    // r's shim and memory tile, its objects broadcast along the row.
-    bool a_rows = false;
+    std::vector<Route> routes;
+    std::vector<int> route_of_port;  // layout FIFO index -> route of its core FIFO
+    // Some route's FIFO is shared by the columns: the columns are coupled then (a part moves only when
+    // that core row of every column can take it), so they run as one.
+    bool any_shared = false;
     std::vector<std::unique_ptr<Column>> cols;
-    Interp(const DesignDescription & dd, const std::vector<DmaArgument> & a, const CoreProgram & p, LoadedDesign & l)
-        : d(dd), args(a), program(p), loaded(l) {}
+    Interp(const DesignDescription & dd, const std::vector<DmaArgument> & a, LoadedDesign & l) : d(dd), args(a), loaded(l) {}
 
-    // Part r of column 0's memory-tile A object (n_shared), or column r's whole object (n_rows), to core
-    // row r of every column: one stream per core row, fanned out along the row, so it moves when all of
-    // them have a free object.
-    void share_a(bool & progress) {
-        const size_t rows = cols[0]->a_l1.size();
-        const size_t part = rows == 0 ? 0 : cols[0]->a_l1[0].obj_bytes;
+    // A shared input route: part r of column 0's memory-tile object (shared by the columns), or column
+    // r's whole object (one per core row), to core row r of every column: one stream per core row,
+    // fanned out along the row, so it moves when all of them have a free object.
+    void share(size_t ri, bool & progress) {
+        const Route & route = routes[ri];
+        const size_t rows = cols[0]->l1[ri].size();
+        const size_t part = rows == 0 ? 0 : cols[0]->l1[ri][0].obj_bytes;
         for (size_t r = 0; r < rows; ++r) {
-            Fifo & l2 = a_rows ? cols[r]->a_l2 : cols[0]->a_l2;
-            const int reader = a_rows ? 0 : static_cast<int>(r);  // the memory-tile channel that sends it
-            const size_t offset = a_rows ? 0 : r * part;
+            Fifo & l2 = route.per_row ? cols[r]->l2[ri] : cols[0]->l2[ri];
+            const int reader = route.per_row || !route.split ? 0 : static_cast<int>(r);  // the memory-tile channel that sends it
+            const size_t offset = route.split ? r * part : 0;
             auto free_row = [&] {
-                return std::all_of(cols.begin(), cols.end(), [&](const auto & c) { return c->a_l1[r].can_produce(0); });
+                return std::all_of(cols.begin(), cols.end(), [&](const auto & c) { return c->l1[ri][r].can_produce(0); });
             };
             while (l2.can_consume(reader) && free_row()) {
                 for (auto & c : cols) {
-                    Fifo & f = c->a_l1[r];
+                    Fifo & f = c->l1[ri][r];
                     std::memcpy(f.slot(f.prod[0]), l2.slot(l2.cons[reader]) + offset, part);
                     ++f.prod[0];
                 }
@@ -205,43 +235,34 @@ struct Interp {
             }
         }
     }
-    // Every column one step, then the shared A; false when a column failed.
+    // Every column one step, then the shared routes; false when a column failed.
     bool step_all(bool & progress) {
         for (auto & c : cols) {
             if (!c->step(progress)) {
                 return false;
             }
         }
-        share_a(progress);
+        for (size_t ri = 0; ri < routes.size(); ++ri) {
+            if (routes[ri].input && routes[ri].shared) {
+                share(ri, progress);
+            }
+        }
         return true;
     }
 };
 
+bool Ports::input(int port) const { return c.in->routes[route_of_port[port]].input; }
+
 std::string core_name(int col, int row) { return "core (" + std::to_string(col) + ", " + std::to_string(row) + ")"; }
 
-// A core that has just passed its barrier starts the pass with the RTP words it read: the layout must be
-// the core program's and the contract one of its kernels. Empty, or why not.
+// A core that has just passed its barrier starts the pass with the RTP words it read: the words must be
+// in the layout the core program reads, and select something its program runs. Empty, or why not.
 std::string start_pass(const Interp & in, Core & k) {
     const CoreParams & p = k.side->params;
     if (p.version != in.d.rtp_layout_version) {
         return "RTP layout version " + std::to_string(p.version) + ", the core program reads " + std::to_string(in.d.rtp_layout_version);
     }
-    if (p.contract >= in.program.kernels.size() || in.program.kernels[p.contract] == nullptr) {
-        return "contract RTP " + std::to_string(p.contract) + " selects no kernel of this family";
-    }
-    k.kernel = in.program.kernels[p.contract];
-    k.part_kernel = nullptr;
-    if (in.fb.a_k_parts > 1) {
-        if (p.contract >= in.program.part_kernels.size() || in.program.part_kernels[p.contract] == nullptr) {
-            return "contract RTP " + std::to_string(p.contract) + " selects no kernel of this family that takes A in " +
-                   std::to_string(in.fb.a_k_parts) + " K parts";
-        }
-        k.part_kernel = in.program.part_kernels[p.contract];
-    }
-    k.out_done = k.k_done = 0;
-    k.a_part = 0;
-    k.in_tile = false;
-    return "";
+    return k.role->start(p.words);
 }
 
 bool Column::load_bd(Channel & ch, uint32_t id) {
@@ -394,49 +415,10 @@ bool Column::core_step(int r, bool & progress) {
     if (!c.running()) {
         return true;  // at its barrier
     }
-    Fifo & cf = c_l1[r];
-    Fifo & wf = w_l1[r];
-    Fifo & af = a_l1[r];
-    while (c.out_done < c.side->params.out_tiles) {
-        if (!c.in_tile) {
-            if (!cf.can_produce(0)) {
-                return true;
-            }
-            if (in->program.reset != nullptr) {
-                in->program.reset();  // as the kernels mode: every output tile starts in the reset modes
-            }
-            in->program.zero(reinterpret_cast<float *>(cf.slot(cf.prod[0])));
-            c.in_tile = true;
-            c.k_done = 0;
-            c.a_part = 0;
-            progress = true;
-        }
-        const int parts = in->fb.a_k_parts;
-        while (c.k_done < c.side->params.k_tiles && wf.can_consume(0) && af.can_consume(0)) {
-            float * ct = reinterpret_cast<float *>(cf.slot(cf.prod[0]));
-            if (parts == 1) {
-                c.kernel(wf.slot(wf.cons[0]), af.slot(af.cons[0]), ct);
-            } else {
-                // A in K parts: the W object stays acquired over its K tile's A objects.
-                c.part_kernel(wf.slot(wf.cons[0]), af.slot(af.cons[0]), ct, c.a_part);
-            }
-            ++af.cons[0];
-            ++stats.kernel_calls;
-            progress = true;
-            if (++c.a_part < parts) {
-                continue;
-            }
-            c.a_part = 0;
-            ++wf.cons[0];
-            ++c.k_done;
-        }
-        if (c.k_done < c.side->params.k_tiles) {
-            return true;
-        }
-        ++cf.prod[0];
-        c.in_tile = false;
-        ++c.out_done;
-        progress = true;
+    Ports ports(*this, r, in->route_of_port);
+    stats.kernel_calls += c.role->step(ports, progress);
+    if (!c.role->finished()) {
+        return true;
     }
     // The pass is done; through the barrier again at once, the core goes on with the next pass (a core
     // passes at most as often as its lock lets it: core-locks.h stops one that would spin).
@@ -449,7 +431,7 @@ bool Column::next_pass(int r, bool & progress) {
     Core & c = cores[r];
     const std::string core = core_name(index, in->d.first_core_row + r);
     std::string err;
-    if (!barrier_pass_done(in->d, *c.side, c.out_done > 0, err)) {
+    if (!barrier_pass_done(in->d, *c.side, c.role->begun(), err)) {
         return err.empty() ? false : fail(core + ": " + err);
     }
     if (std::string why = start_pass(*in, c); !why.empty()) {
@@ -462,86 +444,102 @@ bool Column::next_pass(int r, bool & progress) {
 // Every actor of the column once, as far as it can go.
 bool Column::step(bool & progress) {
     const int rows = static_cast<int>(cores.size());
+    const std::vector<Route> & routes = in->routes;
     // Shim MM2S -> memory tile.
-    for (auto [ch, f] : {std::pair<Channel *, Fifo *>{&w_ch, &w_l2}, {&a_ch, &a_l2}}) {
-        while (f->can_produce(0) && error.empty()) {
-            const size_t got = pull(*ch, f->slot(f->prod[0]) + f->fill_off, f->obj_bytes - f->fill_off);
-            f->fill_off += got;
+    for (size_t ri = 0; ri < routes.size(); ++ri) {
+        if (!routes[ri].input || !routes[ri].connected(index, rows)) {
+            continue;
+        }
+        Fifo & f = l2[ri];
+        while (f.can_produce(0) && error.empty()) {
+            const size_t got = pull(chans[ri], f.slot(f.prod[0]) + f.fill_off, f.obj_bytes - f.fill_off);
+            f.fill_off += got;
             if (got > 0) {
                 progress = true;
             }
-            if (f->fill_off < f->obj_bytes) {
+            if (f.fill_off < f.obj_bytes) {
                 break;
             }
-            f->fill_off = 0;
-            ++f->prod[0];
+            f.fill_off = 0;
+            ++f.prod[0];
         }
     }
-    // Memory tile -> cores, as the layout links each operand: a split sends part r of each object to
-    // core r on its own MM2S channel; a broadcast is one stream to every core, which moves only when all
-    // of them can take the object.
-    auto distribute = [&](Fifo & l2, std::vector<Fifo> & l1, bool split) {
-        if (split) {
-            const size_t part = l1.empty() ? 0 : l1[0].obj_bytes;
+    // Memory tile -> cores, as the layout links each input: a split sends part r of each object to core
+    // r on its own MM2S channel; a broadcast is one stream to every core, which moves only when all of
+    // them can take the object. (A route shared by the columns moves in Interp::share.)
+    for (size_t ri = 0; ri < routes.size(); ++ri) {
+        if (!routes[ri].input || routes[ri].shared) {
+            continue;
+        }
+        Fifo & src = l2[ri];
+        std::vector<Fifo> & dst = l1[ri];
+        if (routes[ri].split) {
+            const size_t part = dst.empty() ? 0 : dst[0].obj_bytes;
             for (int r = 0; r < rows; ++r) {
-                while (l2.can_consume(r) && l1[r].can_produce(0)) {
-                    std::memcpy(l1[r].slot(l1[r].prod[0]), l2.slot(l2.cons[r]) + r * part, part);
-                    ++l1[r].prod[0];
-                    ++l2.cons[r];
+                while (src.can_consume(r) && dst[r].can_produce(0)) {
+                    std::memcpy(dst[r].slot(dst[r].prod[0]), src.slot(src.cons[r]) + r * part, part);
+                    ++dst[r].prod[0];
+                    ++src.cons[r];
                     progress = true;
                 }
             }
-            return;
+            continue;
         }
-        while (l2.can_consume(0) && std::all_of(l1.begin(), l1.end(), [](const Fifo & f) { return f.can_produce(0); })) {
-            for (Fifo & f : l1) {
-                std::memcpy(f.slot(f.prod[0]), l2.slot(l2.cons[0]), f.obj_bytes);
+        while (src.can_consume(0) && std::all_of(dst.begin(), dst.end(), [](const Fifo & f) { return f.can_produce(0); })) {
+            for (Fifo & f : dst) {
+                std::memcpy(f.slot(f.prod[0]), src.slot(src.cons[0]), f.obj_bytes);
                 ++f.prod[0];
             }
-            ++l2.cons[0];
+            ++src.cons[0];
             progress = true;
         }
-    };
-    distribute(w_l2, w_l1, in->w_split);
-    if (!in->a_shared) {
-        distribute(a_l2, a_l1, in->a_split);  // else Interp::share_a, from column 0's memory tile
     }
     for (int r = 0; r < rows; ++r) {
         core_step(r, progress);
     }
-    // Join: core r's C tile becomes part r of the memory-tile object.
-    const size_t c_part = c_l1.empty() ? 0 : c_l1[0].obj_bytes;
-    for (int r = 0; r < rows; ++r) {
-        while (c_l1[r].can_consume(0) && c_l2.can_produce(r)) {
-            std::memcpy(c_l2.slot(c_l2.prod[r]) + r * c_part, c_l1[r].slot(c_l1[r].cons[0]), c_part);
-            ++c_l2.prod[r];
-            ++c_l1[r].cons[0];
-            progress = true;
+    for (size_t ri = 0; ri < routes.size(); ++ri) {
+        if (routes[ri].input) {
+            continue;
         }
-    }
-    // Memory tile -> shim S2MM.
-    while (c_l2.can_consume(0) && error.empty()) {
-        const size_t put = push(c_ch, c_l2.slot(c_l2.cons[0]) + c_l2.drain_off, c_l2.obj_bytes - c_l2.drain_off);
-        c_l2.drain_off += put;
-        if (put > 0) {
-            progress = true;
+        // Join: core r's object becomes part r of the memory-tile object.
+        Fifo & dst = l2[ri];
+        std::vector<Fifo> & src = l1[ri];
+        const size_t part = src.empty() ? 0 : src[0].obj_bytes;
+        for (int r = 0; r < rows; ++r) {
+            while (src[r].can_consume(0) && dst.can_produce(r)) {
+                std::memcpy(dst.slot(dst.prod[r]) + r * part, src[r].slot(src[r].cons[0]), part);
+                ++dst.prod[r];
+                ++src[r].cons[0];
+                progress = true;
+            }
         }
-        if (c_l2.drain_off < c_l2.obj_bytes) {
-            break;
+        // Memory tile -> shim S2MM.
+        while (dst.can_consume(0) && error.empty()) {
+            const size_t put = push(chans[ri], dst.slot(dst.cons[0]) + dst.drain_off, dst.obj_bytes - dst.drain_off);
+            dst.drain_off += put;
+            if (put > 0) {
+                progress = true;
+            }
+            if (dst.drain_off < dst.obj_bytes) {
+                break;
+            }
+            dst.drain_off = 0;
+            ++dst.cons[0];
         }
-        c_l2.drain_off = 0;
-        ++c_l2.cons[0];
     }
     return error.empty();
 }
 
 std::string state_of(Column & c) {
-    std::string s = "queued tasks W " + std::to_string(c.w_ch.queue.size()) + ", A " + std::to_string(c.a_ch.queue.size()) +
-                    ", C " + std::to_string(c.c_ch.queue.size()) + "; cores (out tiles done/expected):";
+    std::string s = "queued tasks";
+    for (size_t ri = 0; ri < c.chans.size(); ++ri) {
+        s += std::string(ri == 0 ? " " : ", ") + c.in->routes[ri].shim_fifo->operand + " " + std::to_string(c.chans[ri].queue.size());
+    }
+    s += "; cores:";
     std::string barriers;
     for (size_t r = 0; r < c.cores.size(); ++r) {
         const Core & k = c.cores[r];
-        s += " " + (k.running() ? std::to_string(k.out_done) + "/" + std::to_string(k.side->params.out_tiles) : std::string("at its barrier"));
+        s += " " + (k.running() ? k.role->state() : std::string("at its barrier"));
         if (!k.running()) {
             barriers += "; " + core_name(c.index, c.in->d.first_core_row + static_cast<int>(r)) + " " + describe_core(c.in->d, *k.side);
         }
@@ -550,7 +548,7 @@ std::string state_of(Column & c) {
 }
 
 bool Column::advance(bool & progress) {
-    return in->a_shared ? in->step_all(progress) : step(progress);
+    return in->any_shared ? in->step_all(progress) : step(progress);
 }
 
 // A sync: run the column (the array, when the columns share a FIFO) until the channel has a completion
@@ -604,7 +602,7 @@ struct Runner {
             c.pending_syncs.clear();
         };
         // Columns that share a FIFO run as one (Interp::step_all), so not side by side.
-        if (pool != nullptr && todo.size() > 1 && !in.a_shared) {
+        if (pool != nullptr && todo.size() > 1 && !in.any_shared) {
             pool->parallel_for(static_cast<int64_t>(todo.size()), run);
         } else {
             for (size_t i = 0; i < todo.size(); ++i) {
@@ -669,24 +667,25 @@ bool Runner::write(uint32_t address, uint32_t value, size_t op_index) {
                 if (address != control::shim_queue_address(col, dir, n)) {
                     continue;
                 }
-                Channel * ch = nullptr;
-                for (Channel * k : {&c->w_ch, &c->a_ch, &c->c_ch}) {
-                    const FifoDesc * f = in.layout->shim_fifo_of(k == &c->w_ch ? "weights" : k == &c->a_ch ? "activations" : "out");
+                int route = -1;
+                for (size_t ri = 0; ri < in.routes.size(); ++ri) {
+                    const FifoDesc * f = in.routes[ri].shim_fifo;
                     if ((f->shim_mm2s ? 1u : 0u) == dir && static_cast<uint32_t>(f->shim_channel) == n) {
-                        ch = k;
+                        route = static_cast<int>(ri);
                     }
                 }
-                const bool a_unconnected =
-                    ch == &c->a_ch && in.a_shared && (in.a_rows ? col >= static_cast<uint32_t>(in.d.core_rows) : col != 0);
-                if (ch == nullptr || a_unconnected) {
+                const bool unconnected = route >= 0 && !in.routes[route].connected(static_cast<int>(col), in.d.core_rows);
+                if (route < 0 || unconnected) {
+                    const Route * rt = route >= 0 ? &in.routes[route] : nullptr;
                     error = at + "queue push on shim " + (dir ? "MM2S " : "S2MM ") + std::to_string(n) + " of column " +
                             std::to_string(col) + ", a channel the design does not connect" +
-                            (ch != nullptr ? " (layout " + in.layout->name + " streams A through column" +
-                                                 (in.a_rows ? "s 0 to " + std::to_string(in.d.core_rows - 1) : std::string(" 0")) +
-                                                 " only)"
-                                           : "");
+                            (unconnected ? " (layout " + in.layout->name + " streams " + rt->shim_fifo->operand + " through column" +
+                                               (rt->per_row ? "s 0 to " + std::to_string(in.d.core_rows - 1) : std::string(" 0")) +
+                                               " only)"
+                                         : "");
                     return false;
                 }
+                Channel * ch = &c->chans[route];
                 const control::QueuePush q = control::decode_queue_push(value);
                 if (auto why = control::check_queue_push(q)) {
                     error = at + *why;
@@ -793,10 +792,11 @@ bool Runner::sync(const control::Sync & s, size_t op_index) {
             return false;
         }
         Channel * ch = nullptr;
-        for (Channel * k : {&c->w_ch, &c->a_ch, &c->c_ch}) {
-            const FifoDesc * f = in.layout->shim_fifo_of(k == &c->w_ch ? "weights" : k == &c->a_ch ? "activations" : "out");
-            if ((f->shim_mm2s ? 1u : 0u) == s.direction && static_cast<uint32_t>(f->shim_channel) == s.channel) {
-                ch = k;
+        for (size_t ri = 0; ri < in.routes.size(); ++ri) {
+            const FifoDesc * f = in.routes[ri].shim_fifo;
+            if ((f->shim_mm2s ? 1u : 0u) == s.direction && static_cast<uint32_t>(f->shim_channel) == s.channel &&
+                in.routes[ri].connected(static_cast<int>(col), in.d.core_rows)) {
+                ch = &c->chans[ri];
             }
         }
         if (ch == nullptr) {
@@ -808,27 +808,132 @@ bool Runner::sync(const control::Sync & s, size_t op_index) {
     return true;
 }
 
-}  // namespace
+// The matmul's core program: per output tile, zero C, then one kernel call per K tile (per A object
+// where A comes in K parts, the W object held over its K tile's parts), C handed to the memory tile.
+class MatmulCoreRole final : public CoreRole {
+public:
+    MatmulCoreRole(const DesignDescription & d, const CoreProgram & program, int a_k_parts, const LayoutDesc & L)
+        : d_(d), program_(program), parts_(a_k_parts), w_(core_port(L, "w_l2l1")), a_(core_port(L, "a_l2l1")),
+          c_(core_port(L, "c_l1l2")) {}
 
-DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
-                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
-                          const std::string & layout, const std::string & exact) {
-    LoadedDesign fresh;
-    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, fresh, layout, exact);
+    std::string start(const std::vector<uint32_t> & words) override {
+        contract_ = words[d_.rtp_contract];
+        out_tiles_ = words[d_.rtp_out_tiles];
+        k_tiles_ = words[d_.rtp_k_tiles];
+        if (contract_ >= program_.kernels.size() || program_.kernels[contract_] == nullptr) {
+            return "contract RTP " + std::to_string(contract_) + " selects no kernel of this family";
+        }
+        kernel_ = program_.kernels[contract_];
+        part_kernel_ = nullptr;
+        if (parts_ > 1) {
+            if (contract_ >= program_.part_kernels.size() || program_.part_kernels[contract_] == nullptr) {
+                return "contract RTP " + std::to_string(contract_) + " selects no kernel of this family that takes A in " +
+                       std::to_string(parts_) + " K parts";
+            }
+            part_kernel_ = program_.part_kernels[contract_];
+        }
+        out_done_ = k_done_ = 0;
+        a_part_ = 0;
+        in_tile_ = false;
+        return "";
+    }
+
+    uint64_t step(CorePorts & p, bool & progress) override {
+        uint64_t calls = 0;
+        while (out_done_ < out_tiles_) {
+            if (!in_tile_) {
+                if (!p.ready(c_)) {
+                    return calls;
+                }
+                if (program_.reset != nullptr) {
+                    program_.reset();  // as the kernels mode: every output tile starts in the reset modes
+                }
+                program_.zero(reinterpret_cast<float *>(p.object(c_)));
+                in_tile_ = true;
+                k_done_ = 0;
+                a_part_ = 0;
+                progress = true;
+            }
+            while (k_done_ < k_tiles_ && p.ready(w_) && p.ready(a_)) {
+                float * ct = reinterpret_cast<float *>(p.object(c_));
+                if (parts_ == 1) {
+                    kernel_(p.object(w_), p.object(a_), ct);
+                } else {
+                    // A in K parts: the W object stays acquired over its K tile's A objects.
+                    part_kernel_(p.object(w_), p.object(a_), ct, a_part_);
+                }
+                p.release(a_);
+                ++calls;
+                progress = true;
+                if (++a_part_ < parts_) {
+                    continue;
+                }
+                a_part_ = 0;
+                p.release(w_);
+                ++k_done_;
+            }
+            if (k_done_ < k_tiles_) {
+                return calls;
+            }
+            p.release(c_);
+            in_tile_ = false;
+            ++out_done_;
+            progress = true;
+        }
+        return calls;
+    }
+    bool finished() const override { return out_done_ >= out_tiles_; }
+    bool begun() const override { return out_done_ > 0 || k_done_ > 0; }
+    std::string state() const override {
+        return "finished " + std::to_string(out_done_) + " of its " + std::to_string(out_tiles_) + " output tiles";
+    }
+
+private:
+    const DesignDescription & d_;
+    const CoreProgram & program_;
+    int parts_ = 1;
+    int w_, a_, c_;
+    uint32_t contract_ = 0, out_tiles_ = 0, k_tiles_ = 0;
+    CoreProgram::Kernel kernel_ = nullptr;
+    CoreProgram::PartKernel part_kernel_ = nullptr;
+    uint32_t out_done_ = 0, k_done_ = 0;
+    int32_t a_part_ = 0;
+    bool in_tile_ = false;
+};
+
+// Bytes of one object of `f` on the xclbin: the description's units at its tile, or the matmul's
+// family buffers.
+size_t object_bytes(const DesignDescription & d, const FifoDesc & f, int tile_n, const FamilyBuffers * fb) {
+    const size_t unit = f.tile != 0 ? (fb != nullptr ? fb->unit(f.tile) : 0) : d.unit_bytes(f.unit, tile_n);
+    return static_cast<size_t>(f.count) * unit;
 }
 
-DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
-                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
-                          LoadedDesign & loaded, const std::string & layout, const std::string & exact) {
+}  // namespace
+
+int core_port(const LayoutDesc & layout, const std::string & fifo) {
+    for (size_t i = 0; i < layout.fifos.size(); ++i) {
+        if (layout.fifos[i].name == fifo) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+DmaRun run_design_stream(const DesignDescription & design, const XclbinId & xclbin, const CoreRoleFactory & roles,
+                         const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
+                         LoadedDesign & loaded) {
     DmaRun result;
     const control::Decoded dec = control::decode(words, n_words);
     if (!dec.ok()) {
         result.error = "control stream: " + dec.error;
         return result;
     }
+    const std::string & family = xclbin.family;
+    const int tile_n = xclbin.tile_n;
+    const std::string & exact = xclbin.exact;
     // A layout is an xclbin of its own: its cores' state is not another layout's.
-    const LayoutDesc * chosen_layout = design.layout(layout);
-    const std::string layout_name = chosen_layout != nullptr ? chosen_layout->name : layout;
+    const LayoutDesc * chosen_layout = design.layout(xclbin.layout);
+    const std::string layout_name = chosen_layout != nullptr ? chosen_layout->name : xclbin.layout;
     auto xclbin_name = [](const std::string & fam, int tn, const std::string & lay, const std::string & ex) {
         return (ex.empty() ? fam : ex + " (exact, of " + fam + ")") + " at TN " + std::to_string(tn) + " in layout " + lay;
     };
@@ -855,86 +960,108 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
             }
         }
     } reset_on_error{loaded, result};
-    Interp in(design, args, cores, loaded);
-    in.tile_n = tile_n;
-    if (!family_buffers(design, family, tile_n, in.fb, result.error, exact)) {
+    Interp in(design, args, loaded);
+    if (design.family_contracts(family) == nullptr) {
+        result.error = "design " + design.design + " has no family '" + family + "'";
         return result;
     }
-    if (cores.zero == nullptr) {
-        result.error = "no core program for token tile " + std::to_string(tile_n);
+    FamilyBuffers fb;
+    if (design.matmul_movement && !family_buffers(design, family, tile_n, fb, result.error, exact)) {
         return result;
     }
-    in.layout = design.layout(layout);
+    if (!design.matmul_movement && design.kernel_stack(family, tile_n) == nullptr) {
+        result.error = "design " + design.design + " has no xclbin of family " + family + " at tile " + std::to_string(tile_n);
+        return result;
+    }
+    in.layout = chosen_layout;
     if (in.layout == nullptr) {
-        result.error = "design " + design.design + " has no layout '" + layout + "'";
+        result.error = "design " + design.design + " has no layout '" + xclbin.layout + "'";
         return result;
     }
     const LayoutDesc & L = *in.layout;
-    const FifoDesc * fw = L.fifo("w_l3l2");
-    const FifoDesc * fa = L.fifo("a_l3l2");
-    const FifoDesc * fc = L.fifo("c_l2l3");
-    const FifoDesc * fw1 = L.fifo("w_l2l1");
-    const FifoDesc * fa1 = L.fifo("a_l2l1");
-    const FifoDesc * fc1 = L.fifo("c_l1l2");
-    if (!fw || !fa || !fc || !fw1 || !fa1 || !fc1) {
-        result.error = "design " + design.design + " layout " + L.name + " lacks a FIFO of the matmul data movement";
-        return result;
+    // The routes: every core FIFO with the shim FIFO it takes from or joins into (the parser checked the
+    // graph: design-description.cpp check_fifo_graph).
+    in.route_of_port.assign(L.fifos.size(), -1);
+    for (size_t i = 0; i < L.fifos.size(); ++i) {
+        const FifoDesc & f = L.fifos[i];
+        if (f.to != "core" && f.from != "core") {
+            continue;
+        }
+        Route r;
+        r.core_fifo = &f;
+        r.shim_fifo = L.fifo(f.peer);
+        r.core_port = static_cast<int>(i);
+        r.input = f.to == "core";
+        r.split = f.link != FifoLink::broadcast;
+        r.shared = f.shared_by_columns;
+        r.per_row = f.shared_per_row;
+        if (r.shim_fifo == nullptr || r.shim_fifo->shim_channel < 0) {
+            result.error = "design " + design.design + " layout " + L.name + ": fifo " + f.name + " reaches no shim channel";
+            return result;
+        }
+        in.route_of_port[i] = static_cast<int>(in.routes.size());
+        in.any_shared = in.any_shared || r.shared;
+        in.routes.push_back(r);
     }
-    in.w_split = fw1->link == FifoLink::split;
-    in.a_split = fa1->link == FifoLink::split;
-    in.a_shared = L.a_shared;
-    in.a_rows = L.a_rows;
-    if (in.a_rows && design.core_rows > design.max_columns) {
+    if (in.any_shared && design.core_rows > design.max_columns &&
+        std::any_of(in.routes.begin(), in.routes.end(), [](const Route & r) { return r.per_row; })) {
         result.error = "layout " + L.name + " feeds each core row from a column of its own: " + std::to_string(design.core_rows) +
                        " core rows, " + std::to_string(design.max_columns) + " columns";
         return result;
     }
-    auto depth = [&](const FifoDesc * f) { return f->depth_is_c ? in.fb.c_depth : f->depth; };
     const int rows = design.core_rows;
+    auto depth = [&](const FifoDesc * f) { return f->depth_is_c ? fb.c_depth : f->depth; };
+    const FamilyBuffers * fbp = design.matmul_movement ? &fb : nullptr;
     for (int i = 0; i < design.max_columns; ++i) {
         auto c = std::make_unique<Column>();
         c->in = &in;
         c->index = i;
-        c->w_ch.name = "shim MM2S W";
-        c->a_ch.name = "shim MM2S A";
-        c->c_ch.name = "shim S2MM C";
-        c->w_ch.mm2s = c->a_ch.mm2s = true;
-        // Object sizes: the family's units times the description's counts; a split or join has one
-        // memory-tile channel per core, a broadcast one stream.
-        c->w_l2.init(fw->count * in.fb.unit(fw->tile), depth(fw), 1, in.w_split ? rows : 1);
-        c->a_l2.init(fa->count * in.fb.unit(fa->tile), depth(fa), 1, in.a_split ? rows : 1);
-        c->c_l2.init(fc->count * in.fb.unit(fc->tile), depth(fc), rows, 1);
-        c->w_l1.resize(rows);
-        c->a_l1.resize(rows);
-        c->c_l1.resize(rows);
-        for (int r = 0; r < rows; ++r) {
-            c->w_l1[r].init(fw1->count * in.fb.unit(fw1->tile), depth(fw1), 1, 1);
-            c->a_l1[r].init(fa1->count * in.fb.unit(fa1->tile), depth(fa1), 1, 1);
-            c->c_l1[r].init(fc1->count * in.fb.unit(fc1->tile), depth(fc1), 1, 1);
+        c->chans.resize(in.routes.size());
+        c->l2.resize(in.routes.size());
+        c->l1.resize(in.routes.size());
+        for (size_t ri = 0; ri < in.routes.size(); ++ri) {
+            const Route & r = in.routes[ri];
+            Channel & ch = c->chans[ri];
+            ch.mm2s = r.input;
+            ch.name = std::string("shim ") + (r.input ? "MM2S " : "S2MM ") + r.shim_fifo->operand;
+            // Object sizes: the units times the description's counts; a split or join has one
+            // memory-tile channel per core, a broadcast one stream.
+            const size_t l2_bytes = object_bytes(design, *r.shim_fifo, tile_n, fbp);
+            const size_t l1_bytes = object_bytes(design, *r.core_fifo, tile_n, fbp);
+            if (l2_bytes == 0 || l1_bytes == 0 || l2_bytes != (r.split && !r.per_row ? static_cast<size_t>(rows) : 1u) * l1_bytes) {
+                result.error = "design " + design.design + ": a split or join object is not one part per core";
+                return result;
+            }
+            if (r.input) {
+                c->l2[ri].init(l2_bytes, depth(r.shim_fifo), 1, r.split && !r.per_row ? rows : 1);
+            } else {
+                c->l2[ri].init(l2_bytes, depth(r.shim_fifo), rows, 1);
+            }
+            c->l1[ri].resize(rows);
+            for (int k = 0; k < rows; ++k) {
+                c->l1[ri][k].init(l1_bytes, depth(r.core_fifo), 1, 1);
+            }
         }
         c->cores.resize(rows);
         for (int r = 0; r < rows; ++r) {
             Core & k = c->cores[r];
             k.side = &loaded.core(i, r);
+            std::string why;
+            k.role = roles(L, i, r, why);
+            if (k.role == nullptr) {
+                result.error = core_name(i, design.first_core_row + r) + ": " + (why.empty() ? "no core program" : why);
+                return result;
+            }
             // A core that passed its barrier during an earlier invocation (one whose barrier stayed open)
             // is on that pass, with nothing of it done (else that invocation ended in error).
             if (k.running()) {
-                if (std::string why = start_pass(in, k); !why.empty()) {
-                    result.error = core_name(i, design.first_core_row + r) + ": " + why;
+                if (std::string bad = start_pass(in, k); !bad.empty()) {
+                    result.error = core_name(i, design.first_core_row + r) + ": " + bad;
                     return result;
                 }
             }
         }
         in.cols.push_back(std::move(c));
-    }
-    auto parts_ok = [&](const Fifo & l2, const Fifo & l1, bool split) {
-        return l2.obj_bytes == (split ? static_cast<size_t>(rows) : 1u) * l1.obj_bytes;
-    };
-    const Column & c0 = *in.cols[0];
-    if (!parts_ok(c0.w_l2, c0.w_l1[0], in.w_split) || !parts_ok(c0.a_l2, c0.a_l1[0], in.a_split) ||
-        !parts_ok(c0.c_l2, c0.c_l1[0], true)) {
-        result.error = "design " + design.design + ": a split or join object is not one part per core";
-        return result;
     }
 
     Runner run{in, pool, {}};
@@ -970,7 +1097,7 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
         run.flush();
     }
     // The end of the stream: whatever was queued must have run and been awaited.
-    if (in.a_shared && run.error.empty()) {
+    if (in.any_shared && run.error.empty()) {
         bool progress = true;
         while (progress) {
             progress = false;
@@ -984,7 +1111,7 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
         if (!run.error.empty()) {
             break;
         }
-        bool progress = !in.a_shared;
+        bool progress = !in.any_shared;
         while (progress && c.error.empty()) {
             progress = false;
             c.step(progress);
@@ -993,36 +1120,37 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
             run.error = c.error;
             break;
         }
-        for (Channel * ch : {&c.w_ch, &c.a_ch, &c.c_ch}) {
-            if (!ch->queue.empty() || ch->active) {
-                run.error = "column " + std::to_string(c.index) + ": " + ch->name + " still has " + std::to_string(ch->queue.size()) +
+        for (Channel & ch : c.chans) {
+            if (!ch.queue.empty() || ch.active) {
+                run.error = "column " + std::to_string(c.index) + ": " + ch.name + " still has " + std::to_string(ch.queue.size()) +
                             " task(s) at the end of the stream (" + state_of(c) + ")";
-            } else if (ch->tokens_done != ch->tokens_awaited) {
-                run.error = "column " + std::to_string(c.index) + ": " + ch->name + " completed " + std::to_string(ch->tokens_done) +
-                            " task(s) with a token, the stream awaited " + std::to_string(ch->tokens_awaited);
+            } else if (ch.tokens_done != ch.tokens_awaited) {
+                run.error = "column " + std::to_string(c.index) + ": " + ch.name + " completed " + std::to_string(ch.tokens_done) +
+                            " task(s) with a token, the stream awaited " + std::to_string(ch.tokens_awaited);
             }
         }
         // Objects left in a FIFO would be read by the next invocation in place of its own data.
         auto left = [](const Fifo & f) { return f.min_prod() != f.min_cons() || f.fill_off != 0 || f.drain_off != 0; };
-        for (const auto & [fifo, name] : std::vector<std::pair<const Fifo *, std::string>>{
-                 {&c.w_l2, "memory-tile W"}, {&c.a_l2, "memory-tile A"}, {&c.c_l2, "memory-tile C"}}) {
-            if (run.error.empty() && left(*fifo)) {
-                run.error = "column " + std::to_string(c.index) + ": data left in the " + name + " FIFO at the end of the stream";
+        for (size_t ri = 0; ri < in.routes.size() && run.error.empty(); ++ri) {
+            if (left(c.l2[ri])) {
+                run.error = "column " + std::to_string(c.index) + ": data left in the memory-tile FIFO " + in.routes[ri].shim_fifo->name +
+                            " at the end of the stream";
             }
         }
         for (size_t r = 0; r < c.cores.size() && run.error.empty(); ++r) {
-            if (left(c.w_l1[r]) || left(c.a_l1[r]) || left(c.c_l1[r])) {
-                run.error = "column " + std::to_string(c.index) + ": data left in a FIFO of core row " + std::to_string(r) +
-                            " at the end of the stream";
+            for (size_t ri = 0; ri < in.routes.size() && run.error.empty(); ++ri) {
+                if (left(c.l1[ri][r])) {
+                    run.error = "column " + std::to_string(c.index) + ": data left in a FIFO of core row " + std::to_string(r) +
+                                " (" + in.routes[ri].core_fifo->name + ") at the end of the stream";
+                }
             }
         }
         for (size_t r = 0; r < c.cores.size() && run.error.empty(); ++r) {
             // A core part-way through a pass. One that passed its barrier again and has not yet taken an
             // object is where an NPU core would be too: it meets the next invocation in that state.
             const Core & k = c.cores[r];
-            if (k.running() && (k.out_done > 0 || k.k_done > 0)) {
-                run.error = "column " + std::to_string(c.index) + ": core row " + std::to_string(r) + " finished " +
-                            std::to_string(k.out_done) + " of its " + std::to_string(k.side->params.out_tiles) + " output tiles";
+            if (k.running() && k.role->begun()) {
+                run.error = "column " + std::to_string(c.index) + ": core row " + std::to_string(r) + " " + k.role->state();
             }
         }
         result.stats.bds_run += c.stats.bds_run;
@@ -1032,6 +1160,36 @@ DmaRun run_control_stream(const DesignDescription & design, const std::string & 
     }
     result.error = run.error;
     return result;
+}
+
+DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
+                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
+                          const std::string & layout, const std::string & exact) {
+    LoadedDesign fresh;
+    return run_control_stream(design, family, tile_n, cores, words, n_words, args, pool, fresh, layout, exact);
+}
+
+DmaRun run_control_stream(const DesignDescription & design, const std::string & family, int tile_n, const CoreProgram & cores,
+                          const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
+                          LoadedDesign & loaded, const std::string & layout, const std::string & exact) {
+    DmaRun result;
+    if (!design.matmul_movement) {
+        result.error = "design " + design.design + " does not move the matmul's W, A and C: its streams run with its own core program";
+        return result;
+    }
+    FamilyBuffers fb;
+    if (!family_buffers(design, family, tile_n, fb, result.error, exact)) {
+        return result;
+    }
+    if (cores.zero == nullptr) {
+        result.error = "no core program for token tile " + std::to_string(tile_n);
+        return result;
+    }
+    const int parts = fb.a_k_parts;
+    const CoreRoleFactory roles = [&](const LayoutDesc & L, int, int, std::string &) {
+        return std::make_unique<MatmulCoreRole>(design, cores, parts, L);
+    };
+    return run_design_stream(design, XclbinId{family, tile_n, layout, exact}, roles, words, n_words, args, pool, loaded);
 }
 
 }  // namespace xdna

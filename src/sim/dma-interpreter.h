@@ -1,19 +1,21 @@
 // The simulator's DMA interpreter: executes an NPU2 control-code stream (the words the host built,
 // decoded with control::decode, so it runs exactly the bytes an NPU would receive) against the kernel's
-// buffer arguments, moving the bytes through the design's data movement (design-description.h):
+// buffer arguments, moving the bytes through the data movement of any design its description
+// (design-description.h) gives:
 //   shim BDs written by write32/blockwrite/maskwrite, address patches onto the arguments, queue pushes
 //   (start BD, repeat count, completion token) -> each BD's access pattern (d0/d1/d2 wraps and strides,
 //   iterations, chained BDs) streams words from an argument into the memory tile's FIFO objects ->
-//   split (one part per core) / broadcast (one object to every core), as the layout links W and A,
-//   into the cores' double buffers (n_shared: A only through column 0, part r to core row r of every
-//   column) ->
-//   the core program of aie/ (the stream writes the RTP words and sets the barrier lock; the core
-//   acquires it, reads the words and releases it as core-locks.h models; zero, then one kernel call per K
-//   tile) -> C tiles joined in the memory tile -> the S2MM BD pattern writes them into the output
-//   argument; syncs wait for completion tokens.
-// The cores' kernels are an argument (CoreProgram): the interpreter itself (library xdna_sim_dma) links
-// the control layer and the design description only, not the kernels, so it can be built and fuzzed on
-// its own; the simulator passes the aie/ kernels (kernel_core_program, in xdna_sim).
+//   split (one part per core) / broadcast (one object to every core), as the layout links each input,
+//   into the cores' buffers (a FIFO shared by the columns: through column 0 only, part r to core row r
+//   of every column; one per core row: through column r, to core row r of every column) ->
+//   the core program (CoreRole; the stream writes the RTP words and sets the barrier lock; the core
+//   acquires it, reads the words and releases it as core-locks.h models) -> the outputs' objects joined
+//   in the memory tile -> the S2MM BD pattern writes them into their argument; syncs wait for
+//   completion tokens.
+// The cores' programs are an argument (CoreRoleFactory; the matmul's from a CoreProgram of kernels):
+// the interpreter itself (library xdna_sim_dma) links the control layer and the design description
+// only, not the kernels, so it can be built and fuzzed on its own; the simulator passes the aie/ kernels
+// (kernel_core_program, in xdna_sim; each op's own role in src/ops/<op>/sim).
 // FIFOs are modelled at object granularity with their depths (a producer waits for a free object, a
 // consumer for a full one), which is the ordering the NPU's locks enforce; cycle timing is not modelled.
 // The cores' barrier locks, RTP words and program passes outlive a stream (LoadedDesign, core-locks.h):
@@ -32,6 +34,8 @@
 #include "sim/core-locks.h"
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,7 +62,58 @@ struct DmaRun {
     bool ok() const { return error.empty(); }
 };
 
-// What each core runs once the stream releases its barrier: `zero` on a fresh C tile, then one
+// A core's object FIFOs as its program sees them: port i is FIFO i of the xclbin's layout
+// (LayoutDesc::fifos, core_port), an input (memory tile -> core) or an output (core -> memory tile).
+class CorePorts {
+public:
+    virtual bool      ready(int port) const = 0;  // an input holds a full object, an output has a free one
+    virtual uint8_t * object(int port) = 0;       // the object the core works on (acquired)
+    virtual void      release(int port) = 0;      // an input's object read, an output's written: handed on
+
+protected:
+    ~CorePorts() = default;
+};
+
+// The index of `fifo` in the layout, as a CorePorts port; -1 when the layout has no such FIFO.
+int core_port(const LayoutDesc & layout, const std::string & fifo);
+
+// One core's program after its barrier: it runs the pass the RTP words it read describe, acquiring and
+// releasing its FIFOs' objects as the NPU core's locks would let it.
+class CoreRole {
+public:
+    virtual ~CoreRole() = default;
+    // The core passed its barrier with the RTP `words` (DesignDescription::rtp_names; the layout version
+    // already checked): start the pass, or say why the words select nothing this program runs.
+    virtual std::string start(const std::vector<uint32_t> & words) = 0;
+    // As far as the FIFOs let it; `progress` set when it acquired or released anything. Kernel calls made.
+    virtual uint64_t step(CorePorts & ports, bool & progress) = 0;
+    virtual bool finished() const = 0;  // the pass's work is done
+    virtual bool begun() const = 0;     // some of the pass's work is done
+    virtual std::string state() const = 0;  // "3/8 output tiles", for errors
+};
+
+// The xclbin a stream runs on: one family of the design at one tile, in one layout, the family's or an
+// exact one (design.py --exact: one contract's).
+struct XclbinId {
+    std::string family;
+    int         tile_n = 0;
+    std::string layout;  // "": the design's default
+    std::string exact;
+};
+
+// Makes the program of the core at (column, core row) of the xclbin, or nullptr with `error`.
+using CoreRoleFactory = std::function<std::unique_ptr<CoreRole>(const LayoutDesc & layout, int column, int row, std::string & error)>;
+
+// Runs `n_words` control-code words of the design's runtime sequence on `xclbin`, whose FIFO objects are
+// the description's units at the xclbin's tile (the matmul's: its family's buffers, family_buffers), the
+// cores running `roles`. The cores keep their state in `loaded` as run_control_stream below says. Any
+// design the description parser accepts runs here.
+DmaRun run_design_stream(const DesignDescription & design, const XclbinId & xclbin, const CoreRoleFactory & roles,
+                         const uint32_t * words, size_t n_words, const std::vector<DmaArgument> & args, ThreadPool * pool,
+                         LoadedDesign & loaded);
+
+// The matmul's core program: what each core runs once the stream releases its barrier: `zero` on a
+// fresh C tile, then one
 // `kernels[contract]` call per K tile, where `contract` is the RTP word selecting the family's contract
 // (the index into DesignDescription::family_contracts). Where the xclbin takes A in K parts
 // (FamilyBuffers::a_k_parts > 1) one `part_kernels[contract]` call per A object instead: per K tile the
