@@ -59,10 +59,9 @@ Status add_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec)
     return sim_run_adds(invs, pool);
 }
 
-Status add_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status add_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                       const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_adds(invs, pool);  // no instruction stream yet (aie/add/README.md)
+    return sim_run_adds_stream(invs, pool, contexts, refused);
 }
 
 Status glu_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {
