@@ -466,6 +466,9 @@ DesignDescription parse(const json & j) {
     d.wrap_max = static_cast<uint32_t>(get_int(lim, "wrap_max", ".limits", 1, 1 << 20));
     d.iteration_max = static_cast<uint32_t>(get_int(lim, "iteration_max", ".limits", 1, 1 << 20));
     d.stride_max = static_cast<uint32_t>(get_int(lim, "stride_max", ".limits", 1, 1 << 30));
+    if (lim.contains("repeat_max")) {
+        d.repeat_max = static_cast<uint32_t>(get_int(lim, "repeat_max", ".limits", 0, 255));
+    }
     if (d.matmul_movement || j.contains("params_words")) {
         d.params_words = static_cast<int>(get_int(j, "params_words", "", 1, 1024));
     }

@@ -128,6 +128,7 @@ struct DesignDescription {
     std::vector<BdSlot> bd_slots;
     // Shim BD limits the design was checked against (words).
     uint32_t wrap_max = 0, iteration_max = 0, stride_max = 0;
+    uint32_t repeat_max = 255;  // queue-push repeat count (mlir-aie: at most 255)
     int params_words = 0;
 
     // The default layout's FIFO `name`, and its shim FIFO of an operand ("weights", "activations", "out"),

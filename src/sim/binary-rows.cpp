@@ -18,8 +18,9 @@ void run_row(const BinaryKernel & k, const BinaryRows & r, int64_t row, CoreBuff
     const float * a = r.a + row * r.a_stride;
     const float * b = r.b + row * r.b_stride;
     float * y = r.y + row * r.y_stride;
-    for (int64_t c0 = 0; c0 < r.cols; c0 += kBinaryChunk) {
-        const int32_t n = static_cast<int32_t>(std::min<int64_t>(kBinaryChunk, r.cols - c0));
+    const int64_t chunk = r.chunk > 0 ? r.chunk : kBinaryChunk;
+    for (int64_t c0 = 0; c0 < r.cols; c0 += chunk) {
+        const int32_t n = static_cast<int32_t>(std::min<int64_t>(chunk, r.cols - c0));
         std::memcpy(buf.a, a + c0, n * sizeof(float));
         std::memcpy(buf.b, b + c0, n * sizeof(float));
         const CoreModes found = sim_core_modes();
@@ -32,6 +33,16 @@ void run_row(const BinaryKernel & k, const BinaryRows & r, int64_t row, CoreBuff
 }  // namespace
 
 Status sim_run_binary_rows(const BinaryKernel & k, const std::vector<BinaryRows> & rows, ThreadPool & pool) {
+    for (const BinaryRows & r : rows) {
+        const int64_t chunk = r.chunk > 0 ? r.chunk : kBinaryChunk;
+        const int64_t tail = r.cols % chunk;
+        if (chunk > kBinaryChunk || chunk % kBinaryLanes != 0 || r.cols % kBinaryLanes != 0 || (tail != 0 && tail < kBinaryMinCall) ||
+            (r.cols < kBinaryMinCall)) {
+            return Status::error(std::string(k.name) + ": a row of " + std::to_string(r.cols) + " values in calls of " + std::to_string(chunk) +
+                                 " would call the kernel on fewer than " + std::to_string(kBinaryMinCall) +
+                                 " values (its loop promises the compiler 4 trips of 32 lanes)");
+        }
+    }
     std::vector<std::pair<uint32_t, int64_t>> jobs;
     for (uint32_t v = 0; v < rows.size(); ++v) {
         for (int64_t r = 0; r < rows[v].rows; ++r) jobs.push_back({v, r});
@@ -48,14 +59,14 @@ Status sim_run_binary_rows(const BinaryKernel & k, const std::vector<BinaryRows>
 BinaryCallOps measure_binary_calls(const BinaryKernel & k) {
     auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
     std::memset(b, 0, sizeof *b);
-    const BinaryCallOps m{measure_on_own_thread([&] { k.fn(b->a, b->b, b->y, kBinaryLanes); }),
+    const BinaryCallOps m{measure_on_own_thread([&] { k.fn(b->a, b->b, b->y, kBinaryMinCall); }),
                           measure_on_own_thread([&] { k.fn(b->a, b->b, b->y, kBinaryChunk); })};
     std::free(b);
     return m;
 }
 
 CoreOps BinaryCallOps::at(int64_t n) const {
-    return interpolate_call_ops(lanes, chunk, n, kBinaryLanes, kBinaryChunk);
+    return interpolate_call_ops(min_call, chunk, n, kBinaryMinCall, kBinaryChunk);
 }
 
 }  // namespace xdna

@@ -68,10 +68,9 @@ Status glu_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec 
     return sim_run_glus(invs, pool, exec);
 }
 
-Status glu_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status glu_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                       const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_glus(invs, pool);  // no instruction stream yet (aie/glu/README.md)
+    return sim_run_glus_stream(invs, pool, contexts, refused);
 }
 
 Status rope_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {

@@ -71,7 +71,7 @@ std::vector<float> engine(const std::vector<float> & x, const std::vector<float>
 
 // Every output's bits are the stated numerics', on LLM-like gates and far out to both clamps.
 TEST(SwigluKernel, BitsAreTheStatedNumerics) {
-    constexpr int64_t rows = 3, cols = 2080;
+    constexpr int64_t rows = 3, cols = 2304;  // 9 calls of the design's tile 256
     std::vector<float> x = xdna_test::random_floats(rows * cols, 3.0f), g = xdna_test::random_floats(rows * cols, 1.0f);
     for (int i = 0; i < 64; ++i) x[static_cast<size_t>(i)] = -120.0f + 3.75f * i;  // across both clamps
     const std::vector<float> y = engine(x, g, rows, cols);
@@ -128,4 +128,40 @@ TEST(SwigluKernel, TwinIsBitIdenticalToTheKernelCode) {
                               << " (seed " << xdna_test::test_seed() << ")";
         }
     }
+}
+
+// The glu design through its instruction stream (aie/glu/dataflow.json, runtime/rows-sequence.h): a decode
+// token's gate over 8 columns and a prefill block, every output the kernel mode's bits (which the test
+// above ties to the stated numerics); a row no group of the design's tiles divides is refused.
+TEST(SwigluStream, StreamGivesTheKernelModesBits) {
+    using namespace xdna;
+    StreamContexts ctx;
+    for (const auto & [rows, cols] : {std::pair<int64_t, int64_t>{1, 14336}, {37, 1536}}) {
+        SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
+        const size_t n = static_cast<size_t>(rows * cols);
+        const std::vector<float> x = xdna_test::random_floats(n, 3.0f), g = xdna_test::random_floats(n, 1.0f);
+        const std::vector<float> want = engine(x, g, rows, cols);
+        xdna_test::HostBuffer xb(n * 4), gb(n * 4), yb(n * 4);
+        std::memcpy(xb.host_ptr(), x.data(), n * 4);
+        std::memcpy(gb.host_ptr(), g.data(), n * 4);
+        GluInvocation inv;
+        inv.p = {rows, cols, cols, cols, cols};
+        inv.a = {&xb, 0};
+        inv.b = {&gb, 0};
+        inv.y = {&yb, 0};
+        ThreadPool pool(2);
+        bool refused = true;
+        const Status st = sim_run_glus_stream({to_invocation(inv)}, pool, ctx, &refused);
+        ASSERT_TRUE(st.ok) << st.message;
+        EXPECT_FALSE(refused);
+        EXPECT_EQ(0, std::memcmp(want.data(), yb.host_ptr(), n * 4));
+    }
+    xdna_test::HostBuffer small(4 * 640);
+    GluInvocation odd;
+    odd.p = {1, 640, 640, 640, 640};
+    odd.a = odd.b = odd.y = {&small, 0};
+    ThreadPool pool(1);
+    bool refused = false;
+    EXPECT_FALSE(sim_run_glus_stream({to_invocation(odd)}, pool, ctx, &refused).ok);
+    EXPECT_TRUE(refused);
 }

@@ -148,8 +148,9 @@ TEST(KernelManifest, OneDesignEntryServesItsFamilysContractsAndTiles) {
               std::string::npos) << single_entry_error(other);
     json design = e;
     design["design"] = "conv";
-    EXPECT_NE(single_entry_error(design).find("field 'design' 'conv' is not a design of this backend (known: add, matmul)"),
-              std::string::npos) << single_entry_error(design);
+    EXPECT_NE(single_entry_error(design).find("field 'design' 'conv' is not a design of this backend (known: "), std::string::npos)
+        << single_entry_error(design);
+    EXPECT_NE(single_entry_error(design).find("matmul"), std::string::npos) << single_entry_error(design);
     json family = e;
     family["family"] = "int4";
     EXPECT_NE(single_entry_error(family).find("field 'family' 'int4' is not a family of design matmul (known: f32_bfp16, float, float_bfp16, kquant, kquant_bfp16, kquant_low, kquant_low_bfp16, legacy, legacy_bfp16)"),

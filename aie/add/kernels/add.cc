@@ -1,5 +1,5 @@
 // ADD of two fp32 rows, the residual add of every llama.cpp layer: y[i] = a[i] + b[i] over one chunk
-// of n values (n a multiple of 32). Each add is one fp32 add in the accumulators (aie_api float add:
+// of n values (n a multiple of 32, at least 128: its loop promises the compiler 4 trips). Each add is one fp32 add in the accumulators (aie_api float add:
 // both operands into accumulators, one accumulator add per 64 lanes), round to nearest even: the IEEE
 // sum, the CPU backend's bits. NaN and Inf propagate as IEEE adds do.
 #include <aie_api/aie.hpp>

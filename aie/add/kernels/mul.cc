@@ -1,5 +1,6 @@
 // MUL of two fp32 rows (the add design's second program: the same rows and chunks as add.cc):
-// y[i] = a[i] * b[i] over one chunk of n values (n a multiple of 32). Each product is aie_api's float
+// y[i] = a[i] * b[i] over one chunk of n values (n a multiple of 32, at least
+// 128: its loop promises the compiler 4 trips). Each product is aie_api's float
 // multiply, which Peano emits as the `safe` fp32 emulation (bf16 parts, nine partial products summed
 // with one fp32 rounding each): within an ulp or two of the IEEE product, not always its bits. An
 // infinite operand gives NaN (its bf16 parts are inf and inf - inf), where the CPU gives inf.

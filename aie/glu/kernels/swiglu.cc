@@ -1,5 +1,6 @@
 // SwiGLU of fp32 rows, the FFN's gate of every llama.cpp layer: y[i] = silu(x[i]) * g[i] with
-// silu(x) = x / (1 + exp(-x)), over one chunk of n values (n a multiple of 32).
+// silu(x) = x / (1 + exp(-x)), over one chunk of n values (n a multiple of 32,
+// at least 128: its loop promises the compiler 4 trips).
 //
 // Numerics as the core computes them (aie/glu/README.md): every product is aie_api's float multiply
 // (Peano's `safe` emulation, split in the reset mode, floor), every add one fp32 rounding to nearest

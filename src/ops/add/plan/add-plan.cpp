@@ -1,5 +1,7 @@
 #include "ops/add/add-plan.h"
 
+#include "ops/add/add-invocation.h"
+#include "runtime/rows-sequence.h"
 #include "xdna_aie/add_tiles.h"
 
 #include <cstring>
@@ -35,6 +37,13 @@ bool add_supported(const ggml_tensor * add, const TensorResolver & resolve, std:
     }
     if (a->ne[0] % xdna_aie::kAddLanes != 0) {
         why = op + " row length " + std::to_string(a->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kAddLanes);
+        return false;
+    }
+    // The design's data movement takes rows in groups of 4 chunks of one of its tiles (aie/add/dataflow.json):
+    // a row no group divides is not the NPU's (the simulator runs exactly what the design takes).
+    if (const DesignRead & d = add_design(); !d.ok() || rows_tile_for(d.design, d.design.families.front().first, a->ne[0]) == 0) {
+        why = op + " row length " + std::to_string(a->ne[0]) + " is not a whole number of groups of 4 chunks of 32 to 512 values " +
+              "(aie/add/dataflow.json)" + (d.ok() ? std::string() : ": " + d.error);
         return false;
     }
     if (resolve.packed_or_view_of_packed(a) || resolve.packed_or_view_of_packed(b)) {

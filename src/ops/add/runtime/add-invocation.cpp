@@ -1,5 +1,7 @@
 #include "ops/add/add-invocation.h"
 
+#include "runtime/design-registry.h"
+
 #include "ggml.h"
 
 #include <cstdio>
@@ -42,6 +44,25 @@ AddInvocation add_of(const Invocation & inv) {
     a.b = inv.operand("b")->slice;
     a.y = inv.operand("y")->slice;
     return a;
+}
+
+const DesignRead & add_design() {
+    static const DesignRead missing = [] {
+        DesignRead r;
+        r.error = "no built-in design 'add' (aie/add/dataflow.json)";
+        return r;
+    }();
+    const DesignRead * d = find_design(kAddDesign);
+    return d != nullptr ? *d : missing;
+}
+
+RowsShape add_rows_shape(const AddParams & p) {
+    RowsShape s;
+    s.contract = p.multiply ? kMulVariant : kAddVariant;
+    s.rows = p.rows;
+    s.cols = p.cols;
+    s.operands = {{"a", p.a_row_stride}, {"b", p.b_row_stride}, {"y", p.y_row_stride}};
+    return s;
 }
 
 }  // namespace xdna

@@ -1,5 +1,8 @@
 #include "ops/glu/glu-plan.h"
 
+#include "ops/glu/glu-invocation.h"
+#include "runtime/rows-sequence.h"
+
 #include "xdna_aie/glu_tiles.h"
 
 #include <cstring>
@@ -33,6 +36,12 @@ bool glu_supported(const ggml_tensor * glu, const TensorResolver & resolve, std:
     }
     if (a->ne[0] % xdna_aie::kGluLanes != 0) {
         why = "GLU row length " + std::to_string(a->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kGluLanes);
+        return false;
+    }
+    // The design's data movement takes rows in groups of 4 chunks of one of its tiles (aie/glu/dataflow.json).
+    if (const DesignRead & d = glu_design(); !d.ok() || rows_tile_for(d.design, d.design.families.front().first, a->ne[0]) == 0) {
+        why = "GLU row length " + std::to_string(a->ne[0]) + " is not a whole number of groups of 4 chunks of 32 to 512 values " +
+              "(aie/glu/dataflow.json)" + (d.ok() ? std::string() : ": " + d.error);
         return false;
     }
     if (resolve.has_kernel && !resolve.has_kernel(glu_key())) {

@@ -1,5 +1,7 @@
 #include "ops/glu/glu-invocation.h"
 
+#include "runtime/design-registry.h"
+
 #include "ggml.h"
 
 #include <cstdio>
@@ -40,6 +42,25 @@ GluInvocation glu_of(const Invocation & inv) {
     g.b = inv.operand("b")->slice;
     g.y = inv.operand("y")->slice;
     return g;
+}
+
+const DesignRead & glu_design() {
+    static const DesignRead missing = [] {
+        DesignRead r;
+        r.error = "no built-in design 'glu' (aie/glu/dataflow.json)";
+        return r;
+    }();
+    const DesignRead * d = find_design(kGluDesign);
+    return d != nullptr ? *d : missing;
+}
+
+RowsShape glu_rows_shape(const GluParams & p) {
+    RowsShape s;
+    s.contract = kSwigluVariant;
+    s.rows = p.rows;
+    s.cols = p.cols;
+    s.operands = {{"a", p.a_row_stride}, {"b", p.b_row_stride}, {"y", p.y_row_stride}};
+    return s;
 }
 
 }  // namespace xdna

@@ -1,11 +1,13 @@
 // The glu kind (SwiGLU of fp32 rows: the FFN's gate) as its planner builds it and its engines read it.
 #pragma once
 
+#include "runtime/design-description.h"
 #include "runtime/invocation.h"
+#include "runtime/rows-sequence.h"
 
 namespace xdna {
 
-// The name of the glu design (aie/glu). No dataflow.json yet (its README says why).
+// The name of the glu design (aie/glu, its data movement in aie/glu/dataflow.json).
 inline constexpr const char * kGluDesign = "glu";
 inline constexpr const char * kSwigluVariant = "swiglu_f32";
 
@@ -19,5 +21,10 @@ KernelKey glu_key();
 // Its operands: a and b read as rows of cols floats, y written.
 Invocation to_invocation(const GluInvocation & g);
 GluInvocation glu_of(const Invocation & inv);
+
+// The glu design as built into the library (its error says why if its description does not parse), and
+// an invocation's shape for its instruction stream (runtime/rows-sequence.h).
+const DesignRead & glu_design();
+RowsShape glu_rows_shape(const GluParams & p);
 
 }  // namespace xdna

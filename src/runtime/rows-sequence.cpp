@@ -1,0 +1,241 @@
+#include "runtime/rows-sequence.h"
+
+#include "control/control-ops.h"
+#include "control/shim-bd.h"
+
+#include <algorithm>
+#include <array>
+
+namespace xdna {
+
+namespace {
+
+// Words one pass of a BD moves (buffer_length counts the d0 x d1 x d2 words of one iteration).
+uint64_t bd_pass_bytes(const control::ShimBd & b) {
+    return 4ull * b.buffer_length * (static_cast<uint64_t>(b.iteration_wrap) + 1);
+}
+
+struct Emitter {
+    const DesignDescription & d;
+    RowsSequence &            out;
+    control::ControlStream    stream;
+
+    // One shim BD: its words, then the patch that points it at argument `arg`, `offset` bytes in.
+    bool bd(uint32_t column, uint32_t id, const control::ShimBdOrError & b, int arg, uint64_t offset, const char * what) {
+        if (!b.ok()) {
+            out.error = std::string(what) + ": " + b.error;
+            return false;
+        }
+        if (auto why = control::check_shim_bd(b.bd)) {
+            out.error = std::string(what) + ": " + *why;
+            return false;
+        }
+        const auto words = control::encode_shim_bd(b.bd);
+        const uint32_t addr = control::shim_bd_address(column, id);
+        stream.ops.push_back(control::BlockWrite{addr, std::vector<uint32_t>(words.begin(), words.end())});
+        stream.ops.push_back(control::AddressPatch{addr + 4, static_cast<uint32_t>(arg), offset});
+        return true;
+    }
+    // Queue BD `id` on the channel of shim FIFO `f`, run repeat + 1 times; returns the bytes it moves.
+    uint64_t push(uint32_t column, const FifoDesc & f, uint32_t id, const control::ShimBd & b, bool token, uint32_t repeat = 0) {
+        const control::QueuePush q{id, repeat, token};
+        stream.ops.push_back(control::Write32{
+            control::shim_queue_address(column, f.shim_mm2s ? 1u : 0u, static_cast<uint32_t>(f.shim_channel)),
+            control::encode_queue_push(q)});
+        return bd_pass_bytes(b) * (static_cast<uint64_t>(repeat) + 1);
+    }
+};
+
+// `rows` rows of `cols` values (a segment of each), `stride` floats apart, as chunks of `tile` values
+// (d0), the segment's chunks (d1) and the rows (d2): the order the memory tile's objects take them in.
+control::ShimBdOrError rows_bd(int64_t rows, int64_t cols, int64_t stride, int tile) {
+    control::ShimBdPattern p;
+    p.sizes = {static_cast<uint32_t>(tile), static_cast<uint32_t>(cols / tile), static_cast<uint32_t>(rows)};
+    p.strides = {1, static_cast<uint32_t>(tile), static_cast<uint32_t>(rows > 1 ? stride : 0)};
+    return control::shim_bd_from_pattern(p);
+}
+
+}  // namespace
+
+uint64_t RowsTraffic::of(const std::string & operand) const {
+    for (const auto & [name, b] : bytes) {
+        if (name == operand) return b;
+    }
+    return 0;
+}
+
+int rows_tile_for(const DesignDescription & d, const std::string & family, int64_t cols) {
+    int best = 0;
+    for (const DesignDescription::KernelStack & k : d.kernel_stacks) {
+        if (k.family == family && cols > 0 && cols % (static_cast<int64_t>(d.core_rows) * k.tile_n) == 0) {
+            best = std::max(best, k.tile_n);
+        }
+    }
+    return best;
+}
+
+RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & s) {
+    RowsSequence out;
+    out.family = d.family_of(s.contract);
+    const int contract = d.contract_index(out.family, s.contract);
+    if (contract < 0 || d.layouts.empty()) {
+        out.error = "design " + d.design + " has no program " + s.contract;
+        return out;
+    }
+    const LayoutDesc & L = d.layouts.front();
+    out.layout = L.name;
+    const int chunks_word = d.rtp_word("chunks");
+    if (chunks_word < 0) {
+        out.error = "design " + d.design + " has no 'chunks' RTP word";
+        return out;
+    }
+    if (s.rows <= 0 || s.cols <= 0) {
+        out.error = s.contract + " of " + std::to_string(s.rows) + " x " + std::to_string(s.cols) + " values";
+        return out;
+    }
+    const int core_rows = d.core_rows;
+    out.tile = rows_tile_for(d, out.family, s.cols);
+    if (out.tile == 0) {
+        out.error = "a row of " + std::to_string(s.cols) + " values is not a whole number of groups of " +
+                    std::to_string(core_rows) + " chunks of any tile the design has an xclbin for";
+        return out;
+    }
+    // Every shim FIFO's operand, with the invocation's stride for it.
+    struct Moved {
+        const FifoDesc * fifo;
+        int64_t          stride;
+        int              arg;
+    };
+    std::vector<Moved> moved;
+    for (const FifoDesc & f : L.fifos) {
+        if (f.shim_channel < 0) {
+            continue;
+        }
+        auto it = std::find_if(s.operands.begin(), s.operands.end(), [&](const RowsOperand & o) { return o.name == f.operand; });
+        if (it == s.operands.end() || d.operand_arg(f.operand) < 0) {
+            out.error = "design " + d.design + " moves operand '" + f.operand + "', which the invocation does not give";
+            return out;
+        }
+        const bool one_row = it->row_stride == 0;
+        if ((one_row && !f.shim_mm2s) || (!one_row && (it->row_stride < s.cols || it->row_stride > static_cast<int64_t>(d.stride_max)))) {
+            out.error = f.operand + "'s row stride " + std::to_string(it->row_stride) + " floats: rows of " + std::to_string(s.cols) +
+                        " values need one of at least that and at most " + std::to_string(d.stride_max) + " words" +
+                        (f.shim_mm2s ? " (or 0: one row for every row)" : "");
+            return out;
+        }
+        moved.push_back({&f, it->row_stride, d.operand_arg(f.operand)});
+        out.traffic.bytes.emplace_back(f.operand, 0);
+    }
+    // The grid: R row blocks x S segments of each row's groups, one column each.
+    const int64_t groups = s.cols / (static_cast<int64_t>(core_rows) * out.tile);
+    const int avail = s.columns > 0 ? s.columns : d.max_columns;
+    if (avail > d.max_columns) {
+        out.error = std::to_string(avail) + " columns: the design has " + std::to_string(d.max_columns);
+        return out;
+    }
+    const int64_t R = std::min<int64_t>(s.rows, avail);
+    const int64_t S = s.rows >= avail ? 1 : std::max<int64_t>(1, std::min<int64_t>(groups, avail / s.rows));
+    auto first_of = [](int64_t total, int64_t parts, int64_t i) { return total / parts * i + std::min<int64_t>(i, total % parts); };
+    auto count_of = [](int64_t total, int64_t parts, int64_t i) { return total / parts + (i < total % parts ? 1 : 0); };
+    const int cols = static_cast<int>(R * S);
+    Emitter e{d, out, {}};
+
+    // 1. Runtime parameters and the barrier, per core of a used column (matmul-sequence.cpp says why in
+    //    this order): the words, then the barrier lock's value.
+    for (int c = 0; c < cols; ++c) {
+        const int64_t seg_chunks = count_of(groups, S, c % S) * core_rows;
+        if (seg_chunks > static_cast<int64_t>(d.wrap_max)) {
+            out.error = "a segment of " + std::to_string(seg_chunks) + " chunks: a BD's d1 wraps at " + std::to_string(d.wrap_max);
+            return out;
+        }
+        const int64_t calls = count_of(s.rows, R, c / S) * count_of(groups, S, c % S);
+        if (calls > static_cast<int64_t>(d.rtp_word_max)) {
+            out.error = "RTP word 'chunks' of column " + std::to_string(c) + " would be " + std::to_string(calls) +
+                        ": the core program reads it as an int32 (at most " + std::to_string(d.rtp_word_max) + ")";
+            return out;
+        }
+        out.traffic.calls_per_core = std::max(out.traffic.calls_per_core, calls);
+        for (int r = 0; r < core_rows; ++r) {
+            std::vector<uint32_t> rtp(d.rtp_word_count, 0);
+            rtp[d.rtp_contract] = static_cast<uint32_t>(contract);
+            rtp[chunks_word] = static_cast<uint32_t>(calls);
+            rtp[d.rtp_version] = d.rtp_layout_version;
+            const uint32_t row = static_cast<uint32_t>(d.first_core_row + r);
+            e.stream.ops.push_back(control::BlockWrite{control::tile_address(c, row, d.rtp_core_address), rtp});
+            e.stream.ops.push_back(
+                control::Write32{control::tile_address(c, row, control::core_lock_value_offset(d.barrier_lock)), d.barrier_value});
+        }
+    }
+    out.traffic.columns_used = cols;
+
+    // 2. The steps: per column, a block of at most kRowsPerStep of its rows.
+    const int64_t per_step = std::min<int64_t>(kRowsPerStep, static_cast<int64_t>(d.repeat_max) + 1);
+    const int64_t steps = (count_of(s.rows, R, 0) + per_step - 1) / per_step;
+    out.traffic.steps = steps;
+    const FifoDesc * token_fifo = nullptr;
+    for (const Moved & m : moved) {
+        if (!m.fifo->shim_mm2s) {
+            token_fifo = m.fifo;  // the output: its completion says the step's inputs were consumed too
+        }
+    }
+    if (token_fifo == nullptr) {
+        out.error = "design " + d.design + " has no output";
+        return out;
+    }
+    auto sync_step = [&](int64_t step) {
+        for (int c = 0; c < cols; ++c) {
+            if (step * per_step < count_of(s.rows, R, c / S)) {
+                e.stream.ops.push_back(control::Sync{static_cast<uint32_t>(c), static_cast<uint32_t>(d.shim_row), 0,
+                                                     static_cast<uint32_t>(token_fifo->shim_channel), 1, 1});
+            }
+        }
+    };
+    for (int64_t step = 0; step < steps; ++step) {
+        const BdSlot & slot = d.bd_slots[step % d.bd_slots.size()];
+        for (int c = 0; c < cols; ++c) {
+            const int64_t block_rows = count_of(s.rows, R, c / S);
+            const int64_t done = step * per_step;
+            if (done >= block_rows) {
+                continue;
+            }
+            const int64_t n = std::min<int64_t>(per_step, block_rows - done);
+            const int64_t r0 = first_of(s.rows, R, c / S) + done;
+            const int64_t v0 = first_of(groups, S, c % S) * core_rows * out.tile;  // the segment's first value
+            const int64_t seg_values = count_of(groups, S, c % S) * core_rows * out.tile;
+            for (size_t i = 0; i < moved.size(); ++i) {
+                const Moved & m = moved[i];
+                const std::vector<uint32_t> * ids = slot.ids(m.fifo->operand);
+                if (ids == nullptr || ids->empty()) {
+                    out.error = "design " + d.design + ": a BD slot has no id for " + m.fifo->operand;
+                    return out;
+                }
+                // A one-row operand is read again for each row: a queue-push repeat (a BD stride cannot
+                // be 0, and a memory-tile FIFO hands each object on once).
+                const bool one_row = m.stride == 0;
+                const auto bd = rows_bd(one_row ? 1 : n, seg_values, m.stride, out.tile);
+                const uint64_t offset = static_cast<uint64_t>((one_row ? 0 : r0 * m.stride) + v0) * sizeof(float);
+                const std::string what = m.fifo->operand + (m.fifo->shim_mm2s ? " fill" : " drain");
+                if (!e.bd(c, ids->front(), bd, m.arg, offset, what.c_str())) {
+                    return out;
+                }
+                const uint64_t b = e.push(c, *m.fifo, ids->front(), bd.bd, !m.fifo->shim_mm2s, one_row ? static_cast<uint32_t>(n - 1) : 0);
+                out.traffic.bytes[i].second += b;
+                (m.fifo->shim_mm2s ? out.traffic.read : out.traffic.written) += b;
+            }
+        }
+        if (step > 0) {
+            sync_step(step - 1);
+        }
+    }
+    if (steps > 0) {
+        sync_step(steps - 1);
+    }
+    if (std::string why = control::validate(e.stream); !why.empty()) {
+        out.error = "control stream: " + why;
+        return out;
+    }
+    out.words = control::encode(e.stream);
+    return out;
+}
+
+}  // namespace xdna

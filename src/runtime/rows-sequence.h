@@ -1,0 +1,74 @@
+// The instruction stream of a "rows" design (elementwise ops of fp32 rows: aie/add, aie/glu), built on
+// the host from its description: what the XRT device hands the firmware and the simulator's DMA
+// interpreter executes (sim/dma-interpreter.h, with the design's core program).
+//
+// A rows design's layout moves each input operand from a shim MM2S channel into a memory-tile FIFO
+// whose objects are core_rows chunks of `tile` values (split over the core rows, or broadcast whole),
+// and its one output back joined the same way. The work: a row is cut into groups of core_rows chunks (chunk k
+// of a group for core row k); the columns take a grid of row blocks x segments of each row (every row
+// of a block, the same contiguous range of groups of each), so one long row (a decode token's) spreads
+// over the whole array and many short rows go to the columns in blocks. Every core of a used column
+// runs the same number of kernel calls, and no value is padded, duplicated or staged. Per column and
+// step (at most kRowsPerStep of its rows) one shim task per operand, the output's with a token the
+// stream syncs on; as many steps in flight as the description has BD slots.
+#pragma once
+
+#include "runtime/design-description.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+// Rows per step and column, at most: a one-row operand is re-read per row with a queue-push repeat
+// (the description's limits.repeat_max, 255 in mlir-aie).
+inline constexpr int64_t kRowsPerStep = 256;
+
+// One operand of the invocation: its name in the description, its row stride in floats (0: one row,
+// read again for every row of the invocation).
+struct RowsOperand {
+    std::string name;
+    int64_t     row_stride = 0;
+    bool operator==(const RowsOperand & o) const { return name == o.name && row_stride == o.row_stride; }
+};
+
+struct RowsShape {
+    std::string              contract;  // the program of the design's family the invocation runs
+    int64_t                  rows = 0, cols = 0;  // fp32 values
+    std::vector<RowsOperand> operands;  // every shim FIFO's operand of the layout, in any order
+    int                      columns = 0;  // 0: the design's
+    bool operator==(const RowsShape & o) const {
+        return contract == o.contract && rows == o.rows && cols == o.cols && operands == o.operands && columns == o.columns;
+    }
+};
+
+// What the stream moves (the timing model charges these), from the BDs and pushes it holds.
+struct RowsTraffic {
+    std::vector<std::pair<std::string, uint64_t>> bytes;  // per operand: through the shim
+    uint64_t read = 0, written = 0;
+    int      columns_used = 0;
+    int64_t  calls_per_core = 0;  // kernel calls of the busiest core
+    int64_t  steps = 0;
+    uint64_t of(const std::string & operand) const;
+};
+
+struct RowsSequence {
+    std::string           error;  // empty on success: why the design cannot take the shape
+    std::string           family, layout;
+    int                   tile = 0;  // values per chunk: which xclbin of the family runs it
+    std::vector<uint32_t> words;
+    RowsTraffic           traffic;
+    bool ok() const { return error.empty(); }
+};
+
+// The largest tile of the family's xclbins whose group of core_rows chunks divides a row of `cols`
+// values, 0 when none does (the row is then not the design's).
+int rows_tile_for(const DesignDescription & d, const std::string & family, int64_t cols);
+
+// The stream, or the reason it cannot be built (a row length no xclbin divides, a stride or count past
+// a BD field or an RTP word, an operand the layout does not move): the caller then runs the invocation
+// elsewhere.
+RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & s);
+
+}  // namespace xdna

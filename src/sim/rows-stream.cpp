@@ -1,0 +1,117 @@
+#include "sim/rows-stream.h"
+
+#include <mutex>
+
+namespace xdna {
+
+namespace {
+
+class BinaryChunkRole final : public CoreRole {
+public:
+    BinaryChunkRole(const DesignDescription & d, const LayoutDesc & L, int row, int tile, const std::vector<BinaryChunkKernel> & kernels,
+                    const std::string & a, const std::string & b, const std::string & y)
+        : d_(d), row_(row), tile_(tile), kernels_(kernels), a_(core_port(L, a)), b_(core_port(L, b)), y_(core_port(L, y)),
+          a_group_(whole_group(L, a)), b_group_(whole_group(L, b)), chunks_word_(d.rtp_word("chunks")) {}
+
+    std::string start(const std::vector<uint32_t> & words) override {
+        contract_ = words[d_.rtp_contract];
+        if (contract_ >= kernels_.size() || kernels_[contract_] == nullptr) {
+            return "contract RTP " + std::to_string(contract_) + " selects no kernel of this family";
+        }
+        if (a_ < 0 || b_ < 0 || y_ < 0 || chunks_word_ < 0) {
+            return "the layout lacks the core FIFOs or the RTP word this core program reads";
+        }
+        chunks_ = words[chunks_word_];
+        done_ = 0;
+        return "";
+    }
+    uint64_t step(CorePorts & p, bool & progress) override {
+        uint64_t calls = 0;
+        while (done_ < chunks_ && p.ready(a_) && p.ready(b_) && p.ready(y_)) {
+            // An input broadcast as the whole group of chunks: this core's is the chunk of its row.
+            const auto * a = reinterpret_cast<const float *>(p.object(a_)) + (a_group_ ? static_cast<size_t>(row_) * tile_ : 0);
+            const auto * b = reinterpret_cast<const float *>(p.object(b_)) + (b_group_ ? static_cast<size_t>(row_) * tile_ : 0);
+            kernels_[contract_](a, b, reinterpret_cast<float *>(p.object(y_)), tile_);
+            p.release(a_);
+            p.release(b_);
+            p.release(y_);
+            ++done_;
+            ++calls;
+            progress = true;
+        }
+        return calls;
+    }
+    bool finished() const override { return done_ >= chunks_; }
+    bool begun() const override { return done_ > 0; }
+    std::string state() const override { return "finished " + std::to_string(done_) + " of its " + std::to_string(chunks_) + " chunks"; }
+
+private:
+    // A broadcast core FIFO of more than one unit carries every core row's chunk.
+    static bool whole_group(const LayoutDesc & L, const std::string & fifo) {
+        const FifoDesc * f = L.fifo(fifo);
+        return f != nullptr && f->link == FifoLink::broadcast && f->count > 1;
+    }
+    const DesignDescription & d_;
+    int row_, tile_;
+    std::vector<BinaryChunkKernel> kernels_;
+    int a_, b_, y_;
+    bool a_group_, b_group_;
+    int chunks_word_;
+    uint32_t contract_ = 0, chunks_ = 0, done_ = 0;
+};
+
+}  // namespace
+
+CoreRoleFactory binary_chunk_roles(const DesignDescription & d, int tile, std::vector<BinaryChunkKernel> kernels,
+                                   std::string a_fifo, std::string b_fifo, std::string y_fifo) {
+    return [&d, tile, kernels = std::move(kernels), a = std::move(a_fifo), b = std::move(b_fifo), y = std::move(y_fifo)](
+               const LayoutDesc & L, int, int row, std::string &) -> std::unique_ptr<CoreRole> {
+        return std::make_unique<BinaryChunkRole>(d, L, row, tile, kernels, a, b, y);
+    };
+}
+
+std::shared_ptr<const RowsSequence> cached_rows_sequence(const DesignDescription & d, const RowsShape & shape) {
+    static std::mutex mu;
+    static std::vector<std::tuple<const DesignDescription *, RowsShape, std::shared_ptr<const RowsSequence>>> cache;
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto & [design, s, seq] : cache) {
+        if (design == &d && s == shape) {
+            return seq;
+        }
+    }
+    auto seq = std::make_shared<const RowsSequence>(build_rows_sequence(d, shape));
+    if (cache.size() >= 128) {
+        cache.erase(cache.begin());
+    }
+    cache.emplace_back(&d, shape, seq);
+    return seq;
+}
+
+Status sim_run_rows_stream(const DesignDescription & d, const std::vector<RowsJob> & jobs,
+                           const std::function<CoreRoleFactory(int tile)> & roles, ThreadPool & pool, StreamContexts & contexts,
+                           const std::string & what) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const RowsSequence & seq = *jobs[i].seq;
+        std::vector<DmaArgument> args(d.operands.size());
+        for (const auto & [name, arg] : jobs[i].args) {
+            const int at = d.operand_arg(name);
+            if (at < 0 || static_cast<size_t>(at) >= args.size()) {
+                return Status::error("stream mode, invocation " + std::to_string(i) + " (" + what + "): operand " + name +
+                                     " is not one of design " + d.design + "'s");
+            }
+            args[at] = arg;
+        }
+        DmaRun run;
+        {
+            std::lock_guard<std::mutex> lock(contexts.mutex());
+            run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, roles(seq.tile), seq.words.data(),
+                                    seq.words.size(), args, &pool, contexts.design(d.design + ":" + seq.family, seq.tile, seq.layout));
+        }
+        if (!run.ok()) {
+            return Status::error("stream mode, invocation " + std::to_string(i) + " (" + what + "): " + run.error);
+        }
+    }
+    return Status::success();
+}
+
+}  // namespace xdna

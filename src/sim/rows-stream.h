@@ -1,0 +1,41 @@
+// SimExec::stream for the rows designs (runtime/rows-sequence.h: aie/add, aie/glu): each invocation's
+// host-built stream through the DMA interpreter on the design as a StreamContexts keeps it loaded, the
+// cores running the design's core program: per chunk, acquire one object of each input and of the
+// output, call the kernel the contract word selects on them (an input whose object is the whole group
+// broadcast: the chunk of the core's row), release them.
+#pragma once
+
+#include "runtime/device.h"
+#include "runtime/rows-sequence.h"
+#include "runtime/thread-pool.h"
+#include "sim/binary-rows.h"
+#include "sim/dma-interpreter.h"
+#include "sim/sim-stream.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xdna {
+
+// The core program of a rows design with inputs `a` and `b` and output `y` (FIFO names of its core
+// side, in the layout), at tile `tile`: kernels[contract] per chunk.
+CoreRoleFactory binary_chunk_roles(const DesignDescription & d, int tile, std::vector<BinaryChunkKernel> kernels,
+                                   std::string a_fifo, std::string b_fifo, std::string y_fifo);
+
+// The built stream of a shape, once per shape (a model runs a few shapes every token).
+std::shared_ptr<const RowsSequence> cached_rows_sequence(const DesignDescription & d, const RowsShape & shape);
+
+// One invocation ready to run: its stream and its operands' memory by the description's names.
+struct RowsJob {
+    std::shared_ptr<const RowsSequence> seq;
+    std::vector<std::pair<std::string, DmaArgument>> args;
+};
+
+// Runs the jobs in order on `contexts` with `roles` (per job: its tile's core program); the first
+// failure stops it with the interpreter's reason.
+Status sim_run_rows_stream(const DesignDescription & d, const std::vector<RowsJob> & jobs,
+                           const std::function<CoreRoleFactory(int tile)> & roles, ThreadPool & pool, StreamContexts & contexts,
+                           const std::string & what);
+
+}  // namespace xdna
