@@ -92,8 +92,11 @@ struct DesignDescription {
     // Object units of a design whose objects are a fixed number of bytes per value of the tile (the
     // add design's "chunk": 4 bytes per value); the matmul sizes its "w" / "a" / "c" per family instead.
     std::vector<std::pair<std::string, size_t>> units;
-    // The matmul's data movement (W, A and C FIFOs): its stream builder, core program and sizing rules.
+    // Which stream builder builds the design's instruction streams: the matmul's data movement (W, A and
+    // C FIFOs; runtime/matmul-sequence.h, with its own core program and sizing rules), or a rows design's
+    // (".movement": "rows"; runtime/rows-sequence.h). A design that says neither has no stream builder.
     bool matmul_movement = false;
+    bool rows_movement = false;
     std::vector<LayoutDesc> layouts;  // the first is the default (what a shape without a layout gets)
     std::vector<FifoDesc> fifos;      // the default layout's
     int l2_depth = 0, c_depth_max = 0;

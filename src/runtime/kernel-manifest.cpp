@@ -32,6 +32,7 @@ constexpr ArgKindName kArgKinds[] = {
     {ArgKind::activations, "activations"},
     {ArgKind::output, "output"},
     {ArgKind::params, "params"},
+    {ArgKind::operand, "operand"},
 };
 
 // Every kernel needs these; opcode and params are optional (a kernel may take its opcode implicitly
@@ -151,7 +152,11 @@ KernelArg parse_arg(const json & a, const std::string & field) {
         }
         fail(field + ".kind", "'" + kind_name + "' is not an argument kind (known: " + known + ")");
     }
-    if (is_buffer_arg(arg.kind)) {
+    if (arg.kind == ArgKind::operand) {
+        reject_unknown_keys(a, {"kind", "name", "group_id"}, field);
+        arg.operand = require_string(a, "name", field + ".name");
+        arg.group_id = static_cast<int>(require_int(a, "group_id", field + ".group_id", 0, 0xffff));
+    } else if (is_buffer_arg(arg.kind)) {
         reject_unknown_keys(a, {"kind", "group_id"}, field);
         arg.group_id = static_cast<int>(require_int(a, "group_id", field + ".group_id", 0, 0xffff));
     } else if (arg.kind == ArgKind::opcode) {
@@ -177,12 +182,86 @@ TileShape parse_tile(const json & tile, const std::string & field) {
 
 // One design entry: its xclbin, kernel, generations and arguments, expanded into a KernelEntry per
 // (contract, tile shape) it serves.
+// A rows design's entry: one xclbin of its family at one chunk size ("tile": values per chunk) serving
+// every program of the family, with an operand argument per operand of the design (its stream patches
+// them as sequence arguments by the description's order).
+std::vector<KernelEntry> parse_rows_entry(const json & e, KernelEntry base, const DesignDescription & d, const std::string & dir) {
+    reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "tile", "args"}, "");
+    base.family = require_string(e, "family", "family");
+    const std::vector<std::string> * programs = d.family_contracts(base.family);
+    if (programs == nullptr) {
+        fail("family", "'" + base.family + "' is not a family of design " + base.design);
+    }
+    base.xclbin = resolve(dir, require_string(e, "xclbin", "xclbin"));
+    base.kernel_name = require_string(e, "kernel", "kernel");
+    const json & npu = require(e, "npu", "npu");
+    if (!npu.is_array() || npu.empty()) {
+        fail("npu", "must be a non-empty array of generations (\"npu1\", \"npu2\")");
+    }
+    for (size_t i = 0; i < npu.size(); ++i) {
+        NpuGeneration g;
+        if (!npu[i].is_string() || !parse_npu_generation(npu[i].get<std::string>(), g)) {
+            fail("npu[" + std::to_string(i) + "]", "is not an NPU generation (known: npu1, npu2)");
+        }
+        base.npu.push_back(g);
+    }
+    const int tile = static_cast<int>(require_int(e, "tile", "tile", 1, 1 << 20));
+    if (d.kernel_stack(base.family, tile) == nullptr) {
+        std::string tiles;
+        for (const auto & k : d.kernel_stacks) {
+            if (k.family == base.family) tiles += (tiles.empty() ? "" : ", ") + std::to_string(k.tile_n);
+        }
+        fail("tile", std::to_string(tile) + " is not a chunk size of family " + base.family + " (" + tiles + ")");
+    }
+    base.tile = TileShape{0, tile, 0};
+    const json & args = require(e, "args", "args");
+    if (!args.is_array()) {
+        fail("args", std::string("must be an array, got ") + json_type_name(args));
+    }
+    std::set<std::string> operands;
+    std::set<ArgKind> seen;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string field = "args[" + std::to_string(i) + "]";
+        KernelArg a = parse_arg(args[i], field);
+        if (a.kind == ArgKind::weights || a.kind == ArgKind::activations || a.kind == ArgKind::output || a.kind == ArgKind::params) {
+            fail(field + ".kind", std::string("'") + to_string(a.kind) + "' is a matmul argument; design " + base.design +
+                                      " takes its operands by name ('operand')");
+        }
+        if (a.kind == ArgKind::operand) {
+            if (d.operand_arg(a.operand) < 0) {
+                fail(field + ".name", "'" + a.operand + "' is not an operand of design " + base.design);
+            }
+            if (!operands.insert(a.operand).second) {
+                fail(field + ".name", "'" + a.operand + "' appears twice");
+            }
+        } else if (!seen.insert(a.kind).second) {
+            fail(field + ".kind", std::string("'") + to_string(a.kind) + "' appears twice");
+        }
+        base.args.push_back(a);
+    }
+    for (ArgKind r : {ArgKind::instructions, ArgKind::instruction_count}) {
+        if (seen.count(r) == 0) {
+            fail("args", std::string("has no '") + to_string(r) + "' argument");
+        }
+    }
+    for (const auto & [name, arg] : d.operands) {
+        if (operands.count(name) == 0) {
+            fail("args", "has no operand argument '" + name + "' (design " + base.design + ")");
+        }
+    }
+    std::vector<KernelEntry> out;
+    for (const std::string & p : *programs) {
+        KernelEntry k = base;
+        k.variant = p;
+        out.push_back(k);
+    }
+    return out;
+}
+
 std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std::string & dir) {
     if (!e.is_object()) {
         fail("", std::string("must be an object, got ") + json_type_name(e));
     }
-    reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "serves", "args", "w_objects"}, "");
-
     KernelEntry base;
     base.index = index;
     base.design = require_string(e, "design", "design");
@@ -198,11 +277,14 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
     if (!known.ok()) {
         fail("design", "cannot be checked: the built-in design description is broken: " + known.error);
     }
-    if (!known.design.matmul_movement) {
-        // The XRT device runs the matmul design's streams only (docs/xrt.md); another design's xclbin
-        // listed here would be loaded and never used, or used with the matmul's arguments.
-        fail("design", "'" + base.design + "' has no XRT path yet: only the matmul design's xclbins are run on the NPU");
+    if (!known.design.matmul_movement && !known.design.rows_movement) {
+        // Only designs with a stream builder can be run (docs/xrt.md).
+        fail("design", "'" + base.design + "' has no instruction-stream builder on the host: its xclbins cannot be run");
     }
+    if (known.design.rows_movement) {
+        return parse_rows_entry(e, base, known.design, dir);
+    }
+    reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "serves", "args", "w_objects"}, "");
     base.family = require_string(e, "family", "family");
     if (known.design.family_contracts(base.family) == nullptr) {
         std::string fams;
@@ -282,6 +364,7 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
         if (k.contract == nullptr) {
             fail(field + ".contract", "'" + contract + "' is not a kernel contract of this backend (see docs/kernels.md)");
         }
+        k.variant = k.contract->name;
         if (known.design.family_of(contract) != base.family) {
             fail(field + ".contract", "'" + contract + "' is not served by family " + base.family + " of design " +
                                           base.design + " (aie/matmul/dataflow.json)");
@@ -311,7 +394,7 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
 // Two entries serving the same contract, tile and a shared generation would make selection ambiguous.
 const KernelEntry * find_duplicate(const std::vector<KernelEntry> & kept, const KernelEntry & e, NpuGeneration & on) {
     for (const auto & k : kept) {
-        if (k.contract != e.contract || k.tile.m != e.tile.m || k.tile.n != e.tile.n || k.tile.k != e.tile.k) {
+        if (k.design != e.design || k.variant != e.variant || k.tile.m != e.tile.m || k.tile.n != e.tile.n || k.tile.k != e.tile.k) {
             continue;
         }
         for (NpuGeneration g : e.npu) {
@@ -368,8 +451,11 @@ int KernelEntry::arg_index(ArgKind kind) const {
 }
 
 std::string KernelEntry::label() const {
-    return "designs[" + std::to_string(index) + "] " + design + "/" + family + " (" + (contract ? contract->name : "?") +
-           ", tile " + tile_string(tile) + ")";
+    if (contract == nullptr) {
+        return "designs[" + std::to_string(index) + "] " + design + "/" + family + " (" + variant + ", " + std::to_string(tile.n) +
+               " values per chunk)";
+    }
+    return "designs[" + std::to_string(index) + "] " + design + "/" + family + " (" + contract->name + ", tile " + tile_string(tile) + ")";
 }
 
 bool parse_manifest(const std::string & text, const std::string & path, bool check_files, Manifest & out,
@@ -485,10 +571,10 @@ bool load_manifest(const std::string & path, Manifest & out, std::string & err) 
     return parse_manifest(ss.str(), path, /*check_files=*/true, out, err);
 }
 
-const KernelEntry * find_kernel(const Manifest & m, const std::string & contract_name, const TileShape & tile,
-                                NpuGeneration gen) {
+const KernelEntry * find_kernel(const Manifest & m, const std::string & design, const std::string & variant,
+                                const TileShape & tile, NpuGeneration gen) {
     for (const auto & k : m.kernels) {
-        if (contract_name == k.contract->name && k.tile.m == tile.m && k.tile.n == tile.n && k.tile.k == tile.k &&
+        if (design == k.design && variant == k.variant && k.tile.m == tile.m && k.tile.n == tile.n && k.tile.k == tile.k &&
             k.runs_on(gen)) {
             return &k;
         }

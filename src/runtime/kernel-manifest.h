@@ -1,5 +1,7 @@
 // Kernel manifest: which compiled NPU designs exist, which contracts and tile shapes each serves, and on
-// which NPU generations.
+// which NPU generations. Two kinds of design entries: the matmul design's (a family's contracts at token
+// tiles, arguments weights / activations / output / params) and a rows design's (aie/add, aie/glu: its
+// family's programs at one chunk size, an `operand` argument per operand the description names).
 //
 // The kernels directory holds manifest.json (format 2 in docs/xrt.md, example in
 // aie/manifest.example.json). Each entry is one design xclbin (a design of aie/, e.g. the matmul of one
@@ -35,6 +37,7 @@ enum class ArgKind {
     activations,        // buffer: the activation operand
     output,             // buffer: fp32 output
     params,             // buffer: the invocation's scalar parameters (invocation-args.h)
+    operand,            // buffer: the design's operand `KernelArg::operand` (a rows design's "a", "b", "y")
 };
 
 const char * to_string(ArgKind kind);
@@ -45,6 +48,7 @@ struct KernelArg {
     ArgKind  kind = ArgKind::opcode;
     int      group_id = -1;  // memory group of a buffer argument, as the xclbin's connectivity has it
     uint64_t value = 0;      // value of an opcode argument
+    std::string operand;     // an operand argument: its name in the design description
 };
 
 // One (contract, tile shape) a design entry serves, with the entry's xclbin and kernel: what the
@@ -53,8 +57,9 @@ struct KernelEntry {
     int                        index = 0;  // position of its design in the manifest's "designs" array
     std::string                design;     // the aie/ design, e.g. "matmul"
     std::string                family;     // the design's variant (contract family), e.g. "kquant"
-    const MatmulContract *     contract = nullptr;
-    TileShape                  tile{};
+    const MatmulContract *     contract = nullptr;  // a matmul entry's contract
+    std::string                variant;    // the program it serves: the contract's name, or a rows design's kernel
+    TileShape                  tile{};     // a rows design's: {0, values per chunk, 0}
     std::string                xclbin;        // resolved against the manifest's directory
     std::string                kernel_name;   // kernel inside the xclbin, e.g. "MLIR_AIE"
     std::vector<NpuGeneration> npu;
@@ -90,8 +95,9 @@ bool parse_manifest(const std::string & text, const std::string & path, bool che
 // Read and parse the manifest file at `path`, checking the files it names.
 bool load_manifest(const std::string & path, Manifest & out, std::string & err);
 
-// The kernel for a contract at a tile shape on a generation, or nullptr.
-const KernelEntry * find_kernel(const Manifest & m, const std::string & contract_name, const TileShape & tile,
-                                NpuGeneration gen);
+// The kernel of `design` for a program (a contract, or a rows design's kernel) at a tile shape on a
+// generation, or nullptr.
+const KernelEntry * find_kernel(const Manifest & m, const std::string & design, const std::string & variant,
+                                const TileShape & tile, NpuGeneration gen);
 
 }  // namespace xdna

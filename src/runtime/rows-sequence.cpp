@@ -64,6 +64,46 @@ uint64_t RowsTraffic::of(const std::string & operand) const {
     return 0;
 }
 
+bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShape & out, std::string & err) {
+    out = RowsShape{};
+    if (!d.rows_movement || d.layouts.empty() || inv.key.variant == nullptr) {
+        err = "design " + d.design + " is not a rows design, or the invocation names no program";
+        return false;
+    }
+    out.contract = inv.key.variant;
+    const Operand * written = nullptr;
+    for (const Operand & o : inv.operands()) {
+        if (o.written()) {
+            written = &o;
+        }
+    }
+    if (written == nullptr || written->row_bytes % sizeof(float) != 0 || written->rows <= 0) {
+        err = "the invocation writes no whole fp32 rows";
+        return false;
+    }
+    out.rows = written->rows;
+    out.cols = static_cast<int64_t>(written->row_bytes / sizeof(float));
+    for (const FifoDesc & f : d.layouts.front().fifos) {
+        if (f.shim_channel < 0) {
+            continue;
+        }
+        const Operand * o = inv.operand(f.operand.c_str());
+        if (o == nullptr || o->row_bytes != written->row_bytes || o->row_stride % sizeof(float) != 0) {
+            err = "operand '" + f.operand + "' of design " + d.design + " is missing or not rows of the output's length";
+            return false;
+        }
+        const bool one_row = o->rows == 1 && out.rows > 1;
+        if (!one_row && o->rows != out.rows) {
+            err = "operand '" + f.operand + "' has " + std::to_string(o->rows) + " rows, the output " + std::to_string(out.rows);
+            return false;
+        }
+        // One row: its stride never steps (the whole row, once); else the operand's own.
+        const int64_t stride = one_row ? 0 : out.rows == 1 ? out.cols : static_cast<int64_t>(o->row_stride / sizeof(float));
+        out.operands.push_back({f.operand, stride});
+    }
+    return true;
+}
+
 int rows_tile_for(const DesignDescription & d, const std::string & family, int64_t cols) {
     int best = 0;
     for (const DesignDescription::KernelStack & k : d.kernel_stacks) {

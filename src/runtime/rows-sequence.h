@@ -14,6 +14,7 @@
 #pragma once
 
 #include "runtime/design-description.h"
+#include "runtime/invocation.h"
 
 #include <cstdint>
 #include <string>
@@ -61,6 +62,13 @@ struct RowsSequence {
     RowsTraffic           traffic;
     bool ok() const { return error.empty(); }
 };
+
+// The rows shape of an invocation of a rows design, from its key and operands alone (what every device
+// builds its stream from, so the simulator and the XRT device cannot differ): the program is the key's
+// variant; each operand the layout moves is the invocation's operand of that role; the written one gives
+// the rows and the row length; an input of one row under several output rows is read again per row.
+// False with `err` when an operand is missing or its rows are not whole fp32 rows.
+bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShape & out, std::string & err);
 
 // The largest tile of the family's xclbins whose group of core_rows chunks divides a row of `cols`
 // values, 0 when none does (the row is then not the design's).

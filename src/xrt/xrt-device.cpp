@@ -188,13 +188,14 @@ void XrtDevice::load(LoadedKernel & lk) const {
         }
     }
 
-    // The built streams patch the design's sequence arguments (weights, activations, out, params) by
-    // position; the manifest's data buffers must be those, in that order, and within the arguments the
-    // firmware translates.
-    const DesignRead & design = matmul_design();
-    if (!design.ok()) {
-        return fail_kernel(lk, "the design description is broken: " + design.error);
+    // The built streams patch the design's sequence arguments (the matmul's weights, activations, out,
+    // params; a rows design's operands by name) by position; the manifest's data buffers must be those,
+    // in that order, and within the arguments the firmware translates.
+    const DesignRead * found = find_design(e.design);
+    if (found == nullptr || !found->ok()) {
+        return fail_kernel(lk, "the design description is broken: " + (found ? found->error : "no design " + e.design));
     }
+    const DesignRead & design = *found;
     int position = 0;
     for (size_t i = 0; i < e.args.size(); ++i) {
         const ArgKind kind = e.args[i].kind;
@@ -202,10 +203,11 @@ void XrtDevice::load(LoadedKernel & lk) const {
             continue;
         }
         const DesignDescription & d = design.design;
-        const int want = kind == ArgKind::weights ? d.arg_weights : kind == ArgKind::activations ? d.arg_activations
+        const int want = kind == ArgKind::operand ? d.operand_arg(e.args[i].operand)
+                         : kind == ArgKind::weights ? d.arg_weights : kind == ArgKind::activations ? d.arg_activations
                          : kind == ArgKind::output ? d.arg_out : d.arg_params;
         if (want != position || position >= static_cast<int>(control::kFirmwareTranslatedArgs)) {
-            return fail_kernel(lk, "field 'args[" + std::to_string(i) + "]' ('" + to_string(kind) + "') is data buffer " +
+            return fail_kernel(lk, "field 'args[" + std::to_string(i) + "]' ('" + (kind == ArgKind::operand ? e.args[i].operand : std::string(to_string(kind))) + "') is data buffer " +
                                        std::to_string(position) + " of the kernel, but design " + d.design +
                                        " patches it as sequence argument " + std::to_string(want));
         }
@@ -218,7 +220,7 @@ void XrtDevice::load(LoadedKernel & lk) const {
 const XrtDevice::ShapeStream * XrtDevice::stream_for(LoadedKernel & lk, const MatmulSequenceShape & shape,
                                                      std::string & err) {
     for (const auto & st : lk.streams) {
-        if (st->shape == shape) {
+        if (st->seq && st->shape == shape) {
             return st.get();
         }
     }
@@ -234,7 +236,33 @@ const XrtDevice::ShapeStream * XrtDevice::stream_for(LoadedKernel & lk, const Ma
         err = "no instruction stream for this shape: " + st->seq->error;
         return nullptr;
     }
-    const std::vector<uint32_t> & words = st->seq->words;
+    return keep_stream(lk, std::move(st), err);
+}
+
+const XrtDevice::ShapeStream * XrtDevice::rows_stream_for(LoadedKernel & lk, const DesignDescription & d, const RowsShape & shape,
+                                                          std::string & err) {
+    for (const auto & st : lk.streams) {
+        if (st->rows_seq && st->rows_shape == shape) {
+            return st.get();
+        }
+    }
+    auto st = std::make_unique<ShapeStream>();
+    st->rows_shape = shape;
+    st->rows_seq = std::make_shared<const RowsSequence>(build_rows_sequence(d, shape));
+    if (!st->rows_seq->ok()) {
+        err = "no instruction stream for this shape: " + st->rows_seq->error;
+        return nullptr;
+    }
+    if (st->rows_seq->tile != lk.entry->tile.n) {
+        err = "the shape's stream runs at " + std::to_string(st->rows_seq->tile) + " values per chunk, " + lk.entry->label() +
+              " at " + std::to_string(lk.entry->tile.n);
+        return nullptr;
+    }
+    return keep_stream(lk, std::move(st), err);
+}
+
+const XrtDevice::ShapeStream * XrtDevice::keep_stream(LoadedKernel & lk, std::unique_ptr<ShapeStream> st, std::string & err) {
+    const std::vector<uint32_t> & words = st->words();
     try {
         const int idx = lk.entry->arg_index(ArgKind::instructions);
         st->bo = xrt::bo(*device_, words.size() * sizeof(uint32_t), xrt::bo::flags::cacheable, lk.kernel.group_id(idx));
@@ -253,11 +281,11 @@ const XrtDevice::ShapeStream * XrtDevice::stream_for(LoadedKernel & lk, const Ma
 }
 
 XrtDevice::LoadedKernel * XrtDevice::kernel_for(const KernelKey & key) const {
-    if (key.kind != KernelKind::matmul || key.variant == nullptr) {
-        return nullptr;  // the manifest holds matmul kernels only (KernelEntry::contract)
+    if (key.variant == nullptr || key.design == nullptr) {
+        return nullptr;
     }
-    const KernelEntry * e = find_kernel(manifest_, key.variant, key.tile, generation_);
-    if (e == nullptr || key.design == nullptr || e->design != key.design) {
+    const KernelEntry * e = find_kernel(manifest_, key.design, key.variant, key.tile, generation_);
+    if (e == nullptr) {
         return nullptr;
     }
     LoadedKernel & lk = kernels_[static_cast<size_t>(e - manifest_.kernels.data())];
@@ -338,11 +366,14 @@ Status XrtDevice::resolve(const Batch & batch, Submission & sub) {
     for (size_t i = 0; i < n; ++i) {
         const Invocation & inv = batch.invocations[i];
         Status             st;
-        switch (inv.kind()) {
-            case KernelKind::matmul: st = resolve_matmul(inv, i, n, sub.resolved[i]); break;
-            default:
-                st = Status::error("invocation " + std::to_string(i + 1) + ": no NPU kernels of kind " +
-                                   kernel_kind_name(inv.kind()) + " yet");
+        const DesignRead * design = find_design(inv.key.design ? inv.key.design : "");
+        if (inv.kind() == KernelKind::matmul) {
+            st = resolve_matmul(inv, i, n, sub.resolved[i]);
+        } else if (design != nullptr && design->ok() && design->design.rows_movement) {
+            st = resolve_rows(inv, design->design, i, n, sub.resolved[i]);
+        } else {
+            st = Status::error("invocation " + std::to_string(i + 1) + ": no NPU kernels of kind " + kernel_kind_name(inv.kind()) +
+                               " yet (its design has no instruction-stream builder on the host)");
         }
         if (!st.ok) {
             return st;
@@ -386,6 +417,56 @@ Status XrtDevice::resolve_matmul(const Invocation & i, size_t index, size_t n, R
     return Status::success();
 }
 
+// A rows design's invocation: its stream from its key and operands (rows_shape_of, as the simulator
+// builds it), each operand argument the invocation's operand of that name over its extent.
+Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription & d, size_t index, size_t n, Resolved & r) {
+    r.label = "invocation " + std::to_string(index + 1) + " of " + std::to_string(n) + " (" + kernel_kind_name(inv.kind()) + " " +
+              (inv.key.variant ? inv.key.variant : "?") + ", " + inv.shape_label() + ")";
+    r.lk = kernel_for(inv.key);
+    if (r.lk == nullptr) {
+        return Status::error(r.label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");
+    }
+    RowsShape shape;
+    std::string err;
+    if (!rows_shape_of(inv, d, shape, err)) {
+        return Status::error(r.label + ": " + err);
+    }
+    r.stream = rows_stream_for(*r.lk, d, shape, err);
+    if (r.stream == nullptr) {
+        return Status::error(r.label + ": " + err);
+    }
+    r.args.clear();
+    const KernelEntry & e = *r.lk->entry;
+    for (size_t a = 0; a < e.args.size(); ++a) {
+        ArgValue v;
+        v.kind = e.args[a].kind;
+        v.index = static_cast<int>(a);
+        v.group_id = e.args[a].group_id;
+        v.scalar = e.args[a].kind == ArgKind::opcode ? e.args[a].value : 0;
+        if (v.kind == ArgKind::operand) {
+            const Operand * o = inv.operand(e.args[a].operand.c_str());
+            if (o == nullptr || o->slice.buffer == nullptr) {
+                return Status::error(r.label + ": it has no operand '" + e.args[a].operand + "'");
+            }
+            v.buffer = o->slice.buffer;
+            v.offset = o->slice.offset;
+            v.bytes = o->extent();
+            if (v.offset + v.bytes > o->slice.buffer->size()) {
+                return Status::error(r.label + ": operand '" + e.args[a].operand + "' ends past its buffer");
+            }
+            if (o->written()) {
+                // The drain writes whole rows at the operand's stride: staged, then its rows copied into place.
+                r.m = shape.cols;
+                r.n = o->rows;
+                r.out_row_stride = r.stage_stride = static_cast<int64_t>(o->row_stride / sizeof(float));
+                r.rows_out = a;
+            }
+        }
+        r.args.push_back(v);
+    }
+    return Status::success();
+}
+
 void XrtDevice::release_operands(Submission & sub) {
     for (auto & p : sub.pending) {
         p.slot->operands.clear();
@@ -403,7 +484,7 @@ Status XrtDevice::bind(const Batch & batch, Submission & sub) {
         }
         Resolved & r = sub.resolved[index];
         LoadedKernel *         lk = r.lk;
-        const MatmulSequence & seq = *r.stream->seq;
+        const std::vector<uint32_t> & words = r.stream->words();
         const std::string &    label = r.label;
         RunSlot *              s = nullptr;
         try {
@@ -420,7 +501,7 @@ Status XrtDevice::bind(const Batch & batch, Submission & sub) {
                     continue;
                 }
                 if (a.kind == ArgKind::instruction_count) {
-                    s->run.set_arg(a.index, static_cast<uint64_t>(seq.words.size()));
+                    s->run.set_arg(a.index, static_cast<uint64_t>(words.size()));
                     continue;
                 }
                 if (a.buffer == nullptr) {
@@ -434,7 +515,30 @@ Status XrtDevice::bind(const Batch & batch, Submission & sub) {
                     return Status::error(label + ": a sync of its " + std::string(to_string(a.kind)) +
                                          " buffer failed earlier, so its data may not be on the NPU");
                 }
-                const size_t after = b->size() - a.offset;  // layout_invocation_args checked the range
+                const size_t after = b->size() - a.offset;  // layout_invocation_args / resolve_rows checked the range
+                if (a.kind == ArgKind::operand) {
+                    // A rows design's operand: exactly its extent; the written one through the staging BO (below).
+                    const bool out = static_cast<size_t>(a.index) == r.rows_out;
+                    if (out) {
+                        if (!s->out_stage || s->out_stage.size() < a.bytes) {
+                            s->out_stage = xrt::bo(*device_, a.bytes, xrt::bo::flags::host_only, lk->kernel.group_id(a.index));
+                        }
+                        s->operands.emplace_back(s->out_stage, a.bytes, 0);
+                        p.out = b;
+                        p.out_offset = a.offset;
+                        p.out_bytes = a.bytes;
+                        p.staged = true;
+                        p.m = r.m;
+                        p.n = r.n;
+                        p.out_row_stride = r.out_row_stride;
+                        p.stage_stride = r.stage_stride;
+                    } else {
+                        s->operands.emplace_back(b->bo(), a.bytes, a.offset);
+                    }
+                    s->run.set_arg(a.index, s->operands.back());
+                    continue;
+                }
+                const MatmulSequence & seq = *r.stream->seq;
                 // The DMAs touch exactly [0, *_bytes) of each argument (matmul-sequence.h). A packed weight
                 // carries that room itself (whole row-tile groups and the family window's over-read:
                 // contracts/weight-layout.h), so the kernel reads the weight's own memory; a window past the

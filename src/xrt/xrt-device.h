@@ -16,10 +16,12 @@
 #include "runtime/kernel-manifest.h"
 #include "runtime/matmul-sequence.h"
 #include "runtime/npu-discovery.h"
+#include "runtime/rows-sequence.h"
 #include "xrt/xrt-buffer.h"
 #include "xrt/xrt-context-registry.h"
 #include "xrt/xrt-headers.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,7 +60,10 @@ private:
     struct ShapeStream {
         MatmulSequenceShape                   shape;
         std::shared_ptr<const MatmulSequence> seq;
+        RowsShape                             rows_shape;  // a rows design's (seq null)
+        std::shared_ptr<const RowsSequence>   rows_seq;
         xrt::bo                               bo;
+        const std::vector<uint32_t> & words() const { return seq ? seq->words : rows_seq->words; }
     };
 
     struct LoadedKernel {
@@ -84,11 +89,14 @@ private:
     RunSlot &      slot(LoadedKernel & lk, size_t i);
     // The stream of `shape` for `lk`, built and uploaded on first use; nullptr with `err` if refused.
     const ShapeStream * stream_for(LoadedKernel & lk, const MatmulSequenceShape & shape, std::string & err);
+    const ShapeStream * rows_stream_for(LoadedKernel & lk, const DesignDescription & d, const RowsShape & shape, std::string & err);
+    // Uploads a built stream into its instruction BO and keeps it with `lk`; nullptr with `err` if that fails.
+    const ShapeStream * keep_stream(LoadedKernel & lk, std::unique_ptr<ShapeStream> st, std::string & err);
 
     // A submission goes through four steps; each fails the batch with the reason, and what it took is
     // released (drain runs after every step that set operands):
     //   resolve  each invocation to a loaded kernel, its stream, its arguments and parameter words, by
-    //            its kind (resolve_matmul); touches no run;
+    //            its kind (resolve_matmul) or its design's movement (resolve_rows); touches no run;
     //   bind     each to a reusable run of its kernel: operands as sub-buffers, outputs through the
     //            run's staging BO, the parameter words synced when they changed; runs grouped per
     //            hardware context;
@@ -102,6 +110,7 @@ private:
         ParamWords            params{};
         std::string           label;
         int64_t               m = 0, n = 0, out_row_stride = 0, stage_stride = 0;  // the output's valid part
+        size_t                rows_out = SIZE_MAX;  // a rows design's written operand: its argument position
     };
     struct Pending {
         RunSlot *   slot;
@@ -128,6 +137,7 @@ private:
     Status submit(const Batch & batch, std::chrono::milliseconds timeout);
     Status resolve(const Batch & batch, Submission & sub);
     Status resolve_matmul(const Invocation & inv, size_t i, size_t n, Resolved & r);
+    Status resolve_rows(const Invocation & inv, const DesignDescription & d, size_t i, size_t n, Resolved & r);
     Status bind(const Batch & batch, Submission & sub);
     Status execute(Submission & sub, std::chrono::milliseconds timeout);
     Status drain(Submission & sub, const Batch & batch, Status result);

@@ -138,8 +138,8 @@ TEST(KernelManifest, OneDesignEntryServesItsFamilysContractsAndTiles) {
     EXPECT_EQ(m.kernels[1].tile.n, 32);
     EXPECT_STREQ(m.kernels[2].contract->name, "mm_q6_K_a8");
     const MatmulContract * q6k = matmul_contract_for(GGML_TYPE_Q6_K);
-    EXPECT_NE(find_kernel(m, q6k->name, q6k->tile(4), NpuGeneration::npu2), nullptr);
-    EXPECT_EQ(find_kernel(m, q6k->name, q6k->tile(32), NpuGeneration::npu2), nullptr);  // not listed
+    EXPECT_NE(find_kernel(m, "matmul", q6k->name, q6k->tile(4), NpuGeneration::npu2), nullptr);
+    EXPECT_EQ(find_kernel(m, "matmul", q6k->name, q6k->tile(32), NpuGeneration::npu2), nullptr);  // not listed
 
     // A contract outside the design's family, an unknown design or family, a tile listed twice.
     json other = e;
@@ -464,23 +464,23 @@ TEST(KernelSelection, PerContractTileAndGeneration) {
     const MatmulContract * q4k = matmul_contract_for(GGML_TYPE_Q4_K);
     ASSERT_NE(q4k, nullptr);
     // The planner's choice of token tile decides which kernel runs.
-    const KernelEntry * decode = find_kernel(m, q4k->name, q4k->tile(choose_tile_n(*q4k, 1)), NpuGeneration::npu2);
-    const KernelEntry * prefill = find_kernel(m, q4k->name, q4k->tile(choose_tile_n(*q4k, 512)), NpuGeneration::npu2);
+    const KernelEntry * decode = find_kernel(m, "matmul", q4k->name, q4k->tile(choose_tile_n(*q4k, 1)), NpuGeneration::npu2);
+    const KernelEntry * prefill = find_kernel(m, "matmul", q4k->name, q4k->tile(choose_tile_n(*q4k, 512)), NpuGeneration::npu2);
     ASSERT_NE(decode, nullptr);
     ASSERT_NE(prefill, nullptr);
     EXPECT_EQ(decode->xclbin, "/k/q4k4.xclbin");
     EXPECT_EQ(prefill->xclbin, "/k/q4k32.xclbin");
-    EXPECT_EQ(find_kernel(m, q4k->name, q4k->tile(4), NpuGeneration::npu1)->xclbin, "/k/q4k4_npu1.xclbin");
-    EXPECT_EQ(find_kernel(m, q4k->name, q4k->tile(32), NpuGeneration::npu1), nullptr);
-    EXPECT_EQ(find_kernel(m, q4k->name, q4k->tile(4), NpuGeneration::unknown), nullptr);
+    EXPECT_EQ(find_kernel(m, "matmul", q4k->name, q4k->tile(4), NpuGeneration::npu1)->xclbin, "/k/q4k4_npu1.xclbin");
+    EXPECT_EQ(find_kernel(m, "matmul", q4k->name, q4k->tile(32), NpuGeneration::npu1), nullptr);
+    EXPECT_EQ(find_kernel(m, "matmul", q4k->name, q4k->tile(4), NpuGeneration::unknown), nullptr);
 
     const MatmulContract * f16 = matmul_contract_for(GGML_TYPE_F16);
-    EXPECT_NE(find_kernel(m, f16->name, f16->tile(32), NpuGeneration::npu1), nullptr);
-    EXPECT_EQ(find_kernel(m, f16->name, f16->tile(4), NpuGeneration::npu2), nullptr);
+    EXPECT_NE(find_kernel(m, "matmul", f16->name, f16->tile(32), NpuGeneration::npu1), nullptr);
+    EXPECT_EQ(find_kernel(m, "matmul", f16->name, f16->tile(4), NpuGeneration::npu2), nullptr);
     // A type with a contract but no kernel, and a tile shape the contract does not have.
     const MatmulContract * q6k = matmul_contract_for(GGML_TYPE_Q6_K);
-    EXPECT_EQ(find_kernel(m, q6k->name, q6k->tile(4), NpuGeneration::npu2), nullptr);
-    EXPECT_EQ(find_kernel(m, q4k->name, TileShape{64, 4, 128}, NpuGeneration::npu2), nullptr);
+    EXPECT_EQ(find_kernel(m, "matmul", q6k->name, q6k->tile(4), NpuGeneration::npu2), nullptr);
+    EXPECT_EQ(find_kernel(m, "matmul", q4k->name, TileShape{64, 4, 128}, NpuGeneration::npu2), nullptr);
 }
 
 namespace {
@@ -589,4 +589,43 @@ TEST(KernelManifest, ShippedExampleIsValidButNamesNoFiles) {
     ASSERT_TRUE(load_manifest(XDNA_MANIFEST_EXAMPLE, m, err)) << err;
     EXPECT_TRUE(m.kernels.empty());
     EXPECT_EQ(m.entry_errors.size(), 3u);
+}
+
+// A rows design's entry (aie/add): the family at one chunk size, serving every program of the family,
+// its operands as arguments by name. What is not the design's is refused with the field that says so.
+TEST(KernelManifest, RowsDesignEntriesServeTheirFamilyAtOneChunkSize) {
+    const json ok = {{"design", "add"}, {"family", "binary"}, {"tile", 512}, {"xclbin", "add512.xclbin"}, {"kernel", "MLIR_AIE"},
+                     {"npu", {"npu2"}},
+                     {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                           {{"kind", "instructions"}, {"group_id", 1}},
+                                           {{"kind", "instruction_count"}},
+                                           {{"kind", "operand"}, {"name", "a"}, {"group_id", 3}},
+                                           {{"kind", "operand"}, {"name", "b"}, {"group_id", 4}},
+                                           {{"kind", "operand"}, {"name", "y"}, {"group_id", 5}}})}};
+    const Manifest m = parse_ok(manifest_of(json::array({ok})));
+    ASSERT_EQ(m.kernels.size(), 2u);  // add_f32 and mul_f32
+    EXPECT_EQ(m.kernels[0].variant, "add_f32");
+    EXPECT_EQ(m.kernels[1].variant, "mul_f32");
+    EXPECT_EQ(m.kernels[0].contract, nullptr);
+    EXPECT_EQ(m.kernels[0].args[3].operand, "a");
+    EXPECT_NE(find_kernel(m, "add", "mul_f32", TileShape{0, 512, 0}, NpuGeneration::npu2), nullptr);
+    EXPECT_EQ(find_kernel(m, "add", "mul_f32", TileShape{0, 256, 0}, NpuGeneration::npu2), nullptr);
+    EXPECT_EQ(find_kernel(m, "matmul", "mul_f32", TileShape{0, 512, 0}, NpuGeneration::npu2), nullptr);
+
+    json tile = ok;
+    tile["tile"] = 64;
+    EXPECT_NE(single_entry_error(tile).find("64 is not a chunk size of family binary (128, 256, 512)"), std::string::npos)
+        << single_entry_error(tile);
+    json missing = ok;
+    missing["args"].erase(5);
+    EXPECT_NE(single_entry_error(missing).find("has no operand argument 'y'"), std::string::npos) << single_entry_error(missing);
+    json foreign = ok;
+    foreign["args"][3] = {{"kind", "weights"}, {"group_id", 3}};
+    EXPECT_NE(single_entry_error(foreign).find("is a matmul argument"), std::string::npos) << single_entry_error(foreign);
+    json unknown = ok;
+    unknown["args"][4]["name"] = "c";
+    EXPECT_NE(single_entry_error(unknown).find("'c' is not an operand of design add"), std::string::npos) << single_entry_error(unknown);
+    json serves = ok;
+    serves["serves"] = json::array();
+    EXPECT_NE(single_entry_error(serves).find("serves"), std::string::npos) << single_entry_error(serves);
 }

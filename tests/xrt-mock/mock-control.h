@@ -39,6 +39,10 @@ struct Control {
     // does not interpret instruction streams: a test whose stream drains C at another stride (a staged
     // output) says which.
     uint32_t drain_row_stride = 0;
+    // A run with no parameter words (a rows design's kernel: a, b, y at arguments 3, 4, 5) writes
+    // rows_fill_value into every value of its argument 5 when rows_fill is set.
+    bool  rows_fill = false;
+    float rows_fill_value = 0.0f;
 
     // Observations.
     int                      devices_opened = 0;

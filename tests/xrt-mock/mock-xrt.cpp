@@ -368,6 +368,12 @@ void execute_run(const xrt::run & r, int ctx_id) {
     if (auto * p = reinterpret_cast<const uint32_t *>(range(6, o, s))) {
         rec.params.assign(p, p + s / sizeof(uint32_t));
     }
+    if (out != nullptr && rec.params.empty() && xrt_mock::control().rows_fill) {
+        // A kernel without parameter words (a rows design): every value of its output argument.
+        for (size_t i = 0; i < rec.output_size / sizeof(float); ++i) {
+            out[i] = xrt_mock::control().rows_fill_value;
+        }
+    }
     if (out != nullptr && rec.params.size() >= 12) {
         const uint32_t m = rec.params[4], n = rec.params[5];
         const uint32_t stride = xrt_mock::control().drain_row_stride ? xrt_mock::control().drain_row_stride : rec.params[11];

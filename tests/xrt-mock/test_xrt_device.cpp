@@ -6,6 +6,9 @@
 #include "runtime/design-description.h"
 #include "runtime/kernel-files.h"
 #include "runtime/matmul-sequence.h"
+#include "runtime/rows-sequence.h"
+#include "ops/add/add-invocation.h"
+#include "runtime/design-registry.h"
 #include "mock-control.h"
 #include "runtime/runtime-log.h"
 #include "xrt/xrt-device.h"
@@ -631,3 +634,63 @@ TEST_F(XrtDeviceTest, OpenFailuresExplainThemselves) {
     EXPECT_EQ(open_xrt_device(npu_, why), nullptr);
     EXPECT_NE(why.find("cannot open the NPU 0000:c5:00.1: XRT sees no NPU"), std::string::npos) << why;
 }
+
+// A rows design (aie/add) on the NPU: its manifest entry (the family at one chunk size, operands by
+// name), the stream the simulator runs (the builder's words for the invocation's rows shape), each
+// operand as a sub-buffer of exactly its extent, and the output drained into the staging BO with only
+// its rows copied into place: the gaps between strided rows keep their values.
+TEST_F(XrtDeviceTest, RunsARowsDesignsStreamWithItsOperandsByName) {
+    write_file(dir_ + "/add256.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 6}}, 3));  // opcode, instructions, count, a, b, y
+    json e = {{"design", "add"}, {"family", "binary"}, {"tile", 256}, {"xclbin", "add256.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "operand"}, {"name", "a"}, {"group_id", 3}},
+                                    {{"kind", "operand"}, {"name", "b"}, {"group_id", 4}},
+                                    {{"kind", "operand"}, {"name", "y"}, {"group_id", 5}}})}};
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto buf = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(buf);
+    // 3 rows of 1536 values (6 chunks of 256 over 2 core rows), 1600 floats apart; b one row for all.
+    AddInvocation r;
+    r.p = {3, 1536, 1600, 0, 1600, false};
+    r.a = {buf.get(), 4096};
+    r.b = {buf.get(), 65536};
+    r.y = {buf.get(), 131072};
+    const Invocation inv = to_invocation(r);
+    EXPECT_EQ(inv.key.tile.n, 256);
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    EXPECT_FALSE(dev->has_kernel(add_key(false, 512)));  // no xclbin of that chunk size
+    EXPECT_TRUE(dev->has_kernel(add_key(true, 256)));    // MUL: the family's second program, same xclbin
+    auto * y = reinterpret_cast<float *>(static_cast<char *>(buf->host_ptr()) + 131072);
+    for (int i = 0; i < 3 * 1600; ++i) y[i] = -1.0f;
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_value = 42.5f;
+    Batch batch;
+    batch.invocations.push_back(inv);
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    const xrt_mock::RecordedRun & run = xrt_mock::control().runs[0];
+    RowsShape shape;
+    std::string err;
+    ASSERT_TRUE(rows_shape_of(inv, find_design("add")->design, shape, err)) << err;
+    const RowsSequence want = build_rows_sequence(find_design("add")->design, shape);
+    ASSERT_TRUE(want.ok()) << want.error;
+    EXPECT_EQ(run.instructions, want.words);
+    EXPECT_EQ(run.instruction_count, want.words.size());
+    EXPECT_EQ(run.weights_offset, 4096u);  // argument 3: a, (3 - 1) x 1600 + 1536 floats
+    EXPECT_EQ(run.weights_size, (2u * 1600 + 1536) * 4);
+    EXPECT_EQ(run.activations_offset, 65536u);  // argument 4: b, its one row
+    EXPECT_EQ(run.activations_size, 1536u * 4);
+    for (int row = 0; row < 3; ++row) {
+        for (int i = 0; i < 1600; ++i) {
+            ASSERT_EQ(y[row * 1600 + i], i < 1536 ? 42.5f : -1.0f) << "row " << row << " value " << i;
+        }
+    }
+}
+

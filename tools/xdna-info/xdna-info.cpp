@@ -38,7 +38,7 @@ void print_coverage(const Manifest & m, NpuGeneration gen) {
     for (const auto & c : all_matmul_contracts()) {
         std::vector<int> have;
         for (int n : c.tile_n) {
-            if (find_kernel(m, c.name, c.tile(n), gen) != nullptr) {
+            if (find_kernel(m, "matmul", c.name, c.tile(n), gen) != nullptr) {
                 have.push_back(n);
             }
         }
@@ -54,7 +54,7 @@ void print_coverage(const Manifest & m, NpuGeneration gen) {
         // width only costs padding (decode on a 32-wide tile) or more tiles (prefill on a 4-wide one).
         std::string gaps;
         for (int w : c.tile_n) {
-            if (find_kernel(m, c.name, c.tile(w), gen) == nullptr) {
+            if (find_kernel(m, "matmul", c.name, c.tile(w), gen) == nullptr) {
                 gaps += std::string(gaps.empty() ? "; no " : ", no ") + std::to_string(w) + "-token kernel";
             }
         }
@@ -71,7 +71,7 @@ void print_coverage(const Manifest & m, NpuGeneration gen) {
     for (const auto & c : all_matmul_contracts()) {
         bool any = false;
         for (int n : c.tile_n) {
-            any = any || find_kernel(m, c.name, c.tile(n), gen) != nullptr;
+            any = any || find_kernel(m, "matmul", c.name, c.tile(n), gen) != nullptr;
         }
         if (!any) {
             rest += (rest.empty() ? "" : ", ") + std::string(ggml_type_name(c.weight_type));
@@ -106,6 +106,11 @@ void print_kernels(const NpuInfo & npu) {
         std::string gens;
         for (NpuGeneration g : k.npu) {
             gens += (gens.empty() ? "" : ",") + std::string(to_string(g));
+        }
+        if (k.contract == nullptr) {  // a rows design's program (aie/add, aie/glu)
+            std::printf("    %-14s %-13s chunk %-6d %-9s %s : %s\n", k.variant.c_str(), k.design.c_str(), k.tile.n, gens.c_str(),
+                        k.xclbin.c_str(), k.kernel_name.c_str());
+            continue;
         }
         std::printf("    %-14s %-5s x %-5s tile %-10s %-9s %s : %s\n", k.contract->name,
                     ggml_type_name(k.contract->weight_type), act_format_name(k.contract->act_format),

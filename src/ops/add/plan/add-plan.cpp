@@ -41,7 +41,9 @@ bool add_supported(const ggml_tensor * add, const TensorResolver & resolve, std:
     }
     // The design's data movement takes rows in groups of 4 chunks of one of its tiles (aie/add/dataflow.json):
     // a row no group divides is not the NPU's (the simulator runs exactly what the design takes).
-    if (const DesignRead & d = add_design(); !d.ok() || rows_tile_for(d.design, d.design.families.front().first, a->ne[0]) == 0) {
+    const DesignRead & d = add_design();
+    const int tile = d.ok() ? rows_tile_for(d.design, d.design.families.front().first, a->ne[0]) : 0;
+    if (tile == 0) {
         why = op + " row length " + std::to_string(a->ne[0]) + " is not a whole number of groups of 4 chunks of 32 to 512 values " +
               "(aie/add/dataflow.json)" + (d.ok() ? std::string() : ": " + d.error);
         return false;
@@ -50,7 +52,7 @@ bool add_supported(const ggml_tensor * add, const TensorResolver & resolve, std:
         why = op + " of a packed weight";
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(add_key(add->op == GGML_OP_MUL))) {
+    if (resolve.has_kernel && !resolve.has_kernel(add_key(add->op == GGML_OP_MUL, tile))) {
         why = "the device has no " + op + " kernel";
         return false;
     }

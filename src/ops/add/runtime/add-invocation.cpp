@@ -15,18 +15,19 @@ std::string AddParams::shape_label(const TileShape &) const {
     return buf;
 }
 
-KernelKey add_key(bool multiply) {
+KernelKey add_key(bool multiply, int tile) {
     KernelKey k;
     k.kind = KernelKind::add;
     k.design = kAddDesign;
     k.variant = multiply ? kMulVariant : kAddVariant;
-    k.tile = TileShape{0, 0, 0};
+    k.tile = TileShape{0, tile, 0};
     return k;
 }
 
 Invocation to_invocation(const AddInvocation & a) {
     Invocation inv;
-    inv.key = add_key(a.p.multiply);
+    const DesignRead & d = add_design();
+    inv.key = add_key(a.p.multiply, d.ok() ? rows_tile_for(d.design, d.design.families.front().first, a.p.cols) : 0);
     inv.params = a.p;
     const uint64_t row = static_cast<uint64_t>(a.p.cols) * sizeof(float);
     inv.add_operand({"a", a.a, row, a.p.rows, static_cast<uint64_t>(a.p.a_row_stride) * sizeof(float), Access::read});
@@ -57,11 +58,13 @@ const DesignRead & add_design() {
 }
 
 RowsShape add_rows_shape(const AddParams & p) {
+    AddInvocation i;
+    i.p = p;
     RowsShape s;
-    s.contract = p.multiply ? kMulVariant : kAddVariant;
-    s.rows = p.rows;
-    s.cols = p.cols;
-    s.operands = {{"a", p.a_row_stride}, {"b", p.b_row_stride}, {"y", p.y_row_stride}};
+    std::string err;
+    if (!add_design().ok() || !rows_shape_of(to_invocation(i), add_design().design, s, err)) {
+        s = RowsShape{};  // an empty shape: the stream builder refuses it
+    }
     return s;
 }
 

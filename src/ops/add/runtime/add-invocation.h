@@ -17,7 +17,9 @@ struct AddInvocation {
     AddParams   p;
 };
 
-KernelKey add_key(bool multiply = false);
+// The key of the program at the xclbin of `tile` values per chunk (0: none chosen), the tile its rows
+// need (rows_tile_for) when built from an invocation, as a matmul key carries its token tile.
+KernelKey add_key(bool multiply = false, int tile = 0);
 
 // Its operands: a and b read as rows of cols floats (b once when it has one row), y written.
 Invocation to_invocation(const AddInvocation & a);

@@ -39,12 +39,14 @@ bool glu_supported(const ggml_tensor * glu, const TensorResolver & resolve, std:
         return false;
     }
     // The design's data movement takes rows in groups of 4 chunks of one of its tiles (aie/glu/dataflow.json).
-    if (const DesignRead & d = glu_design(); !d.ok() || rows_tile_for(d.design, d.design.families.front().first, a->ne[0]) == 0) {
+    const DesignRead & d = glu_design();
+    const int tile = d.ok() ? rows_tile_for(d.design, d.design.families.front().first, a->ne[0]) : 0;
+    if (tile == 0) {
         why = "GLU row length " + std::to_string(a->ne[0]) + " is not a whole number of groups of 4 chunks of 32 to 512 values " +
               "(aie/glu/dataflow.json)" + (d.ok() ? std::string() : ": " + d.error);
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(glu_key())) {
+    if (resolve.has_kernel && !resolve.has_kernel(glu_key(tile))) {
         why = "the device has no glu kernel";
         return false;
     }

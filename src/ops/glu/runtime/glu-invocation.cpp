@@ -14,18 +14,19 @@ std::string GluParams::shape_label(const TileShape &) const {
     return buf;
 }
 
-KernelKey glu_key() {
+KernelKey glu_key(int tile) {
     KernelKey k;
     k.kind = KernelKind::glu;
     k.design = kGluDesign;
     k.variant = kSwigluVariant;
-    k.tile = TileShape{0, 0, 0};
+    k.tile = TileShape{0, tile, 0};
     return k;
 }
 
 Invocation to_invocation(const GluInvocation & g) {
     Invocation inv;
-    inv.key = glu_key();
+    const DesignRead & d = glu_design();
+    inv.key = glu_key(d.ok() ? rows_tile_for(d.design, d.design.families.front().first, g.p.cols) : 0);
     inv.params = g.p;
     const uint64_t row = static_cast<uint64_t>(g.p.cols) * sizeof(float);
     inv.add_operand({"a", g.a, row, g.p.rows, static_cast<uint64_t>(g.p.a_row_stride) * sizeof(float), Access::read});
@@ -55,11 +56,13 @@ const DesignRead & glu_design() {
 }
 
 RowsShape glu_rows_shape(const GluParams & p) {
+    GluInvocation i;
+    i.p = p;
     RowsShape s;
-    s.contract = kSwigluVariant;
-    s.rows = p.rows;
-    s.cols = p.cols;
-    s.operands = {{"a", p.a_row_stride}, {"b", p.b_row_stride}, {"y", p.y_row_stride}};
+    std::string err;
+    if (!glu_design().ok() || !rows_shape_of(to_invocation(i), glu_design().design, s, err)) {
+        s = RowsShape{};  // an empty shape: the stream builder refuses it
+    }
     return s;
 }
 

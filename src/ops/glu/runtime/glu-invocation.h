@@ -16,7 +16,8 @@ struct GluInvocation {
     GluParams   p;
 };
 
-KernelKey glu_key();
+// The key of the program at the xclbin of `tile` values per chunk (add_key says why the tile).
+KernelKey glu_key(int tile = 0);
 
 // Its operands: a and b read as rows of cols floats, y written.
 Invocation to_invocation(const GluInvocation & g);
