@@ -40,7 +40,7 @@ Status sim_run_binary_rows(const BinaryKernel & k, const std::vector<BinaryRows>
             (r.cols < kBinaryMinCall)) {
             return Status::error(std::string(k.name) + ": a row of " + std::to_string(r.cols) + " values in calls of " + std::to_string(chunk) +
                                  " would call the kernel on fewer than " + std::to_string(kBinaryMinCall) +
-                                 " values (its loop promises the compiler 4 trips of 32 lanes)");
+                                 " values (its loop promises the compiler 2 trips of 32 lanes)");
         }
     }
     std::vector<std::pair<uint32_t, int64_t>> jobs;

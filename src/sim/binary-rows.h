@@ -17,9 +17,9 @@ namespace xdna {
 using BinaryChunkKernel = void (*)(const float * a, const float * b, float * y, int32_t n);
 constexpr int kBinaryLanes = 32;
 constexpr int kBinaryChunk = 1024;
-// The kernels' loops promise the compiler at least 4 trips (AIE_LOOP_MIN_ITERATION_COUNT(4) in
+// The kernels' loops promise the compiler at least 2 trips (AIE_LOOP_MIN_ITERATION_COUNT(2) in
 // aie/add/kernels and aie/glu/kernels): a call on fewer values is undefined on the core, so none is made.
-constexpr int kBinaryMinCall = 4 * kBinaryLanes;
+constexpr int kBinaryMinCall = 2 * kBinaryLanes;
 
 struct BinaryKernel {
     const char *      name;

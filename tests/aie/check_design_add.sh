@@ -358,14 +358,14 @@ refused() {  # refused <pattern> <design args...>
         fail "design.py refused $* without '$pattern'"; cat "$tmp/bad.txt"
     fi
 }
-refused "has no xclbin for tile 64" --tile 64
+refused "has no xclbin for tile 32" --tile 32
 refused "has no xclbin for tile 1024" --tile 1024 --row-len 8192
 refused "has no xclbin for tile 48" --dataflow "$glu_df" --tile 48
 refused "npu2 has 1..8 columns" --cols 9
 refused "npu2 has 1..8 columns" --cols 0
 refused "npu2 has 1..8 columns" --dataflow "$glu_df" --cols 9
 refused "no tile of" --row-len 96
-refused "no tile of" --dataflow "$glu_df" --row-len 640
+refused "no tile of" --dataflow "$glu_df" --row-len 96
 refused "\[FAIL\] shape: a row in whole groups" --tile 512 --row-len 1536
 refused "\[FAIL\] shape: a row in whole groups" --dataflow "$glu_df" --tile 256 --row-len 768
 refused "\[FAIL\] shape: row stride covers the row" --tile 128 --row-len 1024 --row-stride 1000

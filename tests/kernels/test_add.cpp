@@ -17,7 +17,7 @@
 
 TEST(AddEngine, EveryOutputIsTheIeeeSum) {
     using namespace xdna;
-    constexpr int64_t cols = 2304, rows = 5, stride = 2320;  // 9 calls of the design's tile 256
+    constexpr int64_t cols = 2304, rows = 5, stride = 2320;  // 18 calls of the design's tile 128
     const size_t n = static_cast<size_t>(rows * stride);
     std::vector<float> a = xdna_test::random_floats(n, 4.0f), b = xdna_test::random_floats(n, 1e-3f);
     a[3] = std::numeric_limits<float>::quiet_NaN();
@@ -71,7 +71,7 @@ TEST(AddEngine, RefusesRowsTheDesignDoesNotTake) {
 // MUL: every output's bits are the core's safe product (a first), ADD and MUL in one engine call.
 TEST(AddEngine, MulIsTheSafeProduct) {
     using namespace xdna;
-    constexpr int64_t cols = 1280, rows = 3;  // 5 calls of the design's tile 128
+    constexpr int64_t cols = 1280, rows = 3;  // 10 calls of the design's tile 128
     const size_t n = static_cast<size_t>(rows * cols);
     const std::vector<float> a = xdna_test::random_floats(n, 4.0f), b = xdna_test::random_floats(n, 2.0f);
     xdna_test::HostBuffer ab(n * 4), bb(n * 4), yb(n * 4), zb(n * 4);

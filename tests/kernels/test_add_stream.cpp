@@ -53,7 +53,7 @@ std::vector<float> run_stream(const Case & c, const std::vector<float> & a, cons
 }  // namespace
 
 // Rows over 1 to 8 columns, blocks of more than one step per column, strided rows, a shared b row, ADD
-// and MUL, tiles 128 to 512: every value is the IEEE sum (the core's safe product for MUL), every value
+// and MUL, tiles 64 to 512: every value is the IEEE sum (the core's safe product for MUL), every value
 // past a row untouched.
 TEST(AddStream, EveryOutputThroughTheDesignsDataMovement) {
     StreamContexts ctx;
@@ -63,6 +63,7 @@ TEST(AddStream, EveryOutputThroughTheDesignsDataMovement) {
         {9, 2048, 2048, true, true},     // MUL by a shared row, 8 columns, one with two rows
         {2100, 256, 264, false, false},  // 263 rows in column 0: two steps
         {40, 768, 768, true, false},     // tile 128: 768 = 3 groups of 2 x 128
+        {2, 896, 896, false, false},     // tile 64: Qwen2.5-0.5B's rows, 7 groups of 2 x 64
         {1, 14336, 14336, false, true},  // one long row over all 8 columns (14 groups of 2 x 512)
         {3, 3584, 3600, true, false},    // 3 rows in segments over 6 columns (7 groups of 2 x 256: 4 + 3)
     };
@@ -142,15 +143,15 @@ TEST(AddStream, MovesTheBytesTheStreamCounts) {
 // anything runs: the outputs are as they were.
 TEST(AddStream, RefusesWhatTheDesignCannotTake) {
     StreamContexts ctx;
-    const Case odd{2, 640, 640, false, false};  // 640 = 2 x 320: no group of 2 x 128, 256 or 512 divides it
-    const size_t n = 2 * 640;
+    const Case odd{2, 96, 96, false, false};  // no group of 2 chunks of 64 or more divides 96
+    const size_t n = 2 * 96;
     const std::vector<float> a = xdna_test::random_floats(n, 1.0f), b = xdna_test::random_floats(n, 1.0f);
     Status st;
     bool refused = false;
     const std::vector<float> y = run_stream(odd, a, b, ctx, st, refused);
     EXPECT_FALSE(st.ok);
     EXPECT_TRUE(refused);
-    EXPECT_NE(st.message.find("a row of 640 values is not a whole number of groups of 2 chunks"), std::string::npos) << st.message;
+    EXPECT_NE(st.message.find("a row of 96 values is not a whole number of groups of 2 chunks"), std::string::npos) << st.message;
     for (float v : y) {
         ASSERT_EQ(v, 777.0f);
     }

@@ -71,7 +71,7 @@ std::vector<float> engine(const std::vector<float> & x, const std::vector<float>
 
 // Every output's bits are the stated numerics', on LLM-like gates and far out to both clamps.
 TEST(SwigluKernel, BitsAreTheStatedNumerics) {
-    constexpr int64_t rows = 3, cols = 2304;  // 9 calls of the design's tile 256
+    constexpr int64_t rows = 3, cols = 2304;  // 18 calls of the design's tile 128
     std::vector<float> x = xdna_test::random_floats(rows * cols, 3.0f), g = xdna_test::random_floats(rows * cols, 1.0f);
     for (int i = 0; i < 64; ++i) x[static_cast<size_t>(i)] = -120.0f + 3.75f * i;  // across both clamps
     const std::vector<float> y = engine(x, g, rows, cols);
@@ -156,9 +156,9 @@ TEST(SwigluStream, StreamGivesTheKernelModesBits) {
         EXPECT_FALSE(refused);
         EXPECT_EQ(0, std::memcmp(want.data(), yb.host_ptr(), n * 4));
     }
-    xdna_test::HostBuffer small(4 * 640);
+    xdna_test::HostBuffer small(4 * 96);
     GluInvocation odd;
-    odd.p = {1, 640, 640, 640, 640};
+    odd.p = {1, 96, 96, 96, 96};  // not a whole group of 2 chunks of 64
     odd.a = odd.b = odd.y = {&small, 0};
     ThreadPool pool(1);
     bool refused = false;

@@ -1,6 +1,6 @@
 // SwiGLU of fp32 rows, the FFN's gate of every llama.cpp layer: y[i] = silu(x[i]) * g[i] with
 // silu(x) = x / (1 + exp(-x)), over one chunk of n values (n a multiple of 32,
-// at least 128: its loop promises the compiler 4 trips).
+// at least 64: its loop promises the compiler 2 trips).
 //
 // Numerics as the core computes them (aie/glu/README.md): every product is aie_api's float multiply
 // (Peano's `safe` emulation, split in the reset mode, floor), every add one fp32 rounding to nearest
@@ -44,7 +44,7 @@ extern "C" {
 
 void swiglu_f32(const float * __restrict x, const float * __restrict g, float * __restrict y, int32_t n) {
     constexpr float kLog2e = 1.4426950408889634f;
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(4)
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(2)
     for (int32_t i = 0; i < n; i += kLanes) {
         const vf xv = aie::load_v<kLanes>(x + i);
         const vf z = aie::min(aie::max(mulv(xv, -kLog2e), -126.0f), 125.0f);

@@ -39,12 +39,12 @@ bool add_supported(const ggml_tensor * add, const TensorResolver & resolve, std:
         why = op + " row length " + std::to_string(a->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kAddLanes);
         return false;
     }
-    // The design's data movement takes rows in groups of 4 chunks of one of its tiles (aie/add/dataflow.json):
+    // The design's data movement takes rows in groups of core_rows (2) chunks of one of its tiles (aie/add/dataflow.json):
     // a row no group divides is not the NPU's (the simulator runs exactly what the design takes).
     const DesignRead & d = add_design();
     const int tile = d.ok() ? rows_tile_for(d.design, d.design.families.front().first, a->ne[0]) : 0;
     if (tile == 0) {
-        why = op + " row length " + std::to_string(a->ne[0]) + " is not a whole number of groups of 4 chunks of 32 to 512 values " +
+        why = op + " row length " + std::to_string(a->ne[0]) + " is not a whole number of groups of 2 chunks of 64 to 512 values " +
               "(aie/add/dataflow.json)" + (d.ok() ? std::string() : ": " + d.error);
         return false;
     }
