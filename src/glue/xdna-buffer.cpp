@@ -7,6 +7,7 @@
 #include "glue/xdna-device-context.h"
 
 #include "contracts/weight-layout.h"
+#include "plan/weight-packing.h"
 
 #include "ggml-impl.h"
 
@@ -58,26 +59,14 @@ XdnaBufferContext * ctx_of(ggml_backend_buffer_t buffer) {
     return static_cast<XdnaBufferContext *>(buffer->context);
 }
 
-// Packed layout of a tensor that could be a weight. Only leaves (no op, not a view) are candidates:
-// activations computed by ops are never padded, which keeps compute buffers at ggml_nbytes. Only
-// matrices (and stacks of them): what a MUL_MAT or MUL_MAT_ID consumes. A vector in a weight buffer
-// (a norm weight, a bias, RoPE frequency factors) is read by the host-op path in ggml's layout; a
-// device that owns layers holds those too.
+// Packed layout of a tensor that could be a weight: the layout the ops that consume weights choose
+// (plan/weight-packing.h; today the matmul's, for the matrices of a contract type). A vector in a weight
+// buffer (a norm weight, a bias, RoPE frequency factors) matches no rule and is read in ggml's layout.
 //
 // The size a buffer type reserves cannot depend on the buffer's usage (ggml asks before the buffer
-// exists), so every such leaf is reserved at its packed size, in compute buffers too. A tensor whose
-// tiles would more than double it by more than kMaxPaddingBytes is not a weight matrix (a model's
-// matrices pad by under 1%; test-backend-ops has [2, 2, 524281] leaves that would pad to gigabytes):
-// it stays in ggml's layout, and a MUL_MAT reading it as a weight runs on the host-op path.
-constexpr size_t kMaxPaddingBytes = size_t(16) << 20;
-
+// exists), so every such leaf is reserved at its packed size, in compute buffers too.
 bool packable_layout(const ggml_tensor * t, WeightLayout & L) {
-    if (t->op != GGML_OP_NONE || t->view_src != nullptr || t->ne[1] <= 1 || !ggml_is_contiguous(t) ||
-        !make_weight_layout(t->type, t->ne, L)) {
-        return false;
-    }
-    const size_t plain = ggml_nbytes(t);
-    return L.total_bytes <= 2 * plain || L.total_bytes - plain <= kMaxPaddingBytes;
+    return packed_layout_for(t, L);
 }
 
 // The log of freed device buffers (see buffers_freed_since). Bounded: a backend that has not looked

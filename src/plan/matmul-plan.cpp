@@ -87,4 +87,14 @@ void pack_plain_weights(const ggml_tensor * src0, const WeightLayout & L, void *
     }
 }
 
+bool matmul_weight_layout(const ggml_tensor * t, WeightLayout & L) {
+    constexpr size_t kMaxPaddingBytes = size_t(16) << 20;
+    if (t->op != GGML_OP_NONE || t->view_src != nullptr || t->ne[1] <= 1 || !ggml_is_contiguous(t) ||
+        !make_weight_layout(t->type, t->ne, L)) {
+        return false;
+    }
+    const size_t plain = ggml_nbytes(t);
+    return L.total_bytes <= 2 * plain || L.total_bytes - plain <= kMaxPaddingBytes;
+}
+
 }  // namespace xdna

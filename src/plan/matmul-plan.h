@@ -52,6 +52,14 @@ bool invocation_geometry(ggml_type type, int64_t m, int64_t k, int64_t n, Matmul
 
 // Copy a plain (ggml row-major, any row strides) src0 into the packed layout at `packed`.
 void pack_plain_weights(const ggml_tensor * src0, const WeightLayout & L, void * packed);
+
+// The matmul's weight-packing rule (plan/weight-packing.h): the layout a weight leaf takes because
+// MUL_MAT / MUL_MAT_ID would read it. Only leaves (no op, not a view): activations computed by ops are
+// never padded, which keeps compute buffers at ggml_nbytes. Only matrices and stacks of them, of a
+// type with a contract. A tensor whose tiles would more than double it by more than 16 MB is not a
+// weight matrix (a model's matrices pad by under 1%; test-backend-ops has [2, 2, 524281] leaves that
+// would pad to gigabytes): it stays in ggml's layout, and a MUL_MAT reading it runs on the host path.
+bool matmul_weight_layout(const ggml_tensor * t, WeightLayout & L);
 // The same for matrix `mat` (i2 + i3 * ne2) alone, padding untouched (MUL_MAT_ID packs the selected
 // experts only).
 void pack_plain_weight_matrix(const ggml_tensor * src0, const WeightLayout & L, int64_t mat, void * packed);

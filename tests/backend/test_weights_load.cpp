@@ -6,6 +6,8 @@
 #include "contracts/matmul-contract.h"
 #include "test-random.h"
 
+#include "plan/weight-packing.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -172,6 +174,40 @@ TEST(WeightsLoad, BufferTypeIsNotHostAndPadsOnlyWeights) {
     ggml_tensor * y = ggml_scale(ctx, a, 2.0f);                             // computed: never padded
     EXPECT_GT(ggml_backend_buft_get_alloc_size(buft, w), ggml_nbytes(w));
     EXPECT_EQ(ggml_backend_buft_get_alloc_size(buft, y), ggml_nbytes(y));
+    ggml_free(ctx);
+}
+
+// The layout of a weight is the consuming op's (plan/weight-packing.h): a matrix of a contract type is
+// the matmul's, in its tiles; a norm weight (a vector), a 1-row matrix and a leaf whose tiles would pad it
+// by gigabytes are no op's and stay in ggml's layout, also in a weights buffer.
+TEST(WeightsLoad, TheConsumingOpChoosesTheLayout) {
+    ggml_init_params params = {ggml_tensor_overhead() * 8, nullptr, true};
+    ggml_context * ctx = ggml_init(params);
+    ggml_tensor * q = ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_K, 4096, 128);
+    ggml_tensor * norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4096);
+    ggml_tensor * row = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 4096, 1);
+    ggml_tensor * wide = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 2, 2, 524281);
+    xdna::WeightLayout L;
+    const char * consumer = nullptr;
+    EXPECT_TRUE(xdna::packed_layout_for(q, L, &consumer));
+    EXPECT_STREQ(consumer, "matmul");
+    EXPECT_GE(L.total_bytes, ggml_nbytes(q));
+    EXPECT_FALSE(xdna::packed_layout_for(norm, L));
+    EXPECT_FALSE(xdna::packed_layout_for(row, L));
+    EXPECT_FALSE(xdna::packed_layout_for(wide, L));
+    ggml_backend_buffer_type_t buft = ggml_backend_dev_buffer_type(xdna_device());
+    EXPECT_EQ(ggml_backend_buft_get_alloc_size(buft, norm), ggml_nbytes(norm));
+    ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(buft, 1 << 20);
+    ASSERT_NE(buf, nullptr);
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    ASSERT_EQ(ggml_backend_tensor_alloc(buf, norm, ggml_backend_buffer_get_base(buf)), GGML_STATUS_SUCCESS);
+    std::vector<float> values(4096), back(4096);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 0.25f * static_cast<float>(i) - 7.0f;
+    ggml_backend_tensor_set(norm, values.data(), 0, ggml_nbytes(norm));
+    EXPECT_EQ(std::memcmp(ggml_backend_buffer_get_base(buf), values.data(), ggml_nbytes(norm)), 0);  // ggml's layout in place
+    ggml_backend_tensor_get(norm, back.data(), 0, ggml_nbytes(norm));
+    EXPECT_EQ(back, values);
+    ggml_backend_buffer_free(buf);
     ggml_free(ctx);
 }
 
