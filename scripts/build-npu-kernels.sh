@@ -1,26 +1,70 @@
 #!/usr/bin/env bash
-# Optional NPU build: compiles each core program of aie/matmul/ for AIE2P with Peano (llvm-aie), turns
-# aie/matmul/design.py into MLIR and, with mlir-aie's aiecc, into an xclbin per family and token tile,
-# and writes the kernel manifest (format 2, docs/xrt.md) the backend reads into the output directory: one
-# entry per xclbin, listing the contracts and tile shape it serves. No instruction streams are shipped:
-# the backend builds each problem shape's stream on the host (src/runtime/matmul-sequence.h).
+# Optional NPU build: compiles the core programs of the NPU designs for AIE2P with Peano (llvm-aie), turns
+# each design's IRON script into MLIR and, with mlir-aie's aiecc, into xclbins, and writes the kernel
+# manifest (format 2, docs/xrt.md) the backend reads into the output directory: one entry per xclbin,
+# listing what it serves. No instruction streams are shipped: the backend builds each problem shape's
+# stream on the host (src/runtime/matmul-sequence.h, src/runtime/rows-sequence.h).
+#
+# The designs (--design, repeatable; default all of them):
+#   matmul  aie/matmul/design.py: per family, Peano compiles kernels/mm_<family>.cc and zero.cc into one
+#           object; one xclbin per family and token tile (mm_<family>_n<TN>.xclbin) serving every
+#           contract of the family (with --exact: one per contract, <contract>_n<TN>.xclbin).
+#   the rows designs: every aie/<design>/dataflow.json with "movement": "rows" (today add and glu), all
+#           built by aie/add/design.py --dataflow <that file>. Per family of the description, Peano compiles
+#           the kernel files its contracts are defined in (design.py --list-contracts: add.cc and mul.cc for
+#           add's "binary", swiglu.cc for glu's "swiglu") into one object, xdna_<design>_<family>.o
+#           (design.py's --kernel-object); one xclbin per tile (values per chunk: the numeric keys of the
+#           family's core_budget.kernel_stack, design.py --list-tiles), <design>_<family>_t<tile>.xclbin,
+#           serving every contract of the family (the RTP word "contract" selects the kernel). Its manifest
+#           entry names the tile, and the kernel's buffers bo<i> by the description's operand whose "arg"
+#           is i.
+#
+# How --design, --family and --tile-n combine: --design picks the designs; --family keeps, of each picked
+# design, only the families listed (a design left with none is skipped with a note); --tile-n keeps, of
+# each family, only the tiles listed: a token tile for a matmul family, values per chunk for a rows family
+# (both are the manifest's tile n), a family without a listed tile getting a note. Defaults: every family;
+# token tiles 4 32 64 for matmul families (each at those it has a program for), every tile for rows
+# families. A --family that no picked design has, or a --tile-n that no kept family has, is an error
+# (exit 2) before anything is compiled; an unknown --design is one before the toolchain is looked for.
+# --cols, --m-tiles, --n-tiles, --k and --exact concern the matmul design only: a rows xclbin always spans
+# the description's array.max_columns columns, as the host's rows stream builder deals the work (its
+# RowsShape::columns 0: the design's).
 #
 # Needs mlir-aie >= 1.4 (python package 'aie', aiecc), llvm-aie (Peano clang for aie2p) and XRT >= 2.18
 # (aiecc packages the xclbin with XRT's xclbinutil). When one of them is missing it says which and how
-# to point at it, prints "NPU kernels not built" and exits 0, so the rest of the build goes on.
+# to point at it, prints "NPU kernels not built" and exits 0 (1 with --require) before anything else, so
+# the rest of the build goes on.
 #
 # Contract names in the manifest are the v2 names: mm_<w>_a8 for quantized weights (int8 activations),
-# e.g. mm_q4_K_a8; the float contracts keep mm_f16_f16, mm_bf16_bf16, mm_f32_f32.
+# e.g. mm_q4_K_a8; the float contracts keep mm_f16_f16, mm_bf16_bf16, mm_f32_f32. A rows entry serves
+# its family's contracts (add_f32, mul_f32; swiglu_f32) by the description's family name.
 #
-# design.py still needs a problem shape (--m-tiles, --n-tiles, --k) to emit its MLIR; it only affects the
-# runtime sequence aiecc compiles alongside, which the backend does not use.
+# The IRON scripts still need a problem shape to emit their MLIR: matmul's --m-tiles, --n-tiles, --k; the
+# rows designs' 64 rows of 4096 values (rounded up to whole groups of array.core_rows chunks). It only
+# affects the runtime sequence aiecc compiles alongside, which the backend does not use.
+#
+# The manifest (the build's entries file and aiecc's kernel descriptions -> manifest.json) is written by
+# scripts/write-kernel-manifest.py, checked without a toolchain by tests/aie/check_kernel_manifest_writer.sh.
+# It lists what this run built only.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 design=$root/aie/matmul/design.py
 kernels_dir=$root/aie/matmul/kernels
+rows_design=$root/aie/add/design.py  # the IRON program of every rows description
 python=${PYTHON:-python3}
+
+# The rows designs: every description of that movement (read with grep: no Python is needed before the
+# toolchain has been found).
+rows_designs=""
+for f in "$root"/aie/*/dataflow.json; do
+    if grep -Eq '"movement"[[:space:]]*:[[:space:]]*"rows"' "$f"; then
+        rows_designs="$rows_designs $(basename "$(dirname "$f")")"
+    fi
+done
+rows_designs=${rows_designs# }
+all_designs="matmul${rows_designs:+ $rows_designs}"
 
 out_dir=$root/build/ggml-xdna-kernels
 families="kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16 float_bfp16 f32_bfp16"
@@ -29,6 +73,8 @@ cols=8
 m_tiles=64
 n_tiles=1
 k_elems=4096
+rows_rows=64
+rows_row_len=4096
 exact=0
 require=0
 check_only=0
@@ -37,25 +83,32 @@ usage() {
     cat <<EOF
 usage: $(basename "$0") [options]
   --out DIR        output directory (default build/ggml-xdna-kernels)
-  --family F       build only this family (repeatable): kquant legacy kquant_low float kquant_bfp16
-                          legacy_bfp16 kquant_low_bfp16 float_bfp16 f32_bfp16
-  --tile-n N       build only this token tile (repeatable): 4 32 64
-  --cols N         array columns (default 8)
-  --m-tiles N      weight row tiles of the instruction streams (default 64: M = 4096)
-  --n-tiles N      token tiles of the instruction streams (default 1)
-  --k K            reduction length of the instruction streams (default 4096)
-  --exact          one xclbin per contract with exactly sized W buffers, instead of one per family
+  --design D       build only this design (repeatable): $all_designs (default all)
+  --family F       build only this family (repeatable), of the designs built:
+                     matmul: kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16
+                             float_bfp16 f32_bfp16
+                     rows designs: their description's families (add: binary; glu: swiglu)
+  --tile-n N       build only this tile (repeatable): a matmul family's token tile (4 32 64, default all
+                   three) or a rows family's values per chunk (default all of its tiles: the numeric
+                   keys of its kernel_stack in the description)
+  --cols N         matmul: array columns (default 8; rows designs always use the whole array)
+  --m-tiles N      matmul: weight row tiles of the instruction streams (default 64: M = 4096)
+  --n-tiles N      matmul: token tiles of the instruction streams (default 1)
+  --k K            matmul: reduction length of the instruction streams (default 4096)
+  --exact          matmul: one xclbin per contract with exactly sized W buffers, instead of one per family
   --check          only report which tools were found
   --require        exit 1 (not 0) when a tool is missing
+A --family no selected design has, or a --tile-n no selected family has, is an error (exit 2).
 Tools are found through MLIR_AIE_INSTALL_DIR, PEANO_INSTALL_DIR and XRT_ROOT when set (and only there),
 otherwise through the Python packages mlir_aie / llvm-aie and /opt/xilinx/xrt.
 EOF
 }
 
-user_families="" user_tiles=""
+user_designs="" user_families="" user_tiles=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out_dir=$2; shift 2 ;;
+        --design) user_designs="$user_designs $2"; shift 2 ;;
         --family) user_families="$user_families $2"; shift 2 ;;
         --tile-n) user_tiles="$user_tiles $2"; shift 2 ;;
         --cols) cols=$2; shift 2 ;;
@@ -69,8 +122,21 @@ while [ $# -gt 0 ]; do
         *) echo "build-npu-kernels: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
 done
-[ -n "$user_families" ] && families=$user_families
-[ -n "$user_tiles" ] && tiles=$user_tiles
+in_list() { case " $2 " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }  # in_list <word> <list>
+designs=$all_designs
+if [ -n "$user_designs" ]; then
+    designs=""
+    for d in $user_designs; do
+        if ! in_list "$d" "$all_designs"; then
+            echo "build-npu-kernels: --design $d: not a design this script builds ($all_designs)" >&2; exit 2
+        fi
+        in_list "$d" "$designs" || designs="$designs $d"
+    done
+    designs=${designs# }
+fi
+for t in $user_tiles; do
+    case "$t" in ''|*[!0-9]*) echo "build-npu-kernels: --tile-n $t: not a number" >&2; exit 2 ;; esac
+done
 
 say() { echo "build-npu-kernels: $*"; }
 missing=()
@@ -216,17 +282,93 @@ fi
 peano_flags=(-O2 -std=c++20 --target=aie2p-none-unknown-elf -DNDEBUG -Wno-parentheses -Wno-attributes
              -Wno-macro-redefined -I "$root/aie/include" -I "$mlir_aie_dir/include")
 
+# What to build, settled before anything is compiled: per design and family, its tiles. A job is
+# "matmul <family> <token tiles...>" or "<rows design> <family> <tiles...>".
+jobs=()
+matched_families="" matched_tiles=""
+plan_family() {  # plan_family <design> <family> <default tiles> <the family's tiles>; adds a job
+    local d=$1 f=$2 want=$3 have=$4 t keep=""
+    matched_families="$matched_families $f"
+    for t in ${user_tiles:-$want}; do
+        if in_list "$t" "$have"; then
+            keep="$keep $t"
+            matched_tiles="$matched_tiles $t"
+        elif [ "$d" = matmul ]; then
+            say "$f: no core program for token tile $t"
+        else
+            say "$d/$f: no xclbin at tile $t (its tiles: $have)"
+        fi
+    done
+    [ -n "$keep" ] && jobs+=("$d $f$keep")
+    return 0
+}
+for d in $designs; do
+    if [ "$d" = matmul ]; then
+        fams=$families
+    else
+        # The description's families (aie/add/design.py has no option listing them).
+        fams=$("$python" -c 'import json, sys
+print(" ".join(k for k in json.load(open(sys.argv[1]))["families"] if k != "about"))' "$root/aie/$d/dataflow.json")
+    fi
+    kept=0
+    for f in $fams; do
+        if [ -n "$user_families" ] && ! in_list "$f" "$user_families"; then continue; fi
+        kept=1
+        if [ "$d" = matmul ]; then
+            have=$("$python" "$design" --family "$f" --list-tiles)
+            plan_family matmul "$f" "$tiles" "$have"
+        else
+            have=$("$python" "$rows_design" --dataflow "$root/aie/$d/dataflow.json" --family "$f" --list-tiles)
+            plan_family "$d" "$f" "$have" "$have"
+        fi
+    done
+    [ "$kept" = 1 ] || say "$d: none of its families ($fams) is selected by --family: not built"
+done
+for f in $user_families; do
+    if ! in_list "$f" "$matched_families"; then
+        say "--family $f: not a family of the designs selected ($designs)" >&2; exit 2
+    fi
+done
+for t in $user_tiles; do
+    if ! in_list "$t" "$matched_tiles"; then
+        say "--tile-n $t: none of the selected families has a program at this tile" >&2; exit 2
+    fi
+done
+if [ ${#jobs[@]} -eq 0 ]; then
+    say "nothing to build" >&2; exit 2
+fi
+
 mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)  # aiecc runs in the work directories: every path it is given is absolute
 work=$out_dir/.work
 rm -rf "$work"
 mkdir -p "$work"
 entries=$work/entries.txt
 : >"$entries"
 
-for family in $families; do
-    fdir=$work/$family
+# aiecc_build <dir> <mlir> <xclbin file name>: the xclbin into the output directory; sets prj to aiecc's
+# project directory (where it writes the kernel description the manifest is read from).
+aiecc_build() {
+    local dir=$1 mlir=$2 xclbin=$3 base=${2%.mlir} tmpdir=()
+    if has_opt "--tmpdir"; then
+        prj=$base.prj
+        tmpdir=(--tmpdir="$prj")
+    else
+        prj=$mlir.prj  # aiecc's default work directory
+    fi
+    # aiecc's own instruction stream stays in the work directory.
+    (cd "$dir" && "$aiecc" "${aiecc_common[@]}" "${aiecc_xclbin[@]}" --xclbin-name="$out_dir/$xclbin" \
+        --npu-insts-name="$base.insts.bin" "${tmpdir[@]}" "$mlir")
+}
+
+build_matmul() {  # build_matmul <family> <token tiles...>
+    local family=$1 fdir=$work/matmul/$1 source obj tn first line contract tile_k contract_tiles k_tiles mlir xclbin
+    local xclbin_prj="" w_objects=family
+    shift
+    [ "$exact" = 1 ] && w_objects=exact
     mkdir -p "$fdir"
-    mapfile -t contracts < <("$python" "$design" --family "$family" --list-contracts)
+    line=$("$python" "$design" --family "$family" --list-contracts)
+    mapfile -t contracts <<<"$line"
     source=$(awk 'NR == 1 { print $4 }' <<<"${contracts[0]}")
     obj=xdna_mm_$family.o
     say "$family: compiling $source and $(basename "$kernels_dir")/zero.cc for aie2p"
@@ -235,9 +377,7 @@ for family in $families; do
     # One relocatable object per core program: IRON links one object file into every core.
     "$peano_dir/bin/ld.lld" -r -o "$fdir/$obj" "$fdir/zero.o" "$fdir/mm.o"
 
-    family_tiles=$("$python" "$design" --family "$family" --list-tiles)
-    for tn in $tiles; do
-        case " $family_tiles " in *" $tn "*) ;; *) say "$family: no core program for token tile $tn"; continue ;; esac
+    for tn in "$@"; do
         first=1
         for line in "${contracts[@]}"; do
             read -r contract _symbol tile_k _source contract_tiles <<<"$line"
@@ -252,82 +392,74 @@ for family in $families; do
                          --m-tiles "$m_tiles" --n-tiles "$n_tiles" --k-tiles "$k_tiles" --kernel-object "$obj")
             [ "$exact" = 1 ] && design_args+=(--exact)
             "$python" "$design" "${design_args[@]}" -o "$mlir"
-            insts=$fdir/${contract}_n$tn.insts.bin  # aiecc's own stream: kept in the work directory only
             if [ "$exact" = 1 ]; then xclbin=${contract}_n$tn.xclbin; else xclbin=mm_${family}_n$tn.xclbin; fi
-            if has_opt "--tmpdir"; then
-                prj=$fdir/${contract}_n$tn.prj
-                tmpdir=(--tmpdir="$prj")
-            else
-                prj=$mlir.prj  # aiecc's default work directory
-                tmpdir=()
-            fi
             # In family mode every contract's MLIR has the same array configuration (buffers sized to the
             # family): the first one gives the xclbin, which then serves them all.
             if [ "$exact" = 1 ] || [ "$first" = 1 ]; then
                 say "$family n$tn: $contract -> $xclbin"
-                (cd "$fdir" && "$aiecc" "${aiecc_common[@]}" "${aiecc_xclbin[@]}" --xclbin-name="$out_dir/$xclbin" \
-                    --npu-insts-name="$insts" "${tmpdir[@]}" "$mlir")
+                aiecc_build "$fdir" "$mlir" "$xclbin"
                 xclbin_prj=$prj
             else
                 say "$family n$tn: $contract -> served by $xclbin"
             fi
-            echo "$family $contract $tn $tile_k $xclbin $xclbin_prj" >>"$entries"
+            printf 'matmul\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$family" "$contract" "$tn" "$tile_k" "$xclbin" \
+                "$xclbin_prj" "$w_objects" >>"$entries"
             first=0
         done
     done
+}
+
+build_rows() {  # build_rows <design> <family> <tiles...>
+    local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2 kdir=$root/aie/$1/kernels
+    local name core_rows obj sources="" src objs=() line contract tile group row_len mlir xclbin
+    shift 2
+    mkdir -p "$fdir"
+    line=$("$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["design"], d["array"]["core_rows"])' "$dataflow")
+    read -r name core_rows <<<"$line"
+    # The kernel files: those defining the family's contracts (the family's kernel_stack "source" and the
+    # other .cc files of kernels/, as design.py looks them up).
+    line=$("$python" "$rows_design" --dataflow "$dataflow" --family "$family" --list-contracts)
+    mapfile -t contracts <<<"$line"
+    for line in "${contracts[@]}"; do
+        read -r contract src <<<"$line"
+        if [ "$src" = "?" ] || [ ! -f "$kdir/$src" ]; then
+            say "$d/$family: no kernel file in $kdir defines $contract"; exit 1
+        fi
+        in_list "$src" "$sources" || sources="$sources $src"
+    done
+    obj=xdna_${name}_$family.o  # the object design.py's program links into every core
+    say "$d/$family: compiling$sources for aie2p"
+    for src in $sources; do
+        "$peano_dir/bin/clang++" "${peano_flags[@]}" -c "$kdir/$src" -o "$fdir/${src%.cc}.o"
+        objs+=("$fdir/${src%.cc}.o")
+    done
+    "$peano_dir/bin/ld.lld" -r -o "$fdir/$obj" "${objs[@]}"
+
+    for tile in "$@"; do
+        group=$((core_rows * tile))
+        row_len=$(( (rows_row_len + group - 1) / group * group ))  # whole groups of core_rows chunks
+        xclbin=${name}_${family}_t$tile.xclbin
+        mlir=$fdir/${xclbin%.xclbin}.mlir
+        say "$d/$family tile $tile: ${contracts[*]%% *} -> $xclbin"
+        "$python" "$rows_design" --dataflow "$dataflow" --family "$family" --tile "$tile" \
+            --rows "$rows_rows" --row-len "$row_len" --kernel-object "$obj" -o "$mlir"
+        aiecc_build "$fdir" "$mlir" "$xclbin"
+        printf 'rows\t%s\t%s\t%s\t%s\t%s\n' "$family" "$tile" "$xclbin" "$prj" "$dataflow" >>"$entries"
+    done
+}
+
+for job in "${jobs[@]}"; do
+    read -r -a j <<<"$job"
+    if [ "${j[0]}" = matmul ]; then
+        build_matmul "${j[@]:1}"
+    else
+        build_rows "${j[@]}"
+    fi
 done
 
-# The manifest: argument kinds follow the runtime sequence (W, A, C, params) and mlir-aie's kernel
-# signature (opcode, instruction BO in group 1, word count, bo<i> in group 3 + i), read back from the
-# kernel description aiecc generated so the argument count always matches the xclbin.
-"$python" - "$entries" "$out_dir/manifest.json" "$exact" <<'EOF'
-import glob, json, os, sys
-
-entries, manifest = sys.argv[1], sys.argv[2]
-exact = sys.argv[3] == "1"  # --exact: one xclbin per contract, W objects of its own tile
-bo_kinds = ["weights", "activations", "output", "params"]
-designs = {}  # xclbin -> its manifest entry
-for line in open(entries):
-    family, contract, tn, tile_k, xclbin, prj = line.split()
-    tile = {"m": 64, "n": int(tn), "k": int(tile_k)}
-    if xclbin in designs:
-        designs[xclbin]["serves"].append({"contract": contract, "tiles": [tile]})
-        continue
-    descs = glob.glob(os.path.join(prj, "*kernels*.json"))
-    if not descs:
-        sys.exit(f"build-npu-kernels: no kernel description (*kernels*.json) in {prj}")
-    desc = json.load(open(descs[0]))
-    kernel = desc["ps-kernels"]["kernels"][0]
-    args = []
-    for a in kernel["arguments"]:
-        name = a["name"]
-        if name == "opcode":
-            args.append({"kind": "opcode", "value": 3})
-        elif name == "instr":
-            args.append({"kind": "instructions", "group_id": 1})
-        elif name == "ninstr":
-            args.append({"kind": "instruction_count"})
-        elif name.startswith("bo") and int(name[2:]) < len(bo_kinds):
-            args.append({"kind": bo_kinds[int(name[2:])], "group_id": 3 + int(name[2:])})
-        else:
-            sys.exit(f"build-npu-kernels: kernel argument '{name}' of {xclbin} has no manifest kind "
-                     f"(format 2 knows {', '.join(bo_kinds)} as buffers)")
-    designs[xclbin] = {
-        "design": "matmul",
-        "family": family,
-        "xclbin": xclbin,
-        "kernel": kernel["name"],
-        "npu": ["npu2"],
-        "serves": [{"contract": contract, "tiles": [tile]}],
-        "args": args,
-    }
-    if exact:
-        designs[xclbin]["w_objects"] = "exact"
-doc = {"comment": "Built by scripts/build-npu-kernels.sh from aie/matmul (never run on an NPU by this project). "
-                  "The backend builds each problem shape's instruction stream on the host.",
-       "format_version": 2, "designs": list(designs.values())}
-with open(manifest, "w") as f:
-    json.dump(doc, f, indent=1)
-    f.write("\n")
-print(f"build-npu-kernels: wrote {manifest} ({len(designs)} design xclbins)")
-EOF
+# The manifest: argument kinds follow mlir-aie's kernel signature (opcode, instruction BO in group 1, word
+# count, bo<i> in group 3 + i: a matmul's W, A, C, params; a rows design's operand whose "arg" is i), read
+# back from the kernel description aiecc generated so the argument count always matches the xclbin.
+"$python" "$here/write-kernel-manifest.py" "$entries" "$out_dir/manifest.json"

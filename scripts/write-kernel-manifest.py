@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Writes the kernel manifest (format 2, docs/xrt.md) of an NPU build from the build's entries file and the
+aiecc project directories it names. scripts/build-npu-kernels.sh runs it once everything is compiled;
+tests/aie/check_kernel_manifest_writer.sh runs it on fake project directories, without a toolchain.
+
+    write-kernel-manifest.py ENTRIES MANIFEST
+
+ENTRIES has one line per (xclbin, contract) built, fields separated by tabs (or, without a tab in the
+line, by white space); blank lines and lines starting with '#' are skipped. The first field says which
+kind of design the line is of:
+
+    matmul  <family> <contract> <token tile n> <tile k> <xclbin> <aiecc project dir> <family|exact>
+    rows    <family> <tile> <xclbin> <aiecc project dir> <dataflow.json>
+
+A matmul xclbin serves every contract of its lines (one line per contract; the project dir of its first
+line is read), "exact" when it was built for one contract with W objects of its own tile (--exact). A rows
+xclbin (aie/add/design.py's program for a "movement": "rows" description) serves every contract of its
+family at one chunk size, the tile; its design name, families, tiles and operands are read from the
+description given.
+
+The kernel's arguments are read back from the kernel description aiecc wrote into the project dir
+(*kernels*.json: ps-kernels.kernels[0], its name and its arguments opcode, instr, ninstr, bo0..boN), so
+the manifest's argument list always matches the xclbin: opcode -> {"kind": "opcode", "value": 3},
+instr -> the instruction buffer in group 1, ninstr -> the word count, and bo<i> in group 3 + i:
+  matmul: the runtime sequence's W, A, C and params (bo0..bo3: weights, activations, output, params);
+  rows:   the description's operand whose "arg" is i, by name ({"kind": "operand", "name": ...}).
+An argument of another name, a bo<i> with no such operand, or a required argument the kernel lacks is
+refused (exit 1, no manifest written): the backend's parser (src/runtime/kernel-manifest.cpp) would drop
+the entry.
+"""
+
+import glob
+import json
+import os
+import sys
+
+PROG = "write-kernel-manifest"
+MATMUL_BO_KINDS = ["weights", "activations", "output", "params"]
+MATMUL_REQUIRED = ["instructions", "instruction_count", "weights", "activations", "output"]
+
+
+class ManifestError(Exception):
+    pass
+
+
+def read_kernel(prj, xclbin):
+    """(name, arguments) of ps-kernels.kernels[0] of the kernel description aiecc wrote into prj."""
+    descs = sorted(glob.glob(os.path.join(glob.escape(prj), "*kernels*.json")))
+    if not descs:
+        raise ManifestError(f"no kernel description (*kernels*.json) in {prj} (the aiecc project of {xclbin})")
+    try:
+        with open(descs[0], encoding="utf-8") as f:
+            kernel = json.load(f)["ps-kernels"]["kernels"][0]
+        name, args = kernel["name"], [a["name"] for a in kernel["arguments"]]
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        raise ManifestError(f"{descs[0]}: not an aiecc kernel description with ps-kernels.kernels[0] "
+                            f"{{name, arguments[].name}} ({type(e).__name__}: {e})")
+    if not isinstance(name, str) or not name:
+        raise ManifestError(f"{descs[0]}: kernel name {name!r}")
+    return name, args, descs[0]
+
+
+def bo_index(name):
+    if name.startswith("bo") and name[2:].isdigit():
+        return int(name[2:])
+    return None
+
+
+def kernel_args(arg_names, bo_arg, where):
+    """The manifest's args for aiecc's argument names; bo_arg(i) gives the buffer argument of bo<i> (without
+    its group), or None when the design has none."""
+    args = []
+    for name in arg_names:
+        i = bo_index(name)
+        if name == "opcode":
+            args.append({"kind": "opcode", "value": 3})
+        elif name == "instr":
+            args.append({"kind": "instructions", "group_id": 1})
+        elif name == "ninstr":
+            args.append({"kind": "instruction_count"})
+        elif i is not None and bo_arg(i) is not None:
+            args.append(dict(bo_arg(i), group_id=3 + i))
+        else:
+            raise ManifestError(f"{where}: kernel argument '{name}' has no manifest kind")
+    return args
+
+
+def require_args(args, where, kinds, operands=()):
+    have = [a["kind"] for a in args]
+    for k in kinds:
+        if have.count(k) != 1:
+            raise ManifestError(f"{where}: the kernel has {have.count(k)} '{k}' argument(s), the manifest needs one")
+    names = [a["name"] for a in args if a["kind"] == "operand"]
+    for op in operands:
+        if names.count(op) != 1:
+            raise ManifestError(f"{where}: the kernel has {names.count(op)} buffer argument(s) for operand '{op}', "
+                                "the manifest needs one")
+
+
+def as_int(text, what, where):
+    try:
+        v = int(text)
+    except ValueError:
+        raise ManifestError(f"{where}: {what} '{text}' is not a number")
+    if v < 1:
+        raise ManifestError(f"{where}: {what} {v}")
+    return v
+
+
+def read_description(path, where):
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+        if d.get("movement") != "rows":
+            raise ManifestError(f"{where}: {path} is not a rows description (\"movement\": \"rows\")")
+        design = d["design"]
+        families = {k: v for k, v in d["families"].items() if k != "about"}
+        stacks = d["core_budget"]["kernel_stack"]
+        operands = {int(o["arg"]): o["name"] for o in d["operands"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ManifestError(f"{where}: description {path}: {type(e).__name__}: {e}")
+    if len(operands) != len(d["operands"]):
+        raise ManifestError(f"{where}: description {path}: two operands with the same \"arg\"")
+    return design, families, stacks, operands
+
+
+def build(entries_path):
+    matmul = {}   # xclbin -> its manifest entry
+    rows = {}     # xclbin -> its manifest entry
+    order = []    # (kind, xclbin) in the order first seen
+    with open(entries_path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = line.split("\t") if "\t" in line else line.split()
+        where = f"{entries_path}:{n}"
+        kind = fields[0]
+        if kind == "matmul":
+            if len(fields) != 8:
+                raise ManifestError(f"{where}: a matmul line has 8 fields (matmul family contract tile_n tile_k "
+                                    f"xclbin project w_objects), not {len(fields)}")
+            _, family, contract, tn, tile_k, xclbin, prj, w_objects = fields
+            if w_objects not in ("family", "exact"):
+                raise ManifestError(f"{where}: W objects '{w_objects}' (family or exact)")
+            tile = {"m": 64, "n": as_int(tn, "token tile", where), "k": as_int(tile_k, "K tile", where)}
+            where = f"{where} ({xclbin})"
+            if xclbin in rows:
+                raise ManifestError(f"{where}: {xclbin} is a rows design's xclbin too")
+            e = matmul.get(xclbin)
+            if e is not None:
+                if e["family"] != family or ("w_objects" in e) != (w_objects == "exact"):
+                    raise ManifestError(f"{where}: {xclbin} listed before for family {e['family']}, "
+                                        f"W objects {e.get('w_objects', 'family')}")
+                if w_objects == "exact":
+                    raise ManifestError(f"{where}: an exact xclbin serves one contract; {xclbin} has two lines")
+                if any(s["contract"] == contract and s["tiles"] == [tile] for s in e["serves"]):
+                    raise ManifestError(f"{where}: {contract} at {tile} listed twice")
+                e["serves"].append({"contract": contract, "tiles": [tile]})
+                continue
+            name, arg_names, desc = read_kernel(prj, xclbin)
+            bo = lambda i: {"kind": MATMUL_BO_KINDS[i]} if i < len(MATMUL_BO_KINDS) else None
+            try:
+                args = kernel_args(arg_names, bo, desc)
+            except ManifestError as err:
+                raise ManifestError(f"{err} of {xclbin} (format 2 knows {', '.join(MATMUL_BO_KINDS)} as "
+                                    "a matmul's buffers bo0..bo3)")
+            require_args(args, f"{desc} ({xclbin})", MATMUL_REQUIRED)
+            matmul[xclbin] = {"design": "matmul", "family": family, "xclbin": xclbin, "kernel": name,
+                              "npu": ["npu2"], "serves": [{"contract": contract, "tiles": [tile]}], "args": args}
+            if w_objects == "exact":
+                matmul[xclbin]["w_objects"] = "exact"
+            order.append(("matmul", xclbin))
+        elif kind == "rows":
+            if len(fields) != 6:
+                raise ManifestError(f"{where}: a rows line has 6 fields (rows family tile xclbin project "
+                                    f"dataflow.json), not {len(fields)}")
+            _, family, tile, xclbin, prj, dataflow = fields
+            tile = as_int(tile, "tile", where)
+            where = f"{where} ({xclbin})"
+            if xclbin in rows or xclbin in matmul:
+                raise ManifestError(f"{where}: {xclbin} listed twice (a rows xclbin serves its whole family: "
+                                    "one line)")
+            design, families, stacks, operands = read_description(dataflow, where)
+            if family not in families:
+                raise ManifestError(f"{where}: '{family}' is not a family of {dataflow} ({', '.join(families)})")
+            tiles = sorted(int(t) for t in stacks.get(family, {}) if str(t).isdigit())
+            if tile not in tiles:
+                raise ManifestError(f"{where}: tile {tile} is not a chunk size of family {family} "
+                                    f"({', '.join(map(str, tiles))}: the numeric keys of its kernel_stack)")
+            for (d, fam, t) in ((e["design"], e["family"], e["tile"]) for e in rows.values()):
+                if (d, fam, t) == (design, family, tile):
+                    raise ManifestError(f"{where}: {design}/{family} at tile {tile} has an xclbin already")
+            name, arg_names, desc = read_kernel(prj, xclbin)
+            bo = lambda i: {"kind": "operand", "name": operands[i]} if i in operands else None
+            try:
+                args = kernel_args(arg_names, bo, desc)
+            except ManifestError as err:
+                raise ManifestError(f"{err} of {xclbin} (design {design}'s operands: " +
+                                    ", ".join(f"bo{i} {operands[i]}" for i in sorted(operands)) + ")")
+            require_args(args, f"{desc} ({xclbin})", ["instructions", "instruction_count"], operands.values())
+            rows[xclbin] = {"design": design, "family": family, "tile": tile, "xclbin": xclbin, "kernel": name,
+                            "npu": ["npu2"], "args": args}
+            order.append(("rows", xclbin))
+        else:
+            raise ManifestError(f"{where}: unknown kind '{kind}' (matmul or rows)")
+    return [(matmul if k == "matmul" else rows)[x] for k, x in order]
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    if len(argv) != 3:
+        print(f"usage: {os.path.basename(argv[0])} ENTRIES MANIFEST (--help: the entries' format)", file=sys.stderr)
+        return 2
+    entries, manifest = argv[1], argv[2]
+    try:
+        designs = build(entries)
+    except (ManifestError, OSError) as e:
+        print(f"{PROG}: {e}; no manifest written", file=sys.stderr)
+        return 1
+    built = sorted({"aie/" + d["design"] for d in designs})
+    doc = {"comment": f"Built by scripts/build-npu-kernels.sh from {', '.join(built) or 'nothing'} (never run on an "
+                      "NPU by this project). The backend builds each problem shape's instruction stream on the host.",
+           "format_version": 2, "designs": designs}
+    tmp = manifest + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, manifest)
+    print(f"{PROG}: wrote {manifest} ({len(designs)} design xclbins)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

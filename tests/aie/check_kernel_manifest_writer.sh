@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# Checks scripts/write-kernel-manifest.py, the last step of scripts/build-npu-kernels.sh, without a toolchain:
+# fake aiecc project directories (a main_kernels.json whose ps-kernels.kernels[0] has a name and the
+# arguments opcode, instr, ninstr, bo0..boN, as aiecc writes it) stand in for the compiled xclbins.
+#   - a matmul family xclbin serving three contracts, an exact matmul xclbin, an add (binary) and a glu
+#     (swiglu) xclbin, and an add xclbin whose description lists its operands out of "arg" order: the
+#     manifest holds exactly the fields the backend's parser (src/runtime/kernel-manifest.cpp) accepts,
+#     with every value as expected, bo<i> in group 3 + i named by the description's operand whose "arg"
+#     is i;
+#   - an unknown argument name, a bo<i> without an operand, a missing operand, a matmul bo4, a tile or a
+#     family the description does not have, a project without a kernel description and an unknown line
+#     kind are refused, and no manifest is written;
+#   - with XDNA_INFO set to a built tools/xdna-info, the backend's own parser reads the manifest (fake
+#     xclbin headers beside it) and ignores no entry; without it the structure is checked in Python only.
+# Usage: check_kernel_manifest_writer.sh <repo root>. Exits non-zero on a failure.
+set -euo pipefail
+
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+py=${PYTHON:-python3}
+writer=$root/scripts/write-kernel-manifest.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# fake_prj <dir> <kernel name> <argument names...>: an aiecc project directory's kernel description.
+fake_prj() {
+    local dir=$1 name=$2
+    shift 2
+    mkdir -p "$dir"
+    "$py" - "$dir/main_kernels.json" "$name" "$@" <<'PYEOF'
+import json, sys
+path, name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+def arg(n, i):
+    a = {"name": n, "address-qualifier": "SCALAR" if n in ("opcode", "ninstr") else "GLOBAL",
+         "type": {"opcode": "uint64_t", "instr": "char *", "ninstr": "uint32_t"}.get(n, "void*"),
+         "offset": hex(8 * i)}
+    if n == "instr":
+        a["memory-connection"] = "SRAM"
+    elif n.startswith("bo"):
+        a["memory-connection"] = "HOST"
+    return a
+desc = {"ps-kernels": {"kernels": [{"name": name, "type": "dpu", "extended-data": {"subtype": "DPU",
+        "functional": "0", "dpu_kernel_id": "0x901"}, "arguments": [arg(n, i) for i, n in enumerate(args)],
+        "instances": [{"name": "MLIRAIE"}]}]}}
+json.dump(desc, open(path, "w"), indent=2)
+PYEOF
+}
+
+mm_args=(opcode instr ninstr bo0 bo1 bo2 bo3)
+rows_args=(opcode instr ninstr bo0 bo1 bo2)
+fake_prj "$tmp/prj/mm_kquant_n4" MLIR_AIE_mm "${mm_args[@]}"
+fake_prj "$tmp/prj/mm_f32_exact" MLIR_AIE_exact "${mm_args[@]}"
+fake_prj "$tmp/prj/add_t512" MLIR_AIE_add "${rows_args[@]}"
+fake_prj "$tmp/prj/glu_t128" MLIR_AIE_glu "${rows_args[@]}"
+fake_prj "$tmp/prj/add_t256" MLIR_AIE_add256 "${rows_args[@]}"
+# The add description with its operands listed y, b, a: bo<i> must follow "arg", not the list's order.
+"$py" - "$root/aie/add/dataflow.json" "$tmp/permuted.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["operands"] = sorted(d["operands"], key=lambda o: -o["arg"])
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PYEOF
+
+entries=$tmp/entries.txt
+{
+    printf 'matmul\tkquant\tmm_q4_K_a8\t4\t256\tmm_kquant_n4.xclbin\t%s\tfamily\n' "$tmp/prj/mm_kquant_n4"
+    printf 'matmul\tkquant\tmm_q5_K_a8\t4\t256\tmm_kquant_n4.xclbin\t%s\tfamily\n' "$tmp/prj/mm_kquant_n4"
+    printf 'matmul\tkquant\tmm_q6_K_a8\t4\t256\tmm_kquant_n4.xclbin\t%s\tfamily\n' "$tmp/prj/mm_kquant_n4"
+    printf 'matmul\tfloat\tmm_f32_f32\t32\t64\tmm_f32_f32_n32.xclbin\t%s\texact\n' "$tmp/prj/mm_f32_exact"
+    printf 'rows\tbinary\t512\tadd_binary_t512.xclbin\t%s\t%s\n' "$tmp/prj/add_t512" "$root/aie/add/dataflow.json"
+    printf 'rows\tswiglu\t128\tglu_swiglu_t128.xclbin\t%s\t%s\n' "$tmp/prj/glu_t128" "$root/aie/glu/dataflow.json"
+    printf 'rows\tbinary\t256\tadd_binary_t256.xclbin\t%s\t%s\n' "$tmp/prj/add_t256" "$tmp/permuted.json"
+} >"$entries"
+
+out=$tmp/out
+mkdir -p "$out"
+if ! "$py" "$writer" "$entries" "$out/manifest.json" >"$tmp/writer.log" 2>&1; then
+    cat "$tmp/writer.log"
+    fail "the writer refused valid entries"
+fi
+[ ! -e "$out/manifest.json.tmp" ] || fail "the writer left manifest.json.tmp behind"
+
+cat >"$tmp/verify.py" <<'PYEOF'
+import json, sys
+
+manifest, add_json, glu_json, permuted_json = sys.argv[1:5]
+errors = []
+def check(ok, what):
+    if not ok:
+        errors.append(what)
+
+def operands(path):
+    return {o["arg"]: o["name"] for o in json.load(open(path))["operands"]}
+
+def rows_args(path):
+    names = operands(path)
+    return ([{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"}] +
+            [{"kind": "operand", "name": names[i], "group_id": 3 + i} for i in range(3)])
+
+mm_args = [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"},
+           {"kind": "weights", "group_id": 3}, {"kind": "activations", "group_id": 4},
+           {"kind": "output", "group_id": 5}, {"kind": "params", "group_id": 6}]
+tile = lambda n, k: [{"m": 64, "n": n, "k": k}]
+want = [
+    {"design": "matmul", "family": "kquant", "xclbin": "mm_kquant_n4.xclbin", "kernel": "MLIR_AIE_mm", "npu": ["npu2"],
+     "serves": [{"contract": c, "tiles": tile(4, 256)} for c in ("mm_q4_K_a8", "mm_q5_K_a8", "mm_q6_K_a8")],
+     "args": mm_args},
+    {"design": "matmul", "family": "float", "xclbin": "mm_f32_f32_n32.xclbin", "kernel": "MLIR_AIE_exact",
+     "npu": ["npu2"], "serves": [{"contract": "mm_f32_f32", "tiles": tile(32, 64)}], "args": mm_args,
+     "w_objects": "exact"},
+    {"design": "add", "family": "binary", "tile": 512, "xclbin": "add_binary_t512.xclbin", "kernel": "MLIR_AIE_add",
+     "npu": ["npu2"], "args": rows_args(add_json)},
+    {"design": "glu", "family": "swiglu", "tile": 128, "xclbin": "glu_swiglu_t128.xclbin", "kernel": "MLIR_AIE_glu",
+     "npu": ["npu2"], "args": rows_args(glu_json)},
+    {"design": "add", "family": "binary", "tile": 256, "xclbin": "add_binary_t256.xclbin", "kernel": "MLIR_AIE_add256",
+     "npu": ["npu2"], "args": rows_args(permuted_json)},
+]
+# The operands by bo index, as the descriptions give them (not by the order they are listed in).
+check([a["name"] for a in want[2]["args"][3:]] == ["a", "b", "y"], f"add's operands by arg: {operands(add_json)}")
+check([a["name"] for a in want[3]["args"][3:]] == ["a", "b", "y"], f"glu's operands by arg: {operands(glu_json)}")
+check(list(operands(permuted_json).values()) == ["y", "b", "a"], "the permuted description is not permuted")
+
+doc = json.load(open(manifest))
+check(set(doc) <= {"format_version", "designs", "comment"}, f"top-level keys {sorted(doc)}")
+check(doc.get("format_version") == 2, f"format_version {doc.get('format_version')!r}")
+got = doc.get("designs", [])
+check(len(got) == len(want), f"{len(got)} designs, expected {len(want)}")
+
+# The parser's rules (src/runtime/kernel-manifest.cpp parse_arg, parse_rows_entry, parse_design_entry),
+# checked on their own so that a difference from `want` is named.
+ARG_KEYS = {"opcode": {"kind", "value"}, "instructions": {"kind", "group_id"}, "instruction_count": {"kind"},
+            "weights": {"kind", "group_id"}, "activations": {"kind", "group_id"}, "output": {"kind", "group_id"},
+            "params": {"kind", "group_id"}, "operand": {"kind", "name", "group_id"}}
+descriptions = {"add": json.load(open(add_json)), "glu": json.load(open(glu_json))}
+for i, e in enumerate(got):
+    where = f"designs[{i}] ({e.get('design')}/{e.get('family')})"
+    rows = e.get("design") in descriptions
+    keys = ({"design", "family", "tile", "xclbin", "kernel", "npu", "args"} if rows else
+            {"design", "family", "xclbin", "kernel", "npu", "serves", "args", "w_objects"})
+    check(set(e) <= keys | {"comment"}, f"{where}: keys the parser refuses: {sorted(set(e) - keys)}")
+    for k in ("design", "family", "xclbin", "kernel"):
+        check(isinstance(e.get(k), str) and e.get(k), f"{where}: {k} {e.get(k)!r}")
+    check(e.get("npu") == ["npu2"], f"{where}: npu {e.get('npu')!r}")
+    kinds = []
+    for j, a in enumerate(e.get("args", [])):
+        k = a.get("kind")
+        kinds.append(k)
+        check(k in ARG_KEYS and set(a) == ARG_KEYS[k], f"{where}: args[{j}] {a}")
+        if "group_id" in a:
+            check(isinstance(a["group_id"], int) and 0 <= a["group_id"] <= 0xffff, f"{where}: args[{j}] group")
+    for k in ("instructions", "instruction_count"):
+        check(kinds.count(k) == 1, f"{where}: {kinds.count(k)} '{k}' arguments")
+    if rows:
+        d = descriptions[e["design"]]
+        check(e["family"] in d["families"] and e["family"] != "about", f"{where}: family not in the description")
+        stack = d["core_budget"]["kernel_stack"].get(e["family"], {})
+        check(isinstance(e.get("tile"), int) and str(e.get("tile")) in stack, f"{where}: tile {e.get('tile')!r}")
+        names = [a.get("name") for a in e["args"] if a.get("kind") == "operand"]
+        check(sorted(names) == sorted(o["name"] for o in d["operands"]), f"{where}: operands {names}")
+        check(not {"weights", "activations", "output", "params"} & set(kinds), f"{where}: matmul argument kinds")
+        for a in e["args"]:
+            if a.get("kind") == "operand":
+                arg = {o["name"]: o["arg"] for o in d["operands"]}[a["name"]]
+                check(a["group_id"] == 3 + arg, f"{where}: operand {a['name']} (arg {arg}) in group {a['group_id']}")
+    else:
+        for k in ("weights", "activations", "output"):
+            check(kinds.count(k) == 1, f"{where}: {kinds.count(k)} '{k}' arguments")
+        check(isinstance(e.get("serves"), list) and e["serves"], f"{where}: serves {e.get('serves')!r}")
+        for s in e.get("serves", []):
+            check(set(s) == {"contract", "tiles"} and all(set(t) == {"m", "n", "k"} for t in s["tiles"]),
+                  f"{where}: serves {s}")
+        check(e.get("w_objects", "family") in ("family", "exact"), f"{where}: w_objects {e.get('w_objects')!r}")
+    if i < len(want) and e != want[i]:
+        errors.append(f"{where}:\n  got  {json.dumps(e)}\n  want {json.dumps(want[i])}")
+for e in errors:
+    print(f"FAIL: {e}")
+sys.exit(1 if errors else 0)
+PYEOF
+if [ -f "$out/manifest.json" ]; then
+    "$py" "$tmp/verify.py" "$out/manifest.json" "$root/aie/add/dataflow.json" "$root/aie/glu/dataflow.json" \
+        "$tmp/permuted.json" || fail "the manifest written is not the one expected"
+else
+    fail "no manifest written"
+fi
+
+# The backend's own parser, when a built xdna-info is given (it also checks each xclbin's header).
+if [ -n "${XDNA_INFO:-}" ] && [ -x "$XDNA_INFO" ] && [ -f "$out/manifest.json" ]; then
+    for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256; do
+        "$py" -c 'import struct, sys
+h = bytearray(512); h[0:8] = b"xclbin2\0"; h[304:312] = struct.pack("<Q", 512)
+open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
+    done
+    GGML_XDNA_KERNELS=$out/manifest.json "$XDNA_INFO" >"$tmp/info.txt" 2>&1 || true
+    # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once.
+    grep -q "5 design xclbins serving 9 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
+        { sed -n '/^Kernels/,/^Simulator/p' "$tmp/info.txt"; fail "xdna-info does not read every entry"; }
+    for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 "; do
+        grep -Eq "$want" "$tmp/info.txt" || fail "xdna-info lists no '$want'"
+    done
+    echo "check_kernel_manifest_writer: the backend's parser ($XDNA_INFO) reads every entry"
+else
+    echo "check_kernel_manifest_writer: XDNA_INFO not set to a built xdna-info: the manifest is checked in Python only"
+fi
+
+# Refusals: each case changes one thing of a valid entries file; the writer must exit non-zero, name the
+# problem and write no manifest.
+refused() {  # refused <what> <message part> <entries lines...>
+    local what=$1 msg=$2 rc=0
+    shift 2
+    printf '%s\n' "$@" >"$tmp/bad.txt"
+    rm -f "$tmp/bad.json"
+    "$py" "$writer" "$tmp/bad.txt" "$tmp/bad.json" >"$tmp/bad.log" 2>&1 || rc=$?
+    if [ "$rc" = 0 ]; then
+        fail "$what: accepted"
+    elif ! grep -qF -- "$msg" "$tmp/bad.log"; then
+        fail "$what: message lacks '$msg': $(cat "$tmp/bad.log")"
+    fi
+    [ ! -e "$tmp/bad.json" ] && [ ! -e "$tmp/bad.json.tmp" ] || fail "$what: a manifest was written"
+}
+tab=$'\t'
+add_json=$root/aie/add/dataflow.json
+fake_prj "$tmp/prj/unknown" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 scratch
+refused "an unknown argument name" "kernel argument 'scratch' has no manifest kind" \
+    "rows${tab}binary${tab}512${tab}x.xclbin${tab}$tmp/prj/unknown${tab}$add_json"
+fake_prj "$tmp/prj/bo3" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3
+refused "a rows bo3 (no operand of arg 3)" "kernel argument 'bo3' has no manifest kind" \
+    "rows${tab}binary${tab}512${tab}x.xclbin${tab}$tmp/prj/bo3${tab}$add_json"
+fake_prj "$tmp/prj/no_y" MLIR_AIE opcode instr ninstr bo0 bo1
+refused "a kernel without operand y" "for operand 'y'" \
+    "rows${tab}binary${tab}512${tab}x.xclbin${tab}$tmp/prj/no_y${tab}$add_json"
+fake_prj "$tmp/prj/mm_bo4" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3 bo4
+refused "a matmul bo4" "kernel argument 'bo4' has no manifest kind" \
+    "matmul${tab}kquant${tab}mm_q4_K_a8${tab}4${tab}256${tab}x.xclbin${tab}$tmp/prj/mm_bo4${tab}family"
+refused "a tile the family does not have" "tile 100 is not a chunk size of family binary" \
+    "rows${tab}binary${tab}100${tab}x.xclbin${tab}$tmp/prj/add_t512${tab}$add_json"
+refused "a family the description does not have" "'binary' is not a family of" \
+    "rows${tab}binary${tab}512${tab}x.xclbin${tab}$tmp/prj/add_t512${tab}$root/aie/glu/dataflow.json"
+mkdir -p "$tmp/prj/empty"
+refused "a project without a kernel description" "no kernel description (*kernels*.json)" \
+    "rows${tab}binary${tab}512${tab}x.xclbin${tab}$tmp/prj/empty${tab}$add_json"
+refused "an unknown line kind" "unknown kind 'conv'" "conv${tab}x"
+# A valid line before a bad one: still no manifest.
+refused "a bad line after a good one" "kernel argument 'scratch'" \
+    "rows${tab}binary${tab}512${tab}x.xclbin${tab}$tmp/prj/add_t512${tab}$add_json" \
+    "rows${tab}binary${tab}256${tab}y.xclbin${tab}$tmp/prj/unknown${tab}$add_json"
+
+if [ "$failures" -ne 0 ]; then
+    echo "check_kernel_manifest_writer: $failures failure(s)"
+    exit 1
+fi
+echo "check_kernel_manifest_writer: all checks passed"
