@@ -1,7 +1,7 @@
 // The DMA-interpreter fuzzer's input (fuzz_dma_interpreter.cc), shared with the test that writes its seed
-// corpus from streams the matmul sequence builder makes (tests/kernels/test_dma_fuzz_seeds.cpp):
-//   word 0    which xclbin runs the stream: kDmaFuzzTargets[word 0 % size] (family, token tile, layout;
-//             the n_split targets follow the m_split ones, so the first eight indices keep their xclbin)
+// corpus from streams the matmul and rows sequence builders make (tests/kernels/test_dma_fuzz_seeds.cpp):
+//   word 0    which xclbin runs the stream: kDmaFuzzTargets[word 0 % size] (design, family, tile, layout;
+//             targets are only ever appended, so a committed seed's index keeps its xclbin)
 //   words 1.. the control-code words, as the NPU receives them
 // The kernel arguments have fixed sizes, large enough for every seed's stream to run to its end, so the
 // seeds exercise whole runs; anything the words ask beyond them must be refused by the interpreter.
@@ -15,14 +15,17 @@ namespace xdna_fuzz {
 struct DmaFuzzTarget {
     const char * family;
     int          tile_n;
-    const char * layout;  // design-description.h LayoutDesc
+    const char * layout;             // design-description.h LayoutDesc
+    const char * design = "matmul";  // the description (runtime/design-registry.h)
 };
 
 inline constexpr DmaFuzzTarget kDmaFuzzTargets[] = {
     {"kquant", 4, "m_split"},     {"kquant", 32, "m_split"},     {"legacy", 4, "m_split"}, {"legacy", 32, "m_split"},
     {"kquant_low", 4, "m_split"}, {"kquant_low", 32, "m_split"}, {"float", 4, "m_split"},  {"float", 32, "m_split"},
     {"kquant", 4, "n_split"},     {"kquant", 32, "n_split"},     {"legacy", 4, "n_split"}, {"legacy", 32, "n_split"},
-    {"kquant_low", 4, "n_split"}, {"kquant_low", 32, "n_split"}, {"float", 4, "n_split"},  {"float", 32, "n_split"}};
+    {"kquant_low", 4, "n_split"}, {"kquant_low", 32, "n_split"}, {"float", 4, "n_split"},  {"float", 32, "n_split"},
+    // The rows designs (their arguments: a, b and y in the first three buffers).
+    {"binary", 256, "rows", "add"}, {"swiglu", 64, "rows", "glu"}};
 inline constexpr size_t kDmaFuzzTargetCount = sizeof(kDmaFuzzTargets) / sizeof(kDmaFuzzTargets[0]);
 
 // Bytes of the weights, activations, output and params arguments (the design's argument order).

@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 
 namespace xdna_fuzz {
@@ -57,6 +59,69 @@ inline bool stand_in_cores(const xdna::DesignDescription & d, const std::string 
     cores.kernels.assign(d.family_contracts(family)->size(), stand_in_kernel);
     cores.zero = stand_in_zero;
     return true;
+}
+
+// A stand-in for any design's core program: per pass, `chunks` steps (the RTP word of that name, 0 if
+// the design has none) of one object of every core FIFO, every byte of the inputs read and every byte of
+// the outputs written, so a FIFO object smaller than the description says is an out-of-range access.
+class StandInRole final : public xdna::CoreRole {
+public:
+    StandInRole(const xdna::DesignDescription & d, const xdna::LayoutDesc & L) : chunks_word_(d.rtp_word("chunks")) {
+        for (size_t i = 0; i < L.fifos.size(); ++i) {
+            if (L.fifos[i].to == "core") ins_.push_back(static_cast<int>(i));
+            if (L.fifos[i].from == "core") outs_.push_back(static_cast<int>(i));
+        }
+    }
+    std::string start(const std::vector<uint32_t> & words) override {
+        chunks_ = chunks_word_ >= 0 && static_cast<size_t>(chunks_word_) < words.size() ? words[chunks_word_] : 0;
+        done_ = 0;
+        return "";
+    }
+    uint64_t step(xdna::CorePorts & p, bool & progress) override {
+        uint64_t calls = 0;
+        auto ready = [&] {
+            for (int i : ins_) if (!p.ready(i)) return false;
+            for (int o : outs_) if (!p.ready(o)) return false;
+            return true;
+        };
+        while (done_ < chunks_ && ready()) {
+            uint32_t h = 0;
+            for (int i : ins_) {
+                const uint8_t * b = p.object(i);
+                for (size_t k = 0; k < bytes_[i]; ++k) h = h * 31 + b[k];
+            }
+            for (int o : outs_) {
+                uint8_t * b = p.object(o);
+                for (size_t k = 0; k < bytes_[o]; ++k) b[k] = static_cast<uint8_t>(h + k);
+            }
+            for (int i : ins_) p.release(i);
+            for (int o : outs_) p.release(o);
+            ++done_;
+            ++calls;
+            progress = true;
+        }
+        return calls;
+    }
+    bool finished() const override { return done_ >= chunks_; }
+    bool begun() const override { return done_ > 0; }
+    std::string state() const override { return std::to_string(done_) + " of " + std::to_string(chunks_) + " steps"; }
+    std::map<int, size_t> bytes_;  // per port: the object bytes the description gives at the xclbin's tile
+
+private:
+    int chunks_word_;
+    std::vector<int> ins_, outs_;
+    uint32_t chunks_ = 0, done_ = 0;
+};
+
+// The stand-in program of a design whose objects are its units at `tile` (a rows design).
+inline xdna::CoreRoleFactory stand_in_roles(const xdna::DesignDescription & d, int tile) {
+    return [&d, tile](const xdna::LayoutDesc & L, int, int, std::string &) -> std::unique_ptr<xdna::CoreRole> {
+        auto r = std::make_unique<StandInRole>(d, L);
+        for (size_t i = 0; i < L.fifos.size(); ++i) {
+            r->bytes_[static_cast<int>(i)] = static_cast<size_t>(L.fifos[i].count) * d.unit_bytes(L.fifos[i].unit, tile);
+        }
+        return r;
+    };
 }
 
 // Row tiles the stream computes: m_tiles in whole row units of the layout (m_split: groups of the

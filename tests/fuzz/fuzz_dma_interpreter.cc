@@ -3,11 +3,12 @@
 // crash, hang or touch memory outside the arguments it was given: the arguments are heap buffers of
 // exactly their stated sizes, so ASan reports any access past them, and UBSan any undefined arithmetic.
 // The interpreter's library (xdna_sim_dma) links no kernels: the cores run stand-ins here that read every
-// byte of their W and A objects and write every float of their C tile, so a FIFO object smaller than the
-// family's tiles is an out-of-range access too.
+// byte of their input objects and write every byte of their outputs (the matmul's W, A and C; a rows
+// design's a, b and y), so a FIFO object smaller than the description's is an out-of-range access too.
 #include "dma-fuzz-input.h"
 #include "fuzz-support.h"
 #include "runtime/design-description.h"
+#include "runtime/design-registry.h"
 #include "sim/dma-interpreter.h"
 
 #include <cstddef>
@@ -17,18 +18,21 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
-    const xdna::DesignRead & design = xdna::matmul_design();
-    if (!design.ok() || size < 4) {
+    if (size < 4) {
         return 0;
     }
-    const xdna::DesignDescription & d = design.design;
     uint32_t select = 0;
     std::memcpy(&select, data, 4);
     const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[select % xdna_fuzz::kDmaFuzzTargetCount];
+    const xdna::DesignRead * design = xdna::find_design(t.design);
+    if (design == nullptr || !design->ok()) {
+        return 0;
+    }
+    const xdna::DesignDescription & d = design->design;
     // The core objects of this xclbin: what a real kernel would read and write.
     xdna::CoreProgram cores;
     std::string error;
-    if (!xdna_fuzz::stand_in_cores(d, t.family, t.tile_n, cores, error)) {
+    if (d.matmul_movement && !xdna_fuzz::stand_in_cores(d, t.family, t.tile_n, cores, error)) {
         return 0;
     }
 
@@ -49,6 +53,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     for (auto & b : bufs) {
         args.push_back({b.data(), b.size()});
     }
-    (void)xdna::run_control_stream(d, t.family, t.tile_n, cores, words.data(), words.size(), args, nullptr, t.layout);
+    if (d.matmul_movement) {
+        (void)xdna::run_control_stream(d, t.family, t.tile_n, cores, words.data(), words.size(), args, nullptr, t.layout);
+    } else {
+        xdna::LoadedDesign loaded;
+        (void)xdna::run_design_stream(d, xdna::XclbinId{t.family, t.tile_n, t.layout, ""}, xdna_fuzz::stand_in_roles(d, t.tile_n),
+                                      words.data(), words.size(), args, nullptr, loaded);
+    }
     return 0;
 }

@@ -6,6 +6,10 @@
 #include "dma-fuzz-input.h"
 #include "fuzz-support.h"
 #include "runtime/matmul-sequence.h"
+#include "runtime/design-registry.h"
+#include "runtime/rows-sequence.h"
+#include "sim/rows-stream.h"
+#include "ops/add/sim-add.h"
 #include "sim/dma-interpreter.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +20,8 @@
 #include <iterator>
 #include <string>
 #include <vector>
+
+extern "C" void swiglu_f32(const float * a, const float * b, float * y, int32_t n);  // aie/glu/kernels/swiglu.cc
 
 namespace {
 
@@ -100,6 +106,78 @@ TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArgument
         } else {
             EXPECT_FALSE(run.ok());
         }
+
+        const std::string path = std::string(XDNA_DMA_FUZZ_CORPUS) + "/" + s.file;
+        if (write) {
+            std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+        }
+        std::ifstream in(path, std::ios::binary);
+        ASSERT_TRUE(in.good()) << path << " missing (XDNA_WRITE_FUZZ_SEEDS=1 writes it)";
+        const std::vector<uint8_t> committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_TRUE(committed == bytes) << path << " is not the builder's stream today (XDNA_WRITE_FUZZ_SEEDS=1 rewrites it)";
+    }
+}
+
+// The rows designs' seeds: streams the rows builder makes, on the add and glu targets.
+struct RowsSeed {
+    const char * file;
+    const char * design;
+    const char * contract;
+    int64_t      rows, cols, stride;
+    bool         one_b_row;
+};
+
+const RowsSeed kRowsSeeds[] = {
+    {"add-t256-r9-c1536-brow.bin", "add", "add_f32", 9, 1536, 1600, true},  // 8 columns, a one-row b (repeats)
+    {"glu-t64-r3-c896.bin", "glu", "swiglu_f32", 3, 896, 896, false},      // 3 rows in segments over 6 columns
+};
+
+TEST(DmaFuzzSeeds, RowsSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {
+    const bool write = std::getenv("XDNA_WRITE_FUZZ_SEEDS") != nullptr;
+    for (const RowsSeed & s : kRowsSeeds) {
+        SCOPED_TRACE(s.file);
+        const DesignDescription & d = find_design(s.design)->design;
+        RowsShape shape;
+        shape.contract = s.contract;
+        shape.rows = s.rows;
+        shape.cols = s.cols;
+        shape.operands = {{"a", s.stride}, {"b", s.one_b_row ? 0 : s.stride}, {"y", s.stride}};
+        const RowsSequence seq = build_rows_sequence(d, shape);
+        ASSERT_TRUE(seq.ok()) << seq.error;
+        uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
+        for (uint32_t i = 0; i < xdna_fuzz::kDmaFuzzTargetCount; ++i) {
+            const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[i];
+            if (std::string(t.design) == s.design && seq.family == t.family && seq.tile == t.tile_n && seq.layout == t.layout) {
+                target = i;
+            }
+        }
+        ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount) << s.design << " tile " << seq.tile;
+        std::vector<uint8_t> bytes(4 + 4 * seq.words.size());
+        std::memcpy(bytes.data(), &target, 4);
+        std::memcpy(bytes.data() + 4, seq.words.data(), 4 * seq.words.size());
+        // It fits the fuzzer's arguments (a, b, y in the first three) and runs to its end there, on the
+        // design's own core program and on the fuzzer's stand-ins.
+        std::vector<std::vector<uint8_t>> bufs;
+        std::vector<DmaArgument> args;
+        for (uint64_t b : xdna_fuzz::kDmaFuzzArgBytes) {
+            bufs.emplace_back(b);
+        }
+        for (auto & b : bufs) {
+            args.push_back({b.data(), b.size()});
+        }
+        args.resize(d.operands.size());
+        const CoreRoleFactory real = std::string(s.design) == "add"
+                                         ? add_core_roles(d, seq.tile)
+                                         : binary_chunk_roles(d, seq.tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2");
+        LoadedDesign loaded;
+        const DmaRun run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, real, seq.words.data(),
+                                             seq.words.size(), args, nullptr, loaded);
+        ASSERT_TRUE(run.ok()) << run.error;
+        EXPECT_EQ(run.stats.kernel_calls, static_cast<uint64_t>(s.rows * s.cols / seq.tile));
+        LoadedDesign stand_in_loaded;
+        const DmaRun stand_in = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, xdna_fuzz::stand_in_roles(d, seq.tile),
+                                                  seq.words.data(), seq.words.size(), args, nullptr, stand_in_loaded);
+        ASSERT_TRUE(stand_in.ok()) << stand_in.error;
 
         const std::string path = std::string(XDNA_DMA_FUZZ_CORPUS) + "/" + s.file;
         if (write) {
