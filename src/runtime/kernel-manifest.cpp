@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -207,9 +208,14 @@ std::vector<KernelEntry> parse_rows_entry(const json & e, KernelEntry base, cons
     }
     const int tile = static_cast<int>(require_int(e, "tile", "tile", 1, 1 << 20));
     if (d.kernel_stack(base.family, tile) == nullptr) {
-        std::string tiles;
+        std::vector<int> have;
         for (const auto & k : d.kernel_stacks) {
-            if (k.family == base.family) tiles += (tiles.empty() ? "" : ", ") + std::to_string(k.tile_n);
+            if (k.family == base.family) have.push_back(k.tile_n);
+        }
+        std::sort(have.begin(), have.end());
+        std::string tiles;
+        for (int t : have) {
+            tiles += (tiles.empty() ? "" : ", ") + std::to_string(t);
         }
         fail("tile", std::to_string(tile) + " is not a chunk size of family " + base.family + " (" + tiles + ")");
     }
