@@ -9,6 +9,8 @@
 #include "sim-operands.h"
 #include "test-random.h"
 
+#include "xdna_aie/flash_attn_tiles.h"
+
 #include "ggml.h"
 
 #include <gtest/gtest.h>
@@ -16,9 +18,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
 #include <limits>
 #include <vector>
+
+namespace xdna_test {
+// A kernel source's loop promises (defined in test_rms_norm.cpp).
+struct LoopPromise {
+    int         trips = 0;
+    std::string loop;
+};
+std::vector<LoopPromise> kernel_loop_promises(const std::string & aie_path);
+}  // namespace xdna_test
 
 namespace {
 
@@ -278,6 +290,18 @@ TEST_P(FlashAttnKernel, DecodeShapesMatchAttentionInDouble) {
     }
 }
 
+// The fewest trips the engine's calls make (flash_attn.cc's loop promises are held to them below): one
+// query row at the smallest head dim (d 32: a decode token without GQA; fa_init_f32 over 32 values),
+// a block of one KV row (n_kv 1, and a last block of one row: 33; any_nonfinite over one row of 32 or
+// 64 values).
+TEST_P(FlashAttnKernel, SmallestCallsTheDesignMakesMatchAttentionInDouble) {
+    for (const Case & c : {Case{32, 1, 1, 4, 4}, Case{32, 33, 1, 2, 2}, Case{64, 1, 1, 1, 1}, Case{64, 33, 1, 2, 2}}) {
+        Data x = make_data(c, GetParam());
+        run(c, x);
+        expect_close(c, x);
+    }
+}
+
 TEST_P(FlashAttnKernel, PrefillShapesMatchAttentionInDouble) {
     // Many query rows per KV head: several chunks of up to 16 rows, every core busy, no context split.
     for (const Case & c : {Case{64, 96, 24, 4, 1}, Case{128, 70, 17, 2, 2}, Case{64, 200, 40, 8, 2}}) {
@@ -430,6 +454,16 @@ TEST_P(FlashAttnQ8Kernel, ShapesMatchAttentionInDouble) {
     }
 }
 
+// As SmallestCallsTheDesignMakesMatchAttentionInDouble on a Q8_0 cache (its smallest head dim, 64: the
+// bfp16 program's scale check runs over 2 x 32 values, one trip).
+TEST_P(FlashAttnQ8Kernel, SmallestCallsTheDesignMakesMatchAttentionInDouble) {
+    for (const Case & c : {Case{64, 1, 1, 2, 2}, Case{64, 33, 1, 1, 1}}) {
+        Data x = make_q8_data(c, GetParam());
+        run(c, x);
+        expect_close(c, x);
+    }
+}
+
 TEST_P(FlashAttnQ8Kernel, LargeScoresAsInRandomWeightModels) {
     for (const Case & c : {Case{128, 200, 1, 8, 2}, Case{64, 96, 20, 4, 1}}) {
         Data x = make_q8_data(c, GetParam());
@@ -486,6 +520,46 @@ TEST_P(FlashAttnQ8Kernel, NonFiniteScalesReachTheRowsThatReadThem) {
     Data clean = make_q8_data(c, GetParam());
     run(c, clean);
     expect_close(c, clean);
+}
+
+// Every loop promise of flash_attn.cc against the fewest trips its loop makes in a call the engine can
+// make: at least one query row and one KV row per call (the engine makes no call without: jobs of at
+// least one row, parts of at least one block), head dims from the smallest the design takes (32; a
+// Q8_0 cache 64). A promise above them is undefined on the core for those calls (any_nonfinite promised
+// 8 trips, fa_init_f32 2, before they were lowered); a loop without an entry here fails until one is
+// written for it.
+TEST(FlashAttnKernelSource, LoopPromisesHoldForEveryCallTheDesignMakes) {
+    int d_min = 0, q8_d_min = 0;
+    for (int d = 128; d >= 1; --d) {
+        if (xdna_aie::fa_head_fits(d)) d_min = d;
+        if (xdna_aie::fa_q8_0_head_fits(d)) q8_d_min = d;
+    }
+    ASSERT_EQ(d_min, 32);
+    ASSERT_EQ(q8_d_min, 64);
+    constexpr int rows_min = 1, n_kv_min = 1, kOp = 8;
+    const int q8_scales_min = (q8_d_min / 32) * xdna_aie::kFaKvBlock;  // K's or V's scales: d / 32 blocks x 32 rows
+    const std::map<std::string, int> fewest = {
+        // any_nonfinite: ceil(n d / 64), on K/V rows (n the block's KV rows) and on the Q8_0 scales (n = d / 32 blocks of 32).
+        {"for (int32_t i = 0; i < n * d; i += 64)", std::min((n_kv_min * d_min + 63) / 64, (q8_scales_min + 63) / 64)},
+        // accumulate_values: a group of 8 V rows per ceil(n_kv / 8).
+        {"for (int32_t jb = 0; jb < kv_groups; ++jb)", (n_kv_min + kOp - 1) / kOp},
+        // block_fp32's scores and values: the query rows.
+        {"for (int32_t r = 0; r < rows; ++r)", rows_min},
+        // fa_init_f32: rows d / 32.
+        {"for (int32_t i = 0; i < rows * d; i += kLanes)", rows_min * d_min / xdna_aie::kFaLanes},
+        // fa_block_f16_bfp16's scores: d / 8.
+        {"for (int32_t kb = 0; kb < kbs; ++kb)", d_min / kOp},
+        // fa_block_q8_0_bfp16's scores: the 4 groups of 8 codes of a Q8_0 block.
+        {"for (int32_t sub = 0; sub < kSubs; ++sub)", xdna_aie::kFaKvBlock / kOp},
+    };
+    const std::vector<xdna_test::LoopPromise> promises = xdna_test::kernel_loop_promises("flash_attn/kernels/flash_attn.cc");
+    EXPECT_EQ(promises.size(), 7u);
+    for (const xdna_test::LoopPromise & p : promises) {
+        const auto it = fewest.find(p.loop);
+        ASSERT_NE(it, fewest.end()) << "a promise on a loop this test does not know: " << p.loop;
+        EXPECT_GE(it->second, 1) << p.loop;
+        EXPECT_LE(p.trips, it->second) << p.loop << " promises " << p.trips << " trips; the design's calls make as few as " << it->second;
+    }
 }
 
 TEST(FlashAttnSplit, TheDesignSplitsTheContextWhenCoresWouldIdle) {

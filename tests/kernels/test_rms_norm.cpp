@@ -18,7 +18,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -27,6 +31,50 @@ void rms_norm_scale_f32(float * partial, float * scale, float inv_cols, float ep
 void rms_norm_apply_mul_f32(const float * x, const float * w, const float * scale, float * y, int32_t n);
 void rms_norm_apply_f32(const float * x, const float * scale, float * y, int32_t n);
 }
+
+namespace xdna_test {
+
+struct LoopPromise {
+    int         trips = 0;  // k of AIE_LOOP_MIN_ITERATION_COUNT(k)
+    std::string loop;       // "for (...)"
+};
+
+// The loop promises of a core kernel's source (aie/<path>): for each AIE_LOOP_MIN_ITERATION_COUNT(k)
+// written in code (not in a comment), k and the header of the for statement it stands before, its
+// spaces as written. A promise is what the compiler may assume about every call on the core (fewer
+// trips are undefined there), which the host's aie_api cannot check: the kernel tests hold each one
+// against the fewest trips the op's engine can make (test_rms_norm.cpp, test_scale.cpp,
+// test_set_rows.cpp, test_flash_attn.cpp).
+std::vector<LoopPromise> kernel_loop_promises(const std::string & aie_path) {
+    const std::filesystem::path file = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "aie" / aie_path;
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string s = text.str();
+    std::vector<LoopPromise> out;
+    if (s.empty()) {
+        ADD_FAILURE() << "cannot read " << file;
+        return out;
+    }
+    const std::string key = "AIE_LOOP_MIN_ITERATION_COUNT(";
+    for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + key.size())) {
+        const size_t line = s.rfind('\n', at) + 1;
+        if (s.substr(line, at - line).find("//") != std::string::npos) continue;  // in a comment
+        LoopPromise p;
+        p.trips = std::atoi(s.c_str() + at + key.size());
+        const size_t f = s.find("for (", at);
+        size_t e = f + 4;
+        for (int depth = 0; e < s.size(); ++e) {
+            if (s[e] == '(') ++depth;
+            if (s[e] == ')' && --depth == 0) break;
+        }
+        p.loop = f == std::string::npos ? std::string() : s.substr(f, e + 1 - f);
+        out.push_back(p);
+    }
+    return out;
+}
+
+}  // namespace xdna_test
 
 namespace {
 
@@ -111,7 +159,9 @@ void expect_same_bits(const std::vector<float> & want, const std::vector<float> 
     }
 }
 
-const int64_t kCols[] = {32, 64, 96, 992, 1024, 1056, 2080, 4096, 8192};
+// Rows the design takes (every chunk at least kRmsNormMinCall values): one chunk (the shortest row, 64),
+// a short last chunk (1088, 2112), many chunks.
+const int64_t kCols[] = {64, 96, 896, 992, 1024, 1088, 2112, 4096, 8192};
 
 }  // namespace
 
@@ -119,6 +169,7 @@ const int64_t kCols[] = {32, 64, 96, 992, 1024, 1056, 2080, 4096, 8192};
 // chunk, many), with and without the weight, at LLM-like magnitudes and far from them.
 TEST(RmsNormKernel, BitsAreTheStatedNumerics) {
     for (int64_t cols : kCols) {
+        ASSERT_TRUE(xdna::rms_norm_calls_keep_promise(cols)) << cols;
         for (float magnitude : {1.0f, 1e-18f, 3e16f}) {
             std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(cols), 10.0f);
             for (float & v : x) v *= magnitude;
@@ -199,7 +250,7 @@ TEST(RmsNormKernel, NanAndInfAsOnTheCpu) {
 // padding between rows untouched.
 TEST(RmsNormEngine, StridedSlicedAndInPlaceRowsAreTheReferences) {
     using namespace xdna;
-    constexpr int64_t cols = 1056, rows = 7, stride = 1100;
+    constexpr int64_t cols = 1088, rows = 7, stride = 1100;  // a full chunk and a short one of 64
     const size_t floats = static_cast<size_t>(stride * rows * 2);
     xdna_test::HostBuffer xb(floats * 4), wb(floats * 4), yb(floats * 4);
     std::vector<float> x = xdna_test::random_floats(floats, 5.0f), w = xdna_test::random_floats(floats, 1.5f);
@@ -264,4 +315,71 @@ TEST(RmsNormEngine, RefusesRowsTheDesignDoesNotTake) {
     const Status st = sim_run_rms_norms({to_invocation(r)}, pool);
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("row length 33"), std::string::npos) << st.message;
+}
+
+// The kernels' loops promise the compiler 2 trips of 32 lanes (rms_norm.cc): a call on 32 values is
+// undefined on the core. A row of 32, and a row whose last chunk would be 32 (1024 k + 32), are refused
+// before anything runs, nothing written; the shortest rows the design takes (64, 1024 k + 64) run with
+// the reference's bits.
+TEST(RmsNormEngine, RefusesRowsThatWouldCallTheKernelsUnderTheirLoopPromise) {
+    using namespace xdna;
+    ThreadPool pool(2);
+    for (int64_t cols : {32, 1056, 2080, 7200}) {
+        EXPECT_FALSE(rms_norm_calls_keep_promise(cols)) << cols;
+        xdna_test::HostBuffer xb(cols * 4 * 2), yb(cols * 4 * 2);
+        std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(cols * 2), 3.0f);
+        std::memcpy(xb.host_ptr(), x.data(), x.size() * 4);
+        std::vector<float> sentinel(x.size(), 777.0f);
+        std::memcpy(yb.host_ptr(), sentinel.data(), sentinel.size() * 4);
+        RmsNormInvocation r;
+        r.p = {2, cols, 1e-6f, 1.0f / static_cast<float>(cols), false, cols, 0, cols};
+        r.x = {&xb, 0};
+        r.y = {&yb, 0};
+        // Beside a row the design takes: the whole submission is refused, that one included.
+        xdna_test::HostBuffer okb(64 * 4);
+        RmsNormInvocation ok;
+        ok.p = {1, 64, 1e-6f, 1.0f / 64, false, 64, 0, 64};
+        ok.x = ok.y = {&okb, 0};
+        const Status st = sim_run_rms_norms({to_invocation(ok), to_invocation(r)}, pool);
+        EXPECT_FALSE(st.ok) << cols;
+        EXPECT_NE(st.message.find("promise the compiler 2 trips"), std::string::npos) << st.message;
+        EXPECT_EQ(0, std::memcmp(yb.host_ptr(), sentinel.data(), sentinel.size() * 4)) << "a refused row was written, cols " << cols;
+    }
+    for (int64_t cols : {64, 1088, 2112}) {
+        ASSERT_TRUE(rms_norm_calls_keep_promise(cols)) << cols;
+        xdna_test::HostBuffer xb(cols * 4), wb(cols * 4), yb(cols * 4);
+        const std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(cols), 3.0f);
+        const std::vector<float> w = xdna_test::random_floats(static_cast<size_t>(cols), 1.5f);
+        std::memcpy(xb.host_ptr(), x.data(), x.size() * 4);
+        std::memcpy(wb.host_ptr(), w.data(), w.size() * 4);
+        RmsNormInvocation r;
+        r.p = {1, cols, 1e-6f, 1.0f / static_cast<float>(cols), true, cols, 0, cols};
+        r.x = {&xb, 0};
+        r.weight = {&wb, 0};
+        r.y = {&yb, 0};
+        const Status st = sim_run_rms_norms({to_invocation(r)}, pool);
+        ASSERT_TRUE(st.ok) << st.message;
+        const float * y = static_cast<const float *>(yb.host_ptr());
+        expect_same_bits(reference_row(x, w.data(), 1e-6f), std::vector<float>(y, y + cols), "shortest calls");
+    }
+}
+
+// Every promise in rms_norm.cc is on a chunk loop of n / 32 trips, and holds for every call the engine
+// makes: at most kRmsNormMinCall / 32, and every chunk of every row length the design takes (up to
+// kRmsNormMaxCols) at least kRmsNormMinCall values.
+TEST(RmsNormKernel, LoopPromisesHoldForEveryCallTheDesignMakes) {
+    const std::vector<xdna_test::LoopPromise> promises = xdna_test::kernel_loop_promises("rms_norm/kernels/rms_norm.cc");
+    ASSERT_EQ(promises.size(), 3u);
+    for (const xdna_test::LoopPromise & p : promises) {
+        EXPECT_EQ(p.loop, "for (int32_t i = 0; i < n; i += kLanes)");
+        EXPECT_LE(p.trips, xdna::kRmsNormMinCall / kLanes) << p.loop;
+    }
+    int64_t taken = 0;
+    for (int64_t cols = kLanes; cols <= xdna_aie::kRmsNormMaxCols; cols += kLanes) {
+        if (!xdna::rms_norm_calls_keep_promise(cols)) continue;
+        ++taken;
+        for (int64_t c = 0; c < xdna_aie::rms_norm_chunks(cols); ++c) ASSERT_GE(xdna_aie::rms_norm_chunk_len(cols, c), xdna::kRmsNormMinCall) << cols;
+    }
+    EXPECT_EQ(taken, xdna_aie::kRmsNormMaxCols / kLanes - xdna_aie::kRmsNormMaxCols / 1024)
+        << "every row length but those of 1024 k + 32 (32 included)";
 }

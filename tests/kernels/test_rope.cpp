@@ -11,9 +11,21 @@
 
 #include <gtest/gtest.h>
 
+#include "xdna_aie/rope_tiles.h"
+
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
+
+namespace xdna_test {
+// A kernel source's loop promises (defined in test_rms_norm.cpp).
+struct LoopPromise {
+    int         trips = 0;
+    std::string loop;
+};
+std::vector<LoopPromise> kernel_loop_promises(const std::string & aie_path);
+}  // namespace xdna_test
 
 namespace {
 
@@ -172,4 +184,18 @@ TEST(RopeKernel, PositionOutsideTheTableIsRefused) {
         EXPECT_NE(std::string::npos, r.status.message.find("outside the angle table")) << r.status.message;
         for (float v : r.y) ASSERT_EQ(0x7f7f7f7f, to_bits(v));
     }
+}
+
+// rope.cc's loop promises against the fewest trips of a call the design makes: both rotation loops make
+// n_dims / 32 trips (NORM: 32 dims per step; NEOX: 16 of each half), and the fewest rotated dims the
+// design takes is 32 (xdna_aie::rope_row_fits): one trip, so each promises at most 1.
+TEST(RopeKernelSource, LoopPromisesHoldForEveryCallTheDesignMakes) {
+    int n_dims_min = 0;
+    for (int n = xdna_aie::kRopeMaxRow; n >= 1; --n) n_dims_min = xdna_aie::rope_row_fits(n, xdna_aie::kRopeMaxRow) ? n : n_dims_min;
+    ASSERT_EQ(n_dims_min, 32);
+    const std::vector<xdna_test::LoopPromise> promises = xdna_test::kernel_loop_promises("rope/kernels/rope.cc");
+    ASSERT_EQ(promises.size(), 2u);
+    EXPECT_EQ(promises[0].loop, "for (int32_t j = 0; j < n_dims; j += 2 * kLanes)");
+    EXPECT_EQ(promises[1].loop, "for (int32_t i = 0; i < half; i += kLanes)");
+    for (const xdna_test::LoopPromise & p : promises) EXPECT_LE(p.trips, n_dims_min / xdna_aie::kRopePairLanes) << p.loop;
 }

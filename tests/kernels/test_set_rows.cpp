@@ -15,7 +15,17 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
+
+namespace xdna_test {
+// A kernel source's loop promises (defined in test_rms_norm.cpp).
+struct LoopPromise {
+    int         trips = 0;
+    std::string loop;
+};
+std::vector<LoopPromise> kernel_loop_promises(const std::string & aie_path);
+}  // namespace xdna_test
 
 namespace {
 
@@ -79,7 +89,7 @@ TEST(SetRowsKernel, EveryValueIsGgmlsHalf) {
 }
 
 TEST(SetRowsKernel, RowsLandAtTheirIds) {
-    constexpr int64_t rows = 5, cols = 96, y_rows = 13;
+    constexpr int64_t rows = 5, cols = 160, y_rows = 13;
     const std::vector<float> x = xdna_test::random_floats(rows * cols, 2.0f);
     const std::vector<int64_t> ids = {7, 0, 12, 3, 8};
     const Written w = write_rows(x, rows, cols, y_rows, ids);
@@ -96,8 +106,8 @@ TEST(SetRowsKernel, RowsLandAtTheirIds) {
 
 TEST(SetRowsKernel, IdOutsideTheCacheIsRefused) {
     for (int64_t bad : {int64_t(-1), int64_t(4), int64_t(1) << 40}) {
-        const std::vector<float> x = xdna_test::random_floats(2 * 32, 1.0f);
-        const Written w = write_rows(x, 2, 32, 4, {1, bad});
+        const std::vector<float> x = xdna_test::random_floats(2 * 128, 1.0f);
+        const Written w = write_rows(x, 2, 128, 4, {1, bad});
         EXPECT_FALSE(w.status.ok);
         EXPECT_NE(std::string::npos, w.status.message.find("outside the 4 rows")) << w.status.message;
         for (ggml_fp16_t h : w.y) ASSERT_EQ(kUntouched, h);
@@ -106,7 +116,7 @@ TEST(SetRowsKernel, IdOutsideTheCacheIsRefused) {
 
 // CPY from F32 to F16 rows: the same program, row r to row r, no ids operand.
 TEST(SetRowsKernel, CopyWritesRowByRow) {
-    constexpr int64_t rows = 4, cols = 64;
+    constexpr int64_t rows = 4, cols = 192;
     const std::vector<float> x = xdna_test::random_floats(rows * cols, 2.0f);
     const Written w = write_rows(x, rows, cols, rows, {0, 0, 0, 0}, true);
     ASSERT_TRUE(w.status.ok) << w.status.message;
@@ -218,5 +228,80 @@ TEST(SetRowsKernel, Q8RowsLandAtTheirIdsAndNonFiniteBlocksReadAsNan) {
             EXPECT_EQ(0, std::memcmp(blk, want.data() + b * kQ8Bytes, 2)) << "scale, row " << from << " block " << b;
             for (int i = 0; i < 32; ++i) EXPECT_LE(std::abs(int(int8_t(blk[2 + i])) - int(int8_t(want[b * kQ8Bytes + 2 + i]))), 1);
         }
+    }
+}
+
+// The kernels' loops promise the compiler 4 trips of 32 values (f32_to_f16.cc, f32_to_q8_0.cc): a call
+// on fewer than 128 values is undefined on the core. Rows of 32, 64 and 96 values would be one such call:
+// refused before anything runs, nothing written. The shortest row the design takes (128) and rows whose
+// last 1024-value chunk would have been 32 or 64 values (1056, 2112: now balanced chunks of 544 and 512,
+// 3 x 704) give ggml's bits, into F16 and Q8_0 rows.
+TEST(SetRowsEngine, RefusesRowsThatWouldCallTheKernelsUnderTheirLoopPromise) {
+    for (int64_t cols : {32, 64, 96}) {
+        EXPECT_FALSE(xdna::set_rows_calls_keep_promise(cols)) << cols;
+        const std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(2 * cols), 1.0f);
+        const Written w = write_rows(x, 2, cols, 2, {1, 0});
+        EXPECT_FALSE(w.status.ok) << cols;
+        EXPECT_NE(std::string::npos, w.status.message.find("promises the compiler 4 trips")) << w.status.message;
+        for (ggml_fp16_t h : w.y) ASSERT_EQ(kUntouched, h) << "a refused row was written, cols " << cols;
+        if (cols % 64 != 0) continue;
+        const WrittenQ8 q = write_rows_q8(x, 2, cols, 2, {1, 0});
+        EXPECT_FALSE(q.status.ok) << cols;
+        for (uint8_t b : q.y) ASSERT_EQ(0x5a, b) << "a refused Q8_0 row was written, cols " << cols;
+    }
+    for (int64_t cols : {128, 1056, 2112}) {
+        ASSERT_TRUE(xdna::set_rows_calls_keep_promise(cols)) << cols;
+        const std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(2 * cols), 3.0f);
+        const Written w = write_rows(x, 2, cols, 2, {1, 0});
+        ASSERT_TRUE(w.status.ok) << w.status.message;
+        for (int64_t r = 0; r < 2; ++r) {
+            for (int64_t c = 0; c < cols; ++c) {
+                ASSERT_EQ(ggml_fp32_to_fp16(x[static_cast<size_t>(r * cols + c)]), w.y[static_cast<size_t>((1 - r) * cols + c)])
+                    << "cols " << cols << " row " << r << " value " << c;
+            }
+        }
+        if (cols % 64 != 0) continue;
+        const WrittenQ8 q = write_rows_q8(x, 2, cols, 2, {1, 0});
+        ASSERT_TRUE(q.status.ok) << q.status.message;
+        const int64_t row_bytes = cols / 32 * kQ8Bytes;
+        for (int64_t r = 0; r < 2; ++r) {
+            const std::vector<uint8_t> want = ggml_q8_0(x.data() + r * cols, cols);
+            const uint8_t * got = q.y.data() + (1 - r) * row_bytes;
+            for (int64_t b = 0; b < cols / 32; ++b) {
+                ASSERT_EQ(0, std::memcmp(got + b * kQ8Bytes, want.data() + b * kQ8Bytes, 2)) << "scale, cols " << cols << " block " << b;
+                for (int i = 0; i < 32; ++i) ASSERT_LE(std::abs(int(int8_t(got[b * kQ8Bytes + 2 + i])) - int(int8_t(want[b * kQ8Bytes + 2 + i]))), 1);
+            }
+        }
+    }
+}
+
+// The chunks of every row length the design takes (to 64 chunks) cover the row once, in order, each
+// a whole number of 32-value steps from 128 to kSetRowsChunk values; the promises in both kernels, on
+// their chunk loops of n / 32 trips, are at most kSetRowsMinCall / 32.
+TEST(SetRowsEngine, EveryCallKeepsTheKernelsLoopPromise) {
+    using namespace xdna;
+    for (int64_t cols = xdna_aie::kSetRowsLanes; cols <= 64 * xdna_aie::kSetRowsChunk; cols += xdna_aie::kSetRowsLanes) {
+        if (!set_rows_calls_keep_promise(cols)) {
+            ASSERT_LT(cols, 128);
+            continue;
+        }
+        int64_t next = 0;
+        for (int64_t c = 0; c < set_rows_chunks(cols); ++c) {
+            const SetRowsChunk k = set_rows_chunk(cols, c);
+            ASSERT_EQ(k.begin, next) << cols;
+            ASSERT_GE(k.n, kSetRowsMinCall) << "cols " << cols << " chunk " << c;
+            ASSERT_LE(k.n, xdna_aie::kSetRowsChunk) << cols;
+            ASSERT_EQ(k.n % xdna_aie::kSetRowsLanes, 0) << cols;
+            next += k.n;
+        }
+        ASSERT_EQ(next, cols);
+    }
+    for (const char * kernel : {"set_rows/kernels/f32_to_f16.cc", "set_rows/kernels/f32_to_q8_0.cc"}) {
+        const std::vector<xdna_test::LoopPromise> promises = xdna_test::kernel_loop_promises(kernel);
+        ASSERT_EQ(promises.size(), 1u) << kernel;
+        EXPECT_TRUE(promises[0].loop == "for (int32_t i = 0; i < n; i += xdna_aie::kSetRowsLanes)" ||
+                    promises[0].loop == "for (int32_t i = 0; i < n; i += kLanes)")
+            << kernel << ": " << promises[0].loop;
+        EXPECT_LE(promises[0].trips, kSetRowsMinCall / xdna_aie::kSetRowsLanes) << kernel;
     }
 }

@@ -165,8 +165,10 @@ v64f load_rows(const float * src, int32_t stride, int32_t rows_left) {
 // Whether any of the first n rows of d F16 values (row after row) is an infinity or a NaN: the bfp16
 // conversion does not keep them (an all-ones exponent field is an ordinary largest exponent there), so
 // such a block takes the fp32 program, which propagates them as the CPU backend does.
+// ceil(n d / 64) trips, at least 1 and no more promised: the calls go as low as one KV row of d = 32
+// or 64 (a block of one row: n_kv % 32 == 1) and the Q8_0 program's scales of d = 64 (2 x 32 values).
 bool any_nonfinite(const uint16_t * p, int32_t n, int32_t d) {
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(8)
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
     for (int32_t i = 0; i < n * d; i += 64) {
         if (!aie::ge(aie::bit_and(uint16_t(0x7c00), aie::load_v<64>(p + i)), uint16_t(0x7c00)).empty()) return true;
     }
@@ -293,14 +295,16 @@ void block_fp32(const float * __restrict q, const Rows & k, const Rows & v, cons
 
 extern "C" {
 
-// The state of `rows` query rows before their first block: m = -inf, s = 0, o = 0.
+// The state of `rows` query rows before their first block: m = -inf, s = 0, o = 0. Its loop makes
+// rows d / 32 trips, at least 1 and no more promised: one query row of d = 32 (a decode token without
+// GQA at the smallest head dim the design takes) is one trip.
 void fa_init_f32(float * __restrict state, int32_t rows, int32_t d) {
     for (int32_t r = 0; r < rows; ++r) {
         maxima(state)[r] = kNegInf;
         sums(state)[r] = 0.0f;
     }
     const vf zero = aie::zeros<float, kLanes>();
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(2)
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
     for (int32_t i = 0; i < rows * d; i += kLanes) aie::store_v(outputs(state, d, 0) + i, zero);
 }
 

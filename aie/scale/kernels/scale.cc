@@ -1,6 +1,8 @@
 // SCALE of fp32 rows: y[i] = x[i] * s (+ b when b is not 0) over one chunk of n values (n a multiple of
-// 32), ggml's SCALE with its bias. The product is aie_api's float multiply (Peano's `safe` emulation,
-// x first), the bias one fp32 add rounding to nearest even. With b = 0 no add is issued, as the CPU then
+// 32, at least 128: its loop promises the compiler 4 trips; the design's chunks keep it, and it takes
+// rows of more than 96 values: src/ops/scale/runtime/scale-invocation.h), ggml's SCALE with its bias.
+// The product is aie_api's float multiply (Peano's `safe` emulation, x first), the bias one fp32 add
+// rounding to nearest even. With b = 0 no add is issued, as the CPU then
 // only scales (ggml-cpu ops.cpp ggml_compute_forward_scale_f32). A zero x gives +0 for either sign of s
 // (the emulated product sums its partial products, and -0 + +0 is +0), where the CPU gives -0 for s < 0.
 #include <aie_api/aie.hpp>

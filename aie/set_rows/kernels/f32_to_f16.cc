@@ -1,5 +1,7 @@
-// fp32 -> fp16 of one chunk of n values (n a multiple of 32), for the KV-cache writes of every llama.cpp
-// layer (SET_ROWS of K and V into an F16 cache). Round to nearest even, as the CPU backend's F16C
+// fp32 -> fp16 of one chunk of n values (n a multiple of 32, at least 128: its loop promises the
+// compiler 4 trips; the design's chunks keep it and it takes rows of 128 values and more:
+// src/ops/set_rows/runtime/set-rows-invocation.h), for the KV-cache writes of every llama.cpp layer
+// (SET_ROWS of K and V into an F16 cache). Round to nearest even, as the CPU backend's F16C
 // conversion (vcvtps2ph, imm 0) does: overflow to inf from 65520 up, inf to inf, NaN to the quiet NaN
 // 0x7E00, fp16 subnormals rounded to nearest even, the sign kept (-0 stays -0).
 //

@@ -1,5 +1,6 @@
-// fp32 -> Q8_0 of one chunk of n values (n a multiple of 32), for the KV-cache writes of every llama.cpp
-// layer into a Q8_0 cache (-ctk q8_0 -ctv q8_0): ggml's block_q8_0, 34 bytes per 32 values (an F16
+// fp32 -> Q8_0 of one chunk of n values (n a multiple of 32, at least 128: its loop promises the compiler
+// 4 trips, one block each; as f32_to_f16.cc, the design keeps it), for the KV-cache writes of every
+// llama.cpp layer into a Q8_0 cache (-ctk q8_0 -ctv q8_0): ggml's block_q8_0, 34 bytes per 32 values (an F16
 // scale d, then 32 int8 codes), as quantize_row_q8_0_ref (ggml-quants.c) defines it:
 //   amax = max |x|, d = amax / 127, id = d ? 1 / d : 0, code = roundf(x * id), the scale fp16(d).
 // As the core computes it:

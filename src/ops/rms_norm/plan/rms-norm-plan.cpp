@@ -1,5 +1,6 @@
 #include "ops/rms_norm/rms-norm-plan.h"
 
+#include "ops/rms_norm/rms-norm-invocation.h"
 #include "xdna_aie/rms_norm_tiles.h"
 
 #include <cfloat>
@@ -37,6 +38,13 @@ bool rms_norm_supported(const ggml_tensor * norm, std::string & why) {
     if (cols % xdna_aie::kRmsNormLanes != 0 || cols > xdna_aie::kRmsNormMaxCols) {
         why = "RMS_NORM row length " + std::to_string(cols) + ": the rms_norm design takes multiples of " +
               std::to_string(xdna_aie::kRmsNormLanes) + " up to " + std::to_string(xdna_aie::kRmsNormMaxCols);
+        return false;
+    }
+    if (!rms_norm_calls_keep_promise(cols)) {
+        why = "RMS_NORM row length " + std::to_string(cols) + ": its last chunk of " +
+              std::to_string(xdna_aie::rms_norm_chunk_len(cols, xdna_aie::rms_norm_chunks(cols) - 1)) +
+              " values is under the rms_norm kernels' " + std::to_string(kRmsNormMinCall) +
+              " (their loops promise the compiler 2 trips of 32 lanes)";
         return false;
     }
     const float eps = eps_of(norm);

@@ -73,9 +73,9 @@ void run_row(const RmsNormInvocation & r, int64_t row, CoreBuffers & b) {
 }
 
 // What each kernel issues, measured once per process on a thread of its own (the counts depend on the
-// length of the chunk, not on its values), at a full chunk and at the shortest one.
+// length of the chunk, not on its values), at a full chunk and at the shortest call the design makes.
 struct MeasuredCalls {
-    CoreOps sumsq[2], apply_mul[2], apply[2], scale;  // [0]: kRmsNormChunk values, [1]: kRmsNormLanes
+    CoreOps sumsq[2], apply_mul[2], apply[2], scale;  // [0]: kRmsNormChunk values, [1]: kRmsNormMinCall
 };
 
 const MeasuredCalls & measured_calls() {
@@ -83,7 +83,7 @@ const MeasuredCalls & measured_calls() {
         MeasuredCalls out;
         auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
         std::memset(b, 0, sizeof *b);
-        const int32_t lens[2] = {kRmsNormChunk, kRmsNormLanes};
+        const int32_t lens[2] = {kRmsNormChunk, static_cast<int32_t>(kRmsNormMinCall)};
         for (int i = 0; i < 2; ++i) {
             out.sumsq[i] = measure_on_own_thread([&] { rms_norm_sumsq_f32(b->x, b->partial, lens[i]); });
             out.apply_mul[i] = measure_on_own_thread([&] { rms_norm_apply_mul_f32(b->x, b->w, b->scale, b->y, lens[i]); });
@@ -97,9 +97,12 @@ const MeasuredCalls & measured_calls() {
     return m;
 }
 
-// The ops of a call on n values, from the two measured lengths.
+// The ops of a call on n values (a multiple of 32 from kRmsNormMinCall to kRmsNormChunk), from the two
+// measured lengths: each 32 lanes past the shortest call issue the same (interpolate_call_ops counts
+// vectors from its first length, so the lengths are shifted to start there).
 CoreOps ops_at(const CoreOps (&m)[2], int64_t n) {
-    return interpolate_call_ops(m[1], m[0], n, kRmsNormLanes, kRmsNormChunk);
+    constexpr int64_t kShift = kRmsNormMinCall - kRmsNormLanes;
+    return interpolate_call_ops(m[1], m[0], n - kShift, kRmsNormLanes, static_cast<int>(kRmsNormChunk - kShift));
 }
 
 }  // namespace
@@ -151,6 +154,14 @@ Status sim_run_rms_norms(const std::vector<Invocation> & invs, ThreadPool & pool
         const RmsNormInvocation r = rms_norm_of(i);
         if (r.p.cols <= 0 || r.p.cols % kRmsNormLanes != 0 || r.p.cols > xdna_aie::kRmsNormMaxCols) {
             return Status::error("rms_norm: row length " + std::to_string(r.p.cols) + " is not one the design takes");
+        }
+        if (!rms_norm_calls_keep_promise(r.p.cols)) {
+            // Before any row runs: the kernels' loops promise the compiler 2 trips, so the core would be
+            // undefined on this row's last chunk (rms-norm-invocation.h).
+            return Status::error("rms_norm: a row of " + std::to_string(r.p.cols) + " values would call the kernels on a last chunk of " +
+                                 std::to_string(xdna_aie::rms_norm_chunk_len(r.p.cols, xdna_aie::rms_norm_chunks(r.p.cols) - 1)) +
+                                 " values, fewer than " + std::to_string(kRmsNormMinCall) +
+                                 " (their loops promise the compiler 2 trips of 32 lanes)");
         }
         views.push_back(r);
     }

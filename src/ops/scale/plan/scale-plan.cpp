@@ -1,5 +1,7 @@
 #include "ops/scale/scale-plan.h"
 
+#include "ops/scale/scale-invocation.h"
+
 #include <cstring>
 
 namespace xdna {
@@ -17,6 +19,11 @@ bool scale_supported(const ggml_tensor * sc, const TensorResolver & resolve, std
     const ggml_tensor * x = sc->src[0];
     if (sc->op != GGML_OP_SCALE || x == nullptr || !f32_rows(x) || !f32_rows(sc) || !ggml_are_same_shape(x, sc)) {
         why = "SCALE on the NPU takes F32 rows of the output's shape";
+        return false;
+    }
+    if (!scale_calls_keep_promise(x->ne[0])) {
+        why = "SCALE row length " + std::to_string(x->ne[0]) + ": the scale kernel takes calls of at least " +
+              std::to_string(kScaleMinCall) + " values (its loop promises the compiler 4 trips of 32 lanes)";
         return false;
     }
     constexpr int64_t kMaxSlices = 256;

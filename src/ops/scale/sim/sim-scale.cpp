@@ -17,7 +17,6 @@ namespace xdna {
 namespace {
 
 using xdna_aie::kScaleChunk;
-using xdna_aie::kScaleLanes;
 
 constexpr int kColumns = 8, kCores = 32;
 
@@ -25,9 +24,9 @@ struct alignas(64) CoreBuffers {
     float x[kScaleChunk], y[kScaleChunk];
 };
 
-// What a call issues at kScaleLanes and kScaleChunk values, with and without the bias.
+// What a call issues at kScaleChunk values, with and without the bias.
 struct MeasuredCalls {
-    CoreOps lanes[2], chunk[2];
+    CoreOps chunk[2];
 };
 
 const MeasuredCalls & calls() {
@@ -36,7 +35,6 @@ const MeasuredCalls & calls() {
         std::memset(b, 0, sizeof *b);
         MeasuredCalls out;
         for (int bias = 0; bias < 2; ++bias) {
-            out.lanes[bias] = measure_on_own_thread([&] { scale_f32(b->x, b->y, kScaleLanes, 1.0f, 1.0f, bias); });
             out.chunk[bias] = measure_on_own_thread([&] { scale_f32(b->x, b->y, kScaleChunk, 1.0f, 1.0f, bias); });
         }
         std::free(b);
@@ -58,12 +56,12 @@ ModelShape scale_model_shape(const Invocation & inv) {
     s.kind = KernelKind::scale;
     s.weight_type = GGML_TYPE_COUNT;
     // Chunks dealt to the cores (no reduction along the row).
-    const int64_t chunks = r.p.rows * ((r.p.cols + kScaleChunk - 1) / kScaleChunk);
+    const int64_t chunks = r.p.rows * scale_chunks(r.p.cols);
     const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(chunks, kCores));
     s.kind_cores = static_cast<int>(cores);
     s.kind_columns = static_cast<int>(std::min<int64_t>(kColumns, cores));
     const int bias = r.p.b != 0.0f ? 1 : 0;
-    // Every chunk counted full: a short last chunk of a row costs at most one chunk on the busiest core.
+    // Every chunk counted full: a row's shorter chunks cost at most a chunk each on the busiest core.
     s.core_calls[0] = {calls().chunk[bias], static_cast<double>((chunks + cores - 1) / cores)};
     s.n_core_calls = 1;
     const double bytes = static_cast<double>(r.p.rows) * static_cast<double>(r.p.cols) * sizeof(float);
@@ -84,6 +82,12 @@ Status sim_run_scales(const std::vector<Invocation> & invs, ThreadPool & pool) {
         if (s.p.cols <= 0) {
             return Status::error("scale: row length " + std::to_string(s.p.cols) + " is not one the design takes");
         }
+        if (!scale_calls_keep_promise(s.p.cols)) {
+            // Before any row runs: the kernel's loop promises the compiler 4 trips (scale-invocation.h).
+            return Status::error("scale: a row of " + std::to_string(s.p.cols) + " values would call scale_f32 on " +
+                                 std::to_string(scale_chunk(s.p.cols, 0).padded) + " values, fewer than " + std::to_string(kScaleMinCall) +
+                                 " (its loop promises the compiler 4 trips of 32 lanes)");
+        }
         for (int64_t r = 0; r < s.p.rows; ++r) jobs.push_back({static_cast<uint32_t>(views.size()), r});
         views.push_back(s);
     }
@@ -93,16 +97,15 @@ Status sim_run_scales(const std::vector<Invocation> & invs, ThreadPool & pool) {
         const ScaleInvocation & s = views[jobs[j].first];
         const float * x = static_cast<const float *>(s.x.host()) + jobs[j].second * s.p.x_row_stride;
         float * y = static_cast<float *>(s.y.host()) + jobs[j].second * s.p.y_row_stride;
-        for (int64_t c0 = 0; c0 < s.p.cols; c0 += kScaleChunk) {
+        for (int64_t c = 0; c < scale_chunks(s.p.cols); ++c) {
             // The DMA brings n values; the kernel runs over whole vectors, and the lanes past n (whatever the
             // buffer held) are computed but never sent back.
-            const int32_t n = static_cast<int32_t>(std::min<int64_t>(kScaleChunk, s.p.cols - c0));
-            const int32_t padded = (n + kScaleLanes - 1) / kScaleLanes * kScaleLanes;
-            std::memcpy(b.x, x + c0, n * sizeof(float));
+            const ScaleChunk k = scale_chunk(s.p.cols, c);
+            std::memcpy(b.x, x + k.begin, k.n * sizeof(float));
             const CoreModes found = sim_core_modes();
-            scale_f32(b.x, b.y, padded, s.p.s, s.p.b, s.p.b != 0.0f ? 1 : 0);
+            scale_f32(b.x, b.y, k.padded, s.p.s, s.p.b, s.p.b != 0.0f ? 1 : 0);
             sim_check_modes_restored(kScaleVariant, found);
-            std::memcpy(y + c0, b.y, n * sizeof(float));
+            std::memcpy(y + k.begin, b.y, k.n * sizeof(float));
         }
     });
     std::string fault;

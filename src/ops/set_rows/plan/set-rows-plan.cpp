@@ -1,5 +1,6 @@
 #include "ops/set_rows/set-rows-plan.h"
 
+#include "ops/set_rows/set-rows-invocation.h"
 #include "xdna_aie/set_rows_tiles.h"
 
 namespace xdna {
@@ -13,6 +14,14 @@ bool rows_of(const ggml_tensor * t, ggml_type type) {
 
 constexpr int64_t kMaxSlices = 256;
 
+// A row under the kernels' shortest call (their loops promise the compiler 4 trips of 32 values).
+bool short_row(const char * op, int64_t cols, std::string & why) {
+    if (set_rows_calls_keep_promise(cols)) return false;
+    why = std::string(op) + " row length " + std::to_string(cols) + ": the set_rows kernels take calls of at least " +
+          std::to_string(kSetRowsMinCall) + " values (their loops promise the compiler 4 trips of 32 values)";
+    return true;
+}
+
 // CPY from F32 rows to F16 rows of the same shape (either may be a permuted view with contiguous rows).
 bool cpy_supported(const ggml_tensor * c, const TensorResolver & resolve, std::string & why) {
     const ggml_tensor * x = c->src[0];
@@ -22,6 +31,9 @@ bool cpy_supported(const ggml_tensor * c, const TensorResolver & resolve, std::s
     }
     if (x->ne[0] % xdna_aie::kSetRowsLanes != 0) {
         why = "CPY row length " + std::to_string(x->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kSetRowsLanes);
+        return false;
+    }
+    if (short_row("CPY", x->ne[0], why)) {
         return false;
     }
     if (x->ne[2] * x->ne[3] > kMaxSlices) {
@@ -70,6 +82,9 @@ bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, s
     if (x->ne[0] % xdna_aie::kSetRowsLanes != 0) {
         why = "SET_ROWS row length " + std::to_string(x->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kSetRowsLanes) +
               " (the transposed V cache of the non-flash path writes one value per row)";
+        return false;
+    }
+    if (short_row("SET_ROWS", x->ne[0], why)) {
         return false;
     }
     if (x->ne[2] * x->ne[3] > kMaxSlices) {

@@ -29,8 +29,16 @@ struct alignas(64) CoreBuffers {
     alignas(64) uint8_t y[kSetRowsChunk * 2];
 };
 
+// What a call issues at the shortest call the design makes and at a full chunk.
 struct MeasuredCalls {
-    CoreOps lanes, chunk;
+    CoreOps min_call, chunk;
+    // A call on n values (a multiple of 32 from kSetRowsMinCall to kSetRowsChunk): each 32 values past the
+    // shortest call issue the same (interpolate_call_ops counts steps from its first length, so the
+    // lengths are shifted to start there).
+    CoreOps at(int64_t n) const {
+        constexpr int kShift = kSetRowsMinCall - kSetRowsLanes;
+        return interpolate_call_ops(min_call, chunk, n - kShift, kSetRowsLanes, kSetRowsChunk - kShift);
+    }
 };
 
 // Scalar cycles per Q8_0 block the host aie_api does not count: the two divisions (compiler-rt's
@@ -50,10 +58,10 @@ const MeasuredCalls & calls(bool q8) {
         for (int i = 0; i < kSetRowsChunk; ++i) b->x[i] = static_cast<float>((i * 37) % 101) - 50.0f;
         std::array<MeasuredCalls, 2> out;
         for (int q = 0; q < 2; ++q) {
-            out[q] = {measure_on_own_thread([&] { run_chunk(q == 1, b->x, b->y, kSetRowsLanes); }),
+            out[q] = {measure_on_own_thread([&] { run_chunk(q == 1, b->x, b->y, kSetRowsMinCall); }),
                       measure_on_own_thread([&] { run_chunk(q == 1, b->x, b->y, kSetRowsChunk); })};
         }
-        out[1].lanes.scalar += kQ8ScalarCyclesPerBlock * (kSetRowsLanes / 32);
+        out[1].min_call.scalar += kQ8ScalarCyclesPerBlock * (kSetRowsMinCall / 32);
         out[1].chunk.scalar += kQ8ScalarCyclesPerBlock * (kSetRowsChunk / 32);
         std::free(b);
         return out;
@@ -83,13 +91,16 @@ ModelShape set_rows_model_shape(const Invocation & inv) {
     const int64_t busiest = (r.p.rows + cores - 1) / cores;
     s.kind_cores = static_cast<int>(cores);
     s.kind_columns = static_cast<int>(std::min<int64_t>(kColumns, cores));
-    const int64_t full = r.p.cols / kSetRowsChunk, tail = r.p.cols % kSetRowsChunk;
+    // A row's chunks are of at most two lengths, the longer first (set-rows-invocation.h).
     const MeasuredCalls & c = calls(r.p.y_q8_0);
-    s.core_calls[0] = {c.chunk, static_cast<double>(busiest * full)};
+    const int64_t chunks = set_rows_chunks(r.p.cols);
+    const int32_t first = set_rows_chunk(r.p.cols, 0).n, last = set_rows_chunk(r.p.cols, chunks - 1).n;
+    int64_t longer = 0;
+    for (int64_t k = 0; k < chunks; ++k) longer += set_rows_chunk(r.p.cols, k).n == first ? 1 : 0;
+    s.core_calls[0] = {c.at(first), static_cast<double>(busiest * longer)};
     s.n_core_calls = 1;
-    if (tail > 0) {
-        s.core_calls[1] = {interpolate_call_ops(c.lanes, c.chunk, tail, kSetRowsLanes, kSetRowsChunk),
-                           static_cast<double>(busiest)};
+    if (longer < chunks) {
+        s.core_calls[1] = {c.at(last), static_cast<double>(busiest * (chunks - longer))};
         s.n_core_calls = 2;
     }
     s.activation_bytes = static_cast<double>(r.p.rows) * (static_cast<double>(r.p.cols) * sizeof(float) + (r.p.identity ? 0 : r.p.ids_64 ? 8 : 4));
@@ -119,6 +130,12 @@ Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool)
         if (s.p.cols <= 0 || s.p.cols % kSetRowsLanes != 0 || (std::strcmp(i.key.variant, kSetRowsQ8Variant) == 0) != s.p.y_q8_0) {
             return Status::error("set_rows: row length " + std::to_string(s.p.cols) + " is not one the design takes");
         }
+        if (!set_rows_calls_keep_promise(s.p.cols)) {
+            // Before any row runs: the kernels' loops promise the compiler 4 trips (set-rows-invocation.h).
+            return Status::error("set_rows: a row of " + std::to_string(s.p.cols) + " values would call " + i.key.variant +
+                                 " on fewer than " + std::to_string(kSetRowsMinCall) +
+                                 " values (its loop promises the compiler 4 trips of 32 values)");
+        }
         for (int64_t r = 0; r < s.p.rows; ++r) {
             const int64_t id = id_at(s, r);
             if (id < 0 || id >= s.p.y_rows) {
@@ -136,13 +153,13 @@ Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool)
         const int64_t r = jobs[j].second;
         const float * x = static_cast<const float *>(s.x.host()) + r * s.p.x_row_stride;
         auto * y = static_cast<uint8_t *>(s.y.host()) + id_at(s, r) * s.p.y_stride_bytes();
-        for (int64_t c0 = 0; c0 < s.p.cols; c0 += kSetRowsChunk) {
-            const int32_t n = static_cast<int32_t>(std::min<int64_t>(kSetRowsChunk, s.p.cols - c0));
-            std::memcpy(b.x, x + c0, n * sizeof(float));
+        for (int64_t c = 0; c < set_rows_chunks(s.p.cols); ++c) {
+            const SetRowsChunk k = set_rows_chunk(s.p.cols, c);
+            std::memcpy(b.x, x + k.begin, k.n * sizeof(float));
             const CoreModes found = sim_core_modes();
-            run_chunk(s.p.y_q8_0, b.x, b.y, n);
+            run_chunk(s.p.y_q8_0, b.x, b.y, k.n);
             sim_check_modes_restored(s.p.y_q8_0 ? kSetRowsQ8Variant : kSetRowsF16Variant, found);
-            const int64_t out_bytes = s.p.y_q8_0 ? n / 32 * 34 : n * 2, at = s.p.y_q8_0 ? c0 / 32 * 34 : c0 * 2;
+            const int64_t out_bytes = s.p.y_q8_0 ? k.n / 32 * 34 : k.n * 2, at = s.p.y_q8_0 ? k.begin / 32 * 34 : k.begin * 2;
             std::memcpy(y + at, b.y, static_cast<size_t>(out_bytes));
         }
     });
