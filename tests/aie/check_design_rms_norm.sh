@@ -11,8 +11,7 @@ RANDOM=$seed
 echo "seed $seed"
 for i in 1 2 3 4 5 6; do
     rows=$((RANDOM % 600 + 1))
-    cols=$(((RANDOM % 255 + 2) * 32))
-    [ $((cols % 1024)) -eq 32 ] && cols=$((cols + 32))  # a last chunk of 32 values is refused (below)
+    cols=$(((RANDOM % 256 + 1) * 32))
     for weight in "" --no-weight; do
         plan_file=$(mktemp)
         "$py" "$design" --print-plan --format json --rows $rows --cols $cols $weight >"$plan_file" || {
@@ -36,7 +35,7 @@ PYEOF
         rm -f "$plan_file"
     done
 done
-for cols in 33 32 1056 8224 16384 0; do
+for cols in 33 8224 16384 0; do
     if "$py" "$design" --print-plan --rows 4 --cols $cols >/dev/null 2>&1; then
         echo "FAIL: design.py took row length $cols"; exit 1
     fi

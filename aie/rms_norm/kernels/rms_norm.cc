@@ -3,10 +3,9 @@
 // over one row of `cols` fp32 values, in chunks that stream through the core (aie/rms_norm/README.md):
 // pass 1 (rms_norm_sumsq_f32) adds the squares of each chunk into 32 fp32 partial sums, the row's
 // scale is made once (rms_norm_scale_f32), pass 2 (rms_norm_apply_*_f32) scales each chunk again.
-// A chunk is n values, n a multiple of 32 and at least 64: the chunk loops promise the compiler 2
-// trips of 32 lanes, so a call on 32 values is undefined on the core and the design makes none (the
-// planner refuses a row of 32 values, or one whose last chunk would be 32: kRmsNormMinCall in
-// src/ops/rms_norm/runtime/rms-norm-invocation.h). 2, not more: test-backend-ops' RMS_NORM rows are 64.
+// A chunk is n values, n a multiple of 32: the chunk loops promise the compiler 1 trip of 32 lanes, no
+// more, because the design calls them on 32 values (a head-dim-32 model's q and k norms, the last chunk
+// of a row of 1024 k + 32: kRmsNormMinCall in src/ops/rms_norm/runtime/rms-norm-invocation.h).
 //
 // Numerics as the core computes them (docs/kernels.md, "The layer's glue on the NPU"): every fp32 product is aie_api's
 // float multiply, which Peano emits as the `safe` bf16 emulation (nine partial products, split in the
@@ -54,7 +53,7 @@ vf rsqrt_newton3(const vf & v) {
 
 extern "C" {
 
-// partial[0..32) += x[i]^2 lane by lane (lane l takes x[l], x[l + 32], ...); n a multiple of 32, at least 64.
+// partial[0..32) += x[i]^2 lane by lane (lane l takes x[l], x[l + 32], ...); n a multiple of 32.
 // The square is |x| * |x|: the emulated product of a negative value with itself has partial products of
 // both signs, which overflow to inf - inf = NaN where the true square overflows to +inf; of |x| they are
 // all positive. An infinite x splits into inf + NaN parts (the emulation's x - a), so its square is set
@@ -63,7 +62,7 @@ void rms_norm_sumsq_f32(const float * __restrict x, float * __restrict partial, 
     const float inf = std::numeric_limits<float>::infinity();
     af acc;
     acc.from_vector(aie::load_v<kLanes>(partial));
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(2)
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
     for (int32_t i = 0; i < n; i += kLanes) {
         const vf a = aie::abs(aie::load_v<kLanes>(x + i));
         const vf sq = aie::select(aie::mul(a, a).template to_vector<float>(), inf, aie::eq(a, inf));
@@ -85,11 +84,11 @@ void rms_norm_scale_f32(float * __restrict partial, float * __restrict scale, fl
     aie::store_v(partial, aie::zeros<float, kLanes>());
 }
 
-// y = (x * s) * w over one chunk of n values (n a multiple of 32, at least 64).
+// y = (x * s) * w over one chunk of n values (n a multiple of 32).
 void rms_norm_apply_mul_f32(const float * __restrict x, const float * __restrict w, const float * __restrict scale,
                             float * __restrict y, int32_t n) {
     const vf s = aie::load_v<kLanes>(scale);
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(2)
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
     for (int32_t i = 0; i < n; i += kLanes) {
         const vf xs = aie::mul(aie::load_v<kLanes>(x + i), s).template to_vector<float>();
         aie::store_v(y + i, aie::mul(xs, aie::load_v<kLanes>(w + i)).template to_vector<float>());
@@ -99,7 +98,7 @@ void rms_norm_apply_mul_f32(const float * __restrict x, const float * __restrict
 // y = x * s over one chunk of n values, as above (RMS_NORM alone, no weight).
 void rms_norm_apply_f32(const float * __restrict x, const float * __restrict scale, float * __restrict y, int32_t n) {
     const vf s = aie::load_v<kLanes>(scale);
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(2)
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
     for (int32_t i = 0; i < n; i += kLanes) {
         aie::store_v(y + i, aie::mul(aie::load_v<kLanes>(x + i), s).template to_vector<float>());
     }

@@ -44,7 +44,7 @@ bool rms_norm_supported(const ggml_tensor * norm, std::string & why) {
         why = "RMS_NORM row length " + std::to_string(cols) + ": its last chunk of " +
               std::to_string(xdna_aie::rms_norm_chunk_len(cols, xdna_aie::rms_norm_chunks(cols) - 1)) +
               " values is under the rms_norm kernels' " + std::to_string(kRmsNormMinCall) +
-              " (their loops promise the compiler 2 trips of 32 lanes)";
+              " (their loops promise the compiler " + std::to_string(kRmsNormMinCall / 32) + " trip(s) of 32 lanes)";
         return false;
     }
     const float eps = eps_of(norm);

@@ -156,12 +156,12 @@ Status sim_run_rms_norms(const std::vector<Invocation> & invs, ThreadPool & pool
             return Status::error("rms_norm: row length " + std::to_string(r.p.cols) + " is not one the design takes");
         }
         if (!rms_norm_calls_keep_promise(r.p.cols)) {
-            // Before any row runs: the kernels' loops promise the compiler 2 trips, so the core would be
+            // Before any row runs: the kernels' loops promise the compiler kRmsNormMinCall / 32 trips, so the core would be
             // undefined on this row's last chunk (rms-norm-invocation.h).
             return Status::error("rms_norm: a row of " + std::to_string(r.p.cols) + " values would call the kernels on a last chunk of " +
                                  std::to_string(xdna_aie::rms_norm_chunk_len(r.p.cols, xdna_aie::rms_norm_chunks(r.p.cols) - 1)) +
                                  " values, fewer than " + std::to_string(kRmsNormMinCall) +
-                                 " (their loops promise the compiler 2 trips of 32 lanes)");
+                                 " (their loops promise the compiler " + std::to_string(kRmsNormMinCall / 32) + " trip(s) of 32 lanes)");
         }
         views.push_back(r);
     }
