@@ -2,6 +2,7 @@
 
 #include "runtime/matmul-invocation.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -49,14 +50,26 @@ std::vector<std::string> design_names() {
     return registry().names;
 }
 
+const DesignRead & built_in_design(std::string_view name) {
+    if (const DesignRead * d = find_design(name)) {
+        return *d;
+    }
+    // A design the build did not compile in: a read that says so, kept for as long as the process runs.
+    static std::mutex mu;
+    static std::map<std::string, DesignRead, std::less<>> missing;
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = missing.find(name);
+    if (it == missing.end()) {
+        DesignRead r;
+        r.error = "no built-in design description named " + std::string(name) + " (aie/" + std::string(name) +
+                  "/dataflow.json was not compiled in)";
+        it = missing.emplace(std::string(name), std::move(r)).first;
+    }
+    return it->second;
+}
+
 const DesignRead & matmul_design() {
-    static const DesignRead missing = [] {
-        DesignRead d;
-        d.error = "no built-in design description named matmul (aie/matmul/dataflow.json was not compiled in)";
-        return d;
-    }();
-    const DesignRead * d = find_design(kMatmulDesign);
-    return d != nullptr ? *d : missing;
+    return built_in_design(kMatmulDesign);
 }
 
 }  // namespace xdna

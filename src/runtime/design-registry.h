@@ -26,6 +26,10 @@ extern const int               kBuiltInDesignCount;
 // design that is missing. Parsed once.
 const DesignRead * find_design(std::string_view name);
 
+// The same as a reference that is always valid: a design the build did not compile in is a read whose
+// error says so.
+const DesignRead & built_in_design(std::string_view name);
+
 // The names of every built-in design, in folder order.
 std::vector<std::string> design_names();
 

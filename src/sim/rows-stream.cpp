@@ -1,5 +1,7 @@
 #include "sim/rows-stream.h"
 
+#include "runtime/design-registry.h"
+
 #include <mutex>
 
 namespace xdna {
@@ -112,6 +114,74 @@ Status sim_run_rows_stream(const DesignDescription & d, const std::vector<RowsJo
         }
     }
     return Status::success();
+}
+
+std::shared_ptr<const RowsSequence> rows_sequence_of(const Invocation & inv) {
+    const DesignRead & design = built_in_design(inv.key.design != nullptr ? inv.key.design : "");
+    RowsShape shape;
+    std::string err;
+    if (!design.ok() || !rows_shape_of(inv, design.design, shape, err)) {
+        auto none = std::make_shared<RowsSequence>();
+        none->error = design.ok() ? err : design.error;
+        return none;
+    }
+    return cached_rows_sequence(design.design, shape);
+}
+
+bool rows_model_shape(const Invocation & inv, const BinaryCallOps & calls, ModelShape & s) {
+    const std::shared_ptr<const RowsSequence> seq = rows_sequence_of(inv);
+    if (!seq->ok()) {
+        return false;
+    }
+    s.kind_columns = seq->traffic.columns_used;
+    s.kind_cores = seq->traffic.columns_used * built_in_design(inv.key.design).design.core_rows;
+    s.core_calls[0] = {calls.at(seq->tile), static_cast<double>(seq->traffic.calls_per_core)};
+    s.n_core_calls = 1;
+    s.activation_bytes = static_cast<double>(seq->traffic.read);
+    s.out_bytes = static_cast<double>(seq->traffic.written);
+    return true;
+}
+
+Status sim_run_rows_invocations(const std::vector<Invocation> & invs, bool (*has_kernel)(const KernelKey &),
+                                const std::function<CoreRoleFactory(const DesignDescription &, int tile)> & roles,
+                                ThreadPool & pool, StreamContexts & contexts, bool * refused, const std::string & what) {
+    if (refused != nullptr) {
+        *refused = false;
+    }
+    auto refuse = [&](size_t i, const std::string & why) {
+        if (refused != nullptr) {
+            *refused = true;
+        }
+        return Status::error("stream mode, invocation " + std::to_string(i) + " (" + what + "): " + why);
+    };
+    // Every stream built and every operand checked before the first one runs (sim-stream.h says why).
+    std::vector<RowsJob> jobs;
+    const DesignDescription * design = nullptr;
+    for (size_t i = 0; i < invs.size(); ++i) {
+        if (!has_kernel(invs[i].key)) {
+            return refuse(i, "the " + what + " stream engine was handed a kernel of kind " + kernel_kind_name(invs[i].kind()));
+        }
+        RowsJob job;
+        job.seq = rows_sequence_of(invs[i]);
+        if (!job.seq->ok()) {
+            return refuse(i, job.seq->error);
+        }
+        design = &built_in_design(invs[i].key.design).design;
+        for (const Operand & o : invs[i].operands()) {
+            const uint64_t after = o.slice.buffer->size() - o.slice.offset;
+            if (o.extent() > after) {
+                return refuse(i, std::string("operand ") + o.role + " ends before the rows the stream moves");
+            }
+            job.args.push_back({o.role, {static_cast<uint8_t *>(o.slice.host()), after}});
+        }
+        jobs.push_back(std::move(job));
+    }
+    if (jobs.empty()) {
+        return Status::success();
+    }
+    // The kind's invocations are of one design (its has_kernel says so).
+    const DesignDescription & d = *design;
+    return sim_run_rows_stream(d, jobs, [&](int tile) { return roles(d, tile); }, pool, contexts, what);
 }
 
 }  // namespace xdna

@@ -11,6 +11,7 @@
 #include "sim/binary-rows.h"
 #include "sim/dma-interpreter.h"
 #include "sim/sim-stream.h"
+#include "sim/timing-model.h"
 
 #include <memory>
 #include <string>
@@ -25,6 +26,24 @@ CoreRoleFactory binary_chunk_roles(const DesignDescription & d, int tile, std::v
 
 // The built stream of a shape, once per shape (a model runs a few shapes every token).
 std::shared_ptr<const RowsSequence> cached_rows_sequence(const DesignDescription & d, const RowsShape & shape);
+
+// The stream of a rows invocation: its design from its key (runtime/design-registry.h), its shape from
+// its key and operands (rows_shape_of), built once per shape; a sequence holding the reason when the
+// design or the shape is not one the builder takes.
+std::shared_ptr<const RowsSequence> rows_sequence_of(const Invocation & inv);
+
+// What a rows invocation's stream fixes of its model shape: the columns and cores it uses, the busiest
+// core's calls (`calls` at the stream's tile) and the bytes it moves in and out. False, `s` untouched,
+// when the stream is refused.
+bool rows_model_shape(const Invocation & inv, const BinaryCallOps & calls, ModelShape & s);
+
+// SimExec::stream for a rows kind: every invocation's stream built and every operand checked (its extent
+// inside its buffer) before the first one runs, `*refused` set when one is not (nothing ran); then each
+// run on its design as `contexts` keeps it loaded, the cores running `roles(design, tile)`. `what` names
+// the kind in errors; `has_kernel` is the kind's own check of an invocation's key.
+Status sim_run_rows_invocations(const std::vector<Invocation> & invs, bool (*has_kernel)(const KernelKey &),
+                                const std::function<CoreRoleFactory(const DesignDescription &, int tile)> & roles,
+                                ThreadPool & pool, StreamContexts & contexts, bool * refused, const std::string & what);
 
 // One invocation ready to run: its stream and its operands' memory by the description's names.
 struct RowsJob {

@@ -516,26 +516,33 @@ Status XrtDevice::bind(const Batch & batch, Submission & sub) {
                                          " buffer failed earlier, so its data may not be on the NPU");
                 }
                 const size_t after = b->size() - a.offset;  // layout_invocation_args / resolve_rows checked the range
+                // Every output goes through the slot's staging BO, copied into place after the run succeeded,
+                // even one the drain could write in place: after a timeout the NPU may still write, and it
+                // must never reach memory ggml reuses. The slots of a timed-out batch are never reused (the
+                // device disables itself) and their runs keep the staging BOs alive (docs/reliability.md).
+                auto stage_output = [&](size_t stage_bytes) {
+                    if (!s->out_stage || s->out_stage.size() < stage_bytes) {
+                        s->out_stage = xrt::bo(*device_, stage_bytes, xrt::bo::flags::host_only, lk->kernel.group_id(a.index));
+                    }
+                    s->operands.emplace_back(s->out_stage, stage_bytes, 0);
+                    s->run.set_arg(a.index, s->operands.back());
+                    p.out = b;
+                    p.out_offset = a.offset;
+                    p.out_bytes = a.bytes;
+                    p.staged = true;
+                    p.m = r.m;
+                    p.n = r.n;
+                    p.out_row_stride = r.out_row_stride;
+                    p.stage_stride = r.stage_stride;
+                };
                 if (a.kind == ArgKind::operand) {
-                    // A rows design's operand: exactly its extent; the written one through the staging BO (below).
-                    const bool out = static_cast<size_t>(a.index) == r.rows_out;
-                    if (out) {
-                        if (!s->out_stage || s->out_stage.size() < a.bytes) {
-                            s->out_stage = xrt::bo(*device_, a.bytes, xrt::bo::flags::host_only, lk->kernel.group_id(a.index));
-                        }
-                        s->operands.emplace_back(s->out_stage, a.bytes, 0);
-                        p.out = b;
-                        p.out_offset = a.offset;
-                        p.out_bytes = a.bytes;
-                        p.staged = true;
-                        p.m = r.m;
-                        p.n = r.n;
-                        p.out_row_stride = r.out_row_stride;
-                        p.stage_stride = r.stage_stride;
+                    // A rows design's operand: exactly its extent; the written one through the staging BO.
+                    if (static_cast<size_t>(a.index) == r.rows_out) {
+                        stage_output(a.bytes);
                     } else {
                         s->operands.emplace_back(b->bo(), a.bytes, a.offset);
+                        s->run.set_arg(a.index, s->operands.back());
                     }
-                    s->run.set_arg(a.index, s->operands.back());
                     continue;
                 }
                 const MatmulSequence & seq = *r.stream->seq;
@@ -552,25 +559,8 @@ Status XrtDevice::bind(const Batch & batch, Submission & sub) {
                     return Status::error(label + ": the activations hold " + std::to_string(after) +
                                          " bytes, its instruction stream reads " + std::to_string(seq.activations_bytes));
                 }
-                // Every output goes through the slot's staging BO, copied into place after the run succeeded,
-                // even one the drain could write in place: after a timeout the NPU may still write, and it
-                // must never reach memory ggml reuses. The slots of a timed-out batch are never reused (the
-                // device disables itself) and their runs keep the staging BOs alive (docs/reliability.md).
                 if (a.kind == ArgKind::output) {
-                    if (!s->out_stage || s->out_stage.size() < seq.out_bytes) {
-                        s->out_stage = xrt::bo(*device_, seq.out_bytes, xrt::bo::flags::host_only,
-                                               lk->kernel.group_id(a.index));
-                    }
-                    s->operands.emplace_back(s->out_stage, seq.out_bytes, 0);
-                    s->run.set_arg(a.index, s->operands.back());
-                    p.out = b;
-                    p.out_offset = a.offset;
-                    p.out_bytes = a.bytes;
-                    p.staged = true;
-                    p.m = r.m;
-                    p.n = r.n;
-                    p.out_row_stride = r.out_row_stride;
-                    p.stage_stride = r.stage_stride;
+                    stage_output(seq.out_bytes);
                     continue;
                 }
                 const size_t bytes = a.kind == ArgKind::weights       ? std::max<size_t>(a.bytes, seq.weights_bytes)

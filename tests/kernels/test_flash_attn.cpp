@@ -4,6 +4,7 @@
 // random data: F16 and Q8_0 K and V, every shape the design splits differently (one chunk, several chunks, the
 // context split between cores), GQA, ALiBi, broadcast sequences; NaN as the CPU propagates it.
 #include "ops/flash_attn/flash-attn-invocation.h"
+#include "kernel-loop-promises.h"
 #include "ops/flash_attn/sim-flash-attn.h"
 #include "runtime/thread-pool.h"
 #include "sim-operands.h"
@@ -22,15 +23,6 @@
 #include <string>
 #include <limits>
 #include <vector>
-
-namespace xdna_test {
-// A kernel source's loop promises (defined in test_rms_norm.cpp).
-struct LoopPromise {
-    int         trips = 0;
-    std::string loop;
-};
-std::vector<LoopPromise> kernel_loop_promises(const std::string & aie_path);
-}  // namespace xdna_test
 
 namespace {
 

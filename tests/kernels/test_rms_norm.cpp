@@ -4,6 +4,7 @@
 // reference on strided, sliced and in-place invocations. The reference shares no code with the kernel
 // or the host aie_api: Peano's safe fp32 multiply is spelled out from its definition (core-fp32-reference.h).
 #include "core-fp32-reference.h"
+#include "kernel-loop-promises.h"
 #include "test-random.h"
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/rms_norm/sim-rms-norm.h"
@@ -32,49 +33,6 @@ void rms_norm_apply_mul_f32(const float * x, const float * w, const float * scal
 void rms_norm_apply_f32(const float * x, const float * scale, float * y, int32_t n);
 }
 
-namespace xdna_test {
-
-struct LoopPromise {
-    int         trips = 0;  // k of AIE_LOOP_MIN_ITERATION_COUNT(k)
-    std::string loop;       // "for (...)"
-};
-
-// The loop promises of a core kernel's source (aie/<path>): for each AIE_LOOP_MIN_ITERATION_COUNT(k)
-// written in code (not in a comment), k and the header of the for statement it stands before, its
-// spaces as written. A promise is what the compiler may assume about every call on the core (fewer
-// trips are undefined there), which the host's aie_api cannot check: the kernel tests hold each one
-// against the fewest trips the op's engine can make (test_rms_norm.cpp, test_scale.cpp,
-// test_set_rows.cpp, test_flash_attn.cpp).
-std::vector<LoopPromise> kernel_loop_promises(const std::string & aie_path) {
-    const std::filesystem::path file = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "aie" / aie_path;
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string s = text.str();
-    std::vector<LoopPromise> out;
-    if (s.empty()) {
-        ADD_FAILURE() << "cannot read " << file;
-        return out;
-    }
-    const std::string key = "AIE_LOOP_MIN_ITERATION_COUNT(";
-    for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + key.size())) {
-        const size_t line = s.rfind('\n', at) + 1;
-        if (s.substr(line, at - line).find("//") != std::string::npos) continue;  // in a comment
-        LoopPromise p;
-        p.trips = std::atoi(s.c_str() + at + key.size());
-        const size_t f = s.find("for (", at);
-        size_t e = f + 4;
-        for (int depth = 0; e < s.size(); ++e) {
-            if (s[e] == '(') ++depth;
-            if (s[e] == ')' && --depth == 0) break;
-        }
-        p.loop = f == std::string::npos ? std::string() : s.substr(f, e + 1 - f);
-        out.push_back(p);
-    }
-    return out;
-}
-
-}  // namespace xdna_test
 
 namespace {
 

@@ -2,6 +2,7 @@
 // reference written here from the numerics the kernel states (core-fp32-reference.h's safe product,
 // one rounding per add); the angle table against the rotation angles in double; bad positions refused.
 #include "core-fp32-reference.h"
+#include "kernel-loop-promises.h"
 #include "ops/rope/rope-invocation.h"
 #include "ops/rope/rope-table.h"
 #include "ops/rope/sim-rope.h"
@@ -17,15 +18,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-namespace xdna_test {
-// A kernel source's loop promises (defined in test_rms_norm.cpp).
-struct LoopPromise {
-    int         trips = 0;
-    std::string loop;
-};
-std::vector<LoopPromise> kernel_loop_promises(const std::string & aie_path);
-}  // namespace xdna_test
 
 namespace {
 

@@ -3,6 +3,7 @@
 // output's bits, with and without a bias, rows of a length that is not a multiple of 32 (nothing past a
 // row written).
 #include "core-fp32-reference.h"
+#include "kernel-loop-promises.h"
 #include "ops/scale/scale-invocation.h"
 #include "ops/scale/sim-scale.h"
 #include "runtime/thread-pool.h"
@@ -14,15 +15,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-namespace xdna_test {
-// A kernel source's loop promises (defined in test_rms_norm.cpp).
-struct LoopPromise {
-    int         trips = 0;
-    std::string loop;
-};
-std::vector<LoopPromise> kernel_loop_promises(const std::string & aie_path);
-}  // namespace xdna_test
 
 TEST(ScaleEngine, BitsAreTheStatedNumerics) {
     using namespace xdna;

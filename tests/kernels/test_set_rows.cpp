@@ -3,6 +3,7 @@
 // even), over LLM-like values and the edges (fp16 subnormals and their ties, the overflow threshold,
 // inf, NaN, -0); the rows land at their ids and nowhere else; an id outside the cache is refused.
 #include "ops/set_rows/set-rows-invocation.h"
+#include "kernel-loop-promises.h"
 #include "ops/set_rows/sim-set-rows.h"
 #include "runtime/thread-pool.h"
 #include "sim-operands.h"
@@ -17,15 +18,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-namespace xdna_test {
-// A kernel source's loop promises (defined in test_rms_norm.cpp).
-struct LoopPromise {
-    int         trips = 0;
-    std::string loop;
-};
-std::vector<LoopPromise> kernel_loop_promises(const std::string & aie_path);
-}  // namespace xdna_test
 
 namespace {
 

@@ -48,13 +48,7 @@ AddInvocation add_of(const Invocation & inv) {
 }
 
 const DesignRead & add_design() {
-    static const DesignRead missing = [] {
-        DesignRead r;
-        r.error = "no built-in design 'add' (aie/add/dataflow.json)";
-        return r;
-    }();
-    const DesignRead * d = find_design(kAddDesign);
-    return d != nullptr ? *d : missing;
+    return built_in_design(kAddDesign);
 }
 
 RowsShape add_rows_shape(const AddParams & p) {

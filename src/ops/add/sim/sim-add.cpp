@@ -38,17 +38,10 @@ ModelShape add_model_shape(const Invocation & inv) {
     ModelShape s;
     s.kind = KernelKind::add;
     s.weight_type = GGML_TYPE_COUNT;
-    const std::shared_ptr<const RowsSequence> seq = add_sequence_of(r.p);
-    const double row = static_cast<double>(r.p.cols) * sizeof(float);
-    if (seq->ok()) {
-        s.kind_columns = seq->traffic.columns_used;
-        s.kind_cores = seq->traffic.columns_used * add_design().design.core_rows;
-        s.core_calls[0] = {calls(r.p.multiply).at(seq->tile), static_cast<double>(seq->traffic.calls_per_core)};
-        s.n_core_calls = 1;
-        s.activation_bytes = static_cast<double>(seq->traffic.read);
-        s.out_bytes = static_cast<double>(seq->traffic.written);
+    if (rows_model_shape(inv, calls(r.p.multiply), s)) {
         return s;
     }
+    const double row = static_cast<double>(r.p.cols) * sizeof(float);
     const int64_t cols = std::max<int64_t>(1, std::min<int64_t>(r.p.rows, 8));
     const int64_t rows_per_col = (r.p.rows + cols - 1) / cols;
     s.kind_columns = static_cast<int>(cols);
@@ -72,8 +65,9 @@ Status sim_run_adds(const std::vector<Invocation> & invs, ThreadPool & pool) {
         if (a.p.cols <= 0 || a.p.cols % kBinaryLanes != 0) {
             return Status::error("add: row length " + std::to_string(a.p.cols) + " is not one the design takes");
         }
-        // Calls of the design's tile, as its stream makes them (the kernel code's own chunking otherwise).
-        const int tile = add_design().ok() ? rows_tile_for(add_design().design, add_design().design.families.front().first, a.p.cols) : 0;
+        // Calls of the design's tile (its key carries it), as its stream makes them; the kernel code's own
+        // chunking for a row no tile takes.
+        const int tile = i.key.tile.n;
         rows[a.p.multiply ? 1 : 0].push_back({static_cast<const float *>(a.a.host()), static_cast<const float *>(a.b.host()), static_cast<float *>(a.y.host()),
                         a.p.rows, a.p.cols, a.p.a_row_stride, a.p.b_row_stride, a.p.y_row_stride, tile});
     }
@@ -81,60 +75,14 @@ Status sim_run_adds(const std::vector<Invocation> & invs, ThreadPool & pool) {
     return !st.ok || rows[1].empty() ? st : sim_run_binary_rows(kMul, rows[1], pool);
 }
 
-std::shared_ptr<const RowsSequence> add_sequence_of(const AddParams & p) {
-    if (!add_design().ok()) {
-        auto none = std::make_shared<RowsSequence>();
-        none->error = add_design().error;
-        return none;
-    }
-    return cached_rows_sequence(add_design().design, add_rows_shape(p));
-}
-
 CoreRoleFactory add_core_roles(const DesignDescription & d, int tile, AddKernel add, AddKernel mul) {
     return binary_chunk_roles(d, tile, {add != nullptr ? add : add_f32, mul != nullptr ? mul : mul_f32}, "a_l2l1", "b_l2l1", "y_l1l2");
 }
 
 Status sim_run_adds_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused) {
-    if (refused != nullptr) {
-        *refused = false;
-    }
-    auto refuse = [&](size_t i, const std::string & why) {
-        if (refused != nullptr) {
-            *refused = true;
-        }
-        return Status::error("stream mode, invocation " + std::to_string(i) + " (add): " + why);
-    };
-    const DesignRead & design = add_design();
-    if (!design.ok()) {
-        return refuse(0, design.error);
-    }
-    const DesignDescription & d = design.design;
-    // Every stream built and every operand checked before the first one runs (sim-stream.h says why).
-    std::vector<RowsJob> jobs;
-    for (size_t i = 0; i < invs.size(); ++i) {
-        if (!add_has_kernel(invs[i].key)) {
-            return refuse(i, std::string("the add stream engine was handed a kernel of kind ") + kernel_kind_name(invs[i].kind()));
-        }
-        const AddInvocation r = add_of(invs[i]);
-        const AddParams & q = r.p;
-        RowsJob job;
-        job.seq = add_sequence_of(q);
-        if (!job.seq->ok()) {
-            return refuse(i, job.seq->error);
-        }
-        // What the DMAs touch: up to the last row's end, from each operand's offset.
-        const auto need = [&](int64_t rows, int64_t stride) { return static_cast<uint64_t>(((rows - 1) * stride + q.cols) * 4); };
-        auto after = [](const BufferSlice & b) { return static_cast<uint64_t>(b.buffer->size() - b.offset); };
-        if (need(q.rows, q.a_row_stride) > after(r.a) || need(q.b_row_stride == 0 ? 1 : q.rows, q.b_row_stride) > after(r.b) ||
-            need(q.rows, q.y_row_stride) > after(r.y)) {
-            return refuse(i, "an operand ends before the rows the stream moves");
-        }
-        job.args = {{"a", {static_cast<uint8_t *>(r.a.host()), after(r.a)}},
-                    {"b", {static_cast<uint8_t *>(r.b.host()), after(r.b)}},
-                    {"y", {static_cast<uint8_t *>(r.y.host()), after(r.y)}}};
-        jobs.push_back(std::move(job));
-    }
-    return sim_run_rows_stream(d, jobs, [&d](int tile) { return add_core_roles(d, tile); }, pool, contexts, "add");
+    return sim_run_rows_invocations(
+        invs, add_has_kernel, [](const DesignDescription & d, int tile) { return add_core_roles(d, tile); }, pool, contexts, refused,
+        "add");
 }
 
 }  // namespace xdna

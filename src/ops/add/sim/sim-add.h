@@ -26,10 +26,6 @@ Status sim_run_adds(const std::vector<Invocation> & invs, ThreadPool & pool);
 using AddKernel = void (*)(const float * a, const float * b, float * y, int32_t n);
 CoreRoleFactory add_core_roles(const DesignDescription & d, int tile, AddKernel add = nullptr, AddKernel mul = nullptr);
 
-// The stream of an invocation's shape (ops/add's rows shape on the built-in add design), once per shape.
-struct AddParams;
-std::shared_ptr<const RowsSequence> add_sequence_of(const AddParams & p);
-
 // SimExec::stream: every invocation's stream built and checked first (a shape the design cannot take
 // refuses the submission before anything runs, `*refused` set), then each run on the add design as
 // `contexts` keeps it loaded.

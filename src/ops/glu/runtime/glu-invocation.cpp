@@ -46,13 +46,7 @@ GluInvocation glu_of(const Invocation & inv) {
 }
 
 const DesignRead & glu_design() {
-    static const DesignRead missing = [] {
-        DesignRead r;
-        r.error = "no built-in design 'glu' (aie/glu/dataflow.json)";
-        return r;
-    }();
-    const DesignRead * d = find_design(kGluDesign);
-    return d != nullptr ? *d : missing;
+    return built_in_design(kGluDesign);
 }
 
 RowsShape glu_rows_shape(const GluParams & p) {

@@ -39,17 +39,11 @@ ModelShape glu_model_shape(const Invocation & inv) {
     ModelShape s;
     s.kind = KernelKind::glu;
     s.weight_type = GGML_TYPE_COUNT;
-    const std::shared_ptr<const RowsSequence> seq = glu_sequence_of(r.p);
     const double row = static_cast<double>(r.p.cols) * sizeof(float);
-    s.n_core_calls = 1;
-    if (seq->ok()) {
-        s.kind_columns = seq->traffic.columns_used;
-        s.kind_cores = seq->traffic.columns_used * glu_design().design.core_rows;
-        s.core_calls[0] = {calls().at(seq->tile), static_cast<double>(seq->traffic.calls_per_core)};
-        s.activation_bytes = static_cast<double>(seq->traffic.read);
-        s.out_bytes = static_cast<double>(seq->traffic.written);
+    if (rows_model_shape(inv, calls(), s)) {
         return s;
     }
+    s.n_core_calls = 1;
     const int64_t chunks = r.p.rows * ((r.p.cols + kBinaryMinCall - 1) / kBinaryMinCall);
     const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(chunks, kCores));
     s.kind_cores = static_cast<int>(cores);
@@ -71,62 +65,20 @@ Status sim_run_glus(const std::vector<Invocation> & invs, ThreadPool & pool, Sim
         if (g.p.cols <= 0 || g.p.cols % kBinaryLanes != 0) {
             return Status::error("glu: row length " + std::to_string(g.p.cols) + " is not one the design takes");
         }
-        // Calls of the design's tile, as its stream makes them (the kernel code's own chunking otherwise).
-        const int tile = glu_design().ok() ? rows_tile_for(glu_design().design, glu_design().design.families.front().first, g.p.cols) : 0;
+        // Calls of the design's tile (its key carries it), as its stream makes them; the kernel code's own
+        // chunking for a row no tile takes.
+        const int tile = i.key.tile.n;
         rows.push_back({static_cast<const float *>(g.a.host()), static_cast<const float *>(g.b.host()), static_cast<float *>(g.y.host()),
                         g.p.rows, g.p.cols, g.p.a_row_stride, g.p.b_row_stride, g.p.y_row_stride, tile});
     }
     return sim_run_binary_rows(exec == SimExec::twin && swiglu_twin_pays() ? kSwigluTwin : kSwiglu, rows, pool);
 }
 
-std::shared_ptr<const RowsSequence> glu_sequence_of(const GluParams & p) {
-    if (!glu_design().ok()) {
-        auto none = std::make_shared<RowsSequence>();
-        none->error = glu_design().error;
-        return none;
-    }
-    return cached_rows_sequence(glu_design().design, glu_rows_shape(p));
-}
-
 Status sim_run_glus_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused) {
-    if (refused != nullptr) {
-        *refused = false;
-    }
-    auto refuse = [&](size_t i, const std::string & why) {
-        if (refused != nullptr) {
-            *refused = true;
-        }
-        return Status::error("stream mode, invocation " + std::to_string(i) + " (glu): " + why);
-    };
-    const DesignRead & design = glu_design();
-    if (!design.ok()) {
-        return refuse(0, design.error);
-    }
-    const DesignDescription & d = design.design;
-    std::vector<RowsJob> jobs;
-    for (size_t i = 0; i < invs.size(); ++i) {
-        if (!glu_has_kernel(invs[i].key)) {
-            return refuse(i, std::string("the glu stream engine was handed a kernel of kind ") + kernel_kind_name(invs[i].kind()));
-        }
-        const GluInvocation g = glu_of(invs[i]);
-        const GluParams & q = g.p;
-        RowsJob job;
-        job.seq = glu_sequence_of(q);
-        if (!job.seq->ok()) {
-            return refuse(i, job.seq->error);
-        }
-        const auto need = [&](int64_t stride) { return static_cast<uint64_t>(((q.rows - 1) * stride + q.cols) * 4); };
-        auto after = [](const BufferSlice & b) { return static_cast<uint64_t>(b.buffer->size() - b.offset); };
-        if (need(q.a_row_stride) > after(g.a) || need(q.b_row_stride) > after(g.b) || need(q.y_row_stride) > after(g.y)) {
-            return refuse(i, "an operand ends before the rows the stream moves");
-        }
-        job.args = {{"a", {static_cast<uint8_t *>(g.a.host()), after(g.a)}},
-                    {"b", {static_cast<uint8_t *>(g.b.host()), after(g.b)}},
-                    {"y", {static_cast<uint8_t *>(g.y.host()), after(g.y)}}};
-        jobs.push_back(std::move(job));
-    }
-    return sim_run_rows_stream(
-        d, jobs, [&d](int tile) { return binary_chunk_roles(d, tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2"); }, pool, contexts, "glu");
+    return sim_run_rows_invocations(
+        invs, glu_has_kernel,
+        [](const DesignDescription & d, int tile) { return binary_chunk_roles(d, tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2"); },
+        pool, contexts, refused, "glu");
 }
 
 }  // namespace xdna

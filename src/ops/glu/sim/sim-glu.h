@@ -21,10 +21,6 @@ bool glu_has_kernel(const KernelKey & key);
 ModelShape glu_model_shape(const Invocation & inv);
 Status sim_run_glus(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec = SimExec::kernels);
 
-// The stream of an invocation's shape on the built-in glu design, once per shape.
-struct GluParams;
-std::shared_ptr<const RowsSequence> glu_sequence_of(const GluParams & p);
-
 // SimExec::stream: every stream built and every operand checked first (`*refused` when one is not the
 // design's), then each run on the glu design as `contexts` keeps it loaded.
 Status sim_run_glus_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused);
