@@ -4,6 +4,7 @@
 // computed here, the bytes the interpreter moved against the stream's own traffic figures, and shapes
 // the design cannot take refused before anything runs.
 #include "core-fp32-reference.h"
+#include "kernel-loop-promises.h"
 #include "ops/add/add-invocation.h"
 #include "runtime/rows-sequence.h"
 #include "ops/add/sim-add.h"
@@ -11,6 +12,8 @@
 #include "sim-operands.h"
 #include "sim/dma-interpreter.h"
 #include "sim/sim-stream.h"
+#include "sim/binary-rows.h"
+#include "runtime/design-registry.h"
 #include "test-random.h"
 
 #include <gtest/gtest.h>
@@ -197,3 +200,23 @@ TEST(AddStream, ALongRowSpreadsOverTheColumns) {
     EXPECT_EQ(three.traffic.columns_used, 6);
     EXPECT_EQ(three.traffic.calls_per_core, 7);  // 14 groups in segments of 7
 }
+
+// The rows kernels' loop promises hold for every call the designs make: each promise is at most the
+// trips of the smallest tile the descriptions have, and the kernel mode never calls under it either.
+TEST(AddStream, LoopPromisesHoldForEveryTileTheDesignsHave) {
+    int smallest = 1 << 20;
+    for (const char * name : {"add", "glu"}) {
+        for (const DesignDescription::KernelStack & k : built_in_design(name).design.kernel_stacks) {
+            smallest = std::min(smallest, k.tile_n);
+        }
+    }
+    ASSERT_GE(smallest, kBinaryMinCall);
+    for (const char * source : {"add/kernels/add.cc", "add/kernels/mul.cc", "glu/kernels/swiglu.cc"}) {
+        const std::vector<xdna_test::LoopPromise> promises = xdna_test::kernel_loop_promises(source);
+        ASSERT_FALSE(promises.empty()) << source;
+        for (const xdna_test::LoopPromise & p : promises) {
+            EXPECT_LE(p.trips, kBinaryMinCall / kBinaryLanes) << source << ": " << p.loop;
+        }
+    }
+}
+
