@@ -251,6 +251,10 @@ SHIM_BDS = DATAFLOW["shim"]["bds"]  # shim buffer descriptors: 16 per channel, b
 BD_WRAP_MAX = DATAFLOW["limits"]["wrap_max"]           # d0 / d1 sizes of a non-linear shim transfer (words)
 BD_ITER_MAX = DATAFLOW["limits"]["iteration_max"]      # iteration (outermost) size of a shim transfer
 BD_STRIDE_MAX = DATAFLOW["limits"]["stride_max"]       # strides of a shim transfer (32-bit words)
+# Starts a shim channel's task queue holds (src/control/shim-bd.h ShimLimits::max_queue_depth; mlir-aie
+# polls before a fifth push). A transfer of kc iterations is one task (one BD run kc times: each execution
+# moves one iteration), so a step queues one task per K chunk on each fill channel.
+SHIM_QUEUE_DEPTH = 4
 
 # RTP words of every core, written by the instruction stream before it releases the core's barrier.
 _PROG = DATAFLOW["core_program"]
@@ -685,6 +689,10 @@ def _plan_shape(p, chosen, check):
     k_chunk = min(p.k_tiles, BD_ITER_MAX // a_iter) if p.k_tiles > 0 else 1
     n_chunks = (p.k_tiles + k_chunk - 1) // k_chunk if p.k_tiles > 0 else 0
     bds_per_step = 2 * n_chunks + 1  # W and A per chunk, one C drain (n_shared: column 0's; the others W and C)
+    # Steps queued before the oldest is awaited (the host's build_matmul_sequence): 2, or 1 where two
+    # steps' K chunks would overfill a fill channel's task queue.
+    in_flight = max(1, min(len(DATAFLOW["shim"]["bd_slots"]), SHIM_QUEUE_DEPTH // max(n_chunks, 1)))
+    p.in_flight = in_flight
     steps = rounds * n_units
     p.schedule = {
         "layout": f"{p.layout}: {lay.about}",
@@ -701,11 +709,15 @@ def _plan_shape(p, chosen, check):
         "K chunks per step": n_chunks,
         "K tiles per chunk": k_chunk,
         "shim BDs per column per step": bds_per_step,
-        "steps in flight": 2,
+        "steps in flight": in_flight,
         "output tiles per core (RTP)": [n_units * col_rounds[c] for c in range(p.cols)],
     })
-    check("shim BDs in flight (2 steps)", 2 * bds_per_step <= SHIM_BDS,
-          f"{2 * bds_per_step} of {SHIM_BDS} (K up to {3 * (BD_ITER_MAX // a_iter)} tiles)")
+    check(f"shim BDs in flight ({in_flight} steps)", in_flight * bds_per_step <= SHIM_BDS,
+          f"{in_flight * bds_per_step} of {SHIM_BDS} (K up to {3 * (BD_ITER_MAX // a_iter)} tiles)")
+    check("K chunks per step: the BD slots' W and A ids", n_chunks <= DATAFLOW["shim"]["max_k_chunks"],
+          f"{n_chunks} <= {DATAFLOW['shim']['max_k_chunks']}")
+    check(f"fill tasks queued per channel ({in_flight} steps of {n_chunks} K chunks)",
+          in_flight * n_chunks <= SHIM_QUEUE_DEPTH, f"{in_flight * n_chunks} <= {SHIM_QUEUE_DEPTH}")
 
     # W: one window of W (= family max) bytes per tile, d1 x d0 words, for the step's pw row tiles, for k
     # in the chunk. A window longer than the tile reads into the next tile: the weights buffer must stay
@@ -1049,7 +1061,7 @@ def emit_mlir(p, kernel_object):
             rtp[RTP_K_TILES] = p.k_tiles
             rtp[RTP_VERSION] = RTP_LAYOUT_VERSION  # names the layout to whoever reads core memory
             barrier.set(BARRIER_SET)  # after the words: the core reads them once the lock holds this value
-        previous = None
+        pending = []
         for j in range(p.schedule["rounds (j)"]):
             for u in range(p.n_tiles // pa):
                 group = TaskGroup()
@@ -1074,12 +1086,13 @@ def emit_mlir(p, kernel_object):
                     c_off = n0 * tn * p.out_row_stride + m0 * TILE_M
                     c_hs[col].drain(Ct, tap=TensorAccessPattern((c_len,), c_off, c_sz, c_st),
                                     wait=True, group=group)
-                # Two steps in flight: the next step's W streams while this one's C drains.
-                if previous is not None:
-                    previous.finish()
-                previous = group
-        if previous is not None:
-            previous.finish()
+                # p.in_flight steps in flight (2: the next step's W streams while this one's C drains;
+                # 1 where two steps' K chunks would overfill a fill channel's task queue).
+                pending.append(group)
+                if len(pending) >= p.in_flight:
+                    pending.pop(0).finish()
+        for g in pending:
+            g.finish()
 
     rt = Runtime(sequence, [W_ty, A_ty, C_ty, P_ty, w_prods, a_prods, c_conses])
     device = iron_devices.NPU2() if cols == MAX_COLS else getattr(iron_devices, f"NPU2Col{cols}")()

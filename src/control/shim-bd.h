@@ -83,6 +83,15 @@ std::optional<std::string> check_shim_bd(const ShimBd & bd);
 //   for i in iterations: for c in sizes[2]: for b in sizes[1]: for a in sizes[0]:
 //       word at offset + i*iteration_stride + c*strides[2] + b*strides[1] + a*strides[0]
 // (mlir-aie's npu.dma_memcpy_nd sizes/strides with the outermost dimension as the iteration.)
+// The iteration dimension is not walked within one execution of the BD: each execution moves the
+// d0 x d1 x d2 words of one iteration, at iteration_current x the iteration stride, and the hardware
+// then advances iteration_current, wrapping after `iterations` executions (aie-rt
+// driver/src/dma, the documentation of _XAie_DmaSetBdIteration: the step "applied at each execution of the BD",
+// iteration_current "incremented by the hardware after BD is loaded"). So the whole pattern takes
+// `iterations` executions: a queue push with repeat count iterations - 1, as mlir-aie lowers an N-deep
+// npu.dma_memcpy_nd (lib/Dialect/AIEX/Transforms/AIEDmaToNpu.cpp, DmaToNpuPattern: iteration_size and
+// the push's repeat_count both N - 1). A chain of such BDs interleaves them: each pass of the chain runs
+// every BD of it once, one iteration each.
 struct ShimBdPattern {
     uint64_t base_address = 0;                     // bytes
     std::array<uint32_t, 3> sizes{1, 1, 1};        // d0, d1, d2
@@ -126,6 +135,10 @@ struct ShimLimits {
     // it with a poll; test/Conversion/DmaToNpu/queue-depth-mixed-pushes.mlir at 3bbb8f6060f2).
     static constexpr uint32_t max_queue_depth = 4;
 };
+
+// Executions one whole pattern of `bd` takes (its iterations), and the bytes one execution moves.
+constexpr uint32_t shim_bd_iterations(const ShimBd & bd) { return bd.iteration_wrap + 1; }
+constexpr uint64_t shim_bd_execution_bytes(const ShimBd & bd) { return 4ull * bd.buffer_length; }
 
 // Burst length field values (shim BD word 4): 0: 64 B, 1: 128 B, 2: 256 B, 3: 512 B (npu2; npu1 stops at
 // 2). mlir-aie uses the largest when none is asked for (BaseNPU2TargetModel::getShimBurstEncodingsAndLengths).

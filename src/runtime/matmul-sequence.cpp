@@ -21,12 +21,6 @@ uint32_t word_chunk(uint64_t words, uint32_t wrap_max) {
     return 1;
 }
 
-// Words one pass of a BD moves: buffer_length words per iteration (shim-bd.h: buffer_length is the
-// d0 x d1 x d2 sizes), iteration_wrap + 1 iterations.
-uint64_t bd_pass_bytes(const control::ShimBd & b) {
-    return 4ull * b.buffer_length * (static_cast<uint64_t>(b.iteration_wrap) + 1);
-}
-
 struct Builder {
     const DesignDescription & d;
     MatmulSequence &          out;
@@ -56,19 +50,13 @@ struct Builder {
         return true;
     }
 
-    // Queue BD `bd_id` of `column` on the channel of shim FIFO `f`: the task runs the chain from it
-    // repeat + 1 times, and that is the traffic it adds to the FIFO's operand.
-    void push(uint32_t column, const FifoDesc & f, uint32_t bd_id, bool token, uint32_t repeat = 0) {
-        uint64_t bytes = 0;
-        for (uint32_t id = bd_id, n = 0; n < control::kShimBdCount; ++n) {
-            const control::ShimBd & b = written[column][id];
-            bytes += bd_pass_bytes(b);
-            if (!b.use_next_bd) {
-                break;
-            }
-            id = b.next_bd;
-        }
-        bytes *= static_cast<uint64_t>(repeat) + 1;
+    // Queue BD `bd_id` of `column` on the channel of shim FIFO `f`, run as many times as its pattern has
+    // iterations (each execution moves one: control/shim-bd.h), and count that traffic to the FIFO's
+    // operand. The BDs of this builder are never chained.
+    void push(uint32_t column, const FifoDesc & f, uint32_t bd_id, bool token) {
+        const control::ShimBd & b = written[column][bd_id];
+        const uint32_t repeat = control::shim_bd_iterations(b) - 1;
+        const uint64_t bytes = control::shim_bd_execution_bytes(b) * (static_cast<uint64_t>(repeat) + 1);
         SequenceTraffic & t = out.traffic;
         if (f.operand == "weights") {
             t.w_read += bytes;
@@ -283,15 +271,6 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         out.error = "C drain: " + c_pat.error;
         return out;
     }
-    // Chain the K chunks of a fill: one queue push runs them all in order.
-    auto chain = [](std::vector<control::ShimBd> bds, const std::vector<uint32_t> & ids) {
-        for (size_t i = 0; i + 1 < bds.size(); ++i) {
-            bds[i].use_next_bd = true;
-            bds[i].next_bd = ids[i + 1];
-        }
-        return bds;
-    };
-
     out.stream.header.cols = static_cast<uint8_t>(d.max_columns);
     Builder b{d, out, output == SequenceOutput::stream, {}};
     b.written.resize(cols);
@@ -335,7 +314,14 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
         }
     }
 
-    // 2. The steps, two in flight.
+    // 2. The steps, in flight as the channels' task queues allow: a fill pushes one task per K chunk
+    //    (its BD run once per K tile of the chunk; chained BDs with iterations would interleave their
+    //    K tiles), so a step puts `chunks` tasks on the W and A queues, and a queue holds
+    //    max_queue_depth (4). Step s's drain is awaited once step s + in_flight - 1 is queued: step s's
+    //    BDs are then free, since its output came from all its inputs.
+    const int64_t in_flight = std::max<int64_t>(
+        1, std::min<int64_t>(static_cast<int64_t>(d.bd_slots.size()), control::ShimLimits::max_queue_depth / chunks));
+    out.steps_in_flight = static_cast<int>(in_flight);
     auto sync_step = [&](int64_t step) {
         const int64_t j = step / out.token_units;
         for (int c = 0; c < cols; ++c) {
@@ -347,9 +333,7 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
     };
     for (int64_t step = 0; step < out.steps; ++step) {
         const int64_t j = step / out.token_units, u = step % out.token_units;
-        const BdSlot & slot = d.bd_slots[step % d.bd_slots.size()];
-        const auto w_chain = chain(w_bds, slot.w);
-        const auto a_chain = chain(a_bds, slot.a);
+        const BdSlot & slot = d.bd_slots[step % in_flight];
         for (int c = 0; c < cols; ++c) {
             const int64_t q = unit_of(j, c);
             if (q < 0) {
@@ -359,22 +343,22 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
             const uint64_t m0 = static_cast<uint64_t>(pw * q), n0 = static_cast<uint64_t>(pa * u);
             for (int64_t ch = 0; ch < chunks; ++ch) {
                 const uint64_t w_off = (m0 * s.k_tiles + ch * k_chunk) * T;
-                if (!b.bd(c, slot.w[ch], w_chain[ch], d.arg_weights, w_off, "W fill")) {
+                if (!b.bd(c, slot.w[ch], w_bds[ch], d.arg_weights, w_off, "W fill")) {
                     return out;
                 }
+                b.push(c, *wf, slot.w[ch], false);
             }
-            b.push(c, *wf, slot.w[0], false);
             // A shared by the columns: column 0's shim streams it once for the whole array (n_shared), or
             // column r < core rows the token tile of core row r (n_rows).
             if (!L->a_shared || (L->a_rows ? c < rows : c == 0)) {
                 const uint64_t a_tile = n0 + (L->a_rows ? static_cast<uint64_t>(c) : 0);
                 for (int64_t ch = 0; ch < chunks; ++ch) {
                     const uint64_t a_off = (a_tile * s.k_tiles + ch * k_chunk) * A;
-                    if (!b.bd(c, slot.a[ch], a_chain[ch], d.arg_activations, a_off, "A fill")) {
+                    if (!b.bd(c, slot.a[ch], a_bds[ch], d.arg_activations, a_off, "A fill")) {
                         return out;
                     }
+                    b.push(c, *af, slot.a[ch], false);
                 }
-                b.push(c, *af, slot.a[0], false);
             }
             const uint64_t c_off = (n0 * s.tile_n * s.out_row_stride + m0 * kTileM) * sizeof(float);
             if (!b.bd(c, slot.c, c_pat.bd, d.arg_out, c_off, "C drain")) {
@@ -382,12 +366,12 @@ MatmulSequence build_matmul_sequence(const DesignDescription & d, const MatmulSe
             }
             b.push(c, *cf, slot.c, true);
         }
-        if (step > 0) {
-            sync_step(step - 1);
+        if (step + 1 >= in_flight) {
+            sync_step(step + 1 - in_flight);
         }
     }
-    if (out.steps > 0) {
-        sync_step(out.steps - 1);
+    for (int64_t step = std::max<int64_t>(0, out.steps + 1 - in_flight); step < out.steps; ++step) {
+        sync_step(step);
     }
     out.traffic.w_tiles = W > 0 ? out.traffic.w_read / W : 0;
     if (output == SequenceOutput::figures) {

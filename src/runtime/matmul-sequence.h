@@ -77,6 +77,9 @@ struct MatmulSequence {
     // row tiles), rounds of row units over the columns, steps = rounds x token units.
     int64_t  m_groups = 0, rounds = 0, steps = 0;
     int64_t  token_units = 0;  // n_tiles / token tiles per step
+    // Steps queued before the oldest is awaited: 2, or 1 where a step's K chunks would put more tasks
+    // on a fill channel's queue than it holds (one task per K chunk, control/shim-bd.h).
+    int      steps_in_flight = 0;
     SequenceTraffic traffic;
     // The cores' work as the RTP words give it: output tiles of the busiest core, cores and columns with work.
     int64_t  max_core_tiles = 0;

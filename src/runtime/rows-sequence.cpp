@@ -10,11 +10,6 @@ namespace xdna {
 
 namespace {
 
-// Words one pass of a BD moves (buffer_length counts the d0 x d1 x d2 words of one iteration).
-uint64_t bd_pass_bytes(const control::ShimBd & b) {
-    return 4ull * b.buffer_length * (static_cast<uint64_t>(b.iteration_wrap) + 1);
-}
-
 struct Emitter {
     const DesignDescription & d;
     RowsSequence &            out;
@@ -37,12 +32,13 @@ struct Emitter {
         return true;
     }
     // Queue BD `id` on the channel of shim FIFO `f`, run repeat + 1 times; returns the bytes it moves.
+    // The rows BDs have no iteration dimension: every execution moves the whole pattern.
     uint64_t push(uint32_t column, const FifoDesc & f, uint32_t id, const control::ShimBd & b, bool token, uint32_t repeat = 0) {
         const control::QueuePush q{id, repeat, token};
         stream.ops.push_back(control::Write32{
             control::shim_queue_address(column, f.shim_mm2s ? 1u : 0u, static_cast<uint32_t>(f.shim_channel)),
             control::encode_queue_push(q)});
-        return bd_pass_bytes(b) * (static_cast<uint64_t>(repeat) + 1);
+        return control::shim_bd_execution_bytes(b) * (static_cast<uint64_t>(repeat) + 1);
     }
 };
 

@@ -18,6 +18,7 @@ namespace {
 
 constexpr uint32_t kShimBdBase = 0x1D000;  // shim BD n at 0x1D000 + 0x20 n (control/shim-bd.cpp)
 constexpr uint32_t kShimBdEnd = kShimBdBase + control::kShimBdCount * 0x20;
+constexpr uint32_t kShimBdIterationWord = 6;  // iteration_current / wrap / stepsize (control/shim-bd.cpp)
 
 // Device address of argument i: far apart, so a BD's base address names its argument unambiguously
 // (the firmware patches real host-mapped addresses; the layout of this map is ours).
@@ -137,6 +138,9 @@ struct Column {
     int                  index = 0;
     std::unordered_map<uint32_t, uint32_t> shim_regs;  // shim tile registers by tile-local offset
     int                  bd_busy[control::kShimBdCount] = {};
+    // Each BD's iteration_current: the iteration its next execution moves. The hardware advances it
+    // after every execution (shim-bd.h, ShimBdPattern); writing the BD sets it again.
+    uint32_t             bd_iteration[control::kShimBdCount] = {};
     std::vector<Channel> chans;                // per route: its shim channel
     std::vector<Fifo>    l2;                   // per route: the memory-tile FIFO
     std::vector<std::vector<Fifo>> l1;         // per route, per core row: the core's FIFO
@@ -274,8 +278,11 @@ bool Column::load_bd(Channel & ch, uint32_t id) {
     if (auto why = control::check_shim_bd(bd)) {
         return fail(what + ": " + *why);
     }
-    if (bd.lock_acq_enable || bd.lock_rel_value != 0 || bd.enable_packet || bd.iteration_current != 0) {
-        return fail(what + " uses locks, packets or a started iteration: not part of this design");
+    if (bd.lock_acq_enable || bd.lock_rel_value != 0 || bd.enable_packet) {
+        return fail(what + " uses locks or packets: not part of this design");
+    }
+    if (bd_iteration[id] > bd.iteration_wrap) {
+        return fail(what + " starts at iteration " + std::to_string(bd_iteration[id]) + " of " + std::to_string(bd.iteration_wrap + 1));
     }
     Walker w;
     if (bd.d0_wrap == 0) {  // linear: buffer_length contiguous words
@@ -293,8 +300,10 @@ bool Column::load_bd(Channel & ch, uint32_t id) {
         w.stride[1] = bd.d1_stepsize + 1ull;
         w.stride[2] = bd.d2_stepsize + 1ull;
     }
-    w.size[3] = bd.iteration_wrap + 1ull;
-    w.stride[3] = bd.iteration_stepsize + 1ull;
+    // One execution moves one iteration: the one iteration_current names, which then advances (and
+    // wraps after iteration_wrap + 1 executions).
+    const uint64_t iteration_words = bd.iteration_wrap > 0 ? bd_iteration[id] * (bd.iteration_stepsize + 1ull) : 0;
+    bd_iteration[id] = bd.iteration_wrap > 0 ? (bd_iteration[id] + 1) % (bd.iteration_wrap + 1) : 0;
     // Which argument: the patched base address lies in exactly one argument's device range.
     const uint64_t addr = bd.base_address;
     size_t arg = in->args.size();
@@ -310,7 +319,7 @@ bool Column::load_bd(Channel & ch, uint32_t id) {
             return std::string(b);
         }() + " is in no kernel argument (missing address patch?)");
     }
-    const uint64_t off = addr - arg_base(arg);
+    const uint64_t off = addr - arg_base(arg) + 4 * iteration_words;
     uint64_t last = 0;
     for (int i = 0; i < 4; ++i) {
         last += (w.size[i] - 1) * w.stride[i];
@@ -660,6 +669,9 @@ bool Runner::write(uint32_t address, uint32_t value, size_t op_index) {
                 return false;
             }
             c->shim_regs[off] = value;
+            if ((off - kShimBdBase) % 0x20 == 4 * kShimBdIterationWord) {
+                c->bd_iteration[id] = control::decode_shim_bd(c->bd_words(id)).iteration_current;
+            }
             return true;
         }
         for (uint32_t dir = 0; dir < 2; ++dir) {
@@ -689,6 +701,15 @@ bool Runner::write(uint32_t address, uint32_t value, size_t op_index) {
                 const control::QueuePush q = control::decode_queue_push(value);
                 if (auto why = control::check_queue_push(q)) {
                     error = at + *why;
+                    return false;
+                }
+                // The channel's task queue holds max_queue_depth starts; the stream cannot know a task
+                // it has not synced on has completed, so one more push than that may find the queue full
+                // (mlir-aie polls before such a push). A task still queued here has not completed.
+                if (ch->queue.size() >= control::ShimLimits::max_queue_depth) {
+                    error = at + "queue push on " + ch->name + " of column " + std::to_string(col) + " while its task queue holds " +
+                            std::to_string(ch->queue.size()) + " tasks not yet complete (the queue holds " +
+                            std::to_string(control::ShimLimits::max_queue_depth) + ")";
                     return false;
                 }
                 Task t{q.bd_id, q.repeat_count, q.issue_token, {}};

@@ -4,7 +4,8 @@
 // (design-description.h) gives:
 //   shim BDs written by write32/blockwrite/maskwrite, address patches onto the arguments, queue pushes
 //   (start BD, repeat count, completion token) -> each BD's access pattern (d0/d1/d2 wraps and strides,
-//   iterations, chained BDs) streams words from an argument into the memory tile's FIFO objects ->
+//   one iteration per execution of a BD, as the hardware advances it; chained BDs; a task queue of at
+//   most 4 starts per channel) streams words from an argument into the memory tile's FIFO objects ->
 //   split (one part per core) / broadcast (one object to every core), as the layout links each input,
 //   into the cores' buffers (a FIFO shared by the columns: through column 0 only, part r to core row r
 //   of every column; one per core row: through column r, to core row r of every column) ->
@@ -26,7 +27,8 @@
 // never complete (deadlock; the cores still at their barrier are named with their lock's value), tasks
 // or cores unfinished at the end of the stream, a completion token never awaited, RTP words of another
 // layout, RTP words written while a core is past its barrier (it runs with other words: the previous
-// invocation's when its barrier was never released), a lock value out of range, malformed words.
+// invocation's when its barrier was never released), a lock value out of range, a push onto a channel
+// whose task queue already holds 4 tasks not yet complete, malformed words.
 #pragma once
 
 #include "runtime/design-description.h"

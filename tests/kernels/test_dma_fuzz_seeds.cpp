@@ -41,12 +41,12 @@ const Seed kSeeds[] = {
     {"q4k-truncated.bin", "mm_q4_K_a8", 4, 8, 1, 2, 100},
     {"q6k-n32-m6-k2-n2.bin", "mm_q6_K_a8", 32, 6, 2, 2, 0},           // a partial 4-row group, two token tiles
     {"q80-n4-m36-k1.bin", "mm_q8_0_a8", 4, 36, 1, 1, 0},              // 9 groups: two rounds over 8 columns
-    {"q41-n4-m4-k70.bin", "mm_q4_1_a8", 4, 4, 1, 70, 0},              // two chained K chunks (64 + 6)
+    {"q41-n4-m4-k70.bin", "mm_q4_1_a8", 4, 4, 1, 70, 0},              // two K chunks (64 + 6), one task each
     {"q2k-n32-m2-k1.bin", "mm_q2_K_a8", 32, 2, 1, 1, 0},
     {"f32-n32-m4-k2.bin", "mm_f32_f32", 32, 4, 1, 2, 0},
     {"bf16-n4-m5-k3-n3.bin", "mm_bf16_bf16", 4, 5, 3, 3, 0},
     // n_split: W broadcast down a column, A split over its cores; 9 row tiles (two rounds), two groups
-    // of 4 token tiles; and two chained K chunks.
+    // of 4 token tiles; and two K chunks.
     {"q4k-n32-m9-k2-n8-nsplit.bin", "mm_q4_K_a8", 32, 9, 8, 2, 0, "n_split"},
     {"f16-n4-m2-k70-n4-nsplit.bin", "mm_f16_f16", 4, 2, 4, 70, 0, "n_split"},
 };

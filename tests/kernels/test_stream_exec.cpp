@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"mm_q2_K_a8", 4, 100, 2, 1, 0}, Case{"mm_q3_K_a8", 4, 64 * 4, 1, 4, 0},
         Case{"mm_f16_f16", 4, 70, 2, 2, 0}, Case{"mm_bf16_bf16", 4, 64, 1, 4, 0},
         Case{"mm_f32_f32", 32, 64 * 4, 2, 32, 0},
-        Case{"mm_q4_1_a8", 4, 64 * 4, 70, 1, 0},  // 70 K tiles: two chained K chunks (64 + 6)
+        Case{"mm_q4_1_a8", 4, 64 * 4, 70, 1, 0},  // 70 K tiles: two K chunks (64 + 6), one task each
         // n_split (W broadcast down a column, A split: each core its own token tile of a group of 4):
         // ragged M and N, 9 row tiles (2 rounds, the second on one column), two K chunks, a row stride
         // wider than M, every family.
@@ -542,6 +542,72 @@ TEST(StreamInterpreter, QueuePushRepeatRunsTheBdAgain) {
     EXPECT_EQ(once.stats.bds_run, base.stats.bds_run + 2);  // 2 active columns, one A push each
     const DmaRun twice = with_repeat(2);
     EXPECT_FALSE(twice.ok());
+}
+
+// A BD with an iteration dimension moves one iteration per execution, as the shim DMA advances
+// iteration_current after each (control/shim-bd.h): the W fill of q4k_shape's 2 K tiles is one BD of 2
+// iterations, pushed with repeat 1. Pushed once, as if the BD walked every iteration in one pass, only the
+// first K tile arrives, and the cores wait for the second until the sync can never complete.
+TEST(StreamInterpreter, AnIteratedBdMovesOneIterationPerExecution) {
+    const DesignDescription & d = matmul_design().design;
+    const MatmulSequence seq = build_matmul_sequence(d, q4k_shape());
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    control::ControlStream s = seq.stream;
+    int w_pushes = 0;
+    for (auto & op : s.ops) {
+        if (auto * w = std::get_if<control::Write32>(&op)) {
+            if (w->address == control::shim_queue_address(w->address >> 25, 1, 0)) {
+                control::QueuePush q = control::decode_queue_push(w->value);
+                EXPECT_EQ(q.repeat_count, 1u) << "the 2-iteration W BD runs twice";
+                q.repeat_count = 0;
+                w->value = control::encode_queue_push(q);
+                ++w_pushes;
+            }
+        }
+    }
+    ASSERT_GT(w_pushes, 0);
+    const std::vector<uint32_t> words = control::encode(s);
+    Args a = args_for(seq);
+    const DmaRun once = run_control_stream(d, seq.family, 4, words.data(), words.size(), a.list(), nullptr);
+    ASSERT_FALSE(once.ok());
+    EXPECT_NE(once.error.find("can never complete"), std::string::npos) << once.error;
+    Args b = args_for(seq);
+    const DmaRun built = run_control_stream(d, seq.family, 4, seq.words.data(), seq.words.size(), b.list(), nullptr);
+    ASSERT_TRUE(built.ok()) << built.error;
+    EXPECT_EQ(built.stats.mm2s_bytes, seq.traffic.w_read + seq.traffic.a_read);
+}
+
+// A channel's task queue holds 4 starts: a fifth push while 4 tasks are queued and none awaited is an
+// error naming the channel, never a transfer the hardware might drop.
+TEST(StreamInterpreter, AFifthTaskOnAFullQueueIsRefused) {
+    const DesignDescription & d = matmul_design().design;
+    const MatmulSequence seq = build_matmul_sequence(d, q4k_shape());
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    auto with_pushes = [&](int extra) {
+        control::ControlStream s;
+        bool done = false;
+        for (const auto & op : seq.stream.ops) {
+            s.ops.push_back(op);
+            const auto * w = std::get_if<control::Write32>(&op);
+            if (!done && w != nullptr && w->address == control::shim_queue_address(0, 1, 0)) {
+                for (int i = 0; i < extra; ++i) {
+                    s.ops.push_back(op);  // the same W task again: its BD stays unchanged
+                }
+                done = true;
+            }
+        }
+        s.header = seq.stream.header;
+        const std::vector<uint32_t> words = control::encode(s);
+        Args a = args_for(seq);
+        return run_control_stream(d, seq.family, 4, words.data(), words.size(), a.list(), nullptr);
+    };
+    const DmaRun five = with_pushes(4);
+    ASSERT_FALSE(five.ok());
+    EXPECT_NE(five.error.find("task queue"), std::string::npos) << five.error;
+    // Four fit the queue; the extra K tiles then overrun the cores' objects and the run fails otherwise.
+    const DmaRun four = with_pushes(3);
+    ASSERT_FALSE(four.ok());
+    EXPECT_EQ(four.error.find("task queue"), std::string::npos) << four.error;
 }
 
 TEST(StreamInterpreter, PatternOutsideItsArgumentNamesTheBd) {
