@@ -266,7 +266,7 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
             return choose_matmul_id(op, resolve, choice, why);
         }
         case OpKind::rms_norm:
-            if (resolve.has_kernel && !resolve.has_kernel(rms_norm_key(false))) {
+            if (resolve.has_kernel && !resolve.has_kernel(rms_norm_key(false, op->ne[0]))) {
                 why = "the device has no rms_norm kernel";
                 return false;
             }

@@ -282,13 +282,14 @@ DesignDescription parse(const json & j) {
     d.matmul_movement = d.layouts.front().fifo("w_l3l2") != nullptr;
     if (j.contains("movement")) {
         const std::string m = get_str(j, "movement", "");
-        if (m != "rows" && m != "matmul") {
-            throw FieldError{".movement '" + m + "' is neither \"rows\" nor \"matmul\""};
+        if (m != "rows" && m != "matmul" && m != "norm") {
+            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\" or \"norm\""};
         }
         if ((m == "matmul") != d.matmul_movement) {
             throw FieldError{".movement is \"" + m + "\" but the FIFOs " + (d.matmul_movement ? "are" : "are not") + " the matmul's"};
         }
         d.rows_movement = m == "rows";
+        d.norm_movement = m == "norm";
     }
     for (const auto & [name, arg] : d.operands) {
         int * slot = name == "weights" ? &d.arg_weights

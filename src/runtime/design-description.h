@@ -94,9 +94,13 @@ struct DesignDescription {
     std::vector<std::pair<std::string, size_t>> units;
     // Which stream builder builds the design's instruction streams: the matmul's data movement (W, A and
     // C FIFOs; runtime/matmul-sequence.h, with its own core program and sizing rules), or a rows design's
-    // (".movement": "rows"; runtime/rows-sequence.h). A design that says neither has no stream builder.
+    // (".movement": "rows"; runtime/rows-sequence.h), or a norm design's (".movement": "norm": whole rows
+    // per core, each read twice; runtime/norm-sequence.h). A design that says none has no stream builder.
     bool matmul_movement = false;
     bool rows_movement = false;
+    bool norm_movement = false;
+    // Whether rows-sequence.h builds its streams (a rows or a norm design).
+    bool rows_stream() const { return rows_movement || norm_movement; }
     std::vector<LayoutDesc> layouts;  // the first is the default (what a shape without a layout gets)
     std::vector<FifoDesc> fifos;      // the default layout's
     int l2_depth = 0, c_depth_max = 0;

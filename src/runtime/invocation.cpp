@@ -4,11 +4,17 @@
 
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 namespace xdna {
 
 namespace {
+// Whether a parameter block has `runtime_words()` (the words its design's core program reads from it).
+template <typename P, typename = void> struct GivesRuntimeWords : std::false_type {};
+template <typename P>
+struct GivesRuntimeWords<P, std::void_t<decltype(std::declval<const P &>().runtime_words())>> : std::true_type {};
+
 template <size_t... I> const char * kind_name_at(size_t i, std::index_sequence<I...>) {
     static const char * const names[] = {std::variant_alternative_t<I, KindParams>::kName...};
     return i < sizeof...(I) ? names[i] : "?";
@@ -66,6 +72,18 @@ uint64_t Invocation::bytes_written() const {
         n += o.written() ? o.bytes() : 0;
     }
     return n;
+}
+
+std::vector<std::pair<std::string, uint32_t>> Invocation::runtime_words() const {
+    return std::visit(
+        [](const auto & p) -> std::vector<std::pair<std::string, uint32_t>> {
+            if constexpr (GivesRuntimeWords<std::decay_t<decltype(p)>>::value) {
+                return p.runtime_words();
+            } else {
+                return {};
+            }
+        },
+        params);
 }
 
 }  // namespace xdna

@@ -31,7 +31,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
+#include <vector>
 
 namespace xdna {
 
@@ -110,6 +112,10 @@ struct Invocation {
     uint64_t    macs() const;
     uint64_t bytes_read() const;
     uint64_t bytes_written() const;
+    // Values of the kind's parameter block that its design's core program reads as RTP words, by the
+    // word's name in the design description ("eps": the fp32 bits of eps); empty for a kind whose
+    // parameter block gives none (its `runtime_words()`, when it has one).
+    std::vector<std::pair<std::string, uint32_t>> runtime_words() const;
 };
 
 }  // namespace xdna

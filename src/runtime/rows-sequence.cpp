@@ -2,6 +2,8 @@
 
 #include "control/control-ops.h"
 #include "control/shim-bd.h"
+#include "runtime/norm-sequence.h"
+#include "runtime/shim-task-emitter.h"
 
 #include <algorithm>
 #include <array>
@@ -9,38 +11,6 @@
 namespace xdna {
 
 namespace {
-
-struct Emitter {
-    const DesignDescription & d;
-    RowsSequence &            out;
-    control::ControlStream    stream;
-
-    // One shim BD: its words, then the patch that points it at argument `arg`, `offset` bytes in.
-    bool bd(uint32_t column, uint32_t id, const control::ShimBdOrError & b, int arg, uint64_t offset, const char * what) {
-        if (!b.ok()) {
-            out.error = std::string(what) + ": " + b.error;
-            return false;
-        }
-        if (auto why = control::check_shim_bd(b.bd)) {
-            out.error = std::string(what) + ": " + *why;
-            return false;
-        }
-        const auto words = control::encode_shim_bd(b.bd);
-        const uint32_t addr = control::shim_bd_address(column, id);
-        stream.ops.push_back(control::BlockWrite{addr, std::vector<uint32_t>(words.begin(), words.end())});
-        stream.ops.push_back(control::AddressPatch{addr + 4, static_cast<uint32_t>(arg), offset});
-        return true;
-    }
-    // Queue BD `id` on the channel of shim FIFO `f`, run repeat + 1 times; returns the bytes it moves.
-    // The rows BDs have no iteration dimension: every execution moves the whole pattern.
-    uint64_t push(uint32_t column, const FifoDesc & f, uint32_t id, const control::ShimBd & b, bool token, uint32_t repeat = 0) {
-        const control::QueuePush q{id, repeat, token};
-        stream.ops.push_back(control::Write32{
-            control::shim_queue_address(column, f.shim_mm2s ? 1u : 0u, static_cast<uint32_t>(f.shim_channel)),
-            control::encode_queue_push(q)});
-        return control::shim_bd_execution_bytes(b) * (static_cast<uint64_t>(repeat) + 1);
-    }
-};
 
 // `rows` rows of `cols` values (a segment of each), `stride` floats apart, as chunks of `tile` values
 // (d0), the segment's chunks (d1) and the rows (d2): the order the memory tile's objects take them in.
@@ -61,6 +31,9 @@ uint64_t RowsTraffic::of(const std::string & operand) const {
 }
 
 bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShape & out, std::string & err) {
+    if (d.norm_movement) {
+        return norm_shape_of(inv, d, out, err);
+    }
     out = RowsShape{};
     if (!d.rows_movement || d.layouts.empty() || inv.key.variant == nullptr) {
         err = "design " + d.design + " is not a rows design, or the invocation names no program";
@@ -111,6 +84,9 @@ int rows_tile_for(const DesignDescription & d, const std::string & family, int64
 }
 
 RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & s) {
+    if (d.norm_movement) {
+        return build_norm_sequence(d, s);
+    }
     RowsSequence out;
     out.family = d.family_of(s.contract);
     const int contract = d.contract_index(out.family, s.contract);
@@ -174,7 +150,7 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
     auto first_of = [](int64_t total, int64_t parts, int64_t i) { return total / parts * i + std::min<int64_t>(i, total % parts); };
     auto count_of = [](int64_t total, int64_t parts, int64_t i) { return total / parts + (i < total % parts ? 1 : 0); };
     const int cols = static_cast<int>(R * S);
-    Emitter e{d, out, {}};
+    ShimTaskEmitter e;
 
     // 1. Runtime parameters and the barrier, per core of a used column (matmul-sequence.cpp says why in
     //    this order): the words, then the barrier lock's value.
@@ -251,10 +227,14 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
                 const auto bd = rows_bd(one_row ? 1 : n, seg_values, m.stride, out.tile);
                 const uint64_t offset = static_cast<uint64_t>((one_row ? 0 : r0 * m.stride) + v0) * sizeof(float);
                 const std::string what = m.fifo->operand + (m.fifo->shim_mm2s ? " fill" : " drain");
-                if (!e.bd(c, ids->front(), bd, m.arg, offset, what.c_str())) {
+                if (!e.bd(c, ids->front(), bd, m.arg, offset, what)) {
+                    out.error = e.error;
                     return out;
                 }
-                const uint64_t b = e.push(c, *m.fifo, ids->front(), bd.bd, !m.fifo->shim_mm2s, one_row ? static_cast<uint32_t>(n - 1) : 0);
+                // The rows BDs have no iteration dimension: every execution moves the whole pattern.
+                const uint32_t repeat = one_row ? static_cast<uint32_t>(n - 1) : 0;
+                e.push(c, *m.fifo, ids->front(), !m.fifo->shim_mm2s, repeat);
+                const uint64_t b = control::shim_bd_execution_bytes(bd.bd) * (static_cast<uint64_t>(repeat) + 1);
                 out.traffic.bytes[i].second += b;
                 (m.fifo->shim_mm2s ? out.traffic.read : out.traffic.written) += b;
             }

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace xdna {
@@ -39,8 +40,12 @@ struct RowsShape {
     int64_t                  rows = 0, cols = 0;  // fp32 values
     std::vector<RowsOperand> operands;  // every shim FIFO's operand of the layout, in any order
     int                      columns = 0;  // 0: the design's
+    // RTP words from the invocation's parameter block, by name (Invocation::runtime_words: the norm's
+    // inv_cols and eps); the rows movement reads none.
+    std::vector<std::pair<std::string, uint32_t>> words;
     bool operator==(const RowsShape & o) const {
-        return contract == o.contract && rows == o.rows && cols == o.cols && operands == o.operands && columns == o.columns;
+        return contract == o.contract && rows == o.rows && cols == o.cols && operands == o.operands && columns == o.columns &&
+               words == o.words;
     }
 };
 
@@ -50,6 +55,7 @@ struct RowsTraffic {
     uint64_t read = 0, written = 0;
     int      columns_used = 0;
     int64_t  calls_per_core = 0;  // kernel calls of the busiest core
+    int64_t  rows_per_core = 0;   // (norm) rows of the busiest core
     int64_t  steps = 0;
     uint64_t of(const std::string & operand) const;
 };
@@ -62,6 +68,10 @@ struct RowsSequence {
     RowsTraffic           traffic;
     bool ok() const { return error.empty(); }
 };
+
+// The functions below serve the norm movement too (".movement": "norm", runtime/norm-sequence.h): for
+// such a design they hand over to norm_shape_of and build_norm_sequence, so the simulator and the XRT
+// device reach either movement through them.
 
 // The rows shape of an invocation of a rows design, from its key and operands alone (what every device
 // builds its stream from, so the simulator and the XRT device cannot differ): the program is the key's

@@ -37,12 +37,9 @@ Status rms_norm_run(const std::vector<Invocation> & invs, ThreadPool & pool, Sim
     return sim_run_rms_norms(invs, pool);  // no twin: the kernel code in every mode
 }
 
-// The design has no instruction stream yet (aie/rms_norm/README.md): in stream mode its invocations run
-// the kernel code as in kernels mode.
-Status rms_norm_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status rms_norm_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                            const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_rms_norms(invs, pool);
+    return sim_run_rms_norms_stream(invs, pool, contexts, refused);
 }
 
 Status act_quant_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {

@@ -369,7 +369,7 @@ Status XrtDevice::resolve(const Batch & batch, Submission & sub) {
         const DesignRead * design = find_design(inv.key.design ? inv.key.design : "");
         if (inv.kind() == KernelKind::matmul) {
             st = resolve_matmul(inv, i, n, sub.resolved[i]);
-        } else if (design != nullptr && design->ok() && design->design.rows_movement) {
+        } else if (design != nullptr && design->ok() && design->design.rows_stream()) {
             st = resolve_rows(inv, design->design, i, n, sub.resolved[i]);
         } else {
             st = Status::error("invocation " + std::to_string(i + 1) + ": no NPU kernels of kind " + kernel_kind_name(inv.kind()) +
@@ -445,6 +445,13 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
         v.scalar = e.args[a].kind == ArgKind::opcode ? e.args[a].value : 0;
         if (v.kind == ArgKind::operand) {
             const Operand * o = inv.operand(e.args[a].operand.c_str());
+            const bool moved = std::any_of(shape.operands.begin(), shape.operands.end(),
+                                           [&](const RowsOperand & m) { return m.name == e.args[a].operand; });
+            if (o == nullptr && !moved && inv.operands().size() > 0) {
+                // An input this program does not read (the norm without its weight): no BD names the
+                // argument, but the kernel still takes one; it gets the first operand's memory.
+                o = inv.operands().begin();
+            }
             if (o == nullptr || o->slice.buffer == nullptr) {
                 return Status::error(r.label + ": it has no operand '" + e.args[a].operand + "'");
             }
@@ -454,7 +461,7 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
             if (v.offset + v.bytes > o->slice.buffer->size()) {
                 return Status::error(r.label + ": operand '" + e.args[a].operand + "' ends past its buffer");
             }
-            if (o->written()) {
+            if (o->written() && moved) {
                 // The drain writes whole rows at the operand's stride: staged, then its rows copied into place.
                 r.m = shape.cols;
                 r.n = o->rows;

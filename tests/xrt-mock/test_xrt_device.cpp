@@ -8,6 +8,7 @@
 #include "runtime/matmul-sequence.h"
 #include "runtime/rows-sequence.h"
 #include "ops/add/add-invocation.h"
+#include "ops/rms_norm/rms-norm-invocation.h"
 #include "runtime/design-registry.h"
 #include "mock-control.h"
 #include "runtime/runtime-log.h"
@@ -690,6 +691,67 @@ TEST_F(XrtDeviceTest, RunsARowsDesignsStreamWithItsOperandsByName) {
     for (int row = 0; row < 3; ++row) {
         for (int i = 0; i < 1600; ++i) {
             ASSERT_EQ(y[row * 1600 + i], i < 1536 ? 42.5f : -1.0f) << "row " << row << " value " << i;
+        }
+    }
+}
+
+// The norm design (aie/rms_norm: its own movement, runtime/norm-sequence.h) through the same resolve:
+// its stream as the simulator builds it, x and y by name, and the weight argument of the program
+// without a weight bound to memory no BD reads (the kernel still takes the argument).
+TEST_F(XrtDeviceTest, RunsTheNormDesignsStreamAndBindsTheArgumentItDoesNotRead) {
+    write_file(dir_ + "/norm1024.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 6}}, 3));  // opcode, instructions, count, x, w, y
+    json e = {{"design", "rms_norm"}, {"family", "norm"}, {"tile", 1024}, {"xclbin", "norm1024.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "operand"}, {"name", "x"}, {"group_id", 3}},
+                                    {{"kind", "operand"}, {"name", "weight"}, {"group_id", 4}},
+                                    {{"kind", "operand"}, {"name", "y"}, {"group_id", 5}}})}};
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto buf = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(buf);
+    // 2 rows of 4096 values (tile 1024), x 4100 floats apart, y 4104, no weight.
+    RmsNormInvocation r;
+    r.p.rows = 2;
+    r.p.cols = 4096;
+    r.p.eps = 1e-6f;
+    r.p.inv_cols = 1.0f / 4096;
+    r.p.with_weight = false;
+    r.p.x_row_stride = 4100;
+    r.p.y_row_stride = 4104;
+    r.x = {buf.get(), 4096};
+    r.y = {buf.get(), 131072};
+    const Invocation inv = to_invocation(r);
+    EXPECT_EQ(inv.key.tile.n, 1024);
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    EXPECT_TRUE(dev->has_kernel(rms_norm_key(true, 4096)));    // with the weight: the family's first program
+    EXPECT_FALSE(dev->has_kernel(rms_norm_key(false, 4064)));  // tile 32: no xclbin of that chunk size
+    auto * y = reinterpret_cast<float *>(static_cast<char *>(buf->host_ptr()) + 131072);
+    for (int i = 0; i < 2 * 4104; ++i) y[i] = -1.0f;
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_value = 7.25f;
+    Batch batch;
+    batch.invocations.push_back(inv);
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    const xrt_mock::RecordedRun & run = xrt_mock::control().runs[0];
+    RowsShape shape;
+    std::string err;
+    ASSERT_TRUE(rows_shape_of(inv, find_design("rms_norm")->design, shape, err)) << err;
+    const RowsSequence want = build_rows_sequence(find_design("rms_norm")->design, shape);
+    ASSERT_TRUE(want.ok()) << want.error;
+    EXPECT_EQ(run.instructions, want.words);
+    EXPECT_EQ(run.weights_offset, 4096u);  // argument 3: x, 4100 + 4096 floats
+    EXPECT_EQ(run.weights_size, (4100u + 4096) * 4);
+    EXPECT_EQ(run.activations_offset, 4096u);  // argument 4: the unread weight, bound to x's memory
+    for (int row = 0; row < 2; ++row) {
+        for (int i = 0; i < 4104; ++i) {
+            ASSERT_EQ(y[row * 4104 + i], i < 4096 ? 7.25f : -1.0f) << "row " << row << " value " << i;
         }
     }
 }

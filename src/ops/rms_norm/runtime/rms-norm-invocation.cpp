@@ -1,8 +1,12 @@
 #include "ops/rms_norm/rms-norm-invocation.h"
 
+#include "runtime/design-registry.h"
+#include "runtime/rows-sequence.h"
+
 #include "ggml.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace xdna {
 
@@ -13,18 +17,34 @@ std::string RmsNormParams::shape_label(const TileShape &) const {
     return buf;
 }
 
-KernelKey rms_norm_key(bool with_weight) {
+std::vector<std::pair<std::string, uint32_t>> RmsNormParams::runtime_words() const {
+    uint32_t inv = 0, e = 0;
+    std::memcpy(&inv, &inv_cols, sizeof inv);
+    std::memcpy(&e, &eps, sizeof e);
+    return {{"inv_cols", inv}, {"eps", e}};
+}
+
+const DesignRead & rms_norm_design() {
+    return built_in_design(kRmsNormDesign);
+}
+
+int rms_norm_tile(int64_t cols) {
+    const DesignRead & d = rms_norm_design();
+    return d.ok() && !d.design.families.empty() ? rows_tile_for(d.design, d.design.families.front().first, cols) : 0;
+}
+
+KernelKey rms_norm_key(bool with_weight, int64_t cols) {
     KernelKey k;
     k.kind = KernelKind::rms_norm;
     k.design = kRmsNormDesign;
     k.variant = with_weight ? kRmsNormMulVariant : kRmsNormVariant;
-    k.tile = TileShape{0, 0, 0};
+    k.tile = TileShape{0, rms_norm_tile(cols), 0};
     return k;
 }
 
 Invocation to_invocation(const RmsNormInvocation & r) {
     Invocation inv;
-    inv.key = rms_norm_key(r.p.with_weight);
+    inv.key = rms_norm_key(r.p.with_weight, r.p.cols);
     inv.params = r.p;
     const uint64_t row_bytes = static_cast<uint64_t>(r.p.cols) * sizeof(float);
     inv.add_operand({"x", r.x, row_bytes, r.p.rows, static_cast<uint64_t>(r.p.x_row_stride) * sizeof(float), Access::read});

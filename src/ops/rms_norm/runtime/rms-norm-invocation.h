@@ -2,13 +2,14 @@
 // its engines read it.
 #pragma once
 
+#include "runtime/design-description.h"
 #include "runtime/invocation.h"
 #include "xdna_aie/rms_norm_tiles.h"
 
 namespace xdna {
 
-// The name of the rms_norm design (aie/rms_norm). No dataflow.json yet: the design has no instruction
-// stream of its own (aie/rms_norm/README.md).
+// The name of the rms_norm design (aie/rms_norm, its data movement in aie/rms_norm/dataflow.json: the
+// "norm" movement, runtime/norm-sequence.h).
 inline constexpr const char * kRmsNormDesign = "rms_norm";
 
 // The program variants of the design: with and without the norm weight.
@@ -32,7 +33,13 @@ struct RmsNormInvocation {
     RmsNormParams p;
 };
 
-KernelKey rms_norm_key(bool with_weight);
+// The design's description (runtime/design-registry.h), and the chunk size of the xclbin that runs
+// rows of `cols` values: the largest tile of its family that divides the row, 0 when none does.
+const DesignRead & rms_norm_design();
+int rms_norm_tile(int64_t cols);
+
+// The key of an invocation on rows of `cols` values: its program, and the xclbin's chunk size.
+KernelKey rms_norm_key(bool with_weight, int64_t cols);
 
 // Its operands: x read as rows of cols floats x_row_stride floats apart, the weight once (or per row), y
 // written as rows y_row_stride floats apart.

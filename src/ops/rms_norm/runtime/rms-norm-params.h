@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace xdna {
 
@@ -23,6 +25,10 @@ struct RmsNormParams {
     int64_t x_row_stride = 0;     // floats between consecutive rows of x, of the weight and of y;
     int64_t w_row_stride = 0;     // 0: one weight row for every row (the norm weight of a layer)
     int64_t y_row_stride = 0;
+
+    // The RTP words the design's core program reads from the block (aie/rms_norm/dataflow.json):
+    // inv_cols and eps as their fp32 bits.
+    std::vector<std::pair<std::string, uint32_t>> runtime_words() const;
 
     uint64_t    macs(const TileShape &) const { return 0; }  // no matrix arithmetic
     std::string shape_label(const TileShape &) const;        // "rows x cols" (+ "x w")

@@ -1,7 +1,9 @@
 #include "ops/rms_norm/sim-rms-norm.h"
 
 #include "ops/rms_norm/rms-norm-invocation.h"
+#include "runtime/norm-sequence.h"
 #include "sim/core-state.h"
+#include "sim/rows-stream.h"
 #include "sim/kernel-cycles.h"
 #include "xdna_aie/rms_norm_tiles.h"
 
@@ -24,8 +26,8 @@ namespace {
 using xdna_aie::kRmsNormChunk;
 using xdna_aie::kRmsNormLanes;
 
-// The design's core count: every core of the array takes whole rows (aie/rms_norm/README.md).
-constexpr int kColumns = 8, kRowsPerColumn = 4;
+// The design's columns: each column's core takes whole rows (aie/rms_norm/dataflow.json).
+constexpr int kColumns = 8;
 
 // One core's data memory as the design lays it out: chunk buffers of x, w and y, the partial sums and
 // the row's scale (64-byte aligned, as the core's buffers are).
@@ -105,7 +107,112 @@ CoreOps ops_at(const CoreOps (&m)[2], int64_t n) {
     return interpolate_call_ops(m[1], m[0], n - kShift, kRmsNormLanes, static_cast<int>(kRmsNormChunk - kShift));
 }
 
+// The core program of the design: per row, pass 1 over the x chunks, the scale, pass 2 over the x (and
+// weight) chunks writing y. Its partial sums and scale live in core memory for as long as the design is
+// loaded; the scale call clears the sums after every row.
+class RmsNormCoreRole final : public CoreRole {
+public:
+    RmsNormCoreRole(const DesignDescription & d, const LayoutDesc & L, int tile, const RmsNormKernels & k)
+        : d_(d), tile_(tile), k_(k), x_(core_port(L, "x_l2l1")), w_(core_port(L, "weight_l2l1")), y_(core_port(L, "y_l1l2")),
+          rows_word_(d.rtp_word("rows")), chunks_word_(d.rtp_word("chunks")), inv_word_(d.rtp_word("inv_cols")),
+          eps_word_(d.rtp_word("eps")) {
+        std::memset(&mem_, 0, sizeof mem_);
+    }
+
+    std::string start(const std::vector<uint32_t> & words) override {
+        if (x_ < 0 || w_ < 0 || y_ < 0 || rows_word_ < 0 || chunks_word_ < 0 || inv_word_ < 0 || eps_word_ < 0) {
+            return "the layout lacks the core FIFOs or the RTP words this core program reads";
+        }
+        const uint32_t contract = words[d_.rtp_contract];
+        if (contract > 1) {
+            return "contract RTP " + std::to_string(contract) + " selects no program of this family";
+        }
+        with_weight_ = contract == 0;  // the family's order: rms_norm_mul_f32, rms_norm_f32
+        rows_ = words[rows_word_];
+        chunks_ = words[chunks_word_];
+        std::memcpy(&inv_cols_, &words[inv_word_], sizeof inv_cols_);
+        std::memcpy(&eps_, &words[eps_word_], sizeof eps_);
+        row_ = chunk_ = 0;
+        pass_ = 1;
+        return "";
+    }
+    uint64_t step(CorePorts & p, bool & progress) override {
+        uint64_t calls = 0;
+        while (row_ < rows_) {
+            if (pass_ == 1) {
+                if (!p.ready(x_)) break;
+                k_.sumsq(reinterpret_cast<const float *>(p.object(x_)), mem_.partial, tile_);
+                p.release(x_);
+                ++calls;
+                if (++chunk_ == chunks_) {
+                    k_.scale(mem_.partial, mem_.scale, inv_cols_, eps_);
+                    ++calls;
+                    chunk_ = 0;
+                    pass_ = 2;
+                }
+            } else {
+                if (!p.ready(x_) || (with_weight_ && !p.ready(w_)) || !p.ready(y_)) break;
+                const auto * x = reinterpret_cast<const float *>(p.object(x_));
+                auto * y = reinterpret_cast<float *>(p.object(y_));
+                if (with_weight_) {
+                    k_.apply_mul(x, reinterpret_cast<const float *>(p.object(w_)), mem_.scale, y, tile_);
+                    p.release(w_);
+                } else {
+                    k_.apply(x, mem_.scale, y, tile_);
+                }
+                p.release(x_);
+                p.release(y_);
+                ++calls;
+                if (++chunk_ == chunks_) {
+                    chunk_ = 0;
+                    pass_ = 1;
+                    ++row_;
+                }
+            }
+            progress = true;
+        }
+        return calls;
+    }
+    bool finished() const override { return row_ >= rows_; }
+    bool begun() const override { return row_ > 0 || chunk_ > 0 || pass_ == 2; }
+    std::string state() const override {
+        return "row " + std::to_string(row_) + " of " + std::to_string(rows_) + ", pass " + std::to_string(pass_) + ", chunk " +
+               std::to_string(chunk_) + " of " + std::to_string(chunks_);
+    }
+
+private:
+    struct alignas(64) Memory {
+        float partial[kRmsNormLanes];
+        float scale[kRmsNormLanes];
+    };
+    const DesignDescription & d_;
+    int tile_;
+    RmsNormKernels k_;
+    int x_, w_, y_, rows_word_, chunks_word_, inv_word_, eps_word_;
+    Memory mem_;
+    bool with_weight_ = true;
+    uint32_t rows_ = 0, chunks_ = 0, row_ = 0, chunk_ = 0;
+    int pass_ = 1;
+    float inv_cols_ = 0, eps_ = 0;
+};
+
 }  // namespace
+
+CoreRoleFactory rms_norm_core_roles(const DesignDescription & d, int tile, RmsNormKernels k) {
+    if (k.sumsq == nullptr) k.sumsq = rms_norm_sumsq_f32;
+    if (k.scale == nullptr) k.scale = rms_norm_scale_f32;
+    if (k.apply_mul == nullptr) k.apply_mul = rms_norm_apply_mul_f32;
+    if (k.apply == nullptr) k.apply = rms_norm_apply_f32;
+    return [&d, tile, k](const LayoutDesc & L, int, int, std::string &) -> std::unique_ptr<CoreRole> {
+        return std::make_unique<RmsNormCoreRole>(d, L, tile, k);
+    };
+}
+
+Status sim_run_rms_norms_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused) {
+    return sim_run_rows_invocations(
+        invs, rms_norm_has_kernel, [](const DesignDescription & d, int tile) { return rms_norm_core_roles(d, tile); }, pool, contexts,
+        refused, "rms_norm");
+}
 
 bool rms_norm_has_kernel(const KernelKey & key) {
     return key.kind == KernelKind::rms_norm && key.design != nullptr && std::strcmp(key.design, kRmsNormDesign) == 0 &&
@@ -119,27 +226,43 @@ ModelShape rms_norm_model_shape(const Invocation & inv) {
     ModelShape s;
     s.kind = KernelKind::rms_norm;
     s.weight_type = GGML_TYPE_COUNT;
-    const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(r.p.rows, kColumns * kRowsPerColumn));
+    const CoreOps (&apply_ops)[2] = r.p.with_weight ? m.apply_mul : m.apply;
+    // What the design's stream moves and makes its busiest core call (runtime/norm-sequence.h): per row
+    // of that core, a sumsq and an apply per chunk of the xclbin's tile and one scale; x twice, the weight
+    // row once per row, y once.
+    if (const std::shared_ptr<const RowsSequence> seq = rows_sequence_of(inv); seq->ok()) {
+        const double rows = static_cast<double>(seq->traffic.rows_per_core);
+        const double chunks = static_cast<double>(r.p.cols / seq->tile);
+        s.kind_columns = seq->traffic.columns_used;
+        s.kind_cores = seq->traffic.columns_used;  // one core per column
+        s.core_calls[0] = {ops_at(m.sumsq, seq->tile), rows * chunks};
+        s.core_calls[1] = {m.scale, rows};
+        s.core_calls[2] = {ops_at(apply_ops, seq->tile), rows * chunks};
+        s.n_core_calls = 3;
+        s.activation_bytes = static_cast<double>(seq->traffic.of("x"));
+        s.weight_bytes = static_cast<double>(seq->traffic.of("weight"));
+        s.out_bytes = static_cast<double>(seq->traffic.written);
+        return s;
+    }
+    // A shape the design's stream refuses is not the NPU's: the planner does not claim it, and a device
+    // handed one runs it on the host path. Its figures: the design's grid (a core per column, whole rows)
+    // on chunks of kRmsNormChunk and a shorter last one, as the kernel code is called in kernels mode.
+    const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(r.p.rows, kColumns));
     const int64_t busiest_rows = (r.p.rows + cores - 1) / cores;
     s.kind_cores = static_cast<int>(cores);
-    s.kind_columns = static_cast<int>(std::min<int64_t>(kColumns, cores));
-    // Per row: one sumsq and one apply per chunk (the last chunk may be short), one scale.
+    s.kind_columns = static_cast<int>(cores);
     const int64_t chunks = xdna_aie::rms_norm_chunks(r.p.cols);
     const int64_t tail = xdna_aie::rms_norm_chunk_len(r.p.cols, chunks - 1);
-    const CoreOps (&apply)[2] = r.p.with_weight ? m.apply_mul : m.apply;
     s.core_calls[0] = {ops_at(m.sumsq, kRmsNormChunk), static_cast<double>(busiest_rows * (chunks - 1))};
     s.core_calls[1] = {ops_at(m.sumsq, tail), static_cast<double>(busiest_rows)};
-    s.core_calls[2] = {ops_at(apply, kRmsNormChunk), static_cast<double>(busiest_rows * (chunks - 1))};
-    s.core_calls[3] = {ops_at(apply, tail), static_cast<double>(busiest_rows)};
+    s.core_calls[2] = {ops_at(apply_ops, kRmsNormChunk), static_cast<double>(busiest_rows * (chunks - 1))};
+    s.core_calls[3] = {ops_at(apply_ops, tail), static_cast<double>(busiest_rows)};
     s.n_core_calls = 4;
-    // The scale call is added to the tail's sumsq (one per row as well).
-    s.core_calls[1].ops += m.scale;
-    // x and y once each (the row is staged in the memory tile for the second pass); the weight row
-    // into the memory tile of every column that works (once per row when it has one per row).
+    s.core_calls[1].ops += m.scale;  // one scale per row, with the tail's sumsq
     const double row_bytes = static_cast<double>(r.p.cols) * sizeof(float);
-    s.activation_bytes = row_bytes * static_cast<double>(r.p.rows);
+    s.activation_bytes = 2 * row_bytes * static_cast<double>(r.p.rows);  // x in both passes
     s.out_bytes = row_bytes * static_cast<double>(r.p.rows);
-    s.weight_bytes = !r.p.with_weight ? 0 : r.p.w_row_stride == 0 ? row_bytes * s.kind_columns : row_bytes * r.p.rows;
+    s.weight_bytes = r.p.with_weight ? row_bytes * static_cast<double>(r.p.rows) : 0;
     return s;
 }
 
