@@ -113,13 +113,96 @@ private:
     uint32_t chunks_ = 0, done_ = 0;
 };
 
+// A stand-in for a norm design's core program (".movement": "norm", runtime/norm-sequence.h): per row
+// (the RTP word "rows"), a first pass of `chunks` objects of the input read twice (core port `twice`),
+// then a second of that input, the other inputs when the contract word is 0 (the program with the
+// weight), and the output; every byte read and written as StandInRole does.
+class NormStandInRole final : public xdna::CoreRole {
+public:
+    NormStandInRole(const xdna::DesignDescription & d, const xdna::LayoutDesc & L, const std::string & twice)
+        : d_(d), rows_word_(d.rtp_word("rows")), chunks_word_(d.rtp_word("chunks")), twice_(xdna::core_port(L, twice)) {
+        for (size_t i = 0; i < L.fifos.size(); ++i) {
+            if (L.fifos[i].to == "core" && static_cast<int>(i) != twice_) others_.push_back(static_cast<int>(i));
+            if (L.fifos[i].from == "core") out_ = static_cast<int>(i);
+        }
+    }
+    std::string start(const std::vector<uint32_t> & words) override {
+        if (rows_word_ < 0 || chunks_word_ < 0 || twice_ < 0 || out_ < 0) return "not a norm design's layout";
+        rows_ = words[rows_word_];
+        chunks_ = words[chunks_word_];
+        weight_ = words[d_.rtp_contract] == 0;
+        row_ = chunk_ = 0;
+        pass_ = 1;
+        return "";
+    }
+    uint64_t step(xdna::CorePorts & p, bool & progress) override {
+        uint64_t calls = 0;
+        while (row_ < rows_ && chunks_ > 0) {
+            std::vector<int> ins{twice_};
+            if (pass_ == 2 && weight_) ins.insert(ins.end(), others_.begin(), others_.end());
+            bool ready = true;
+            for (int i : ins) ready = ready && p.ready(i);
+            if (pass_ == 2) ready = ready && p.ready(out_);
+            if (!ready) break;
+            uint32_t h = 0;
+            for (int i : ins) {
+                const uint8_t * b = p.object(i);
+                for (size_t k = 0; k < bytes_[i]; ++k) h = h * 31 + b[k];
+            }
+            if (pass_ == 2) {
+                uint8_t * b = p.object(out_);
+                for (size_t k = 0; k < bytes_[out_]; ++k) b[k] = static_cast<uint8_t>(h + k);
+            }
+            for (int i : ins) p.release(i);
+            if (pass_ == 2) p.release(out_);
+            ++calls;
+            progress = true;
+            if (++chunk_ == chunks_) {
+                chunk_ = 0;
+                row_ += pass_ == 2 ? 1 : 0;
+                pass_ = pass_ == 1 ? 2 : 1;
+            }
+        }
+        return calls;
+    }
+    bool finished() const override { return row_ >= rows_ || chunks_ == 0; }
+    bool begun() const override { return row_ > 0 || chunk_ > 0 || pass_ == 2; }
+    std::string state() const override { return "row " + std::to_string(row_) + " of " + std::to_string(rows_); }
+    std::map<int, size_t> bytes_;
+
+private:
+    const xdna::DesignDescription & d_;
+    int rows_word_, chunks_word_, twice_, out_ = -1;
+    std::vector<int> others_;
+    uint32_t rows_ = 0, chunks_ = 0, row_ = 0, chunk_ = 0;
+    int pass_ = 1;
+    bool weight_ = true;
+};
+
 // The stand-in program of a design whose objects are its units at `tile` (a rows design).
 inline xdna::CoreRoleFactory stand_in_roles(const xdna::DesignDescription & d, int tile) {
     return [&d, tile](const xdna::LayoutDesc & L, int, int, std::string &) -> std::unique_ptr<xdna::CoreRole> {
-        auto r = std::make_unique<StandInRole>(d, L);
-        for (size_t i = 0; i < L.fifos.size(); ++i) {
-            r->bytes_[static_cast<int>(i)] = static_cast<size_t>(L.fifos[i].count) * d.unit_bytes(L.fifos[i].unit, tile);
+        auto fill = [&](auto & r) {
+            for (size_t i = 0; i < L.fifos.size(); ++i) {
+                r->bytes_[static_cast<int>(i)] = static_cast<size_t>(L.fifos[i].count) * d.unit_bytes(L.fifos[i].unit, tile);
+            }
+        };
+        if (d.norm_movement) {
+            // The input read in both passes: the operand whose BD slot chains two BDs; its core FIFO is
+            // the one split from its shim FIFO.
+            std::string twice;
+            for (const auto & [operand, ids] : d.bd_slots.front().by_operand) {
+                const xdna::FifoDesc * shim = ids.size() == 2 ? L.shim_fifo_of(operand) : nullptr;
+                for (const xdna::FifoDesc & f : L.fifos) {
+                    if (shim != nullptr && f.to == "core" && f.peer == shim->name) twice = f.name;
+                }
+            }
+            auto r = std::make_unique<NormStandInRole>(d, L, twice);
+            fill(r);
+            return r;
         }
+        auto r = std::make_unique<StandInRole>(d, L);
+        fill(r);
         return r;
     };
 }

@@ -10,6 +10,7 @@
 #include "runtime/rows-sequence.h"
 #include "sim/rows-stream.h"
 #include "ops/add/sim-add.h"
+#include "ops/rms_norm/sim-rms-norm.h"
 #include "sim/dma-interpreter.h"
 
 #include <gtest/gtest.h>
@@ -188,6 +189,62 @@ TEST(DmaFuzzSeeds, RowsSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {
         const std::vector<uint8_t> committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         EXPECT_TRUE(committed == bytes) << path << " is not the builder's stream today (XDNA_WRITE_FUZZ_SEEDS=1 rewrites it)";
     }
+}
+
+// The norm design's seed: 11 rows of 896 values (tile 128) over 8 columns, one weight row for all.
+TEST(DmaFuzzSeeds, NormSeedIsTheBuildersStreamAndRunsOnTheFuzzersArguments) {
+    const bool write = std::getenv("XDNA_WRITE_FUZZ_SEEDS") != nullptr;
+    const DesignDescription & d = find_design("rms_norm")->design;
+    RowsShape shape;
+    shape.contract = "rms_norm_mul_f32";
+    shape.rows = 11;
+    shape.cols = 896;
+    shape.operands = {{"x", 896}, {"weight", 0}, {"y", 896}};
+    const float inv_cols = 1.0f / 896, eps = 1e-6f;
+    uint32_t inv_bits = 0, eps_bits = 0;
+    std::memcpy(&inv_bits, &inv_cols, 4);
+    std::memcpy(&eps_bits, &eps, 4);
+    shape.words = {{"inv_cols", inv_bits}, {"eps", eps_bits}};
+    const RowsSequence seq = build_rows_sequence(d, shape);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
+    for (uint32_t i = 0; i < xdna_fuzz::kDmaFuzzTargetCount; ++i) {
+        const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[i];
+        if (std::string(t.design) == "rms_norm" && seq.family == t.family && seq.tile == t.tile_n && seq.layout == t.layout) {
+            target = i;
+        }
+    }
+    ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount) << "tile " << seq.tile;
+    std::vector<uint8_t> bytes(4 + 4 * seq.words.size());
+    std::memcpy(bytes.data(), &target, 4);
+    std::memcpy(bytes.data() + 4, seq.words.data(), 4 * seq.words.size());
+    std::vector<std::vector<uint8_t>> bufs;
+    std::vector<DmaArgument> args;
+    for (uint64_t b : xdna_fuzz::kDmaFuzzArgBytes) {
+        bufs.emplace_back(b);
+    }
+    for (auto & b : bufs) {
+        args.push_back({b.data(), b.size()});
+    }
+    args.resize(d.operands.size());
+    // Small finite x (zeroed buffers would make every row's sum 0; eps keeps it finite anyway).
+    LoadedDesign loaded;
+    const DmaRun run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, rms_norm_core_roles(d, seq.tile),
+                                         seq.words.data(), seq.words.size(), args, nullptr, loaded);
+    ASSERT_TRUE(run.ok()) << run.error;
+    EXPECT_EQ(run.stats.kernel_calls, static_cast<uint64_t>(11 * (2 * 896 / seq.tile + 1)));
+    LoadedDesign stand_in_loaded;
+    const DmaRun stand_in = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, xdna_fuzz::stand_in_roles(d, seq.tile),
+                                              seq.words.data(), seq.words.size(), args, nullptr, stand_in_loaded);
+    ASSERT_TRUE(stand_in.ok()) << stand_in.error;
+    const std::string path = std::string(XDNA_DMA_FUZZ_CORPUS) + "/norm-t128-r11-c896-w.bin";
+    if (write) {
+        std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in.good()) << path << " missing (XDNA_WRITE_FUZZ_SEEDS=1 writes it)";
+    const std::vector<uint8_t> committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(committed == bytes) << path << " is not the builder's stream today (XDNA_WRITE_FUZZ_SEEDS=1 rewrites it)";
 }
 
 }  // namespace
