@@ -204,7 +204,7 @@ void BackendContext::quantize(const BatchPlan & plan, const std::vector<ggml_ten
     row_scratch.resize(k * host_pool.size());
     auto job = [&](int64_t i, int thread) {
         const QuantizeJob & j = plan.quantize_jobs[i];
-        const PlannedMatmul & p = plan.ops[j.op];
+        const PlannedOp & p = plan.ops[j.op];
         ggml_tensor * dst = nodes[j.op];
         const ggml_tensor * src1 = dst->src[1];
         const ActivationLayout & al = p.plan.activations;
@@ -230,8 +230,8 @@ void BackendContext::gather_experts(const BatchPlan & plan, const std::vector<gg
     char * base = static_cast<char *>(scratch->host_ptr());
     expert_jobs.clear();
     for (size_t i = 0; i < plan.ops.size(); ++i) {
-        const PlannedMatmul & p = plan.ops[i];
-        if (!p.by_expert) {
+        const PlannedOp & p = plan.ops[i];
+        if (!p.is(PlannedForm::experts)) {
             continue;
         }
         const ExpertRouting & r = routed.routing[i];
@@ -252,7 +252,7 @@ void BackendContext::gather_experts(const BatchPlan & plan, const std::vector<gg
     row_scratch.resize(k * host_pool.size());
     auto job = [&](int64_t i, int thread) {
         const ExpertRows & j = expert_jobs[i];
-        const PlannedMatmul & p = plan.ops[j.op];
+        const PlannedOp & p = plan.ops[j.op];
         const ExpertRouting & r = routed.routing[j.op];
         const ExpertGroup & g = r.groups[j.group];
         const ggml_tensor * src1 = nodes[j.op]->src[1];
@@ -292,8 +292,8 @@ ggml_status BackendContext::flush() {
     }
     quantize(*plan, pending);
     for (size_t i = 0; i < plan->ops.size(); ++i) {
-        const PlannedMatmul & p = plan->ops[i];
-        if (!p.packed_weights && !p.by_expert) {
+        const PlannedOp & p = plan->ops[i];
+        if (!p.packed_weights && p.is(PlannedForm::matmul)) {
             pack_plain_weights(pending[i]->src[0], p.plan.weights, static_cast<char *>(scratch->host_ptr()) + p.weight_offset);
         }
     }
@@ -340,8 +340,8 @@ ggml_status BackendContext::flush() {
     if (plan->has_experts) {
         scratch->sync_from_device(0, plan->scratch_bytes);
         for (size_t i = 0; i < plan->ops.size(); ++i) {
-            const PlannedMatmul & p = plan->ops[i];
-            if (p.by_expert) {
+            const PlannedOp & p = plan->ops[i];
+            if (p.is(PlannedForm::experts)) {
                 scatter_expert_outputs(p.experts, routed.routing[i], static_cast<char *>(scratch->host_ptr()) + p.expert_out_offset,
                                        nodes[i]);
             }

@@ -33,13 +33,12 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
     plan = BatchPlan{};
     size_t size = 0;
     for (ggml_tensor * node : nodes) {
-        PlannedMatmul p;
+        PlannedOp p;
         p.node = node;
         MatmulChoice choice;
         if (plan_other_kind(node, resolve, p.own, why)) {
             // An op of another kind than matmul (ops/<op>/): its invocations are made now.
-            p.other_kind = true;
-            p.packed_weights = true;  // nothing to pack
+            p.form = PlannedForm::own;
             plan.ops.push_back(std::move(p));
             continue;
         }
@@ -54,7 +53,7 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
                 why = std::string(node->name) + ": " + why;
                 return false;
             }
-            p.by_expert = true;
+            p.form = PlannedForm::experts;
             plan.has_experts = true;
             p.expert_act_offset = size;
             size = align_up(size + p.experts.act_bytes);
@@ -76,15 +75,15 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         const ActivationLayout & al = p.plan.activations;
         // Activations an earlier op of this batch computes (the backend let the matmul join only when
         // npu_quantizes_activations holds) are quantized on the NPU, in the stage after that op.
-        const bool produced_here = std::any_of(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
-            return q.other_kind && q.node == reshaped_source(node->src[1]);
+        const bool produced_here = std::any_of(plan.ops.begin(), plan.ops.end(), [&](const PlannedOp & q) {
+            return q.is(PlannedForm::own) && q.node == reshaped_source(node->src[1]);
         });
         // Two matmuls share one quantization when they read the same activations. Within one submission
         // a tensor computed in it may have the address (and shape) of another one that died earlier in
         // it (the FFN norm's output and the next layer's attention norm's): those share only when they
         // are the same tensor.
-        const auto shared = std::find_if(plan.ops.begin(), plan.ops.end(), [&](const PlannedMatmul & q) {
-            if (q.by_expert || q.other_kind || !q.quantizes) {
+        const auto shared = std::find_if(plan.ops.begin(), plan.ops.end(), [&](const PlannedOp & q) {
+            if (!q.is(PlannedForm::matmul) || !q.quantizes) {
                 return false;
             }
             const ActivationLayout & ql = q.plan.activations;
@@ -171,7 +170,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
         int st = -1;
         for (const ggml_tensor * s = t; s != nullptr; s = s->view_src) {
             for (size_t j = 0; j < before; ++j) {
-                if (plan.ops[j].node == s && !plan.ops[j].by_expert) st = std::max(st, op_stage[j]);
+                if (plan.ops[j].node == s && !plan.ops[j].is(PlannedForm::experts)) st = std::max(st, op_stage[j]);
             }
         }
         return st;
@@ -187,11 +186,11 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
         return at;
     };
     for (size_t i = 0; i < plan.ops.size(); ++i) {
-        const PlannedMatmul & p = plan.ops[i];
-        if (p.by_expert) {
+        const PlannedOp & p = plan.ops[i];
+        if (p.is(PlannedForm::experts)) {
             continue;  // routed per ubatch: route_batch()
         }
-        if (p.other_kind) {
+        if (p.is(PlannedForm::own)) {
             device_reads(p.node, resolve, reads);
             int at = floor_stage;
             for (const ggml_tensor * t : reads) at = std::max(at, producer_stage(t, i) + 1);
@@ -251,8 +250,8 @@ bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & node
     routed.batch.invocations.assign(plan.batch.invocations.begin(), plan.batch.invocations.end());
     routed.batch.stage_ends = plan.batch.stage_ends;  // the experts' invocations join the last stage
     for (size_t i = 0; i < plan.ops.size(); ++i) {
-        const PlannedMatmul & p = plan.ops[i];
-        if (!p.by_expert) {
+        const PlannedOp & p = plan.ops[i];
+        if (!p.is(PlannedForm::experts)) {
             continue;
         }
         const ggml_tensor * dst = nodes[i];

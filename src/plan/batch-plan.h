@@ -19,26 +19,32 @@
 
 namespace xdna {
 
-struct PlannedMatmul {
+// How a node of the submission is planned: a MUL_MAT (its MatmulPlan, invocations made by
+// fill_invocations), a MUL_MAT_ID (its ExpertPlan, invocations made per ubatch by route_batch), or a node
+// of any other kind (ops/<op>/plan: its invocations made when planned, `own`).
+enum class PlannedForm : uint8_t { matmul, experts, own };
+
+struct PlannedOp {
     const ggml_tensor * node = nullptr;  // the node it was planned from: valid only while planning
+    PlannedForm form = PlannedForm::matmul;
+    // matmul: its plan, and its activation operand in scratch (shared by equal src1).
     MatmulPlan plan;
-    size_t act_offset = 0;        // scratch offset of its activation operand (shared by equal src1)
+    size_t act_offset = 0;
     bool   quantizes = false;     // this op's src1 is quantized here (first op reading it)
     // src1 is the output of an earlier op of this batch, quantized on the NPU (aie/act_quant) in the
     // stage after it; this matmul runs in the stage after that. With `quantizes`: the op whose
     // activation operand the act_quant invocation writes.
     bool   act_on_npu = false;
-    bool   packed_weights = true; // src0 was packed at load; otherwise packed into scratch per run
+    bool   packed_weights = true; // matmul, experts: src0 was packed at load; otherwise packed into scratch per run
     size_t weight_offset = 0;     // scratch offset of the packed src0 when !packed_weights
-    // MUL_MAT_ID: `experts` instead of `plan`; its invocations are made per ubatch (route_batch).
-    bool       by_expert = false;
+    // experts: the plan, and the scratch offsets of its gathered activations and staged outputs.
     ExpertPlan experts;
-    size_t     expert_act_offset = 0;  // scratch offsets of its gathered activations and staged outputs
+    size_t     expert_act_offset = 0;
     size_t     expert_out_offset = 0;
-    // A node of another kind (RMS_NORM, alone or with its MUL): its invocations, made when planned; it
-    // needs no scratch and nothing prepared on the host.
-    bool                    other_kind = false;
+    // own: its invocations; it needs no scratch and nothing prepared on the host.
     std::vector<Invocation> own;
+
+    bool is(PlannedForm f) const { return form == f; }
 };
 
 // Rows [r0, r1) of slice `slice` of ops[op]'s activation operand.
@@ -48,7 +54,7 @@ struct QuantizeJob {
 };
 
 struct BatchPlan {
-    std::vector<PlannedMatmul> ops;
+    std::vector<PlannedOp>     ops;
     std::vector<QuantizeJob>   quantize_jobs;
     int64_t                    max_k_pad = 0;   // longest padded activation row (host scratch floats)
     size_t                     scratch_bytes = 0;
