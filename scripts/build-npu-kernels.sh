@@ -10,7 +10,9 @@
 #           object; one xclbin per family and token tile (mm_<family>_n<TN>.xclbin) serving every
 #           contract of the family (with --exact: one per contract, <contract>_n<TN>.xclbin).
 #   the rows designs: every aie/<design>/dataflow.json with "movement": "rows" (today add and glu), all
-#           built by aie/add/design.py --dataflow <that file>. Per family of the description, Peano compiles
+#           built by aie/add/design.py --dataflow <that file>, and with "movement": "norm" (rms_norm), built
+#           by its own folder's design.py (the same options; --cols for the sample row length). Per family
+#           of the description, Peano compiles
 #           the kernel files its contracts are defined in (design.py --list-contracts: add.cc and mul.cc for
 #           add's "binary", swiglu.cc for glu's "swiglu") into one object, xdna_<design>_<family>.o
 #           (design.py's --kernel-object); one xclbin per tile (values per chunk: the numeric keys of the
@@ -55,14 +57,24 @@ kernels_dir=$root/aie/matmul/kernels
 rows_design=$root/aie/add/design.py  # the IRON program of every rows description
 python=${PYTHON:-python3}
 
-# The rows designs: every description of that movement (read with grep: no Python is needed before the
-# toolchain has been found).
+# The rows designs: every description of the rows movement (built by aie/add/design.py) or of the norm
+# movement (built by its own folder's design.py), read with grep: no Python is needed before the
+# toolchain has been found.
 rows_designs=""
 for f in "$root"/aie/*/dataflow.json; do
-    if grep -Eq '"movement"[[:space:]]*:[[:space:]]*"rows"' "$f"; then
+    if grep -Eq '"movement"[[:space:]]*:[[:space:]]*"(rows|norm)"' "$f"; then
         rows_designs="$rows_designs $(basename "$(dirname "$f")")"
     fi
 done
+# The design script of a rows-like design, and its option for the row length of the sample invocation
+# the emitted runtime sequence is written for (the host builds the real streams).
+design_script_of() {
+    if grep -Eq '"movement"[[:space:]]*:[[:space:]]*"norm"' "$root/aie/$1/dataflow.json"; then
+        echo "$root/aie/$1/design.py --cols"
+    else
+        echo "$rows_design --row-len"
+    fi
+}
 rows_designs=${rows_designs# }
 all_designs="matmul${rows_designs:+ $rows_designs}"
 
@@ -318,7 +330,8 @@ print(" ".join(k for k in json.load(open(sys.argv[1]))["families"] if k != "abou
             have=$("$python" "$design" --family "$f" --list-tiles)
             plan_family matmul "$f" "$tiles" "$have"
         else
-            have=$("$python" "$rows_design" --dataflow "$root/aie/$d/dataflow.json" --family "$f" --list-tiles)
+            read -r script _ <<<"$(design_script_of "$d")"
+            have=$("$python" "$script" --dataflow "$root/aie/$d/dataflow.json" --family "$f" --list-tiles)
             plan_family "$d" "$f" "$have" "$have"
         fi
     done
@@ -411,8 +424,9 @@ build_matmul() {  # build_matmul <family> <token tiles...>
 
 build_rows() {  # build_rows <design> <family> <tiles...>
     local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2 kdir=$root/aie/$1/kernels
-    local name core_rows obj sources="" src objs=() line contract tile group row_len mlir xclbin
+    local name core_rows obj sources="" src objs=() line contract tile group row_len mlir xclbin script len_opt
     shift 2
+    read -r script len_opt <<<"$(design_script_of "$d")"
     mkdir -p "$fdir"
     line=$("$python" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
@@ -420,7 +434,7 @@ print(d["design"], d["array"]["core_rows"])' "$dataflow")
     read -r name core_rows <<<"$line"
     # The kernel files: those defining the family's contracts (the family's kernel_stack "source" and the
     # other .cc files of kernels/, as design.py looks them up).
-    line=$("$python" "$rows_design" --dataflow "$dataflow" --family "$family" --list-contracts)
+    line=$("$python" "$script" --dataflow "$dataflow" --family "$family" --list-contracts)
     mapfile -t contracts <<<"$line"
     for line in "${contracts[@]}"; do
         read -r contract src <<<"$line"
@@ -443,8 +457,8 @@ print(d["design"], d["array"]["core_rows"])' "$dataflow")
         xclbin=${name}_${family}_t$tile.xclbin
         mlir=$fdir/${xclbin%.xclbin}.mlir
         say "$d/$family tile $tile: ${contracts[*]%% *} -> $xclbin"
-        "$python" "$rows_design" --dataflow "$dataflow" --family "$family" --tile "$tile" \
-            --rows "$rows_rows" --row-len "$row_len" --kernel-object "$obj" -o "$mlir"
+        "$python" "$script" --dataflow "$dataflow" --family "$family" --tile "$tile" \
+            --rows "$rows_rows" "$len_opt" "$row_len" --kernel-object "$obj" -o "$mlir"
         aiecc_build "$fdir" "$mlir" "$xclbin"
         printf 'rows\t%s\t%s\t%s\t%s\t%s\n' "$family" "$tile" "$xclbin" "$prj" "$dataflow" >>"$entries"
     done

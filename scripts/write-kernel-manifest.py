@@ -14,9 +14,9 @@ kind of design the line is of:
 
 A matmul xclbin serves every contract of its lines (one line per contract; the project dir of its first
 line is read), "exact" when it was built for one contract with W objects of its own tile (--exact). A rows
-xclbin (aie/add/design.py's program for a "movement": "rows" description) serves every contract of its
-family at one chunk size, the tile; its design name, families, tiles and operands are read from the
-description given.
+xclbin (aie/add/design.py's program for a "movement": "rows" description, or aie/rms_norm/design.py's for
+"norm") serves every contract of its family at one chunk size, the tile; its design name, families, tiles
+and operands are read from the description given.
 
 The kernel's arguments are read back from the kernel description aiecc wrote into the project dir
 (*kernels*.json: ps-kernels.kernels[0], its name and its arguments opcode, instr, ninstr, bo0..boN), so
@@ -111,8 +111,8 @@ def read_description(path, where):
     try:
         with open(path, encoding="utf-8") as f:
             d = json.load(f)
-        if d.get("movement") != "rows":
-            raise ManifestError(f"{where}: {path} is not a rows description (\"movement\": \"rows\")")
+        if d.get("movement") not in ("rows", "norm"):
+            raise ManifestError(f"{where}: {path} is not a rows or norm description (\"movement\": \"rows\" or \"norm\")")
         design = d["design"]
         families = {k: v for k, v in d["families"].items() if k != "about"}
         stacks = d["core_budget"]["kernel_stack"]

@@ -2,8 +2,8 @@
 # Checks scripts/write-kernel-manifest.py, the last step of scripts/build-npu-kernels.sh, without a toolchain:
 # fake aiecc project directories (a main_kernels.json whose ps-kernels.kernels[0] has a name and the
 # arguments opcode, instr, ninstr, bo0..boN, as aiecc writes it) stand in for the compiled xclbins.
-#   - a matmul family xclbin serving three contracts, an exact matmul xclbin, an add (binary) and a glu
-#     (swiglu) xclbin, and an add xclbin whose description lists its operands out of "arg" order: the
+#   - a matmul family xclbin serving three contracts, an exact matmul xclbin, an add (binary), a glu
+#     (swiglu) and an rms_norm (norm) xclbin, and an add xclbin whose description lists its operands out of "arg" order: the
 #     manifest holds exactly the fields the backend's parser (src/runtime/kernel-manifest.cpp) accepts,
 #     with every value as expected, bo<i> in group 3 + i named by the description's operand whose "arg"
 #     is i;
@@ -54,6 +54,7 @@ fake_prj "$tmp/prj/mm_f32_exact" MLIR_AIE_exact "${mm_args[@]}"
 fake_prj "$tmp/prj/add_t512" MLIR_AIE_add "${rows_args[@]}"
 fake_prj "$tmp/prj/glu_t128" MLIR_AIE_glu "${rows_args[@]}"
 fake_prj "$tmp/prj/add_t256" MLIR_AIE_add256 "${rows_args[@]}"
+fake_prj "$tmp/prj/norm_t1024" MLIR_AIE_norm "${rows_args[@]}"
 # The add description with its operands listed y, b, a: bo<i> must follow "arg", not the list's order.
 "$py" - "$root/aie/add/dataflow.json" "$tmp/permuted.json" <<'PYEOF'
 import json, sys
@@ -71,6 +72,7 @@ entries=$tmp/entries.txt
     printf 'rows\tbinary\t512\tadd_binary_t512.xclbin\t%s\t%s\n' "$tmp/prj/add_t512" "$root/aie/add/dataflow.json"
     printf 'rows\tswiglu\t128\tglu_swiglu_t128.xclbin\t%s\t%s\n' "$tmp/prj/glu_t128" "$root/aie/glu/dataflow.json"
     printf 'rows\tbinary\t256\tadd_binary_t256.xclbin\t%s\t%s\n' "$tmp/prj/add_t256" "$tmp/permuted.json"
+    printf 'rows\tnorm\t1024\trms_norm_norm_t1024.xclbin\t%s\t%s\n' "$tmp/prj/norm_t1024" "$root/aie/rms_norm/dataflow.json"
 } >"$entries"
 
 out=$tmp/out
@@ -84,7 +86,7 @@ fi
 cat >"$tmp/verify.py" <<'PYEOF'
 import json, sys
 
-manifest, add_json, glu_json, permuted_json = sys.argv[1:5]
+manifest, add_json, glu_json, permuted_json, norm_json = sys.argv[1:6]
 errors = []
 def check(ok, what):
     if not ok:
@@ -115,11 +117,14 @@ want = [
      "npu": ["npu2"], "args": rows_args(glu_json)},
     {"design": "add", "family": "binary", "tile": 256, "xclbin": "add_binary_t256.xclbin", "kernel": "MLIR_AIE_add256",
      "npu": ["npu2"], "args": rows_args(permuted_json)},
+    {"design": "rms_norm", "family": "norm", "tile": 1024, "xclbin": "rms_norm_norm_t1024.xclbin", "kernel": "MLIR_AIE_norm",
+     "npu": ["npu2"], "args": rows_args(norm_json)},
 ]
 # The operands by bo index, as the descriptions give them (not by the order they are listed in).
 check([a["name"] for a in want[2]["args"][3:]] == ["a", "b", "y"], f"add's operands by arg: {operands(add_json)}")
 check([a["name"] for a in want[3]["args"][3:]] == ["a", "b", "y"], f"glu's operands by arg: {operands(glu_json)}")
 check(list(operands(permuted_json).values()) == ["y", "b", "a"], "the permuted description is not permuted")
+check([a["name"] for a in want[5]["args"][3:]] == ["x", "weight", "y"], f"the norm's operands by arg: {operands(norm_json)}")
 
 doc = json.load(open(manifest))
 check(set(doc) <= {"format_version", "designs", "comment"}, f"top-level keys {sorted(doc)}")
@@ -132,7 +137,7 @@ check(len(got) == len(want), f"{len(got)} designs, expected {len(want)}")
 ARG_KEYS = {"opcode": {"kind", "value"}, "instructions": {"kind", "group_id"}, "instruction_count": {"kind"},
             "weights": {"kind", "group_id"}, "activations": {"kind", "group_id"}, "output": {"kind", "group_id"},
             "params": {"kind", "group_id"}, "operand": {"kind", "name", "group_id"}}
-descriptions = {"add": json.load(open(add_json)), "glu": json.load(open(glu_json))}
+descriptions = {"add": json.load(open(add_json)), "glu": json.load(open(glu_json)), "rms_norm": json.load(open(norm_json))}
 for i, e in enumerate(got):
     where = f"designs[{i}] ({e.get('design')}/{e.get('family')})"
     rows = e.get("design") in descriptions
@@ -179,23 +184,23 @@ sys.exit(1 if errors else 0)
 PYEOF
 if [ -f "$out/manifest.json" ]; then
     "$py" "$tmp/verify.py" "$out/manifest.json" "$root/aie/add/dataflow.json" "$root/aie/glu/dataflow.json" \
-        "$tmp/permuted.json" || fail "the manifest written is not the one expected"
+        "$tmp/permuted.json" "$root/aie/rms_norm/dataflow.json" || fail "the manifest written is not the one expected"
 else
     fail "no manifest written"
 fi
 
 # The backend's own parser, when a built xdna-info is given (it also checks each xclbin's header).
 if [ -n "${XDNA_INFO:-}" ] && [ -x "$XDNA_INFO" ] && [ -f "$out/manifest.json" ]; then
-    for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256; do
+    for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256 rms_norm_norm_t1024; do
         "$py" -c 'import struct, sys
 h = bytearray(512); h[0:8] = b"xclbin2\0"; h[304:312] = struct.pack("<Q", 512)
 open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
     done
     GGML_XDNA_KERNELS=$out/manifest.json "$XDNA_INFO" >"$tmp/info.txt" 2>&1 || true
-    # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once.
-    grep -q "5 design xclbins serving 9 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
+    # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once, rms_norm_mul_f32 and rms_norm_f32.
+    grep -q "6 design xclbins serving 11 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
         { sed -n '/^Kernels/,/^Simulator/p' "$tmp/info.txt"; fail "xdna-info does not read every entry"; }
-    for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 "; do
+    for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 " "rms_norm_f32 +rms_norm +chunk 1024 "; do
         grep -Eq "$want" "$tmp/info.txt" || fail "xdna-info lists no '$want'"
     done
     echo "check_kernel_manifest_writer: the backend's parser ($XDNA_INFO) reads every entry"
