@@ -7,8 +7,8 @@
 namespace xdna_aie {
 
 constexpr int kRmsNormLanes = 32;          // fp32 lanes per vector op (one emulated multiply)
-constexpr int kRmsNormChunk = 1024;        // values per chunk a core holds (4 KB of x, w and y each)
-constexpr int kRmsNormMaxCols = 8192;      // longest row: two row buffers per core and the weight fit a memory tile (design.py)
+constexpr int kRmsNormChunk = 1024;        // the kernels mode's chunk (the design's xclbins chunk at their tile, 32..1024)
+constexpr int kRmsNormMaxCols = 8192;      // the longest row the planner claims (the design takes longer: design.py)
 
 // A row takes this many chunks; the last one holds cols - (chunks - 1) * kRmsNormChunk values.
 constexpr int64_t rms_norm_chunks(int64_t cols) { return (cols + kRmsNormChunk - 1) / kRmsNormChunk; }
