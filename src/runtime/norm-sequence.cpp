@@ -21,53 +21,7 @@ control::ShimBdOrError row_per_execution(int64_t n, int64_t cols, int64_t stride
     return control::shim_bd_from_pattern(p);
 }
 
-int64_t first_of(int64_t total, int64_t parts, int64_t i) { return total / parts * i + std::min<int64_t>(i, total % parts); }
-int64_t count_of(int64_t total, int64_t parts, int64_t i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 }  // namespace
-
-bool norm_shape_of(const Invocation & inv, const DesignDescription & d, RowsShape & out, std::string & err) {
-    out = RowsShape{};
-    if (!d.norm_movement || d.layouts.empty() || inv.key.variant == nullptr) {
-        err = "design " + d.design + " is not a norm design, or the invocation names no program";
-        return false;
-    }
-    out.contract = inv.key.variant;
-    const Operand * written = nullptr;
-    for (const Operand & o : inv.operands()) {
-        if (o.written()) {
-            written = &o;
-        }
-    }
-    if (written == nullptr || written->row_bytes % sizeof(float) != 0 || written->rows <= 0) {
-        err = "the invocation writes no whole fp32 rows";
-        return false;
-    }
-    out.rows = written->rows;
-    out.cols = static_cast<int64_t>(written->row_bytes / sizeof(float));
-    for (const FifoDesc & f : d.layouts.front().fifos) {
-        if (f.shim_channel < 0) {
-            continue;
-        }
-        const Operand * o = inv.operand(f.operand.c_str());
-        if (o == nullptr && f.shim_mm2s) {
-            continue;  // an input this program does not read (the norm without its weight)
-        }
-        if (o == nullptr || o->row_bytes != written->row_bytes || o->row_stride % sizeof(float) != 0) {
-            err = "operand '" + f.operand + "' of design " + d.design + " is missing or not rows of the output's length";
-            return false;
-        }
-        const bool one_row = o->rows == 1 && out.rows > 1 && f.shim_mm2s;
-        if (!one_row && o->rows != out.rows) {
-            err = "operand '" + f.operand + "' has " + std::to_string(o->rows) + " rows, the output " + std::to_string(out.rows);
-            return false;
-        }
-        const int64_t stride = one_row ? 0 : out.rows == 1 ? out.cols : static_cast<int64_t>(o->row_stride / sizeof(float));
-        out.operands.push_back({f.operand, stride});
-    }
-    out.words = inv.runtime_words();
-    return true;
-}
 
 RowsSequence build_norm_sequence(const DesignDescription & d, const RowsShape & s) {
     RowsSequence out;
@@ -188,7 +142,7 @@ RowsSequence build_norm_sequence(const DesignDescription & d, const RowsShape & 
     // 1. Runtime parameters and the barrier of each used column's core (matmul-sequence.cpp says why in
     //    this order).
     for (int c = 0; c < cols; ++c) {
-        const int64_t block = count_of(s.rows, cols, c);
+        const int64_t block = block_count(s.rows, cols, c);
         if (block > static_cast<int64_t>(d.rtp_word_max) || chunks > static_cast<int64_t>(d.rtp_word_max)) {
             out.error = "RTP words 'rows' / 'chunks' would pass the int32 the core program reads";
             return out;
@@ -206,11 +160,11 @@ RowsSequence build_norm_sequence(const DesignDescription & d, const RowsShape & 
     // 2. The steps: per column, at most per_step of its rows (an iteration dimension and a repeat count
     //    both count them).
     const int64_t per_step = std::min<int64_t>(d.iteration_max, static_cast<int64_t>(d.repeat_max) + 1);
-    const int64_t steps = (count_of(s.rows, cols, 0) + per_step - 1) / per_step;
+    const int64_t steps = (block_count(s.rows, cols, 0) + per_step - 1) / per_step;
     out.traffic.steps = steps;
     auto sync_step = [&](int64_t step) {
         for (int c = 0; c < cols; ++c) {
-            if (step * per_step < count_of(s.rows, cols, c)) {
+            if (step * per_step < block_count(s.rows, cols, c)) {
                 e.stream.ops.push_back(control::Sync{static_cast<uint32_t>(c), static_cast<uint32_t>(d.shim_row), 0,
                                                      static_cast<uint32_t>(output->shim_channel), 1, 1});
             }
@@ -219,12 +173,12 @@ RowsSequence build_norm_sequence(const DesignDescription & d, const RowsShape & 
     for (int64_t step = 0; step < steps; ++step) {
         const int slot = static_cast<int>(step % slots);
         for (int c = 0; c < cols; ++c) {
-            const int64_t block = count_of(s.rows, cols, c), done = step * per_step;
+            const int64_t block = block_count(s.rows, cols, c), done = step * per_step;
             if (done >= block) {
                 continue;
             }
             const int64_t n = std::min<int64_t>(per_step, block - done);
-            const int64_t r0 = first_of(s.rows, cols, c) + done;
+            const int64_t r0 = block_first(s.rows, cols, c) + done;
             for (size_t i = 0; i < moved.size(); ++i) {
                 const Moved & m = moved[i];
                 const bool one_row = m.stride == 0;

@@ -12,8 +12,8 @@
 // each pass of the chain reads one row twice; one-row operands repeat their row. As many steps in
 // flight as the description has BD slots; the output's task carries the token the stream syncs on.
 //
-// Reached through rows_shape_of / build_rows_sequence (rows-sequence.h), which hand a norm design over
-// to the functions here.
+// Reached through rows_shape_of (which reads a norm invocation's shape as a rows one's) and
+// build_rows_sequence (which hands a norm design over to the function here), rows-sequence.h.
 #pragma once
 
 #include "runtime/rows-sequence.h"
@@ -21,14 +21,6 @@
 #include <string>
 
 namespace xdna {
-
-// The shape of an invocation of a norm design, from its key and operands alone: the program is the
-// key's variant; each operand the layout moves is the invocation's operand of that role (an input it
-// does not give is not moved: the norm without its weight); the written one gives the rows and the row
-// length; an input of one row under several output rows is read again per row; the RTP words the
-// parameter block gives (Invocation::runtime_words). False with `err` when an operand is missing or its
-// rows are not whole fp32 rows.
-bool norm_shape_of(const Invocation & inv, const DesignDescription & d, RowsShape & out, std::string & err);
 
 // The stream, or the reason it cannot be built (a row length no xclbin's tile divides, a stride past a
 // BD field, an RTP word the shape does not give or past an int32): the caller then runs the invocation

@@ -31,12 +31,9 @@ uint64_t RowsTraffic::of(const std::string & operand) const {
 }
 
 bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShape & out, std::string & err) {
-    if (d.norm_movement) {
-        return norm_shape_of(inv, d, out, err);
-    }
     out = RowsShape{};
-    if (!d.rows_movement || d.layouts.empty() || inv.key.variant == nullptr) {
-        err = "design " + d.design + " is not a rows design, or the invocation names no program";
+    if (!d.rows_stream() || d.layouts.empty() || inv.key.variant == nullptr) {
+        err = "design " + d.design + " is not a rows or norm design, or the invocation names no program";
         return false;
     }
     out.contract = inv.key.variant;
@@ -57,11 +54,14 @@ bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShap
             continue;
         }
         const Operand * o = inv.operand(f.operand.c_str());
+        if (o == nullptr && f.shim_mm2s && d.norm_movement) {
+            continue;  // an input this program does not read (the norm without its weight): not moved
+        }
         if (o == nullptr || o->row_bytes != written->row_bytes || o->row_stride % sizeof(float) != 0) {
             err = "operand '" + f.operand + "' of design " + d.design + " is missing or not rows of the output's length";
             return false;
         }
-        const bool one_row = o->rows == 1 && out.rows > 1;
+        const bool one_row = o->rows == 1 && out.rows > 1 && f.shim_mm2s;
         if (!one_row && o->rows != out.rows) {
             err = "operand '" + f.operand + "' has " + std::to_string(o->rows) + " rows, the output " + std::to_string(out.rows);
             return false;
@@ -70,6 +70,7 @@ bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShap
         const int64_t stride = one_row ? 0 : out.rows == 1 ? out.cols : static_cast<int64_t>(o->row_stride / sizeof(float));
         out.operands.push_back({f.operand, stride});
     }
+    out.words = inv.runtime_words();
     return true;
 }
 
@@ -147,20 +148,18 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
     }
     const int64_t R = std::min<int64_t>(s.rows, avail);
     const int64_t S = s.rows >= avail ? 1 : std::max<int64_t>(1, std::min<int64_t>(groups, avail / s.rows));
-    auto first_of = [](int64_t total, int64_t parts, int64_t i) { return total / parts * i + std::min<int64_t>(i, total % parts); };
-    auto count_of = [](int64_t total, int64_t parts, int64_t i) { return total / parts + (i < total % parts ? 1 : 0); };
     const int cols = static_cast<int>(R * S);
     ShimTaskEmitter e;
 
     // 1. Runtime parameters and the barrier, per core of a used column (matmul-sequence.cpp says why in
     //    this order): the words, then the barrier lock's value.
     for (int c = 0; c < cols; ++c) {
-        const int64_t seg_chunks = count_of(groups, S, c % S) * core_rows;
+        const int64_t seg_chunks = block_count(groups, S, c % S) * core_rows;
         if (seg_chunks > static_cast<int64_t>(d.wrap_max)) {
             out.error = "a segment of " + std::to_string(seg_chunks) + " chunks: a BD's d1 wraps at " + std::to_string(d.wrap_max);
             return out;
         }
-        const int64_t calls = count_of(s.rows, R, c / S) * count_of(groups, S, c % S);
+        const int64_t calls = block_count(s.rows, R, c / S) * block_count(groups, S, c % S);
         if (calls > static_cast<int64_t>(d.rtp_word_max)) {
             out.error = "RTP word 'chunks' of column " + std::to_string(c) + " would be " + std::to_string(calls) +
                         ": the core program reads it as an int32 (at most " + std::to_string(d.rtp_word_max) + ")";
@@ -182,7 +181,7 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
 
     // 2. The steps: per column, a block of at most kRowsPerStep of its rows.
     const int64_t per_step = std::min<int64_t>(kRowsPerStep, static_cast<int64_t>(d.repeat_max) + 1);
-    const int64_t steps = (count_of(s.rows, R, 0) + per_step - 1) / per_step;
+    const int64_t steps = (block_count(s.rows, R, 0) + per_step - 1) / per_step;
     out.traffic.steps = steps;
     const FifoDesc * token_fifo = nullptr;
     for (const Moved & m : moved) {
@@ -196,7 +195,7 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
     }
     auto sync_step = [&](int64_t step) {
         for (int c = 0; c < cols; ++c) {
-            if (step * per_step < count_of(s.rows, R, c / S)) {
+            if (step * per_step < block_count(s.rows, R, c / S)) {
                 e.stream.ops.push_back(control::Sync{static_cast<uint32_t>(c), static_cast<uint32_t>(d.shim_row), 0,
                                                      static_cast<uint32_t>(token_fifo->shim_channel), 1, 1});
             }
@@ -205,15 +204,15 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
     for (int64_t step = 0; step < steps; ++step) {
         const BdSlot & slot = d.bd_slots[step % d.bd_slots.size()];
         for (int c = 0; c < cols; ++c) {
-            const int64_t block_rows = count_of(s.rows, R, c / S);
+            const int64_t block_rows = block_count(s.rows, R, c / S);
             const int64_t done = step * per_step;
             if (done >= block_rows) {
                 continue;
             }
             const int64_t n = std::min<int64_t>(per_step, block_rows - done);
-            const int64_t r0 = first_of(s.rows, R, c / S) + done;
-            const int64_t v0 = first_of(groups, S, c % S) * core_rows * out.tile;  // the segment's first value
-            const int64_t seg_values = count_of(groups, S, c % S) * core_rows * out.tile;
+            const int64_t r0 = block_first(s.rows, R, c / S) + done;
+            const int64_t v0 = block_first(groups, S, c % S) * core_rows * out.tile;  // the segment's first value
+            const int64_t seg_values = block_count(groups, S, c % S) * core_rows * out.tile;
             for (size_t i = 0; i < moved.size(); ++i) {
                 const Moved & m = moved[i];
                 const std::vector<uint32_t> * ids = slot.ids(m.fifo->operand);

@@ -69,14 +69,23 @@ struct RowsSequence {
     bool ok() const { return error.empty(); }
 };
 
-// The functions below serve the norm movement too (".movement": "norm", runtime/norm-sequence.h): for
-// such a design they hand over to norm_shape_of and build_norm_sequence, so the simulator and the XRT
-// device reach either movement through them.
+// The functions below serve the norm movement too (".movement": "norm", runtime/norm-sequence.h): the
+// shape is read the same way (an input the norm's program does not read, its weight without the MUL,
+// is then not moved), and build_rows_sequence hands such a design over to build_norm_sequence, so the
+// simulator and the XRT device reach either movement through them.
+
+// `total` items dealt to `parts` in consecutive blocks, the first total % parts one larger: the first
+// item and the count of block i.
+constexpr int64_t block_first(int64_t total, int64_t parts, int64_t i) {
+    return total / parts * i + (i < total % parts ? i : total % parts);
+}
+constexpr int64_t block_count(int64_t total, int64_t parts, int64_t i) { return total / parts + (i < total % parts ? 1 : 0); }
 
 // The rows shape of an invocation of a rows design, from its key and operands alone (what every device
 // builds its stream from, so the simulator and the XRT device cannot differ): the program is the key's
 // variant; each operand the layout moves is the invocation's operand of that role; the written one gives
-// the rows and the row length; an input of one row under several output rows is read again per row.
+// the rows and the row length; an input of one row under several output rows is read again per row; the
+// RTP words the parameter block gives (Invocation::runtime_words).
 // False with `err` when an operand is missing or its rows are not whole fp32 rows.
 bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShape & out, std::string & err);
 

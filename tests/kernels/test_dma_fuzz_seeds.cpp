@@ -62,9 +62,42 @@ const MatmulContract & contract_named(const std::string & name) {
     return all_matmul_contracts().front();
 }
 
+// The fuzzer's input for a stream: the target index, then the words.
+std::vector<uint8_t> seed_bytes(uint32_t target, const uint32_t * words, size_t n_words) {
+    std::vector<uint8_t> bytes(4 + 4 * n_words);
+    std::memcpy(bytes.data(), &target, 4);
+    std::memcpy(bytes.data() + 4, words, 4 * n_words);
+    return bytes;
+}
+
+// Buffers of the fuzzer's argument sizes, and the arguments over them.
+struct FuzzArguments {
+    std::vector<std::vector<uint8_t>> bufs;
+    std::vector<DmaArgument>          args;
+    FuzzArguments() {
+        for (uint64_t b : xdna_fuzz::kDmaFuzzArgBytes) {
+            bufs.emplace_back(b);
+        }
+        for (auto & b : bufs) {
+            args.push_back({b.data(), b.size()});
+        }
+    }
+};
+
+// The committed seed `file` holds exactly `bytes` (XDNA_WRITE_FUZZ_SEEDS=1 writes it first).
+void expect_committed(const char * file, const std::vector<uint8_t> & bytes) {
+    const std::string path = std::string(XDNA_DMA_FUZZ_CORPUS) + "/" + file;
+    if (std::getenv("XDNA_WRITE_FUZZ_SEEDS") != nullptr) {
+        std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in.good()) << path << " missing (XDNA_WRITE_FUZZ_SEEDS=1 writes it)";
+    const std::vector<uint8_t> committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(committed == bytes) << path << " is not the builder's stream today (XDNA_WRITE_FUZZ_SEEDS=1 rewrites it)";
+}
+
 TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {
     const DesignDescription & d = matmul_design().design;
-    const bool write = std::getenv("XDNA_WRITE_FUZZ_SEEDS") != nullptr;
     for (const Seed & s : kSeeds) {
         SCOPED_TRACE(s.file);
         const MatmulContract & c = contract_named(s.contract);
@@ -82,24 +115,15 @@ TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArgument
         ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount) << seq.family << " TN " << s.tile_n;
         const size_t n_words = s.keep_words ? s.keep_words : seq.words.size();
         ASSERT_LE(n_words, seq.words.size());
-        std::vector<uint8_t> bytes(4 + 4 * n_words);
-        std::memcpy(bytes.data(), &target, 4);
-        std::memcpy(bytes.data() + 4, seq.words.data(), 4 * n_words);
+        const std::vector<uint8_t> bytes = seed_bytes(target, seq.words.data(), n_words);
 
         // The stream fits the fuzzer's arguments and runs to its end there (or, truncated, is refused).
         const uint64_t need[3] = {seq.weights_bytes, seq.activations_bytes, seq.out_bytes};
         for (int i = 0; i < 3; ++i) {
             ASSERT_LE(need[i], xdna_fuzz::kDmaFuzzArgBytes[i]) << "argument " << i;
         }
-        std::vector<std::vector<uint8_t>> bufs;
-        std::vector<DmaArgument> args;
-        for (uint64_t b : xdna_fuzz::kDmaFuzzArgBytes) {
-            bufs.emplace_back(b);
-        }
-        for (auto & b : bufs) {
-            args.push_back({b.data(), b.size()});
-        }
-        const DmaRun run = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), n_words, args, nullptr, seq.layout);
+        FuzzArguments fa;
+        const DmaRun run = run_control_stream(d, seq.family, s.tile_n, seq.words.data(), n_words, fa.args, nullptr, seq.layout);
         if (s.keep_words == 0) {
             ASSERT_TRUE(run.ok()) << run.error;
             EXPECT_EQ(run.stats.kernel_calls,
@@ -107,34 +131,41 @@ TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArgument
         } else {
             EXPECT_FALSE(run.ok());
         }
-
-        const std::string path = std::string(XDNA_DMA_FUZZ_CORPUS) + "/" + s.file;
-        if (write) {
-            std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-        }
-        std::ifstream in(path, std::ios::binary);
-        ASSERT_TRUE(in.good()) << path << " missing (XDNA_WRITE_FUZZ_SEEDS=1 writes it)";
-        const std::vector<uint8_t> committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        EXPECT_TRUE(committed == bytes) << path << " is not the builder's stream today (XDNA_WRITE_FUZZ_SEEDS=1 rewrites it)";
+        expect_committed(s.file, bytes);
     }
 }
 
-// The rows designs' seeds: streams the rows builder makes, on the add and glu targets.
+// The seeds of the designs the rows builder serves (runtime/rows-sequence.h): the rows movement's add
+// and glu, and the norm movement's rms_norm.
 struct RowsSeed {
-    const char * file;
-    const char * design;
-    const char * contract;
-    int64_t      rows, cols, stride;
-    bool         one_b_row;
+    const char *             file;
+    const char *             design;
+    const char *             contract;
+    int64_t                  rows, cols;
+    std::vector<RowsOperand> operands;
 };
 
 const RowsSeed kRowsSeeds[] = {
-    {"add-t256-r9-c1536-brow.bin", "add", "add_f32", 9, 1536, 1600, true},  // 8 columns, a one-row b (repeats)
-    {"glu-t64-r3-c896.bin", "glu", "swiglu_f32", 3, 896, 896, false},      // 3 rows in segments over 6 columns
+    // 8 columns, a one-row b (repeats)
+    {"add-t256-r9-c1536-brow.bin", "add", "add_f32", 9, 1536, {{"a", 1600}, {"b", 0}, {"y", 1600}}},
+    // 3 rows in segments over 6 columns
+    {"glu-t64-r3-c896.bin", "glu", "swiglu_f32", 3, 896, {{"a", 896}, {"b", 896}, {"y", 896}}},
+    // 11 rows of 896 values (tile 128) over 8 columns, one weight row for all
+    {"norm-t128-r11-c896-w.bin", "rms_norm", "rms_norm_mul_f32", 11, 896, {{"x", 896}, {"weight", 0}, {"y", 896}}},
 };
 
+// The design's own core program at `tile`, and the kernel calls it makes on the seed's rows.
+CoreRoleFactory real_roles(const RowsSeed & s, const DesignDescription & d, int tile, uint64_t & calls) {
+    const std::string design = s.design;
+    if (design == "rms_norm") {
+        calls = static_cast<uint64_t>(s.rows * (2 * s.cols / tile + 1));  // per row: sumsq and apply per chunk, a scale
+        return rms_norm_core_roles(d, tile);
+    }
+    calls = static_cast<uint64_t>(s.rows * s.cols / tile);
+    return design == "add" ? add_core_roles(d, tile) : binary_chunk_roles(d, tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2");
+}
+
 TEST(DmaFuzzSeeds, RowsSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {
-    const bool write = std::getenv("XDNA_WRITE_FUZZ_SEEDS") != nullptr;
     for (const RowsSeed & s : kRowsSeeds) {
         SCOPED_TRACE(s.file);
         const DesignDescription & d = find_design(s.design)->design;
@@ -142,7 +173,14 @@ TEST(DmaFuzzSeeds, RowsSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {
         shape.contract = s.contract;
         shape.rows = s.rows;
         shape.cols = s.cols;
-        shape.operands = {{"a", s.stride}, {"b", s.one_b_row ? 0 : s.stride}, {"y", s.stride}};
+        shape.operands = s.operands;
+        if (d.norm_movement) {
+            const float inv_cols = 1.0f / static_cast<float>(s.cols), eps = 1e-6f;
+            uint32_t inv_bits = 0, eps_bits = 0;
+            std::memcpy(&inv_bits, &inv_cols, 4);
+            std::memcpy(&eps_bits, &eps, 4);
+            shape.words = {{"inv_cols", inv_bits}, {"eps", eps_bits}};
+        }
         const RowsSequence seq = build_rows_sequence(d, shape);
         ASSERT_TRUE(seq.ok()) << seq.error;
         uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
@@ -153,98 +191,23 @@ TEST(DmaFuzzSeeds, RowsSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {
             }
         }
         ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount) << s.design << " tile " << seq.tile;
-        std::vector<uint8_t> bytes(4 + 4 * seq.words.size());
-        std::memcpy(bytes.data(), &target, 4);
-        std::memcpy(bytes.data() + 4, seq.words.data(), 4 * seq.words.size());
-        // It fits the fuzzer's arguments (a, b, y in the first three) and runs to its end there, on the
-        // design's own core program and on the fuzzer's stand-ins.
-        std::vector<std::vector<uint8_t>> bufs;
-        std::vector<DmaArgument> args;
-        for (uint64_t b : xdna_fuzz::kDmaFuzzArgBytes) {
-            bufs.emplace_back(b);
-        }
-        for (auto & b : bufs) {
-            args.push_back({b.data(), b.size()});
-        }
-        args.resize(d.operands.size());
-        const CoreRoleFactory real = std::string(s.design) == "add"
-                                         ? add_core_roles(d, seq.tile)
-                                         : binary_chunk_roles(d, seq.tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2");
+        // It fits the fuzzer's arguments (the design's operands in the first three) and runs to its end
+        // there, on the design's own core program and on the fuzzer's stand-ins.
+        FuzzArguments fa;
+        fa.args.resize(d.operands.size());
+        uint64_t calls = 0;
+        const CoreRoleFactory real = real_roles(s, d, seq.tile, calls);
         LoadedDesign loaded;
         const DmaRun run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, real, seq.words.data(),
-                                             seq.words.size(), args, nullptr, loaded);
+                                             seq.words.size(), fa.args, nullptr, loaded);
         ASSERT_TRUE(run.ok()) << run.error;
-        EXPECT_EQ(run.stats.kernel_calls, static_cast<uint64_t>(s.rows * s.cols / seq.tile));
+        EXPECT_EQ(run.stats.kernel_calls, calls);
         LoadedDesign stand_in_loaded;
         const DmaRun stand_in = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, xdna_fuzz::stand_in_roles(d, seq.tile),
-                                                  seq.words.data(), seq.words.size(), args, nullptr, stand_in_loaded);
+                                                  seq.words.data(), seq.words.size(), fa.args, nullptr, stand_in_loaded);
         ASSERT_TRUE(stand_in.ok()) << stand_in.error;
-
-        const std::string path = std::string(XDNA_DMA_FUZZ_CORPUS) + "/" + s.file;
-        if (write) {
-            std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-        }
-        std::ifstream in(path, std::ios::binary);
-        ASSERT_TRUE(in.good()) << path << " missing (XDNA_WRITE_FUZZ_SEEDS=1 writes it)";
-        const std::vector<uint8_t> committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        EXPECT_TRUE(committed == bytes) << path << " is not the builder's stream today (XDNA_WRITE_FUZZ_SEEDS=1 rewrites it)";
+        expect_committed(s.file, seed_bytes(target, seq.words.data(), seq.words.size()));
     }
-}
-
-// The norm design's seed: 11 rows of 896 values (tile 128) over 8 columns, one weight row for all.
-TEST(DmaFuzzSeeds, NormSeedIsTheBuildersStreamAndRunsOnTheFuzzersArguments) {
-    const bool write = std::getenv("XDNA_WRITE_FUZZ_SEEDS") != nullptr;
-    const DesignDescription & d = find_design("rms_norm")->design;
-    RowsShape shape;
-    shape.contract = "rms_norm_mul_f32";
-    shape.rows = 11;
-    shape.cols = 896;
-    shape.operands = {{"x", 896}, {"weight", 0}, {"y", 896}};
-    const float inv_cols = 1.0f / 896, eps = 1e-6f;
-    uint32_t inv_bits = 0, eps_bits = 0;
-    std::memcpy(&inv_bits, &inv_cols, 4);
-    std::memcpy(&eps_bits, &eps, 4);
-    shape.words = {{"inv_cols", inv_bits}, {"eps", eps_bits}};
-    const RowsSequence seq = build_rows_sequence(d, shape);
-    ASSERT_TRUE(seq.ok()) << seq.error;
-    uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
-    for (uint32_t i = 0; i < xdna_fuzz::kDmaFuzzTargetCount; ++i) {
-        const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[i];
-        if (std::string(t.design) == "rms_norm" && seq.family == t.family && seq.tile == t.tile_n && seq.layout == t.layout) {
-            target = i;
-        }
-    }
-    ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount) << "tile " << seq.tile;
-    std::vector<uint8_t> bytes(4 + 4 * seq.words.size());
-    std::memcpy(bytes.data(), &target, 4);
-    std::memcpy(bytes.data() + 4, seq.words.data(), 4 * seq.words.size());
-    std::vector<std::vector<uint8_t>> bufs;
-    std::vector<DmaArgument> args;
-    for (uint64_t b : xdna_fuzz::kDmaFuzzArgBytes) {
-        bufs.emplace_back(b);
-    }
-    for (auto & b : bufs) {
-        args.push_back({b.data(), b.size()});
-    }
-    args.resize(d.operands.size());
-    // Small finite x (zeroed buffers would make every row's sum 0; eps keeps it finite anyway).
-    LoadedDesign loaded;
-    const DmaRun run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, rms_norm_core_roles(d, seq.tile),
-                                         seq.words.data(), seq.words.size(), args, nullptr, loaded);
-    ASSERT_TRUE(run.ok()) << run.error;
-    EXPECT_EQ(run.stats.kernel_calls, static_cast<uint64_t>(11 * (2 * 896 / seq.tile + 1)));
-    LoadedDesign stand_in_loaded;
-    const DmaRun stand_in = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, xdna_fuzz::stand_in_roles(d, seq.tile),
-                                              seq.words.data(), seq.words.size(), args, nullptr, stand_in_loaded);
-    ASSERT_TRUE(stand_in.ok()) << stand_in.error;
-    const std::string path = std::string(XDNA_DMA_FUZZ_CORPUS) + "/norm-t128-r11-c896-w.bin";
-    if (write) {
-        std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-    }
-    std::ifstream in(path, std::ios::binary);
-    ASSERT_TRUE(in.good()) << path << " missing (XDNA_WRITE_FUZZ_SEEDS=1 writes it)";
-    const std::vector<uint8_t> committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_TRUE(committed == bytes) << path << " is not the builder's stream today (XDNA_WRITE_FUZZ_SEEDS=1 rewrites it)";
 }
 
 }  // namespace
