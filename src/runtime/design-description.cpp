@@ -387,6 +387,21 @@ DesignDescription parse(const json & j) {
         d.rtp_out_tiles = static_cast<int>(get_int(words, "out_tiles", ".core_program.rtp_words", 0, hi));
         d.rtp_k_tiles = static_cast<int>(get_int(words, "k_tiles", ".core_program.rtp_words", 0, hi));
     }
+    d.rtp_float.assign(d.rtp_word_count, false);
+    if (prog.contains("rtp_float_words")) {
+        const json & floats = prog["rtp_float_words"];
+        if (!floats.is_array()) {
+            throw FieldError{".core_program.rtp_float_words is not a list of RTP word names"};
+        }
+        for (const json & f : floats) {
+            const int w = f.is_string() ? d.rtp_word(f.get<std::string>()) : -1;
+            // The words the stream computes are counts and selectors: never fp32 bits.
+            if (w < 0 || w == d.rtp_contract || w == d.rtp_version || w == d.rtp_out_tiles || w == d.rtp_k_tiles) {
+                throw FieldError{".core_program.rtp_float_words: " + f.dump() + " is not one of the core program's parameter words"};
+            }
+            d.rtp_float[w] = true;
+        }
+    }
     d.rtp_layout_version = static_cast<uint32_t>(get_int(prog, "rtp_layout_version", ".core_program", 0, 1 << 30));
     d.rtp_word_max = static_cast<uint32_t>(get_int(prog, "rtp_word_max", ".core_program", 1, INT32_MAX));
     const json & bar = at(prog, "barrier", ".core_program");

@@ -112,6 +112,10 @@ struct DesignDescription {
     int rtp_contract = 0, rtp_out_tiles = -1, rtp_k_tiles = -1, rtp_version = 0, rtp_word_count = 0;
     uint32_t rtp_layout_version = 0;
     uint32_t rtp_word_max = 0;
+    // Words the core program reads as fp32 bits (core_program.rtp_float_words: the scale's s and b), by
+    // word index: any 32-bit pattern; every other word is an int32 count of at most rtp_word_max.
+    std::vector<bool> rtp_float;
+    bool rtp_word_is_float(int word) const { return word >= 0 && static_cast<size_t>(word) < rtp_float.size() && rtp_float[word]; }
     // The barrier (core_program.barrier): the stream writes barrier_value into lock barrier_lock's value
     // register after the RTP words; the core acquires (equal: waits until the lock holds the value and
     // leaves it; greater-equal: waits until it holds at least the value and subtracts it), reads the RTP

@@ -50,30 +50,10 @@ RowsSequence build_norm_sequence(const DesignDescription & d, const RowsShape & 
     const int64_t chunks = s.cols / out.tile;
 
     // The core program's words: contract, rows, chunks and version from the stream; every other word it
-    // reads from the shape (the parameter block's), none missing, none unknown.
-    std::vector<uint32_t> base(d.rtp_word_count, 0);
-    std::vector<bool> given(d.rtp_word_count, false);
-    for (int w : {d.rtp_contract, rows_word, chunks_word, d.rtp_version}) {
-        given[w] = true;
-    }
-    for (const auto & [name, value] : s.words) {
-        const int w = d.rtp_word(name);
-        if (w < 0 || given[w]) {
-            out.error = "RTP word '" + name + "' is not one design " + d.design + "'s core program takes from the invocation";
-            return out;
-        }
-        if (value > d.rtp_word_max) {
-            out.error = "RTP word '" + name + "' would be " + std::to_string(value) + ": the core program reads it as an int32";
-            return out;
-        }
-        base[w] = value;
-        given[w] = true;
-    }
-    for (int w = 0; w < d.rtp_word_count; ++w) {
-        if (!given[w]) {
-            out.error = "the invocation gives no value of RTP word '" + d.rtp_names[w] + "'";
-            return out;
-        }
+    // reads from the shape (the parameter block's).
+    std::vector<uint32_t> base;
+    if (!rows_rtp_words(d, s, {rows_word, chunks_word}, base, out.error)) {
+        return out;
     }
     base[d.rtp_contract] = static_cast<uint32_t>(contract);
     base[chunks_word] = static_cast<uint32_t>(chunks);

@@ -74,6 +74,36 @@ bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShap
     return true;
 }
 
+bool rows_rtp_words(const DesignDescription & d, const RowsShape & s, std::initializer_list<int> stream_words,
+                    std::vector<uint32_t> & base, std::string & err) {
+    base.assign(d.rtp_word_count, 0);
+    std::vector<bool> given(d.rtp_word_count, false);
+    given[d.rtp_contract] = given[d.rtp_version] = true;
+    for (int w : stream_words) {
+        given[w] = true;
+    }
+    for (const auto & [name, value] : s.words) {
+        const int w = d.rtp_word(name);
+        if (w < 0 || given[w]) {
+            err = "RTP word '" + name + "' is not one design " + d.design + "'s core program takes from the invocation";
+            return false;
+        }
+        if (!d.rtp_word_is_float(w) && value > d.rtp_word_max) {
+            err = "RTP word '" + name + "' would be " + std::to_string(value) + ": the core program reads it as an int32";
+            return false;
+        }
+        base[w] = value;
+        given[w] = true;
+    }
+    for (int w = 0; w < d.rtp_word_count; ++w) {
+        if (!given[w]) {
+            err = "the invocation gives no value of RTP word '" + d.rtp_names[w] + "'";
+            return false;
+        }
+    }
+    return true;
+}
+
 int rows_tile_for(const DesignDescription & d, const std::string & family, int64_t cols) {
     int best = 0;
     for (const DesignDescription::KernelStack & k : d.kernel_stacks) {
@@ -104,6 +134,11 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
     }
     if (s.rows <= 0 || s.cols <= 0) {
         out.error = s.contract + " of " + std::to_string(s.rows) + " x " + std::to_string(s.cols) + " values";
+        return out;
+    }
+    // The parameter block's words (the scale's s and b), the same for every core.
+    std::vector<uint32_t> base;
+    if (!rows_rtp_words(d, s, {chunks_word}, base, out.error)) {
         return out;
     }
     const int core_rows = d.core_rows;
@@ -167,7 +202,7 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
         }
         out.traffic.calls_per_core = std::max(out.traffic.calls_per_core, calls);
         for (int r = 0; r < core_rows; ++r) {
-            std::vector<uint32_t> rtp(d.rtp_word_count, 0);
+            std::vector<uint32_t> rtp = base;
             rtp[d.rtp_contract] = static_cast<uint32_t>(contract);
             rtp[chunks_word] = static_cast<uint32_t>(calls);
             rtp[d.rtp_version] = d.rtp_layout_version;

@@ -17,6 +17,7 @@
 #include "runtime/invocation.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,7 +42,7 @@ struct RowsShape {
     std::vector<RowsOperand> operands;  // every shim FIFO's operand of the layout, in any order
     int                      columns = 0;  // 0: the design's
     // RTP words from the invocation's parameter block, by name (Invocation::runtime_words: the norm's
-    // inv_cols and eps); the rows movement reads none.
+    // inv_cols and eps, the scale's s and b).
     std::vector<std::pair<std::string, uint32_t>> words;
     bool operator==(const RowsShape & o) const {
         return contract == o.contract && rows == o.rows && cols == o.cols && operands == o.operands && columns == o.columns &&
@@ -92,6 +93,14 @@ bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShap
 // The largest tile of the family's xclbins whose group of core_rows chunks divides a row of `cols`
 // values, 0 when none does (the row is then not the design's).
 int rows_tile_for(const DesignDescription & d, const std::string & family, int64_t cols);
+
+// The core program's RTP words of a rows or norm stream, before the per-core counts: contract and
+// version 0 (the builder sets them), the `stream_words` (the builder's own counts) 0, every other word
+// from the shape's `words` (the parameter block's): none missing, none unknown, and one the core reads
+// as an int32 count at most rtp_word_max (a word the description lists in rtp_float_words is fp32 bits:
+// any pattern). False with `err` otherwise.
+bool rows_rtp_words(const DesignDescription & d, const RowsShape & s, std::initializer_list<int> stream_words,
+                    std::vector<uint32_t> & base, std::string & err);
 
 // The stream, or the reason it cannot be built (a row length no xclbin divides, a stride or count past
 // a BD field or an RTP word, an operand the layout does not move): the caller then runs the invocation

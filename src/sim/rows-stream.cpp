@@ -129,13 +129,17 @@ std::shared_ptr<const RowsSequence> rows_sequence_of(const Invocation & inv) {
 }
 
 bool rows_model_shape(const Invocation & inv, const BinaryCallOps & calls, ModelShape & s) {
+    return rows_model_shape(inv, [&calls](int64_t n) { return calls.at(n); }, s);
+}
+
+bool rows_model_shape(const Invocation & inv, const std::function<CoreOps(int64_t n)> & call_at, ModelShape & s) {
     const std::shared_ptr<const RowsSequence> seq = rows_sequence_of(inv);
     if (!seq->ok()) {
         return false;
     }
     s.kind_columns = seq->traffic.columns_used;
     s.kind_cores = seq->traffic.columns_used * built_in_design(inv.key.design).design.core_rows;
-    s.core_calls[0] = {calls.at(seq->tile), static_cast<double>(seq->traffic.calls_per_core)};
+    s.core_calls[0] = {call_at(seq->tile), static_cast<double>(seq->traffic.calls_per_core)};
     s.n_core_calls = 1;
     s.activation_bytes = static_cast<double>(seq->traffic.read);
     s.out_bytes = static_cast<double>(seq->traffic.written);

@@ -13,6 +13,7 @@
 #include "sim/sim-stream.h"
 #include "sim/timing-model.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ std::shared_ptr<const RowsSequence> rows_sequence_of(const Invocation & inv);
 // core's calls (`calls` at the stream's tile) and the bytes it moves in and out. False, `s` untouched,
 // when the stream is refused.
 bool rows_model_shape(const Invocation & inv, const BinaryCallOps & calls, ModelShape & s);
+// The same with the ops of one call on n values from `call_at` (a kernel of another signature).
+bool rows_model_shape(const Invocation & inv, const std::function<CoreOps(int64_t n)> & call_at, ModelShape & s);
 
 // SimExec::stream for a rows kind: every invocation's stream built and every operand checked (its extent
 // inside its buffer) before the first one runs, `*refused` set when one is not (nothing ran); then each

@@ -104,10 +104,9 @@ Status scale_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExe
     return sim_run_scales(invs, pool);
 }
 
-Status scale_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status scale_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                         const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_scales(invs, pool);  // no instruction stream yet (aie/scale/README.md)
+    return sim_run_scales_stream(invs, pool, contexts, refused);
 }
 
 Status flash_attn_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec) {

@@ -11,6 +11,7 @@
 #include "sim/rows-stream.h"
 #include "ops/add/sim-add.h"
 #include "ops/rms_norm/sim-rms-norm.h"
+#include "ops/scale/sim-scale.h"
 #include "sim/dma-interpreter.h"
 
 #include <gtest/gtest.h>
@@ -136,7 +137,7 @@ TEST(DmaFuzzSeeds, CommittedSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArgument
 }
 
 // The seeds of the designs the rows builder serves (runtime/rows-sequence.h): the rows movement's add
-// and glu, and the norm movement's rms_norm.
+// and glu (two inputs) and scale (one), and the norm movement's rms_norm.
 struct RowsSeed {
     const char *             file;
     const char *             design;
@@ -152,6 +153,8 @@ const RowsSeed kRowsSeeds[] = {
     {"glu-t64-r3-c896.bin", "glu", "swiglu_f32", 3, 896, {{"a", 896}, {"b", 896}, {"y", 896}}},
     // 11 rows of 896 values (tile 128) over 8 columns, one weight row for all
     {"norm-t128-r11-c896-w.bin", "rms_norm", "rms_norm_mul_f32", 11, 896, {{"x", 896}, {"weight", 0}, {"y", 896}}},
+    // 5 rows of 1536 values (tile 256) over 5 columns, one input
+    {"scale-t256-r5-c1536.bin", "scale", "scale_f32", 5, 1536, {{"x", 1600}, {"y", 1536}}},
 };
 
 // The design's own core program at `tile`, and the kernel calls it makes on the seed's rows.
@@ -162,6 +165,9 @@ CoreRoleFactory real_roles(const RowsSeed & s, const DesignDescription & d, int 
         return rms_norm_core_roles(d, tile);
     }
     calls = static_cast<uint64_t>(s.rows * s.cols / tile);
+    if (design == "scale") {
+        return scale_core_roles(d, tile);
+    }
     return design == "add" ? add_core_roles(d, tile) : binary_chunk_roles(d, tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2");
 }
 
@@ -180,6 +186,12 @@ TEST(DmaFuzzSeeds, RowsSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {
             std::memcpy(&inv_bits, &inv_cols, 4);
             std::memcpy(&eps_bits, &eps, 4);
             shape.words = {{"inv_cols", inv_bits}, {"eps", eps_bits}};
+        } else if (std::string(s.design) == "scale") {
+            const float scale = -0.5f, bias = 0.25f;
+            uint32_t s_bits = 0, b_bits = 0;
+            std::memcpy(&s_bits, &scale, 4);
+            std::memcpy(&b_bits, &bias, 4);
+            shape.words = {{"s", s_bits}, {"b", b_bits}};
         }
         const RowsSequence seq = build_rows_sequence(d, shape);
         ASSERT_TRUE(seq.ok()) << seq.error;

@@ -368,10 +368,13 @@ void execute_run(const xrt::run & r, int ctx_id) {
     if (auto * p = reinterpret_cast<const uint32_t *>(range(6, o, s))) {
         rec.params.assign(p, p + s / sizeof(uint32_t));
     }
-    if (out != nullptr && rec.params.empty() && xrt_mock::control().rows_fill) {
-        // A kernel without parameter words (a rows design): every value of its output argument.
-        for (size_t i = 0; i < rec.output_size / sizeof(float); ++i) {
-            out[i] = xrt_mock::control().rows_fill_value;
+    if (rec.params.empty() && xrt_mock::control().rows_fill && !impl.buffers.empty()) {
+        // A kernel without parameter words (a rows design): every value of its output argument, its last
+        // buffer argument (y after the inputs: arg 5 of add's a, b, y; arg 4 of scale's x, y).
+        size_t fo = 0, fs = 0;
+        auto * fill = reinterpret_cast<float *>(range(impl.buffers.rbegin()->first, fo, fs));
+        for (size_t i = 0; i < fs / sizeof(float); ++i) {
+            fill[i] = xrt_mock::control().rows_fill_value;
         }
     }
     if (out != nullptr && rec.params.size() >= 12) {

@@ -9,6 +9,7 @@
 #include "runtime/rows-sequence.h"
 #include "ops/add/add-invocation.h"
 #include "ops/rms_norm/rms-norm-invocation.h"
+#include "ops/scale/scale-invocation.h"
 #include "runtime/design-registry.h"
 #include "mock-control.h"
 #include "runtime/runtime-log.h"
@@ -756,3 +757,61 @@ TEST_F(XrtDeviceTest, RunsTheNormDesignsStreamAndBindsTheArgumentItDoesNotRead) 
     }
 }
 
+
+// The scale design (aie/scale: the rows movement with one input and two fp32 RTP words) through the
+// same resolve: its stream as the simulator builds it, s and b's bits in its RTP words, x and y by name,
+// only y's rows copied back.
+TEST_F(XrtDeviceTest, RunsTheScaleDesignsStreamWithItsWords) {
+    write_file(dir_ + "/scale512.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 5}}, 3));  // opcode, instructions, count, x, y
+    json e = {{"design", "scale"}, {"family", "scale"}, {"tile", 512}, {"xclbin", "scale512.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "operand"}, {"name", "x"}, {"group_id", 3}},
+                                    {{"kind", "operand"}, {"name", "y"}, {"group_id", 4}}})}};
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto buf = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(buf);
+    // 4 rows of 3072 values (3 groups of 2 chunks of 512), x 3100 floats apart, y 3080; s < 0 (its sign bit
+    // set: a word past an int32 count), a bias.
+    ScaleInvocation r;
+    r.p = {4, 3072, 3100, 3080, -0.3125f, 1.5f};
+    r.x = {buf.get(), 4096};
+    r.y = {buf.get(), 131072};
+    const Invocation inv = to_invocation(r);
+    EXPECT_EQ(inv.key.tile.n, 512);
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    EXPECT_FALSE(dev->has_kernel(scale_key(1024)));  // no xclbin of that chunk size
+    auto * y = reinterpret_cast<float *>(static_cast<char *>(buf->host_ptr()) + 131072);
+    for (int i = 0; i < 4 * 3080; ++i) y[i] = -1.0f;
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_value = 3.75f;
+    Batch batch;
+    batch.invocations.push_back(inv);
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    const xrt_mock::RecordedRun & run = xrt_mock::control().runs[0];
+    RowsShape shape;
+    std::string err;
+    ASSERT_TRUE(rows_shape_of(inv, find_design("scale")->design, shape, err)) << err;
+    const RowsSequence want = build_rows_sequence(find_design("scale")->design, shape);
+    ASSERT_TRUE(want.ok()) << want.error;
+    EXPECT_EQ(run.instructions, want.words);
+    uint32_t s_bits = 0;
+    const float s = -0.3125f;
+    std::memcpy(&s_bits, &s, 4);
+    EXPECT_NE(std::find(run.instructions.begin(), run.instructions.end(), s_bits), run.instructions.end())
+        << "s's bits are not among the stream's words";
+    EXPECT_EQ(run.weights_offset, 4096u);  // argument 3: x, 3 x 3100 + 3072 floats
+    EXPECT_EQ(run.weights_size, (3u * 3100 + 3072) * 4);
+    for (int row = 0; row < 4; ++row) {
+        for (int i = 0; i < 3080; ++i) {
+            ASSERT_EQ(y[row * 3080 + i], i < 3072 ? 3.75f : -1.0f) << "row " << row << " value " << i;
+        }
+    }
+}

@@ -21,9 +21,13 @@ bool scale_supported(const ggml_tensor * sc, const TensorResolver & resolve, std
         why = "SCALE on the NPU takes F32 rows of the output's shape";
         return false;
     }
-    if (!scale_calls_keep_promise(x->ne[0])) {
-        why = "SCALE row length " + std::to_string(x->ne[0]) + ": the scale kernel takes calls of at least " +
-              std::to_string(kScaleMinCall) + " values (its loop promises the compiler 4 trips of 32 lanes)";
+    // The design's data movement takes rows in groups of core_rows (2) chunks of one of its tiles
+    // (aie/scale/dataflow.json): a row no group divides is not the NPU's (the simulator runs exactly what
+    // the design takes).
+    const int tile = scale_tile(x->ne[0]);
+    if (tile == 0) {
+        why = "SCALE row length " + std::to_string(x->ne[0]) + " is not a whole number of groups of 2 chunks of 128 to 1024 values " +
+              "(aie/scale/dataflow.json)" + (scale_design().ok() ? std::string() : ": " + scale_design().error);
         return false;
     }
     constexpr int64_t kMaxSlices = 256;
@@ -35,7 +39,7 @@ bool scale_supported(const ggml_tensor * sc, const TensorResolver & resolve, std
         why = "SCALE of a packed weight";
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(scale_key())) {
+    if (resolve.has_kernel && !resolve.has_kernel(scale_key(tile))) {
         why = "the device has no scale kernel";
         return false;
     }
