@@ -7,36 +7,46 @@ description of that data movement.
         y[r][i] = a[r][i] * b[r][i]             contract mul_f32 (aie/add/kernels/mul.cc)
     --dataflow aie/glu/dataflow.json            family "swiglu"
         y[r][i] = silu(a[r][i]) * b[r][i]       contract swiglu_f32 (aie/glu/kernels/swiglu.cc)
+    --dataflow aie/scale/dataflow.json          family "scale"
+        y[r][i] = x[r][i] * s + b               contract scale_f32 (aie/scale/kernels/scale.cc), s and b
+                                                fp32 runtime words (--scale, --bias)
 
-b has one row per row, or one row for all. Every llama.cpp layer adds its attention and FFN outputs to
-the residual stream with such an ADD, and gates its FFN with such a SwiGLU; on the NPU they run in the
-same submission as the ops around them (README.md). Every kernel takes (input, input, output, n) over
-one chunk of n values, so one program serves both descriptions; only the family, its kernels and the
-numbers of the description differ.
+In add's and glu's descriptions b has one row per row, or one row for all. Every llama.cpp layer adds its
+attention and FFN outputs to the residual stream with such an ADD, and gates its FFN with such a SwiGLU;
+SCALE is the attention scale of the non-flash path and MoE weight normalisation. On the NPU they run in
+the same submission as the ops around them (README.md). The inputs are the description's operands the
+shim streams in (its MM2S FIFOs), one or two, the output the one it drains (its S2MM FIFO). A binary
+kernel takes (a, b, y, n) over one chunk of n values, a unary one (x, y, n, s, b, with_bias): after n
+it takes the description's fp32 RTP words (core_program.rtp_float_words) in their order and, when b is
+one of them, with_bias = (b != 0). So one program serves every description; only the inputs, the
+family, its kernels, the fp32 words and the numbers of the description differ.
 
 What the program is, all of it read from the description (--dataflow), the one the host's stream
 builder (src/runtime/rows-sequence.cpp) and the simulator's DMA interpreter read too; no number of the
 data movement is written here:
-  - Families ("binary": add_f32, mul_f32; "swiglu": swiglu_f32), one xclbin per tile (values per chunk:
-    the numeric keys of the family's kernel_stack: 128, 256 and 512 in both descriptions). The kernels
-    are found from the family's kernel_stack "source", in kernels/ beside the description (a copy of a
-    description elsewhere: aie/<its "design">/kernels); a contract the source does not define is looked
-    up in the other .cc files there (mul_f32 in mul.cc). Every contract of the family is linked into
-    every core; the RTP word "contract" (the contract's position in the family) selects the kernel.
+  - Families ("binary": add_f32, mul_f32; "swiglu": swiglu_f32; "scale": scale_f32), one xclbin per tile
+    (values per chunk: the numeric keys of the family's kernel_stack: 64 to 512 for add and glu, 128 to
+    1024 for scale). The kernels are found from the family's kernel_stack "source", in kernels/ beside
+    the description (a copy of a description elsewhere: aie/<its "design">/kernels); a contract the
+    source does not define is looked up in the other .cc files there (mul_f32 in mul.cc). Every contract
+    of the family is linked into every core; the RTP word "contract" (the contract's position in the
+    family) selects the kernel.
   - Per column c (shim (c, shim_row), memory tile (c, memtile_row), core rows (c, first_core_row + k),
     k < array.core_rows): each input's shim MM2S channel streams it into a memory-tile FIFO whose
     objects are a group of core_rows chunks; the memory tile splits each object, chunk k to core row k
     on an MM2S channel of its own; each core writes one chunk of y per call, joined in the memory tile
     into group objects the shim's S2MM channel drains.
-  - Why a and b are split over 2 core rows (array.core_rows is 2 in both descriptions; the other core
+  - Why the inputs are split over 2 core rows (array.core_rows is 2 in every description; the other core
     rows of a column stay unused): a split takes one memory-tile MM2S channel per core row it feeds, and
-    the memory tile has 6 MM2S channels. Over 2 core rows: a 2 + b 2 + y 1 (to the shim) = 5 of 6, and
-    4 upward streams through 6 switch ports. Over 4 core rows: 4 + 4 + 1 = 9 of 6 and 8 streams through
-    6 ports; a plan of that description fails those two checks by name and is not emitted. Broadcasting
-    b whole instead (one MM2S channel, fanned out by the switches) was rejected: every core would hold
-    the whole group and must read chunk k of it, but an IRON kernel call passes the acquired object's
-    base pointer and the kernels take (a, b, y, n), no offset; the plan fails a broadcast description at
-    the kernels' signature check.
+    the memory tile has 6 MM2S channels. Two inputs over 2 core rows: a 2 + b 2 + y 1 (to the shim) = 5
+    of 6, and 4 upward streams through 6 switch ports; over 4 core rows: 4 + 4 + 1 = 9 of 6 and 8 streams
+    through 6 ports, so a plan of that description fails those two checks by name and is not emitted.
+    One input (scale) over 2 core rows takes x 2 + y 1 = 3 of 6 channels and 2 upward streams; it could
+    feed 4 (4 + 1 = 5 of 6, 4 streams) but keeps add's 2 core rows, so that one program and the host's
+    one rows stream serve it. Broadcasting b whole instead (one MM2S channel, fanned out by the switches)
+    was rejected: every core would hold the whole group and must read chunk k of it, but an IRON kernel
+    call passes the acquired object's base pointer and the kernels take (a, b, y, n), no offset; the plan
+    fails a broadcast description at the kernels' signature check.
   - The work, as the host deals it: a row is cut into groups of core_rows chunks; the columns take a
     grid of R row blocks x S segments of each row's groups, one column each, R = min(rows, columns),
     S = 1 if rows >= columns else max(1, min(groups per row, columns // rows)); the sizes of the blocks
@@ -49,42 +59,53 @@ data movement is written here:
     queue-push repeat of at most repeat_max): one shim task per operand; as many steps in flight as the
     description's shim.steps_in_flight.
   - The core program, per pass: wait on the RTP barrier (IRON WorkerRuntimeBarrier, acquire_equal),
-    read the RTP words, release the barrier; then `chunks` times: acquire a, b and y, one kernel call
-    (n = the tile), release the three.
-  - A runtime sequence for one invocation shape (--rows, --row-len, --row-stride, --one-b-row, --cols).
-    The host builds the real streams itself, so only the xclbin of a build is used; this sequence is the
+    read every RTP word of the description's rtp_words, bitcast its fp32 words (rtp_float_words: scale's
+    s and b) from i32 to f32 and, with a word b, compute with_bias = (b != 0.0) as a float compare
+    (arith.cmpf une: -0.0 gives 0, a NaN 1, as the host's `b != 0.0f`), release the barrier; then
+    `chunks` times: acquire each input and y, one kernel call (n = the tile, then the fp32 words and
+    with_bias), release them.
+  - A runtime sequence for one invocation shape (--rows, --row-len, --row-stride, --one-b-row, --cols;
+    --scale and --bias for the fp32 words, written as their IEEE bits, struct '<f' read as '<I'). The
+    host builds the real streams itself, so only the xclbin of a build is used; this sequence is the
     host's schedule (the same grid, steps, per-core chunk counts and DRAM traffic) in IRON's words (IRON
     picks its own BD ids and shim channels, and a one-row b repeats in a fill's iteration dimension,
-    which IRON's fill has in place of a queue-push repeat count).
+    which IRON's fill has in place of a queue-push repeat count). --one-b-row is refused for a
+    description of one input.
 
 `--print-plan` prints the plan and checks it against the AIE2P limits: core data memory (the core
 FIFOs, the RTP words, the family's kernel stack), memory-tile memory, DMA channels of cores, memory
 tiles and shims, stream-switch ports between the rows, what the kernels' signatures and loop-count
-hints allow at this tile, the barrier protocol, the shim BDs and the transfer limits of the shape.
-`--list-tiles`, `--list-contracts` and `--print-plan` need only a bare Python 3 (no numpy, no
-mlir-aie), so CI can check the plan (tests/aie/check_design_add.sh). The IRON emission targets mlir-aie
->= 1.4 (callback Runtime, TaskGroup, handle.fill/drain, Buffer RTPs, WorkerRuntimeBarrier), as
-../matmul/design.py does.
+hints allow at this tile, the RTP words (counts within the int32 words' limit, fp32 words any 32-bit
+pattern), the barrier protocol, the shim BDs and the transfer limits of the shape. `--list-tiles`,
+`--list-contracts` and `--print-plan` need only a bare Python 3 (no numpy, no mlir-aie), so CI can check
+the plan (tests/aie/check_design_add.sh). The IRON emission targets mlir-aie >= 1.4 (callback Runtime,
+TaskGroup, handle.fill/drain, Buffer RTPs, WorkerRuntimeBarrier), as ../matmul/design.py does.
 
 Status, plainly: the plan's numbers are checked against a recomputation from the descriptions and
 against the numbers the host's own tests expect of a few shapes (tests/kernels/test_add_stream.cpp); the
 grid rule was compared with src/runtime/rows-sequence.cpp by reading it (the C++ was not run beside this
 script). The IRON program (emit_mlir) has only been run on stand-ins of IRON's classes (tests/aie/check_design_add.sh,
-with tests/aie/check_barrier.py's stand-ins), for aie/add/dataflow.json and aie/glu/dataflow.json. It has
-never been run by the real mlir-aie python package, never compiled by aiecc, never linked with Peano's
-objects of the kernels (which were never built with Peano here), and never run on an NPU. In particular
-unverified: that IRON accepts the split / join offsets and names as written, a fill whose iteration
-dimension has stride 0 (the one-row b), and the NPU2Col<n> device names. At tiles whose kernel loop
-would run fewer times than its AIE_LOOP_MIN_ITERATION_COUNT hint promises, the compiled loop is not
-defined; the descriptions' tiles (128 and up, 4 trips of 32 lanes) keep the promise, and the plan
-checks it from the kernels' sources.
+with tests/aie/check_barrier.py's stand-ins and its own of mlir's arith and types), for
+aie/add/dataflow.json, aie/glu/dataflow.json and aie/scale/dataflow.json. It has never been run by the
+real mlir-aie python package, never compiled by aiecc, never linked with Peano's objects of the kernels
+(which were never built with Peano here), and never run on an NPU. In particular unverified: that IRON
+accepts the split / join offsets and names as written, a fill whose iteration dimension has stride 0
+(the one-row b), the NPU2Col<n> device names; for scale, the builders of mlir's python arith dialect as
+called here inside a Worker's function (bitcast, constant, cmpf with CmpFPredicate.UNE, extui), a Kernel
+declared with np.float32 scalar arguments taking their f32 values, and an RTP word with its sign bit set
+written as a negative int32 into the i32 RTP buffer (its two's-complement bits being the fp32 bits). At
+tiles whose kernel loop would run fewer times than its AIE_LOOP_MIN_ITERATION_COUNT hint promises, the
+compiled loop is not defined; the descriptions' tiles keep the promise (add and glu: 2 trips of 32
+lanes from 64 values; scale: 4 trips from 128), and the plan checks it from the kernels' sources.
 """
+
 
 import argparse
 import json
 import math
 import os
 import re
+import struct
 import sys
 from dataclasses import asdict, dataclass, field
 
@@ -116,10 +137,37 @@ SHIM_LENGTH_MAX = (1 << 32) - 1  # a shim BD's buffer_length field (32-bit words
 # description: a column's rows per step, at most (and at most limits.repeat_max + 1).
 # tests/aie/check_design_add.sh checks that the two agree.
 HOST_ROWS_PER_STEP = 256
+# An RTP word of a count (contract, chunks, version) is an int32 the core compares and loops on; an fp32
+# word (core_program.rtp_float_words) is the bits of a float, any 32-bit pattern.
+WORD_BITS = 32
+
+# The fp32 RTP words this program knows: the option giving each, and its value when not given (s = 1,
+# b = 0: SCALE's identity). A description naming another fp32 word is refused, not run with a guess.
+FLOAT_WORDS = {"s": ("--scale", 1.0), "b": ("--bias", 0.0)}
+# The fp32 word whose being non-zero the core program passes as the kernel's last argument, with_bias:
+# with b = 0 the kernel issues no add, as the CPU then only scales (ggml-cpu ggml_compute_forward_scale_f32)
+# and as the host's engine decides it (src/ops/scale/sim/sim-scale.cpp: b != 0.0f).
+BIAS_WORD = "b"
+# The RTP words every description has, which the stream computes; none of them may be an fp32 word.
+COUNT_WORDS = ("contract", "chunks", "version")
 
 
 class PlanError(Exception):
     pass
+
+
+def f32_bits(v, what="value"):
+    """The IEEE bits of v rounded to fp32 (as the host holds an op's float parameter), an unsigned 32-bit
+    word; a value past fp32's range is refused, not turned into an infinity."""
+    try:
+        return struct.unpack("<I", struct.pack("<f", v))[0]
+    except OverflowError:
+        raise PlanError(f"{what} {v!r} is past fp32's range")
+
+
+def as_i32(bits):
+    """An unsigned 32-bit word as the int32 the RTP buffer (i32 words) holds with the same bits."""
+    return bits - (1 << WORD_BITS) if bits >= 1 << (WORD_BITS - 1) else bits
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -130,10 +178,10 @@ class OperandPath:
     """One operand's two FIFOs: shim <-> memory tile, memory tile <-> cores."""
     operand: str
     arg: int
-    inbound: bool          # a, b: shim -> memory tile -> cores; y: cores -> memory tile -> shim
+    inbound: bool          # a, b or x: shim -> memory tile -> cores; y: cores -> memory tile -> shim
     link: str              # "split" or "broadcast" (inputs), "join" (the output)
-    mem: dict              # the memory-tile FIFO (a_l3l2, b_l3l2, y_l2l3)
-    core: dict             # the core FIFO (a_l2l1, b_l2l1, y_l1l2)
+    mem: dict              # the memory-tile FIFO (a_l3l2, b_l3l2, x_l3l2, y_l2l3)
+    core: dict             # the core FIFO (a_l2l1, b_l2l1, x_l2l1, y_l1l2)
     shim_channel: int
     mem_chunks: int        # chunks per memory-tile object (the group)
     core_chunks: int       # chunks per core object: 1 (split, join) or the group (broadcast)
@@ -145,10 +193,11 @@ class OperandPath:
 class Description:
     path: str
     raw: dict
-    design: str            # the description's "design" (add, glu): where its kernels are
+    design: str            # the description's "design" (add, glu, scale): where its kernels are
     layout: str
     paths: list            # OperandPath per operand, in the order of the kernel's arguments
     parts: int             # P: chunks per group = array.core_rows, the core rows per column the program uses
+    float_words: list = field(default_factory=list)  # core_program.rtp_float_words, in the kernel's order
 
     @property
     def inputs(self):
@@ -229,8 +278,11 @@ def _load_description(path, layout):
                                  mem["object"]["count"], core["object"]["count"],
                                  _depth(raw, mem["depth"], f"{where}: {mem['name']}"),
                                  _depth(raw, core["depth"], f"{where}: {core['name']}")))
-    if [p.inbound for p in paths] != [True, True, False]:
-        raise PlanError(f"{where}: operands {[p.operand for p in paths]}: the kernels take two inputs, then one output")
+    # The inputs are the operands the shim streams in (MM2S), the output the one it drains (S2MM); the
+    # kernels take them in that order, as the host's stream patches them.
+    if [p.inbound for p in paths] not in ([True, False], [True, True, False]):
+        raise PlanError(f"{where}: operands {[(p.operand, 'in' if p.inbound else 'out') for p in paths]}: this "
+                        "program takes one or two inputs (shim MM2S), then one output (shim S2MM)")
     # The group is array.core_rows chunks, as the host's stream builder cuts the rows (its parser wants a
     # split's or join's memory-tile object to be one core object per core row, a broadcast's the core
     # object itself); every core takes one chunk of each operand per kernel call.
@@ -240,7 +292,21 @@ def _load_description(path, layout):
             raise PlanError(f"{where}: {p.mem['name']} objects of {p.mem_chunks} chunks, {p.core['name']} of "
                             f"{p.core_chunks}: a {p.link} over array.core_rows = {P} core rows with one chunk per "
                             f"core and call needs {P} and {want_core}")
-    return Description(path, raw, raw["design"], name, paths, P)
+    return Description(path, raw, raw["design"], name, paths, P, _float_words(raw, path))
+
+
+def _float_words(raw, path):
+    """core_program.rtp_float_words: words of rtp_words, none of the counts the stream computes, each once."""
+    prog = raw["core_program"]
+    floats = prog.get("rtp_float_words", [])
+    words = prog["rtp_words"]
+    if not isinstance(floats, list):
+        raise PlanError(f"{path}: core_program.rtp_float_words is not a list of RTP word names")
+    for w in floats:
+        if w not in words or w in COUNT_WORDS or floats.count(w) != 1:
+            raise PlanError(f"{path}: core_program.rtp_float_words: {w!r} is not one parameter word of rtp_words "
+                            f"({', '.join(k for k in words if k not in COUNT_WORDS) or 'none'})")
+    return list(floats)
 
 
 def families_of(desc):
@@ -321,11 +387,29 @@ def kernel_lanes(text):
     return None
 
 
+def _param_kind(param):
+    """pointer, int32 or float: what a C parameter takes."""
+    if "*" in param:
+        return "pointer"
+    if re.search(r"\bint32_t\b", param):
+        return "int32"
+    if re.search(r"\bfloat\b", param):
+        return "float"
+    return param
+
+
 def kernel_params(desc):
-    """What the core program passes each kernel: its operands, n, then per broadcast input the offset (in
-    values) of the core's chunk in that input's object."""
-    params = [f"{p.operand}: {p.core_chunks} chunk{'s' if p.core_chunks > 1 else ''}" for p in desc.paths] + ["n"]
-    return params + [f"offset of the core's chunk in {p.operand}'s object" for p in desc.inputs if p.link == "broadcast"]
+    """What the core program passes each kernel, as (what, kind): its operands' objects, n, per broadcast
+    input the offset (in values) of the core's chunk in that input's object, the description's fp32 RTP
+    words in their order, then with_bias when b is one of them."""
+    params = [(f"{p.operand}: {p.core_chunks} chunk{'s' if p.core_chunks > 1 else ''}", "pointer") for p in desc.paths]
+    params.append(("n", "int32"))
+    params += [(f"offset of the core's chunk in {p.operand}'s object", "int32")
+               for p in desc.inputs if p.link == "broadcast"]
+    params += [(f"{w}: fp32 RTP word", "float") for w in desc.float_words]
+    if BIAS_WORD in desc.float_words:
+        params.append((f"with_bias: {BIAS_WORD} != 0", "int32"))
+    return params
 
 
 def kernel_checks(desc, family, contracts, tile):
@@ -336,6 +420,7 @@ def kernel_checks(desc, family, contracts, tile):
     the simulator cannot show it."""
     checks = []
     want = kernel_params(desc)
+    want_kinds = [k for _, k in want]
     for symbol in contracts:
         found = kernel_source(desc, family, symbol)
         if found is None:
@@ -344,8 +429,8 @@ def kernel_checks(desc, family, contracts, tile):
                            f"(kernels/ beside {desc.path}, or aie/{desc.design}/kernels) defines {symbol}"))
             continue
         source, params, body, text = found
-        ok = len(params) == len(want)
-        detail = f"{symbol}({', '.join(params)}); the core program passes ({'; '.join(want)})"
+        ok = [_param_kind(x) for x in params] == want_kinds
+        detail = f"{symbol}({', '.join(params)}); the core program passes ({'; '.join(w for w, _ in want)})"
         if not ok and len(want) > len(params):
             # A broadcast input's object holds every core row's chunk. An IRON kernel call passes an acquired
             # object whole (its base pointer), and the core function has no pointer arithmetic of its own;
@@ -397,6 +482,10 @@ class Transfer:
     sizes: list        # [iteration, d2, d1, d0], 32-bit words (= fp32 values)
     strides: list
     repeat: int = 0    # queue-push repeat count (the task runs repeat + 1 times)
+    # One contiguous run (one row, or whole rows back to back): the host's BD then has no wraps, its
+    # buffer_length alone describes it (src/control/shim-bd.cpp shim_bd_from_pattern), which lifts the
+    # wraps' 1023 words, as mlir-aie's verifier lifts them for a linear transfer.
+    linear: bool = False
 
 
 @dataclass
@@ -417,6 +506,8 @@ class Plan:
     one_b_row: bool
     stack_bytes: int
     kernel_data_bytes: int
+    inputs: list = field(default_factory=list)  # the operands the shim streams in (a, b; x)
+    float_words: dict = field(default_factory=dict)  # fp32 RTP word -> {"value", "bits"} of this invocation
     links: dict = field(default_factory=dict)   # operand -> split / broadcast / join
     kernels: dict = field(default_factory=dict)  # contract -> its source file
     fifos: list = field(default_factory=list)
@@ -451,8 +542,30 @@ def rows_grid(rows, groups, columns):
     return R, S, [(blocks[c // S], segments[c % S]) for c in range(R * S)]
 
 
+def float_word_values(desc, given=None):
+    """{word: (value, bits)} of the description's fp32 RTP words: the value given (by FLOAT_WORDS' option),
+    else its default. A value given for a word the description does not have is refused, as is a
+    description's fp32 word this program has no option for."""
+    given = {k: v for k, v in (given or {}).items() if v is not None}
+    for w in given:
+        if w not in desc.float_words:
+            opt = FLOAT_WORDS[w][0] if w in FLOAT_WORDS else w
+            raise PlanError(f"{opt}: {desc.path} has no fp32 RTP word {w!r} (its fp32 words: "
+                            f"{', '.join(desc.float_words) or 'none'})")
+    out = {}
+    for w in desc.float_words:
+        if w not in FLOAT_WORDS:
+            raise PlanError(f"{desc.path}: fp32 RTP word {w!r}: this program knows {', '.join(FLOAT_WORDS)} "
+                            f"({', '.join(o for o, _ in FLOAT_WORDS.values())})")
+        opt, default = FLOAT_WORDS[w]
+        v = float(given.get(w, default))
+        out[w] = (v, f32_bits(v, opt))
+    return out
+
+
 def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, row_len=4096, row_stride=None,
-              one_b_row=False, stack_bytes=None, kernel_data_bytes=None):
+              one_b_row=False, stack_bytes=None, kernel_data_bytes=None, floats=None):
+    """The plan of one invocation shape; floats: {fp32 RTP word: value} (s, b), the others at their default."""
     raw = desc.raw
     families = families_of(desc)
     family = family or next(iter(families))
@@ -464,6 +577,10 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
         raise PlanError(f"contract {contract!r} is not in family {family} ({', '.join(contracts)})")
     if raw["device"] != "npu2":
         raise PlanError(f"{desc.path}: device {raw['device']!r}: this design targets npu2 (AIE2P) only")
+    if one_b_row and len(desc.inputs) < 2:
+        raise PlanError(f"--one-b-row: {desc.path} has one input ({desc.inputs[0].operand}); a one-row b needs "
+                        "a second input to give as one row for all")
+    float_values = float_word_values(desc, floats)
     max_cols = raw["array"]["max_columns"]
     cols = max_cols if cols is None else cols
     if not 1 <= cols <= max_cols:
@@ -486,7 +603,9 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
     p = Plan(dataflow=desc.path, design=desc.design, layout=desc.layout, family=family, contract=contract,
              contract_index=contracts.index(contract), tile=tile, cols=cols, parts=P, chunk_bytes=chunk,
              rows=rows, row_len=row_len, row_stride=row_stride, one_b_row=one_b_row, stack_bytes=stack_bytes,
-             kernel_data_bytes=kernel_data_bytes, links={op.operand: op.link for op in desc.paths})
+             kernel_data_bytes=kernel_data_bytes, inputs=[op.operand for op in desc.inputs],
+             float_words={w: {"value": v, "bits": b} for w, (v, b) in float_values.items()},
+             links={op.operand: op.link for op in desc.paths})
     for c in contracts:
         found = kernel_source(desc, family, c)
         p.kernels[c] = found[0] if found else None
@@ -607,6 +726,17 @@ def rows_per_step(desc):
     return min(HOST_ROWS_PER_STEP, desc.raw["limits"].get("repeat_max", SHIM_REPEAT_MAX) + 1)
 
 
+def bd_d0(tile, wrap):
+    """The d0 of a shim BD moving chunks of `tile` values, as the host's rows_bd picks it: a row's segment
+    is contiguous, so d0 may be any divisor of the chunk; it is the tile, halved while it passes the wrap
+    (scale's 1024 values as 2 x 512 words), and d1 counts the segment's runs of d0. An odd tile past the
+    wrap stays whole: only a contiguous run can move it."""
+    d0 = tile
+    while d0 > wrap and d0 % 2 == 0:
+        d0 //= 2
+    return d0
+
+
 def column_steps(p, c, per_step):
     """Column c's steps: (first row, rows) of each, in the order the host streams them."""
     (first, count), _ = p.schedule[GRID][c]
@@ -647,25 +777,50 @@ def _plan_shape(desc, p, check):
         "steps": math.ceil(grid[0][0][1] / per_step) if grid else 0,
         "steps in flight": shim["steps_in_flight"],
     }
-    # Each column's step as the memory tile cuts it: chunks of the tile (d0), the segment's chunks (d1),
-    # the step's rows (d2). The largest is column 0's first (the first blocks and segments are the larger).
+    # Each column's step as the memory tile cuts it: chunks of the tile (d0, halved while past the wrap:
+    # bd_d0), the segment's chunks (d1, its runs of d0), the step's rows (d2). The largest is column 0's
+    # first (the first blocks and segments are the larger).
     n0 = min(per_step, grid[0][0][1]) if grid else 0
     seg0 = grid[0][1][1] * P if grid else 0
-    row_dims = [seg0, tile]
-    a_n, b_n, y_n = (op.operand for op in desc.paths)
-    a_x = Transfer(f"{a_n} fill, per column per step (the largest: column 0's first)", [1, n0] + row_dims,
-                   [0, p.row_stride, tile, 1])
-    if p.one_b_row:
-        b_x = Transfer(f"{b_n} fill (one row for all), per column per step: the segment of the row, pushed again "
-                       "per row", [1, 1] + row_dims, [0, 0, tile, 1], repeat=max(n0 - 1, 0))
-    else:
-        b_x = Transfer(f"{b_n} fill, per column per step", [1, n0] + row_dims, [0, p.row_stride, tile, 1])
-    y_x = Transfer(f"{y_n} drain, per column per step", [1, n0] + row_dims, [0, p.row_stride, tile, 1])
-    p.transfers = [a_x, b_x, y_x]
+    d0 = bd_d0(tile, wrap)
+    row_dims = [seg0 * tile // d0, d0]
+    one_row = lambda op: p.one_b_row and len(desc.inputs) > 1 and op is desc.inputs[1]
+    p.transfers = []
+    for op in desc.paths:
+        if one_row(op):
+            p.transfers.append(Transfer(f"{op.operand} fill (one row for all), per column per step: the segment of "
+                                        "the row, pushed again per row", [1, 1] + row_dims, [0, 0, d0, 1],
+                                        repeat=max(n0 - 1, 0), linear=True))
+            continue
+        what = (f"{op.operand} fill, per column per step" if op.inbound else f"{op.operand} drain, per column per step")
+        if op is desc.paths[0]:
+            what += " (the largest: column 0's first)"
+        p.transfers.append(Transfer(what, [1, n0] + row_dims, [0, p.row_stride, d0, 1],
+                                    linear=n0 <= 1 or p.row_stride == seg0 * tile))
     for t in p.transfers:
         it, d2, d1, d0 = t.sizes
-        check(f"{t.what}: d0 size", d0 <= wrap, f"{d0} <= {wrap} words")
-        check(f"{t.what}: d1 size (chunks of a segment)", d1 <= wrap, f"{d1} <= {wrap}")
+        # d0 is the tile or, past the wrap, a half of it (bd_d0), so strided rows of scale's 1024 move as
+        # 2 x 512; only a tile the halving cannot bring within the wrap needs a contiguous run.
+        check(f"{t.what}: d0 size", d0 <= wrap or t.linear,
+              (f"{d0} <= {wrap} words" + ("" if d0 == tile else f" (the tile {tile} as {tile // d0} runs)"))
+              if d0 <= wrap else
+              f"{d0} words in one contiguous run (no wraps: buffer_length alone)" if t.linear else
+              f"{d0} > {wrap} words, and the step is not one contiguous run (rows not back to back): "
+              f"the host's stream builder refuses the BD as mlir-aie's verifier does; a smaller tile moves it")
+        # The host refuses a segment of more chunks than the wrap whatever the run; a split chunk makes d1
+        # the segment's runs (twice its chunks at 1024), which only a strided step's wraps must hold.
+        chunks = d1 * d0 // tile
+        if d0 == tile:
+            check(f"{t.what}: d1 size (chunks of a segment)", d1 <= wrap, f"{d1} <= {wrap}")
+        else:
+            check(f"{t.what}: d1 size (runs of {d0} words of a segment)",
+                  chunks <= wrap and (d1 <= wrap or t.linear),
+                  f"a segment of {chunks} chunks > {wrap}: the host's stream builder refuses it" if chunks > wrap else
+                  f"{d1} <= {wrap} ({chunks} chunks of {tile // d0} runs)" if d1 <= wrap else
+                  f"{d1} runs in one contiguous run (no wraps: buffer_length alone; {chunks} chunks <= {wrap})"
+                  if t.linear else
+                  f"{d1} > {wrap} ({chunks} chunks of {tile // d0} runs), and the step is not one contiguous run "
+                  f"(rows not back to back): the host's stream builder refuses the BD as mlir-aie's verifier does")
         check(f"{t.what}: buffer length", d0 * d1 * d2 <= SHIM_LENGTH_MAX, f"{d0 * d1 * d2} <= {SHIM_LENGTH_MAX} words")
         check(f"{t.what}: iteration size", it <= iters, f"{it} <= {iters}")
         check(f"{t.what}: strides", max(t.strides) <= stride_max, f"max {max(t.strides)} <= {stride_max} words")
@@ -686,10 +841,9 @@ def _plan_shape(desc, p, check):
           f"{sorted(ids)} of 0..{shim['bds'] - 1}")
     p.schedule["shim BDs per column per step"] = len(ids) // max(len(slots), 1)
 
-    # The runtime sequence's operands (fp32 values), in the order of the kernel's arguments; the second
+    # The runtime sequence's operands (fp32 values), in the order of the kernel's arguments; a second
     # input (b) may be one row for all.
     a_len = (p.rows - 1) * p.row_stride + p.row_len if p.rows > 0 else 0
-    one_row = lambda op: p.one_b_row and op is desc.inputs[1]
     p.tensors = {f"{op.operand} (arg {op.arg})": p.row_len if one_row(op) else a_len for op in desc.paths}
     # DRAM traffic as the host counts it: per step and column, a BD's pass times the push's runs (a one-row
     # b: the row's segment, pushed once per row of the step).
@@ -715,8 +869,14 @@ def _plan_core_program(desc, p, check):
     mode, acquire, release, set_value = bar["acquire"]["mode"], bar["acquire"]["value"], bar["release"]["value"], bar["set_value"]
     equal = mode == "equal"
     after = (set_value if equal else set_value - acquire) + release
+    floats = p.float_words
     calls = " or ".join(families_of(desc)[p.family])
     offsets = [f"{op.operand} + {p.tile} k" for op in desc.inputs if op.link == "broadcast"]
+    operands = ", ".join(op.operand for op in desc.paths)
+    extra = [f"{w} = f32(word {w}) = {f['value']!r}" for w, f in floats.items()]
+    if BIAS_WORD in floats:
+        # The host's test (b != 0.0f): true for -0.0 never, for a NaN always (an unordered compare).
+        extra.append(f"with_bias = ({BIAS_WORD} != 0.0) = {int(floats[BIAS_WORD]['value'] != 0.0)}")
     p.core_program = {
         "RTP words": words,
         "RTP word index": dict(prog["rtp_words"]),
@@ -725,14 +885,20 @@ def _plan_core_program(desc, p, check):
         f"core: wait_for_value (acquire {mode})": acquire,
         "core: release_with_value, after the RTP reads": release,
         "lock after a core's pass": after,
-        "per chunk, core row k": f"acquire a, b, y; {calls} by the contract word, n = {p.tile}" +
-                                 (f", at {', '.join(offsets)}" if offsets else "") + "; release a, b, y",
+        "per chunk, core row k": f"acquire {operands}; {calls} by the contract word, n = {p.tile}" +
+                                 (f", at {', '.join(offsets)}" if offsets else "") +
+                                 (f", {', '.join(extra)}" if extra else "") + f"; release {operands}",
     }
+    if floats:
+        p.core_program["RTP fp32 words (the sequence writes their bits)"] = {
+            w: f"{f['value']!r}: 0x{f['bits']:08x}" for w, f in floats.items()}
     index = prog["rtp_words"]
-    check("RTP words: contract, chunks and version, distinct, within the word count",
-          sorted(index) == ["chunks", "contract", "version"] and
+    names = list(COUNT_WORDS) + [f"fp32 {w}" for w in desc.float_words]
+    check(f"RTP words: {', '.join(names[:-1])} and {names[-1]}, distinct, within the word count",
+          sorted(index) == sorted(list(COUNT_WORDS) + desc.float_words) and
           sorted(index.values()) == list(range(prog["rtp_word_count"])),
-          f"{index}, {prog['rtp_word_count']} words")
+          f"{index}, {prog['rtp_word_count']} words" +
+          (f", fp32: {', '.join(desc.float_words)}" if desc.float_words else ""))
     check("barrier: the core waits as IRON's wait_for_value does", equal,
           f"acquire mode {mode!r} (wait_for_value is aie.use_lock Acquire: acquire_equal)")
     check("barrier: the sequence's set opens the core's wait", set_value == acquire,
@@ -744,7 +910,13 @@ def _plan_core_program(desc, p, check):
     check("barrier: lock values within the lock's range", 0 <= after <= bar["max_value"],
           f"{after} of 0..{bar['max_value']}")
     check("RTP words fit the core's int32 words", all(0 <= v <= prog["rtp_word_max"] for v in words.values()),
-          f"largest {max(words.values())} <= {prog['rtp_word_max']}")
+          f"largest {max(words.values())} <= {prog['rtp_word_max']}" +
+          (" (the counts; the fp32 words are bit patterns)" if floats else ""))
+    if floats:
+        # Any 32-bit pattern is an fp32 word (a sign bit set, an infinity, a NaN): the sequence writes the
+        # bits, the core only bitcasts them.
+        check("RTP fp32 words: 32-bit patterns", all(0 <= f["bits"] < 1 << WORD_BITS for f in floats.values()),
+              ", ".join(f"{w} 0x{f['bits']:08x}" for w, f in floats.items()))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -760,8 +932,9 @@ def print_plan_text(p, out=sys.stdout):
       f"{', '.join(f'{c} in {s}' for c, s in p.kernels.items())}), tile {p.tile} values ({p.chunk_bytes} B chunks), "
       f"{p.cols} column(s) x {p.parts} core row(s), npu2\n")
     w(f"description: {p.dataflow}, layout {p.layout} ({', '.join(f'{k} {v}' for k, v in p.links.items())})\n")
-    w(f"runtime sequence for: {p.rows} rows x {p.row_len} values, row stride {p.row_stride}, b "
-      f"{'one row for all' if p.one_b_row else 'one row per row'}\n\n")
+    second = (f", {p.inputs[1]} {'one row for all' if p.one_b_row else 'one row per row'}" if len(p.inputs) > 1 else "")
+    fp32 = "".join(f", {w} = {f['value']!r} (0x{f['bits']:08x})" for w, f in p.float_words.items())
+    w(f"runtime sequence for: {p.rows} rows x {p.row_len} values, row stride {p.row_stride}{second}{fp32}\n\n")
     w("FIFOs (per column c, core row k):\n")
     for f in p.fifos:
         w(f"  {f.name:16s} {f.path}\n")
@@ -784,7 +957,7 @@ def print_plan_text(p, out=sys.stdout):
     w("\nshim transfers (sizes / strides outermost first, 32-bit words):\n")
     for t in p.transfers:
         rep = f", queue-push repeat {t.repeat}" if t.repeat else ""
-        w(f"  {t.what}: sizes {t.sizes} strides {t.strides}{rep}\n")
+        w(f"  {t.what}: sizes {t.sizes} strides {t.strides}{rep}{', one contiguous run' if t.linear else ''}\n")
     w("schedule:\n")
     for k, v in p.schedule.items():
         w(f"  {k}: {v}\n")
@@ -822,8 +995,10 @@ def emit_mlir(desc, p, kernel_object):
     try:
         import numpy as np
         import aie.iron.device as iron_devices
+        from aie.dialects import arith
         from aie.helpers.dialects.scf import else_, if_
         from aie.helpers.taplib import TensorAccessPattern
+        from aie.ir import F32Type, IntegerType
         from aie.iron import (Buffer, Kernel, ObjectFifo, Program, Runtime, TaskGroup, Worker,
                               WorkerRuntimeBarrier)
         from aie.iron.controlflow import range_
@@ -846,13 +1021,17 @@ def emit_mlir(desc, p, kernel_object):
     tensor_tys = [np.ndarray[(n,), f32] for n in lengths]
 
     # Every contract of the family is linked into every core (the kernel sources in one object), so one
-    # xclbin serves them all; the contract word picks one per invocation. The kernel ABI: the operands'
-    # core objects, n (here always the tile), then per broadcast input the offset of the core's chunk in
-    # its object (kernel_params; the plan fails while the kernels do not take it).
+    # xclbin serves them all; the contract word picks one per invocation. The kernel ABI (kernel_params,
+    # which the plan has checked against the sources): the operands' core objects, n (here always the
+    # tile), per broadcast input the offset of the core's chunk in its object (the plan fails while the
+    # kernels do not take it), the fp32 RTP words, with_bias.
     contracts = families_of(desc)[p.family]
     broadcast = [op for op in desc.inputs if op.link == "broadcast"]
-    arg_tys = [ty(op.core_chunks) for op in desc.paths] + [np.int32] * (1 + len(broadcast))
+    scalar_ty = {"int32": np.int32, "float": np.float32}
+    arg_tys = [ty(op.core_chunks) for op in desc.paths] + \
+        [scalar_ty[k] for _, k in kernel_params(desc)[len(desc.paths):]]
     kernels = [Kernel(sym, kernel_object, arg_tys) for sym in contracts]
+    n_ends = len(desc.paths)
 
     def dispatch(ks, sel, args, i=0):
         # The contract word selects the kernel: a chain of compares, a few scalar cycles per chunk (none
@@ -870,27 +1049,34 @@ def emit_mlir(desc, p, kernel_object):
         # constant of its own code.
         offsets = [k * tile] * len(broadcast)
 
-        def core_fn(a_in, b_in, y_out, rtp, barrier, *ks):
+        def core_fn(*args):
+            # The FIFO ends (the inputs', then y's), the RTP buffer, the barrier, the kernels.
+            ends, (rtp, barrier), ks = args[:n_ends], args[n_ends:n_ends + 2], args[n_ends + 2:]
             # Once per invocation: the stream writes the RTP words, then sets the barrier. wait_for_value
             # is an acquire_equal that leaves the value in the lock; without the release below the
             # Worker's next pass would not wait and would run again on this invocation's words
             # (../matmul/design.py). The release comes before the chunks: the stream sets the barrier
             # again only after it has drained this invocation's y.
             barrier.wait_for_value(bar["acquire"]["value"])
-            sel = rtp[idx["contract"]]
-            chunks = rtp[idx["chunks"]]
-            # Nothing here depends on the version; it is read with the others so that a pass takes one
-            # set's words, as the simulator's core model (src/sim/core-locks.cpp) reads them.
-            rtp[idx["version"]]
+            # Every word, in the order of the block, so that a pass takes one set's words as the
+            # simulator's core model (src/sim/core-locks.cpp) reads them; nothing here depends on the
+            # version.
+            word = {name: rtp[i] for name, i in sorted(idx.items(), key=lambda kv: kv[1])}
+            sel, chunks = word["contract"], word["chunks"]
+            # The fp32 words hold the host's bits in i32 words: a bitcast, no conversion. with_bias is the
+            # host's b != 0.0f: an unordered not-equal (une), so -0.0 gives 0 and a NaN 1, as C's != does
+            # (an ordered one would drop a NaN bias the CPU adds).
+            floats = [arith.bitcast(F32Type.get(), word[w]) for w in desc.float_words]
+            if BIAS_WORD in desc.float_words:
+                b = floats[desc.float_words.index(BIAS_WORD)]
+                floats.append(arith.extui(IntegerType.get_signless(32),
+                                          arith.cmpf(arith.CmpFPredicate.UNE, b, arith.constant(F32Type.get(), 0.0))))
             barrier.release_with_value(bar["release"]["value"])
             for _ in range_(chunks):
-                a = a_in.acquire(1)
-                b = b_in.acquire(1)
-                y = y_out.acquire(1)
-                dispatch(ks, sel, (a, b, y, tile, *offsets))
-                a_in.release(1)
-                b_in.release(1)
-                y_out.release(1)
+                objs = [end.acquire(1) for end in ends]
+                dispatch(ks, sel, (*objs, tile, *offsets, *floats))
+                for end in ends:
+                    end.release(1)
         return core_fn
 
     workers, rtps, barriers = [], [], []
@@ -936,14 +1122,29 @@ def emit_mlir(desc, p, kernel_object):
     steps = [column_steps(p, c, per_step) for c in range(used)]
     in_flight = raw["shim"]["steps_in_flight"]
     iters = raw["limits"]["iteration_max"]
-    one_row = [p.one_b_row and op is desc.inputs[1] for op in desc.paths]
+    one_row = [p.one_b_row and len(desc.inputs) > 1 and op is desc.inputs[1] for op in desc.paths]
+    wrap = raw["limits"]["wrap_max"]
+    d0 = bd_d0(tile, wrap)
+
+    def runs_of(g):
+        # A segment of g groups as runs of d0 words (its chunks, or halves of them past the wrap).
+        return g * P * tile // d0
+
+    def one_run(g):
+        # Wraps the shim cannot hold (a tile the halving cannot bring within the wrap, or more runs of a
+        # segment than d1 wraps): the plan has checked the step is one contiguous run, so it goes as one,
+        # the form mlir-aie's verifier exempts from the wraps, as the host's BD is then a plain length.
+        return d0 > wrap or runs_of(g) > wrap
 
     def rows_tap(length, row0, n, seg):
-        # n rows from row0, of each the segment (first group, groups) in chunks of the tile: the order the
-        # memory tile cuts into groups, as the host's rows_bd.
+        # n rows from row0, of each the segment (first group, groups) in runs of d0 (bd_d0): the order the
+        # memory tile cuts into groups, and the pattern of the host's rows_bd; the words and their order
+        # are the same as one run's.
         g0, g = seg
-        return TensorAccessPattern((length,), row0 * p.row_stride + g0 * P * tile, [1, n, g * P, tile],
-                                   [0, p.row_stride, tile, 1])
+        at = row0 * p.row_stride + g0 * P * tile
+        if one_run(g):
+            return TensorAccessPattern((length,), at, [1, 1, 1, n * g * P * tile], [0, 0, 0, 1])
+        return TensorAccessPattern((length,), at, [1, n, runs_of(g), d0], [0, p.row_stride, d0, 1])
 
     def sequence(*args):
         tensors, shim_ends = args[:len(desc.paths)], args[len(desc.paths):]
@@ -953,6 +1154,10 @@ def emit_mlir(desc, p, kernel_object):
                 continue
             rtp[idx["contract"]] = p.contract_index
             rtp[idx["chunks"]] = core_chunks[col]
+            # The fp32 words' bits, as the int32 of the i32 buffer with the same bits (a sign bit set
+            # makes it negative).
+            for w, f in p.float_words.items():
+                rtp[idx[w]] = as_i32(f["bits"])
             rtp[idx["version"]] = prog["rtp_layout_version"]
             barrier.set(bar["set_value"])  # after the words: the core reads them once the lock holds this
         pending = []
@@ -967,11 +1172,14 @@ def emit_mlir(desc, p, kernel_object):
                     if once:
                         # The host pushes the one row's segment again per row (a queue-push repeat); IRON's
                         # fill has no repeat count, so here the segment repeats in the iteration dimension
-                        # (stride 0), at most iteration_max rows per fill.
+                        # (stride 0), at most iteration_max rows per fill; the segment in runs of d0,
+                        # or as one run past the wraps, as rows_tap.
                         for r in range(0, n, iters):
                             m = min(iters, n - r)
-                            ends[col].fill(t, tap=TensorAccessPattern((length,), g0 * P * tile, [m, 1, g * P, tile],
-                                                                      [0, 0, tile, 1]), group=group)
+                            sizes, strides = (([1, 1, g * P * tile], [0, 0, 1]) if one_run(g) else
+                                              ([1, runs_of(g), d0], [0, d0, 1]))
+                            ends[col].fill(t, tap=TensorAccessPattern((length,), g0 * P * tile, [m] + sizes,
+                                                                      [0] + strides), group=group)
                     elif op.inbound:
                         ends[col].fill(t, tap=rows_tap(length, row0, n, grid[col][1]), group=group)
                     else:
@@ -993,11 +1201,12 @@ def emit_mlir(desc, p, kernel_object):
 # ---------------------------------------------------------------------------------------------------
 def parse_args(argv):
     ap = argparse.ArgumentParser(
-        description="The rows designs (elementwise ops of fp32 rows: aie/add's ADD / MUL, aie/glu's SwiGLU) for "
-                    "XDNA2 (NPU2): prints the data-movement plan, or emits MLIR with mlir-aie >= 1.4 (IRON).")
+        description="The rows designs (elementwise ops of fp32 rows: aie/add's ADD / MUL, aie/glu's SwiGLU, "
+                    "aie/scale's SCALE) for XDNA2 (NPU2): prints the data-movement plan, or emits MLIR with "
+                    "mlir-aie >= 1.4 (IRON).")
     ap.add_argument("--dataflow", default=DEFAULT_DATAFLOW,
                     help="the data-movement description (default aie/add/dataflow.json; aie/glu/dataflow.json for "
-                         "SwiGLU; another file only to try a change to one)")
+                         "SwiGLU, aie/scale/dataflow.json for SCALE; another file only to try a change to one)")
     ap.add_argument("--layout", help="layout of the description (default its first)")
     ap.add_argument("--family", help="family (default the description's first)")
     ap.add_argument("--contract", help="contract of the runtime sequence (default the family's first)")
@@ -1007,13 +1216,22 @@ def parse_args(argv):
     ap.add_argument("--cols", type=int, help="array columns, 1..max_columns (default max_columns)")
     ap.add_argument("--rows", type=int, default=64, help="rows of the runtime sequence's invocation (default 64)")
     ap.add_argument("--row-len", type=int, default=4096, help="values per row (default 4096)")
-    ap.add_argument("--row-stride", type=int, help="values between rows of a, b and y (default the row length)")
-    ap.add_argument("--one-b-row", action="store_true", help="b is one row for all rows")
+    ap.add_argument("--row-stride", type=int,
+                    help="values between rows of every operand (a, b and y; x and y) (default the row length)")
+    ap.add_argument("--one-b-row", action="store_true",
+                    help="b is one row for all rows (a description of two inputs only; refused for scale's one)")
+    ap.add_argument("--scale", type=float,
+                    help="SCALE's s, the fp32 RTP word s (descriptions with that word only: scale's; default 1.0); "
+                         "the sequence writes its IEEE bits")
+    ap.add_argument("--bias", type=float,
+                    help="SCALE's b, the fp32 RTP word b (default 0.0, which the core passes as with_bias = 0; "
+                         "-0.0 too); the sequence writes its IEEE bits")
     ap.add_argument("--stack-bytes", type=int, help="core stack (default: the family's kernel_stack at the tile)")
     ap.add_argument("--kernel-data-bytes", type=int,
                     help="core memory for the kernels' static data (default from the description)")
     ap.add_argument("--kernel-object",
-                    help="object file of the core program (default xdna_<design>_<family>.o, e.g. xdna_add_binary.o)")
+                    help="object file of the core program (default xdna_<design>_<family>.o, e.g. xdna_add_binary.o, "
+                         "xdna_scale_scale.o)")
     ap.add_argument("--print-plan", action="store_true", help="print the data-movement plan (no mlir-aie needed)")
     ap.add_argument("--format", choices=["text", "json"], default="text", help="plan format")
     ap.add_argument("--list-tiles", action="store_true", help="print the tiles the family has an xclbin for")
@@ -1040,7 +1258,8 @@ def main(argv=None):
                 print(f"{c} {found[0] if found else '?'}")
             return 0
         plan = make_plan(desc, family, args.tile, args.cols, args.contract, args.rows, args.row_len,
-                         args.row_stride, args.one_b_row, args.stack_bytes, args.kernel_data_bytes)
+                         args.row_stride, args.one_b_row, args.stack_bytes, args.kernel_data_bytes,
+                         {"s": args.scale, "b": args.bias})
     except PlanError as e:
         print(f"design.py: {e}", file=sys.stderr)
         return 2

@@ -10,18 +10,19 @@
 
 namespace xdna {
 
-namespace {
-
-// `rows` rows of `cols` values (a segment of each), `stride` floats apart, as chunks of `tile` values
-// (d0), the segment's chunks (d1) and the rows (d2): the order the memory tile's objects take them in.
 control::ShimBdOrError rows_bd(int64_t rows, int64_t cols, int64_t stride, int tile) {
+    // A row's segment is contiguous, so d0 may be any divisor of it: the tile, halved while it passes the
+    // 10-bit d0 wrap (a tile of 1024 values as 2 x 512 words). A strided pattern needs the wraps; a
+    // contiguous one is a plain length (shim_bd_from_pattern).
+    int64_t d0 = tile;
+    while (d0 > static_cast<int64_t>(control::ShimLimits::max_wrap) && d0 % 2 == 0) {
+        d0 /= 2;
+    }
     control::ShimBdPattern p;
-    p.sizes = {static_cast<uint32_t>(tile), static_cast<uint32_t>(cols / tile), static_cast<uint32_t>(rows)};
-    p.strides = {1, static_cast<uint32_t>(tile), static_cast<uint32_t>(rows > 1 ? stride : 0)};
+    p.sizes = {static_cast<uint32_t>(d0), static_cast<uint32_t>(cols / d0), static_cast<uint32_t>(rows)};
+    p.strides = {1, static_cast<uint32_t>(d0), static_cast<uint32_t>(rows > 1 ? stride : 0)};
     return control::shim_bd_from_pattern(p);
 }
-
-}  // namespace
 
 uint64_t RowsTraffic::of(const std::string & operand) const {
     for (const auto & [name, b] : bytes) {
@@ -107,7 +108,8 @@ bool rows_rtp_words(const DesignDescription & d, const RowsShape & s, std::initi
 int rows_tile_for(const DesignDescription & d, const std::string & family, int64_t cols) {
     int best = 0;
     for (const DesignDescription::KernelStack & k : d.kernel_stacks) {
-        if (k.family == family && cols > 0 && cols % (static_cast<int64_t>(d.core_rows) * k.tile_n) == 0) {
+        // A group is a chunk per core row (one chunk where the design has no cores: the gather).
+        if (k.family == family && cols > 0 && cols % (static_cast<int64_t>(std::max(1, d.core_rows)) * k.tile_n) == 0) {
             best = std::max(best, k.tile_n);
         }
     }

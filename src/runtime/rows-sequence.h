@@ -13,6 +13,7 @@
 // stream syncs on; as many steps in flight as the description has BD slots.
 #pragma once
 
+#include "control/shim-bd.h"
 #include "runtime/design-description.h"
 #include "runtime/invocation.h"
 
@@ -89,6 +90,11 @@ constexpr int64_t block_count(int64_t total, int64_t parts, int64_t i) { return 
 // RTP words the parameter block gives (Invocation::runtime_words).
 // False with `err` when an operand is missing or its rows are not whole fp32 rows.
 bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShape & out, std::string & err);
+
+// A shim BD over `rows` rows of `cols` values (a segment of each), `stride` floats apart, as chunks of
+// `tile` values (d0; halved while past the 10-bit wrap), the segment's chunks (d1) and the rows (d2):
+// the order the memory tile's objects take them in.
+control::ShimBdOrError rows_bd(int64_t rows, int64_t cols, int64_t stride, int tile);
 
 // The largest tile of the family's xclbins whose group of core_rows chunks divides a row of `cols`
 // values, 0 when none does (the row is then not the design's).

@@ -71,6 +71,7 @@ const Case kCases[] = {
     {37, 1536, 1600, 1540, 2.0f, -0.0f},       // strided rows, tile 256; b = -0 is no bias (the CPU's rule)
     {600, 256, 256, 256, 0.125f, 3.5f},        // tile 128, 75 rows per column
     {2100, 256, 256, 256, -0.125f, 0.0f},      // 263 rows in column 0: 2 steps of at most 256 rows
+    {10, 2048, 3000, 2100, 0.5f, 1.0f},        // tile 1024 over strided rows: d0 past the 10-bit wrap, as 2 x 512
 };
 
 std::string name_of(const Case & c) {
