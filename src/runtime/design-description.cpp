@@ -84,8 +84,10 @@ FifoDesc parse_fifo(const json & f, size_t i) {
             d.link = FifoLink::broadcast;
         } else if (link == "join") {
             d.link = FifoLink::join;
+        } else if (link == "forward") {
+            d.link = FifoLink::forward;
         } else {
-            throw FieldError{where + ".link '" + link + "' is not split, broadcast or join"};
+            throw FieldError{where + ".link '" + link + "' is not split, broadcast, join or forward"};
         }
         d.peer = get_str(f, d.link == FifoLink::join ? "sink" : "source", where);
     }
@@ -173,6 +175,14 @@ void check_fifo_graph(const DesignDescription & d, const LayoutDesc & L, const s
             }
             channels.emplace_back(f.shim_mm2s, f.shim_channel);
         }
+        if (f.link == FifoLink::forward) {
+            // The memory tile hands a shim FIFO's objects on to the shim unchanged (no core between).
+            const FifoDesc * p = L.fifo(f.peer);
+            if (f.from != "memtile" || f.to != "shim" || p->from != "shim" || p->to != "memtile" || p->unit != f.unit ||
+                p->count != f.count) {
+                throw FieldError{fw + " must forward a fifo from the shim to the memory tile of its own objects to the shim"};
+            }
+        }
         if (f.to == "core" || f.from == "core") {
             const bool in = f.to == "core";
             if (in ? (f.from != "memtile" || (f.link != FifoLink::split && f.link != FifoLink::broadcast))
@@ -204,7 +214,7 @@ DesignDescription parse(const json & j) {
     d.device = get_str(j, "device", "");
     const json & arr = at(j, "array", "");
     d.max_columns = static_cast<int>(get_int(arr, "max_columns", ".array", 1, 8));
-    d.core_rows = static_cast<int>(get_int(arr, "core_rows", ".array", 1, 8));
+    d.core_rows = static_cast<int>(get_int(arr, "core_rows", ".array", 0, 8));
     d.shim_row = static_cast<int>(get_int(arr, "shim_row", ".array", 0, 31));
     d.memtile_row = static_cast<int>(get_int(arr, "memtile_row", ".array", 0, 31));
     d.first_core_row = static_cast<int>(get_int(arr, "first_core_row", ".array", 0, 31));
@@ -282,14 +292,23 @@ DesignDescription parse(const json & j) {
     d.matmul_movement = d.layouts.front().fifo("w_l3l2") != nullptr;
     if (j.contains("movement")) {
         const std::string m = get_str(j, "movement", "");
-        if (m != "rows" && m != "matmul" && m != "norm") {
-            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\" or \"norm\""};
+        if (m != "rows" && m != "matmul" && m != "norm" && m != "gather") {
+            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\", \"norm\" or \"gather\""};
         }
         if ((m == "matmul") != d.matmul_movement) {
             throw FieldError{".movement is \"" + m + "\" but the FIFOs " + (d.matmul_movement ? "are" : "are not") + " the matmul's"};
         }
         d.rows_movement = m == "rows";
         d.norm_movement = m == "norm";
+        d.gather_movement = m == "gather";
+    }
+    // Only a DMA-only design has no cores: every FIFO of its layouts runs between the shim and the
+    // memory tile, and it has no core program to describe.
+    const bool any_core_fifo = std::any_of(d.layouts.begin(), d.layouts.end(), [](const LayoutDesc & L) {
+        return std::any_of(L.fifos.begin(), L.fifos.end(), [](const FifoDesc & f) { return f.from == "core" || f.to == "core"; });
+    });
+    if (d.gather_movement != (d.core_rows == 0) || (d.core_rows == 0 && any_core_fifo)) {
+        throw FieldError{".array.core_rows: a gather design has no cores (0) and no core FIFOs; every other design has cores"};
     }
     for (const auto & [name, arg] : d.operands) {
         int * slot = name == "weights" ? &d.arg_weights
@@ -366,85 +385,108 @@ DesignDescription parse(const json & j) {
         L.a_shared = a3->shared_by_columns;
         L.a_rows = a3->shared_per_row;
     }
-    const json & prog = at(j, "core_program", "");
-    d.rtp_core_address = static_cast<uint32_t>(get_int(prog, "rtp_core_address", ".core_program", 0, 65535));
-    d.rtp_word_count = static_cast<int>(get_int(prog, "rtp_word_count", ".core_program", 1, 64));
-    const json & words = at(prog, "rtp_words", ".core_program");
-    const int hi = d.rtp_word_count - 1;
-    d.rtp_names.assign(d.rtp_word_count, "");
-    for (const auto & [name, index] : words.items()) {
-        const int i = static_cast<int>(get_int(words, name.c_str(), ".core_program.rtp_words", 0, hi));
-        if (!d.rtp_names[i].empty()) {
-            throw FieldError{".core_program.rtp_words: words '" + d.rtp_names[i] + "' and '" + name + "' share index " + std::to_string(i)};
+    if (d.core_rows == 0) {
+        // A DMA-only design (the gather): no core program, no core memory; the tiles its family has
+        // xclbins for come from .xclbin_tiles.
+        if (j.contains("core_program")) {
+            throw FieldError{".core_program: a design without cores has no core program"};
         }
-        d.rtp_names[i] = name;
-    }
-    // Every core program selects its kernel by a contract word and checks the words' layout version;
-    // the matmul's also counts output and K tiles.
-    d.rtp_contract = static_cast<int>(get_int(words, "contract", ".core_program.rtp_words", 0, hi));
-    d.rtp_version = static_cast<int>(get_int(words, "version", ".core_program.rtp_words", 0, hi));
-    if (d.matmul_movement) {
-        d.rtp_out_tiles = static_cast<int>(get_int(words, "out_tiles", ".core_program.rtp_words", 0, hi));
-        d.rtp_k_tiles = static_cast<int>(get_int(words, "k_tiles", ".core_program.rtp_words", 0, hi));
-    }
-    d.rtp_float.assign(d.rtp_word_count, false);
-    if (prog.contains("rtp_float_words")) {
-        const json & floats = prog["rtp_float_words"];
-        if (!floats.is_array()) {
-            throw FieldError{".core_program.rtp_float_words is not a list of RTP word names"};
-        }
-        for (const json & f : floats) {
-            const int w = f.is_string() ? d.rtp_word(f.get<std::string>()) : -1;
-            // The words the stream computes are counts and selectors: never fp32 bits.
-            if (w < 0 || w == d.rtp_contract || w == d.rtp_version || w == d.rtp_out_tiles || w == d.rtp_k_tiles) {
-                throw FieldError{".core_program.rtp_float_words: " + f.dump() + " is not one of the core program's parameter words"};
+        const json & budget = at(j, "core_budget", "");
+        d.memtile_bytes = static_cast<size_t>(get_int(budget, "memtile_bytes", ".core_budget", 1, 1 << 26));
+        const json & tiles = at(j, "xclbin_tiles", "");
+        for (const auto & fam : d.families) {
+            const json & list = at(tiles, fam.first.c_str(), ".xclbin_tiles");
+            if (!list.is_array() || list.empty()) {
+                throw FieldError{".xclbin_tiles." + fam.first + " is not a list of tiles"};
             }
-            d.rtp_float[w] = true;
+            for (const json & t : list) {
+                if (!t.is_number_integer() || t.get<int64_t>() < 1 || t.get<int64_t>() > 4096) {
+                    throw FieldError{".xclbin_tiles." + fam.first + ": " + t.dump() + " is not a tile in [1, 4096]"};
+                }
+                d.kernel_stacks.push_back({fam.first, "", t.get<int>(), 0});
+            }
         }
-    }
-    d.rtp_layout_version = static_cast<uint32_t>(get_int(prog, "rtp_layout_version", ".core_program", 0, 1 << 30));
-    d.rtp_word_max = static_cast<uint32_t>(get_int(prog, "rtp_word_max", ".core_program", 1, INT32_MAX));
-    const json & bar = at(prog, "barrier", ".core_program");
-    d.lock_max_value = static_cast<uint32_t>(get_int(bar, "max_value", ".core_program.barrier", 1, 127));
-    const int64_t lock_max = d.lock_max_value;
-    d.barrier_lock = static_cast<uint32_t>(get_int(bar, "lock", ".core_program.barrier", 0, 15));
-    d.barrier_value = static_cast<uint32_t>(get_int(bar, "set_value", ".core_program.barrier", 1, lock_max));
-    const json & acq = at(bar, "acquire", ".core_program.barrier");
-    const std::string mode = get_str(acq, "mode", ".core_program.barrier.acquire");
-    if (mode != "equal" && mode != "greater_equal") {
-        throw FieldError{".core_program.barrier.acquire.mode: '" + mode + "' is neither 'equal' nor 'greater_equal'"};
-    }
-    d.barrier_acquire_ge = mode == "greater_equal";
-    d.barrier_acquire_value = static_cast<uint32_t>(get_int(acq, "value", ".core_program.barrier.acquire", 1, lock_max));
-    d.barrier_release_value = static_cast<uint32_t>(
-        get_int(at(bar, "release", ".core_program.barrier"), "value", ".core_program.barrier.release", 0, lock_max));
+    } else {
+        const json & prog = at(j, "core_program", "");
+        d.rtp_core_address = static_cast<uint32_t>(get_int(prog, "rtp_core_address", ".core_program", 0, 65535));
+        d.rtp_word_count = static_cast<int>(get_int(prog, "rtp_word_count", ".core_program", 1, 64));
+        const json & words = at(prog, "rtp_words", ".core_program");
+        const int hi = d.rtp_word_count - 1;
+        d.rtp_names.assign(d.rtp_word_count, "");
+        for (const auto & [name, index] : words.items()) {
+            const int i = static_cast<int>(get_int(words, name.c_str(), ".core_program.rtp_words", 0, hi));
+            if (!d.rtp_names[i].empty()) {
+                throw FieldError{".core_program.rtp_words: words '" + d.rtp_names[i] + "' and '" + name + "' share index " + std::to_string(i)};
+            }
+            d.rtp_names[i] = name;
+        }
+        // Every core program selects its kernel by a contract word and checks the words' layout version;
+        // the matmul's also counts output and K tiles.
+        d.rtp_contract = static_cast<int>(get_int(words, "contract", ".core_program.rtp_words", 0, hi));
+        d.rtp_version = static_cast<int>(get_int(words, "version", ".core_program.rtp_words", 0, hi));
+        if (d.matmul_movement) {
+            d.rtp_out_tiles = static_cast<int>(get_int(words, "out_tiles", ".core_program.rtp_words", 0, hi));
+            d.rtp_k_tiles = static_cast<int>(get_int(words, "k_tiles", ".core_program.rtp_words", 0, hi));
+        }
+        d.rtp_float.assign(d.rtp_word_count, false);
+        if (prog.contains("rtp_float_words")) {
+            const json & floats = prog["rtp_float_words"];
+            if (!floats.is_array()) {
+                throw FieldError{".core_program.rtp_float_words is not a list of RTP word names"};
+            }
+            for (const json & f : floats) {
+                const int w = f.is_string() ? d.rtp_word(f.get<std::string>()) : -1;
+                // The words the stream computes are counts and selectors: never fp32 bits.
+                if (w < 0 || w == d.rtp_contract || w == d.rtp_version || w == d.rtp_out_tiles || w == d.rtp_k_tiles) {
+                    throw FieldError{".core_program.rtp_float_words: " + f.dump() + " is not one of the core program's parameter words"};
+                }
+                d.rtp_float[w] = true;
+            }
+        }
+        d.rtp_layout_version = static_cast<uint32_t>(get_int(prog, "rtp_layout_version", ".core_program", 0, 1 << 30));
+        d.rtp_word_max = static_cast<uint32_t>(get_int(prog, "rtp_word_max", ".core_program", 1, INT32_MAX));
+        const json & bar = at(prog, "barrier", ".core_program");
+        d.lock_max_value = static_cast<uint32_t>(get_int(bar, "max_value", ".core_program.barrier", 1, 127));
+        const int64_t lock_max = d.lock_max_value;
+        d.barrier_lock = static_cast<uint32_t>(get_int(bar, "lock", ".core_program.barrier", 0, 15));
+        d.barrier_value = static_cast<uint32_t>(get_int(bar, "set_value", ".core_program.barrier", 1, lock_max));
+        const json & acq = at(bar, "acquire", ".core_program.barrier");
+        const std::string mode = get_str(acq, "mode", ".core_program.barrier.acquire");
+        if (mode != "equal" && mode != "greater_equal") {
+            throw FieldError{".core_program.barrier.acquire.mode: '" + mode + "' is neither 'equal' nor 'greater_equal'"};
+        }
+        d.barrier_acquire_ge = mode == "greater_equal";
+        d.barrier_acquire_value = static_cast<uint32_t>(get_int(acq, "value", ".core_program.barrier.acquire", 1, lock_max));
+        d.barrier_release_value = static_cast<uint32_t>(
+            get_int(at(bar, "release", ".core_program.barrier"), "value", ".core_program.barrier.release", 0, lock_max));
 
-    const json & budget = at(j, "core_budget", "");
-    d.core_data_bytes = static_cast<size_t>(get_int(budget, "core_data_bytes", ".core_budget", 1, 1 << 24));
-    d.memtile_bytes = static_cast<size_t>(get_int(budget, "memtile_bytes", ".core_budget", 1, 1 << 26));
-    d.kernel_data_bytes = static_cast<size_t>(get_int(budget, "kernel_data_bytes", ".core_budget", 0, 1 << 20));
-    const json & stacks = at(budget, "kernel_stack", ".core_budget");
-    for (const auto & fam : d.families) {
-        const std::string where = ".core_budget.kernel_stack." + fam.first;
-        const json & k = at(stacks, fam.first.c_str(), ".core_budget.kernel_stack");
-        const std::string source = get_str(k, "source", where);
-        // A family gives the token tiles it has a program for (the bfp16 prefill families 32, and the
-        // K-quant one 64 as well).
-        bool any = false;
-        for (const auto & [key, bytes] : k.items()) {
-            if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos) {
-                continue;  // "source", "about"
+        const json & budget = at(j, "core_budget", "");
+        d.core_data_bytes = static_cast<size_t>(get_int(budget, "core_data_bytes", ".core_budget", 1, 1 << 24));
+        d.memtile_bytes = static_cast<size_t>(get_int(budget, "memtile_bytes", ".core_budget", 1, 1 << 26));
+        d.kernel_data_bytes = static_cast<size_t>(get_int(budget, "kernel_data_bytes", ".core_budget", 0, 1 << 20));
+        const json & stacks = at(budget, "kernel_stack", ".core_budget");
+        for (const auto & fam : d.families) {
+            const std::string where = ".core_budget.kernel_stack." + fam.first;
+            const json & k = at(stacks, fam.first.c_str(), ".core_budget.kernel_stack");
+            const std::string source = get_str(k, "source", where);
+            // A family gives the token tiles it has a program for (the bfp16 prefill families 32, and the
+            // K-quant one 64 as well).
+            bool any = false;
+            for (const auto & [key, bytes] : k.items()) {
+                if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos) {
+                    continue;  // "source", "about"
+                }
+                const int tn = std::atoi(key.c_str());
+                if (tn < 1 || tn > 4096) {
+                    throw FieldError{where + ": tile " + key + " is outside [1, 4096]"};
+                }
+                any = true;
+                d.kernel_stacks.push_back({fam.first, source, tn,
+                                           static_cast<size_t>(get_int(k, key.c_str(), where, 0, 1 << 20))});
             }
-            const int tn = std::atoi(key.c_str());
-            if (tn < 1 || tn > 4096) {
-                throw FieldError{where + ": tile " + key + " is outside [1, 4096]"};
+            if (!any) {
+                throw FieldError{where + " gives no tile (a key such as \"32\")"};
             }
-            any = true;
-            d.kernel_stacks.push_back({fam.first, source, tn,
-                                       static_cast<size_t>(get_int(k, key.c_str(), where, 0, 1 << 20))});
-        }
-        if (!any) {
-            throw FieldError{where + " gives no tile (a key such as \"32\")"};
         }
     }
 

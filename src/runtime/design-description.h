@@ -19,7 +19,8 @@
 namespace xdna {
 
 // Where a FIFO's objects go next: how one memory-tile FIFO feeds (or is fed by) the cores.
-enum class FifoLink { none, split, broadcast, join };
+// forward: a memory-tile FIFO handing a shim FIFO's objects on to the shim unchanged (no core between).
+enum class FifoLink { none, split, broadcast, join, forward };
 
 struct FifoDesc {
     std::string name;       // "w_l3l2"
@@ -99,6 +100,9 @@ struct DesignDescription {
     bool matmul_movement = false;
     bool rows_movement = false;
     bool norm_movement = false;
+    // (".movement": "gather") DMAs only, no cores (core_rows 0): rows read at offsets the host takes from
+    // the invocation's ids at submission (runtime/gather-sequence.h).
+    bool gather_movement = false;
     // Whether rows-sequence.h builds its streams (a rows or a norm design).
     bool rows_stream() const { return rows_movement || norm_movement; }
     std::vector<LayoutDesc> layouts;  // the first is the default (what a shape without a layout gets)

@@ -119,6 +119,11 @@ struct Route {
     bool split = false;      // one part per core row (a split in, a join out), else one object to every core
     bool shared = false;     // one FIFO for the array, in column 0 (FifoDesc::shared_by_columns)
     bool per_row = false;    // ... one per core row r, in column r (FifoDesc::shared_per_row)
+    // A forward (FifoLink::forward: no core between): the input route's memory-tile FIFO is drained by
+    // the output route's shim channel; `forward_from` is that input route's index (output side), and
+    // `forwarded` marks the input route (nothing goes to the cores).
+    int  forward_from = -1;
+    bool forwarded = false;
     // Whether column `col`'s shim channel and memory-tile FIFO are connected in this route.
     bool connected(int col, int core_rows) const { return !shared || (per_row ? col < core_rows : col == 0); }
 };
@@ -477,7 +482,7 @@ bool Column::step(bool & progress) {
     // r on its own MM2S channel; a broadcast is one stream to every core, which moves only when all of
     // them can take the object. (A route shared by the columns moves in Interp::share.)
     for (size_t ri = 0; ri < routes.size(); ++ri) {
-        if (!routes[ri].input || routes[ri].shared) {
+        if (!routes[ri].input || routes[ri].shared || routes[ri].forwarded) {
             continue;
         }
         Fifo & src = l2[ri];
@@ -510,11 +515,12 @@ bool Column::step(bool & progress) {
         if (routes[ri].input) {
             continue;
         }
-        // Join: core r's object becomes part r of the memory-tile object.
-        Fifo & dst = l2[ri];
+        // Join: core r's object becomes part r of the memory-tile object; a forward drains its input
+        // route's memory-tile FIFO as it was filled.
+        Fifo & dst = routes[ri].forward_from >= 0 ? l2[static_cast<size_t>(routes[ri].forward_from)] : l2[ri];
         std::vector<Fifo> & src = l1[ri];
         const size_t part = src.empty() ? 0 : src[0].obj_bytes;
-        for (int r = 0; r < rows; ++r) {
+        for (int r = 0; r < rows && routes[ri].forward_from < 0; ++r) {
             while (src[r].can_consume(0) && dst.can_produce(r)) {
                 std::memcpy(dst.slot(dst.prod[r]) + r * part, src[r].slot(src[r].cons[0]), part);
                 ++dst.prod[r];
@@ -1024,6 +1030,25 @@ DmaRun run_design_stream(const DesignDescription & design, const XclbinId & xclb
         in.any_shared = in.any_shared || r.shared;
         in.routes.push_back(r);
     }
+    // Forwards: the memory tile hands a shim FIFO's objects straight back to a shim channel.
+    for (const FifoDesc & f : L.fifos) {
+        if (f.link != FifoLink::forward) {
+            continue;
+        }
+        Route from;
+        from.shim_fifo = L.fifo(f.peer);
+        from.forwarded = true;
+        Route to;
+        to.shim_fifo = &f;
+        to.input = false;
+        to.forward_from = static_cast<int>(in.routes.size());
+        if (from.shim_fifo == nullptr || from.shim_fifo->shim_channel < 0 || f.shim_channel < 0) {
+            result.error = "design " + design.design + " layout " + L.name + ": fifo " + f.name + " forwards between no shim channels";
+            return result;
+        }
+        in.routes.push_back(from);
+        in.routes.push_back(to);
+    }
     if (in.any_shared && design.core_rows > design.max_columns &&
         std::any_of(in.routes.begin(), in.routes.end(), [](const Route & r) { return r.per_row; })) {
         result.error = "layout " + L.name + " feeds each core row from a column of its own: " + std::to_string(design.core_rows) +
@@ -1048,6 +1073,15 @@ DmaRun run_design_stream(const DesignDescription & design, const XclbinId & xclb
             // Object sizes: the units times the description's counts; a split or join has one
             // memory-tile channel per core, a broadcast one stream.
             const size_t l2_bytes = object_bytes(design, *r.shim_fifo, tile_n, fbp);
+            if (r.core_fifo == nullptr) {
+                // A forward's two ends: one memory-tile FIFO (the input's), drained by the output's channel.
+                if (l2_bytes == 0) {
+                    result.error = "design " + design.design + ": fifo " + r.shim_fifo->name + " has objects of no bytes";
+                    return result;
+                }
+                c->l2[ri].init(l2_bytes, depth(r.shim_fifo), 1, 1);
+                continue;
+            }
             const size_t l1_bytes = object_bytes(design, *r.core_fifo, tile_n, fbp);
             if (l2_bytes == 0 || l1_bytes == 0 || l2_bytes != (r.split && !r.per_row ? static_cast<size_t>(rows) : 1u) * l1_bytes) {
                 result.error = "design " + design.design + ": a split or join object is not one part per core";
@@ -1160,7 +1194,7 @@ DmaRun run_design_stream(const DesignDescription & design, const XclbinId & xclb
         }
         for (size_t r = 0; r < c.cores.size() && run.error.empty(); ++r) {
             for (size_t ri = 0; ri < in.routes.size() && run.error.empty(); ++ri) {
-                if (left(c.l1[ri][r])) {
+                if (in.routes[ri].core_fifo != nullptr && left(c.l1[ri][r])) {
                     run.error = "column " + std::to_string(c.index) + ": data left in a FIFO of core row " + std::to_string(r) +
                                 " (" + in.routes[ri].core_fifo->name + ") at the end of the stream";
                 }

@@ -84,10 +84,9 @@ Status get_rows_run(const std::vector<Invocation> & invs, ThreadPool & pool, Sim
     return sim_run_get_rows(invs, pool);
 }
 
-Status get_rows_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status get_rows_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                            const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_get_rows(invs, pool);  // no instruction stream yet (aie/get_rows/README.md)
+    return sim_run_get_rows_stream(invs, pool, contexts, refused);
 }
 
 Status set_rows_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {

@@ -242,7 +242,7 @@ const XrtDevice::ShapeStream * XrtDevice::stream_for(LoadedKernel & lk, const Ma
 const XrtDevice::ShapeStream * XrtDevice::rows_stream_for(LoadedKernel & lk, const DesignDescription & d, const RowsShape & shape,
                                                           std::string & err) {
     for (const auto & st : lk.streams) {
-        if (st->rows_seq && st->rows_shape == shape) {
+        if (st->rows_seq && !st->gather && st->rows_shape == shape) {
             return st.get();
         }
     }
@@ -256,6 +256,29 @@ const XrtDevice::ShapeStream * XrtDevice::rows_stream_for(LoadedKernel & lk, con
     if (st->rows_seq->tile != lk.entry->tile.n) {
         err = "the shape's stream runs at " + std::to_string(st->rows_seq->tile) + " values per chunk, " + lk.entry->label() +
               " at " + std::to_string(lk.entry->tile.n);
+        return nullptr;
+    }
+    return keep_stream(lk, std::move(st), err);
+}
+
+const XrtDevice::ShapeStream * XrtDevice::gather_stream_for(LoadedKernel & lk, const DesignDescription & d, const GatherShape & shape,
+                                                            std::string & err) {
+    for (const auto & st : lk.streams) {
+        if (st->rows_seq && st->gather && st->gather_shape == shape) {
+            return st.get();
+        }
+    }
+    auto st = std::make_unique<ShapeStream>();
+    st->gather = true;
+    st->gather_shape = shape;
+    st->rows_seq = std::make_shared<const RowsSequence>(build_gather_sequence(d, shape));
+    if (!st->rows_seq->ok()) {
+        err = "no instruction stream for these rows: " + st->rows_seq->error;
+        return nullptr;
+    }
+    if (st->rows_seq->tile != lk.entry->tile.n) {
+        err = "the rows' stream runs at " + std::to_string(st->rows_seq->tile) + " values per chunk, " + lk.entry->label() + " at " +
+              std::to_string(lk.entry->tile.n);
         return nullptr;
     }
     return keep_stream(lk, std::move(st), err);
@@ -369,7 +392,7 @@ Status XrtDevice::resolve(const Batch & batch, Submission & sub) {
         const DesignRead * design = find_design(inv.key.design ? inv.key.design : "");
         if (inv.kind() == KernelKind::matmul) {
             st = resolve_matmul(inv, i, n, sub.resolved[i]);
-        } else if (design != nullptr && design->ok() && design->design.rows_stream()) {
+        } else if (design != nullptr && design->ok() && (design->design.rows_stream() || design->design.gather_movement)) {
             st = resolve_rows(inv, design->design, i, n, sub.resolved[i]);
         } else {
             st = Status::error("invocation " + std::to_string(i + 1) + ": no NPU kernels of kind " + kernel_kind_name(inv.kind()) +
@@ -426,12 +449,27 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
     if (r.lk == nullptr) {
         return Status::error(r.label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");
     }
-    RowsShape shape;
+    // The operands the stream moves (a gather's ids are read here, by the host, not by a DMA).
+    std::vector<std::string> moved_names;
     std::string err;
-    if (!rows_shape_of(inv, d, shape, err)) {
-        return Status::error(r.label + ": " + err);
+    if (d.gather_movement) {
+        // The ids as they are now: graph inputs the host wrote before submitting (gather-sequence.h).
+        GatherShape shape;
+        if (!gather_shape_of(inv, d, shape, err)) {
+            return Status::error(r.label + ": " + err);
+        }
+        r.stream = gather_stream_for(*r.lk, d, shape, err);
+        moved_names = {"src", "y"};
+    } else {
+        RowsShape shape;
+        if (!rows_shape_of(inv, d, shape, err)) {
+            return Status::error(r.label + ": " + err);
+        }
+        r.stream = rows_stream_for(*r.lk, d, shape, err);
+        for (const RowsOperand & m : shape.operands) {
+            moved_names.push_back(m.name);
+        }
     }
-    r.stream = rows_stream_for(*r.lk, d, shape, err);
     if (r.stream == nullptr) {
         return Status::error(r.label + ": " + err);
     }
@@ -445,8 +483,7 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
         v.scalar = e.args[a].kind == ArgKind::opcode ? e.args[a].value : 0;
         if (v.kind == ArgKind::operand) {
             const Operand * o = inv.operand(e.args[a].operand.c_str());
-            const bool moved = std::any_of(shape.operands.begin(), shape.operands.end(),
-                                           [&](const RowsOperand & m) { return m.name == e.args[a].operand; });
+            const bool moved = std::find(moved_names.begin(), moved_names.end(), e.args[a].operand) != moved_names.end();
             if (o == nullptr && !moved && inv.operands().size() > 0) {
                 // An input this program does not read (the norm without its weight): no BD names the
                 // argument, but the kernel still takes one; it gets the first operand's memory.
@@ -463,7 +500,7 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
             }
             if (o->written() && moved) {
                 // The drain writes whole rows at the operand's stride: staged, then its rows copied into place.
-                r.m = shape.cols;
+                r.m = static_cast<int64_t>(o->row_bytes / sizeof(float));
                 r.n = o->rows;
                 r.out_row_stride = r.stage_stride = static_cast<int64_t>(o->row_stride / sizeof(float));
                 r.rows_out = a;

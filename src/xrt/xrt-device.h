@@ -16,6 +16,7 @@
 #include "runtime/kernel-manifest.h"
 #include "runtime/matmul-sequence.h"
 #include "runtime/npu-discovery.h"
+#include "runtime/gather-sequence.h"
 #include "runtime/rows-sequence.h"
 #include "xrt/xrt-buffer.h"
 #include "xrt/xrt-context-registry.h"
@@ -61,6 +62,8 @@ private:
         MatmulSequenceShape                   shape;
         std::shared_ptr<const MatmulSequence> seq;
         RowsShape                             rows_shape;  // a rows design's (seq null)
+        bool                                  gather = false;  // a gather design's: its rows_seq, built from gather_shape
+        GatherShape                           gather_shape;
         std::shared_ptr<const RowsSequence>   rows_seq;
         xrt::bo                               bo;
         const std::vector<uint32_t> & words() const { return seq ? seq->words : rows_seq->words; }
@@ -90,6 +93,9 @@ private:
     // The stream of `shape` for `lk`, built and uploaded on first use; nullptr with `err` if refused.
     const ShapeStream * stream_for(LoadedKernel & lk, const MatmulSequenceShape & shape, std::string & err);
     const ShapeStream * rows_stream_for(LoadedKernel & lk, const DesignDescription & d, const RowsShape & shape, std::string & err);
+    // A gather's stream: its shape holds the run's ids, so streams are kept per set of ids (a decode's
+    // output row is the same every token).
+    const ShapeStream * gather_stream_for(LoadedKernel & lk, const DesignDescription & d, const GatherShape & shape, std::string & err);
     // Uploads a built stream into its instruction BO and keeps it with `lk`; nullptr with `err` if that fails.
     const ShapeStream * keep_stream(LoadedKernel & lk, std::unique_ptr<ShapeStream> st, std::string & err);
 

@@ -373,3 +373,47 @@ TEST(DesignDescription, OnlyTheSplitActivationsCanBeSharedByTheColumns) {
 }
 
 }  // namespace
+
+namespace {
+
+// aie/get_rows/dataflow.json with one edit.
+std::string gather_with(const std::string & from, const std::string & to) {
+    std::string t = file_text(XDNA_GET_ROWS_DATAFLOW_JSON);
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+// A design of DMAs only (the gather): no cores, no core program, its tiles from .xclbin_tiles, a memory
+// tile forwarding the source's objects to the shim; and what such a description may not say.
+TEST(DesignDescription, AGatherDesignHasNoCoresAndForwardsThroughTheMemoryTile) {
+    const DesignRead r = read_design_description_file(XDNA_GET_ROWS_DATAFLOW_JSON);
+    ASSERT_TRUE(r.ok()) << r.error;
+    const DesignDescription & d = r.design;
+    EXPECT_TRUE(d.gather_movement);
+    EXPECT_FALSE(d.rows_stream());
+    EXPECT_EQ(d.core_rows, 0);
+    EXPECT_EQ(d.rtp_word_count, 0);
+    ASSERT_NE(d.fifo("y_l2l3"), nullptr);
+    EXPECT_EQ(d.fifo("y_l2l3")->link, FifoLink::forward);
+    EXPECT_EQ(d.fifo("y_l2l3")->peer, "src_l3l2");
+    ASSERT_NE(d.kernel_stack("gather", 1024), nullptr);
+    EXPECT_EQ(d.kernel_stack("gather", 48), nullptr);
+    EXPECT_EQ(d.operand_arg("src"), 0);
+    EXPECT_EQ(d.operand_arg("y"), 1);
+    // Cores where there are none, no cores where a design needs them, a core program without cores, a
+    // forward that is not memory tile -> shim of the source's objects, no tiles.
+    EXPECT_NE(parse_design_description(gather_with("\"core_rows\": 0", "\"core_rows\": 1")).error.find("core_rows"), std::string::npos);
+    EXPECT_NE(parse_design_description(gather_with("\"movement\": \"gather\"", "\"movement\": \"rows\"")).error.find("core_rows"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(gather_with("\"units\": {", "\"core_program\": {}, \"units\": {")).error.find("core_program"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(gather_with("\"link\": \"forward\", \"source\": \"src_l3l2\",\n       \"object\": {\"unit\": \"chunk\", \"count\": 1}",
+                                                   "\"link\": \"forward\", \"source\": \"src_l3l2\",\n       \"object\": {\"unit\": \"chunk\", \"count\": 2}"))
+                  .error.find("forward"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(gather_with("\"gather\": [32, 64, 128, 256, 512, 1024]", "\"gather\": []")).error.find("xclbin_tiles"),
+              std::string::npos);
+}

@@ -10,6 +10,8 @@
 #include "ops/add/add-invocation.h"
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/scale/scale-invocation.h"
+#include "ops/get_rows/get-rows-invocation.h"
+#include "runtime/gather-sequence.h"
 #include "runtime/design-registry.h"
 #include "mock-control.h"
 #include "runtime/runtime-log.h"
@@ -814,4 +816,77 @@ TEST_F(XrtDeviceTest, RunsTheScaleDesignsStreamWithItsWords) {
             ASSERT_EQ(y[row * 3080 + i], i < 3072 ? 3.75f : -1.0f) << "row " << row << " value " << i;
         }
     }
+}
+
+// The gather design (aie/get_rows: DMAs only, the ids read by the host at submission): the stream of the
+// ids as they are when the batch runs, src and y bound by name (the ids are no argument of the NPU
+// program), only y's rows copied back; new ids, a new stream, the same invocation.
+TEST_F(XrtDeviceTest, RunsTheGatherDesignsStreamFromTheIdsAtSubmission) {
+    write_file(dir_ + "/gather1024.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 5}}, 3));  // opcode, instructions, count, src, y
+    json e = {{"design", "get_rows"}, {"family", "gather"}, {"tile", 1024}, {"xclbin", "gather1024.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "operand"}, {"name", "src"}, {"group_id", 3}},
+                                    {{"kind", "operand"}, {"name", "y"}, {"group_id", 4}}})}};
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto buf = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(buf);
+    // 3 ids into 10 source rows of 2048 values (tile 1024), y rows 2050 floats apart.
+    auto * ids = reinterpret_cast<int32_t *>(static_cast<char *>(buf->host_ptr()) + 512);
+    ids[0] = 7;
+    ids[1] = 2;
+    ids[2] = 3;
+    GetRowsInvocation g;
+    g.p = {3, 2048, 10, 2048, 2050};
+    g.src = {buf.get(), 4096};
+    g.ids = {buf.get(), 512};
+    g.y = {buf.get(), 131072};
+    const Invocation inv = to_invocation(g);
+    EXPECT_EQ(inv.key.tile.n, 1024);
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    EXPECT_FALSE(dev->has_kernel(get_rows_key(512)));
+    auto * y = reinterpret_cast<float *>(static_cast<char *>(buf->host_ptr()) + 131072);
+    for (int i = 0; i < 3 * 2050; ++i) y[i] = -1.0f;
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_value = 9.5f;
+    auto expected = [&] {
+        GatherShape shape;
+        std::string err;
+        EXPECT_TRUE(gather_shape_of(inv, find_design("get_rows")->design, shape, err)) << err;
+        return build_gather_sequence(find_design("get_rows")->design, shape);
+    };
+    Batch batch;
+    batch.invocations.push_back(inv);
+    Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    const RowsSequence first = expected();
+    ASSERT_TRUE(first.ok()) << first.error;
+    EXPECT_EQ(xrt_mock::control().runs[0].instructions, first.words);
+    EXPECT_EQ(xrt_mock::control().runs[0].weights_offset, 4096u);  // argument 3: src, all of its rows
+    EXPECT_EQ(xrt_mock::control().runs[0].weights_size, 9u * 2048 * 4 + 2048 * 4);
+    for (int row = 0; row < 3; ++row) {
+        for (int i = 0; i < 2050; ++i) {
+            ASSERT_EQ(y[row * 2050 + i], i < 2048 ? 9.5f : -1.0f) << "row " << row << " value " << i;
+        }
+    }
+    // The next token's ids: the same invocation, its stream built from them.
+    ids[0] = 0;
+    st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    ASSERT_EQ(xrt_mock::control().runs.size(), 2u);
+    const RowsSequence second = expected();
+    EXPECT_NE(second.words, first.words);
+    EXPECT_EQ(xrt_mock::control().runs[1].instructions, second.words);
+    // An id past the source: the submission fails with the reason, before any run.
+    ids[1] = 10;
+    st = dev->run(batch, std::chrono::milliseconds(1000));
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("outside the 10 rows"), std::string::npos) << st.message;
+    EXPECT_EQ(xrt_mock::control().runs.size(), 2u);
 }

@@ -39,7 +39,21 @@ bool get_rows_supported(const ggml_tensor * g, const TensorResolver & resolve, s
         why = "GET_ROWS of a packed weight";
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(get_rows_key())) {
+    // The design's memory-tile objects are chunks of one of its tiles (aie/get_rows/dataflow.json): a row
+    // no tile divides is not the NPU's.
+    const int tile = get_rows_tile(src->ne[0]);
+    if (tile == 0) {
+        why = "GET_ROWS row length " + std::to_string(src->ne[0]) + " is not a whole number of chunks of 32 to 1024 values " +
+              "(aie/get_rows/dataflow.json)" + (get_rows_design().ok() ? std::string() : ": " + get_rows_design().error);
+        return false;
+    }
+    // The DMAs relay a chunk at a time: a gather into memory it reads from would read rows it already wrote.
+    const BufferSlice ss = resolve.slice_of(src), ys = resolve.slice_of(g);
+    if (ss.buffer != nullptr && ss.buffer == ys.buffer && ss.offset < ys.offset + ggml_nbytes(g) && ys.offset < ss.offset + ggml_nbytes(src)) {
+        why = "GET_ROWS into memory its source occupies";
+        return false;
+    }
+    if (resolve.has_kernel && !resolve.has_kernel(get_rows_key(tile))) {
         why = "the device has no get_rows design";
         return false;
     }

@@ -1,6 +1,8 @@
 #include "ops/get_rows/sim-get-rows.h"
 
 #include "ops/get_rows/get-rows-invocation.h"
+#include "runtime/gather-sequence.h"
+#include "sim/rows-stream.h"
 
 #include <algorithm>
 #include <cstring>
@@ -20,8 +22,9 @@ ModelShape get_rows_model_shape(const Invocation & inv) {
     s.n_core_calls = 0;  // no core program: the DMAs move the rows
     s.kind_cores = 0;
     s.kind_columns = static_cast<int>(std::min<int64_t>(8, std::max<int64_t>(1, g.p.n_ids)));
+    // The DMAs move the rows in and out; the ids are read by the host when it builds the stream.
     const double row = static_cast<double>(g.p.cols) * sizeof(float);
-    s.activation_bytes = row * static_cast<double>(g.p.n_ids) + static_cast<double>(g.p.n_ids) * sizeof(int32_t);
+    s.activation_bytes = row * static_cast<double>(g.p.n_ids);
     s.out_bytes = row * static_cast<double>(g.p.n_ids);
     return s;
 }
@@ -34,6 +37,9 @@ Status sim_run_get_rows(const std::vector<Invocation> & invs, ThreadPool &) {
                                  (i.kernel_name() ? i.kernel_name() : "?") + " of kind " + kernel_kind_name(i.kind()));
         }
         const GetRowsInvocation g = get_rows_of(i);
+        if (i.key.tile.n == 0 || g.p.cols % i.key.tile.n != 0) {
+            return Status::error("get_rows: a row of " + std::to_string(g.p.cols) + " values is not one the design takes");
+        }
         const auto * ids = static_cast<const int32_t *>(g.ids.host());
         for (int64_t r = 0; r < g.p.n_ids; ++r) {
             if (ids[r] < 0 || ids[r] >= g.p.src_rows) {
@@ -54,6 +60,66 @@ Status sim_run_get_rows(const std::vector<Invocation> & invs, ThreadPool &) {
         }
     }
     return Status::success();
+}
+
+Status sim_run_get_rows_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused) {
+    if (refused != nullptr) {
+        *refused = false;
+    }
+    auto refuse = [&](size_t i, const std::string & why) {
+        if (refused != nullptr) {
+            *refused = true;
+        }
+        return Status::error("stream mode, invocation " + std::to_string(i) + " (get_rows): " + why);
+    };
+    const DesignRead & design = get_rows_design();
+    if (!design.ok()) {
+        return refuse(0, design.error);
+    }
+    std::vector<RowsJob> jobs;
+    for (size_t i = 0; i < invs.size(); ++i) {
+        if (!get_rows_has_kernel(invs[i].key)) {
+            return refuse(i, std::string("the get_rows stream engine was handed a kernel of kind ") + kernel_kind_name(invs[i].kind()));
+        }
+        GatherShape shape;
+        std::string err;
+        if (!gather_shape_of(invs[i], design.design, shape, err)) {
+            return refuse(i, err);
+        }
+        auto seq = std::make_shared<const RowsSequence>(build_gather_sequence(design.design, shape));
+        if (!seq->ok()) {
+            return refuse(i, seq->error);
+        }
+        const Operand * src = invs[i].operand("src");
+        const Operand * y = invs[i].operand("y");
+        RowsJob job;
+        job.seq = seq;
+        for (const Operand * o : {src, y}) {
+            const uint64_t after = o->slice.buffer->size() - o->slice.offset;
+            if (o->extent() > after) {
+                return refuse(i, std::string("operand ") + o->role + " ends before the rows the stream moves");
+            }
+            job.args.push_back({o->role, {static_cast<uint8_t *>(o->slice.host()), after}});
+        }
+        // The DMAs relay a chunk at a time: y over src's own memory would read rows already written.
+        const auto * sb = static_cast<const uint8_t *>(src->slice.host());
+        const auto * yb = static_cast<const uint8_t *>(y->slice.host());
+        if (sb < yb + y->extent() && yb < sb + src->extent()) {
+            return refuse(i, "y overlaps the source rows it is gathered from");
+        }
+        jobs.push_back(std::move(job));
+    }
+    if (jobs.empty()) {
+        return Status::success();
+    }
+    // No cores: the design's stream never starts a core program.
+    const auto no_cores = [](int) -> CoreRoleFactory {
+        return [](const LayoutDesc &, int, int, std::string & why) -> std::unique_ptr<CoreRole> {
+            why = "the gather design has no core program";
+            return nullptr;
+        };
+    };
+    return sim_run_rows_stream(design.design, jobs, no_cores, pool, contexts, "get_rows");
 }
 
 }  // namespace xdna
