@@ -3,47 +3,62 @@
 # each design's IRON script into MLIR and, with mlir-aie's aiecc, into xclbins, and writes the kernel
 # manifest (format 2, docs/xrt.md) the backend reads into the output directory: one entry per xclbin,
 # listing what it serves. No instruction streams are shipped: the backend builds each problem shape's
-# stream on the host (src/runtime/matmul-sequence.h, src/runtime/rows-sequence.h).
+# stream on the host (src/runtime/matmul-sequence.h, src/runtime/rows-sequence.h, and for a gather, from the
+# ids at submission, src/runtime/gather-sequence.h).
 #
 # The designs (--design, repeatable; default all of them):
 #   matmul  aie/matmul/design.py: per family, Peano compiles kernels/mm_<family>.cc and zero.cc into one
 #           object; one xclbin per family and token tile (mm_<family>_n<TN>.xclbin) serving every
 #           contract of the family (with --exact: one per contract, <contract>_n<TN>.xclbin).
-#   the rows designs: every aie/<design>/dataflow.json with "movement": "rows" (today add and glu), all
-#           built by aie/add/design.py --dataflow <that file>, and with "movement": "norm" (rms_norm), built
-#           by its own folder's design.py (the same options; --cols for the sample row length). Per family
-#           of the description, Peano compiles
-#           the kernel files its contracts are defined in (design.py --list-contracts: add.cc and mul.cc for
-#           add's "binary", swiglu.cc for glu's "swiglu") into one object, xdna_<design>_<family>.o
-#           (design.py's --kernel-object); one xclbin per tile (values per chunk: the numeric keys of the
-#           family's core_budget.kernel_stack, design.py --list-tiles), <design>_<family>_t<tile>.xclbin,
-#           serving every contract of the family (the RTP word "contract" selects the kernel). Its manifest
-#           entry names the tile, and the kernel's buffers bo<i> by the description's operand whose "arg"
-#           is i.
+#   the rows designs: every aie/<design>/dataflow.json with "movement": "rows" (today add, glu and
+#           scale), all built by aie/add/design.py --dataflow <that file>, and with "movement": "norm"
+#           (rms_norm), built by its own folder's design.py (the same options; --cols for the sample row
+#           length). Per family of the description, Peano compiles the kernel files its contracts are
+#           defined in (design.py --list-contracts: add.cc and mul.cc for add's "binary", swiglu.cc for
+#           glu's "swiglu", scale.cc for scale's "scale") into one object, xdna_<design>_<family>.o
+#           (design.py's --kernel-object: xdna_add_binary.o, xdna_glu_swiglu.o, xdna_scale_scale.o); one
+#           xclbin per tile (values per chunk: the numeric keys of the family's core_budget.kernel_stack,
+#           design.py --list-tiles), <design>_<family>_t<tile>.xclbin (scale_scale_t1024.xclbin: the
+#           design and its one family are both named scale), serving every contract of the family (the RTP
+#           word "contract" selects the kernel). Its manifest entry names the tile, and the kernel's
+#           buffers bo<i> by the description's operand whose "arg" is i: a, b, y (bo0..bo2) for add and
+#           glu, x, y (bo0, bo1) for scale's one input.
+#   the gather designs: every aie/<design>/dataflow.json with "movement": "gather" (today get_rows), built
+#           by its own folder's design.py. A gather is DMAs only (array.core_rows 0): no kernel file
+#           (design.py --list-contracts prints '-' for its source), so nothing is compiled by Peano and
+#           design.py gets no --kernel-object. One xclbin per tile of the family's xclbin_tiles (design.py
+#           --list-tiles), <design>_<family>_t<tile>.xclbin (get_rows_gather_t1024.xclbin), spanning
+#           array.max_columns columns; its manifest entry has the rows form: src, y (bo0, bo1). The ids
+#           are no argument of the program: the host reads them and builds each run's stream from them.
 #
 # How --design, --family and --tile-n combine: --design picks the designs; --family keeps, of each picked
 # design, only the families listed (a design left with none is skipped with a note); --tile-n keeps, of
-# each family, only the tiles listed: a token tile for a matmul family, values per chunk for a rows family
-# (both are the manifest's tile n), a family without a listed tile getting a note. Defaults: every family;
-# token tiles 4 32 64 for matmul families (each at those it has a program for), every tile for rows
-# families. A --family that no picked design has, or a --tile-n that no kept family has, is an error
-# (exit 2) before anything is compiled; an unknown --design is one before the toolchain is looked for.
-# --cols, --m-tiles, --n-tiles, --k and --exact concern the matmul design only: a rows xclbin always spans
-# the description's array.max_columns columns, as the host's rows stream builder deals the work (its
-# RowsShape::columns 0: the design's).
+# each family, only the tiles listed: a token tile for a matmul family, values per chunk for a rows or
+# gather family (both are the manifest's tile n), a family without a listed tile getting a note. Defaults:
+# every family; token tiles 4 32 64 for matmul families (each at those it has a program for), every tile
+# for rows and gather families. A --family that no picked design has, or a --tile-n that no kept family
+# has, is an error (exit 2) before anything is compiled; an unknown --design is one before the toolchain
+# is looked for.
+# --cols, --m-tiles, --n-tiles, --k and --exact concern the matmul design only: a rows or gather xclbin
+# always spans the description's array.max_columns columns, as the host's stream builders deal the work
+# (RowsShape::columns 0: the design's).
 #
 # Needs mlir-aie >= 1.4 (python package 'aie', aiecc), llvm-aie (Peano clang for aie2p) and XRT >= 2.18
-# (aiecc packages the xclbin with XRT's xclbinutil). When one of them is missing it says which and how
+# (aiecc packages the xclbin with XRT's xclbinutil), whichever designs are picked (a gather alone compiles
+# no kernel, but the toolchain is checked as one). When one of them is missing it says which and how
 # to point at it, prints "NPU kernels not built" and exits 0 (1 with --require) before anything else, so
 # the rest of the build goes on.
 #
 # Contract names in the manifest are the v2 names: mm_<w>_a8 for quantized weights (int8 activations),
 # e.g. mm_q4_K_a8; the float contracts keep mm_f16_f16, mm_bf16_bf16, mm_f32_f32. A rows entry serves
-# its family's contracts (add_f32, mul_f32; swiglu_f32) by the description's family name.
+# its family's contracts (add_f32, mul_f32; swiglu_f32; scale_f32; get_rows_f32) by the description's
+# family name.
 #
 # The IRON scripts still need a problem shape to emit their MLIR: matmul's --m-tiles, --n-tiles, --k; the
-# rows designs' 64 rows of 4096 values (rounded up to whole groups of array.core_rows chunks). It only
-# affects the runtime sequence aiecc compiles alongside, which the backend does not use.
+# rows designs' 64 rows of 4096 values (rounded up to whole groups of array.core_rows chunks; scale's
+# s and b at design.py's defaults, 1 and 0: they are runtime words, not part of the xclbin); the gather
+# designs' one id (--ids 0) of a 4096-value row (rounded up to whole chunks of the tile). It only affects
+# the runtime sequence aiecc compiles alongside, which the backend does not use.
 #
 # The manifest (the build's entries file and aiecc's kernel descriptions -> manifest.json) is written by
 # scripts/write-kernel-manifest.py, checked without a toolchain by tests/aie/check_kernel_manifest_writer.sh.
@@ -57,20 +72,24 @@ kernels_dir=$root/aie/matmul/kernels
 rows_design=$root/aie/add/design.py  # the IRON program of every rows description
 python=${PYTHON:-python3}
 
-# The rows designs: every description of the rows movement (built by aie/add/design.py) or of the norm
-# movement (built by its own folder's design.py), read with grep: no Python is needed before the
-# toolchain has been found.
+# The rows-form designs: every description of the rows movement (built by aie/add/design.py), of the norm
+# movement or of the gather movement (each built by its own folder's design.py), read with grep: no
+# Python is needed before the toolchain has been found.
+movement_is() { grep -Eq "\"movement\"[[:space:]]*:[[:space:]]*\"($2)\"" "$root/aie/$1/dataflow.json"; }
 rows_designs=""
 for f in "$root"/aie/*/dataflow.json; do
-    if grep -Eq '"movement"[[:space:]]*:[[:space:]]*"(rows|norm)"' "$f"; then
-        rows_designs="$rows_designs $(basename "$(dirname "$f")")"
+    d=$(basename "$(dirname "$f")")
+    if movement_is "$d" 'rows|norm|gather'; then
+        rows_designs="$rows_designs $d"
     fi
 done
-# The design script of a rows-like design, and its option for the row length of the sample invocation
+# The design script of a rows-form design, and its option for the row length of the sample invocation
 # the emitted runtime sequence is written for (the host builds the real streams).
 design_script_of() {
-    if grep -Eq '"movement"[[:space:]]*:[[:space:]]*"norm"' "$root/aie/$1/dataflow.json"; then
+    if movement_is "$1" norm; then
         echo "$root/aie/$1/design.py --cols"
+    elif movement_is "$1" gather; then
+        echo "$root/aie/$1/design.py --row-len"
     else
         echo "$rows_design --row-len"
     fi
@@ -99,11 +118,12 @@ usage: $(basename "$0") [options]
   --family F       build only this family (repeatable), of the designs built:
                      matmul: kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16
                              float_bfp16 f32_bfp16
-                     rows designs: their description's families (add: binary; glu: swiglu)
+                     rows and gather designs: their description's families (add: binary; glu: swiglu;
+                     rms_norm: norm; scale: scale; get_rows: gather)
   --tile-n N       build only this tile (repeatable): a matmul family's token tile (4 32 64, default all
-                   three) or a rows family's values per chunk (default all of its tiles: the numeric
-                   keys of its kernel_stack in the description)
-  --cols N         matmul: array columns (default 8; rows designs always use the whole array)
+                   three) or a rows or gather family's values per chunk (default all of its tiles: the
+                   numeric keys of its kernel_stack in the description, a gather's xclbin_tiles)
+  --cols N         matmul: array columns (default 8; rows and gather designs always use the whole array)
   --m-tiles N      matmul: weight row tiles of the instruction streams (default 64: M = 4096)
   --n-tiles N      matmul: token tiles of the instruction streams (default 1)
   --k K            matmul: reduction length of the instruction streams (default 4096)
@@ -295,7 +315,7 @@ peano_flags=(-O2 -std=c++20 --target=aie2p-none-unknown-elf -DNDEBUG -Wno-parent
              -Wno-macro-redefined -I "$root/aie/include" -I "$mlir_aie_dir/include")
 
 # What to build, settled before anything is compiled: per design and family, its tiles. A job is
-# "matmul <family> <token tiles...>" or "<rows design> <family> <tiles...>".
+# "matmul <family> <token tiles...>" or "<rows or gather design> <family> <tiles...>".
 jobs=()
 matched_families="" matched_tiles=""
 plan_family() {  # plan_family <design> <family> <default tiles> <the family's tiles>; adds a job
@@ -464,16 +484,51 @@ print(d["design"], d["array"]["core_rows"])' "$dataflow")
     done
 }
 
+# A gather has no core: no kernel object, and the sample invocation is one id, not rows of operands.
+build_gather() {  # build_gather <design> <family> <tiles...>
+    local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2 name line contract src
+    local tile row_len mlir xclbin script len_opt
+    shift 2
+    read -r script len_opt <<<"$(design_script_of "$d")"
+    mkdir -p "$fdir"
+    name=$("$python" -c 'import json, sys
+print(json.load(open(sys.argv[1]))["design"])' "$dataflow")
+    line=$("$python" "$script" --dataflow "$dataflow" --family "$family" --list-contracts)
+    mapfile -t contracts <<<"$line"
+    # A kernel file named here would be a core program this build does not compile.
+    for line in "${contracts[@]}"; do
+        read -r contract src <<<"$line"
+        if [ "$src" != "-" ]; then
+            say "$d/$family: $contract names kernel file '$src', but a gather design has no core program"; exit 1
+        fi
+    done
+    say "$d/$family: DMAs only, nothing to compile for the cores"
+
+    for tile in "$@"; do
+        row_len=$(( (rows_row_len + tile - 1) / tile * tile ))  # whole chunks of the tile
+        xclbin=${name}_${family}_t$tile.xclbin
+        mlir=$fdir/${xclbin%.xclbin}.mlir
+        say "$d/$family tile $tile: ${contracts[*]%% *} -> $xclbin"
+        "$python" "$script" --dataflow "$dataflow" --family "$family" --tile "$tile" \
+            --ids 0 "$len_opt" "$row_len" -o "$mlir"
+        aiecc_build "$fdir" "$mlir" "$xclbin"
+        # The manifest entry has the rows form: the same line kind.
+        printf 'rows\t%s\t%s\t%s\t%s\t%s\n' "$family" "$tile" "$xclbin" "$prj" "$dataflow" >>"$entries"
+    done
+}
+
 for job in "${jobs[@]}"; do
     read -r -a j <<<"$job"
     if [ "${j[0]}" = matmul ]; then
         build_matmul "${j[@]:1}"
+    elif movement_is "${j[0]}" gather; then
+        build_gather "${j[@]}"
     else
         build_rows "${j[@]}"
     fi
 done
 
 # The manifest: argument kinds follow mlir-aie's kernel signature (opcode, instruction BO in group 1, word
-# count, bo<i> in group 3 + i: a matmul's W, A, C, params; a rows design's operand whose "arg" is i), read
-# back from the kernel description aiecc generated so the argument count always matches the xclbin.
+# count, bo<i> in group 3 + i: a matmul's W, A, C, params; a rows or gather design's operand whose "arg" is
+# i), read back from the kernel description aiecc generated so the argument count always matches the xclbin.
 "$python" "$here/write-kernel-manifest.py" "$entries" "$out_dir/manifest.json"

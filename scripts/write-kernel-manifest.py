@@ -14,16 +14,20 @@ kind of design the line is of:
 
 A matmul xclbin serves every contract of its lines (one line per contract; the project dir of its first
 line is read), "exact" when it was built for one contract with W objects of its own tile (--exact). A rows
-xclbin (aie/add/design.py's program for a "movement": "rows" description, or aie/rms_norm/design.py's for
-"norm") serves every contract of its family at one chunk size, the tile; its design name, families, tiles
-and operands are read from the description given.
+xclbin (aie/add/design.py's program for a "movement": "rows" description, aie/rms_norm/design.py's for
+"norm", or aie/get_rows/design.py's for "gather") serves every contract of its family at one chunk size,
+the tile; its design name, families, tiles and operands are read from the description given. The tiles
+are the numeric keys of the family's core_budget.kernel_stack, or, for a gather (DMAs only: no core
+program, so no kernel stack), the family's list in xclbin_tiles; the backend's parser takes them from the
+same places (src/runtime/design-description.cpp).
 
 The kernel's arguments are read back from the kernel description aiecc wrote into the project dir
 (*kernels*.json: ps-kernels.kernels[0], its name and its arguments opcode, instr, ninstr, bo0..boN), so
 the manifest's argument list always matches the xclbin: opcode -> {"kind": "opcode", "value": 3},
 instr -> the instruction buffer in group 1, ninstr -> the word count, and bo<i> in group 3 + i:
   matmul: the runtime sequence's W, A, C and params (bo0..bo3: weights, activations, output, params);
-  rows:   the description's operand whose "arg" is i, by name ({"kind": "operand", "name": ...}).
+  rows:   the description's operand whose "arg" is i, by name ({"kind": "operand", "name": ...}): a, b, y
+          for add and glu, x, weight, y for rms_norm, x, y for scale, src, y for get_rows.
 An argument of another name, a bo<i> with no such operand, or a required argument the kernel lacks is
 refused (exit 1, no manifest written): the backend's parser (src/runtime/kernel-manifest.cpp) would drop
 the entry.
@@ -107,21 +111,37 @@ def as_int(text, what, where):
     return v
 
 
+MOVEMENTS = ("rows", "norm", "gather")
+
+
 def read_description(path, where):
+    """(design, families, tiles, tiles_from, operands) of a rows-form description: tiles maps each family to
+    its chunk sizes, tiles_from says where in the description they are listed (for messages)."""
     try:
         with open(path, encoding="utf-8") as f:
             d = json.load(f)
-        if d.get("movement") not in ("rows", "norm"):
-            raise ManifestError(f"{where}: {path} is not a rows or norm description (\"movement\": \"rows\" or \"norm\")")
+        movement = d.get("movement")
+        if movement not in MOVEMENTS:
+            raise ManifestError(f"{where}: {path} is not a rows, norm or gather description (\"movement\": "
+                                + " or ".join(json.dumps(m) for m in MOVEMENTS) + ")")
         design = d["design"]
         families = {k: v for k, v in d["families"].items() if k != "about"}
-        stacks = d["core_budget"]["kernel_stack"]
+        if movement == "gather":
+            # No cores, so no kernel stack: the tiles built are listed on their own.
+            listed = d["xclbin_tiles"]
+            tiles = {f: sorted(t for t in listed.get(f, []) if isinstance(t, int) and not isinstance(t, bool))
+                     for f in families}
+            tiles_from = "its xclbin_tiles"
+        else:
+            stacks = d["core_budget"]["kernel_stack"]
+            tiles = {f: sorted(int(t) for t in stacks.get(f, {}) if str(t).isdigit()) for f in families}
+            tiles_from = "the numeric keys of its kernel_stack"
         operands = {int(o["arg"]): o["name"] for o in d["operands"]}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise ManifestError(f"{where}: description {path}: {type(e).__name__}: {e}")
     if len(operands) != len(d["operands"]):
         raise ManifestError(f"{where}: description {path}: two operands with the same \"arg\"")
-    return design, families, stacks, operands
+    return design, families, tiles, tiles_from, operands
 
 
 def build(entries_path):
@@ -181,13 +201,12 @@ def build(entries_path):
             if xclbin in rows or xclbin in matmul:
                 raise ManifestError(f"{where}: {xclbin} listed twice (a rows xclbin serves its whole family: "
                                     "one line)")
-            design, families, stacks, operands = read_description(dataflow, where)
+            design, families, tiles, tiles_from, operands = read_description(dataflow, where)
             if family not in families:
                 raise ManifestError(f"{where}: '{family}' is not a family of {dataflow} ({', '.join(families)})")
-            tiles = sorted(int(t) for t in stacks.get(family, {}) if str(t).isdigit())
-            if tile not in tiles:
+            if tile not in tiles[family]:
                 raise ManifestError(f"{where}: tile {tile} is not a chunk size of family {family} "
-                                    f"({', '.join(map(str, tiles))}: the numeric keys of its kernel_stack)")
+                                    f"({', '.join(map(str, tiles[family]))}: {tiles_from})")
             for (d, fam, t) in ((e["design"], e["family"], e["tile"]) for e in rows.values()):
                 if (d, fam, t) == (design, family, tile):
                     raise ManifestError(f"{where}: {design}/{family} at tile {tile} has an xclbin already")

@@ -3,12 +3,14 @@
 # fake aiecc project directories (a main_kernels.json whose ps-kernels.kernels[0] has a name and the
 # arguments opcode, instr, ninstr, bo0..boN, as aiecc writes it) stand in for the compiled xclbins.
 #   - a matmul family xclbin serving three contracts, an exact matmul xclbin, an add (binary), a glu
-#     (swiglu) and an rms_norm (norm) xclbin, and an add xclbin whose description lists its operands out of "arg" order: the
-#     manifest holds exactly the fields the backend's parser (src/runtime/kernel-manifest.cpp) accepts,
-#     with every value as expected, bo<i> in group 3 + i named by the description's operand whose "arg"
-#     is i;
-#   - an unknown argument name, a bo<i> without an operand, a missing operand, a matmul bo4, a tile or a
-#     family the description does not have, a project without a kernel description and an unknown line
+#     (swiglu), an rms_norm (norm) and a scale (scale: one input, so two buffers, x and y) xclbin, a
+#     get_rows (gather: DMAs only, its tiles in xclbin_tiles, not a kernel_stack; buffers src and y)
+#     xclbin, and an add xclbin whose description lists its operands out of "arg" order: the manifest
+#     holds exactly the fields the backend's parser (src/runtime/kernel-manifest.cpp) accepts, with every
+#     value as expected, bo<i> in group 3 + i named by the description's operand whose "arg" is i;
+#   - an unknown argument name, a bo<i> without an operand (scale's bo2, a gather's bo2), a missing
+#     operand (a gather without y), a matmul bo4, a tile or a family the description does not have (a
+#     gather tile outside its xclbin_tiles), a project without a kernel description and an unknown line
 #     kind are refused, and no manifest is written;
 #   - with XDNA_INFO set to a built tools/xdna-info, the backend's own parser reads the manifest (fake
 #     xclbin headers beside it) and ignores no entry; without it the structure is checked in Python only.
@@ -55,6 +57,9 @@ fake_prj "$tmp/prj/add_t512" MLIR_AIE_add "${rows_args[@]}"
 fake_prj "$tmp/prj/glu_t128" MLIR_AIE_glu "${rows_args[@]}"
 fake_prj "$tmp/prj/add_t256" MLIR_AIE_add256 "${rows_args[@]}"
 fake_prj "$tmp/prj/norm_t1024" MLIR_AIE_norm "${rows_args[@]}"
+fake_prj "$tmp/prj/scale_t1024" MLIR_AIE_scale opcode instr ninstr bo0 bo1
+# The gather's runtime sequence takes src and y (its ids are read by the host, no argument).
+fake_prj "$tmp/prj/get_rows_t1024" MLIR_AIE_get_rows opcode instr ninstr bo0 bo1
 # The add description with its operands listed y, b, a: bo<i> must follow "arg", not the list's order.
 "$py" - "$root/aie/add/dataflow.json" "$tmp/permuted.json" <<'PYEOF'
 import json, sys
@@ -73,6 +78,8 @@ entries=$tmp/entries.txt
     printf 'rows\tswiglu\t128\tglu_swiglu_t128.xclbin\t%s\t%s\n' "$tmp/prj/glu_t128" "$root/aie/glu/dataflow.json"
     printf 'rows\tbinary\t256\tadd_binary_t256.xclbin\t%s\t%s\n' "$tmp/prj/add_t256" "$tmp/permuted.json"
     printf 'rows\tnorm\t1024\trms_norm_norm_t1024.xclbin\t%s\t%s\n' "$tmp/prj/norm_t1024" "$root/aie/rms_norm/dataflow.json"
+    printf 'rows\tscale\t1024\tscale_scale_t1024.xclbin\t%s\t%s\n' "$tmp/prj/scale_t1024" "$root/aie/scale/dataflow.json"
+    printf 'rows\tgather\t1024\tget_rows_gather_t1024.xclbin\t%s\t%s\n' "$tmp/prj/get_rows_t1024" "$root/aie/get_rows/dataflow.json"
 } >"$entries"
 
 out=$tmp/out
@@ -86,7 +93,7 @@ fi
 cat >"$tmp/verify.py" <<'PYEOF'
 import json, sys
 
-manifest, add_json, glu_json, permuted_json, norm_json = sys.argv[1:6]
+manifest, add_json, glu_json, permuted_json, norm_json, scale_json, gather_json = sys.argv[1:8]
 errors = []
 def check(ok, what):
     if not ok:
@@ -98,7 +105,7 @@ def operands(path):
 def rows_args(path):
     names = operands(path)
     return ([{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"}] +
-            [{"kind": "operand", "name": names[i], "group_id": 3 + i} for i in range(3)])
+            [{"kind": "operand", "name": names[i], "group_id": 3 + i} for i in range(len(names))])
 
 mm_args = [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"},
            {"kind": "weights", "group_id": 3}, {"kind": "activations", "group_id": 4},
@@ -119,12 +126,21 @@ want = [
      "npu": ["npu2"], "args": rows_args(permuted_json)},
     {"design": "rms_norm", "family": "norm", "tile": 1024, "xclbin": "rms_norm_norm_t1024.xclbin", "kernel": "MLIR_AIE_norm",
      "npu": ["npu2"], "args": rows_args(norm_json)},
+    {"design": "scale", "family": "scale", "tile": 1024, "xclbin": "scale_scale_t1024.xclbin", "kernel": "MLIR_AIE_scale",
+     "npu": ["npu2"], "args": rows_args(scale_json)},
+    # Spelled out rather than derived: the entry docs/xrt.md gives for the gather.
+    {"design": "get_rows", "family": "gather", "tile": 1024, "xclbin": "get_rows_gather_t1024.xclbin",
+     "kernel": "MLIR_AIE_get_rows", "npu": ["npu2"],
+     "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"},
+              {"kind": "operand", "name": "src", "group_id": 3}, {"kind": "operand", "name": "y", "group_id": 4}]},
 ]
 # The operands by bo index, as the descriptions give them (not by the order they are listed in).
 check([a["name"] for a in want[2]["args"][3:]] == ["a", "b", "y"], f"add's operands by arg: {operands(add_json)}")
 check([a["name"] for a in want[3]["args"][3:]] == ["a", "b", "y"], f"glu's operands by arg: {operands(glu_json)}")
 check(list(operands(permuted_json).values()) == ["y", "b", "a"], "the permuted description is not permuted")
 check([a["name"] for a in want[5]["args"][3:]] == ["x", "weight", "y"], f"the norm's operands by arg: {operands(norm_json)}")
+check([a["name"] for a in want[6]["args"][3:]] == ["x", "y"], f"scale's operands by arg: {operands(scale_json)}")
+check(want[7]["args"] == rows_args(gather_json), f"the gather's operands by arg: {operands(gather_json)}")
 
 doc = json.load(open(manifest))
 check(set(doc) <= {"format_version", "designs", "comment"}, f"top-level keys {sorted(doc)}")
@@ -137,7 +153,13 @@ check(len(got) == len(want), f"{len(got)} designs, expected {len(want)}")
 ARG_KEYS = {"opcode": {"kind", "value"}, "instructions": {"kind", "group_id"}, "instruction_count": {"kind"},
             "weights": {"kind", "group_id"}, "activations": {"kind", "group_id"}, "output": {"kind", "group_id"},
             "params": {"kind", "group_id"}, "operand": {"kind", "name", "group_id"}}
-descriptions = {"add": json.load(open(add_json)), "glu": json.load(open(glu_json)), "rms_norm": json.load(open(norm_json))}
+descriptions = {"add": json.load(open(add_json)), "glu": json.load(open(glu_json)), "rms_norm": json.load(open(norm_json)),
+                "scale": json.load(open(scale_json)), "get_rows": json.load(open(gather_json))}
+def family_tiles(d, family):
+    # As the parser reads them: a gather (no cores) lists its tiles, the others key their kernel stacks by them.
+    if d.get("movement") == "gather":
+        return [str(t) for t in d["xclbin_tiles"].get(family, [])]
+    return list(d["core_budget"]["kernel_stack"].get(family, {}))
 for i, e in enumerate(got):
     where = f"designs[{i}] ({e.get('design')}/{e.get('family')})"
     rows = e.get("design") in descriptions
@@ -159,8 +181,8 @@ for i, e in enumerate(got):
     if rows:
         d = descriptions[e["design"]]
         check(e["family"] in d["families"] and e["family"] != "about", f"{where}: family not in the description")
-        stack = d["core_budget"]["kernel_stack"].get(e["family"], {})
-        check(isinstance(e.get("tile"), int) and str(e.get("tile")) in stack, f"{where}: tile {e.get('tile')!r}")
+        check(isinstance(e.get("tile"), int) and str(e.get("tile")) in family_tiles(d, e["family"]),
+              f"{where}: tile {e.get('tile')!r}")
         names = [a.get("name") for a in e["args"] if a.get("kind") == "operand"]
         check(sorted(names) == sorted(o["name"] for o in d["operands"]), f"{where}: operands {names}")
         check(not {"weights", "activations", "output", "params"} & set(kinds), f"{where}: matmul argument kinds")
@@ -184,23 +206,28 @@ sys.exit(1 if errors else 0)
 PYEOF
 if [ -f "$out/manifest.json" ]; then
     "$py" "$tmp/verify.py" "$out/manifest.json" "$root/aie/add/dataflow.json" "$root/aie/glu/dataflow.json" \
-        "$tmp/permuted.json" "$root/aie/rms_norm/dataflow.json" || fail "the manifest written is not the one expected"
+        "$tmp/permuted.json" "$root/aie/rms_norm/dataflow.json" "$root/aie/scale/dataflow.json" \
+        "$root/aie/get_rows/dataflow.json" ||
+        fail "the manifest written is not the one expected"
 else
     fail "no manifest written"
 fi
 
 # The backend's own parser, when a built xdna-info is given (it also checks each xclbin's header).
 if [ -n "${XDNA_INFO:-}" ] && [ -x "$XDNA_INFO" ] && [ -f "$out/manifest.json" ]; then
-    for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256 rms_norm_norm_t1024; do
+    for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256 rms_norm_norm_t1024 scale_scale_t1024 \
+             get_rows_gather_t1024; do
         "$py" -c 'import struct, sys
 h = bytearray(512); h[0:8] = b"xclbin2\0"; h[304:312] = struct.pack("<Q", 512)
 open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
     done
     GGML_XDNA_KERNELS=$out/manifest.json "$XDNA_INFO" >"$tmp/info.txt" 2>&1 || true
-    # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once, rms_norm_mul_f32 and rms_norm_f32.
-    grep -q "6 design xclbins serving 11 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
+    # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once, rms_norm_mul_f32 and rms_norm_f32, scale_f32,
+    # get_rows_f32.
+    grep -q "8 design xclbins serving 13 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
         { sed -n '/^Kernels/,/^Simulator/p' "$tmp/info.txt"; fail "xdna-info does not read every entry"; }
-    for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 " "rms_norm_f32 +rms_norm +chunk 1024 "; do
+    for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 " "rms_norm_f32 +rms_norm +chunk 1024 " \
+                "scale_f32 +scale +chunk 1024 " "get_rows_f32 +get_rows +chunk 1024 "; do
         grep -Eq "$want" "$tmp/info.txt" || fail "xdna-info lists no '$want'"
     done
     echo "check_kernel_manifest_writer: the backend's parser ($XDNA_INFO) reads every entry"
@@ -232,8 +259,19 @@ fake_prj "$tmp/prj/bo3" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3
 refused "a rows bo3 (no operand of arg 3)" "kernel argument 'bo3' has no manifest kind" \
     "rows${tab}binary${tab}512${tab}x.xclbin${tab}$tmp/prj/bo3${tab}$add_json"
 fake_prj "$tmp/prj/no_y" MLIR_AIE opcode instr ninstr bo0 bo1
+refused "a scale bo2 (one input: no operand of arg 2)" "kernel argument 'bo2' has no manifest kind" \
+    "rows${tab}scale${tab}1024${tab}x.xclbin${tab}$tmp/prj/add_t512${tab}$root/aie/scale/dataflow.json"
 refused "a kernel without operand y" "for operand 'y'" \
     "rows${tab}binary${tab}512${tab}x.xclbin${tab}$tmp/prj/no_y${tab}$add_json"
+gather_json=$root/aie/get_rows/dataflow.json
+refused "a gather bo2 (src and y only: no operand of arg 2)" "kernel argument 'bo2' has no manifest kind" \
+    "rows${tab}gather${tab}1024${tab}x.xclbin${tab}$tmp/prj/add_t512${tab}$gather_json"
+fake_prj "$tmp/prj/gather_no_y" MLIR_AIE opcode instr ninstr bo0
+refused "a gather kernel without operand y" "for operand 'y'" \
+    "rows${tab}gather${tab}1024${tab}x.xclbin${tab}$tmp/prj/gather_no_y${tab}$gather_json"
+# 2048 is a power of two like the others, but the description lists no xclbin for it.
+refused "a gather tile outside its xclbin_tiles" "tile 2048 is not a chunk size of family gather" \
+    "rows${tab}gather${tab}2048${tab}x.xclbin${tab}$tmp/prj/get_rows_t1024${tab}$gather_json"
 fake_prj "$tmp/prj/mm_bo4" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3 bo4
 refused "a matmul bo4" "kernel argument 'bo4' has no manifest kind" \
     "matmul${tab}kquant${tab}mm_q4_K_a8${tab}4${tab}256${tab}x.xclbin${tab}$tmp/prj/mm_bo4${tab}family"
