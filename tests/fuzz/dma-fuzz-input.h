@@ -25,8 +25,9 @@ inline constexpr DmaFuzzTarget kDmaFuzzTargets[] = {
     {"kquant", 4, "n_split"},     {"kquant", 32, "n_split"},     {"legacy", 4, "n_split"}, {"legacy", 32, "n_split"},
     {"kquant_low", 4, "n_split"}, {"kquant_low", 32, "n_split"}, {"float", 4, "n_split"},  {"float", 32, "n_split"},
     // The rows designs (their arguments: a, b and y in the first three buffers; the scale's x and y in
-    // the first two), and the norm design (x, weight and y).
-    {"binary", 256, "rows", "add"}, {"swiglu", 64, "rows", "glu"}, {"norm", 128, "rows", "rms_norm"}, {"scale", 256, "rows", "scale"}};
+    // the first two), the norm design (x, weight and y), and the gather (src and y; no cores).
+    {"binary", 256, "rows", "add"}, {"swiglu", 64, "rows", "glu"}, {"norm", 128, "rows", "rms_norm"}, {"scale", 256, "rows", "scale"},
+    {"gather", 1024, "gather", "get_rows"}};
 inline constexpr size_t kDmaFuzzTargetCount = sizeof(kDmaFuzzTargets) / sizeof(kDmaFuzzTargets[0]);
 
 // Bytes of the weights, activations, output and params arguments (the design's argument order).

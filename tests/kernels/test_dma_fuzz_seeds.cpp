@@ -7,6 +7,7 @@
 #include "fuzz-support.h"
 #include "runtime/matmul-sequence.h"
 #include "runtime/design-registry.h"
+#include "runtime/gather-sequence.h"
 #include "runtime/rows-sequence.h"
 #include "sim/rows-stream.h"
 #include "ops/add/sim-add.h"
@@ -220,6 +221,41 @@ TEST(DmaFuzzSeeds, RowsSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {
         ASSERT_TRUE(stand_in.ok()) << stand_in.error;
         expect_committed(s.file, seed_bytes(target, seq.words.data(), seq.words.size()));
     }
+}
+
+// The gather's seed (runtime/gather-sequence.h): 9 ids with runs, a repeat and a reversal, rows of 2048
+// values (tile 1024) over 3 columns; the interpreter's forward route, no cores.
+TEST(DmaFuzzSeeds, TheGatherSeedIsTheBuildersStreamAndRunsOnTheFuzzersArguments) {
+    const DesignDescription & d = find_design("get_rows")->design;
+    GatherShape shape;
+    shape.contract = "get_rows_f32";
+    shape.ids = {5, 6, 7, 2, 3, 9, 9, 39, 38};
+    shape.rows = static_cast<int64_t>(shape.ids.size());
+    shape.cols = 2048;
+    shape.src_rows = 40;
+    shape.src_stride = 2048;
+    shape.y_stride = 2048;
+    shape.columns = 3;
+    const RowsSequence seq = build_gather_sequence(d, shape);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
+    for (uint32_t i = 0; i < xdna_fuzz::kDmaFuzzTargetCount; ++i) {
+        const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[i];
+        if (std::string(t.design) == "get_rows" && seq.family == t.family && seq.tile == t.tile_n && seq.layout == t.layout) {
+            target = i;
+        }
+    }
+    ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount);
+    FuzzArguments fa;
+    fa.args.resize(d.operands.size());
+    LoadedDesign loaded;
+    const DmaRun run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, xdna_fuzz::stand_in_roles(d, seq.tile),
+                                         seq.words.data(), seq.words.size(), fa.args, nullptr, loaded);
+    ASSERT_TRUE(run.ok()) << run.error;
+    EXPECT_EQ(run.stats.mm2s_bytes, 9u * 2048 * 4);
+    EXPECT_EQ(run.stats.s2mm_bytes, 9u * 2048 * 4);
+    EXPECT_EQ(run.stats.kernel_calls, 0u);
+    expect_committed("gather-t1024-r9-c2048.bin", seed_bytes(target, seq.words.data(), seq.words.size()));
 }
 
 }  // namespace
