@@ -13,6 +13,7 @@
 #include "glue/profiler.h"
 
 #include "devices/open-device.h"
+#include "ops/act_quant/act-quant-invocation.h"
 #include "ops/act_quant/act-quant-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 #include "plan/batch-plan.h"
@@ -291,6 +292,11 @@ ggml_status BackendContext::flush() {
         gather_experts(*plan, pending);
     }
     quantize(*plan, pending);
+    if (plan->has_zeros) {
+        // The block the NPU's activation quantizations read their padding rows from: every plan shares
+        // scratch, so another plan's data may lie there; the copy to the device below carries the zeros.
+        std::memset(static_cast<char *>(scratch->host_ptr()) + plan->zeros_offset, 0, kActQuantZeroBytes);
+    }
     for (size_t i = 0; i < plan->ops.size(); ++i) {
         const PlannedOp & p = plan->ops[i];
         if (!p.packed_weights && p.is(PlannedForm::matmul)) {

@@ -116,6 +116,11 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         }
         plan.ops.push_back(std::move(p));
     }
+    if (std::any_of(plan.ops.begin(), plan.ops.end(), [](const PlannedOp & q) { return q.act_on_npu; })) {
+        plan.has_zeros = true;
+        plan.zeros_offset = size;
+        size = align_up(size + kActQuantZeroBytes);
+    }
     plan.scratch_bytes = size;
     return true;
 }
@@ -210,7 +215,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
                 }
                 act_stage[p.act_offset] =
                     place({to_invocation(act_quant_invocation(p.plan.activations, x, static_cast<int64_t>(src1->nb[1] / sizeof(float)),
-                                                              {scratch, p.act_offset}))},
+                                                              {scratch, p.act_offset}, {scratch, plan.zeros_offset}))},
                           producer_stage(src1, i) + 1);
             }
             at = std::max(at, act_stage.at(p.act_offset) + 1);

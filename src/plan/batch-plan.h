@@ -58,6 +58,11 @@ struct BatchPlan {
     std::vector<QuantizeJob>   quantize_jobs;
     int64_t                    max_k_pad = 0;   // longest padded activation row (host scratch floats)
     size_t                     scratch_bytes = 0;
+    // Where scratch holds kActQuantZeroBytes of zeros for the NPU's activation quantizations (the
+    // padding rows of a last token tile: aie/act_quant), when any is planned. The backend writes the
+    // zeros before each run (other plans share scratch); nothing of this plan writes there.
+    bool                       has_zeros = false;
+    size_t                     zeros_offset = 0;
     // The invocations, ready to submit, in stages: every op that reads nothing this batch writes (the
     // ops of other kinds, the matmuls of host-quantized activations); the NPU quantizations of their
     // outputs; the matmuls that read those.

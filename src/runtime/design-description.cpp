@@ -151,7 +151,12 @@ void check_fifo_graph(const DesignDescription & d, const LayoutDesc & L, const s
         if (f.tile != 0) {
             return true;
         }
-        return std::any_of(d.units.begin(), d.units.end(), [&](const auto & u) { return u.first == f.unit; });
+        // A family's own objects (.objects) name units too; every family must then give it (checked there).
+        const bool family_unit = !d.family_objects.empty() &&
+                                 std::all_of(d.family_objects.begin(), d.family_objects.end(), [&](const DesignDescription::FamilyObjects & o) {
+                                     return std::any_of(o.bytes.begin(), o.bytes.end(), [&](const auto & b) { return b.first == f.unit; });
+                                 });
+        return family_unit || std::any_of(d.units.begin(), d.units.end(), [&](const auto & u) { return u.first == f.unit; });
     };
     std::vector<std::pair<bool, int>> channels;
     for (const FifoDesc & f : L.fifos) {
@@ -258,6 +263,33 @@ DesignDescription parse(const json & j) {
         }
     }
 
+    if (j.contains("objects")) {
+        const json & objects = j.at("objects");
+        for (const auto & fam : d.families) {
+            const std::string where = ".objects." + fam.first;
+            const json & o = at(objects, fam.first.c_str(), ".objects");
+            DesignDescription::FamilyObjects fo;
+            fo.family = fam.first;
+            for (const char * unit : {"group", "tile"}) {
+                fo.bytes.emplace_back(unit, static_cast<size_t>(get_int(o, unit, where, 4, 1 << 20)));
+                if (fo.bytes.back().second % 4 != 0) {
+                    throw FieldError{where + "." + unit + ": a shim BD moves 32-bit words"};
+                }
+            }
+            fo.tokens = static_cast<int>(get_int(o, "tokens", where, 1, 256));
+            fo.tile_k = static_cast<int>(get_int(o, "tile_k", where, 1, 4096));
+            fo.group_tokens = static_cast<int>(get_int(o, "group_tokens", where, 1, 256));
+            if (fo.tokens % fo.group_tokens != 0 ||
+                fo.bytes[0].second != static_cast<size_t>(fo.group_tokens) * static_cast<size_t>(fo.tile_k) * sizeof(float)) {
+                throw FieldError{where + ": a group is group_tokens x tile_k fp32 values and tokens a whole number of groups"};
+            }
+            d.family_objects.push_back(std::move(fo));
+        }
+    }
+    if (j.contains("zeros_bytes")) {
+        d.zeros_bytes = static_cast<size_t>(get_int(j, "zeros_bytes", "", 4, 1 << 24));
+    }
+
     const json & depths = at(j, "depths", "");
     d.l2_depth = static_cast<int>(get_int(depths, "l2", ".depths", 1, 16));
     d.c_depth_max = depths.contains("c_max") ? static_cast<int>(get_int(depths, "c_max", ".depths", 1, 16)) : 1;
@@ -292,8 +324,8 @@ DesignDescription parse(const json & j) {
     d.matmul_movement = d.layouts.front().fifo("w_l3l2") != nullptr;
     if (j.contains("movement")) {
         const std::string m = get_str(j, "movement", "");
-        if (m != "rows" && m != "matmul" && m != "norm" && m != "gather") {
-            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\", \"norm\" or \"gather\""};
+        if (m != "rows" && m != "matmul" && m != "norm" && m != "gather" && m != "quant") {
+            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\", \"norm\", \"gather\" or \"quant\""};
         }
         if ((m == "matmul") != d.matmul_movement) {
             throw FieldError{".movement is \"" + m + "\" but the FIFOs " + (d.matmul_movement ? "are" : "are not") + " the matmul's"};
@@ -301,6 +333,10 @@ DesignDescription parse(const json & j) {
         d.rows_movement = m == "rows";
         d.norm_movement = m == "norm";
         d.gather_movement = m == "gather";
+        d.quant_movement = m == "quant";
+        if (d.quant_movement && (d.family_objects.empty() || d.zeros_bytes == 0)) {
+            throw FieldError{".movement \"quant\" needs every family's .objects and .zeros_bytes"};
+        }
     }
     // Only a DMA-only design has no cores: every FIFO of its layouts runs between the shim and the
     // memory tile, and it has no core program to describe.
@@ -630,6 +666,22 @@ int DesignDescription::operand_arg(const std::string & operand) const {
         if (name == operand) return arg;
     }
     return -1;
+}
+
+const DesignDescription::FamilyObjects * DesignDescription::objects_of(const std::string & family) const {
+    for (const FamilyObjects & o : family_objects) {
+        if (o.family == family) return &o;
+    }
+    return nullptr;
+}
+
+size_t DesignDescription::unit_bytes(const std::string & family, const std::string & unit, int tile_n) const {
+    if (const FamilyObjects * o = objects_of(family)) {
+        for (const auto & [name, bytes] : o->bytes) {
+            if (name == unit) return bytes;
+        }
+    }
+    return unit_bytes(unit, tile_n);
 }
 
 size_t DesignDescription::unit_bytes(const std::string & unit, int tile_n) const {

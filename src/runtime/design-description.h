@@ -103,6 +103,19 @@ struct DesignDescription {
     // (".movement": "gather") DMAs only, no cores (core_rows 0): rows read at offsets the host takes from
     // the invocation's ids at submission (runtime/gather-sequence.h).
     bool gather_movement = false;
+    // (".movement": "quant") activation rows into a matmul's activation tiles, a core per column building
+    // whole tiles (runtime/quant-sequence.h); the padding rows read from a block of zeros_bytes zeros.
+    bool quant_movement = false;
+    size_t zeros_bytes = 0;
+    // Objects whose bytes are a family's own (.objects: the quant design's group and tile), not a unit per
+    // value of the tile; with the tile's shape the family's program works on.
+    struct FamilyObjects {
+        std::string                                 family;
+        std::vector<std::pair<std::string, size_t>> bytes;  // unit -> bytes of one unit
+        int tokens = 0, tile_k = 0, group_tokens = 0;
+    };
+    std::vector<FamilyObjects> family_objects;
+    const FamilyObjects * objects_of(const std::string & family) const;
     // Whether rows-sequence.h builds its streams (a rows or a norm design).
     bool rows_stream() const { return rows_movement || norm_movement; }
     std::vector<LayoutDesc> layouts;  // the first is the default (what a shape without a layout gets)
@@ -163,6 +176,8 @@ struct DesignDescription {
     int operand_arg(const std::string & operand) const;
     // Bytes of one `unit` at tile `tile_n` from .units, 0 when the design has no such unit.
     size_t unit_bytes(const std::string & unit, int tile_n) const;
+    // The same for an xclbin of `family`: the family's own object bytes (.objects) where it has them.
+    size_t unit_bytes(const std::string & family, const std::string & unit, int tile_n) const;
 };
 
 struct DesignRead {

@@ -220,6 +220,9 @@ std::vector<KernelEntry> parse_rows_entry(const json & e, KernelEntry base, cons
         fail("tile", std::to_string(tile) + " is not a chunk size of family " + base.family + " (" + tiles + ")");
     }
     base.tile = TileShape{0, tile, 0};
+    if (const DesignDescription::FamilyObjects * o = d.objects_of(base.family)) {
+        base.tile.k = o->tile_k;  // a quant program's key carries its K tile too (act_quant_key)
+    }
     const json & args = require(e, "args", "args");
     if (!args.is_array()) {
         fail("args", std::string("must be an array, got ") + json_type_name(args));
@@ -283,11 +286,11 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
     if (!known.ok()) {
         fail("design", "cannot be checked: the built-in design description is broken: " + known.error);
     }
-    if (!known.design.matmul_movement && !known.design.rows_stream() && !known.design.gather_movement) {
+    if (!known.design.matmul_movement && !known.design.rows_stream() && !known.design.gather_movement && !known.design.quant_movement) {
         // Only designs with a stream builder can be run (docs/xrt.md).
         fail("design", "'" + base.design + "' has no instruction-stream builder on the host: its xclbins cannot be run");
     }
-    if (known.design.rows_stream() || known.design.gather_movement) {
+    if (known.design.rows_stream() || known.design.gather_movement || known.design.quant_movement) {
         return parse_rows_entry(e, base, known.design, dir);
     }
     reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "serves", "args", "w_objects"}, "");

@@ -930,8 +930,8 @@ private:
 
 // Bytes of one object of `f` on the xclbin: the description's units at its tile, or the matmul's
 // family buffers.
-size_t object_bytes(const DesignDescription & d, const FifoDesc & f, int tile_n, const FamilyBuffers * fb) {
-    const size_t unit = f.tile != 0 ? (fb != nullptr ? fb->unit(f.tile) : 0) : d.unit_bytes(f.unit, tile_n);
+size_t object_bytes(const DesignDescription & d, const std::string & family, const FifoDesc & f, int tile_n, const FamilyBuffers * fb) {
+    const size_t unit = f.tile != 0 ? (fb != nullptr ? fb->unit(f.tile) : 0) : d.unit_bytes(family, f.unit, tile_n);
     return static_cast<size_t>(f.count) * unit;
 }
 
@@ -1072,7 +1072,7 @@ DmaRun run_design_stream(const DesignDescription & design, const XclbinId & xclb
             ch.name = std::string("shim ") + (r.input ? "MM2S " : "S2MM ") + r.shim_fifo->operand;
             // Object sizes: the units times the description's counts; a split or join has one
             // memory-tile channel per core, a broadcast one stream.
-            const size_t l2_bytes = object_bytes(design, *r.shim_fifo, tile_n, fbp);
+            const size_t l2_bytes = object_bytes(design, family, *r.shim_fifo, tile_n, fbp);
             if (r.core_fifo == nullptr) {
                 // A forward's two ends: one memory-tile FIFO (the input's), drained by the output's channel.
                 if (l2_bytes == 0) {
@@ -1082,7 +1082,7 @@ DmaRun run_design_stream(const DesignDescription & design, const XclbinId & xclb
                 c->l2[ri].init(l2_bytes, depth(r.shim_fifo), 1, 1);
                 continue;
             }
-            const size_t l1_bytes = object_bytes(design, *r.core_fifo, tile_n, fbp);
+            const size_t l1_bytes = object_bytes(design, family, *r.core_fifo, tile_n, fbp);
             if (l2_bytes == 0 || l1_bytes == 0 || l2_bytes != (r.split && !r.per_row ? static_cast<size_t>(rows) : 1u) * l1_bytes) {
                 result.error = "design " + design.design + ": a split or join object is not one part per core";
                 return result;

@@ -46,10 +46,9 @@ Status act_quant_run(const std::vector<Invocation> & invs, ThreadPool & pool, Si
     return sim_run_act_quants(invs, pool, exec);
 }
 
-Status act_quant_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status act_quant_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                             const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_act_quants(invs, pool);  // no instruction stream yet (aie/act_quant/README.md)
+    return sim_run_act_quants_stream(invs, pool, contexts, refused);
 }
 
 Status add_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {

@@ -242,7 +242,7 @@ const XrtDevice::ShapeStream * XrtDevice::stream_for(LoadedKernel & lk, const Ma
 const XrtDevice::ShapeStream * XrtDevice::rows_stream_for(LoadedKernel & lk, const DesignDescription & d, const RowsShape & shape,
                                                           std::string & err) {
     for (const auto & st : lk.streams) {
-        if (st->rows_seq && !st->gather && st->rows_shape == shape) {
+        if (st->rows_seq && !st->gather && !st->quant && st->rows_shape == shape) {
             return st.get();
         }
     }
@@ -264,7 +264,7 @@ const XrtDevice::ShapeStream * XrtDevice::rows_stream_for(LoadedKernel & lk, con
 const XrtDevice::ShapeStream * XrtDevice::gather_stream_for(LoadedKernel & lk, const DesignDescription & d, const GatherShape & shape,
                                                             std::string & err) {
     for (const auto & st : lk.streams) {
-        if (st->rows_seq && st->gather && st->gather_shape == shape) {
+        if (st->rows_seq && st->gather && !st->quant && st->gather_shape == shape) {
             return st.get();
         }
     }
@@ -278,6 +278,29 @@ const XrtDevice::ShapeStream * XrtDevice::gather_stream_for(LoadedKernel & lk, c
     }
     if (st->rows_seq->tile != lk.entry->tile.n) {
         err = "the rows' stream runs at " + std::to_string(st->rows_seq->tile) + " values per chunk, " + lk.entry->label() + " at " +
+              std::to_string(lk.entry->tile.n);
+        return nullptr;
+    }
+    return keep_stream(lk, std::move(st), err);
+}
+
+const XrtDevice::ShapeStream * XrtDevice::quant_stream_for(LoadedKernel & lk, const DesignDescription & d, const QuantShape & shape,
+                                                           std::string & err) {
+    for (const auto & st : lk.streams) {
+        if (st->rows_seq && st->quant && st->quant_shape == shape) {
+            return st.get();
+        }
+    }
+    auto st = std::make_unique<ShapeStream>();
+    st->quant = true;
+    st->quant_shape = shape;
+    st->rows_seq = std::make_shared<const RowsSequence>(build_quant_sequence(d, shape));
+    if (!st->rows_seq->ok()) {
+        err = "no instruction stream for this shape: " + st->rows_seq->error;
+        return nullptr;
+    }
+    if (st->rows_seq->tile != lk.entry->tile.n) {
+        err = "the shape's stream is for token tile " + std::to_string(st->rows_seq->tile) + ", " + lk.entry->label() + " for " +
               std::to_string(lk.entry->tile.n);
         return nullptr;
     }
@@ -392,7 +415,8 @@ Status XrtDevice::resolve(const Batch & batch, Submission & sub) {
         const DesignRead * design = find_design(inv.key.design ? inv.key.design : "");
         if (inv.kind() == KernelKind::matmul) {
             st = resolve_matmul(inv, i, n, sub.resolved[i]);
-        } else if (design != nullptr && design->ok() && (design->design.rows_stream() || design->design.gather_movement)) {
+        } else if (design != nullptr && design->ok() &&
+                   (design->design.rows_stream() || design->design.gather_movement || design->design.quant_movement)) {
             st = resolve_rows(inv, design->design, i, n, sub.resolved[i]);
         } else {
             st = Status::error("invocation " + std::to_string(i + 1) + ": no NPU kernels of kind " + kernel_kind_name(inv.kind()) +
@@ -460,6 +484,13 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
         }
         r.stream = gather_stream_for(*r.lk, d, shape, err);
         moved_names = {"src", "y"};
+    } else if (d.quant_movement) {
+        QuantShape shape;
+        if (!quant_shape_of(inv, d, shape, err)) {
+            return Status::error(r.label + ": " + err);
+        }
+        r.stream = quant_stream_for(*r.lk, d, shape, err);
+        moved_names = {"x", "tiles", "zeros"};
     } else {
         RowsShape shape;
         if (!rows_shape_of(inv, d, shape, err)) {

@@ -17,6 +17,7 @@
 #include "runtime/matmul-sequence.h"
 #include "runtime/npu-discovery.h"
 #include "runtime/gather-sequence.h"
+#include "runtime/quant-sequence.h"
 #include "runtime/rows-sequence.h"
 #include "xrt/xrt-buffer.h"
 #include "xrt/xrt-context-registry.h"
@@ -64,6 +65,8 @@ private:
         RowsShape                             rows_shape;  // a rows design's (seq null)
         bool                                  gather = false;  // a gather design's: its rows_seq, built from gather_shape
         GatherShape                           gather_shape;
+        bool                                  quant = false;  // a quant design's: its rows_seq, built from quant_shape
+        QuantShape                            quant_shape;
         std::shared_ptr<const RowsSequence>   rows_seq;
         xrt::bo                               bo;
         const std::vector<uint32_t> & words() const { return seq ? seq->words : rows_seq->words; }
@@ -96,6 +99,7 @@ private:
     // A gather's stream: its shape holds the run's ids, so streams are kept per set of ids (a decode's
     // output row is the same every token).
     const ShapeStream * gather_stream_for(LoadedKernel & lk, const DesignDescription & d, const GatherShape & shape, std::string & err);
+    const ShapeStream * quant_stream_for(LoadedKernel & lk, const DesignDescription & d, const QuantShape & shape, std::string & err);
     // Uploads a built stream into its instruction BO and keeps it with `lk`; nullptr with `err` if that fails.
     const ShapeStream * keep_stream(LoadedKernel & lk, std::unique_ptr<ShapeStream> st, std::string & err);
 

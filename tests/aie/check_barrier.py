@@ -328,5 +328,28 @@ def main(argv):
     return 0 if ok else 1
 
 
+# ---------------------------------------------------------------------------------------------------
+# For designs whose FIFOs are filled from more than one tensor (a check must tell which one a fill
+# names): the sequence gets one TensorArg per tensor type, by its position, instead of Anything().
+# ---------------------------------------------------------------------------------------------------
+class TensorArg(Anything):
+    def __init__(self, index, arg_type=None):
+        self.index = index
+        self.arg_type = arg_type
+
+
+class TensorProgram(Program):
+    def resolve_program(self, *args, **kwargs):
+        PROGRAM.append(self)
+        for i, w in enumerate(self.workers):
+            CONTEXT.append(f"core {i}")
+            w.core_fn(*w.fn_args)
+            CONTEXT.pop()
+        CONTEXT.append("sequence")
+        self.rt.sequence(*[t if isinstance(t, list) else TensorArg(i, t) for i, t in enumerate(self.rt.arg_types)])
+        CONTEXT.pop()
+        return "stand-in module"
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

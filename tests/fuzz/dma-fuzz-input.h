@@ -27,7 +27,9 @@ inline constexpr DmaFuzzTarget kDmaFuzzTargets[] = {
     // The rows designs (their arguments: a, b and y in the first three buffers; the scale's x and y in
     // the first two), the norm design (x, weight and y), and the gather (src and y; no cores).
     {"binary", 256, "rows", "add"}, {"swiglu", 64, "rows", "glu"}, {"norm", 128, "rows", "rms_norm"}, {"scale", 256, "rows", "scale"},
-    {"gather", 1024, "gather", "get_rows"}};
+    {"gather", 1024, "gather", "get_rows"},
+    // The quant design (x, zeros, tiles), at one program's xclbin.
+    {"a8_b256_n4", 4, "tiles", "act_quant"}};
 inline constexpr size_t kDmaFuzzTargetCount = sizeof(kDmaFuzzTargets) / sizeof(kDmaFuzzTargets[0]);
 
 // Bytes of the weights, activations, output and params arguments (the design's argument order).

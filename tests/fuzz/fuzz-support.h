@@ -179,12 +179,62 @@ private:
     bool weight_ = true;
 };
 
+// A stand-in for a quant design's core program (".movement": "quant", runtime/quant-sequence.h): per
+// tile (the RTP word "tiles"), hold one output object while `groups` input objects are read through,
+// then write the output whole; every byte read and written as StandInRole does.
+class QuantStandInRole final : public xdna::CoreRole {
+public:
+    QuantStandInRole(const xdna::DesignDescription & d, const xdna::LayoutDesc & L, int groups)
+        : tiles_word_(d.rtp_word("tiles")), groups_(static_cast<uint32_t>(groups)) {
+        for (size_t i = 0; i < L.fifos.size(); ++i) {
+            if (L.fifos[i].to == "core") in_ = static_cast<int>(i);
+            if (L.fifos[i].from == "core") out_ = static_cast<int>(i);
+        }
+    }
+    std::string start(const std::vector<uint32_t> & words) override {
+        if (tiles_word_ < 0 || in_ < 0 || out_ < 0 || groups_ == 0) return "not a quant design's layout";
+        tiles_ = words[tiles_word_];
+        done_ = group_ = 0;
+        return "";
+    }
+    uint64_t step(xdna::CorePorts & p, bool & progress) override {
+        uint64_t calls = 0;
+        while (done_ < tiles_ && p.ready(out_)) {
+            while (group_ < groups_ && p.ready(in_)) {
+                const uint8_t * b = p.object(in_);
+                for (size_t k = 0; k < bytes_[in_]; ++k) h_ = h_ * 31 + b[k];
+                p.release(in_);
+                ++group_;
+                ++calls;
+                progress = true;
+            }
+            if (group_ < groups_) break;
+            uint8_t * b = p.object(out_);
+            for (size_t k = 0; k < bytes_[out_]; ++k) b[k] = static_cast<uint8_t>(h_ + k);
+            p.release(out_);
+            group_ = 0;
+            ++done_;
+            progress = true;
+        }
+        return calls;
+    }
+    bool finished() const override { return done_ >= tiles_; }
+    bool begun() const override { return done_ > 0 || group_ > 0; }
+    std::string state() const override { return std::to_string(done_) + " of " + std::to_string(tiles_) + " tiles"; }
+    std::map<int, size_t> bytes_;
+
+private:
+    int tiles_word_, in_ = -1, out_ = -1;
+    uint32_t groups_, tiles_ = 0, done_ = 0, group_ = 0, h_ = 0;
+};
+
 // The stand-in program of a design whose objects are its units at `tile` (a rows design).
-inline xdna::CoreRoleFactory stand_in_roles(const xdna::DesignDescription & d, int tile) {
-    return [&d, tile](const xdna::LayoutDesc & L, int, int, std::string &) -> std::unique_ptr<xdna::CoreRole> {
+// Of the xclbin of `family` at `tile` (the objects of a family that has its own: .objects).
+inline xdna::CoreRoleFactory stand_in_roles(const xdna::DesignDescription & d, int tile, std::string family = "") {
+    return [&d, tile, family](const xdna::LayoutDesc & L, int, int, std::string &) -> std::unique_ptr<xdna::CoreRole> {
         auto fill = [&](auto & r) {
             for (size_t i = 0; i < L.fifos.size(); ++i) {
-                r->bytes_[static_cast<int>(i)] = static_cast<size_t>(L.fifos[i].count) * d.unit_bytes(L.fifos[i].unit, tile);
+                r->bytes_[static_cast<int>(i)] = static_cast<size_t>(L.fifos[i].count) * d.unit_bytes(family, L.fifos[i].unit, tile);
             }
         };
         if (d.norm_movement) {
@@ -198,6 +248,12 @@ inline xdna::CoreRoleFactory stand_in_roles(const xdna::DesignDescription & d, i
                 }
             }
             auto r = std::make_unique<NormStandInRole>(d, L, twice);
+            fill(r);
+            return r;
+        }
+        if (d.quant_movement) {
+            const xdna::DesignDescription::FamilyObjects * o = d.objects_of(family);
+            auto r = std::make_unique<QuantStandInRole>(d, L, o != nullptr ? o->tokens / o->group_tokens : 0);
             fill(r);
             return r;
         }

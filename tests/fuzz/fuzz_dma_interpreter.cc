@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
         (void)xdna::run_control_stream(d, t.family, t.tile_n, cores, words.data(), words.size(), args, nullptr, t.layout);
     } else {
         xdna::LoadedDesign loaded;
-        (void)xdna::run_design_stream(d, xdna::XclbinId{t.family, t.tile_n, t.layout, ""}, xdna_fuzz::stand_in_roles(d, t.tile_n),
+        (void)xdna::run_design_stream(d, xdna::XclbinId{t.family, t.tile_n, t.layout, ""}, xdna_fuzz::stand_in_roles(d, t.tile_n, t.family),
                                       words.data(), words.size(), args, nullptr, loaded);
     }
     return 0;

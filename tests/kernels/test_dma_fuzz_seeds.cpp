@@ -8,6 +8,7 @@
 #include "runtime/matmul-sequence.h"
 #include "runtime/design-registry.h"
 #include "runtime/gather-sequence.h"
+#include "runtime/quant-sequence.h"
 #include "runtime/rows-sequence.h"
 #include "sim/rows-stream.h"
 #include "ops/add/sim-add.h"
@@ -256,6 +257,34 @@ TEST(DmaFuzzSeeds, TheGatherSeedIsTheBuildersStreamAndRunsOnTheFuzzersArguments)
     EXPECT_EQ(run.stats.s2mm_bytes, 9u * 2048 * 4);
     EXPECT_EQ(run.stats.kernel_calls, 0u);
     expect_committed("gather-t1024-r9-c2048.bin", seed_bytes(target, seq.words.data(), seq.words.size()));
+}
+
+// The quant design's seed (runtime/quant-sequence.h): 3 tokens of 1024 values into a8 tiles of 4
+// tokens (one padding row read from the zeros) over 3 columns; the stand-in of its core program.
+TEST(DmaFuzzSeeds, TheQuantSeedIsTheBuildersStreamAndRunsOnTheFuzzersArguments) {
+    const DesignDescription & d = find_design("act_quant")->design;
+    const QuantShape shape{"act_quant_a8_b256_n4", 3, 1024, 1030, 3};
+    const RowsSequence seq = build_quant_sequence(d, shape);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
+    for (uint32_t i = 0; i < xdna_fuzz::kDmaFuzzTargetCount; ++i) {
+        const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[i];
+        if (std::string(t.design) == "act_quant" && seq.family == t.family && seq.tile == t.tile_n && seq.layout == t.layout) {
+            target = i;
+        }
+    }
+    ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount);
+    FuzzArguments fa;
+    fa.args.resize(d.operands.size());
+    LoadedDesign loaded;
+    const DmaRun run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""},
+                                         xdna_fuzz::stand_in_roles(d, seq.tile, seq.family), seq.words.data(), seq.words.size(), fa.args,
+                                         nullptr, loaded);
+    ASSERT_TRUE(run.ok()) << run.error;
+    EXPECT_EQ(run.stats.mm2s_bytes, 4u * 1024 * 4);  // 3 rows of x and one of zeros
+    EXPECT_EQ(run.stats.s2mm_bytes, 4u * 1216);       // 4 tiles
+    EXPECT_EQ(run.stats.kernel_calls, 4u);            // one group per tile
+    expect_committed("quant-a8b256n4-r3-k1024.bin", seed_bytes(target, seq.words.data(), seq.words.size()));
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include "ops/scale/scale-invocation.h"
 #include "ops/get_rows/get-rows-invocation.h"
 #include "runtime/gather-sequence.h"
+#include "runtime/quant-sequence.h"
+#include "ops/act_quant/act-quant-invocation.h"
 #include "runtime/design-registry.h"
 #include "mock-control.h"
 #include "runtime/runtime-log.h"
@@ -889,4 +891,69 @@ TEST_F(XrtDeviceTest, RunsTheGatherDesignsStreamFromTheIdsAtSubmission) {
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("outside the 10 rows"), std::string::npos) << st.message;
     EXPECT_EQ(xrt_mock::control().runs.size(), 2u);
+}
+
+// The act_quant design (aie/act_quant: the quant movement): the stream of the shape as the simulator
+// builds it, x, tiles and zeros bound by name, the tiles copied back whole; its key at the family's token
+// and K tile.
+TEST_F(XrtDeviceTest, RunsTheActQuantDesignsStreamWithItsZeros) {
+    write_file(dir_ + "/aq.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 6}}, 3));  // opcode, instructions, count, x, zeros, tiles
+    json e = {{"design", "act_quant"}, {"family", "a8_b256_n4"}, {"tile", 4}, {"xclbin", "aq.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "operand"}, {"name", "x"}, {"group_id", 3}},
+                                    {{"kind", "operand"}, {"name", "zeros"}, {"group_id", 4}},
+                                    {{"kind", "operand"}, {"name", "tiles"}, {"group_id", 5}}})}};  // inputs, then the output
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto buf = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(buf);
+    // 3 tokens of 1024 values (4 K tiles of 256, one token tile of 4: one padding row), x 1030 floats apart.
+    ActQuantInvocation a;
+    a.p.n = 3;
+    a.p.k = 1024;
+    a.p.tile_n = 4;
+    a.p.tile_k = 256;
+    a.p.format = ActFormat::a8_b256;
+    a.p.act_block = 256;
+    a.p.n_tiles = 1;
+    a.p.k_tiles = 4;
+    a.p.tile_bytes = 1216;
+    a.p.x_row_stride = 1030;
+    a.x = {buf.get(), 4096};
+    a.tiles = {buf.get(), 65536};
+    a.zeros = {buf.get(), 131072};
+    const Invocation inv = to_invocation(a);
+    EXPECT_TRUE(dev->has_kernel(inv.key)) << (errors_.empty() ? std::string("no error logged") : errors_.front());
+    ActivationLayout other;
+    other.format = ActFormat::a8_b256;
+    other.tile_n = 32;
+    other.tile_k = 256;
+    other.k = other.k_pad = 256;
+    EXPECT_FALSE(dev->has_kernel(act_quant_key(other)));  // no xclbin of that token tile
+    auto * tiles = reinterpret_cast<float *>(static_cast<char *>(buf->host_ptr()) + 65536);
+    for (int i = 0; i < 4 * 1216 / 4 + 16; ++i) tiles[i] = -1.0f;
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_value = 2.5f;
+    Batch batch;
+    batch.invocations.push_back(inv);
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    QuantShape shape;
+    std::string err;
+    ASSERT_TRUE(quant_shape_of(inv, find_design("act_quant")->design, shape, err)) << err;
+    const RowsSequence want = build_quant_sequence(find_design("act_quant")->design, shape);
+    ASSERT_TRUE(want.ok()) << want.error;
+    EXPECT_EQ(xrt_mock::control().runs[0].instructions, want.words);
+    EXPECT_EQ(xrt_mock::control().runs[0].weights_offset, 4096u);  // argument 3: x, 2 x 1030 + 1024 floats
+    EXPECT_EQ(xrt_mock::control().runs[0].weights_size, (2u * 1030 + 1024) * 4);
+    EXPECT_EQ(xrt_mock::control().runs[0].activations_offset, 131072u);  // argument 4: the zeros
+    for (int i = 0; i < 4 * 1216 / 4 + 16; ++i) {
+        ASSERT_EQ(tiles[i], i < 4 * 1216 / 4 ? 2.5f : -1.0f) << "word " << i;
+    }
 }

@@ -67,6 +67,9 @@ Invocation to_invocation(const ActQuantInvocation & a) {
     inv.add_operand({"x", a.x, row_bytes, a.p.n, static_cast<uint64_t>(a.p.x_row_stride) * sizeof(float), Access::read});
     const uint64_t tile_bytes = a.p.tile_bytes * static_cast<uint64_t>(a.p.n_tiles * a.p.k_tiles);
     inv.add_operand({"tiles", a.tiles, tile_bytes, 1, tile_bytes, Access::write});
+    if (a.zeros.buffer != nullptr) {
+        inv.add_operand({"zeros", a.zeros, kActQuantZeroBytes, 1, kActQuantZeroBytes, Access::read});
+    }
     return inv;
 }
 
@@ -76,13 +79,18 @@ ActQuantInvocation act_quant_of(const Invocation & inv) {
     a.p = std::get<ActQuantParams>(inv.params);
     a.x = inv.operand("x")->slice;
     a.tiles = inv.operand("tiles")->slice;
+    if (const Operand * z = inv.operand("zeros")) {
+        a.zeros = z->slice;
+    }
     return a;
 }
 
-ActQuantInvocation act_quant_invocation(const ActivationLayout & L, BufferSlice x, int64_t x_row_stride, BufferSlice tiles) {
+ActQuantInvocation act_quant_invocation(const ActivationLayout & L, BufferSlice x, int64_t x_row_stride, BufferSlice tiles,
+                                        BufferSlice zeros) {
     ActQuantInvocation a;
     a.x = x;
     a.tiles = tiles;
+    a.zeros = zeros;
     a.p.n = L.n;
     a.p.k = L.k;
     a.p.tile_n = L.tile_n;

@@ -7,11 +7,17 @@
 
 namespace xdna {
 
-// The name of the act_quant design (aie/act_quant). No dataflow.json yet (its README says why).
+// The name of the act_quant design (aie/act_quant, its data movement in aie/act_quant/dataflow.json: the
+// quant movement, runtime/quant-sequence.h).
 inline constexpr const char * kActQuantDesign = "act_quant";
+
+// Bytes of the block of zeros the design reads the padding rows of a last token tile from
+// (aie/act_quant/dataflow.json zeros_bytes; checked against it by the tests).
+inline constexpr size_t kActQuantZeroBytes = 32768;
 
 struct ActQuantInvocation {
     BufferSlice    x, tiles;
+    BufferSlice    zeros;  // kActQuantZeroBytes of zeros in device memory (null: the kernels mode only)
     ActQuantParams p;
 };
 
@@ -26,11 +32,13 @@ bool act_quant_takes(const ActivationLayout & L);
 // "act_quant_bfp16[_k<tile_k>]_n<32|64>", "act_quant_<f16|bf16|f32>_n<tile_n>").
 KernelKey act_quant_key(const ActivationLayout & L);
 
-// Its operands: x read as n rows of k floats x_row_stride floats apart, the tiles written whole.
+// Its operands: x read as n rows of k floats x_row_stride floats apart, the tiles written whole, and the
+// zeros when given (what the design's stream reads the padding rows from).
 Invocation to_invocation(const ActQuantInvocation & a);
 ActQuantInvocation act_quant_of(const Invocation & inv);
 
 // The invocation that quantizes rows [0, L.n) of x (x_row_stride floats apart) into `tiles`.
-ActQuantInvocation act_quant_invocation(const ActivationLayout & L, BufferSlice x, int64_t x_row_stride, BufferSlice tiles);
+ActQuantInvocation act_quant_invocation(const ActivationLayout & L, BufferSlice x, int64_t x_row_stride, BufferSlice tiles,
+                                        BufferSlice zeros = {});
 
 }  // namespace xdna

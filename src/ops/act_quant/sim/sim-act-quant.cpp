@@ -1,6 +1,8 @@
 #include "ops/act_quant/sim-act-quant.h"
 
 #include "ops/act_quant/act-quant-invocation.h"
+#include "runtime/design-registry.h"
+#include "runtime/quant-sequence.h"
 #include "sim/core-state.h"
 #include "sim/kernel-cycles.h"
 #include "act-quant-twin.h"
@@ -9,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 // The core kernels' entry points (aie/act_quant/kernels/act_quant.cc), compiled for the host.
 extern "C" {
@@ -132,7 +135,156 @@ const Measured & measured() {
     return m;
 }
 
+class ActQuantRole final : public CoreRole {
+public:
+    ActQuantRole(const DesignDescription & d, const LayoutDesc & L, const DesignDescription::FamilyObjects & o, ActQuantKernel kernel)
+        : d_(d), kernel_(kernel), groups_(o.tokens / o.group_tokens), x_(core_port(L, "x_l2l1")), tile_(core_port(L, "tiles_l1l2")),
+          tiles_word_(d.rtp_word("tiles")) {}
+
+    std::string start(const std::vector<uint32_t> & words) override {
+        if (words[d_.rtp_contract] != 0) {
+            return "contract RTP " + std::to_string(words[d_.rtp_contract]) + " selects no program of this family";
+        }
+        if (x_ < 0 || tile_ < 0 || tiles_word_ < 0) {
+            return "the layout lacks the core FIFOs or the RTP word this core program reads";
+        }
+        tiles_ = words[tiles_word_];
+        done_ = 0;
+        group_ = 0;
+        holding_ = false;
+        return "";
+    }
+    uint64_t step(CorePorts & p, bool & progress) override {
+        uint64_t calls = 0;
+        while (done_ < tiles_) {
+            if (!holding_) {
+                if (!p.ready(tile_)) break;
+                holding_ = true;  // the tile object, built in place call by call
+                progress = true;
+            }
+            while (group_ < groups_ && p.ready(x_)) {
+                kernel_(reinterpret_cast<const float *>(p.object(x_)), p.object(tile_), group_);
+                p.release(x_);
+                ++group_;
+                ++calls;
+                progress = true;
+            }
+            if (group_ < groups_) break;
+            p.release(tile_);
+            holding_ = false;
+            group_ = 0;
+            ++done_;
+        }
+        return calls;
+    }
+    bool finished() const override { return done_ >= tiles_; }
+    bool begun() const override { return done_ > 0 || holding_; }
+    std::string state() const override {
+        return "finished " + std::to_string(done_) + " of its " + std::to_string(tiles_) + " tiles (" + std::to_string(group_) + " of " +
+               std::to_string(groups_) + " groups of the next)";
+    }
+
+private:
+    const DesignDescription & d_;
+    ActQuantKernel kernel_;
+    int32_t groups_;
+    int x_, tile_, tiles_word_;
+    uint32_t tiles_ = 0, done_ = 0;
+    int32_t group_ = 0;
+    bool holding_ = false;
+};
+
+QuantFn program_of(const std::string & family) {
+    for (const Variant & v : kVariants) {
+        if (std::string(v.name) == "act_quant_" + family) return v.fn;
+    }
+    return nullptr;
+}
+
+// The stream of an invocation, from its key and operands (runtime/quant-sequence.h).
+RowsSequence quant_sequence_of(const Invocation & inv) {
+    const DesignRead & d = built_in_design(kActQuantDesign);
+    QuantShape shape;
+    std::string err;
+    if (!d.ok() || !quant_shape_of(inv, d.design, shape, err)) {
+        RowsSequence none;
+        none.error = d.ok() ? err : d.error;
+        return none;
+    }
+    return build_quant_sequence(d.design, shape);
+}
+
 }  // namespace
+
+CoreRoleFactory act_quant_core_roles(const DesignDescription & d, const std::string & family, ActQuantKernel kernel) {
+    const DesignDescription::FamilyObjects * o = d.objects_of(family);
+    const ActQuantKernel fn = kernel != nullptr ? kernel : program_of(family);
+    return [&d, o, fn](const LayoutDesc & L, int, int, std::string & why) -> std::unique_ptr<CoreRole> {
+        if (o == nullptr || fn == nullptr) {
+            why = "no act_quant program of this family";
+            return nullptr;
+        }
+        return std::make_unique<ActQuantRole>(d, L, *o, fn);
+    };
+}
+
+Status sim_run_act_quants_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused,
+                                 ActQuantKernel kernel) {
+    if (refused != nullptr) {
+        *refused = false;
+    }
+    auto refuse = [&](size_t i, const std::string & why) {
+        if (refused != nullptr) {
+            *refused = true;
+        }
+        return Status::error("stream mode, invocation " + std::to_string(i) + " (act_quant): " + why);
+    };
+    const DesignRead & design = built_in_design(kActQuantDesign);
+    if (!design.ok()) {
+        return refuse(0, design.error);
+    }
+    const DesignDescription & d = design.design;
+    // Every stream built and every operand checked before the first one runs (sim-stream.h says why).
+    struct Job {
+        RowsSequence                      seq;
+        std::vector<DmaArgument>          args;
+    };
+    std::vector<Job> jobs;
+    for (size_t i = 0; i < invs.size(); ++i) {
+        if (variant_of(invs[i].key) == nullptr) {
+            return refuse(i, std::string("the act_quant stream engine was handed a kernel of kind ") + kernel_kind_name(invs[i].kind()));
+        }
+        Job job;
+        job.seq = quant_sequence_of(invs[i]);
+        if (!job.seq.ok()) {
+            return refuse(i, job.seq.error);
+        }
+        job.args.resize(d.operands.size());
+        for (const Operand & o : invs[i].operands()) {
+            const int at = d.operand_arg(o.role);
+            const uint64_t after = o.slice.buffer->size() - o.slice.offset;
+            if (at < 0 || o.extent() > after) {
+                return refuse(i, std::string("operand ") + o.role + " is not the design's or ends before what the stream moves");
+            }
+            job.args[static_cast<size_t>(at)] = {static_cast<uint8_t *>(o.slice.host()), after};
+        }
+        jobs.push_back(std::move(job));
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const RowsSequence & seq = jobs[i].seq;
+        DmaRun run;
+        {
+            std::lock_guard<std::mutex> lock(contexts.mutex());
+            run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, act_quant_core_roles(d, seq.family, kernel),
+                                    seq.words.data(), seq.words.size(), jobs[i].args, &pool,
+                                    contexts.design(d.design + ":" + seq.family, seq.tile, seq.layout));
+        }
+        if (!run.ok()) {
+            return Status::error("stream mode, invocation " + std::to_string(i) + " (act_quant): " + run.error);
+        }
+    }
+    return Status::success();
+}
 
 bool act_quant_has_kernel(const KernelKey & key) {
     return variant_of(key) != nullptr;
@@ -145,6 +297,20 @@ ModelShape act_quant_model_shape(const Invocation & inv) {
     s.kind = KernelKind::act_quant;
     s.weight_type = GGML_TYPE_COUNT;
     const int64_t tiles = a.p.n_tiles * a.p.k_tiles;
+    // What the design's stream moves and its busiest core executes, when the invocation has one (its
+    // zeros in device memory); else the tiles over 32 cores, never free.
+    if (v != nullptr && inv.operand("zeros") != nullptr) {
+        const RowsSequence seq = quant_sequence_of(inv);
+        if (seq.ok()) {
+            s.kind_columns = seq.traffic.columns_used;
+            s.kind_cores = seq.traffic.columns_used;
+            s.core_calls[0] = {measured().call[v - kVariants], static_cast<double>(seq.traffic.calls_per_core)};
+            s.n_core_calls = 1;
+            s.activation_bytes = static_cast<double>(seq.traffic.read);
+            s.out_bytes = static_cast<double>(seq.traffic.written);
+            return s;
+        }
+    }
     const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(tiles, kCores));
     s.kind_cores = static_cast<int>(cores);
     s.kind_columns = static_cast<int>(std::min<int64_t>(8, cores));

@@ -6,7 +6,9 @@
 
 #include "runtime/device.h"
 #include "runtime/thread-pool.h"
+#include "sim/dma-interpreter.h"
 #include "sim/sim-matmul.h"
+#include "sim/sim-stream.h"
 #include "sim/timing-model.h"
 
 #include <vector>
@@ -16,5 +18,18 @@ namespace xdna {
 bool act_quant_has_kernel(const KernelKey & key);
 ModelShape act_quant_model_shape(const Invocation & inv);
 Status sim_run_act_quants(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec = SimExec::kernels);
+
+// The act_quant design's core program for an xclbin of `family` (aie/act_quant/dataflow.json
+// core_program): per tile, acquire a tile object; per group of its tokens, acquire x, one call of the
+// family's program (x, tile, group), release x; then release the tile. `kernel` replaces the program's
+// kernel code (tests break it on purpose); nullptr: the kernel code.
+using ActQuantKernel = void (*)(const float * x, uint8_t * tile, int32_t group);
+CoreRoleFactory act_quant_core_roles(const DesignDescription & d, const std::string & family, ActQuantKernel kernel = nullptr);
+
+// SimExec::stream: every stream built (runtime/quant-sequence.h) and every operand checked first
+// (`*refused` when one is not the design's: nothing ran), then each run on the act_quant design as
+// `contexts` keeps it loaded. `kernel` as above.
+Status sim_run_act_quants_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused,
+                                 ActQuantKernel kernel = nullptr);
 
 }  // namespace xdna
