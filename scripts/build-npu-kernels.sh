@@ -3,8 +3,8 @@
 # each design's IRON script into MLIR and, with mlir-aie's aiecc, into xclbins, and writes the kernel
 # manifest (format 2, docs/xrt.md) the backend reads into the output directory: one entry per xclbin,
 # listing what it serves. No instruction streams are shipped: the backend builds each problem shape's
-# stream on the host (src/runtime/matmul-sequence.h, src/runtime/rows-sequence.h, and for a gather, from the
-# ids at submission, src/runtime/gather-sequence.h).
+# stream on the host (src/runtime/matmul-sequence.h, src/runtime/rows-sequence.h, for a gather, from the
+# ids at submission, src/runtime/gather-sequence.h, and src/runtime/quant-sequence.h).
 #
 # The designs (--design, repeatable; default all of them):
 #   matmul  aie/matmul/design.py: per family, Peano compiles kernels/mm_<family>.cc and zero.cc into one
@@ -13,16 +13,16 @@
 #   the rows designs: every aie/<design>/dataflow.json with "movement": "rows" (today add, glu and
 #           scale), all built by aie/add/design.py --dataflow <that file>, and with "movement": "norm"
 #           (rms_norm), built by its own folder's design.py (the same options; --cols for the sample row
-#           length). Per family of the description, Peano compiles the kernel files its contracts are
-#           defined in (design.py --list-contracts: add.cc and mul.cc for add's "binary", swiglu.cc for
-#           glu's "swiglu", scale.cc for scale's "scale") into one object, xdna_<design>_<family>.o
-#           (design.py's --kernel-object: xdna_add_binary.o, xdna_glu_swiglu.o, xdna_scale_scale.o); one
-#           xclbin per tile (values per chunk: the numeric keys of the family's core_budget.kernel_stack,
-#           design.py --list-tiles), <design>_<family>_t<tile>.xclbin (scale_scale_t1024.xclbin: the
-#           design and its one family are both named scale), serving every contract of the family (the RTP
-#           word "contract" selects the kernel). Its manifest entry names the tile, and the kernel's
-#           buffers bo<i> by the description's operand whose "arg" is i: a, b, y (bo0..bo2) for add and
-#           glu, x, y (bo0, bo1) for scale's one input.
+#           length). Per family of the description, the kernel files its contracts are defined in
+#           (design.py --list-contracts: add.cc and mul.cc for add's "binary", swiglu.cc for glu's
+#           "swiglu", scale.cc for scale's "scale"), compiled by Peano, are linked into one object,
+#           xdna_<design>_<family>.o (design.py's --kernel-object: xdna_add_binary.o, xdna_glu_swiglu.o,
+#           xdna_scale_scale.o); one xclbin per tile (values per chunk: the numeric keys of the family's
+#           core_budget.kernel_stack, design.py --list-tiles), <design>_<family>_t<tile>.xclbin
+#           (scale_scale_t1024.xclbin: the design and its one family are both named scale), serving every
+#           contract of the family (the RTP word "contract" selects the kernel). Its manifest entry names
+#           the tile, and the kernel's buffers bo<i> by the description's operand whose "arg" is i: a, b,
+#           y (bo0..bo2) for add and glu, x, y (bo0, bo1) for scale's one input.
 #   the gather designs: every aie/<design>/dataflow.json with "movement": "gather" (today get_rows), built
 #           by its own folder's design.py. A gather is DMAs only (array.core_rows 0): no kernel file
 #           (design.py --list-contracts prints '-' for its source), so nothing is compiled by Peano and
@@ -30,18 +30,27 @@
 #           --list-tiles), <design>_<family>_t<tile>.xclbin (get_rows_gather_t1024.xclbin), spanning
 #           array.max_columns columns; its manifest entry has the rows form: src, y (bo0, bo1). The ids
 #           are no argument of the program: the host reads them and builds each run's stream from them.
+#   the quant designs: every aie/<design>/dataflow.json with "movement": "quant" (today act_quant), built
+#           by its own folder's design.py. A family is one core program (act_quant_<family>) at one token
+#           tile (the one numeric key of its kernel_stack, design.py --list-tiles) with objects of its own
+#           (.objects), so one xclbin per family: <design>_<family>_t<tile>.xclbin
+#           (act_quant_a8_b256_n4_t4.xclbin). Its programs all live in kernels/act_quant.cc: Peano compiles
+#           each kernel file once for the whole design, and each family links the compiled files into its
+#           own xdna_<design>_<family>.o (design.py's --kernel-object), a relocatable link, no recompile.
+#           The manifest entry has the rows form, its tile the token tile (the backend keys the program by
+#           it and the family's K tile, .objects.<family>.tile_k): x, zeros, tiles (bo0..bo2).
 #
 # How --design, --family and --tile-n combine: --design picks the designs; --family keeps, of each picked
 # design, only the families listed (a design left with none is skipped with a note); --tile-n keeps, of
-# each family, only the tiles listed: a token tile for a matmul family, values per chunk for a rows or
-# gather family (both are the manifest's tile n), a family without a listed tile getting a note. Defaults:
-# every family; token tiles 4 32 64 for matmul families (each at those it has a program for), every tile
-# for rows and gather families. A --family that no picked design has, or a --tile-n that no kept family
-# has, is an error (exit 2) before anything is compiled; an unknown --design is one before the toolchain
-# is looked for.
-# --cols, --m-tiles, --n-tiles, --k and --exact concern the matmul design only: a rows or gather xclbin
-# always spans the description's array.max_columns columns, as the host's stream builders deal the work
-# (RowsShape::columns 0: the design's).
+# each family, only the tiles listed: a token tile for a matmul or a quant family, values per chunk for a
+# rows or gather family (all of them the manifest's tile n), a family without a listed tile getting a
+# note. Defaults: every family; token tiles 4 32 64 for matmul families (each at those it has a program
+# for), every tile for rows, gather and quant families (a quant family has one). A --family that no picked
+# design has, or a --tile-n that no kept family has, is an error (exit 2) before anything is compiled; an
+# unknown --design is one before the toolchain is looked for.
+# --cols, --m-tiles, --n-tiles, --k and --exact concern the matmul design only: a rows, gather or quant
+# xclbin always spans the description's array.max_columns columns, as the host's stream builders deal the
+# work (RowsShape::columns 0: the design's).
 #
 # Needs mlir-aie >= 1.4 (python package 'aie', aiecc), llvm-aie (Peano clang for aie2p) and XRT >= 2.18
 # (aiecc packages the xclbin with XRT's xclbinutil), whichever designs are picked (a gather alone compiles
@@ -51,14 +60,17 @@
 #
 # Contract names in the manifest are the v2 names: mm_<w>_a8 for quantized weights (int8 activations),
 # e.g. mm_q4_K_a8; the float contracts keep mm_f16_f16, mm_bf16_bf16, mm_f32_f32. A rows entry serves
-# its family's contracts (add_f32, mul_f32; swiglu_f32; scale_f32; get_rows_f32) by the description's
-# family name.
+# its family's contracts (add_f32, mul_f32; swiglu_f32; scale_f32; get_rows_f32; a quant family's one
+# program, act_quant_a8_b256_n4) by the description's family name.
 #
 # The IRON scripts still need a problem shape to emit their MLIR: matmul's --m-tiles, --n-tiles, --k; the
 # rows designs' 64 rows of 4096 values (rounded up to whole groups of array.core_rows chunks; scale's
 # s and b at design.py's defaults, 1 and 0: they are runtime words, not part of the xclbin); the gather
-# designs' one id (--ids 0) of a 4096-value row (rounded up to whole chunks of the tile). It only affects
-# the runtime sequence aiecc compiles alongside, which the backend does not use.
+# designs' one id (--ids 0) of a 4096-value row (rounded up to whole chunks of the tile); the quant
+# designs' one token row (--rows 1) of array.max_columns K tiles (--k: the family's tile_k x max_columns),
+# so that the sample's one short token tile reads its padding rows from the zeros operand and every column
+# gets a tile. It only affects the runtime sequence aiecc compiles alongside, which the backend does not
+# use.
 #
 # The manifest (the build's entries file and aiecc's kernel descriptions -> manifest.json) is written by
 # scripts/write-kernel-manifest.py, checked without a toolchain by tests/aie/check_kernel_manifest_writer.sh.
@@ -72,14 +84,14 @@ kernels_dir=$root/aie/matmul/kernels
 rows_design=$root/aie/add/design.py  # the IRON program of every rows description
 python=${PYTHON:-python3}
 
-# The rows-form designs: every description of the rows movement (built by aie/add/design.py), of the norm
-# movement or of the gather movement (each built by its own folder's design.py), read with grep: no
-# Python is needed before the toolchain has been found.
+# The rows-form designs (their manifest entries have the rows form): every description of the rows
+# movement (built by aie/add/design.py), of the norm, the gather or the quant movement (each built by its
+# own folder's design.py), read with grep: no Python is needed before the toolchain has been found.
 movement_is() { grep -Eq "\"movement\"[[:space:]]*:[[:space:]]*\"($2)\"" "$root/aie/$1/dataflow.json"; }
 rows_designs=""
 for f in "$root"/aie/*/dataflow.json; do
     d=$(basename "$(dirname "$f")")
-    if movement_is "$d" 'rows|norm|gather'; then
+    if movement_is "$d" 'rows|norm|gather|quant'; then
         rows_designs="$rows_designs $d"
     fi
 done
@@ -90,6 +102,8 @@ design_script_of() {
         echo "$root/aie/$1/design.py --cols"
     elif movement_is "$1" gather; then
         echo "$root/aie/$1/design.py --row-len"
+    elif movement_is "$1" quant; then
+        echo "$root/aie/$1/design.py --k"
     else
         echo "$rows_design --row-len"
     fi
@@ -118,12 +132,15 @@ usage: $(basename "$0") [options]
   --family F       build only this family (repeatable), of the designs built:
                      matmul: kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16
                              float_bfp16 f32_bfp16
-                     rows and gather designs: their description's families (add: binary; glu: swiglu;
-                     rms_norm: norm; scale: scale; get_rows: gather)
+                     rows, gather and quant designs: their description's families (add: binary; glu:
+                     swiglu; rms_norm: norm; scale: scale; get_rows: gather; act_quant: a8_b32_n4
+                     a8_b32_n32 a8_b256_n4 a8_b256_n32 bfp16_n32 bfp16_k128_n32 bfp16_k64_n32
+                     bfp16_k128_n64 f16_n4 f16_n32 bf16_n4 bf16_n32 f32_n4 f32_n32)
   --tile-n N       build only this tile (repeatable): a matmul family's token tile (4 32 64, default all
-                   three) or a rows or gather family's values per chunk (default all of its tiles: the
-                   numeric keys of its kernel_stack in the description, a gather's xclbin_tiles)
-  --cols N         matmul: array columns (default 8; rows and gather designs always use the whole array)
+                   three), a rows or gather family's values per chunk (default all of its tiles: the
+                   numeric keys of its kernel_stack in the description, a gather's xclbin_tiles) or a
+                   quant family's token tile (its one kernel_stack key: 4, 32 or 64)
+  --cols N         matmul: array columns (default 8; the other designs always use the whole array)
   --m-tiles N      matmul: weight row tiles of the instruction streams (default 64: M = 4096)
   --n-tiles N      matmul: token tiles of the instruction streams (default 1)
   --k K            matmul: reduction length of the instruction streams (default 4096)
@@ -315,7 +332,7 @@ peano_flags=(-O2 -std=c++20 --target=aie2p-none-unknown-elf -DNDEBUG -Wno-parent
              -Wno-macro-redefined -I "$root/aie/include" -I "$mlir_aie_dir/include")
 
 # What to build, settled before anything is compiled: per design and family, its tiles. A job is
-# "matmul <family> <token tiles...>" or "<rows or gather design> <family> <tiles...>".
+# "matmul <family> <token tiles...>" or "<rows, gather or quant design> <family> <tiles...>".
 jobs=()
 matched_families="" matched_tiles=""
 plan_family() {  # plan_family <design> <family> <default tiles> <the family's tiles>; adds a job
@@ -442,18 +459,16 @@ build_matmul() {  # build_matmul <family> <token tiles...>
     done
 }
 
-build_rows() {  # build_rows <design> <family> <tiles...>
-    local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2 kdir=$root/aie/$1/kernels
-    local name core_rows obj sources="" src objs=() line contract tile group row_len mlir xclbin script len_opt
-    shift 2
-    read -r script len_opt <<<"$(design_script_of "$d")"
-    mkdir -p "$fdir"
-    line=$("$python" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(d["design"], d["array"]["core_rows"])' "$dataflow")
-    read -r name core_rows <<<"$line"
-    # The kernel files: those defining the family's contracts (the family's kernel_stack "source" and the
-    # other .cc files of kernels/, as design.py looks them up).
+# family_object <design> <family> <object>: the family's core-program object, in the family's work folder
+# where aiecc (run there) finds it by the name design.py's --kernel-object gives. Its kernel files are
+# those defining the family's contracts (the family's kernel_stack "source" and the other .cc files of
+# kernels/, as design.py looks them up). Peano compiles each file once per design, as a quant design's
+# families all live in one file; each family's object is then a relocatable link of its files.
+# Sets contracts to the family's 'contract source' lines (design.py --list-contracts).
+family_object() {
+    local d=$1 family=$2 obj=$3 dataflow=$root/aie/$1/dataflow.json kdir=$root/aie/$1/kernels
+    local fdir=$work/$1/$2 cdir=$work/$1/.peano script line contract src sources="" objs=()
+    read -r script _ <<<"$(design_script_of "$d")"
     line=$("$python" "$script" --dataflow "$dataflow" --family "$family" --list-contracts)
     mapfile -t contracts <<<"$line"
     for line in "${contracts[@]}"; do
@@ -463,13 +478,29 @@ print(d["design"], d["array"]["core_rows"])' "$dataflow")
         fi
         in_list "$src" "$sources" || sources="$sources $src"
     done
-    obj=xdna_${name}_$family.o  # the object design.py's program links into every core
-    say "$d/$family: compiling$sources for aie2p"
+    mkdir -p "$fdir" "$cdir"
     for src in $sources; do
-        "$peano_dir/bin/clang++" "${peano_flags[@]}" -c "$kdir/$src" -o "$fdir/${src%.cc}.o"
-        objs+=("$fdir/${src%.cc}.o")
+        if [ ! -f "$cdir/${src%.cc}.o" ]; then
+            say "$d: compiling $src for aie2p"
+            "$peano_dir/bin/clang++" "${peano_flags[@]}" -c "$kdir/$src" -o "$cdir/${src%.cc}.o"
+        fi
+        objs+=("$cdir/${src%.cc}.o")
     done
+    say "$d/$family: linking$sources into $obj"
     "$peano_dir/bin/ld.lld" -r -o "$fdir/$obj" "${objs[@]}"
+}
+
+build_rows() {  # build_rows <design> <family> <tiles...>
+    local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2
+    local name core_rows obj line tile group row_len mlir xclbin script len_opt
+    shift 2
+    read -r script len_opt <<<"$(design_script_of "$d")"
+    line=$("$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["design"], d["array"]["core_rows"])' "$dataflow")
+    read -r name core_rows <<<"$line"
+    obj=xdna_${name}_$family.o  # the object design.py's program links into every core
+    family_object "$d" "$family" "$obj"
 
     for tile in "$@"; do
         group=$((core_rows * tile))
@@ -517,18 +548,48 @@ print(json.load(open(sys.argv[1]))["design"])' "$dataflow")
     done
 }
 
+# A quant family is one program at one token tile: one xclbin. Its sample invocation is one token row of
+# max_columns K tiles: every column gets one tile, a short token tile whose padding rows the fill reads
+# from the zeros operand, so the emitted sequence moves all three operands.
+build_quant() {  # build_quant <design> <family> <tiles...>
+    local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2
+    local name max_cols tile_k obj line tile mlir xclbin script k_opt
+    shift 2
+    read -r script k_opt <<<"$(design_script_of "$d")"
+    line=$("$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["design"], d["array"]["max_columns"], d["objects"][sys.argv[2]]["tile_k"])' "$dataflow" "$family")
+    read -r name max_cols tile_k <<<"$line"
+    obj=xdna_${name}_$family.o  # design.py's default name: the program's own object
+    family_object "$d" "$family" "$obj"
+
+    for tile in "$@"; do
+        xclbin=${name}_${family}_t$tile.xclbin
+        mlir=$fdir/${xclbin%.xclbin}.mlir
+        say "$d/$family tile $tile: ${contracts[*]%% *} -> $xclbin"
+        "$python" "$script" --dataflow "$dataflow" --family "$family" --tile "$tile" \
+            --rows 1 "$k_opt" $((max_cols * tile_k)) --kernel-object "$obj" -o "$mlir"
+        aiecc_build "$fdir" "$mlir" "$xclbin"
+        # The manifest entry has the rows form (its tile the token tile): the same line kind.
+        printf 'rows\t%s\t%s\t%s\t%s\t%s\n' "$family" "$tile" "$xclbin" "$prj" "$dataflow" >>"$entries"
+    done
+}
+
 for job in "${jobs[@]}"; do
     read -r -a j <<<"$job"
     if [ "${j[0]}" = matmul ]; then
         build_matmul "${j[@]:1}"
     elif movement_is "${j[0]}" gather; then
         build_gather "${j[@]}"
+    elif movement_is "${j[0]}" quant; then
+        build_quant "${j[@]}"
     else
         build_rows "${j[@]}"
     fi
 done
 
 # The manifest: argument kinds follow mlir-aie's kernel signature (opcode, instruction BO in group 1, word
-# count, bo<i> in group 3 + i: a matmul's W, A, C, params; a rows or gather design's operand whose "arg" is
-# i), read back from the kernel description aiecc generated so the argument count always matches the xclbin.
+# count, bo<i> in group 3 + i: a matmul's W, A, C, params; a rows, gather or quant design's operand whose
+# "arg" is i), read back from the kernel description aiecc generated so the argument count always matches
+# the xclbin.
 "$python" "$here/write-kernel-manifest.py" "$entries" "$out_dir/manifest.json"

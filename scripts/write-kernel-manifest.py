@@ -15,11 +15,14 @@ kind of design the line is of:
 A matmul xclbin serves every contract of its lines (one line per contract; the project dir of its first
 line is read), "exact" when it was built for one contract with W objects of its own tile (--exact). A rows
 xclbin (aie/add/design.py's program for a "movement": "rows" description, aie/rms_norm/design.py's for
-"norm", or aie/get_rows/design.py's for "gather") serves every contract of its family at one chunk size,
-the tile; its design name, families, tiles and operands are read from the description given. The tiles
-are the numeric keys of the family's core_budget.kernel_stack, or, for a gather (DMAs only: no core
-program, so no kernel stack), the family's list in xclbin_tiles; the backend's parser takes them from the
-same places (src/runtime/design-description.cpp).
+"norm", aie/get_rows/design.py's for "gather", or aie/act_quant/design.py's for "quant") serves every
+contract of its family at one chunk size, the tile; its design name, families, tiles and operands are
+read from the description given. The tiles are the numeric keys of the family's core_budget.kernel_stack,
+or, for a gather (DMAs only: no core program, so no kernel stack), the family's list in xclbin_tiles; the
+backend's parser takes them from the same places (src/runtime/design-description.cpp). A quant family is
+one program at one token tile, its kernel_stack key, which must be the tokens of the family's own objects
+(.objects.<family>): the backend keys the program by that tile and the objects' tile_k, so a family
+without them, or whose objects are of another token tile, would give an entry no invocation asks for.
 
 The kernel's arguments are read back from the kernel description aiecc wrote into the project dir
 (*kernels*.json: ps-kernels.kernels[0], its name and its arguments opcode, instr, ninstr, bo0..boN), so
@@ -27,7 +30,8 @@ the manifest's argument list always matches the xclbin: opcode -> {"kind": "opco
 instr -> the instruction buffer in group 1, ninstr -> the word count, and bo<i> in group 3 + i:
   matmul: the runtime sequence's W, A, C and params (bo0..bo3: weights, activations, output, params);
   rows:   the description's operand whose "arg" is i, by name ({"kind": "operand", "name": ...}): a, b, y
-          for add and glu, x, weight, y for rms_norm, x, y for scale, src, y for get_rows.
+          for add and glu, x, weight, y for rms_norm, x, y for scale, src, y for get_rows, x, zeros,
+          tiles for act_quant.
 An argument of another name, a bo<i> with no such operand, or a required argument the kernel lacks is
 refused (exit 1, no manifest written): the backend's parser (src/runtime/kernel-manifest.cpp) would drop
 the entry.
@@ -111,18 +115,20 @@ def as_int(text, what, where):
     return v
 
 
-MOVEMENTS = ("rows", "norm", "gather")
+MOVEMENTS = ("rows", "norm", "gather", "quant")
 
 
 def read_description(path, where):
-    """(design, families, tiles, tiles_from, operands) of a rows-form description: tiles maps each family to
-    its chunk sizes, tiles_from says where in the description they are listed (for messages)."""
+    """(design, movement, families, tiles, tiles_from, operands, objects) of a rows-form description: tiles
+    maps each family to its chunk sizes (a quant family's token tile), tiles_from says where in the
+    description they are listed (for messages), objects is the description's .objects (a quant family's own
+    objects; empty for the others)."""
     try:
         with open(path, encoding="utf-8") as f:
             d = json.load(f)
         movement = d.get("movement")
         if movement not in MOVEMENTS:
-            raise ManifestError(f"{where}: {path} is not a rows, norm or gather description (\"movement\": "
+            raise ManifestError(f"{where}: {path} is not a rows, norm, gather or quant description (\"movement\": "
                                 + " or ".join(json.dumps(m) for m in MOVEMENTS) + ")")
         design = d["design"]
         families = {k: v for k, v in d["families"].items() if k != "about"}
@@ -137,11 +143,18 @@ def read_description(path, where):
             tiles = {f: sorted(int(t) for t in stacks.get(f, {}) if str(t).isdigit()) for f in families}
             tiles_from = "the numeric keys of its kernel_stack"
         operands = {int(o["arg"]): o["name"] for o in d["operands"]}
+        objects = d.get("objects", {}) if movement == "quant" else {}
+        if not isinstance(objects, dict):
+            raise TypeError(f"objects is a {type(objects).__name__}")
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise ManifestError(f"{where}: description {path}: {type(e).__name__}: {e}")
     if len(operands) != len(d["operands"]):
         raise ManifestError(f"{where}: description {path}: two operands with the same \"arg\"")
-    return design, families, tiles, tiles_from, operands
+    return design, movement, families, tiles, tiles_from, operands, objects
+
+
+def positive_int(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 
 def build(entries_path):
@@ -201,12 +214,21 @@ def build(entries_path):
             if xclbin in rows or xclbin in matmul:
                 raise ManifestError(f"{where}: {xclbin} listed twice (a rows xclbin serves its whole family: "
                                     "one line)")
-            design, families, tiles, tiles_from, operands = read_description(dataflow, where)
+            design, movement, families, tiles, tiles_from, operands, objects = read_description(dataflow, where)
             if family not in families:
                 raise ManifestError(f"{where}: '{family}' is not a family of {dataflow} ({', '.join(families)})")
+            what = "token tile" if movement == "quant" else "chunk size"
             if tile not in tiles[family]:
-                raise ManifestError(f"{where}: tile {tile} is not a chunk size of family {family} "
+                raise ManifestError(f"{where}: tile {tile} is not a {what} of family {family} "
                                     f"({', '.join(map(str, tiles[family]))}: {tiles_from})")
+            if movement == "quant":
+                objs = objects.get(family)
+                if not isinstance(objs, dict) or not positive_int(objs.get("tile_k")):
+                    raise ManifestError(f"{where}: quant family {family} has no objects with a tile_k in {dataflow} "
+                                        "(.objects): the backend keys its program by that K tile")
+                if objs.get("tokens") != tile:
+                    raise ManifestError(f"{where}: quant family {family}'s objects are of {objs.get('tokens')!r} "
+                                        f"tokens, not its token tile {tile} ({tiles_from})")
             for (d, fam, t) in ((e["design"], e["family"], e["tile"]) for e in rows.values()):
                 if (d, fam, t) == (design, family, tile):
                     raise ManifestError(f"{where}: {design}/{family} at tile {tile} has an xclbin already")

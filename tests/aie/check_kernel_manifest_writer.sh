@@ -5,13 +5,16 @@
 #   - a matmul family xclbin serving three contracts, an exact matmul xclbin, an add (binary), a glu
 #     (swiglu), an rms_norm (norm) and a scale (scale: one input, so two buffers, x and y) xclbin, a
 #     get_rows (gather: DMAs only, its tiles in xclbin_tiles, not a kernel_stack; buffers src and y)
-#     xclbin, and an add xclbin whose description lists its operands out of "arg" order: the manifest
-#     holds exactly the fields the backend's parser (src/runtime/kernel-manifest.cpp) accepts, with every
-#     value as expected, bo<i> in group 3 + i named by the description's operand whose "arg" is i;
-#   - an unknown argument name, a bo<i> without an operand (scale's bo2, a gather's bo2), a missing
-#     operand (a gather without y), a matmul bo4, a tile or a family the description does not have (a
-#     gather tile outside its xclbin_tiles), a project without a kernel description and an unknown line
-#     kind are refused, and no manifest is written;
+#     xclbin, two act_quant (quant: one program per family at its one token tile, of two K tiles;
+#     buffers x, zeros, tiles) xclbins, and an add xclbin whose description lists its operands out of
+#     "arg" order: the manifest holds exactly the fields the backend's parser
+#     (src/runtime/kernel-manifest.cpp) accepts, with every value as expected, bo<i> in group 3 + i named
+#     by the description's operand whose "arg" is i;
+#   - an unknown argument name, a bo<i> without an operand (scale's bo2, a gather's bo2, a quant bo3), a
+#     missing operand (a gather without y, a quant program without its tiles), a matmul bo4, a tile or a
+#     family the description does not have (a gather tile outside its xclbin_tiles, a quant family at
+#     another family's token tile), a quant family whose objects are not of its token tile, a project
+#     without a kernel description and an unknown line kind are refused, and no manifest is written;
 #   - with XDNA_INFO set to a built tools/xdna-info, the backend's own parser reads the manifest (fake
 #     xclbin headers beside it) and ignores no entry; without it the structure is checked in Python only.
 # Usage: check_kernel_manifest_writer.sh <repo root>. Exits non-zero on a failure.
@@ -60,6 +63,9 @@ fake_prj "$tmp/prj/norm_t1024" MLIR_AIE_norm "${rows_args[@]}"
 fake_prj "$tmp/prj/scale_t1024" MLIR_AIE_scale opcode instr ninstr bo0 bo1
 # The gather's runtime sequence takes src and y (its ids are read by the host, no argument).
 fake_prj "$tmp/prj/get_rows_t1024" MLIR_AIE_get_rows opcode instr ninstr bo0 bo1
+# The quant runtime sequence takes x, the zeros block and the tiles.
+fake_prj "$tmp/prj/act_quant_a8_b256_n4" MLIR_AIE_act_quant opcode instr ninstr bo0 bo1 bo2
+fake_prj "$tmp/prj/act_quant_bfp16_k128_n64" MLIR_AIE_act_quant64 opcode instr ninstr bo0 bo1 bo2
 # The add description with its operands listed y, b, a: bo<i> must follow "arg", not the list's order.
 "$py" - "$root/aie/add/dataflow.json" "$tmp/permuted.json" <<'PYEOF'
 import json, sys
@@ -80,6 +86,10 @@ entries=$tmp/entries.txt
     printf 'rows\tnorm\t1024\trms_norm_norm_t1024.xclbin\t%s\t%s\n' "$tmp/prj/norm_t1024" "$root/aie/rms_norm/dataflow.json"
     printf 'rows\tscale\t1024\tscale_scale_t1024.xclbin\t%s\t%s\n' "$tmp/prj/scale_t1024" "$root/aie/scale/dataflow.json"
     printf 'rows\tgather\t1024\tget_rows_gather_t1024.xclbin\t%s\t%s\n' "$tmp/prj/get_rows_t1024" "$root/aie/get_rows/dataflow.json"
+    printf 'rows\ta8_b256_n4\t4\tact_quant_a8_b256_n4_t4.xclbin\t%s\t%s\n' "$tmp/prj/act_quant_a8_b256_n4" \
+        "$root/aie/act_quant/dataflow.json"
+    printf 'rows\tbfp16_k128_n64\t64\tact_quant_bfp16_k128_n64_t64.xclbin\t%s\t%s\n' \
+        "$tmp/prj/act_quant_bfp16_k128_n64" "$root/aie/act_quant/dataflow.json"
 } >"$entries"
 
 out=$tmp/out
@@ -93,7 +103,7 @@ fi
 cat >"$tmp/verify.py" <<'PYEOF'
 import json, sys
 
-manifest, add_json, glu_json, permuted_json, norm_json, scale_json, gather_json = sys.argv[1:8]
+manifest, add_json, glu_json, permuted_json, norm_json, scale_json, gather_json, quant_json = sys.argv[1:9]
 errors = []
 def check(ok, what):
     if not ok:
@@ -133,6 +143,14 @@ want = [
      "kernel": "MLIR_AIE_get_rows", "npu": ["npu2"],
      "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"},
               {"kind": "operand", "name": "src", "group_id": 3}, {"kind": "operand", "name": "y", "group_id": 4}]},
+    # Spelled out too: the quant entry docs/xrt.md gives.
+    {"design": "act_quant", "family": "a8_b256_n4", "tile": 4, "xclbin": "act_quant_a8_b256_n4_t4.xclbin",
+     "kernel": "MLIR_AIE_act_quant", "npu": ["npu2"],
+     "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"},
+              {"kind": "operand", "name": "x", "group_id": 3}, {"kind": "operand", "name": "zeros", "group_id": 4},
+              {"kind": "operand", "name": "tiles", "group_id": 5}]},
+    {"design": "act_quant", "family": "bfp16_k128_n64", "tile": 64, "xclbin": "act_quant_bfp16_k128_n64_t64.xclbin",
+     "kernel": "MLIR_AIE_act_quant64", "npu": ["npu2"], "args": rows_args(quant_json)},
 ]
 # The operands by bo index, as the descriptions give them (not by the order they are listed in).
 check([a["name"] for a in want[2]["args"][3:]] == ["a", "b", "y"], f"add's operands by arg: {operands(add_json)}")
@@ -141,6 +159,7 @@ check(list(operands(permuted_json).values()) == ["y", "b", "a"], "the permuted d
 check([a["name"] for a in want[5]["args"][3:]] == ["x", "weight", "y"], f"the norm's operands by arg: {operands(norm_json)}")
 check([a["name"] for a in want[6]["args"][3:]] == ["x", "y"], f"scale's operands by arg: {operands(scale_json)}")
 check(want[7]["args"] == rows_args(gather_json), f"the gather's operands by arg: {operands(gather_json)}")
+check(want[8]["args"] == rows_args(quant_json), f"the quant design's operands by arg: {operands(quant_json)}")
 
 doc = json.load(open(manifest))
 check(set(doc) <= {"format_version", "designs", "comment"}, f"top-level keys {sorted(doc)}")
@@ -154,7 +173,8 @@ ARG_KEYS = {"opcode": {"kind", "value"}, "instructions": {"kind", "group_id"}, "
             "weights": {"kind", "group_id"}, "activations": {"kind", "group_id"}, "output": {"kind", "group_id"},
             "params": {"kind", "group_id"}, "operand": {"kind", "name", "group_id"}}
 descriptions = {"add": json.load(open(add_json)), "glu": json.load(open(glu_json)), "rms_norm": json.load(open(norm_json)),
-                "scale": json.load(open(scale_json)), "get_rows": json.load(open(gather_json))}
+                "scale": json.load(open(scale_json)), "get_rows": json.load(open(gather_json)),
+                "act_quant": json.load(open(quant_json))}
 def family_tiles(d, family):
     # As the parser reads them: a gather (no cores) lists its tiles, the others key their kernel stacks by them.
     if d.get("movement") == "gather":
@@ -183,6 +203,12 @@ for i, e in enumerate(got):
         check(e["family"] in d["families"] and e["family"] != "about", f"{where}: family not in the description")
         check(isinstance(e.get("tile"), int) and str(e.get("tile")) in family_tiles(d, e["family"]),
               f"{where}: tile {e.get('tile')!r}")
+        if d.get("movement") == "quant":
+            # One program at one token tile, the tokens of the family's own objects (their tile_k is the
+            # rest of the key the backend gives the program).
+            stack = [t for t in d["core_budget"]["kernel_stack"][e["family"]] if t.isdigit()]
+            check(stack == [str(e.get("tile"))] and d["objects"][e["family"]]["tokens"] == e.get("tile"),
+                  f"{where}: tile {e.get('tile')!r}, kernel_stack keys {stack}, objects {d['objects'][e['family']]}")
         names = [a.get("name") for a in e["args"] if a.get("kind") == "operand"]
         check(sorted(names) == sorted(o["name"] for o in d["operands"]), f"{where}: operands {names}")
         check(not {"weights", "activations", "output", "params"} & set(kinds), f"{where}: matmul argument kinds")
@@ -207,7 +233,7 @@ PYEOF
 if [ -f "$out/manifest.json" ]; then
     "$py" "$tmp/verify.py" "$out/manifest.json" "$root/aie/add/dataflow.json" "$root/aie/glu/dataflow.json" \
         "$tmp/permuted.json" "$root/aie/rms_norm/dataflow.json" "$root/aie/scale/dataflow.json" \
-        "$root/aie/get_rows/dataflow.json" ||
+        "$root/aie/get_rows/dataflow.json" "$root/aie/act_quant/dataflow.json" ||
         fail "the manifest written is not the one expected"
 else
     fail "no manifest written"
@@ -216,18 +242,21 @@ fi
 # The backend's own parser, when a built xdna-info is given (it also checks each xclbin's header).
 if [ -n "${XDNA_INFO:-}" ] && [ -x "$XDNA_INFO" ] && [ -f "$out/manifest.json" ]; then
     for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256 rms_norm_norm_t1024 scale_scale_t1024 \
-             get_rows_gather_t1024; do
+             get_rows_gather_t1024 act_quant_a8_b256_n4_t4 act_quant_bfp16_k128_n64_t64; do
         "$py" -c 'import struct, sys
 h = bytearray(512); h[0:8] = b"xclbin2\0"; h[304:312] = struct.pack("<Q", 512)
 open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
     done
     GGML_XDNA_KERNELS=$out/manifest.json "$XDNA_INFO" >"$tmp/info.txt" 2>&1 || true
     # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once, rms_norm_mul_f32 and rms_norm_f32, scale_f32,
-    # get_rows_f32.
-    grep -q "8 design xclbins serving 13 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
+    # get_rows_f32, and the two quant families' one program each. The parser drops a quant entry whose tile is
+    # not its family's kernel_stack key; it keys the program by the family's objects' K tile too, which
+    # xdna-info does not print (XrtDeviceTest.RunsTheActQuantDesignsStreamWithItsZeros looks up that key).
+    grep -q "10 design xclbins serving 15 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
         { sed -n '/^Kernels/,/^Simulator/p' "$tmp/info.txt"; fail "xdna-info does not read every entry"; }
     for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 " "rms_norm_f32 +rms_norm +chunk 1024 " \
-                "scale_f32 +scale +chunk 1024 " "get_rows_f32 +get_rows +chunk 1024 "; do
+                "scale_f32 +scale +chunk 1024 " "get_rows_f32 +get_rows +chunk 1024 " \
+                "act_quant_a8_b256_n4 +act_quant +chunk 4 " "act_quant_bfp16_k128_n64 +act_quant +chunk 64 "; do
         grep -Eq "$want" "$tmp/info.txt" || fail "xdna-info lists no '$want'"
     done
     echo "check_kernel_manifest_writer: the backend's parser ($XDNA_INFO) reads every entry"
@@ -272,6 +301,30 @@ refused "a gather kernel without operand y" "for operand 'y'" \
 # 2048 is a power of two like the others, but the description lists no xclbin for it.
 refused "a gather tile outside its xclbin_tiles" "tile 2048 is not a chunk size of family gather" \
     "rows${tab}gather${tab}2048${tab}x.xclbin${tab}$tmp/prj/get_rows_t1024${tab}$gather_json"
+quant_json=$root/aie/act_quant/dataflow.json
+# 32 is a token tile of the description (a8_b256_n32's), but not a8_b256_n4's: one program, one tile.
+refused "a quant family at another family's token tile" "tile 32 is not a token tile of family a8_b256_n4 (4:" \
+    "rows${tab}a8_b256_n4${tab}32${tab}x.xclbin${tab}$tmp/prj/act_quant_a8_b256_n4${tab}$quant_json"
+fake_prj "$tmp/prj/quant_no_tiles" MLIR_AIE opcode instr ninstr bo0 bo1
+refused "a quant kernel without its tiles buffer" "for operand 'tiles'" \
+    "rows${tab}a8_b256_n4${tab}4${tab}x.xclbin${tab}$tmp/prj/quant_no_tiles${tab}$quant_json"
+refused "a quant bo3 (x, zeros, tiles only: no operand of arg 3)" "kernel argument 'bo3' has no manifest kind" \
+    "rows${tab}a8_b256_n4${tab}4${tab}x.xclbin${tab}$tmp/prj/bo3${tab}$quant_json"
+# The family's objects of another token tile than its kernel_stack key, or none: the backend keys the
+# program by its token tile and its objects' K tile, so the entry would serve no invocation.
+"$py" - "$quant_json" "$tmp/quant_tokens.json" "$tmp/quant_no_objects.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["objects"]["a8_b256_n4"]["tokens"] = 8
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+del d["objects"]["a8_b256_n4"]
+json.dump(d, open(sys.argv[3], "w"), indent=1)
+PYEOF
+refused "a quant family whose objects are not of its token tile" \
+    "a8_b256_n4's objects are of 8 tokens, not its token tile 4" \
+    "rows${tab}a8_b256_n4${tab}4${tab}x.xclbin${tab}$tmp/prj/act_quant_a8_b256_n4${tab}$tmp/quant_tokens.json"
+refused "a quant family without objects (no K tile to key its program by)" "quant family a8_b256_n4 has no objects" \
+    "rows${tab}a8_b256_n4${tab}4${tab}x.xclbin${tab}$tmp/prj/act_quant_a8_b256_n4${tab}$tmp/quant_no_objects.json"
 fake_prj "$tmp/prj/mm_bo4" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3 bo4
 refused "a matmul bo4" "kernel argument 'bo4' has no manifest kind" \
     "matmul${tab}kquant${tab}mm_q4_K_a8${tab}4${tab}256${tab}x.xclbin${tab}$tmp/prj/mm_bo4${tab}family"
