@@ -239,68 +239,30 @@ const XrtDevice::ShapeStream * XrtDevice::stream_for(LoadedKernel & lk, const Ma
     return keep_stream(lk, std::move(st), err);
 }
 
-const XrtDevice::ShapeStream * XrtDevice::rows_stream_for(LoadedKernel & lk, const DesignDescription & d, const RowsShape & shape,
-                                                          std::string & err) {
+const XrtDevice::ShapeStream * XrtDevice::described_stream_for(LoadedKernel & lk, const DesignDescription & d,
+                                                               const DescribedShape & shape, std::string & err) {
     for (const auto & st : lk.streams) {
-        if (st->rows_seq && !st->gather && !st->quant && st->rows_shape == shape) {
+        if (st->rows_seq && st->described == shape) {
             return st.get();
         }
     }
     auto st = std::make_unique<ShapeStream>();
-    st->rows_shape = shape;
-    st->rows_seq = std::make_shared<const RowsSequence>(build_rows_sequence(d, shape));
+    st->described = shape;
+    RowsSequence seq;
+    if (const auto * rows = std::get_if<RowsShape>(&shape)) {
+        seq = build_rows_sequence(d, *rows);
+    } else if (const auto * gather = std::get_if<GatherShape>(&shape)) {
+        seq = build_gather_sequence(d, *gather);
+    } else {
+        seq = build_quant_sequence(d, std::get<QuantShape>(shape));
+    }
+    st->rows_seq = std::make_shared<const RowsSequence>(std::move(seq));
     if (!st->rows_seq->ok()) {
         err = "no instruction stream for this shape: " + st->rows_seq->error;
         return nullptr;
     }
     if (st->rows_seq->tile != lk.entry->tile.n) {
-        err = "the shape's stream runs at " + std::to_string(st->rows_seq->tile) + " values per chunk, " + lk.entry->label() +
-              " at " + std::to_string(lk.entry->tile.n);
-        return nullptr;
-    }
-    return keep_stream(lk, std::move(st), err);
-}
-
-const XrtDevice::ShapeStream * XrtDevice::gather_stream_for(LoadedKernel & lk, const DesignDescription & d, const GatherShape & shape,
-                                                            std::string & err) {
-    for (const auto & st : lk.streams) {
-        if (st->rows_seq && st->gather && !st->quant && st->gather_shape == shape) {
-            return st.get();
-        }
-    }
-    auto st = std::make_unique<ShapeStream>();
-    st->gather = true;
-    st->gather_shape = shape;
-    st->rows_seq = std::make_shared<const RowsSequence>(build_gather_sequence(d, shape));
-    if (!st->rows_seq->ok()) {
-        err = "no instruction stream for these rows: " + st->rows_seq->error;
-        return nullptr;
-    }
-    if (st->rows_seq->tile != lk.entry->tile.n) {
-        err = "the rows' stream runs at " + std::to_string(st->rows_seq->tile) + " values per chunk, " + lk.entry->label() + " at " +
-              std::to_string(lk.entry->tile.n);
-        return nullptr;
-    }
-    return keep_stream(lk, std::move(st), err);
-}
-
-const XrtDevice::ShapeStream * XrtDevice::quant_stream_for(LoadedKernel & lk, const DesignDescription & d, const QuantShape & shape,
-                                                           std::string & err) {
-    for (const auto & st : lk.streams) {
-        if (st->rows_seq && st->quant && st->quant_shape == shape) {
-            return st.get();
-        }
-    }
-    auto st = std::make_unique<ShapeStream>();
-    st->quant = true;
-    st->quant_shape = shape;
-    st->rows_seq = std::make_shared<const RowsSequence>(build_quant_sequence(d, shape));
-    if (!st->rows_seq->ok()) {
-        err = "no instruction stream for this shape: " + st->rows_seq->error;
-        return nullptr;
-    }
-    if (st->rows_seq->tile != lk.entry->tile.n) {
-        err = "the shape's stream is for token tile " + std::to_string(st->rows_seq->tile) + ", " + lk.entry->label() + " for " +
+        err = "the shape's stream runs at tile " + std::to_string(st->rows_seq->tile) + ", " + lk.entry->label() + " at " +
               std::to_string(lk.entry->tile.n);
         return nullptr;
     }
@@ -482,21 +444,21 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
         if (!gather_shape_of(inv, d, shape, err)) {
             return Status::error(r.label + ": " + err);
         }
-        r.stream = gather_stream_for(*r.lk, d, shape, err);
+        r.stream = described_stream_for(*r.lk, d, shape, err);
         moved_names = {"src", "y"};
     } else if (d.quant_movement) {
         QuantShape shape;
         if (!quant_shape_of(inv, d, shape, err)) {
             return Status::error(r.label + ": " + err);
         }
-        r.stream = quant_stream_for(*r.lk, d, shape, err);
+        r.stream = described_stream_for(*r.lk, d, shape, err);
         moved_names = {"x", "tiles", "zeros"};
     } else {
         RowsShape shape;
         if (!rows_shape_of(inv, d, shape, err)) {
             return Status::error(r.label + ": " + err);
         }
-        r.stream = rows_stream_for(*r.lk, d, shape, err);
+        r.stream = described_stream_for(*r.lk, d, shape, err);
         for (const RowsOperand & m : shape.operands) {
             moved_names.push_back(m.name);
         }

@@ -20,6 +20,8 @@
 #include "runtime/quant-sequence.h"
 #include "runtime/rows-sequence.h"
 #include "xrt/xrt-buffer.h"
+
+#include <variant>
 #include "xrt/xrt-context-registry.h"
 #include "xrt/xrt-headers.h"
 
@@ -31,6 +33,10 @@
 #include <vector>
 
 namespace xdna {
+
+// The shape a described design's stream is built from (runtime/rows-sequence.h, gather-sequence.h,
+// quant-sequence.h).
+using DescribedShape = std::variant<RowsShape, GatherShape, QuantShape>;
 
 class XrtDevice final : public Device {
 public:
@@ -62,11 +68,7 @@ private:
     struct ShapeStream {
         MatmulSequenceShape                   shape;
         std::shared_ptr<const MatmulSequence> seq;
-        RowsShape                             rows_shape;  // a rows design's (seq null)
-        bool                                  gather = false;  // a gather design's: its rows_seq, built from gather_shape
-        GatherShape                           gather_shape;
-        bool                                  quant = false;  // a quant design's: its rows_seq, built from quant_shape
-        QuantShape                            quant_shape;
+        DescribedShape                        described;  // a rows, norm, gather or quant design's (seq null)
         std::shared_ptr<const RowsSequence>   rows_seq;
         xrt::bo                               bo;
         const std::vector<uint32_t> & words() const { return seq ? seq->words : rows_seq->words; }
@@ -95,11 +97,10 @@ private:
     RunSlot &      slot(LoadedKernel & lk, size_t i);
     // The stream of `shape` for `lk`, built and uploaded on first use; nullptr with `err` if refused.
     const ShapeStream * stream_for(LoadedKernel & lk, const MatmulSequenceShape & shape, std::string & err);
-    const ShapeStream * rows_stream_for(LoadedKernel & lk, const DesignDescription & d, const RowsShape & shape, std::string & err);
-    // A gather's stream: its shape holds the run's ids, so streams are kept per set of ids (a decode's
-    // output row is the same every token).
-    const ShapeStream * gather_stream_for(LoadedKernel & lk, const DesignDescription & d, const GatherShape & shape, std::string & err);
-    const ShapeStream * quant_stream_for(LoadedKernel & lk, const DesignDescription & d, const QuantShape & shape, std::string & err);
+    // The stream of another described design's shape (a gather's holds the run's ids, so its streams are
+    // kept per set of ids: a decode's output row is the same every token).
+    const ShapeStream * described_stream_for(LoadedKernel & lk, const DesignDescription & d, const DescribedShape & shape,
+                                             std::string & err);
     // Uploads a built stream into its instruction BO and keeps it with `lk`; nullptr with `err` if that fails.
     const ShapeStream * keep_stream(LoadedKernel & lk, std::unique_ptr<ShapeStream> st, std::string & err);
 
