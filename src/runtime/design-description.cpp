@@ -2,6 +2,7 @@
 
 #include "contracts/activation-layout.h"
 #include "contracts/weight-layout.h"
+#include "control/shim-bd.h"
 
 #include <nlohmann/json.hpp>
 
@@ -567,9 +568,11 @@ DesignDescription parse(const json & j) {
     }
 
     const json & lim = at(j, "limits", "");
-    d.wrap_max = static_cast<uint32_t>(get_int(lim, "wrap_max", ".limits", 1, 1 << 20));
-    d.iteration_max = static_cast<uint32_t>(get_int(lim, "iteration_max", ".limits", 1, 1 << 20));
-    d.stride_max = static_cast<uint32_t>(get_int(lim, "stride_max", ".limits", 1, 1 << 30));
+    // No description may promise more than a shim BD's fields hold (control/shim-bd.h): a plan checked
+    // against wider limits would build BDs the hardware cannot encode.
+    d.wrap_max = static_cast<uint32_t>(get_int(lim, "wrap_max", ".limits", 1, control::ShimLimits::max_wrap));
+    d.iteration_max = static_cast<uint32_t>(get_int(lim, "iteration_max", ".limits", 1, control::ShimLimits::max_iterations));
+    d.stride_max = static_cast<uint32_t>(get_int(lim, "stride_max", ".limits", 1, control::ShimLimits::max_stride));
     if (lim.contains("repeat_max")) {
         d.repeat_max = static_cast<uint32_t>(get_int(lim, "repeat_max", ".limits", 0, 255));
     }

@@ -135,6 +135,10 @@ TEST(DesignDescription, BrokenDescriptionsNameTheField) {
     EXPECT_NE(parse_design_description(with("\"source\": \"w_l3l2\"", "\"source\": \"nowhere\"")).error.find("nowhere"),
               std::string::npos);
     EXPECT_NE(parse_design_description(with("\"wrap_max\": 1023,", "")).error.find("wrap_max"), std::string::npos);
+    // Limits wider than a shim BD's fields: a plan checked against them would build BDs no NPU encodes.
+    EXPECT_NE(parse_design_description(with("\"wrap_max\": 1023", "\"wrap_max\": 2047")).error.find("wrap_max"), std::string::npos);
+    EXPECT_NE(parse_design_description(with("\"iteration_max\": 64", "\"iteration_max\": 65")).error.find("iteration_max"),
+              std::string::npos);
     EXPECT_NE(parse_design_description(with("\"32\": 3968", "\"32\": \"3968\"")).error.find("kernel_stack.kquant.32"),
               std::string::npos);
 }
