@@ -72,23 +72,6 @@ CoreRoleFactory binary_chunk_roles(const DesignDescription & d, int tile, std::v
     };
 }
 
-std::shared_ptr<const RowsSequence> cached_rows_sequence(const DesignDescription & d, const RowsShape & shape) {
-    static std::mutex mu;
-    static std::vector<std::tuple<const DesignDescription *, RowsShape, std::shared_ptr<const RowsSequence>>> cache;
-    std::lock_guard<std::mutex> lock(mu);
-    for (const auto & [design, s, seq] : cache) {
-        if (design == &d && s == shape) {
-            return seq;
-        }
-    }
-    auto seq = std::make_shared<const RowsSequence>(build_rows_sequence(d, shape));
-    if (cache.size() >= 128) {
-        cache.erase(cache.begin());
-    }
-    cache.emplace_back(&d, shape, seq);
-    return seq;
-}
-
 Status sim_run_rows_stream(const DesignDescription & d, const std::vector<RowsJob> & jobs,
                            const std::function<CoreRoleFactory(int tile)> & roles, ThreadPool & pool, StreamContexts & contexts,
                            const std::string & what) {

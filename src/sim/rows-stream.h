@@ -15,6 +15,8 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -25,8 +27,29 @@ namespace xdna {
 CoreRoleFactory binary_chunk_roles(const DesignDescription & d, int tile, std::vector<BinaryChunkKernel> kernels,
                                    std::string a_fifo, std::string b_fifo, std::string y_fifo);
 
-// The built stream of a shape, once per shape (a model runs a few shapes every token).
-std::shared_ptr<const RowsSequence> cached_rows_sequence(const DesignDescription & d, const RowsShape & shape);
+// The built stream of a shape, once per shape and builder (a model runs a few shapes every token, and
+// the timing model asks for each invocation's stream on every run): the last 128 of each shape type.
+template <class Shape>
+std::shared_ptr<const RowsSequence> cached_sequence(const DesignDescription & d, const Shape & shape,
+                                                    RowsSequence (*build)(const DesignDescription &, const Shape &)) {
+    static std::mutex mu;
+    static std::vector<std::tuple<const DesignDescription *, Shape, std::shared_ptr<const RowsSequence>>> cache;
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto & [design, s, seq] : cache) {
+        if (design == &d && s == shape) {
+            return seq;
+        }
+    }
+    auto seq = std::make_shared<const RowsSequence>(build(d, shape));
+    if (cache.size() >= 128) {
+        cache.erase(cache.begin());
+    }
+    cache.emplace_back(&d, shape, seq);
+    return seq;
+}
+inline std::shared_ptr<const RowsSequence> cached_rows_sequence(const DesignDescription & d, const RowsShape & shape) {
+    return cached_sequence(d, shape, build_rows_sequence);
+}
 
 // The stream of a rows invocation: its design from its key (runtime/design-registry.h), its shape from
 // its key and operands (rows_shape_of), built once per shape; a sequence holding the reason when the

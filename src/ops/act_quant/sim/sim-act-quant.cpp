@@ -3,6 +3,7 @@
 #include "ops/act_quant/act-quant-invocation.h"
 #include "runtime/design-registry.h"
 #include "runtime/quant-sequence.h"
+#include "sim/rows-stream.h"
 #include "sim/core-state.h"
 #include "sim/kernel-cycles.h"
 #include "act-quant-twin.h"
@@ -201,17 +202,17 @@ QuantFn program_of(const std::string & family) {
     return nullptr;
 }
 
-// The stream of an invocation, from its key and operands (runtime/quant-sequence.h).
-RowsSequence quant_sequence_of(const Invocation & inv) {
+// The stream of an invocation, from its key and operands (runtime/quant-sequence.h), built once per shape.
+std::shared_ptr<const RowsSequence> quant_sequence_of(const Invocation & inv) {
     const DesignRead & d = built_in_design(kActQuantDesign);
     QuantShape shape;
     std::string err;
     if (!d.ok() || !quant_shape_of(inv, d.design, shape, err)) {
-        RowsSequence none;
-        none.error = d.ok() ? err : d.error;
+        auto none = std::make_shared<RowsSequence>();
+        none->error = d.ok() ? err : d.error;
         return none;
     }
-    return build_quant_sequence(d.design, shape);
+    return cached_sequence(d.design, shape, build_quant_sequence);
 }
 
 }  // namespace
@@ -246,8 +247,8 @@ Status sim_run_act_quants_stream(const std::vector<Invocation> & invs, ThreadPoo
     const DesignDescription & d = design.design;
     // Every stream built and every operand checked before the first one runs (sim-stream.h says why).
     struct Job {
-        RowsSequence                      seq;
-        std::vector<DmaArgument>          args;
+        std::shared_ptr<const RowsSequence> seq;
+        std::vector<DmaArgument>            args;
     };
     std::vector<Job> jobs;
     for (size_t i = 0; i < invs.size(); ++i) {
@@ -256,8 +257,8 @@ Status sim_run_act_quants_stream(const std::vector<Invocation> & invs, ThreadPoo
         }
         Job job;
         job.seq = quant_sequence_of(invs[i]);
-        if (!job.seq.ok()) {
-            return refuse(i, job.seq.error);
+        if (!job.seq->ok()) {
+            return refuse(i, job.seq->error);
         }
         job.args.resize(d.operands.size());
         for (const Operand & o : invs[i].operands()) {
@@ -271,7 +272,7 @@ Status sim_run_act_quants_stream(const std::vector<Invocation> & invs, ThreadPoo
         jobs.push_back(std::move(job));
     }
     for (size_t i = 0; i < jobs.size(); ++i) {
-        const RowsSequence & seq = jobs[i].seq;
+        const RowsSequence & seq = *jobs[i].seq;
         DmaRun run;
         {
             std::lock_guard<std::mutex> lock(contexts.mutex());
@@ -300,7 +301,8 @@ ModelShape act_quant_model_shape(const Invocation & inv) {
     // What the design's stream moves and its busiest core executes, when the invocation has one (its
     // zeros in device memory); else the tiles over 32 cores, never free.
     if (v != nullptr && inv.operand("zeros") != nullptr) {
-        const RowsSequence seq = quant_sequence_of(inv);
+        const std::shared_ptr<const RowsSequence> built = quant_sequence_of(inv);
+        const RowsSequence & seq = *built;
         if (seq.ok()) {
             s.kind_columns = seq.traffic.columns_used;
             s.kind_cores = seq.traffic.columns_used;

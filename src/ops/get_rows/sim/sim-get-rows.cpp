@@ -86,7 +86,8 @@ Status sim_run_get_rows_stream(const std::vector<Invocation> & invs, ThreadPool 
         if (!gather_shape_of(invs[i], design.design, shape, err)) {
             return refuse(i, err);
         }
-        auto seq = std::make_shared<const RowsSequence>(build_gather_sequence(design.design, shape));
+        // Built once per set of ids: a decode's output row is the same every token.
+        auto seq = cached_sequence(design.design, shape, build_gather_sequence);
         if (!seq->ok()) {
             return refuse(i, seq->error);
         }
