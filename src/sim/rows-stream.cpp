@@ -73,8 +73,8 @@ CoreRoleFactory binary_chunk_roles(const DesignDescription & d, int tile, std::v
 }
 
 Status sim_run_rows_stream(const DesignDescription & d, const std::vector<RowsJob> & jobs,
-                           const std::function<CoreRoleFactory(int tile)> & roles, ThreadPool & pool, StreamContexts & contexts,
-                           const std::string & what) {
+                           const std::function<CoreRoleFactory(const RowsSequence &)> & roles, ThreadPool & pool,
+                           StreamContexts & contexts, const std::string & what) {
     for (size_t i = 0; i < jobs.size(); ++i) {
         const RowsSequence & seq = *jobs[i].seq;
         std::vector<DmaArgument> args(d.operands.size());
@@ -89,7 +89,7 @@ Status sim_run_rows_stream(const DesignDescription & d, const std::vector<RowsJo
         DmaRun run;
         {
             std::lock_guard<std::mutex> lock(contexts.mutex());
-            run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, roles(seq.tile), seq.words.data(),
+            run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, roles(seq), seq.words.data(),
                                     seq.words.size(), args, &pool, contexts.design(d.design + ":" + seq.family, seq.tile, seq.layout));
         }
         if (!run.ok()) {
@@ -168,7 +168,7 @@ Status sim_run_rows_invocations(const std::vector<Invocation> & invs, bool (*has
     }
     // The kind's invocations are of one design (its has_kernel says so).
     const DesignDescription & d = *design;
-    return sim_run_rows_stream(d, jobs, [&](int tile) { return roles(d, tile); }, pool, contexts, what);
+    return sim_run_rows_stream(d, jobs, [&](const RowsSequence & seq) { return roles(d, seq.tile); }, pool, contexts, what);
 }
 
 }  // namespace xdna

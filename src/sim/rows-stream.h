@@ -77,10 +77,10 @@ struct RowsJob {
     std::vector<std::pair<std::string, DmaArgument>> args;
 };
 
-// Runs the jobs in order on `contexts` with `roles` (per job: its tile's core program); the first
-// failure stops it with the interpreter's reason.
+// Runs the jobs in order on `contexts` with `roles` (per job: the core program of its stream's xclbin,
+// its family and tile); the first failure stops it with the interpreter's reason.
 Status sim_run_rows_stream(const DesignDescription & d, const std::vector<RowsJob> & jobs,
-                           const std::function<CoreRoleFactory(int tile)> & roles, ThreadPool & pool, StreamContexts & contexts,
-                           const std::string & what);
+                           const std::function<CoreRoleFactory(const RowsSequence &)> & roles, ThreadPool & pool,
+                           StreamContexts & contexts, const std::string & what);
 
 }  // namespace xdna

@@ -246,45 +246,27 @@ Status sim_run_act_quants_stream(const std::vector<Invocation> & invs, ThreadPoo
     }
     const DesignDescription & d = design.design;
     // Every stream built and every operand checked before the first one runs (sim-stream.h says why).
-    struct Job {
-        std::shared_ptr<const RowsSequence> seq;
-        std::vector<DmaArgument>            args;
-    };
-    std::vector<Job> jobs;
+    std::vector<RowsJob> jobs;
     for (size_t i = 0; i < invs.size(); ++i) {
         if (variant_of(invs[i].key) == nullptr) {
             return refuse(i, std::string("the act_quant stream engine was handed a kernel of kind ") + kernel_kind_name(invs[i].kind()));
         }
-        Job job;
+        RowsJob job;
         job.seq = quant_sequence_of(invs[i]);
         if (!job.seq->ok()) {
             return refuse(i, job.seq->error);
         }
-        job.args.resize(d.operands.size());
         for (const Operand & o : invs[i].operands()) {
-            const int at = d.operand_arg(o.role);
             const uint64_t after = o.slice.buffer->size() - o.slice.offset;
-            if (at < 0 || o.extent() > after) {
+            if (d.operand_arg(o.role) < 0 || o.extent() > after) {
                 return refuse(i, std::string("operand ") + o.role + " is not the design's or ends before what the stream moves");
             }
-            job.args[static_cast<size_t>(at)] = {static_cast<uint8_t *>(o.slice.host()), after};
+            job.args.push_back({o.role, {static_cast<uint8_t *>(o.slice.host()), after}});
         }
         jobs.push_back(std::move(job));
     }
-    for (size_t i = 0; i < jobs.size(); ++i) {
-        const RowsSequence & seq = *jobs[i].seq;
-        DmaRun run;
-        {
-            std::lock_guard<std::mutex> lock(contexts.mutex());
-            run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, act_quant_core_roles(d, seq.family, kernel),
-                                    seq.words.data(), seq.words.size(), jobs[i].args, &pool,
-                                    contexts.design(d.design + ":" + seq.family, seq.tile, seq.layout));
-        }
-        if (!run.ok()) {
-            return Status::error("stream mode, invocation " + std::to_string(i) + " (act_quant): " + run.error);
-        }
-    }
-    return Status::success();
+    return sim_run_rows_stream(
+        d, jobs, [&](const RowsSequence & seq) { return act_quant_core_roles(d, seq.family, kernel); }, pool, contexts, "act_quant");
 }
 
 bool act_quant_has_kernel(const KernelKey & key) {

@@ -114,7 +114,7 @@ Status sim_run_get_rows_stream(const std::vector<Invocation> & invs, ThreadPool 
         return Status::success();
     }
     // No cores: the design's stream never starts a core program.
-    const auto no_cores = [](int) -> CoreRoleFactory {
+    const auto no_cores = [](const RowsSequence &) -> CoreRoleFactory {
         return [](const LayoutDesc &, int, int, std::string & why) -> std::unique_ptr<CoreRole> {
             why = "the gather design has no core program";
             return nullptr;
