@@ -157,7 +157,7 @@ void check_fifo_graph(const DesignDescription & d, const LayoutDesc & L, const s
                                  std::all_of(d.family_objects.begin(), d.family_objects.end(), [&](const DesignDescription::FamilyObjects & o) {
                                      return std::any_of(o.bytes.begin(), o.bytes.end(), [&](const auto & b) { return b.first == f.unit; });
                                  });
-        return family_unit || std::any_of(d.units.begin(), d.units.end(), [&](const auto & u) { return u.first == f.unit; });
+        return family_unit || std::any_of(d.units.begin(), d.units.end(), [&](const DesignDescription::Unit & u) { return u.name == f.unit; });
     };
     std::vector<std::pair<bool, int>> channels;
     for (const FifoDesc & f : L.fifos) {
@@ -257,10 +257,18 @@ DesignDescription parse(const json & j) {
             if (name == "about") {
                 continue;
             }
-            if (!bytes.is_number_integer() || bytes.get<int64_t>() < 1 || bytes.get<int64_t>() > 1024) {
-                throw FieldError{".units." + name + " is not a byte count per value of the tile (1..1024)"};
+            DesignDescription::Unit u;
+            u.name = name;
+            if (bytes.is_object()) {
+                // {"bytes": B, "values": V}: B bytes per V values (a block format's, such as Q8_0's 34 per 32).
+                u.bytes = static_cast<size_t>(get_int(bytes, "bytes", ".units." + name, 1, 4096));
+                u.values = static_cast<size_t>(get_int(bytes, "values", ".units." + name, 1, 1024));
+            } else if (!bytes.is_number_integer() || bytes.get<int64_t>() < 1 || bytes.get<int64_t>() > 1024) {
+                throw FieldError{".units." + name + " is not a byte count per value of the tile (1..1024) or {\"bytes\", \"values\"}"};
+            } else {
+                u.bytes = bytes.get<size_t>();
             }
-            d.units.emplace_back(name, bytes.get<size_t>());
+            d.units.push_back(std::move(u));
         }
     }
 
@@ -325,8 +333,8 @@ DesignDescription parse(const json & j) {
     d.matmul_movement = d.layouts.front().fifo("w_l3l2") != nullptr;
     if (j.contains("movement")) {
         const std::string m = get_str(j, "movement", "");
-        if (m != "rows" && m != "matmul" && m != "norm" && m != "gather" && m != "quant") {
-            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\", \"norm\", \"gather\" or \"quant\""};
+        if (m != "rows" && m != "matmul" && m != "norm" && m != "gather" && m != "quant" && m != "scatter") {
+            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\", \"norm\", \"gather\", \"quant\" or \"scatter\""};
         }
         if ((m == "matmul") != d.matmul_movement) {
             throw FieldError{".movement is \"" + m + "\" but the FIFOs " + (d.matmul_movement ? "are" : "are not") + " the matmul's"};
@@ -335,6 +343,15 @@ DesignDescription parse(const json & j) {
         d.norm_movement = m == "norm";
         d.gather_movement = m == "gather";
         d.quant_movement = m == "quant";
+        d.scatter_movement = m == "scatter";
+        if (d.scatter_movement) {
+            // One layout per family, named after it: the output object is the family's format.
+            for (const auto & fam : d.families) {
+                if (d.layout(fam.first) == nullptr) {
+                    throw FieldError{".movement \"scatter\" needs a layout named after each family; '" + fam.first + "' has none"};
+                }
+            }
+        }
         if (d.quant_movement && (d.family_objects.empty() || d.zeros_bytes == 0)) {
             throw FieldError{".movement \"quant\" needs every family's .objects and .zeros_bytes"};
         }
@@ -688,8 +705,10 @@ size_t DesignDescription::unit_bytes(const std::string & family, const std::stri
 }
 
 size_t DesignDescription::unit_bytes(const std::string & unit, int tile_n) const {
-    for (const auto & [name, bytes] : units) {
-        if (name == unit) return bytes * static_cast<size_t>(tile_n);
+    for (const Unit & u : units) {
+        if (u.name == unit) {
+            return tile_n > 0 && static_cast<size_t>(tile_n) % u.values == 0 ? u.bytes * (static_cast<size_t>(tile_n) / u.values) : 0;
+        }
     }
     return 0;
 }

@@ -91,8 +91,13 @@ struct DesignDescription {
     std::vector<std::pair<std::string, int>> operands;
     int arg_weights = -1, arg_activations = -1, arg_out = -1, arg_params = -1;
     // Object units of a design whose objects are a fixed number of bytes per value of the tile (the
-    // add design's "chunk": 4 bytes per value); the matmul sizes its "w" / "a" / "c" per family instead.
-    std::vector<std::pair<std::string, size_t>> units;
+    // add design's "chunk": 4 bytes per value), or per a fixed number of values (set_rows' "q8_0": 34
+    // bytes per 32 values); the matmul sizes its "w" / "a" / "c" per family instead.
+    struct Unit {
+        std::string name;
+        size_t      bytes = 0, values = 1;  // bytes per `values` values of the tile
+    };
+    std::vector<Unit> units;
     // Which stream builder builds the design's instruction streams: the matmul's data movement (W, A and
     // C FIFOs; runtime/matmul-sequence.h, with its own core program and sizing rules), or a rows design's
     // (".movement": "rows"; runtime/rows-sequence.h), or a norm design's (".movement": "norm": whole rows
@@ -103,6 +108,10 @@ struct DesignDescription {
     // (".movement": "gather") DMAs only, no cores (core_rows 0): rows read at offsets the host takes from
     // the invocation's ids at submission (runtime/gather-sequence.h).
     bool gather_movement = false;
+    // (".movement": "scatter") rows converted by a core per column and written at the rows the
+    // invocation's ids name, read by the host at submission (runtime/scatter-sequence.h): one layout per
+    // family, named after it (the output's unit is the family's format).
+    bool scatter_movement = false;
     // (".movement": "quant") activation rows into a matmul's activation tiles, a core per column building
     // whole tiles (runtime/quant-sequence.h); the padding rows read from a block of zeros_bytes zeros.
     bool quant_movement = false;
@@ -118,6 +127,9 @@ struct DesignDescription {
     const FamilyObjects * objects_of(const std::string & family) const;
     // Whether rows-sequence.h builds its streams (a rows or a norm design).
     bool rows_stream() const { return rows_movement || norm_movement; }
+    // Whether one of the described movements' builders (rows, norm, gather, quant, scatter) builds its
+    // streams: every design with a stream builder but the matmul's.
+    bool described_stream() const { return rows_stream() || gather_movement || quant_movement || scatter_movement; }
     std::vector<LayoutDesc> layouts;  // the first is the default (what a shape without a layout gets)
     std::vector<FifoDesc> fifos;      // the default layout's
     int l2_depth = 0, c_depth_max = 0;
@@ -174,7 +186,8 @@ struct DesignDescription {
     // The index of RTP word `name`, -1 if the core program has none; the argument index of `operand`, -1.
     int rtp_word(const std::string & name) const;
     int operand_arg(const std::string & operand) const;
-    // Bytes of one `unit` at tile `tile_n` from .units, 0 when the design has no such unit.
+    // Bytes of one `unit` at tile `tile_n` from .units, 0 when the design has no such unit or tile_n is
+    // not a whole number of its values.
     size_t unit_bytes(const std::string & unit, int tile_n) const;
     // The same for an xclbin of `family`: the family's own object bytes (.objects) where it has them.
     size_t unit_bytes(const std::string & family, const std::string & unit, int tile_n) const;

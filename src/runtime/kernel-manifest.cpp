@@ -286,11 +286,11 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
     if (!known.ok()) {
         fail("design", "cannot be checked: the built-in design description is broken: " + known.error);
     }
-    if (!known.design.matmul_movement && !known.design.rows_stream() && !known.design.gather_movement && !known.design.quant_movement) {
+    if (!known.design.matmul_movement && !known.design.described_stream()) {
         // Only designs with a stream builder can be run (docs/xrt.md).
         fail("design", "'" + base.design + "' has no instruction-stream builder on the host: its xclbins cannot be run");
     }
-    if (known.design.rows_stream() || known.design.gather_movement || known.design.quant_movement) {
+    if (known.design.described_stream()) {
         return parse_rows_entry(e, base, known.design, dir);
     }
     reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "serves", "args", "w_objects"}, "");

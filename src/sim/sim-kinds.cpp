@@ -92,10 +92,9 @@ Status set_rows_run(const std::vector<Invocation> & invs, ThreadPool & pool, Sim
     return sim_run_set_rows(invs, pool);
 }
 
-Status set_rows_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status set_rows_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                            const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_set_rows(invs, pool);  // no instruction stream yet (aie/set_rows/README.md)
+    return sim_run_set_rows_stream(invs, pool, contexts, refused);
 }
 
 Status scale_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {

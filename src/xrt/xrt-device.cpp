@@ -253,6 +253,8 @@ const XrtDevice::ShapeStream * XrtDevice::described_stream_for(LoadedKernel & lk
         seq = build_rows_sequence(d, *rows);
     } else if (const auto * gather = std::get_if<GatherShape>(&shape)) {
         seq = build_gather_sequence(d, *gather);
+    } else if (const auto * scatter = std::get_if<ScatterShape>(&shape)) {
+        seq = build_scatter_sequence(d, *scatter);
     } else {
         seq = build_quant_sequence(d, std::get<QuantShape>(shape));
     }
@@ -378,7 +380,7 @@ Status XrtDevice::resolve(const Batch & batch, Submission & sub) {
         if (inv.kind() == KernelKind::matmul) {
             st = resolve_matmul(inv, i, n, sub.resolved[i]);
         } else if (design != nullptr && design->ok() &&
-                   (design->design.rows_stream() || design->design.gather_movement || design->design.quant_movement)) {
+                   design->design.described_stream()) {
             st = resolve_rows(inv, design->design, i, n, sub.resolved[i]);
         } else {
             st = Status::error("invocation " + std::to_string(i + 1) + ": no NPU kernels of kind " + kernel_kind_name(inv.kind()) +
@@ -446,6 +448,14 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
         }
         r.stream = described_stream_for(*r.lk, d, shape, err);
         moved_names = {"src", "y"};
+    } else if (d.scatter_movement) {
+        // The ids as they are now (graph inputs: the KV cache's write rows), as the gather's.
+        ScatterShape shape;
+        if (!scatter_shape_of(inv, d, shape, err)) {
+            return Status::error(r.label + ": " + err);
+        }
+        r.stream = described_stream_for(*r.lk, d, shape, err);
+        moved_names = {"x", "y"};
     } else if (d.quant_movement) {
         QuantShape shape;
         if (!quant_shape_of(inv, d, shape, err)) {
@@ -491,7 +501,12 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
             if (v.offset + v.bytes > o->slice.buffer->size()) {
                 return Status::error(r.label + ": operand '" + e.args[a].operand + "' ends past its buffer");
             }
-            if (o->written() && moved) {
+            if (o->written() && moved && d.scatter_movement) {
+                // The KV cache: bound in place, not staged. The stream writes only the rows the ids name;
+                // a whole-cache staging BO copied back would also write every other row. A run that fails
+                // falls back to the host, which writes the same rows with the same bits.
+                r.direct_out = a;
+            } else if (o->written() && moved) {
                 // The drain writes whole rows at the operand's stride: staged, then its rows copied into place.
                 r.m = static_cast<int64_t>(o->row_bytes / sizeof(float));
                 r.n = o->rows;
@@ -577,6 +592,11 @@ Status XrtDevice::bind(const Batch & batch, Submission & sub) {
                     if (static_cast<size_t>(a.index) == r.rows_out) {
                         stage_output(a.bytes);
                     } else {
+                        if (static_cast<size_t>(a.index) == r.direct_out) {
+                            p.out = b;  // synced back over its extent after the run
+                            p.out_offset = a.offset;
+                            p.out_bytes = a.bytes;
+                        }
                         s->operands.emplace_back(b->bo(), a.bytes, a.offset);
                         s->run.set_arg(a.index, s->operands.back());
                     }

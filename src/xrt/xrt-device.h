@@ -19,6 +19,7 @@
 #include "runtime/gather-sequence.h"
 #include "runtime/quant-sequence.h"
 #include "runtime/rows-sequence.h"
+#include "runtime/scatter-sequence.h"
 #include "xrt/xrt-buffer.h"
 
 #include <variant>
@@ -36,7 +37,7 @@ namespace xdna {
 
 // The shape a described design's stream is built from (runtime/rows-sequence.h, gather-sequence.h,
 // quant-sequence.h).
-using DescribedShape = std::variant<RowsShape, GatherShape, QuantShape>;
+using DescribedShape = std::variant<RowsShape, GatherShape, QuantShape, ScatterShape>;
 
 class XrtDevice final : public Device {
 public:
@@ -68,7 +69,7 @@ private:
     struct ShapeStream {
         MatmulSequenceShape                   shape;
         std::shared_ptr<const MatmulSequence> seq;
-        DescribedShape                        described;  // a rows, norm, gather or quant design's (seq null)
+        DescribedShape                        described;  // a rows, norm, gather, quant or scatter design's (seq null)
         std::shared_ptr<const RowsSequence>   rows_seq;
         xrt::bo                               bo;
         const std::vector<uint32_t> & words() const { return seq ? seq->words : rows_seq->words; }
@@ -122,6 +123,8 @@ private:
         std::string           label;
         int64_t               m = 0, n = 0, out_row_stride = 0, stage_stride = 0;  // the output's valid part
         size_t                rows_out = SIZE_MAX;  // a rows design's written operand: its argument position
+        // A scatter's written operand (the KV cache): bound in place, its position (scatter-sequence.h).
+        size_t                direct_out = SIZE_MAX;
     };
     struct Pending {
         RunSlot *   slot;

@@ -29,7 +29,9 @@ inline constexpr DmaFuzzTarget kDmaFuzzTargets[] = {
     {"binary", 256, "rows", "add"}, {"swiglu", 64, "rows", "glu"}, {"norm", 128, "rows", "rms_norm"}, {"scale", 256, "rows", "scale"},
     {"gather", 1024, "gather", "get_rows"},
     // The quant design (x, zeros, tiles), at one program's xclbin.
-    {"a8_b256_n4", 4, "tiles", "act_quant"}};
+    {"a8_b256_n4", 4, "tiles", "act_quant"},
+    // The scatter (x and y), its Q8_0 layout: y's objects of 34 bytes per 32 values.
+    {"q8_0", 256, "q8_0", "set_rows"}};
 inline constexpr size_t kDmaFuzzTargetCount = sizeof(kDmaFuzzTargets) / sizeof(kDmaFuzzTargets[0]);
 
 // Bytes of the weights, activations, output and params arguments (the design's argument order).

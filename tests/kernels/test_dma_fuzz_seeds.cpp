@@ -8,6 +8,7 @@
 #include "runtime/matmul-sequence.h"
 #include "runtime/design-registry.h"
 #include "runtime/gather-sequence.h"
+#include "runtime/scatter-sequence.h"
 #include "runtime/quant-sequence.h"
 #include "runtime/rows-sequence.h"
 #include "sim/rows-stream.h"
@@ -285,6 +286,43 @@ TEST(DmaFuzzSeeds, TheQuantSeedIsTheBuildersStreamAndRunsOnTheFuzzersArguments) 
     EXPECT_EQ(run.stats.s2mm_bytes, 4u * 1216);       // 4 tiles
     EXPECT_EQ(run.stats.kernel_calls, 4u);            // one group per tile
     expect_committed("quant-a8b256n4-r3-k1024.bin", seed_bytes(target, seq.words.data(), seq.words.size()));
+}
+
+// The scatter's seed (runtime/scatter-sequence.h): 9 rows of 768 values (tile 256) into Q8_0 rows at ids
+// with runs, a reversal and jumps, over 3 columns; the stand-in of its core program.
+TEST(DmaFuzzSeeds, TheScatterSeedIsTheBuildersStreamAndRunsOnTheFuzzersArguments) {
+    const DesignDescription & d = find_design("set_rows")->design;
+    ScatterShape shape;
+    shape.contract = "f32_to_q8_0";
+    shape.ids = {5, 6, 7, 2, 3, 9, 39, 38, 20};
+    shape.rows = static_cast<int64_t>(shape.ids.size());
+    shape.cols = 768;
+    shape.x_stride = 768;
+    shape.y_rows = 40;
+    shape.y_row_bytes = 768 / 32 * 34;
+    shape.y_stride = shape.y_row_bytes;
+    shape.columns = 3;
+    const RowsSequence seq = build_scatter_sequence(d, shape);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
+    for (uint32_t i = 0; i < xdna_fuzz::kDmaFuzzTargetCount; ++i) {
+        const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[i];
+        if (std::string(t.design) == "set_rows" && seq.family == t.family && seq.tile == t.tile_n && seq.layout == t.layout) {
+            target = i;
+        }
+    }
+    ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount);
+    FuzzArguments fa;
+    fa.args.resize(d.operands.size());
+    LoadedDesign loaded;
+    const DmaRun run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""},
+                                         xdna_fuzz::stand_in_roles(d, seq.tile, seq.family), seq.words.data(), seq.words.size(), fa.args,
+                                         nullptr, loaded);
+    ASSERT_TRUE(run.ok()) << run.error;
+    EXPECT_EQ(run.stats.mm2s_bytes, 9u * 768 * 4);
+    EXPECT_EQ(run.stats.s2mm_bytes, 9u * 768 / 32 * 34);
+    EXPECT_EQ(run.stats.kernel_calls, 9u * 3);  // three chunks of 256 per row
+    expect_committed("scatter-q8-t256-r9-c768.bin", seed_bytes(target, seq.words.data(), seq.words.size()));
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ TEST(SetRowsKernel, EveryValueIsGgmlsHalf) {
 }
 
 TEST(SetRowsKernel, RowsLandAtTheirIds) {
-    constexpr int64_t rows = 5, cols = 160, y_rows = 13;
+    constexpr int64_t rows = 5, cols = 384, y_rows = 13;  // 3 chunks of 128
     const std::vector<float> x = xdna_test::random_floats(rows * cols, 2.0f);
     const std::vector<int64_t> ids = {7, 0, 12, 3, 8};
     const Written w = write_rows(x, rows, cols, y_rows, ids);
@@ -108,7 +108,7 @@ TEST(SetRowsKernel, IdOutsideTheCacheIsRefused) {
 
 // CPY from F32 to F16 rows: the same program, row r to row r, no ids operand.
 TEST(SetRowsKernel, CopyWritesRowByRow) {
-    constexpr int64_t rows = 4, cols = 192;
+    constexpr int64_t rows = 4, cols = 256;
     const std::vector<float> x = xdna_test::random_floats(rows * cols, 2.0f);
     const Written w = write_rows(x, rows, cols, rows, {0, 0, 0, 0}, true);
     ASSERT_TRUE(w.status.ok) << w.status.message;
@@ -224,25 +224,26 @@ TEST(SetRowsKernel, Q8RowsLandAtTheirIdsAndNonFiniteBlocksReadAsNan) {
 }
 
 // The kernels' loops promise the compiler 4 trips of 32 values (f32_to_f16.cc, f32_to_q8_0.cc): a call
-// on fewer than 128 values is undefined on the core. Rows of 32, 64 and 96 values would be one such call:
-// refused before anything runs, nothing written. The shortest row the design takes (128) and rows whose
-// last 1024-value chunk would have been 32 or 64 values (1056, 2112: now balanced chunks of 544 and 512,
-// 3 x 704) give ggml's bits, into F16 and Q8_0 rows.
+// on fewer than 128 values is undefined on the core. The design's calls are its chunks (128 to 1024
+// values, aie/set_rows/dataflow.json), so rows no chunk size divides (32, 64 and 96 values, which would
+// be one short call, and 160 or 1056, which would end in one) are refused before anything runs, nothing
+// written. The shortest row the design takes (128) and rows of odd numbers of chunks (1152 = 9 x 128,
+// 2176 = 17 x 128) give ggml's bits, into F16 and Q8_0 rows.
 TEST(SetRowsEngine, RefusesRowsThatWouldCallTheKernelsUnderTheirLoopPromise) {
-    for (int64_t cols : {32, 64, 96}) {
-        EXPECT_FALSE(xdna::set_rows_calls_keep_promise(cols)) << cols;
+    for (int64_t cols : {32, 64, 96, 160, 1056}) {
+        EXPECT_EQ(0, xdna::set_rows_tile(cols)) << cols;
         const std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(2 * cols), 1.0f);
         const Written w = write_rows(x, 2, cols, 2, {1, 0});
         EXPECT_FALSE(w.status.ok) << cols;
-        EXPECT_NE(std::string::npos, w.status.message.find("promises the compiler 4 trips")) << w.status.message;
+        EXPECT_NE(std::string::npos, w.status.message.find("promise the compiler 4 trips")) << w.status.message;
         for (ggml_fp16_t h : w.y) ASSERT_EQ(kUntouched, h) << "a refused row was written, cols " << cols;
         if (cols % 64 != 0) continue;
         const WrittenQ8 q = write_rows_q8(x, 2, cols, 2, {1, 0});
         EXPECT_FALSE(q.status.ok) << cols;
         for (uint8_t b : q.y) ASSERT_EQ(0x5a, b) << "a refused Q8_0 row was written, cols " << cols;
     }
-    for (int64_t cols : {128, 1056, 2112}) {
-        ASSERT_TRUE(xdna::set_rows_calls_keep_promise(cols)) << cols;
+    for (int64_t cols : {128, 1152, 2176}) {
+        ASSERT_EQ(128, xdna::set_rows_tile(cols)) << cols;
         const std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(2 * cols), 3.0f);
         const Written w = write_rows(x, 2, cols, 2, {1, 0});
         ASSERT_TRUE(w.status.ok) << w.status.message;
@@ -252,7 +253,6 @@ TEST(SetRowsEngine, RefusesRowsThatWouldCallTheKernelsUnderTheirLoopPromise) {
                     << "cols " << cols << " row " << r << " value " << c;
             }
         }
-        if (cols % 64 != 0) continue;
         const WrittenQ8 q = write_rows_q8(x, 2, cols, 2, {1, 0});
         ASSERT_TRUE(q.status.ok) << q.status.message;
         const int64_t row_bytes = cols / 32 * kQ8Bytes;
@@ -267,26 +267,30 @@ TEST(SetRowsEngine, RefusesRowsThatWouldCallTheKernelsUnderTheirLoopPromise) {
     }
 }
 
-// The chunks of every row length the design takes (to 64 chunks) cover the row once, in order, each
-// a whole number of 32-value steps from 128 to kSetRowsChunk values; the promises in both kernels, on
-// their chunk loops of n / 32 trips, are at most kSetRowsMinCall / 32.
+// Every chunk size the design has xclbins for keeps the kernels' loop promise (at least 128 values, at
+// most what a core's buffers hold, whole 32-value steps), and the tile a row takes divides it: every call
+// of every row length (to 64 K values) is a whole chunk of at least 128 values. The promises in both
+// kernels, on their chunk loops of n / 32 trips, are at most kSetRowsMinCall / 32.
 TEST(SetRowsEngine, EveryCallKeepsTheKernelsLoopPromise) {
     using namespace xdna;
+    const DesignRead & d = set_rows_design();
+    ASSERT_TRUE(d.ok()) << d.error;
+    int stacks = 0;
+    for (const DesignDescription::KernelStack & k : d.design.kernel_stacks) {
+        EXPECT_GE(k.tile_n, kSetRowsMinCall) << k.family;
+        EXPECT_LE(k.tile_n, xdna_aie::kSetRowsChunk) << k.family;
+        EXPECT_EQ(0, k.tile_n % xdna_aie::kSetRowsLanes) << k.family;
+        ++stacks;
+    }
+    EXPECT_EQ(stacks, 8);  // two families at 128, 256, 512 and 1024
     for (int64_t cols = xdna_aie::kSetRowsLanes; cols <= 64 * xdna_aie::kSetRowsChunk; cols += xdna_aie::kSetRowsLanes) {
-        if (!set_rows_calls_keep_promise(cols)) {
-            ASSERT_LT(cols, 128);
+        const int tile = set_rows_tile(cols);
+        if (tile == 0) {
+            ASSERT_NE(0, cols % kSetRowsMinCall) << cols;
             continue;
         }
-        int64_t next = 0;
-        for (int64_t c = 0; c < set_rows_chunks(cols); ++c) {
-            const SetRowsChunk k = set_rows_chunk(cols, c);
-            ASSERT_EQ(k.begin, next) << cols;
-            ASSERT_GE(k.n, kSetRowsMinCall) << "cols " << cols << " chunk " << c;
-            ASSERT_LE(k.n, xdna_aie::kSetRowsChunk) << cols;
-            ASSERT_EQ(k.n % xdna_aie::kSetRowsLanes, 0) << cols;
-            next += k.n;
-        }
-        ASSERT_EQ(next, cols);
+        ASSERT_EQ(0, cols % tile) << cols;
+        ASSERT_GE(tile, kSetRowsMinCall) << cols;
     }
     for (const char * kernel : {"set_rows/kernels/f32_to_f16.cc", "set_rows/kernels/f32_to_q8_0.cc"}) {
         const std::vector<xdna_test::LoopPromise> promises = xdna_test::kernel_loop_promises(kernel);

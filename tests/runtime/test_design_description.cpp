@@ -421,3 +421,44 @@ TEST(DesignDescription, AGatherDesignHasNoCoresAndForwardsThroughTheMemoryTile) 
     EXPECT_NE(parse_design_description(gather_with("\"gather\": [32, 64, 128, 256, 512, 1024]", "\"gather\": []")).error.find("xclbin_tiles"),
               std::string::npos);
 }
+
+namespace {
+
+// aie/set_rows/dataflow.json with one edit.
+std::string scatter_with(const std::string & from, const std::string & to) {
+    std::string t = file_text(XDNA_SET_ROWS_DATAFLOW_JSON);
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+// The scatter (aie/set_rows): one core per column, a layout per family named after it whose output
+// objects are the family's format, a unit of so many bytes per so many values (Q8_0's 34 per 32); and
+// what such a description may not say.
+TEST(DesignDescription, AScatterDesignHasALayoutPerFamilyAndBlockUnits) {
+    const DesignRead r = read_design_description_file(XDNA_SET_ROWS_DATAFLOW_JSON);
+    ASSERT_TRUE(r.ok()) << r.error;
+    const DesignDescription & d = r.design;
+    EXPECT_TRUE(d.scatter_movement);
+    EXPECT_TRUE(d.described_stream());
+    EXPECT_FALSE(d.rows_stream());
+    EXPECT_EQ(d.core_rows, 1);
+    ASSERT_NE(d.layout("f16"), nullptr);
+    ASSERT_NE(d.layout("q8_0"), nullptr);
+    EXPECT_EQ(d.layout("q8_0")->fifo("y_l2l3")->unit, "q8_0");
+    EXPECT_EQ(d.unit_bytes("chunk", 256), 1024u);
+    EXPECT_EQ(d.unit_bytes("half", 256), 512u);
+    EXPECT_EQ(d.unit_bytes("q8_0", 256), 272u);
+    EXPECT_EQ(d.unit_bytes("q8_0", 1024), 1088u);
+    EXPECT_EQ(d.unit_bytes("q8_0", 48), 0u);  // not whole blocks
+    EXPECT_EQ(d.unit_bytes("q8_0", "q8_0", 128), 136u);
+    // A family without its layout, a unit of 0 values, and a scatter whose family names a layout of
+    // another family's units are refused or caught.
+    EXPECT_NE(parse_design_description(scatter_with("{\"name\": \"q8_0\",", "{\"name\": \"q4_0\",")).error.find("layout named after each family"),
+              std::string::npos);
+    EXPECT_NE(parse_design_description(scatter_with("\"values\": 32", "\"values\": 0")).error.find(".units.q8_0"), std::string::npos);
+    EXPECT_NE(parse_design_description(scatter_with("\"movement\": \"scatter\"", "\"movement\": \"scater\"")).error.find(".movement"),
+              std::string::npos);
+}

@@ -11,6 +11,8 @@
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/scale/scale-invocation.h"
 #include "ops/get_rows/get-rows-invocation.h"
+#include "ops/set_rows/set-rows-invocation.h"
+#include "runtime/scatter-sequence.h"
 #include "runtime/gather-sequence.h"
 #include "runtime/quant-sequence.h"
 #include "ops/act_quant/act-quant-invocation.h"
@@ -890,6 +892,85 @@ TEST_F(XrtDeviceTest, RunsTheGatherDesignsStreamFromTheIdsAtSubmission) {
     st = dev->run(batch, std::chrono::milliseconds(1000));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("outside the 10 rows"), std::string::npos) << st.message;
+    EXPECT_EQ(xrt_mock::control().runs.size(), 2u);
+}
+
+// The set_rows design (aie/set_rows: the scatter movement): the stream built from the ids at submission
+// (the KV cache's write rows), x bound over its rows, the cache bound in place (not staged: the stream
+// writes only the rows the ids name, and a staged copy of the whole cache would write every other row
+// too), synced back after the run; new ids give a new stream; two rows with one id fail the submission
+// before any run.
+TEST_F(XrtDeviceTest, RunsTheScatterDesignsStreamIntoTheCacheInPlace) {
+    write_file(dir_ + "/sr.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 5}}, 3));  // opcode, instructions, count, x, y
+    json e = {{"design", "set_rows"}, {"family", "f16"}, {"tile", 1024}, {"xclbin", "sr.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "operand"}, {"name", "x"}, {"group_id", 3}},
+                                    {{"kind", "operand"}, {"name", "y"}, {"group_id", 4}}})}};
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto buf = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(buf);
+    // 2 K rows of 1024 values (tile 1024) into cells 5 and 9 of a 16-cell F16 cache.
+    auto * ids = reinterpret_cast<int64_t *>(static_cast<char *>(buf->host_ptr()) + 512);
+    ids[0] = 5;
+    ids[1] = 9;
+    SetRowsInvocation sr;
+    sr.p.rows = 2;
+    sr.p.cols = 1024;
+    sr.p.y_rows = 16;
+    sr.p.x_row_stride = 1024;
+    sr.p.y_row_stride = 1024;
+    sr.x = {buf.get(), 4096};
+    sr.ids = {buf.get(), 512};
+    sr.y = {buf.get(), 65536};
+    const Invocation inv = to_invocation(sr);
+    EXPECT_EQ(inv.key.tile.n, 1024);
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    EXPECT_FALSE(dev->has_kernel(set_rows_key(true, 1024)));  // no Q8_0 xclbin in this manifest
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_value = 2.5f;
+    auto expected = [&] {
+        ScatterShape shape;
+        std::string err;
+        EXPECT_TRUE(scatter_shape_of(inv, find_design("set_rows")->design, shape, err)) << err;
+        return build_scatter_sequence(find_design("set_rows")->design, shape);
+    };
+    Batch batch;
+    batch.invocations.push_back(inv);
+    Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    const RowsSequence first = expected();
+    ASSERT_TRUE(first.ok()) << first.error;
+    EXPECT_EQ(xrt_mock::control().runs[0].instructions, first.words);
+    EXPECT_EQ(xrt_mock::control().runs[0].weights_offset, 4096u);  // argument 3: x, its 2 rows
+    EXPECT_EQ(xrt_mock::control().runs[0].weights_size, 2u * 1024 * 4);
+    // Argument 4: the cache itself, at its offset and over all 16 rows (no staging BO): what the kernel
+    // wrote is in the buffer ggml reads.
+    EXPECT_EQ(xrt_mock::control().runs[0].activations_offset, 65536u);
+    EXPECT_EQ(xrt_mock::control().runs[0].activations_size, 16u * 1024 * 2);
+    const auto * cache = reinterpret_cast<const float *>(static_cast<char *>(buf->host_ptr()) + 65536);
+    EXPECT_EQ(cache[0], 2.5f);
+    EXPECT_EQ(cache[16 * 1024 / 2 - 1], 2.5f);
+    // The next token's cells: the same invocation, its stream built from them.
+    ids[0] = 6;
+    ids[1] = 7;
+    st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    ASSERT_EQ(xrt_mock::control().runs.size(), 2u);
+    const RowsSequence second = expected();
+    EXPECT_NE(second.words, first.words);
+    EXPECT_EQ(xrt_mock::control().runs[1].instructions, second.words);
+    // Two rows into one cell: the submission fails with the reason, before any run.
+    ids[1] = 6;
+    st = dev->run(batch, std::chrono::milliseconds(1000));
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("names two rows"), std::string::npos) << st.message;
     EXPECT_EQ(xrt_mock::control().runs.size(), 2u);
 }
 

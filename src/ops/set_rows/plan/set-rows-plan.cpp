@@ -14,11 +14,13 @@ bool rows_of(const ggml_tensor * t, ggml_type type) {
 
 constexpr int64_t kMaxSlices = 256;
 
-// A row under the kernels' shortest call (their loops promise the compiler 4 trips of 32 values).
-bool short_row(const char * op, int64_t cols, std::string & why) {
-    if (set_rows_calls_keep_promise(cols)) return false;
-    why = std::string(op) + " row length " + std::to_string(cols) + ": the set_rows kernels take calls of at least " +
-          std::to_string(kSetRowsMinCall) + " values (their loops promise the compiler 4 trips of 32 values)";
+// A row the design's chunks do not make up (aie/set_rows/dataflow.json: chunks of 128 to 1024 values, a
+// power of two; the kernels' loops promise the compiler 4 trips of 32 values, so no call is shorter).
+bool row_not_taken(const char * op, int64_t cols, std::string & why) {
+    if (set_rows_tile(cols) != 0) return false;
+    why = std::string(op) + " row length " + std::to_string(cols) + " is not a whole number of chunks of 128 to 1024 values " +
+          "(aie/set_rows/dataflow.json; the kernels' loops promise the compiler 4 trips of 32 values)" +
+          (set_rows_design().ok() ? std::string() : ": " + set_rows_design().error);
     return true;
 }
 
@@ -29,11 +31,7 @@ bool cpy_supported(const ggml_tensor * c, const TensorResolver & resolve, std::s
         why = "CPY on the NPU takes F32 rows into F16 rows of the same shape";
         return false;
     }
-    if (x->ne[0] % xdna_aie::kSetRowsLanes != 0) {
-        why = "CPY row length " + std::to_string(x->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kSetRowsLanes);
-        return false;
-    }
-    if (short_row("CPY", x->ne[0], why)) {
+    if (row_not_taken("CPY", x->ne[0], why)) {
         return false;
     }
     if (x->ne[2] * x->ne[3] > kMaxSlices) {
@@ -44,7 +42,7 @@ bool cpy_supported(const ggml_tensor * c, const TensorResolver & resolve, std::s
         why = "CPY of a packed weight";
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(set_rows_key())) {
+    if (resolve.has_kernel && !resolve.has_kernel(set_rows_key(false, set_rows_tile(x->ne[0])))) {
         why = "the device has no set_rows kernel";
         return false;
     }
@@ -69,6 +67,10 @@ bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, s
               " values (the NPU writes whole rows at 32-bit word offsets: a multiple of 64 values)";
         return false;
     }
+    if (ggml_nelements(x) == 0) {
+        why = "SET_ROWS of no rows (nothing for the NPU to move)";
+        return false;
+    }
     if ((ids->type != GGML_TYPE_I64 && ids->type != GGML_TYPE_I32) || ids->nb[0] != ggml_type_size(ids->type) || ids->ne[3] != 1) {
         why = "SET_ROWS ids: I64 or I32, contiguous rows";
         return false;
@@ -79,12 +81,8 @@ bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, s
         why = "SET_ROWS of a shape the NPU does not take";
         return false;
     }
-    if (x->ne[0] % xdna_aie::kSetRowsLanes != 0) {
-        why = "SET_ROWS row length " + std::to_string(x->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kSetRowsLanes) +
-              " (the transposed V cache of the non-flash path writes one value per row)";
-        return false;
-    }
-    if (short_row("SET_ROWS", x->ne[0], why)) {
+    // (The transposed V cache of the non-flash path writes one value per row: never a whole chunk.)
+    if (row_not_taken("SET_ROWS", x->ne[0], why)) {
         return false;
     }
     if (x->ne[2] * x->ne[3] > kMaxSlices) {
@@ -95,8 +93,9 @@ bool set_rows_supported(const ggml_tensor * s, const TensorResolver & resolve, s
         why = "SET_ROWS of a packed weight";
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(set_rows_key(s->type == GGML_TYPE_Q8_0))) {
-        why = std::string("the device has no set_rows kernel ") + set_rows_key(s->type == GGML_TYPE_Q8_0).variant;
+    const KernelKey key = set_rows_key(s->type == GGML_TYPE_Q8_0, set_rows_tile(x->ne[0]));
+    if (resolve.has_kernel && !resolve.has_kernel(key)) {
+        why = std::string("the device has no set_rows kernel ") + key.variant + " at tile " + std::to_string(key.tile.n);
         return false;
     }
     return true;
@@ -114,8 +113,9 @@ bool plan_set_rows(const ggml_tensor * s, const TensorResolver & resolve, std::v
         why = "SET_ROWS operand not in device memory";
         return false;
     }
-    if (s->type == GGML_TYPE_Q8_0 && ys.offset % 4 != 0) {
-        why = "SET_ROWS into a Q8_0 view that does not start on a 32-bit word";
+    // The design's y BDs address 32-bit words: the rows and slices of the view must start on one.
+    if (ys.offset % 4 != 0 || s->nb[1] % 4 != 0 || s->nb[2] % 4 != 0 || s->nb[3] % 4 != 0) {
+        why = std::string(identity ? "CPY" : "SET_ROWS") + " into a view whose rows do not start on 32-bit words";
         return false;
     }
     for (int64_t i03 = 0; i03 < x->ne[3]; ++i03) {

@@ -1,5 +1,8 @@
 #include "ops/set_rows/set-rows-invocation.h"
 
+#include "runtime/design-registry.h"
+#include "runtime/rows-sequence.h"
+
 #include "ggml.h"
 
 #include <cstdio>
@@ -17,18 +20,28 @@ std::string SetRowsParams::shape_label(const TileShape &) const {
     return buf;
 }
 
-KernelKey set_rows_key(bool y_q8_0) {
+KernelKey set_rows_key(bool y_q8_0, int tile) {
     KernelKey k;
     k.kind = KernelKind::set_rows;
     k.design = kSetRowsDesign;
     k.variant = y_q8_0 ? kSetRowsQ8Variant : kSetRowsF16Variant;
-    k.tile = TileShape{0, 0, 0};
+    k.tile = TileShape{0, tile, 0};
     return k;
+}
+
+const DesignRead & set_rows_design() {
+    return built_in_design(kSetRowsDesign);
+}
+
+int set_rows_tile(int64_t cols) {
+    // Both families have xclbins at the same tiles; a row is the same chunks in either format.
+    const DesignRead & d = set_rows_design();
+    return d.ok() ? rows_tile_for(d.design, kSetRowsF16Family, cols) : 0;
 }
 
 Invocation to_invocation(const SetRowsInvocation & s) {
     Invocation inv;
-    inv.key = set_rows_key(s.p.y_q8_0);
+    inv.key = set_rows_key(s.p.y_q8_0, set_rows_tile(s.p.cols));
     inv.params = s.p;
     inv.add_operand({"x", s.x, static_cast<uint64_t>(s.p.cols) * sizeof(float), s.p.rows,
                      static_cast<uint64_t>(s.p.x_row_stride) * sizeof(float), Access::read});

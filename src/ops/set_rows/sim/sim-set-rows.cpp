@@ -1,8 +1,10 @@
 #include "ops/set_rows/sim-set-rows.h"
 
 #include "ops/set_rows/set-rows-invocation.h"
+#include "runtime/scatter-sequence.h"
 #include "sim/core-state.h"
 #include "sim/kernel-cycles.h"
+#include "sim/rows-stream.h"
 #include "xdna_aie/set_rows_tiles.h"
 
 #include <algorithm>
@@ -74,6 +76,67 @@ int64_t id_at(const SetRowsInvocation & s, int64_t r) {
     return s.p.ids_64 ? static_cast<const int64_t *>(s.ids.host())[r] : static_cast<const int32_t *>(s.ids.host())[r];
 }
 
+// Whether the design has an xclbin at `tile` whose chunks make up a row of `cols` values: the calls the
+// design makes, and no other (a call under kSetRowsMinCall would break the kernels' loop promise).
+std::string tile_refusal(const char * variant, int tile, int64_t cols) {
+    const DesignRead & d = set_rows_design();
+    if (!d.ok()) {
+        return "the set_rows design's description: " + d.error;
+    }
+    const std::string family = d.design.family_of(variant);
+    if (tile == 0 || d.design.kernel_stack(family, tile) == nullptr || tile < kSetRowsMinCall || tile > kSetRowsChunk ||
+        cols % tile != 0) {
+        return "a row of " + std::to_string(cols) + " values at tile " + std::to_string(tile) + " would call " + variant +
+               " on chunks the design does not make (chunks of one of its tiles, 128 to 1024 values: the kernels' loops promise " +
+               "the compiler 4 trips of 32 values, aie/set_rows/dataflow.json)";
+    }
+    return "";
+}
+
+// The set_rows design's core program: per chunk, acquire x and y, one call of the family's kernel on
+// the tile's values, release them.
+class SetRowsChunkRole final : public CoreRole {
+public:
+    SetRowsChunkRole(const DesignDescription & d, const LayoutDesc & L, int tile, bool q8)
+        : d_(d), tile_(tile), q8_(q8), x_(core_port(L, "x_l2l1")), y_(core_port(L, "y_l1l2")), chunks_word_(d.rtp_word("chunks")) {}
+
+    std::string start(const std::vector<uint32_t> & words) override {
+        if (words[d_.rtp_contract] != 0) {
+            return "contract RTP " + std::to_string(words[d_.rtp_contract]) + " selects no kernel of this family";
+        }
+        if (x_ < 0 || y_ < 0 || chunks_word_ < 0) {
+            return "the layout lacks the core FIFOs or the RTP words this core program reads";
+        }
+        chunks_ = words[chunks_word_];
+        done_ = 0;
+        return "";
+    }
+    uint64_t step(CorePorts & p, bool & progress) override {
+        uint64_t n = 0;
+        while (done_ < chunks_ && p.ready(x_) && p.ready(y_)) {
+            const CoreModes found = sim_core_modes();
+            run_chunk(q8_, reinterpret_cast<const float *>(p.object(x_)), p.object(y_), tile_);
+            sim_check_modes_restored(q8_ ? kSetRowsQ8Variant : kSetRowsF16Variant, found);
+            p.release(x_);
+            p.release(y_);
+            ++done_;
+            ++n;
+            progress = true;
+        }
+        return n;
+    }
+    bool finished() const override { return done_ >= chunks_; }
+    bool begun() const override { return done_ > 0; }
+    std::string state() const override { return "finished " + std::to_string(done_) + " of its " + std::to_string(chunks_) + " chunks"; }
+
+private:
+    const DesignDescription & d_;
+    int  tile_;
+    bool q8_;
+    int  x_, y_, chunks_word_;
+    uint32_t chunks_ = 0, done_ = 0;
+};
+
 }  // namespace
 
 bool set_rows_has_kernel(const KernelKey & key) {
@@ -81,29 +144,42 @@ bool set_rows_has_kernel(const KernelKey & key) {
            key.variant != nullptr && (std::strcmp(key.variant, kSetRowsF16Variant) == 0 || std::strcmp(key.variant, kSetRowsQ8Variant) == 0);
 }
 
+// What the design's stream moves and its busiest core executes, from the grid it builds (rows-sequence.h:
+// R row blocks x S segments of each row's chunks, a core per column), which the ids do not change; a
+// row the design does not take (the planner does not hand it over) is charged at the shortest call per
+// 128 values over 32 cores, never free.
 ModelShape set_rows_model_shape(const Invocation & inv) {
     const SetRowsInvocation r = set_rows_of(inv);
     ModelShape s;
     s.kind = KernelKind::set_rows;
     s.weight_type = GGML_TYPE_COUNT;
-    // Rows dealt to the cores; a decode token's single row (n_embd_k_gqa values) goes to one core.
-    const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(r.p.rows, kCores));
-    const int64_t busiest = (r.p.rows + cores - 1) / cores;
-    s.kind_cores = static_cast<int>(cores);
-    s.kind_columns = static_cast<int>(std::min<int64_t>(kColumns, cores));
-    // A row's chunks are of at most two lengths, the longer first (set-rows-invocation.h).
     const MeasuredCalls & c = calls(r.p.y_q8_0);
-    const int64_t chunks = set_rows_chunks(r.p.cols);
-    const int32_t first = set_rows_chunk(r.p.cols, 0).n, last = set_rows_chunk(r.p.cols, chunks - 1).n;
-    int64_t longer = 0;
-    for (int64_t k = 0; k < chunks; ++k) longer += set_rows_chunk(r.p.cols, k).n == first ? 1 : 0;
-    s.core_calls[0] = {c.at(first), static_cast<double>(busiest * longer)};
-    s.n_core_calls = 1;
-    if (longer < chunks) {
-        s.core_calls[1] = {c.at(last), static_cast<double>(busiest * (chunks - longer))};
-        s.n_core_calls = 2;
+    const int tile = inv.key.tile.n;
+    const DesignRead & d = set_rows_design();
+    if (r.p.rows <= 0) {
+        s.n_core_calls = 0;  // no rows (an empty slice): nothing moves, no core runs
+        s.kind_cores = 0;
+        s.kind_columns = 0;
+        return s;
     }
-    s.activation_bytes = static_cast<double>(r.p.rows) * (static_cast<double>(r.p.cols) * sizeof(float) + (r.p.identity ? 0 : r.p.ids_64 ? 8 : 4));
+    if (tile_refusal(inv.key.variant, tile, r.p.cols).empty()) {
+        const int avail = d.design.max_columns;
+        const int64_t chunks = r.p.cols / tile;
+        const int64_t R = std::min<int64_t>(r.p.rows, avail);
+        const int64_t S = r.p.rows >= avail ? 1 : std::max<int64_t>(1, std::min<int64_t>(chunks, avail / r.p.rows));
+        s.kind_columns = static_cast<int>(R * S);
+        s.kind_cores = s.kind_columns * d.design.core_rows;
+        s.core_calls[0] = {c.at(tile), static_cast<double>(block_count(r.p.rows, R, 0) * block_count(chunks, S, 0))};
+    } else {
+        const int64_t calls_total = r.p.rows * ((r.p.cols + kSetRowsMinCall - 1) / kSetRowsMinCall);
+        const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(calls_total, kCores));
+        s.kind_cores = static_cast<int>(cores);
+        s.kind_columns = static_cast<int>(std::min<int64_t>(kColumns, cores));
+        s.core_calls[0] = {c.min_call, static_cast<double>((calls_total + cores - 1) / cores)};
+    }
+    s.n_core_calls = 1;
+    // The DMAs move x in and the converted rows out; the ids are read by the host when it builds the stream.
+    s.activation_bytes = static_cast<double>(r.p.rows) * static_cast<double>(r.p.cols) * sizeof(float);
     s.out_bytes = static_cast<double>(r.p.rows) * static_cast<double>(r.p.y_row_bytes());
     return s;
 }
@@ -120,6 +196,7 @@ void set_rows_poison(const Invocation & inv) {
 
 Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool) {
     std::vector<SetRowsInvocation> views;
+    std::vector<int> tiles;
     std::vector<std::pair<uint32_t, int64_t>> jobs;  // (invocation, row)
     for (const Invocation & i : invs) {
         if (!set_rows_has_kernel(i.key)) {
@@ -127,14 +204,12 @@ Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool)
                                  (i.kernel_name() ? i.kernel_name() : "?") + " of kind " + kernel_kind_name(i.kind()));
         }
         const SetRowsInvocation s = set_rows_of(i);
-        if (s.p.cols <= 0 || s.p.cols % kSetRowsLanes != 0 || (std::strcmp(i.key.variant, kSetRowsQ8Variant) == 0) != s.p.y_q8_0) {
-            return Status::error("set_rows: row length " + std::to_string(s.p.cols) + " is not one the design takes");
+        if ((std::strcmp(i.key.variant, kSetRowsQ8Variant) == 0) != s.p.y_q8_0) {
+            return Status::error(std::string("set_rows: program ") + i.key.variant + " does not write the destination's type");
         }
-        if (!set_rows_calls_keep_promise(s.p.cols)) {
-            // Before any row runs: the kernels' loops promise the compiler 4 trips (set-rows-invocation.h).
-            return Status::error("set_rows: a row of " + std::to_string(s.p.cols) + " values would call " + i.key.variant +
-                                 " on fewer than " + std::to_string(kSetRowsMinCall) +
-                                 " values (its loop promises the compiler 4 trips of 32 values)");
+        // Before any row runs: calls at the design's tile (its key carries it), as its stream makes them.
+        if (std::string why = tile_refusal(i.key.variant, i.key.tile.n, s.p.cols); !why.empty()) {
+            return Status::error("set_rows: " + why);
         }
         for (int64_t r = 0; r < s.p.rows; ++r) {
             const int64_t id = id_at(s, r);
@@ -145,26 +220,99 @@ Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool)
             jobs.push_back({static_cast<uint32_t>(views.size()), r});
         }
         views.push_back(s);
+        tiles.push_back(i.key.tile.n);
     }
     const CoreFaultWatch watch;
     pool.parallel_for(static_cast<int64_t>(jobs.size()), [&](int64_t j, int) {
         thread_local CoreBuffers b;
         const SetRowsInvocation & s = views[jobs[j].first];
+        const int tile = tiles[jobs[j].first];
         const int64_t r = jobs[j].second;
         const float * x = static_cast<const float *>(s.x.host()) + r * s.p.x_row_stride;
         auto * y = static_cast<uint8_t *>(s.y.host()) + id_at(s, r) * s.p.y_stride_bytes();
-        for (int64_t c = 0; c < set_rows_chunks(s.p.cols); ++c) {
-            const SetRowsChunk k = set_rows_chunk(s.p.cols, c);
-            std::memcpy(b.x, x + k.begin, k.n * sizeof(float));
+        const int64_t out_bytes = s.p.y_q8_0 ? tile / 32 * 34 : tile * 2;
+        for (int64_t c = 0; c < s.p.cols / tile; ++c) {
+            std::memcpy(b.x, x + c * tile, static_cast<size_t>(tile) * sizeof(float));
             const CoreModes found = sim_core_modes();
-            run_chunk(s.p.y_q8_0, b.x, b.y, k.n);
+            run_chunk(s.p.y_q8_0, b.x, b.y, tile);
             sim_check_modes_restored(s.p.y_q8_0 ? kSetRowsQ8Variant : kSetRowsF16Variant, found);
-            const int64_t out_bytes = s.p.y_q8_0 ? k.n / 32 * 34 : k.n * 2, at = s.p.y_q8_0 ? k.begin / 32 * 34 : k.begin * 2;
-            std::memcpy(y + at, b.y, static_cast<size_t>(out_bytes));
+            std::memcpy(y + c * out_bytes, b.y, static_cast<size_t>(out_bytes));
         }
     });
     std::string fault;
     return watch.failed(fault) ? Status::error(fault) : Status::success();
+}
+
+CoreRoleFactory set_rows_core_roles(const DesignDescription & d, const RowsSequence & seq) {
+    const bool q8 = seq.family == kSetRowsQ8Family;
+    const int tile = seq.tile;
+    return [&d, tile, q8](const LayoutDesc & L, int, int, std::string &) -> std::unique_ptr<CoreRole> {
+        return std::make_unique<SetRowsChunkRole>(d, L, tile, q8);
+    };
+}
+
+Status sim_run_set_rows_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused) {
+    if (refused != nullptr) {
+        *refused = false;
+    }
+    auto refuse = [&](size_t i, const std::string & why) {
+        if (refused != nullptr) {
+            *refused = true;
+        }
+        return Status::error("stream mode, invocation " + std::to_string(i) + " (set_rows): " + why);
+    };
+    const DesignRead & design = set_rows_design();
+    if (!design.ok()) {
+        return refuse(0, design.error);
+    }
+    // Every stream built and every operand checked before the first one runs (sim-stream.h says why).
+    std::vector<RowsJob> jobs;
+    for (size_t i = 0; i < invs.size(); ++i) {
+        if (!set_rows_has_kernel(invs[i].key)) {
+            return refuse(i, std::string("the set_rows stream engine was handed a kernel of kind ") + kernel_kind_name(invs[i].kind()));
+        }
+        if (invs[i].operand("x")->rows == 0) {
+            continue;  // an empty slice: no rows to move
+        }
+        ScatterShape shape;
+        std::string err;
+        if (!scatter_shape_of(invs[i], design.design, shape, err)) {
+            return refuse(i, err);
+        }
+        // Built once per set of ids: a decode token's K and V rows go to the same cell in every layer.
+        auto seq = cached_sequence(design.design, shape, build_scatter_sequence);
+        if (!seq->ok()) {
+            return refuse(i, seq->error);
+        }
+        if (seq->tile != invs[i].key.tile.n) {
+            return refuse(i, "its stream runs at tile " + std::to_string(seq->tile) + ", its key names tile " +
+                                 std::to_string(invs[i].key.tile.n));
+        }
+        const Operand * x = invs[i].operand("x");
+        const Operand * y = invs[i].operand("y");
+        RowsJob job;
+        job.seq = seq;
+        for (const Operand * o : {x, y}) {
+            const uint64_t after = o->slice.buffer->size() - o->slice.offset;
+            if (o->extent() > after) {
+                return refuse(i, std::string("operand ") + o->role + " ends before the rows the stream moves");
+            }
+            job.args.push_back({o->role, {static_cast<uint8_t *>(o->slice.host()), after}});
+        }
+        // The rows of x stream in while converted rows stream out: y over x would overwrite rows not yet read.
+        const auto * xb = static_cast<const uint8_t *>(x->slice.host());
+        const auto * yb = static_cast<const uint8_t *>(y->slice.host());
+        if (xb < yb + y->extent() && yb < xb + x->extent()) {
+            return refuse(i, "y overlaps the rows of x it is written from");
+        }
+        jobs.push_back(std::move(job));
+    }
+    if (jobs.empty()) {
+        return Status::success();
+    }
+    const DesignDescription & d = design.design;
+    return sim_run_rows_stream(
+        d, jobs, [&d](const RowsSequence & seq) { return set_rows_core_roles(d, seq); }, pool, contexts, "set_rows");
 }
 
 }  // namespace xdna

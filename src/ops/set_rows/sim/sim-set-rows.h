@@ -6,6 +6,7 @@
 
 #include "runtime/device.h"
 #include "runtime/thread-pool.h"
+#include "sim/sim-stream.h"
 #include "sim/timing-model.h"
 
 #include <vector>
@@ -17,5 +18,10 @@ ModelShape set_rows_model_shape(const Invocation & inv);
 Status sim_run_set_rows(const std::vector<Invocation> & invs, ThreadPool & pool);
 // A failed run's leftovers: all-ones bytes in the rows its ids name (valid ones), the only rows its DMA writes.
 void set_rows_poison(const Invocation & inv);
+
+// SimExec::stream: each invocation's stream (runtime/scatter-sequence.h, built from its ids when it runs)
+// through the DMA interpreter, the cores running the design's core program; `*refused` set when a stream
+// cannot be built (nothing ran).
+Status sim_run_set_rows_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused);
 
 }  // namespace xdna
