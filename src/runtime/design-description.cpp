@@ -295,6 +295,17 @@ DesignDescription parse(const json & j) {
             d.family_objects.push_back(std::move(fo));
         }
     }
+    if (j.contains("host_written")) {
+        for (const auto & [name, what] : j.at("host_written").items()) {
+            if (name == "about") {
+                continue;
+            }
+            if (std::none_of(d.operands.begin(), d.operands.end(), [&](const auto & o) { return o.first == name; })) {
+                throw FieldError{".host_written." + name + " is not an operand .operands lists"};
+            }
+            d.host_written.push_back(name);
+        }
+    }
     if (j.contains("zeros_bytes")) {
         d.zeros_bytes = static_cast<size_t>(get_int(j, "zeros_bytes", "", 4, 1 << 24));
     }
@@ -333,8 +344,8 @@ DesignDescription parse(const json & j) {
     d.matmul_movement = d.layouts.front().fifo("w_l3l2") != nullptr;
     if (j.contains("movement")) {
         const std::string m = get_str(j, "movement", "");
-        if (m != "rows" && m != "matmul" && m != "norm" && m != "gather" && m != "quant" && m != "scatter") {
-            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\", \"norm\", \"gather\", \"quant\" or \"scatter\""};
+        if (m != "rows" && m != "matmul" && m != "norm" && m != "gather" && m != "quant" && m != "scatter" && m != "rope") {
+            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\", \"norm\", \"gather\", \"quant\", \"scatter\" or \"rope\""};
         }
         if ((m == "matmul") != d.matmul_movement) {
             throw FieldError{".movement is \"" + m + "\" but the FIFOs " + (d.matmul_movement ? "are" : "are not") + " the matmul's"};
@@ -344,6 +355,10 @@ DesignDescription parse(const json & j) {
         d.gather_movement = m == "gather";
         d.quant_movement = m == "quant";
         d.scatter_movement = m == "scatter";
+        d.rope_movement = m == "rope";
+        if (d.rope_movement && !d.is_host_written("cs")) {
+            throw FieldError{".movement \"rope\" needs its angle rows, operand cs, in .host_written"};
+        }
         if (d.scatter_movement) {
             // One layout per family, named after it: the output object is the family's format.
             for (const auto & fam : d.families) {
@@ -686,6 +701,10 @@ int DesignDescription::operand_arg(const std::string & operand) const {
         if (name == operand) return arg;
     }
     return -1;
+}
+
+bool DesignDescription::is_host_written(const std::string & operand) const {
+    return std::find(host_written.begin(), host_written.end(), operand) != host_written.end();
 }
 
 const DesignDescription::FamilyObjects * DesignDescription::objects_of(const std::string & family) const {

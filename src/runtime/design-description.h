@@ -112,6 +112,13 @@ struct DesignDescription {
     // invocation's ids name, read by the host at submission (runtime/scatter-sequence.h): one layout per
     // family, named after it (the output's unit is the family's format).
     bool scatter_movement = false;
+    // (".movement": "rope") head rows through a core per column with their token's row of an operand the
+    // host writes at submission (runtime/rope-sequence.h: the angle rows), held for all of the token's heads.
+    bool rope_movement = false;
+    // Operands the host writes when the run is submitted (.host_written: the rope's angle rows), not
+    // tensors of the graph: each device holds their memory (Invocation::host_operand gives their bytes).
+    std::vector<std::string> host_written;
+    bool is_host_written(const std::string & operand) const;
     // (".movement": "quant") activation rows into a matmul's activation tiles, a core per column building
     // whole tiles (runtime/quant-sequence.h); the padding rows read from a block of zeros_bytes zeros.
     bool quant_movement = false;
@@ -127,9 +134,11 @@ struct DesignDescription {
     const FamilyObjects * objects_of(const std::string & family) const;
     // Whether rows-sequence.h builds its streams (a rows or a norm design).
     bool rows_stream() const { return rows_movement || norm_movement; }
-    // Whether one of the described movements' builders (rows, norm, gather, quant, scatter) builds its
+    // Whether one of the described movements' builders (rows, norm, gather, quant, scatter, rope) builds its
     // streams: every design with a stream builder but the matmul's.
-    bool described_stream() const { return rows_stream() || gather_movement || quant_movement || scatter_movement; }
+    bool described_stream() const {
+        return rows_stream() || gather_movement || quant_movement || scatter_movement || rope_movement;
+    }
     std::vector<LayoutDesc> layouts;  // the first is the default (what a shape without a layout gets)
     std::vector<FifoDesc> fifos;      // the default layout's
     int l2_depth = 0, c_depth_max = 0;

@@ -15,6 +15,13 @@ template <typename P, typename = void> struct GivesRuntimeWords : std::false_typ
 template <typename P>
 struct GivesRuntimeWords<P, std::void_t<decltype(std::declval<const P &>().runtime_words())>> : std::true_type {};
 
+// Whether a parameter block has `host_operand(inv, name, out, err)` (operands the host writes at submission).
+template <typename P, typename = void> struct GivesHostOperands : std::false_type {};
+template <typename P>
+struct GivesHostOperands<P, std::void_t<decltype(std::declval<const P &>().host_operand(
+                                std::declval<const Invocation &>(), std::declval<const std::string &>(),
+                                std::declval<std::vector<uint8_t> &>(), std::declval<std::string &>()))>> : std::true_type {};
+
 template <size_t... I> const char * kind_name_at(size_t i, std::index_sequence<I...>) {
     static const char * const names[] = {std::variant_alternative_t<I, KindParams>::kName...};
     return i < sizeof...(I) ? names[i] : "?";
@@ -81,6 +88,19 @@ std::vector<std::pair<std::string, uint32_t>> Invocation::runtime_words() const 
                 return p.runtime_words();
             } else {
                 return {};
+            }
+        },
+        params);
+}
+
+bool Invocation::host_operand(const std::string & name, std::vector<uint8_t> & out, std::string & err) const {
+    return std::visit(
+        [&](const auto & p) -> bool {
+            if constexpr (GivesHostOperands<std::decay_t<decltype(p)>>::value) {
+                return p.host_operand(*this, name, out, err);
+            } else {
+                err = std::string("a ") + p.kName + " invocation has no operand '" + name + "' the host writes";
+                return false;
             }
         },
         params);

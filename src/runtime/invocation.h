@@ -116,6 +116,11 @@ struct Invocation {
     // word's name in the design description ("eps": the fp32 bits of eps); empty for a kind whose
     // parameter block gives none (its `runtime_words()`, when it has one).
     std::vector<std::pair<std::string, uint32_t>> runtime_words() const;
+    // The bytes of operand `name` that the host writes when the run is submitted, not a tensor of the
+    // graph (a design's .host_written: the rope's angle rows of the positions the invocation reads now),
+    // from the parameter block's `host_operand(inv, name, out, err)`. False with `err` for a kind that
+    // has none of that name, or when the bytes cannot be made (a position outside the angle table).
+    bool host_operand(const std::string & name, std::vector<uint8_t> & out, std::string & err) const;
 };
 
 }  // namespace xdna

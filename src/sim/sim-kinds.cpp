@@ -73,10 +73,9 @@ Status rope_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec
     return sim_run_ropes(invs, pool);
 }
 
-Status rope_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status rope_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                        const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_ropes(invs, pool);  // no instruction stream yet (aie/rope/README.md)
+    return sim_run_ropes_stream(invs, pool, contexts, refused);
 }
 
 Status get_rows_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {

@@ -255,6 +255,8 @@ const XrtDevice::ShapeStream * XrtDevice::described_stream_for(LoadedKernel & lk
         seq = build_gather_sequence(d, *gather);
     } else if (const auto * scatter = std::get_if<ScatterShape>(&shape)) {
         seq = build_scatter_sequence(d, *scatter);
+    } else if (const auto * rope = std::get_if<RopeShape>(&shape)) {
+        seq = build_rope_sequence(d, *rope);
     } else {
         seq = build_quant_sequence(d, std::get<QuantShape>(shape));
     }
@@ -456,6 +458,13 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
         }
         r.stream = described_stream_for(*r.lk, d, shape, err);
         moved_names = {"x", "y"};
+    } else if (d.rope_movement) {
+        RopeShape shape;
+        if (!rope_shape_of(inv, d, shape, err)) {
+            return Status::error(r.label + ": " + err);
+        }
+        r.stream = described_stream_for(*r.lk, d, shape, err);
+        moved_names = {"x", "y"};
     } else if (d.quant_movement) {
         QuantShape shape;
         if (!quant_shape_of(inv, d, shape, err)) {
@@ -484,6 +493,17 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
         v.index = static_cast<int>(a);
         v.group_id = e.args[a].group_id;
         v.scalar = e.args[a].kind == ArgKind::opcode ? e.args[a].value : 0;
+        if (v.kind == ArgKind::operand && d.is_host_written(e.args[a].operand)) {
+            // Written by the host now (the angle rows of the positions as they are), into the run slot's
+            // own buffer object at bind.
+            if (!inv.host_operand(e.args[a].operand, r.host_bytes, err)) {
+                return Status::error(r.label + ": " + err);
+            }
+            v.bytes = r.host_bytes.size();
+            r.host_in = a;
+            r.args.push_back(v);
+            continue;
+        }
         if (v.kind == ArgKind::operand) {
             const Operand * o = inv.operand(e.args[a].operand.c_str());
             const bool moved = std::find(moved_names.begin(), moved_names.end(), e.args[a].operand) != moved_names.end();
@@ -554,6 +574,18 @@ Status XrtDevice::bind(const Batch & batch, Submission & sub) {
                 }
                 if (a.kind == ArgKind::instruction_count) {
                     s->run.set_arg(a.index, static_cast<uint64_t>(words.size()));
+                    continue;
+                }
+                if (static_cast<size_t>(a.index) == r.host_in) {
+                    // The slot's own buffer object, written now; it lives as long as the slot.
+                    if (!s->host_in || s->host_in.size() < r.host_bytes.size()) {
+                        s->host_in = xrt::bo(*device_, std::max<size_t>(r.host_bytes.size(), 4096), xrt::bo::flags::host_only,
+                                             lk->kernel.group_id(a.index));
+                    }
+                    std::memcpy(s->host_in.map(), r.host_bytes.data(), r.host_bytes.size());
+                    s->host_in.sync(XCL_BO_SYNC_BO_TO_DEVICE, r.host_bytes.size(), 0);
+                    s->operands.emplace_back(s->host_in, r.host_bytes.size(), 0);
+                    s->run.set_arg(a.index, s->operands.back());
                     continue;
                 }
                 if (a.buffer == nullptr) {

@@ -19,6 +19,7 @@
 #include "runtime/gather-sequence.h"
 #include "runtime/quant-sequence.h"
 #include "runtime/rows-sequence.h"
+#include "runtime/rope-sequence.h"
 #include "runtime/scatter-sequence.h"
 #include "xrt/xrt-buffer.h"
 
@@ -37,7 +38,7 @@ namespace xdna {
 
 // The shape a described design's stream is built from (runtime/rows-sequence.h, gather-sequence.h,
 // quant-sequence.h).
-using DescribedShape = std::variant<RowsShape, GatherShape, QuantShape, ScatterShape>;
+using DescribedShape = std::variant<RowsShape, GatherShape, QuantShape, ScatterShape, RopeShape>;
 
 class XrtDevice final : public Device {
 public:
@@ -58,6 +59,7 @@ private:
         xrt::run             run;
         xrt::bo              params;
         xrt::bo              out_stage;  // every output drains here; copied into place after the run
+        xrt::bo              host_in;    // a host-written operand (the rope's angle rows), written at submission
         ParamWords           params_held{};  // what `params` holds on the device
         bool                 params_valid = false;
         std::vector<xrt::bo> operands;       // sub-BOs of the current submission, released after it
@@ -69,7 +71,7 @@ private:
     struct ShapeStream {
         MatmulSequenceShape                   shape;
         std::shared_ptr<const MatmulSequence> seq;
-        DescribedShape                        described;  // a rows, norm, gather, quant or scatter design's (seq null)
+        DescribedShape                        described;  // a described design's (seq null)
         std::shared_ptr<const RowsSequence>   rows_seq;
         xrt::bo                               bo;
         const std::vector<uint32_t> & words() const { return seq ? seq->words : rows_seq->words; }
@@ -125,6 +127,9 @@ private:
         size_t                rows_out = SIZE_MAX;  // a rows design's written operand: its argument position
         // A scatter's written operand (the KV cache): bound in place, its position (scatter-sequence.h).
         size_t                direct_out = SIZE_MAX;
+        // A host-written operand's argument position and its bytes (DesignDescription::host_written).
+        size_t                host_in = SIZE_MAX;
+        std::vector<uint8_t>  host_bytes;
     };
     struct Pending {
         RunSlot *   slot;

@@ -31,7 +31,9 @@ inline constexpr DmaFuzzTarget kDmaFuzzTargets[] = {
     // The quant design (x, zeros, tiles), at one program's xclbin.
     {"a8_b256_n4", 4, "tiles", "act_quant"},
     // The scatter (x and y), its Q8_0 layout: y's objects of 34 bytes per 32 values.
-    {"q8_0", 256, "q8_0", "set_rows"}};
+    {"q8_0", 256, "q8_0", "set_rows"},
+    // The rope (x, its angle rows cs, y), at head rows of 128.
+    {"norm", 128, "rope", "rope"}};
 inline constexpr size_t kDmaFuzzTargetCount = sizeof(kDmaFuzzTargets) / sizeof(kDmaFuzzTargets[0]);
 
 // Bytes of the weights, activations, output and params arguments (the design's argument order).

@@ -228,6 +228,61 @@ private:
     uint32_t groups_, tiles_ = 0, done_ = 0, group_ = 0, h_ = 0;
 };
 
+// A stand-in for a rope design's core program (".movement": "rope", runtime/rope-sequence.h): per token
+// (the RTP word "tokens"), hold the cs object while "heads" pairs of x and y objects go through; every
+// byte read and written as StandInRole does.
+class RopeStandInRole final : public xdna::CoreRole {
+public:
+    RopeStandInRole(const xdna::DesignDescription & d, const xdna::LayoutDesc & L)
+        : tokens_word_(d.rtp_word("tokens")), heads_word_(d.rtp_word("heads")), x_(xdna::core_port(L, "x_l2l1")),
+          cs_(xdna::core_port(L, "cs_l2l1")), y_(xdna::core_port(L, "y_l1l2")) {}
+    std::string start(const std::vector<uint32_t> & words) override {
+        if (tokens_word_ < 0 || heads_word_ < 0 || x_ < 0 || cs_ < 0 || y_ < 0) return "not a rope design's layout";
+        tokens_ = words[tokens_word_];
+        heads_ = words[heads_word_];
+        token_ = head_ = 0;
+        holding_ = false;
+        return "";
+    }
+    uint64_t step(xdna::CorePorts & p, bool & progress) override {
+        uint64_t calls = 0;
+        while (token_ < tokens_ && heads_ > 0) {
+            if (!holding_) {
+                if (!p.ready(cs_)) break;
+                const uint8_t * c = p.object(cs_);
+                for (size_t k = 0; k < bytes_[cs_]; ++k) h_ = h_ * 31 + c[k];
+                holding_ = true;
+                progress = true;
+            }
+            if (!p.ready(x_) || !p.ready(y_)) break;
+            const uint8_t * x = p.object(x_);
+            for (size_t k = 0; k < bytes_[x_]; ++k) h_ = h_ * 31 + x[k];
+            uint8_t * y = p.object(y_);
+            for (size_t k = 0; k < bytes_[y_]; ++k) y[k] = static_cast<uint8_t>(h_ + k);
+            p.release(x_);
+            p.release(y_);
+            ++calls;
+            progress = true;
+            if (++head_ == heads_) {
+                p.release(cs_);
+                holding_ = false;
+                head_ = 0;
+                ++token_;
+            }
+        }
+        return calls;
+    }
+    bool finished() const override { return token_ >= tokens_ || heads_ == 0; }
+    bool begun() const override { return token_ > 0 || head_ > 0 || holding_; }
+    std::string state() const override { return std::to_string(token_) + " of " + std::to_string(tokens_) + " tokens"; }
+    std::map<int, size_t> bytes_;
+
+private:
+    int tokens_word_, heads_word_, x_, cs_, y_;
+    uint32_t tokens_ = 0, heads_ = 0, token_ = 0, head_ = 0, h_ = 0;
+    bool holding_ = false;
+};
+
 // The stand-in program of a design whose objects are its units at `tile` (a rows design).
 // Of the xclbin of `family` at `tile` (the objects of a family that has its own: .objects).
 inline xdna::CoreRoleFactory stand_in_roles(const xdna::DesignDescription & d, int tile, std::string family = "") {
@@ -248,6 +303,11 @@ inline xdna::CoreRoleFactory stand_in_roles(const xdna::DesignDescription & d, i
                 }
             }
             auto r = std::make_unique<NormStandInRole>(d, L, twice);
+            fill(r);
+            return r;
+        }
+        if (d.rope_movement) {
+            auto r = std::make_unique<RopeStandInRole>(d, L);
             fill(r);
             return r;
         }

@@ -8,6 +8,7 @@
 #include "runtime/matmul-sequence.h"
 #include "runtime/design-registry.h"
 #include "runtime/gather-sequence.h"
+#include "runtime/rope-sequence.h"
 #include "runtime/scatter-sequence.h"
 #include "runtime/quant-sequence.h"
 #include "runtime/rows-sequence.h"
@@ -323,6 +324,42 @@ TEST(DmaFuzzSeeds, TheScatterSeedIsTheBuildersStreamAndRunsOnTheFuzzersArguments
     EXPECT_EQ(run.stats.s2mm_bytes, 9u * 768 / 32 * 34);
     EXPECT_EQ(run.stats.kernel_calls, 9u * 3);  // three chunks of 256 per row
     expect_committed("scatter-q8-t256-r9-c768.bin", seed_bytes(target, seq.words.data(), seq.words.size()));
+}
+
+// The rope's seed (runtime/rope-sequence.h): 3 tokens x 8 heads of 128 (partial rotation, 64 of 128)
+// over 6 columns, heads 256 floats apart; the stand-in of its core program.
+TEST(DmaFuzzSeeds, TheRopeSeedIsTheBuildersStreamAndRunsOnTheFuzzersArguments) {
+    const DesignDescription & d = find_design("rope")->design;
+    RopeShape shape;
+    shape.contract = "rope_norm_f32";
+    shape.tokens = 3;
+    shape.heads = 8;
+    shape.ne0 = 128;
+    shape.n_dims = 64;
+    shape.x_head_stride = shape.y_head_stride = 256;
+    shape.x_token_stride = shape.y_token_stride = 2048;
+    shape.columns = 6;
+    const RowsSequence seq = build_rope_sequence(d, shape);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    uint32_t target = xdna_fuzz::kDmaFuzzTargetCount;
+    for (uint32_t i = 0; i < xdna_fuzz::kDmaFuzzTargetCount; ++i) {
+        const xdna_fuzz::DmaFuzzTarget & t = xdna_fuzz::kDmaFuzzTargets[i];
+        if (std::string(t.design) == "rope" && seq.family == t.family && seq.tile == t.tile_n && seq.layout == t.layout) {
+            target = i;
+        }
+    }
+    ASSERT_LT(target, xdna_fuzz::kDmaFuzzTargetCount);
+    FuzzArguments fa;
+    fa.args.resize(d.operands.size());
+    LoadedDesign loaded;
+    const DmaRun run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""},
+                                         xdna_fuzz::stand_in_roles(d, seq.tile, seq.family), seq.words.data(), seq.words.size(), fa.args,
+                                         nullptr, loaded);
+    ASSERT_TRUE(run.ok()) << run.error;
+    EXPECT_EQ(run.stats.mm2s_bytes, 24u * 128 * 4 + 6u * 128 * 4);  // the head rows, an angle row per column
+    EXPECT_EQ(run.stats.s2mm_bytes, 24u * 128 * 4);
+    EXPECT_EQ(run.stats.kernel_calls, 24u);
+    expect_committed("rope-norm-t128-r3x8.bin", seed_bytes(target, seq.words.data(), seq.words.size()));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ struct RecordedRun {
     size_t                weights_offset = 0, weights_size = 0;       // within the parent BO
     const void *          weights_data = nullptr;  // the memory the weights argument maps
     size_t                activations_offset = 0, activations_size = 0;
+    std::vector<uint8_t>  activations_data;  // what argument 4 held when the run executed (at most 1 MB of it)
     size_t                output_offset = 0, output_size = 0;
     int                   context = -1;  // which hardware context ran it
 };

@@ -363,7 +363,9 @@ void execute_run(const xrt::run & r, int ctx_id) {
         std::memcpy(rec.instructions.data(), instr, words * sizeof(uint32_t));
     }
     rec.weights_data = range(3, rec.weights_offset, rec.weights_size);
-    range(4, rec.activations_offset, rec.activations_size);
+    if (const char * a = range(4, rec.activations_offset, rec.activations_size)) {
+        rec.activations_data.assign(a, a + std::min<size_t>(rec.activations_size, 1u << 20));
+    }
     auto * out = reinterpret_cast<float *>(range(5, rec.output_offset, rec.output_size));
     if (auto * p = reinterpret_cast<const uint32_t *>(range(6, o, s))) {
         rec.params.assign(p, p + s / sizeof(uint32_t));

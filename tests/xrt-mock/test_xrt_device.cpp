@@ -11,7 +11,9 @@
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/scale/scale-invocation.h"
 #include "ops/get_rows/get-rows-invocation.h"
+#include "ops/rope/rope-invocation.h"
 #include "ops/set_rows/set-rows-invocation.h"
+#include "runtime/rope-sequence.h"
 #include "runtime/scatter-sequence.h"
 #include "runtime/gather-sequence.h"
 #include "runtime/quant-sequence.h"
@@ -971,6 +973,89 @@ TEST_F(XrtDeviceTest, RunsTheScatterDesignsStreamIntoTheCacheInPlace) {
     st = dev->run(batch, std::chrono::milliseconds(1000));
     EXPECT_FALSE(st.ok);
     EXPECT_NE(st.message.find("names two rows"), std::string::npos) << st.message;
+    EXPECT_EQ(xrt_mock::control().runs.size(), 2u);
+}
+
+// The rope design (aie/rope: the rope movement): the stream of the shape as the simulator builds it (the
+// same for every token), x and y bound by name, and the angle rows of the positions as they are at
+// submission written into the run slot's own buffer for the cs argument; a position outside the angle
+// table fails the submission before any run.
+TEST_F(XrtDeviceTest, RunsTheRopeDesignsStreamWithTheAngleRowsOfThePositions) {
+    write_file(dir_ + "/rope.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 6}}, 3));  // opcode, instructions, count, x, cs, y
+    json e = {{"design", "rope"}, {"family", "norm"}, {"tile", 128}, {"xclbin", "rope.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "operand"}, {"name", "x"}, {"group_id", 3}},
+                                    {{"kind", "operand"}, {"name", "cs"}, {"group_id", 4}},
+                                    {{"kind", "operand"}, {"name", "y"}, {"group_id", 5}}})}};
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto buf = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(buf);
+    // 2 tokens x 4 heads of 128, at positions 7 and 300.
+    auto * pos = reinterpret_cast<int32_t *>(static_cast<char *>(buf->host_ptr()) + 256);
+    pos[0] = 7;
+    pos[1] = 300;
+    RopeInvocation rp;
+    rp.p.mode = RopeMode::norm;
+    rp.p.angles.n_dims = 128;
+    rp.p.angles.n_ctx_orig = 4096;
+    rp.p.ne0 = 128;
+    rp.p.n_heads = 4;
+    rp.p.n_tokens = 2;
+    rp.p.x_head_stride = rp.p.y_head_stride = 128;
+    rp.p.x_token_stride = rp.p.y_token_stride = 512;
+    rp.x = {buf.get(), 4096};
+    rp.pos = {buf.get(), 256};
+    rp.y = {buf.get(), 65536};
+    const Invocation inv = to_invocation(rp);
+    EXPECT_EQ(inv.key.tile.n, 128);
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    EXPECT_FALSE(dev->has_kernel(rope_key(RopeMode::neox, 128)));
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_value = 1.25f;
+    Batch batch;
+    batch.invocations.push_back(inv);
+    Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    RopeShape shape;
+    std::string err;
+    ASSERT_TRUE(rope_shape_of(inv, find_design("rope")->design, shape, err)) << err;
+    const RowsSequence seq = build_rope_sequence(find_design("rope")->design, shape);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    EXPECT_EQ(xrt_mock::control().runs[0].instructions, seq.words);
+    EXPECT_EQ(xrt_mock::control().runs[0].weights_offset, 4096u);  // argument 3: x, 2 x 4 rows of 128
+    EXPECT_EQ(xrt_mock::control().runs[0].weights_size, 8u * 128 * 4);
+    // Argument 4: the angle rows, one per token, as the host makes them from the positions now.
+    std::vector<uint8_t> want;
+    ASSERT_TRUE(inv.host_operand("cs", want, err)) << err;
+    ASSERT_EQ(want.size(), 2u * 128 * 4);
+    EXPECT_EQ(xrt_mock::control().runs[0].activations_size, want.size());
+    EXPECT_EQ(xrt_mock::control().runs[0].activations_data, want);
+    const auto * y = reinterpret_cast<const float *>(static_cast<char *>(buf->host_ptr()) + 65536);
+    EXPECT_EQ(y[0], 1.25f);
+    EXPECT_EQ(y[8 * 128 - 1], 1.25f);
+    // The next token's positions: the same stream, new angle rows.
+    pos[0] = 8;
+    pos[1] = 301;
+    st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    ASSERT_EQ(xrt_mock::control().runs.size(), 2u);
+    EXPECT_EQ(xrt_mock::control().runs[1].instructions, seq.words);
+    std::vector<uint8_t> next;
+    ASSERT_TRUE(inv.host_operand("cs", next, err)) << err;
+    EXPECT_NE(next, want);
+    EXPECT_EQ(xrt_mock::control().runs[1].activations_data, next);
+    // A position outside the angle table: the submission fails with the reason, before any run.
+    pos[1] = -3;
+    st = dev->run(batch, std::chrono::milliseconds(1000));
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("outside the angle table"), std::string::npos) << st.message;
     EXPECT_EQ(xrt_mock::control().runs.size(), 2u);
 }
 

@@ -55,6 +55,12 @@ bool rope_supported(const ggml_tensor * rope, const TensorResolver & resolve, st
               std::to_string(xdna_aie::kRopeMaxRow) + ")";
         return false;
     }
+    // One xclbin per head row length (aie/rope/dataflow.json): a head row and its angle row are one object each.
+    if (!rope_row_has_xclbin(rope->ne[0])) {
+        why = "ROPE of head rows of " + std::to_string(rope->ne[0]) + " values (the design's xclbins take rows of 32, 64, 80, 96, " +
+              "128, 192, 256 and 512, aie/rope/dataflow.json)" + (rope_design().ok() ? std::string() : ": " + rope_design().error);
+        return false;
+    }
     if (pos->type != GGML_TYPE_I32 || !ggml_is_contiguous(pos) || pos->ne[0] != rope->ne[2]) {
         why = "ROPE positions: one contiguous I32 per token";
         return false;
@@ -67,8 +73,9 @@ bool rope_supported(const ggml_tensor * rope, const TensorResolver & resolve, st
         why = "ROPE of a packed weight";
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(rope_key(mode == GGML_ROPE_TYPE_NEOX ? RopeMode::neox : RopeMode::norm))) {
-        why = "the device has no rope kernel";
+    if (resolve.has_kernel &&
+        !resolve.has_kernel(rope_key(mode == GGML_ROPE_TYPE_NEOX ? RopeMode::neox : RopeMode::norm, static_cast<int>(rope->ne[0])))) {
+        why = "the device has no rope kernel for head rows of " + std::to_string(rope->ne[0]) + " values";
         return false;
     }
     return true;

@@ -1,8 +1,12 @@
 #include "ops/rope/rope-invocation.h"
 
+#include "ops/rope/rope-table.h"
+#include "runtime/design-registry.h"
+
 #include "ggml.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace xdna {
 
@@ -14,13 +18,58 @@ std::string RopeParams::shape_label(const TileShape &) const {
     return buf;
 }
 
-KernelKey rope_key(RopeMode mode) {
+KernelKey rope_key(RopeMode mode, int tile) {
     KernelKey k;
     k.kind = KernelKind::rope;
     k.design = kRopeDesign;
     k.variant = mode == RopeMode::neox ? kRopeNeoxVariant : kRopeNormVariant;
-    k.tile = TileShape{0, 0, 0};
+    k.tile = TileShape{0, tile, 0};
     return k;
+}
+
+const DesignRead & rope_design() {
+    return built_in_design(kRopeDesign);
+}
+
+bool rope_row_has_xclbin(int64_t ne0) {
+    // Both families have xclbins at the same row lengths.
+    const DesignRead & d = rope_design();
+    return d.ok() && ne0 > 0 && ne0 <= (int64_t(1) << 20) && d.design.kernel_stack("norm", static_cast<int>(ne0)) != nullptr;
+}
+
+std::vector<std::pair<std::string, uint32_t>> RopeParams::runtime_words() const {
+    return {{"n_dims", static_cast<uint32_t>(angles.n_dims)}};
+}
+
+bool rope_angle_rows(const Invocation & inv, std::vector<float> & out, std::string & err) {
+    const RopeInvocation r = rope_of(inv);
+    const float * ff = r.p.angles.has_freq_factors ? static_cast<const float *>(r.freq_factors.host()) : nullptr;
+    const std::shared_ptr<RopeAngleTable> table = rope_angle_table(r.p.angles, ff);
+    const auto * pos = static_cast<const int32_t *>(r.pos.host());
+    out.assign(static_cast<size_t>(r.p.n_tokens * r.p.ne0), 0.0f);
+    for (int64_t t = 0; t < r.p.n_tokens; ++t) {
+        const float * row = table->row(pos[t]);
+        if (row == nullptr) {
+            err = "position " + std::to_string(pos[t]) + " is outside the angle table [0, " + std::to_string(kRopeMaxPosition) + ")";
+            return false;
+        }
+        std::memcpy(out.data() + t * r.p.ne0, row, static_cast<size_t>(r.p.angles.n_dims) * sizeof(float));
+    }
+    return true;
+}
+
+bool RopeParams::host_operand(const Invocation & inv, const std::string & name, std::vector<uint8_t> & out, std::string & err) const {
+    if (name != "cs") {
+        err = "a rope invocation has no operand '" + name + "' the host writes (its angle rows are cs)";
+        return false;
+    }
+    std::vector<float> rows;
+    if (!rope_angle_rows(inv, rows, err)) {
+        return false;
+    }
+    out.resize(rows.size() * sizeof(float));
+    std::memcpy(out.data(), rows.data(), out.size());
+    return true;
 }
 
 namespace {
@@ -41,7 +90,7 @@ Operand rows_operand(const char * role, BufferSlice s, const RopeParams & p, int
 
 Invocation to_invocation(const RopeInvocation & r) {
     Invocation inv;
-    inv.key = rope_key(r.p.mode);
+    inv.key = rope_key(r.p.mode, rope_row_has_xclbin(r.p.ne0) ? static_cast<int>(r.p.ne0) : 0);
     inv.params = r.p;
     inv.add_operand(rows_operand("x", r.x, r.p, r.p.x_head_stride, r.p.x_token_stride, Access::read));
     const uint64_t pos_bytes = static_cast<uint64_t>(r.p.n_tokens) * sizeof(int32_t);

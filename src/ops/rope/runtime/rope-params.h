@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace xdna {
 
 struct TileShape;
+struct Invocation;
 
 // What ggml's ROPE asks for, as its op_params hold it (ggml.c ggml_rope_impl): the rotation of
 // `n_dims` of each head row's `ne0` fp32 values by the angles of the token's position, the rest copied.
@@ -32,6 +35,12 @@ struct RopeParams {
     RopeAngles angles;
     int64_t    ne0 = 0, n_heads = 0, n_tokens = 0;
     int64_t    x_head_stride = 0, x_token_stride = 0, y_head_stride = 0, y_token_stride = 0;
+
+    // The RTP word of the design's core program (aie/rope/dataflow.json): n_dims.
+    std::vector<std::pair<std::string, uint32_t>> runtime_words() const;
+    // "cs": the angle rows of the positions `inv` reads now, one per token of ne0 floats (the table's
+    // n_dims, then zeros), as the host writes them at submission (aie/rope/dataflow.json .host_written).
+    bool host_operand(const Invocation & inv, const std::string & name, std::vector<uint8_t> & out, std::string & err) const;
 
     uint64_t    macs(const TileShape &) const { return 0; }
     std::string shape_label(const TileShape &) const;  // "tokens x heads x ne0 (n_dims, mode)"

@@ -7,6 +7,7 @@
 
 #include "runtime/device.h"
 #include "runtime/thread-pool.h"
+#include "sim/sim-stream.h"
 #include "sim/timing-model.h"
 
 #include <vector>
@@ -16,5 +17,10 @@ namespace xdna {
 bool rope_has_kernel(const KernelKey & key);
 ModelShape rope_model_shape(const Invocation & inv);
 Status sim_run_ropes(const std::vector<Invocation> & invs, ThreadPool & pool);
+
+// SimExec::stream: each invocation's stream (runtime/rope-sequence.h) through the DMA interpreter, the
+// cores running the design's core program, its angle rows written by the host at submission (the cs
+// operand); `*refused` set when a stream or an angle row cannot be made (nothing ran).
+Status sim_run_ropes_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused);
 
 }  // namespace xdna
