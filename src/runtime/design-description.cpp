@@ -296,7 +296,8 @@ DesignDescription parse(const json & j) {
         }
     }
     if (j.contains("host_written")) {
-        for (const auto & [name, what] : j.at("host_written").items()) {
+        for (const auto & item : j.at("host_written").items()) {
+            const std::string name = item.key();  // a plain name: a lambda may not capture a structured binding (C++17)
             if (name == "about") {
                 continue;
             }
