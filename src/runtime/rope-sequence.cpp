@@ -108,9 +108,9 @@ RowsSequence build_rope_sequence(const DesignDescription & d, const RopeShape & 
     }
 
     // The grid: R token blocks x S segments of each token's heads, one column each.
-    const int64_t R = std::min<int64_t>(s.tokens, avail);
-    const int64_t S = s.tokens >= avail ? 1 : std::max<int64_t>(1, std::min<int64_t>(s.heads, avail / s.tokens));
-    const int cols = static_cast<int>(R * S);
+    const RowsGrid grid = rows_grid(s.tokens, s.heads, avail);
+    const int64_t R = grid.R, S = grid.S;
+    const int cols = grid.columns();
     ShimTaskEmitter e;
 
     // 1. Runtime parameters and the barrier, per used column's core (matmul-sequence.cpp says why in this

@@ -183,9 +183,9 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
         out.error = std::to_string(avail) + " columns: the design has " + std::to_string(d.max_columns);
         return out;
     }
-    const int64_t R = std::min<int64_t>(s.rows, avail);
-    const int64_t S = s.rows >= avail ? 1 : std::max<int64_t>(1, std::min<int64_t>(groups, avail / s.rows));
-    const int cols = static_cast<int>(R * S);
+    const RowsGrid grid = rows_grid(s.rows, groups, avail);
+    const int64_t R = grid.R, S = grid.S;
+    const int cols = grid.columns();
     ShimTaskEmitter e;
 
     // 1. Runtime parameters and the barrier, per core of a used column (matmul-sequence.cpp says why in

@@ -83,6 +83,19 @@ constexpr int64_t block_first(int64_t total, int64_t parts, int64_t i) {
 }
 constexpr int64_t block_count(int64_t total, int64_t parts, int64_t i) { return total / parts + (i < total % parts ? 1 : 0); }
 
+// The grid the rows designs lay their work on (and the scatter's and the rope's): R blocks of the rows
+// (or tokens) x S segments of each row's parts (groups of chunks, chunks, heads), one column each. Many
+// rows go to the columns in blocks; fewer rows than columns spread their parts over the columns left.
+struct RowsGrid {
+    int64_t R = 0, S = 0;
+    int     columns() const { return static_cast<int>(R * S); }
+};
+constexpr RowsGrid rows_grid(int64_t rows, int64_t parts, int64_t avail) {
+    const int64_t R = rows < avail ? rows : avail;
+    const int64_t fit = rows >= avail ? 1 : (parts < avail / rows ? parts : avail / rows);
+    return {R, fit > 1 ? fit : 1};
+}
+
 // The rows shape of an invocation of a rows design, from its key and operands alone (what every device
 // builds its stream from, so the simulator and the XRT device cannot differ): the program is the key's
 // variant; each operand the layout moves is the invocation's operand of that role; the written one gives

@@ -142,9 +142,9 @@ RowsSequence build_scatter_sequence(const DesignDescription & d, const ScatterSh
     }
 
     // The grid of the rows designs (rows-sequence.h): R row blocks x S segments of each row's chunks.
-    const int64_t R = std::min<int64_t>(s.rows, avail);
-    const int64_t S = s.rows >= avail ? 1 : std::max<int64_t>(1, std::min<int64_t>(chunks, avail / s.rows));
-    const int cols_used = static_cast<int>(R * S);
+    const RowsGrid grid = rows_grid(s.rows, chunks, avail);
+    const int64_t R = grid.R, S = grid.S;
+    const int cols_used = grid.columns();
     ShimTaskEmitter e;
 
     // 1. Runtime parameters and the barrier, per used column's core (matmul-sequence.cpp says why in this

@@ -163,13 +163,12 @@ ModelShape set_rows_model_shape(const Invocation & inv) {
         return s;
     }
     if (tile_refusal(inv.key.variant, tile, r.p.cols).empty()) {
-        const int avail = d.design.max_columns;
         const int64_t chunks = r.p.cols / tile;
-        const int64_t R = std::min<int64_t>(r.p.rows, avail);
-        const int64_t S = r.p.rows >= avail ? 1 : std::max<int64_t>(1, std::min<int64_t>(chunks, avail / r.p.rows));
-        s.kind_columns = static_cast<int>(R * S);
+        const RowsGrid grid = rows_grid(r.p.rows, chunks, d.design.max_columns);
+        s.kind_columns = grid.columns();
         s.kind_cores = s.kind_columns * d.design.core_rows;
-        s.core_calls[0] = {c.at(tile), static_cast<double>(block_count(r.p.rows, R, 0) * block_count(chunks, S, 0))};
+        // The first block and segment are the largest (block_count).
+        s.core_calls[0] = {c.at(tile), static_cast<double>(block_count(r.p.rows, grid.R, 0) * block_count(chunks, grid.S, 0))};
     } else {
         const int64_t calls_total = r.p.rows * ((r.p.cols + kSetRowsMinCall - 1) / kSetRowsMinCall);
         const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(calls_total, kCores));
