@@ -3,8 +3,9 @@
 # each design's IRON script into MLIR and, with mlir-aie's aiecc, into xclbins, and writes the kernel
 # manifest (format 2, docs/xrt.md) the backend reads into the output directory: one entry per xclbin,
 # listing what it serves. No instruction streams are shipped: the backend builds each problem shape's
-# stream on the host (src/runtime/matmul-sequence.h, src/runtime/rows-sequence.h, for a gather, from the
-# ids at submission, src/runtime/gather-sequence.h, and src/runtime/quant-sequence.h).
+# stream on the host (src/runtime/matmul-sequence.h, src/runtime/rows-sequence.h, for a gather or a scatter,
+# from the ids at submission, src/runtime/gather-sequence.h and src/runtime/scatter-sequence.h, and
+# src/runtime/quant-sequence.h).
 #
 # The designs (--design, repeatable; default all of them):
 #   matmul  aie/matmul/design.py: per family, Peano compiles kernels/mm_<family>.cc and zero.cc into one
@@ -39,18 +40,27 @@
 #           own xdna_<design>_<family>.o (design.py's --kernel-object), a relocatable link, no recompile.
 #           The manifest entry has the rows form, its tile the token tile (the backend keys the program by
 #           it and the family's K tile, .objects.<family>.tile_k): x, zeros, tiles (bo0..bo2).
+#   the scatter designs: every aie/<design>/dataflow.json with "movement": "scatter" (today set_rows), built
+#           by its own folder's design.py. A family is one output format with one program (set_rows: f16,
+#           f32_to_f16; q8_0, f32_to_q8_0), its kernel file the family's core_budget.kernel_stack "source"
+#           (design.py --list-contracts: f32_to_f16.cc, f32_to_q8_0.cc), compiled by Peano into
+#           xdna_<design>_<family>.o (design.py's --kernel-object); one xclbin per family and tile (values per
+#           chunk: the numeric keys of the family's kernel_stack, design.py --list-tiles),
+#           <design>_<family>_t<tile>.xclbin (set_rows_q8_0_t1024.xclbin), spanning array.max_columns columns.
+#           Its manifest entry has the rows form: x, y (bo0, bo1). The ids are no argument of the program:
+#           the host reads them and builds each run's stream from them.
 #
 # How --design, --family and --tile-n combine: --design picks the designs; --family keeps, of each picked
 # design, only the families listed (a design left with none is skipped with a note); --tile-n keeps, of
 # each family, only the tiles listed: a token tile for a matmul or a quant family, values per chunk for a
-# rows or gather family (all of them the manifest's tile n), a family without a listed tile getting a
-# note. Defaults: every family; token tiles 4 32 64 for matmul families (each at those it has a program
-# for), every tile for rows, gather and quant families (a quant family has one). A --family that no picked
-# design has, or a --tile-n that no kept family has, is an error (exit 2) before anything is compiled; an
+# rows, gather or scatter family (all of them the manifest's tile n), a family without a listed tile
+# getting a note. Defaults: every family; token tiles 4 32 64 for matmul families (each at those it has a
+# program for), every tile for rows, gather, scatter and quant families (a quant family has one). A
+# --family that no picked design has, or a --tile-n that no kept family has, is an error (exit 2) before anything is compiled; an
 # unknown --design is one before the toolchain is looked for.
-# --cols, --m-tiles, --n-tiles, --k and --exact concern the matmul design only: a rows, gather or quant
-# xclbin always spans the description's array.max_columns columns, as the host's stream builders deal the
-# work (RowsShape::columns 0: the design's).
+# --cols, --m-tiles, --n-tiles, --k and --exact concern the matmul design only: a rows, gather, scatter or
+# quant xclbin always spans the description's array.max_columns columns, as the host's stream builders deal
+# the work (RowsShape::columns 0: the design's).
 #
 # Needs mlir-aie >= 1.4 (python package 'aie', aiecc), llvm-aie (Peano clang for aie2p) and XRT >= 2.18
 # (aiecc packages the xclbin with XRT's xclbinutil), whichever designs are picked (a gather alone compiles
@@ -61,7 +71,8 @@
 # Contract names in the manifest are the v2 names: mm_<w>_a8 for quantized weights (int8 activations),
 # e.g. mm_q4_K_a8; the float contracts keep mm_f16_f16, mm_bf16_bf16, mm_f32_f32. A rows entry serves
 # its family's contracts (add_f32, mul_f32; swiglu_f32; scale_f32; get_rows_f32; a quant family's one
-# program, act_quant_a8_b256_n4) by the description's family name.
+# program, act_quant_a8_b256_n4; a scatter family's one program, f32_to_f16 or f32_to_q8_0) by the
+# description's family name.
 #
 # The IRON scripts still need a problem shape to emit their MLIR: matmul's --m-tiles, --n-tiles, --k; the
 # rows designs' 64 rows of 4096 values (rounded up to whole groups of array.core_rows chunks; scale's
@@ -69,8 +80,9 @@
 # designs' one id (--ids 0) of a 4096-value row (rounded up to whole chunks of the tile); the quant
 # designs' one token row (--rows 1) of array.max_columns K tiles (--k: the family's tile_k x max_columns),
 # so that the sample's one short token tile reads its padding rows from the zeros operand and every column
-# gets a tile. It only affects the runtime sequence aiecc compiles alongside, which the backend does not
-# use.
+# gets a tile; the scatter designs' 64 rows of 4096 values (rounded up to whole chunks of the tile) with ids
+# 0..63 (no --ids: a CPY), so that every column's core gets rows. It only affects the runtime sequence
+# aiecc compiles alongside, which the backend does not use.
 #
 # The manifest (the build's entries file and aiecc's kernel descriptions -> manifest.json) is written by
 # scripts/write-kernel-manifest.py, checked without a toolchain by tests/aie/check_kernel_manifest_writer.sh.
@@ -85,13 +97,14 @@ rows_design=$root/aie/add/design.py  # the IRON program of every rows descriptio
 python=${PYTHON:-python3}
 
 # The rows-form designs (their manifest entries have the rows form): every description of the rows
-# movement (built by aie/add/design.py), of the norm, the gather or the quant movement (each built by its
-# own folder's design.py), read with grep: no Python is needed before the toolchain has been found.
+# movement (built by aie/add/design.py), of the norm, the gather, the quant or the scatter movement (each
+# built by its own folder's design.py), read with grep: no Python is needed before the toolchain has been
+# found.
 movement_is() { grep -Eq "\"movement\"[[:space:]]*:[[:space:]]*\"($2)\"" "$root/aie/$1/dataflow.json"; }
 rows_designs=""
 for f in "$root"/aie/*/dataflow.json; do
     d=$(basename "$(dirname "$f")")
-    if movement_is "$d" 'rows|norm|gather|quant'; then
+    if movement_is "$d" 'rows|norm|gather|quant|scatter'; then
         rows_designs="$rows_designs $d"
     fi
 done
@@ -100,7 +113,7 @@ done
 design_script_of() {
     if movement_is "$1" norm; then
         echo "$root/aie/$1/design.py --cols"
-    elif movement_is "$1" gather; then
+    elif movement_is "$1" gather || movement_is "$1" scatter; then
         echo "$root/aie/$1/design.py --row-len"
     elif movement_is "$1" quant; then
         echo "$root/aie/$1/design.py --k"
@@ -132,14 +145,15 @@ usage: $(basename "$0") [options]
   --family F       build only this family (repeatable), of the designs built:
                      matmul: kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16
                              float_bfp16 f32_bfp16
-                     rows, gather and quant designs: their description's families (add: binary; glu:
-                     swiglu; rms_norm: norm; scale: scale; get_rows: gather; act_quant: a8_b32_n4
-                     a8_b32_n32 a8_b256_n4 a8_b256_n32 bfp16_n32 bfp16_k128_n32 bfp16_k64_n32
-                     bfp16_k128_n64 f16_n4 f16_n32 bf16_n4 bf16_n32 f32_n4 f32_n32)
+                     rows, gather, scatter and quant designs: their description's families (add:
+                     binary; glu: swiglu; rms_norm: norm; scale: scale; get_rows: gather; set_rows: f16
+                     q8_0; act_quant: a8_b32_n4 a8_b32_n32 a8_b256_n4 a8_b256_n32 bfp16_n32
+                     bfp16_k128_n32 bfp16_k64_n32 bfp16_k128_n64 f16_n4 f16_n32 bf16_n4 bf16_n32 f32_n4
+                     f32_n32)
   --tile-n N       build only this tile (repeatable): a matmul family's token tile (4 32 64, default all
-                   three), a rows or gather family's values per chunk (default all of its tiles: the
-                   numeric keys of its kernel_stack in the description, a gather's xclbin_tiles) or a
-                   quant family's token tile (its one kernel_stack key: 4, 32 or 64)
+                   three), a rows, gather or scatter family's values per chunk (default all of its
+                   tiles: the numeric keys of its kernel_stack in the description, a gather's
+                   xclbin_tiles) or a quant family's token tile (its one kernel_stack key: 4, 32 or 64)
   --cols N         matmul: array columns (default 8; the other designs always use the whole array)
   --m-tiles N      matmul: weight row tiles of the instruction streams (default 64: M = 4096)
   --n-tiles N      matmul: token tiles of the instruction streams (default 1)
@@ -332,7 +346,7 @@ peano_flags=(-O2 -std=c++20 --target=aie2p-none-unknown-elf -DNDEBUG -Wno-parent
              -Wno-macro-redefined -I "$root/aie/include" -I "$mlir_aie_dir/include")
 
 # What to build, settled before anything is compiled: per design and family, its tiles. A job is
-# "matmul <family> <token tiles...>" or "<rows, gather or quant design> <family> <tiles...>".
+# "matmul <family> <token tiles...>" or "<rows, gather, scatter or quant design> <family> <tiles...>".
 jobs=()
 matched_families="" matched_tiles=""
 plan_family() {  # plan_family <design> <family> <default tiles> <the family's tiles>; adds a job
@@ -575,12 +589,39 @@ print(d["design"], d["array"]["max_columns"], d["objects"][sys.argv[2]]["tile_k"
     done
 }
 
+# A scatter family is one output format with one program (its kernel_stack "source"); its sample invocation
+# is rows_rows rows in order (no --ids: a CPY), so that every column's core gets rows.
+build_scatter() {  # build_scatter <design> <family> <tiles...>
+    local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2
+    local name obj tile row_len mlir xclbin script len_opt
+    shift 2
+    read -r script len_opt <<<"$(design_script_of "$d")"
+    name=$("$python" -c 'import json, sys
+print(json.load(open(sys.argv[1]))["design"])' "$dataflow")
+    obj=xdna_${name}_$family.o  # design.py's default name: the family's program's own object
+    family_object "$d" "$family" "$obj"
+
+    for tile in "$@"; do
+        row_len=$(( (rows_row_len + tile - 1) / tile * tile ))  # whole chunks of the tile
+        xclbin=${name}_${family}_t$tile.xclbin
+        mlir=$fdir/${xclbin%.xclbin}.mlir
+        say "$d/$family tile $tile: ${contracts[*]%% *} -> $xclbin"
+        "$python" "$script" --dataflow "$dataflow" --family "$family" --tile "$tile" \
+            --rows "$rows_rows" "$len_opt" "$row_len" --kernel-object "$obj" -o "$mlir"
+        aiecc_build "$fdir" "$mlir" "$xclbin"
+        # The manifest entry has the rows form: the same line kind.
+        printf 'rows\t%s\t%s\t%s\t%s\t%s\n' "$family" "$tile" "$xclbin" "$prj" "$dataflow" >>"$entries"
+    done
+}
+
 for job in "${jobs[@]}"; do
     read -r -a j <<<"$job"
     if [ "${j[0]}" = matmul ]; then
         build_matmul "${j[@]:1}"
     elif movement_is "${j[0]}" gather; then
         build_gather "${j[@]}"
+    elif movement_is "${j[0]}" scatter; then
+        build_scatter "${j[@]}"
     elif movement_is "${j[0]}" quant; then
         build_quant "${j[@]}"
     else
@@ -589,7 +630,7 @@ for job in "${jobs[@]}"; do
 done
 
 # The manifest: argument kinds follow mlir-aie's kernel signature (opcode, instruction BO in group 1, word
-# count, bo<i> in group 3 + i: a matmul's W, A, C, params; a rows, gather or quant design's operand whose
-# "arg" is i), read back from the kernel description aiecc generated so the argument count always matches
-# the xclbin.
+# count, bo<i> in group 3 + i: a matmul's W, A, C, params; a rows, gather, scatter or quant design's
+# operand whose "arg" is i), read back from the kernel description aiecc generated so the argument count
+# always matches the xclbin.
 "$python" "$here/write-kernel-manifest.py" "$entries" "$out_dir/manifest.json"

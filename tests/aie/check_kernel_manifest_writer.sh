@@ -6,14 +6,16 @@
 #     (swiglu), an rms_norm (norm) and a scale (scale: one input, so two buffers, x and y) xclbin, a
 #     get_rows (gather: DMAs only, its tiles in xclbin_tiles, not a kernel_stack; buffers src and y)
 #     xclbin, two act_quant (quant: one program per family at its one token tile, of two K tiles;
-#     buffers x, zeros, tiles) xclbins, and an add xclbin whose description lists its operands out of
-#     "arg" order: the manifest holds exactly the fields the backend's parser
+#     buffers x, zeros, tiles) xclbins, two set_rows (scatter: one program per output format, f16 and
+#     q8_0, at a tile of its kernel_stack; buffers x and y, the ids read by the host) xclbins, and an add
+#     xclbin whose description lists its operands out of "arg" order: the manifest holds exactly the fields the backend's parser
 #     (src/runtime/kernel-manifest.cpp) accepts, with every value as expected, bo<i> in group 3 + i named
 #     by the description's operand whose "arg" is i;
-#   - an unknown argument name, a bo<i> without an operand (scale's bo2, a gather's bo2, a quant bo3), a
-#     missing operand (a gather without y, a quant program without its tiles), a matmul bo4, a tile or a
-#     family the description does not have (a gather tile outside its xclbin_tiles, a quant family at
-#     another family's token tile), a quant family whose objects are not of its token tile, a project
+#   - an unknown argument name, a bo<i> without an operand (scale's bo2, a gather's bo2, a quant bo3, a
+#     scatter's bo2), a missing operand (a gather without y, a quant program without its tiles, a scatter
+#     without y), a matmul bo4, a tile or a family the description does not have (a gather tile outside its
+#     xclbin_tiles, a quant family at another family's token tile, a scatter tile outside its kernel_stack,
+#     a scatter family of a format it has no program for), a quant family whose objects are not of its token tile, a project
 #     without a kernel description and an unknown line kind are refused, and no manifest is written;
 #   - with XDNA_INFO set to a built tools/xdna-info, the backend's own parser reads the manifest (fake
 #     xclbin headers beside it) and ignores no entry; without it the structure is checked in Python only.
@@ -66,6 +68,9 @@ fake_prj "$tmp/prj/get_rows_t1024" MLIR_AIE_get_rows opcode instr ninstr bo0 bo1
 # The quant runtime sequence takes x, the zeros block and the tiles.
 fake_prj "$tmp/prj/act_quant_a8_b256_n4" MLIR_AIE_act_quant opcode instr ninstr bo0 bo1 bo2
 fake_prj "$tmp/prj/act_quant_bfp16_k128_n64" MLIR_AIE_act_quant64 opcode instr ninstr bo0 bo1 bo2
+# The scatter runtime sequence takes x and y (its ids are read by the host, no argument).
+fake_prj "$tmp/prj/set_rows_f16_t1024" MLIR_AIE_set_rows opcode instr ninstr bo0 bo1
+fake_prj "$tmp/prj/set_rows_q8_0_t128" MLIR_AIE_set_rows_q8 opcode instr ninstr bo0 bo1
 # The add description with its operands listed y, b, a: bo<i> must follow "arg", not the list's order.
 "$py" - "$root/aie/add/dataflow.json" "$tmp/permuted.json" <<'PYEOF'
 import json, sys
@@ -90,6 +95,10 @@ entries=$tmp/entries.txt
         "$root/aie/act_quant/dataflow.json"
     printf 'rows\tbfp16_k128_n64\t64\tact_quant_bfp16_k128_n64_t64.xclbin\t%s\t%s\n' \
         "$tmp/prj/act_quant_bfp16_k128_n64" "$root/aie/act_quant/dataflow.json"
+    printf 'rows\tf16\t1024\tset_rows_f16_t1024.xclbin\t%s\t%s\n' "$tmp/prj/set_rows_f16_t1024" \
+        "$root/aie/set_rows/dataflow.json"
+    printf 'rows\tq8_0\t128\tset_rows_q8_0_t128.xclbin\t%s\t%s\n' "$tmp/prj/set_rows_q8_0_t128" \
+        "$root/aie/set_rows/dataflow.json"
 } >"$entries"
 
 out=$tmp/out
@@ -103,7 +112,7 @@ fi
 cat >"$tmp/verify.py" <<'PYEOF'
 import json, sys
 
-manifest, add_json, glu_json, permuted_json, norm_json, scale_json, gather_json, quant_json = sys.argv[1:9]
+manifest, add_json, glu_json, permuted_json, norm_json, scale_json, gather_json, quant_json, scatter_json = sys.argv[1:10]
 errors = []
 def check(ok, what):
     if not ok:
@@ -151,6 +160,13 @@ want = [
               {"kind": "operand", "name": "tiles", "group_id": 5}]},
     {"design": "act_quant", "family": "bfp16_k128_n64", "tile": 64, "xclbin": "act_quant_bfp16_k128_n64_t64.xclbin",
      "kernel": "MLIR_AIE_act_quant64", "npu": ["npu2"], "args": rows_args(quant_json)},
+    # Spelled out: the scatter's two operands, x (fp32 rows) and y (the cache); the ids are no argument.
+    {"design": "set_rows", "family": "f16", "tile": 1024, "xclbin": "set_rows_f16_t1024.xclbin",
+     "kernel": "MLIR_AIE_set_rows", "npu": ["npu2"],
+     "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"},
+              {"kind": "operand", "name": "x", "group_id": 3}, {"kind": "operand", "name": "y", "group_id": 4}]},
+    {"design": "set_rows", "family": "q8_0", "tile": 128, "xclbin": "set_rows_q8_0_t128.xclbin",
+     "kernel": "MLIR_AIE_set_rows_q8", "npu": ["npu2"], "args": rows_args(scatter_json)},
 ]
 # The operands by bo index, as the descriptions give them (not by the order they are listed in).
 check([a["name"] for a in want[2]["args"][3:]] == ["a", "b", "y"], f"add's operands by arg: {operands(add_json)}")
@@ -160,6 +176,7 @@ check([a["name"] for a in want[5]["args"][3:]] == ["x", "weight", "y"], f"the no
 check([a["name"] for a in want[6]["args"][3:]] == ["x", "y"], f"scale's operands by arg: {operands(scale_json)}")
 check(want[7]["args"] == rows_args(gather_json), f"the gather's operands by arg: {operands(gather_json)}")
 check(want[8]["args"] == rows_args(quant_json), f"the quant design's operands by arg: {operands(quant_json)}")
+check(want[10]["args"] == rows_args(scatter_json), f"the scatter's operands by arg: {operands(scatter_json)}")
 
 doc = json.load(open(manifest))
 check(set(doc) <= {"format_version", "designs", "comment"}, f"top-level keys {sorted(doc)}")
@@ -174,7 +191,7 @@ ARG_KEYS = {"opcode": {"kind", "value"}, "instructions": {"kind", "group_id"}, "
             "params": {"kind", "group_id"}, "operand": {"kind", "name", "group_id"}}
 descriptions = {"add": json.load(open(add_json)), "glu": json.load(open(glu_json)), "rms_norm": json.load(open(norm_json)),
                 "scale": json.load(open(scale_json)), "get_rows": json.load(open(gather_json)),
-                "act_quant": json.load(open(quant_json))}
+                "act_quant": json.load(open(quant_json)), "set_rows": json.load(open(scatter_json))}
 def family_tiles(d, family):
     # As the parser reads them: a gather (no cores) lists its tiles, the others key their kernel stacks by them.
     if d.get("movement") == "gather":
@@ -233,7 +250,7 @@ PYEOF
 if [ -f "$out/manifest.json" ]; then
     "$py" "$tmp/verify.py" "$out/manifest.json" "$root/aie/add/dataflow.json" "$root/aie/glu/dataflow.json" \
         "$tmp/permuted.json" "$root/aie/rms_norm/dataflow.json" "$root/aie/scale/dataflow.json" \
-        "$root/aie/get_rows/dataflow.json" "$root/aie/act_quant/dataflow.json" ||
+        "$root/aie/get_rows/dataflow.json" "$root/aie/act_quant/dataflow.json" "$root/aie/set_rows/dataflow.json" ||
         fail "the manifest written is not the one expected"
 else
     fail "no manifest written"
@@ -242,21 +259,23 @@ fi
 # The backend's own parser, when a built xdna-info is given (it also checks each xclbin's header).
 if [ -n "${XDNA_INFO:-}" ] && [ -x "$XDNA_INFO" ] && [ -f "$out/manifest.json" ]; then
     for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256 rms_norm_norm_t1024 scale_scale_t1024 \
-             get_rows_gather_t1024 act_quant_a8_b256_n4_t4 act_quant_bfp16_k128_n64_t64; do
+             get_rows_gather_t1024 act_quant_a8_b256_n4_t4 act_quant_bfp16_k128_n64_t64 set_rows_f16_t1024 \
+             set_rows_q8_0_t128; do
         "$py" -c 'import struct, sys
 h = bytearray(512); h[0:8] = b"xclbin2\0"; h[304:312] = struct.pack("<Q", 512)
 open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
     done
     GGML_XDNA_KERNELS=$out/manifest.json "$XDNA_INFO" >"$tmp/info.txt" 2>&1 || true
     # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once, rms_norm_mul_f32 and rms_norm_f32, scale_f32,
-    # get_rows_f32, and the two quant families' one program each. The parser drops a quant entry whose tile is
+    # get_rows_f32, the two quant families' one program each, and the two scatter families' (f32_to_f16, f32_to_q8_0). The parser drops a quant entry whose tile is
     # not its family's kernel_stack key; it keys the program by the family's objects' K tile too, which
     # xdna-info does not print (XrtDeviceTest.RunsTheActQuantDesignsStreamWithItsZeros looks up that key).
-    grep -q "10 design xclbins serving 15 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
+    grep -q "12 design xclbins serving 17 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
         { sed -n '/^Kernels/,/^Simulator/p' "$tmp/info.txt"; fail "xdna-info does not read every entry"; }
     for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 " "rms_norm_f32 +rms_norm +chunk 1024 " \
                 "scale_f32 +scale +chunk 1024 " "get_rows_f32 +get_rows +chunk 1024 " \
-                "act_quant_a8_b256_n4 +act_quant +chunk 4 " "act_quant_bfp16_k128_n64 +act_quant +chunk 64 "; do
+                "act_quant_a8_b256_n4 +act_quant +chunk 4 " "act_quant_bfp16_k128_n64 +act_quant +chunk 64 " \
+                "f32_to_f16 +set_rows +chunk 1024 " "f32_to_q8_0 +set_rows +chunk 128 "; do
         grep -Eq "$want" "$tmp/info.txt" || fail "xdna-info lists no '$want'"
     done
     echo "check_kernel_manifest_writer: the backend's parser ($XDNA_INFO) reads every entry"
@@ -325,6 +344,16 @@ refused "a quant family whose objects are not of its token tile" \
     "rows${tab}a8_b256_n4${tab}4${tab}x.xclbin${tab}$tmp/prj/act_quant_a8_b256_n4${tab}$tmp/quant_tokens.json"
 refused "a quant family without objects (no K tile to key its program by)" "quant family a8_b256_n4 has no objects" \
     "rows${tab}a8_b256_n4${tab}4${tab}x.xclbin${tab}$tmp/prj/act_quant_a8_b256_n4${tab}$tmp/quant_no_objects.json"
+scatter_json=$root/aie/set_rows/dataflow.json
+refused "a scatter bo2 (x and y only: no operand of arg 2)" "kernel argument 'bo2' has no manifest kind" \
+    "rows${tab}f16${tab}1024${tab}x.xclbin${tab}$tmp/prj/add_t512${tab}$scatter_json"
+refused "a scatter kernel without operand y" "for operand 'y'" \
+    "rows${tab}q8_0${tab}1024${tab}x.xclbin${tab}$tmp/prj/gather_no_y${tab}$scatter_json"
+# 64 is a power of two, but the kernels' loops promise 4 trips of 32 values: no xclbin below 128.
+refused "a scatter tile outside its kernel_stack" "tile 64 is not a chunk size of family f16" \
+    "rows${tab}f16${tab}64${tab}x.xclbin${tab}$tmp/prj/set_rows_f16_t1024${tab}$scatter_json"
+refused "a scatter family the description does not have" "'bf16' is not a family of" \
+    "rows${tab}bf16${tab}1024${tab}x.xclbin${tab}$tmp/prj/set_rows_f16_t1024${tab}$scatter_json"
 fake_prj "$tmp/prj/mm_bo4" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3 bo4
 refused "a matmul bo4" "kernel argument 'bo4' has no manifest kind" \
     "matmul${tab}kquant${tab}mm_q4_K_a8${tab}4${tab}256${tab}x.xclbin${tab}$tmp/prj/mm_bo4${tab}family"
