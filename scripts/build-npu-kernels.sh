@@ -49,6 +49,17 @@
 #           <design>_<family>_t<tile>.xclbin (set_rows_q8_0_t1024.xclbin), spanning array.max_columns columns.
 #           Its manifest entry has the rows form: x, y (bo0, bo1). The ids are no argument of the program:
 #           the host reads them and builds each run's stream from them.
+#   the rope designs: every aie/<design>/dataflow.json with "movement": "rope" (today rope), built by its
+#           own folder's design.py. A family is one rotation with one program (norm: rope_norm_f32; neox:
+#           rope_neox_f32), both defined in the family's kernel_stack "source" (design.py --list-contracts:
+#           rope.cc): Peano compiles rope.cc once for the design and each family links it into its own
+#           xdna_<design>_<family>.o (design.py's --kernel-object). One xclbin per family and head row length
+#           (the tile: values per head row, the numeric keys of the family's kernel_stack, design.py
+#           --list-tiles: 32 to 512), <design>_<family>_t<tile>.xclbin (rope_neox_t128.xclbin), spanning
+#           array.max_columns columns; n_dims is an RTP word, so one xclbin serves every rotation its row
+#           length takes. Its manifest entry has the rows form: x, cs, y (bo0..bo2); cs, the angle rows of
+#           the positions, is written by the host at submission (.host_written) but is still a buffer
+#           argument of the kernel.
 #
 # How --design, --family and --tile-n combine: --design picks the designs; --family keeps, of each picked
 # design, only the families listed (a design left with none is skipped with a note); --tile-n keeps, of
@@ -81,7 +92,9 @@
 # designs' one token row (--rows 1) of array.max_columns K tiles (--k: the family's tile_k x max_columns),
 # so that the sample's one short token tile reads its padding rows from the zeros operand and every column
 # gets a tile; the scatter designs' 64 rows of 4096 values (rounded up to whole chunks of the tile) with ids
-# 0..63 (no --ids: a CPY), so that every column's core gets rows. It only affects the runtime sequence
+# 0..63 (no --ids: a CPY), so that every column's core gets rows; the rope designs' 64 tokens of 8 packed
+# heads of the tile (n_dims design.py's default, the most rotated dims the row takes), so that every
+# column's core gets tokens. It only affects the runtime sequence
 # aiecc compiles alongside, which the backend does not use.
 #
 # The manifest (the build's entries file and aiecc's kernel descriptions -> manifest.json) is written by
@@ -104,7 +117,7 @@ movement_is() { grep -Eq "\"movement\"[[:space:]]*:[[:space:]]*\"($2)\"" "$root/
 rows_designs=""
 for f in "$root"/aie/*/dataflow.json; do
     d=$(basename "$(dirname "$f")")
-    if movement_is "$d" 'rows|norm|gather|quant|scatter'; then
+    if movement_is "$d" 'rows|norm|gather|quant|scatter|rope'; then
         rows_designs="$rows_designs $d"
     fi
 done
@@ -117,6 +130,8 @@ design_script_of() {
         echo "$root/aie/$1/design.py --row-len"
     elif movement_is "$1" quant; then
         echo "$root/aie/$1/design.py --k"
+    elif movement_is "$1" rope; then
+        echo "$root/aie/$1/design.py --ne0"
     else
         echo "$rows_design --row-len"
     fi
@@ -145,15 +160,16 @@ usage: $(basename "$0") [options]
   --family F       build only this family (repeatable), of the designs built:
                      matmul: kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16
                              float_bfp16 f32_bfp16
-                     rows, gather, scatter and quant designs: their description's families (add:
+                     rows, gather, scatter, quant and rope designs: their description's families (add:
                      binary; glu: swiglu; rms_norm: norm; scale: scale; get_rows: gather; set_rows: f16
-                     q8_0; act_quant: a8_b32_n4 a8_b32_n32 a8_b256_n4 a8_b256_n32 bfp16_n32
+                     q8_0; rope: norm neox; act_quant: a8_b32_n4 a8_b32_n32 a8_b256_n4 a8_b256_n32 bfp16_n32
                      bfp16_k128_n32 bfp16_k64_n32 bfp16_k128_n64 f16_n4 f16_n32 bf16_n4 bf16_n32 f32_n4
                      f32_n32)
   --tile-n N       build only this tile (repeatable): a matmul family's token tile (4 32 64, default all
-                   three), a rows, gather or scatter family's values per chunk (default all of its
-                   tiles: the numeric keys of its kernel_stack in the description, a gather's
-                   xclbin_tiles) or a quant family's token tile (its one kernel_stack key: 4, 32 or 64)
+                   three), a rows, gather or scatter family's values per chunk or a rope family's
+                   head row length (default all of its tiles: the numeric keys of its kernel_stack in
+                   the description, a gather's xclbin_tiles) or a quant family's token tile (its one
+                   kernel_stack key: 4, 32 or 64)
   --cols N         matmul: array columns (default 8; the other designs always use the whole array)
   --m-tiles N      matmul: weight row tiles of the instruction streams (default 64: M = 4096)
   --n-tiles N      matmul: token tiles of the instruction streams (default 1)
@@ -614,6 +630,32 @@ print(json.load(open(sys.argv[1]))["design"])' "$dataflow")
     done
 }
 
+# A rope family is one rotation with one program (its kernel_stack "source", rope.cc); one xclbin per head row
+# length. Its sample invocation is rows_rows tokens of 8 packed heads of the tile, so that every column's core
+# gets tokens; n_dims is design.py's default (the most rotated dims the row takes: an RTP word, no part of the
+# xclbin). The angle rows cs are a kernel buffer argument like x and y, though the host writes them.
+build_rope() {  # build_rope <design> <family> <tiles...>
+    local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2
+    local name obj tile mlir xclbin script ne0_opt
+    shift 2
+    read -r script ne0_opt <<<"$(design_script_of "$d")"
+    name=$("$python" -c 'import json, sys
+print(json.load(open(sys.argv[1]))["design"])' "$dataflow")
+    obj=xdna_${name}_$family.o  # design.py's default name: the family's program's own object
+    family_object "$d" "$family" "$obj"
+
+    for tile in "$@"; do
+        xclbin=${name}_${family}_t$tile.xclbin
+        mlir=$fdir/${xclbin%.xclbin}.mlir
+        say "$d/$family tile $tile: ${contracts[*]%% *} -> $xclbin"
+        "$python" "$script" --dataflow "$dataflow" --family "$family" "$ne0_opt" "$tile" \
+            --tokens "$rows_rows" --heads 8 --kernel-object "$obj" -o "$mlir"
+        aiecc_build "$fdir" "$mlir" "$xclbin"
+        # The manifest entry has the rows form: the same line kind.
+        printf 'rows\t%s\t%s\t%s\t%s\t%s\n' "$family" "$tile" "$xclbin" "$prj" "$dataflow" >>"$entries"
+    done
+}
+
 for job in "${jobs[@]}"; do
     read -r -a j <<<"$job"
     if [ "${j[0]}" = matmul ]; then
@@ -624,6 +666,8 @@ for job in "${jobs[@]}"; do
         build_scatter "${j[@]}"
     elif movement_is "${j[0]}" quant; then
         build_quant "${j[@]}"
+    elif movement_is "${j[0]}" rope; then
+        build_rope "${j[@]}"
     else
         build_rows "${j[@]}"
     fi

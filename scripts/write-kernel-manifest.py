@@ -15,11 +15,12 @@ kind of design the line is of:
 A matmul xclbin serves every contract of its lines (one line per contract; the project dir of its first
 line is read), "exact" when it was built for one contract with W objects of its own tile (--exact). A rows
 xclbin (aie/add/design.py's program for a "movement": "rows" description, aie/rms_norm/design.py's for
-"norm", aie/get_rows/design.py's for "gather", aie/act_quant/design.py's for "quant", or
-aie/set_rows/design.py's for "scatter") serves every contract of its family at one chunk size, the tile;
-its design name, families, tiles and operands are read from the description given. The tiles are the
-numeric keys of the family's core_budget.kernel_stack (a scatter's too: one xclbin per output format and
-tile), or, for a gather (DMAs only: no core program, so no kernel stack), the family's list in
+"norm", aie/get_rows/design.py's for "gather", aie/act_quant/design.py's for "quant",
+aie/set_rows/design.py's for "scatter", or aie/rope/design.py's for "rope") serves every contract of its
+family at one chunk size, the tile; its design name, families, tiles and operands are read from the
+description given. The tiles are the numeric keys of the family's core_budget.kernel_stack (a scatter's
+too: one xclbin per output format and tile; a rope's: one per rotation and head row length), or,
+for a gather (DMAs only: no core program, so no kernel stack), the family's list in
 xclbin_tiles; the backend's parser takes them from the same places (src/runtime/design-description.cpp).
 A quant family is one program at one token tile, its kernel_stack key, which must be the tokens of the
 family's own objects (.objects.<family>): the backend keys the program by that tile and the objects'
@@ -33,7 +34,9 @@ instr -> the instruction buffer in group 1, ninstr -> the word count, and bo<i> 
   matmul: the runtime sequence's W, A, C and params (bo0..bo3: weights, activations, output, params);
   rows:   the description's operand whose "arg" is i, by name ({"kind": "operand", "name": ...}): a, b, y
           for add and glu, x, weight, y for rms_norm, x, y for scale, src, y for get_rows, x, zeros,
-          tiles for act_quant, x, y for set_rows (its ids are read by the host, no argument).
+          tiles for act_quant, x, y for set_rows (its ids are read by the host, no argument), x, cs, y for
+          rope (cs, the angle rows, is written by the host at submission, .host_written, but is still a
+          buffer argument of the kernel).
 An argument of another name, a bo<i> with no such operand, or a required argument the kernel lacks is
 refused (exit 1, no manifest written): the backend's parser (src/runtime/kernel-manifest.cpp) would drop
 the entry.
@@ -117,7 +120,7 @@ def as_int(text, what, where):
     return v
 
 
-MOVEMENTS = ("rows", "norm", "gather", "quant", "scatter")
+MOVEMENTS = ("rows", "norm", "gather", "quant", "scatter", "rope")
 
 
 def read_description(path, where):
@@ -130,7 +133,7 @@ def read_description(path, where):
             d = json.load(f)
         movement = d.get("movement")
         if movement not in MOVEMENTS:
-            raise ManifestError(f"{where}: {path} is not a rows, norm, gather, quant or scatter description "
+            raise ManifestError(f"{where}: {path} is not a rows, norm, gather, quant, scatter or rope description "
                                 "(\"movement\": " + " or ".join(json.dumps(m) for m in MOVEMENTS) + ")")
         design = d["design"]
         families = {k: v for k, v in d["families"].items() if k != "about"}
