@@ -86,6 +86,18 @@ RowsSequence build_rope_sequence(const DesignDescription & d, const RopeShape & 
             return out;
         }
     }
+    // y's head rows must not overlap: the columns write them in no defined order. (x may: it is only read.)
+    // Token-major rows (a token's heads, then the next token's) or head-major ones.
+    const bool y_disjoint = s.tokens == 1 || s.heads == 1
+                                ? s.tokens == 1 || s.y_token_stride >= s.ne0
+                                : (s.y_token_stride >= (s.heads - 1) * s.y_head_stride + s.ne0) ||
+                                      (s.y_head_stride >= (s.tokens - 1) * s.y_token_stride + s.ne0 && s.y_token_stride >= s.ne0);
+    if (!y_disjoint) {
+        out.error = "y's head rows overlap (" + std::to_string(s.y_head_stride) + " floats between heads, " +
+                    std::to_string(s.y_token_stride) + " between tokens, rows of " + std::to_string(s.ne0) +
+                    "): the columns would write them in no defined order";
+        return out;
+    }
     RowsShape words_of;  // the parameter block's words: n_dims
     words_of.contract = s.contract;
     words_of.words = {{"n_dims", static_cast<uint32_t>(s.n_dims)}};

@@ -199,7 +199,8 @@ TEST(RopeStream, ColumnsStepsCallsAndBytesAreTheDesigns) {
 
 // A position outside the angle table, a row length the design has no xclbin for (48: a rotation the
 // program takes, 32 rotated and 16 copied) and rotated dims the program does not take are refused before
-// anything moves: y keeps its values.
+// anything moves: y keeps its values. So is a y whose head rows overlap (two columns would write them in
+// no defined order).
 TEST(RopeStream, WhatTheDesignCannotTakeIsRefusedBeforeAnythingMoves) {
     StreamContexts ctx;
     {
@@ -215,6 +216,24 @@ TEST(RopeStream, WhatTheDesignCannotTakeIsRefusedBeforeAnythingMoves) {
             std::memcpy(&b, &v, 4);
             ASSERT_EQ(kUntouched, b);
         }
+    }
+    {
+        RopeShape s;
+        s.contract = kRopeNormVariant;
+        s.tokens = 3;
+        s.heads = 2;
+        s.ne0 = s.n_dims = 64;
+        s.x_head_stride = s.y_head_stride = 64;
+        s.x_token_stride = 128;
+        s.y_token_stride = 96;  // token t's second head over token t + 1's first
+        const RowsSequence seq = build_rope_sequence(rope_design().design, s);
+        EXPECT_FALSE(seq.ok());
+        EXPECT_NE(seq.error.find("overlap"), std::string::npos) << seq.error;
+        s.y_token_stride = 128;
+        EXPECT_TRUE(build_rope_sequence(rope_design().design, s).ok());
+        s.y_head_stride = 3 * 64;  // head-major rows: disjoint too
+        s.y_token_stride = 64;
+        EXPECT_TRUE(build_rope_sequence(rope_design().design, s).ok()) << build_rope_sequence(rope_design().design, s).error;
     }
     for (const Case & c : {Case{"rows of 48", RopeMode::norm, 32, 48, 2, 2, 48, 96, false},
                            Case{"rotated dims not a multiple of 32", RopeMode::neox, 20, 128, 2, 2, 128, 256, false}}) {
