@@ -37,7 +37,7 @@
 namespace xdna {
 
 // The shape a described design's stream is built from (runtime/rows-sequence.h, gather-sequence.h,
-// quant-sequence.h).
+// quant-sequence.h, scatter-sequence.h, rope-sequence.h).
 using DescribedShape = std::variant<RowsShape, GatherShape, QuantShape, ScatterShape, RopeShape>;
 
 class XrtDevice final : public Device {
