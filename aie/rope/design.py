@@ -608,6 +608,16 @@ def _plan_shape(desc, p, check):
               "one head: no head stride")
         check(f"{op} token stride: within the shim's stride", p.tokens <= 1 or 1 <= ts <= stride_max,
               f"{ts} floats between tokens, 1..{stride_max}" if p.tokens > 1 else "one token: no token stride")
+    # y's head rows must not overlap (the host refuses it: the columns would write them in no defined order;
+    # x may overlap, it is only read). The host takes token-major rows (a token's heads, then the next
+    # token's) and head-major ones.
+    hs, ts = p.strides["y"]["head"], p.strides["y"]["token"]
+    if p.tokens == 1 or p.heads == 1:
+        disjoint = p.tokens == 1 or ts >= ne0
+    else:
+        disjoint = ts >= (p.heads - 1) * hs + ne0 or (hs >= (p.tokens - 1) * ts + ne0 and ts >= ne0)
+    check("y head rows: disjoint, token-major or head-major", disjoint,
+          f"{hs} floats between heads, {ts} between tokens, rows of {ne0}")
 
     # BD slots: one per step in flight; an id for x, cs and y in each (the host takes each list's first).
     slots, F = shim["bd_slots"], shim["steps_in_flight"]

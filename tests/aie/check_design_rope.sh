@@ -141,13 +141,19 @@ refused 1 "\[FAIL\] y head stride: at least the head row, within the shim's stri
     --heads 4 --y-head-stride 2000000
 refused 1 "\[FAIL\] y token stride: within the shim's stride: 0 floats between tokens" --tokens 2 --heads 4 --y-token-stride 0
 refused 1 "\[FAIL\] x token stride: within the shim's stride: 5000000 floats between tokens" --tokens 30 --x-token-stride 5000000
+# y's head rows overlapping (token t's last head over token t + 1's first): the columns would write them in
+# no defined order. The same strides for x are no refusal: x is only read.
+refused 1 "\[FAIL\] y head rows: disjoint, token-major or head-major: 128 floats between heads, 384 between tokens, rows of 128" \
+    --tokens 3 --heads 4 --y-token-stride 384
 refused 1 "\[FAIL\] columns: a segment's heads within the d1 wrap, a core's calls within an int32 word: column 0: 1 token(s) x 2000 head(s)" \
     --heads 2000 --ne0 64 --cols 1
 # What looks like a refusal and is not: one head has no head stride, one token no token stride; 2000 heads
-# over 2 columns are 1000 each; 32 of 80 dims rotated; rows of 80 without --n-dims (64 rotated, the most they take).
+# over 2 columns are 1000 each; 32 of 80 dims rotated; rows of 80 without --n-dims (64 rotated, the most they take);
+# x rows overlapping (only read); y rows head-major (a head's tokens, then the next head's).
 for args in "--heads 1 --x-head-stride 3 --y-head-stride 0" "--tokens 1 --x-token-stride 0" \
             "--heads 2000 --ne0 64 --cols 2" "--ne0 80 --n-dims 32 --tokens 9 --heads 3 --x-head-stride 96 --x-token-stride 400" \
-            "--ne0 80 --family neox --tokens 64 --heads 8"; do
+            "--ne0 80 --family neox --tokens 64 --heads 8" "--tokens 3 --heads 4 --x-token-stride 384" \
+            "--tokens 3 --heads 2 --ne0 64 --y-head-stride 192 --y-token-stride 64"; do
     # shellcheck disable=SC2086
     "$py" "$design" $args --print-plan >"$tmp/ok.txt" || { fail "design.py $args fails a check"; grep FAIL "$tmp/ok.txt"; }
 done

@@ -241,6 +241,11 @@ def verify(desc_path, fam, tokens, heads, ne0, n_dims=None, x=None, y=None, colu
     for op, hs, ts in (("x", xhs, xts), ("y", yhs, yts)):
         if heads > 1 and not ne0 <= hs <= smax: want_fail.add(f"{op} head stride")
         if tokens > 1 and not 1 <= ts <= smax: want_fail.add(f"{op} token stride")
+    # y's head rows, every one of them as an interval of floats, sorted: a row starting before the end of
+    # the one before it overlaps it (the host also refuses the rare disjoint rows that are neither
+    # token-major nor head-major; none of the shapes here are such).
+    y_rows = sorted(t * yts + h * yhs for t in range(tokens) for h in range(heads))
+    if any(b < a + ne0 for a, b in zip(y_rows, y_rows[1:])): want_fail.add("y head rows")
     if len(slots) != F or any(not s.get(o) and s.get(o) != 0 for s in slots for o in ("x", "cs", "y")):
         want_fail.add("shim BD slots")
     if F != IN_FLIGHT: want_fail.add("shim: steps in flight")
