@@ -26,7 +26,7 @@ KernelKey get_rows_key(int tile = 0);
 const DesignRead & get_rows_design();
 int get_rows_tile(int64_t cols);
 
-// Its operands: every src row may be read, the n_ids int32 ids read (the design's runtime words), y written.
+// Its operands: every src row may be read, the n_ids int32 ids read (by the host at submission, for the source BDs' rows), y written.
 Invocation to_invocation(const GetRowsInvocation & g);
 GetRowsInvocation get_rows_of(const Invocation & inv);
 

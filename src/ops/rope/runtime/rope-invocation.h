@@ -30,7 +30,7 @@ bool rope_row_has_xclbin(int64_t ne0);
 // outside the table.
 bool rope_angle_rows(const Invocation & inv, std::vector<float> & out, std::string & err);
 
-// Its operands: x rows read, the n_tokens int32 positions read (the design's runtime words), the
+// Its operands: x rows read, the n_tokens int32 positions read (by the host at submission, for the angle rows), the
 // n_dims/2 freq factors read when there are any, y rows written.
 Invocation to_invocation(const RopeInvocation & r);
 RopeInvocation rope_of(const Invocation & inv);

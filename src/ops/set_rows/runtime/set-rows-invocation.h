@@ -37,7 +37,7 @@ KernelKey set_rows_key(bool y_q8_0 = false, int tile = 0);
 const DesignRead & set_rows_design();
 int set_rows_tile(int64_t cols);
 
-// Its operands: x rows read, the ids read (the design's runtime words), every y row may be written.
+// Its operands: x rows read, the ids read (by the host at submission, for the y BDs' rows), every y row may be written.
 Invocation to_invocation(const SetRowsInvocation & s);
 SetRowsInvocation set_rows_of(const Invocation & inv);
 
