@@ -57,8 +57,12 @@ bool rope_supported(const ggml_tensor * rope, const TensorResolver & resolve, st
     }
     // One xclbin per head row length (aie/rope/dataflow.json): a head row and its angle row are one object each.
     if (!rope_row_has_xclbin(rope->ne[0])) {
-        why = "ROPE of head rows of " + std::to_string(rope->ne[0]) + " values (the design's xclbins take rows of 32, 64, 80, 96, " +
-              "128, 192, 256 and 512, aie/rope/dataflow.json)" + (rope_design().ok() ? std::string() : ": " + rope_design().error);
+        std::string lengths;  // the description's row lengths, as its kernel stacks list them
+        for (const DesignDescription::KernelStack & k : rope_design().design.kernel_stacks) {
+            if (k.family == "norm") lengths += (lengths.empty() ? "" : ", ") + std::to_string(k.tile_n);
+        }
+        why = "ROPE of head rows of " + std::to_string(rope->ne[0]) + " values (the design's xclbins take rows of " + lengths +
+              ", aie/rope/dataflow.json)" + (rope_design().ok() ? std::string() : ": " + rope_design().error);
         return false;
     }
     if (pos->type != GGML_TYPE_I32 || !ggml_is_contiguous(pos) || pos->ne[0] != rope->ne[2]) {
