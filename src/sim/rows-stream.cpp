@@ -129,6 +129,22 @@ bool rows_model_shape(const Invocation & inv, const std::function<CoreOps(int64_
     return true;
 }
 
+bool RowsJob::add_operand(const Operand & o, std::string & err) {
+    const uint64_t after = o.slice.buffer->size() - o.slice.offset;
+    if (o.extent() > after) {
+        err = std::string("operand ") + o.role + " ends before the rows the stream moves";
+        return false;
+    }
+    args.push_back({o.role, {static_cast<uint8_t *>(o.slice.host()), after}});
+    return true;
+}
+
+bool operands_overlap(const Operand & a, const Operand & b) {
+    const auto * pa = static_cast<const uint8_t *>(a.slice.host());
+    const auto * pb = static_cast<const uint8_t *>(b.slice.host());
+    return pa < pb + b.extent() && pb < pa + a.extent();
+}
+
 Status sim_run_rows_invocations(const std::vector<Invocation> & invs, bool (*has_kernel)(const KernelKey &),
                                 const std::function<CoreRoleFactory(const DesignDescription &, int tile)> & roles,
                                 ThreadPool & pool, StreamContexts & contexts, bool * refused, const std::string & what) {
@@ -155,11 +171,10 @@ Status sim_run_rows_invocations(const std::vector<Invocation> & invs, bool (*has
         }
         design = &built_in_design(invs[i].key.design).design;
         for (const Operand & o : invs[i].operands()) {
-            const uint64_t after = o.slice.buffer->size() - o.slice.offset;
-            if (o.extent() > after) {
-                return refuse(i, std::string("operand ") + o.role + " ends before the rows the stream moves");
+            std::string err;
+            if (!job.add_operand(o, err)) {
+                return refuse(i, err);
             }
-            job.args.push_back({o.role, {static_cast<uint8_t *>(o.slice.host()), after}});
         }
         jobs.push_back(std::move(job));
     }

@@ -75,7 +75,13 @@ Status sim_run_rows_invocations(const std::vector<Invocation> & invs, bool (*has
 struct RowsJob {
     std::shared_ptr<const RowsSequence> seq;
     std::vector<std::pair<std::string, DmaArgument>> args;
+    // Operand `o` as the stream's argument of its role: its memory from its slice to the end of its buffer.
+    // False with `err` when its extent ends past the buffer (the stream would move bytes outside it).
+    bool add_operand(const Operand & o, std::string & err);
 };
+
+// Whether two operands' extents share memory (the gather and the scatter refuse a y over their source).
+bool operands_overlap(const Operand & a, const Operand & b);
 
 // Runs the jobs in order on `contexts` with `roles` (per job: the core program of its stream's xclbin,
 // its family and tile); the first failure stops it with the interpreter's reason.

@@ -96,16 +96,12 @@ Status sim_run_get_rows_stream(const std::vector<Invocation> & invs, ThreadPool 
         RowsJob job;
         job.seq = seq;
         for (const Operand * o : {src, y}) {
-            const uint64_t after = o->slice.buffer->size() - o->slice.offset;
-            if (o->extent() > after) {
-                return refuse(i, std::string("operand ") + o->role + " ends before the rows the stream moves");
+            if (!job.add_operand(*o, err)) {
+                return refuse(i, err);
             }
-            job.args.push_back({o->role, {static_cast<uint8_t *>(o->slice.host()), after}});
         }
         // The DMAs relay a chunk at a time: y over src's own memory would read rows already written.
-        const auto * sb = static_cast<const uint8_t *>(src->slice.host());
-        const auto * yb = static_cast<const uint8_t *>(y->slice.host());
-        if (sb < yb + y->extent() && yb < sb + src->extent()) {
+        if (operands_overlap(*src, *y)) {
             return refuse(i, "y overlaps the source rows it is gathered from");
         }
         jobs.push_back(std::move(job));

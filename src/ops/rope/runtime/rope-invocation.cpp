@@ -41,19 +41,26 @@ std::vector<std::pair<std::string, uint32_t>> RopeParams::runtime_words() const 
     return {{"n_dims", static_cast<uint32_t>(angles.n_dims)}};
 }
 
-bool rope_angle_rows(const Invocation & inv, std::vector<float> & out, std::string & err) {
+size_t rope_angle_bytes(const Invocation & inv) {
+    const RopeParams & p = std::get<RopeParams>(inv.params);
+    return static_cast<size_t>(p.n_tokens * p.ne0) * sizeof(float);
+}
+
+bool rope_angle_rows(const Invocation & inv, void * out, std::string & err) {
     const RopeInvocation r = rope_of(inv);
     const float * ff = r.p.angles.has_freq_factors ? static_cast<const float *>(r.freq_factors.host()) : nullptr;
     const std::shared_ptr<RopeAngleTable> table = rope_angle_table(r.p.angles, ff);
     const auto * pos = static_cast<const int32_t *>(r.pos.host());
-    out.assign(static_cast<size_t>(r.p.n_tokens * r.p.ne0), 0.0f);
-    for (int64_t t = 0; t < r.p.n_tokens; ++t) {
+    const size_t row_bytes = static_cast<size_t>(r.p.ne0) * sizeof(float), angle_bytes = static_cast<size_t>(r.p.angles.n_dims) * sizeof(float);
+    auto * dst = static_cast<uint8_t *>(out);
+    for (int64_t t = 0; t < r.p.n_tokens; ++t, dst += row_bytes) {
         const float * row = table->row(pos[t]);
         if (row == nullptr) {
             err = "position " + std::to_string(pos[t]) + " is outside the angle table [0, " + std::to_string(kRopeMaxPosition) + ")";
             return false;
         }
-        std::memcpy(out.data() + t * r.p.ne0, row, static_cast<size_t>(r.p.angles.n_dims) * sizeof(float));
+        std::memcpy(dst, row, angle_bytes);
+        std::memset(dst + angle_bytes, 0, row_bytes - angle_bytes);  // the padding to the head row's length
     }
     return true;
 }
@@ -63,13 +70,8 @@ bool RopeParams::host_operand(const Invocation & inv, const std::string & name, 
         err = "a rope invocation has no operand '" + name + "' the host writes (its angle rows are cs)";
         return false;
     }
-    std::vector<float> rows;
-    if (!rope_angle_rows(inv, rows, err)) {
-        return false;
-    }
-    out.resize(rows.size() * sizeof(float));
-    std::memcpy(out.data(), rows.data(), out.size());
-    return true;
+    out.resize(rope_angle_bytes(inv));
+    return rope_angle_rows(inv, out.data(), err);
 }
 
 namespace {

@@ -26,9 +26,10 @@ const DesignRead & rope_design();
 bool rope_row_has_xclbin(int64_t ne0);
 
 // The angle rows of the positions `inv` reads now (one per token, ne0 floats: the configuration's table
-// row of n_dims values, then zeros), into `out` (n_tokens x ne0 floats). False with `err` for a position
-// outside the table.
-bool rope_angle_rows(const Invocation & inv, std::vector<float> & out, std::string & err);
+// row of n_dims values, then zeros), written to `out`, which holds rope_angle_bytes(inv). False with
+// `err` for a position outside the table.
+size_t rope_angle_bytes(const Invocation & inv);
+bool   rope_angle_rows(const Invocation & inv, void * out, std::string & err);
 
 // Its operands: x rows read, the n_tokens int32 positions read (by the host at submission, for the angle rows), the
 // n_dims/2 freq factors read when there are any, y rows written.

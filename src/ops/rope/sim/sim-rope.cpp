@@ -206,9 +206,9 @@ Status sim_run_ropes(const std::vector<Invocation> & invs, ThreadPool & pool) {
         if (std::string why = tile_refusal(i, r.p); !why.empty()) {
             return Status::error("rope: " + why);
         }
-        angles.emplace_back();
+        angles.emplace_back(rope_angle_bytes(i) / sizeof(float));
         std::string err;
-        if (!rope_angle_rows(i, angles.back(), err)) {
+        if (!rope_angle_rows(i, angles.back().data(), err)) {
             return Status::error("rope: " + err);
         }
         const uint32_t v = static_cast<uint32_t>(views.size());
@@ -290,11 +290,9 @@ Status sim_run_ropes_stream(const std::vector<Invocation> & invs, ThreadPool & p
         RowsJob job;
         job.seq = seq;
         for (const Operand * o : {x, y}) {
-            const uint64_t after = o->slice.buffer->size() - o->slice.offset;
-            if (o->extent() > after) {
-                return refuse(i, std::string("operand ") + o->role + " ends before the rows the stream moves");
+            if (!job.add_operand(*o, err)) {
+                return refuse(i, err);
             }
-            job.args.push_back({o->role, {static_cast<uint8_t *>(o->slice.host()), after}});
         }
         job.args.push_back({"cs", {angles[i].data(), angles[i].size()}});
         jobs.push_back(std::move(job));

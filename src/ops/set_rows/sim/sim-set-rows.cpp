@@ -292,16 +292,12 @@ Status sim_run_set_rows_stream(const std::vector<Invocation> & invs, ThreadPool 
         RowsJob job;
         job.seq = seq;
         for (const Operand * o : {x, y}) {
-            const uint64_t after = o->slice.buffer->size() - o->slice.offset;
-            if (o->extent() > after) {
-                return refuse(i, std::string("operand ") + o->role + " ends before the rows the stream moves");
+            if (!job.add_operand(*o, err)) {
+                return refuse(i, err);
             }
-            job.args.push_back({o->role, {static_cast<uint8_t *>(o->slice.host()), after}});
         }
         // The rows of x stream in while converted rows stream out: y over x would overwrite rows not yet read.
-        const auto * xb = static_cast<const uint8_t *>(x->slice.host());
-        const auto * yb = static_cast<const uint8_t *>(y->slice.host());
-        if (xb < yb + y->extent() && yb < xb + x->extent()) {
+        if (operands_overlap(*x, *y)) {
             return refuse(i, "y overlaps the rows of x it is written from");
         }
         jobs.push_back(std::move(job));
