@@ -119,10 +119,9 @@ Status hadamard_run(const std::vector<Invocation> & invs, ThreadPool & pool, Sim
     return sim_run_hadamards(invs, pool);
 }
 
-Status hadamard_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status hadamard_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                            const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_hadamards(invs, pool);  // no instruction stream yet (aie/hadamard/README.md)
+    return sim_run_hadamards_stream(invs, pool, contexts, refused);
 }
 
 // One row per kind, in KernelKind order.

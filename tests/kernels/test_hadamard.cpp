@@ -36,6 +36,7 @@ Rotated rotate(const std::vector<float> & x, int64_t rows, int64_t n, int64_t x_
     h.p.n = n;
     h.p.x_row_stride = x_stride;
     h.p.y_row_stride = y_stride;
+    h.p.scale = 1.0f / sqrtf(static_cast<float>(n));  // the planner's word, as ggml's CPU backend computes it
     h.x = {&xb, 0};
     h.y = {&yb, 0};
     ThreadPool pool(2);

@@ -10,6 +10,7 @@
 #include "ops/add/add-invocation.h"
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/scale/scale-invocation.h"
+#include "ops/hadamard/hadamard-invocation.h"
 #include "ops/get_rows/get-rows-invocation.h"
 #include "ops/rope/rope-invocation.h"
 #include "ops/set_rows/set-rows-invocation.h"
@@ -29,6 +30,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -820,6 +822,66 @@ TEST_F(XrtDeviceTest, RunsTheScaleDesignsStreamWithItsWords) {
     for (int row = 0; row < 4; ++row) {
         for (int i = 0; i < 3080; ++i) {
             ASSERT_EQ(y[row * 3080 + i], i < 3072 ? 3.75f : -1.0f) << "row " << row << " value " << i;
+        }
+    }
+}
+
+// The hadamard design (aie/hadamard: the rows movement with one input and one core row, one xclbin per
+// transform length) through the same resolve: its stream as the simulator builds it, the scale's bits in
+// its RTP words, x and y by name, only y's rows copied back; a length without an xclbin is no kernel.
+TEST_F(XrtDeviceTest, RunsTheHadamardDesignsStreamWithItsScale) {
+    write_file(dir_ + "/hadamard128.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 5}}, 3));  // opcode, instructions, count, x, y
+    json e = {{"design", "hadamard"}, {"family", "hadamard"}, {"tile", 128}, {"xclbin", "hadamard128.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "operand"}, {"name", "x"}, {"group_id", 3}},
+                                    {{"kind", "operand"}, {"name", "y"}, {"group_id", 4}}})}};
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto buf = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(buf);
+    // 8 heads of 128 read from rows 384 floats apart (a fused row's view), y rows 136 apart.
+    HadamardInvocation h;
+    h.p.rows = 8;
+    h.p.n = 128;
+    h.p.x_row_stride = 384;
+    h.p.y_row_stride = 136;
+    h.p.scale = 1.0f / sqrtf(128.0f);
+    h.x = {buf.get(), 4096};
+    h.y = {buf.get(), 131072};
+    const Invocation inv = to_invocation(h);
+    EXPECT_EQ(inv.key.tile.n, 128);
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    EXPECT_FALSE(dev->has_kernel(hadamard_key(64)));  // no xclbin of that length
+    auto * y = reinterpret_cast<float *>(static_cast<char *>(buf->host_ptr()) + 131072);
+    for (int i = 0; i < 8 * 136; ++i) y[i] = -1.0f;
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_value = 0.5f;
+    Batch batch;
+    batch.invocations.push_back(inv);
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    const xrt_mock::RecordedRun & run = xrt_mock::control().runs[0];
+    RowsShape shape;
+    std::string err;
+    ASSERT_TRUE(rows_shape_of(inv, hadamard_design().design, shape, err)) << err;
+    const RowsSequence want = build_rows_sequence(hadamard_design().design, shape);
+    ASSERT_TRUE(want.ok()) << want.error;
+    EXPECT_EQ(run.instructions, want.words);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &h.p.scale, 4);
+    EXPECT_NE(std::find(run.instructions.begin(), run.instructions.end(), bits), run.instructions.end())
+        << "the scale's bits are not among the stream's words";
+    EXPECT_EQ(run.weights_offset, 4096u);  // argument 3: x, 7 x 384 + 128 floats
+    EXPECT_EQ(run.weights_size, (7u * 384 + 128) * 4);
+    for (int row = 0; row < 8; ++row) {
+        for (int i = 0; i < 136; ++i) {
+            ASSERT_EQ(y[row * 136 + i], i < 128 ? 0.5f : -1.0f) << "row " << row << " value " << i;
         }
     }
 }

@@ -121,12 +121,11 @@ void add_swiglu(std::vector<Job> & pending, const ModelDims & d, int64_t tokens,
 // the attention's output back (llama-graph.cpp build_attn, llama-impl.h llama_mul_mat_hadamard; head
 // dims that are multiples of 64, llama-kv-cache.cpp attn_rot_k/v): a MUL_MAT of the d x d matrix by
 // `heads` x tokens columns with GGML_HINT_SRC0_IS_HADAMARD, which the NPU runs as the Walsh-Hadamard
-// transform (aie/hadamard) of heads x tokens rows.
-void add_rotation(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t heads, int group,
-                  xdna::KernelKind host) {
+// transform (aie/hadamard, a design of its own: a switch of xclbin before and after it) of heads x tokens rows.
+void add_rotation(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t heads, int group) {
     xdna::HadamardInvocation h;
-    h.p.host = host;
     h.p.rows = heads * tokens;
+    h.p.scale = 1.0f / std::sqrt(static_cast<float>(d.head_dim));
     h.p.n = d.head_dim;
     h.p.x_row_stride = h.p.y_row_stride = d.head_dim;
     pending.push_back({{}, group, true, xdna::hadamard_model_shape(xdna::to_invocation(h))});
@@ -147,7 +146,7 @@ void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, 
         pending.push_back({{}, group, true, xdna::rope_model_shape(xdna::to_invocation(r))});
     }
     if (kv_q8_0 && d.head_dim % 64 == 0) {
-        for (int64_t heads : {d.n_head, d.n_head_kv, d.n_head_kv}) add_rotation(pending, d, tokens, heads, group, xdna::KernelKind::set_rows);
+        for (int64_t heads : {d.n_head, d.n_head_kv, d.n_head_kv}) add_rotation(pending, d, tokens, heads, group);
     }
     for (int kv = 0; kv < 2; ++kv) {
         xdna::SetRowsInvocation s;
@@ -187,7 +186,7 @@ void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t toke
     p.scale = 1.0f / std::sqrt(static_cast<float>(d.head_dim));
     pending.push_back({{}, group, true, xdna::flash_attn_model_shape_on(xdna::to_invocation(f), cores)});
     if (kv_q8_0 && d.head_dim % 64 == 0) {
-        add_rotation(pending, d, tokens, d.n_head, group, xdna::KernelKind::flash_attn);  // the output rotated back
+        add_rotation(pending, d, tokens, d.n_head, group);  // the output rotated back
     }
 }
 

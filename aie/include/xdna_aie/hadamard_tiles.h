@@ -5,7 +5,6 @@ namespace xdna_aie {
 
 constexpr int kHadamardLanes = 32;     // fp32 lanes per vector
 constexpr int kHadamardMaxN = 256;     // the longest transform a core holds (8 vectors)
-constexpr int kHadamardChunkRows = 16;  // rows per call (16 x 256 floats: 16 KB in, 16 KB out)
 
 // Transform lengths the program takes: whole vector pairs, within its registers.
 constexpr bool hadamard_n_fits(int n) { return n == 64 || n == 128 || n == 256; }

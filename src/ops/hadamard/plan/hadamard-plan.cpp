@@ -1,6 +1,9 @@
 #include "ops/hadamard/hadamard-plan.h"
 
+#include "ops/hadamard/hadamard-invocation.h"
 #include "xdna_aie/hadamard_tiles.h"
+
+#include <cmath>
 
 namespace xdna {
 
@@ -12,6 +15,19 @@ bool f32_rows(const ggml_tensor * t) {
 }
 
 constexpr int64_t kMaxSlices = 256;
+
+// The dims above the rows that fold into them: dim 2 when its slices follow each other at the row
+// stride in x and y alike (ne[1] rows apart), then dim 3 likewise. A contiguous q, k or the attention's
+// output is then one invocation of all its rows; the per-head views of a fused QKV projection are one
+// per token.
+int folded_dims(const ggml_tensor * x, const ggml_tensor * y) {
+    // Dim d folds when its slices start where the rows before them end (or it has one slice).
+    auto folds = [&](int d) {
+        const int64_t rows_before = d == 2 ? x->ne[1] : x->ne[1] * x->ne[2];
+        return x->ne[d] == 1 || (x->nb[d] == rows_before * x->nb[1] && y->nb[d] == rows_before * y->nb[1]);
+    };
+    return folds(2) ? (folds(3) ? 2 : 1) : 0;
+}
 
 }  // namespace
 
@@ -37,8 +53,10 @@ bool hadamard_shape_supported(const ggml_tensor * node, std::string & why) {
         why = "Hadamard rotation: F32 rows in, F32 rows of the same shape out";
         return false;
     }
-    if (x->ne[2] * x->ne[3] > kMaxSlices) {
-        why = "Hadamard rotation over " + std::to_string(x->ne[2] * x->ne[3]) + " slices (the NPU takes up to " +
+    const int folded = folded_dims(x, node);
+    const int64_t slices = folded == 2 ? 1 : folded == 1 ? x->ne[3] : x->ne[2] * x->ne[3];
+    if (slices > kMaxSlices) {
+        why = "Hadamard rotation over " + std::to_string(slices) + " slices of rows that do not follow each other (the NPU takes up to " +
               std::to_string(kMaxSlices) + ")";
         return false;
     }
@@ -53,8 +71,14 @@ bool hadamard_supported(const ggml_tensor * node, const TensorResolver & resolve
         why = "Hadamard rotation of a packed weight";
         return false;
     }
-    if (resolve.has_kernel && !resolve.has_kernel(hadamard_key())) {
-        why = "the device has no hadamard kernel";
+    const KernelKey key = hadamard_key(node->src[1]->ne[0]);
+    if (key.tile.n == 0) {
+        why = "the hadamard design has no xclbin for rows of " + std::to_string(node->src[1]->ne[0]) + " values (aie/hadamard/dataflow.json)" +
+              (hadamard_design().ok() ? std::string() : ": " + hadamard_design().error);
+        return false;
+    }
+    if (resolve.has_kernel && !resolve.has_kernel(key)) {
+        why = "the device has no hadamard kernel for rows of " + std::to_string(node->src[1]->ne[0]) + " values";
         return false;
     }
     return true;
@@ -82,14 +106,19 @@ bool plan_hadamard(const ggml_tensor * node, const TensorResolver & resolve, std
         why = "Hadamard rotation operand not in device memory";
         return false;
     }
-    for (int64_t i3 = 0; i3 < x->ne[3]; ++i3) {
-        for (int64_t i2 = 0; i2 < x->ne[2]; ++i2) {
+    // Rows of the folded dims are one invocation's; the others, one invocation per slice.
+    const int     folded = folded_dims(x, node);
+    const int64_t rows = x->ne[1] * (folded >= 1 ? x->ne[2] : 1) * (folded == 2 ? x->ne[3] : 1);
+    const int64_t n2 = folded >= 1 ? 1 : x->ne[2], n3 = folded == 2 ? 1 : x->ne[3];
+    for (int64_t i3 = 0; i3 < n3; ++i3) {
+        for (int64_t i2 = 0; i2 < n2; ++i2) {
             HadamardInvocation h;
-            h.p.rows = x->ne[1];
+            h.p.rows = rows;
             h.p.n = x->ne[0];
             h.p.x_row_stride = static_cast<int64_t>(x->nb[1] / sizeof(float));
             h.p.y_row_stride = static_cast<int64_t>(node->nb[1] / sizeof(float));
-            h.p.host = reads_attention(x) ? KernelKind::flash_attn : KernelKind::set_rows;
+            h.p.scale = 1.0f / sqrtf(static_cast<float>(h.p.n));  // as ggml-cpu ops.cpp ggml_compute_forward_fwht_f32
+            h.p.attention_output = reads_attention(x);
             h.x = {xs.buffer, xs.offset + i2 * x->nb[2] + i3 * x->nb[3]};
             h.y = {ys.buffer, ys.offset + i2 * node->nb[2] + i3 * node->nb[3]};
             out.push_back(to_invocation(h));

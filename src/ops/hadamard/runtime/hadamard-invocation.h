@@ -2,11 +2,13 @@
 // and its engines read it.
 #pragma once
 
+#include "runtime/design-description.h"
 #include "runtime/invocation.h"
 
 namespace xdna {
 
-// The hadamard design (aie/hadamard). No dataflow.json yet (its README says why).
+// The hadamard design (aie/hadamard/dataflow.json): the rows movement with one input and one core row,
+// one xclbin per transform length (the tile).
 inline constexpr const char * kHadamardDesign = "hadamard";
 inline constexpr const char * kHadamardVariant = "fwht_f32";
 
@@ -15,7 +17,12 @@ struct HadamardInvocation {
     HadamardParams p;
 };
 
-KernelKey hadamard_key();
+// The key of the xclbin that rotates rows of n values (its tile is n), or a key of tile 0 when the
+// design has no xclbin for n.
+KernelKey hadamard_key(int64_t n);
+
+// The hadamard design's description, read once.
+const DesignRead & hadamard_design();
 
 // Its operands: x rows read, y rows written.
 Invocation to_invocation(const HadamardInvocation & h);

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace xdna {
 
@@ -18,13 +20,16 @@ struct HadamardParams {
 
     int64_t rows = 0, n = 0;
     int64_t x_row_stride = 0, y_row_stride = 0;
-    // The design whose xclbin runs the program (fwht_f32 is linked into both, aie/hadamard/README.md):
-    // flash_attn for the rotation of the attention's output, set_rows for q, k and v before the cache
-    // writes. It decides only where the rotation runs, not what it computes.
-    KernelKind host = KernelKind::set_rows;
+    // 1 / sqrtf(n) as ggml's CPU backend computes it (ggml-cpu ops.cpp ggml_compute_forward_fwht_f32): the
+    // core program's fp32 RTP word "scale" (aie/hadamard/dataflow.json), so the core computes no root.
+    float scale = 0.0f;
+    // Whether the rows are the attention's output (a view of a FLASH_ATTN_EXT's): for the profile's label only.
+    bool attention_output = false;
 
     uint64_t    macs(const TileShape &) const { return 0; }
     std::string shape_label(const TileShape &) const;  // "rows x n", and where the rotated rows come from
+    // The core program's word "scale" (aie/hadamard/dataflow.json core_program.rtp_words).
+    std::vector<std::pair<std::string, uint32_t>> runtime_words() const;
 };
 
 }  // namespace xdna
