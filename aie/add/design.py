@@ -10,23 +10,31 @@ description of that data movement.
     --dataflow aie/scale/dataflow.json          family "scale"
         y[r][i] = x[r][i] * s + b               contract scale_f32 (aie/scale/kernels/scale.cc), s and b
                                                 fp32 runtime words (--scale, --bias)
+    --dataflow aie/hadamard/dataflow.json       family "hadamard"
+        y[r] = H_n x[r], n = the row length     contract fwht_f32 (aie/hadamard/kernels/fwht.cc), the
+                                                orthonormal Walsh-Hadamard transform of each row, its
+                                                scale 1 / sqrtf(n) an fp32 runtime word (--hadamard-scale)
 
 In add's and glu's descriptions b has one row per row, or one row for all. Every llama.cpp layer adds its
 attention and FFN outputs to the residual stream with such an ADD, and gates its FFN with such a SwiGLU;
-SCALE is the attention scale of the non-flash path and MoE weight normalisation. On the NPU they run in
-the same submission as the ops around them (README.md). The inputs are the description's operands the
-shim streams in (its MM2S FIFOs), one or two, the output the one it drains (its S2MM FIFO). A binary
-kernel takes (a, b, y, n) over one chunk of n values, a unary one (x, y, n, s, b, with_bias): after n
-it takes the description's fp32 RTP words (core_program.rtp_float_words) in their order and, when b is
-one of them, with_bias = (b != 0). So one program serves every description; only the inputs, the
-family, its kernels, the fp32 words and the numbers of the description differ.
+SCALE is the attention scale of the non-flash path and MoE weight normalisation; the Hadamard rotation
+turns q, k, v and the attention output around a quantized KV cache. On the NPU they run in the same
+submission as the ops around them (README.md). The inputs are the description's operands the shim
+streams in (its MM2S FIFOs), one or two, the output the one it drains (its S2MM FIFO). A binary kernel
+takes (a, b, y, n) over one chunk of n values, a unary one (x, y, n, s, b, with_bias): after n it takes
+the description's fp32 RTP words (core_program.rtp_float_words) in their order and, when b is one of
+them, with_bias = (b != 0). A row transform (ROW_TRANSFORMS: hadamard's fwht_f32) takes
+(x, y, rows, n, scale): rows = 1 before n, as its kernel transforms whole rows and a chunk is one row.
+So one program serves every description; only the inputs, the family, its kernels, the fp32 words and
+the numbers of the description differ.
 
 What the program is, all of it read from the description (--dataflow), the one the host's stream
 builder (src/runtime/rows-sequence.cpp) and the simulator's DMA interpreter read too; no number of the
 data movement is written here:
-  - Families ("binary": add_f32, mul_f32; "swiglu": swiglu_f32; "scale": scale_f32), one xclbin per tile
-    (values per chunk: the numeric keys of the family's kernel_stack: 64 to 512 for add and glu, 128 to
-    1024 for scale). The kernels are found from the family's kernel_stack "source", in kernels/ beside
+  - Families ("binary": add_f32, mul_f32; "swiglu": swiglu_f32; "scale": scale_f32; "hadamard":
+    fwht_f32), one xclbin per tile (values per chunk: the numeric keys of the family's kernel_stack: 64
+    to 512 for add and glu, 128 to 1024 for scale, 64 to 256 for hadamard, where the tile is the
+    transform length n). The kernels are found from the family's kernel_stack "source", in kernels/ beside
     the description (a copy of a description elsewhere: aie/<its "design">/kernels); a contract the
     source does not define is looked up in the other .cc files there (mul_f32 in mul.cc). Every contract
     of the family is linked into every core; the RTP word "contract" (the contract's position in the
@@ -36,19 +44,27 @@ data movement is written here:
     objects are a group of core_rows chunks; the memory tile splits each object, chunk k to core row k
     on an MM2S channel of its own; each core writes one chunk of y per call, joined in the memory tile
     into group objects the shim's S2MM channel drains.
-  - Why the inputs are split over 2 core rows (array.core_rows is 2 in every description; the other core
-    rows of a column stay unused): a split takes one memory-tile MM2S channel per core row it feeds, and
-    the memory tile has 6 MM2S channels. Two inputs over 2 core rows: a 2 + b 2 + y 1 (to the shim) = 5
-    of 6, and 4 upward streams through 6 switch ports; over 4 core rows: 4 + 4 + 1 = 9 of 6 and 8 streams
-    through 6 ports, so a plan of that description fails those two checks by name and is not emitted.
-    One input (scale) over 2 core rows takes x 2 + y 1 = 3 of 6 channels and 2 upward streams; it could
-    feed 4 (4 + 1 = 5 of 6, 4 streams) but keeps add's 2 core rows, so that one program and the host's
-    one rows stream serve it. Broadcasting b whole instead (one MM2S channel, fanned out by the switches)
-    was rejected: every core would hold the whole group and must read chunk k of it, but an IRON kernel
-    call passes the acquired object's base pointer and the kernels take (a, b, y, n), no offset; the plan
-    fails a broadcast description at the kernels' signature check.
-  - The work, as the host deals it: a row is cut into groups of core_rows chunks; the columns take a
-    grid of R row blocks x S segments of each row's groups, one column each, R = min(rows, columns),
+  - Why the inputs are split over 2 core rows (array.core_rows is 2 in add's, glu's and scale's
+    descriptions; the other core rows of a column stay unused): a split takes one memory-tile MM2S
+    channel per core row it feeds, and the memory tile has 6 MM2S channels. Two inputs over 2 core rows:
+    a 2 + b 2 + y 1 (to the shim) = 5 of 6, and 4 upward streams through 6 switch ports; over 4 core
+    rows: 4 + 4 + 1 = 9 of 6 and 8 streams through 6 ports, so a plan of that description fails those
+    two checks by name and is not emitted. One input (scale) over 2 core rows takes x 2 + y 1 = 3 of 6
+    channels and 2 upward streams; it could feed 4 (4 + 1 = 5 of 6, 4 streams) but keeps add's 2 core
+    rows, so that one program and the host's one rows stream serve it. Broadcasting b whole instead (one
+    MM2S channel, fanned out by the switches) was rejected: every core would hold the whole group and
+    must read chunk k of it, but an IRON kernel call passes the acquired object's base pointer and the
+    kernels take (a, b, y, n), no offset; the plan fails a broadcast description at the kernels'
+    signature check.
+  - One core row (hadamard's description: x 1 + y 1 = 2 of 6 MM2S channels, 1 upward stream): a
+    transform needs its whole row, so a chunk is one row and a group one chunk. A row transform's plan
+    fails by name with more core rows (a group of two chunks would be two rows back to back, which the
+    host's strided views of q, k and v are not) and with a row length other than its tile (the host
+    takes a row of n values at tile n only). The split and the join are then of one part at offset 0,
+    the link IRON's own forward() builds (a split at [0]).
+  - The work, as the host deals it: a row is cut into groups of core_rows chunks (a row transform's row
+    is one group of one chunk); the columns take a grid of R row blocks x S segments of each row's
+    groups, one column each, R = min(rows, columns),
     S = 1 if rows >= columns else max(1, min(groups per row, columns // rows)); the sizes of the blocks
     (and of the segments) differ by at most one, the first ones larger. Column c takes row block c // S
     and segment c % S; each of its cores takes one chunk per group of each of its rows (the RTP word
@@ -60,12 +76,14 @@ data movement is written here:
     description's shim.steps_in_flight.
   - The core program, per pass: wait on the RTP barrier (IRON WorkerRuntimeBarrier, acquire_equal),
     read every RTP word of the description's rtp_words, bitcast its fp32 words (rtp_float_words: scale's
-    s and b) from i32 to f32 and, with a word b, compute with_bias = (b != 0.0) as a float compare
-    (arith.cmpf une: -0.0 gives 0, a NaN 1, as the host's `b != 0.0f`), release the barrier; then
-    `chunks` times: acquire each input and y, one kernel call (n = the tile, then the fp32 words and
-    with_bias), release them.
+    s and b, hadamard's scale) from i32 to f32 and, with a word b, compute with_bias = (b != 0.0) as a
+    float compare (arith.cmpf une: -0.0 gives 0, a NaN 1, as the host's `b != 0.0f`), release the
+    barrier; then
+    `chunks` times: acquire each input and y, one kernel call (a row transform's rows = 1, n = the tile,
+    then the fp32 words and with_bias), release them.
   - A runtime sequence for one invocation shape (--rows, --row-len, --row-stride, --one-b-row, --cols;
-    --scale and --bias for the fp32 words, written as their IEEE bits, struct '<f' read as '<I'). The
+    --scale and --bias, or --hadamard-scale, for the fp32 words, written as their IEEE bits, struct '<f'
+    read as '<I'; hadamard's scale defaults to 1 / sqrtf(tile) in fp32, as the host computes it). The
     host builds the real streams itself, so only the xclbin of a build is used; this sequence is the
     host's schedule (the same grid, steps, per-core chunk counts and DRAM traffic) in IRON's words (IRON
     picks its own BD ids and shim channels, and a one-row b repeats in a fill's iteration dimension,
@@ -86,17 +104,19 @@ against the numbers the host's own tests expect of a few shapes (tests/kernels/t
 grid rule was compared with src/runtime/rows-sequence.cpp by reading it (the C++ was not run beside this
 script). The IRON program (emit_mlir) has only been run on stand-ins of IRON's classes (tests/aie/check_design_add.sh,
 with tests/aie/check_barrier.py's stand-ins and its own of mlir's arith and types), for
-aie/add/dataflow.json, aie/glu/dataflow.json and aie/scale/dataflow.json. It has never been run by the
-real mlir-aie python package, never compiled by aiecc, never linked with Peano's objects of the kernels
-(which were never built with Peano here), and never run on an NPU. In particular unverified: that IRON
-accepts the split / join offsets and names as written, a fill whose iteration dimension has stride 0
-(the one-row b), the NPU2Col<n> device names; for scale, the builders of mlir's python arith dialect as
+aie/add/dataflow.json, aie/glu/dataflow.json, aie/scale/dataflow.json and aie/hadamard/dataflow.json.
+It has never been run by the real mlir-aie python package, never compiled by aiecc, never linked with
+Peano's objects of the kernels (which were never built with Peano here), and never run on an NPU. In
+particular unverified: that IRON accepts the split / join offsets and names as written, a fill whose
+iteration dimension has stride 0 (the one-row b), the NPU2Col<n> device names, a split and a join of one
+part (hadamard's one core row); for scale and hadamard, the builders of mlir's python arith dialect as
 called here inside a Worker's function (bitcast, constant, cmpf with CmpFPredicate.UNE, extui), a Kernel
 declared with np.float32 scalar arguments taking their f32 values, and an RTP word with its sign bit set
 written as a negative int32 into the i32 RTP buffer (its two's-complement bits being the fp32 bits). At
 tiles whose kernel loop would run fewer times than its AIE_LOOP_MIN_ITERATION_COUNT hint promises, the
 compiled loop is not defined; the descriptions' tiles keep the promise (add and glu: 2 trips of 32
-lanes from 64 values; scale: 4 trips from 128), and the plan checks it from the kernels' sources.
+lanes from 64 values; scale: 4 trips from 128; fwht_f32 makes no such promise), and the plan checks it
+from the kernels' sources.
 """
 
 
@@ -141,15 +161,24 @@ HOST_ROWS_PER_STEP = 256
 # word (core_program.rtp_float_words) is the bits of a float, any 32-bit pattern.
 WORD_BITS = 32
 
-# The fp32 RTP words this program knows: the option giving each, and its value when not given (s = 1,
-# b = 0: SCALE's identity). A description naming another fp32 word is refused, not run with a guess.
-FLOAT_WORDS = {"s": ("--scale", 1.0), "b": ("--bias", 0.0)}
+# The fp32 RTP words this program knows: the option giving each, and its value when not given, of the
+# tile (s = 1, b = 0: SCALE's identity; scale = 1 / sqrtf(n): the Hadamard transform's, n the tile). A
+# description naming another fp32 word is refused, not run with a guess.
+FLOAT_WORDS = {"s": ("--scale", lambda tile: 1.0), "b": ("--bias", lambda tile: 0.0),
+               "scale": ("--hadamard-scale", lambda tile: inverse_sqrtf(tile))}
 # The fp32 word whose being non-zero the core program passes as the kernel's last argument, with_bias:
 # with b = 0 the kernel issues no add, as the CPU then only scales (ggml-cpu ggml_compute_forward_scale_f32)
 # and as the host's engine decides it (src/ops/scale/sim/sim-scale.cpp: b != 0.0f).
 BIAS_WORD = "b"
 # The RTP words every description has, which the stream computes; none of them may be an fp32 word.
 COUNT_WORDS = ("contract", "chunks", "version")
+# Families whose kernel transforms whole rows: (x, y, rows, n, <fp32 words>), the core passing rows = 1
+# before n, so a chunk is one row and the tile its length (fwht_f32: aie/hadamard/kernels/fwht.cc). Their
+# plans take one core row (a group is one chunk) and a row length equal to the tile: the host cuts no
+# transform, and takes a row of n values at tile n only (src/ops/hadamard/runtime/hadamard-invocation.cpp).
+ROW_TRANSFORMS = ("hadamard",)
+# The row length of the sample invocation when --row-len is not given (a row transform's: the tile).
+SAMPLE_ROW_LEN = 4096
 
 
 class PlanError(Exception):
@@ -163,6 +192,19 @@ def f32_bits(v, what="value"):
         return struct.unpack("<I", struct.pack("<f", v))[0]
     except OverflowError:
         raise PlanError(f"{what} {v!r} is past fp32's range")
+
+
+def f32(v):
+    """v rounded to fp32, as a Python float."""
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def inverse_sqrtf(n):
+    """1.0f / sqrtf(n) in fp32 arithmetic, as the host computes the Hadamard transform's scale (ggml-cpu
+    ops.cpp ggml_compute_forward_fwht_f32): the square root and the quotient each rounded to fp32. A
+    double's correctly rounded root or quotient of fp32 operands, rounded again to fp32, is fp32's own
+    correctly rounded result (53 >= 2 x 24 + 2 bits), so no numpy is needed."""
+    return f32(1.0 / f32(math.sqrt(n)))
 
 
 def as_i32(bits):
@@ -320,8 +362,12 @@ def family_tiles(desc, family):
 
 
 def default_tile(desc, family, row_len):
-    """The runtime's choice (rows_tile_for): the largest tile whose group of core_rows chunks divides the row."""
-    fits = [t for t in family_tiles(desc, family) if row_len > 0 and row_len % (desc.parts * t) == 0]
+    """The runtime's choice (rows_tile_for): the largest tile whose group of core_rows chunks divides the row;
+    for a row transform the row length itself, the only tile the host takes it at."""
+    tiles = family_tiles(desc, family)
+    if family in ROW_TRANSFORMS:
+        return row_len if row_len in tiles else None
+    fits = [t for t in tiles if row_len > 0 and row_len % (desc.parts * t) == 0]
     return fits[-1] if fits else None
 
 
@@ -398,11 +444,13 @@ def _param_kind(param):
     return param
 
 
-def kernel_params(desc):
-    """What the core program passes each kernel, as (what, kind): its operands' objects, n, per broadcast
-    input the offset (in values) of the core's chunk in that input's object, the description's fp32 RTP
-    words in their order, then with_bias when b is one of them."""
+def kernel_params(desc, family):
+    """What the core program passes each kernel of the family, as (what, kind): its operands' objects, a row
+    transform's rows (1), n, per broadcast input the offset (in values) of the core's chunk in that
+    input's object, the description's fp32 RTP words in their order, then with_bias when b is one of them."""
     params = [(f"{p.operand}: {p.core_chunks} chunk{'s' if p.core_chunks > 1 else ''}", "pointer") for p in desc.paths]
+    if family in ROW_TRANSFORMS:
+        params.append(("rows: 1, the chunk's one row", "int32"))
     params.append(("n", "int32"))
     params += [(f"offset of the core's chunk in {p.operand}'s object", "int32")
                for p in desc.inputs if p.link == "broadcast"]
@@ -419,7 +467,7 @@ def kernel_checks(desc, family, contracts, tile):
     times, so the pipelined loop may have no path for fewer; the host build defines the hint away, so
     the simulator cannot show it."""
     checks = []
-    want = kernel_params(desc)
+    want = kernel_params(desc, family)
     want_kinds = [k for _, k in want]
     for symbol in contracts:
         found = kernel_source(desc, family, symbol)
@@ -542,10 +590,10 @@ def rows_grid(rows, groups, columns):
     return R, S, [(blocks[c // S], segments[c % S]) for c in range(R * S)]
 
 
-def float_word_values(desc, given=None):
+def float_word_values(desc, tile, given=None):
     """{word: (value, bits)} of the description's fp32 RTP words: the value given (by FLOAT_WORDS' option),
-    else its default. A value given for a word the description does not have is refused, as is a
-    description's fp32 word this program has no option for."""
+    else its default at the tile. A value given for a word the description does not have is refused, as is
+    a description's fp32 word this program has no option for."""
     given = {k: v for k, v in (given or {}).items() if v is not None}
     for w in given:
         if w not in desc.float_words:
@@ -558,14 +606,16 @@ def float_word_values(desc, given=None):
             raise PlanError(f"{desc.path}: fp32 RTP word {w!r}: this program knows {', '.join(FLOAT_WORDS)} "
                             f"({', '.join(o for o, _ in FLOAT_WORDS.values())})")
         opt, default = FLOAT_WORDS[w]
-        v = float(given.get(w, default))
+        v = float(given[w]) if w in given else default(tile)
         out[w] = (v, f32_bits(v, opt))
     return out
 
 
-def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, row_len=4096, row_stride=None,
+def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, row_len=None, row_stride=None,
               one_b_row=False, stack_bytes=None, kernel_data_bytes=None, floats=None):
-    """The plan of one invocation shape; floats: {fp32 RTP word: value} (s, b), the others at their default."""
+    """The plan of one invocation shape; floats: {fp32 RTP word: value} (s, b; scale), the others at their
+    default. Without a row length, the sample's: SAMPLE_ROW_LEN in whole groups of the tile, a row
+    transform's the tile (its largest without a tile)."""
     raw = desc.raw
     families = families_of(desc)
     family = family or next(iter(families))
@@ -580,19 +630,28 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
     if one_b_row and len(desc.inputs) < 2:
         raise PlanError(f"--one-b-row: {desc.path} has one input ({desc.inputs[0].operand}); a one-row b needs "
                         "a second input to give as one row for all")
-    float_values = float_word_values(desc, floats)
     max_cols = raw["array"]["max_columns"]
     cols = max_cols if cols is None else cols
     if not 1 <= cols <= max_cols:
         raise PlanError(f"--cols {cols}: npu2 has 1..{max_cols} columns")
     P = desc.parts
     tiles = family_tiles(desc, family)
+    transform = family in ROW_TRANSFORMS
     if tile is None:
-        tile = default_tile(desc, family, row_len)
+        length = SAMPLE_ROW_LEN if row_len is None else row_len
+        if transform and row_len is None:
+            tile = tiles[-1] if tiles else None
+        else:
+            tile = default_tile(desc, family, length)
         if tile is None:
-            raise PlanError(f"row length {row_len}: no tile of {tiles} has a group of {P} chunks dividing it")
+            raise PlanError(f"row length {length}: " +
+                            (f"a {family} row is one transform of a tile, and no tile of {tiles} is its length"
+                             if transform else f"no tile of {tiles} has a group of {P} chunks dividing it"))
     if tile not in tiles:
         raise PlanError(f"family {family} has no xclbin for tile {tile} (it has {', '.join(map(str, tiles))})")
+    if row_len is None:
+        row_len = tile if transform else -(-SAMPLE_ROW_LEN // (P * tile)) * P * tile
+    float_values = float_word_values(desc, tile, floats)
     budget = raw["core_budget"]
     if stack_bytes is None:
         stack_bytes = budget["kernel_stack"][family][str(tile)]
@@ -614,6 +673,13 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
     shim_at, mem_at, core_at = f"(c,{arr['shim_row']})", f"(c,{arr['memtile_row']})", arr["first_core_row"]
     check("array: the core rows the program uses", 1 <= P <= NPU2_CORE_ROWS and core_at > arr["memtile_row"],
           f"core rows {core_at}..{core_at + P - 1} (array.core_rows {P}) of npu2's {NPU2_CORE_ROWS} above the memory tile")
+    if transform:
+        # A group of P chunks is P rows back to back in the memory tile's object; the host's rows are
+        # views (q, k and v of a fused QKV row) a whole row apart.
+        check("array: a row transform's group is one chunk (array.core_rows 1)", P == 1,
+              f"array.core_rows {P}: {', '.join(contracts)} transforms the whole row of its chunk" +
+              ("" if P == 1 else f", so a group of {P} chunks would be {P} rows back to back, which the host's "
+                                 "strided rows are not; dataflow.json must have one core row"))
 
     # FIFOs, from the description.
     for op in desc.paths:
@@ -756,6 +822,11 @@ def _plan_shape(desc, p, check):
     check("shape: rows and row length positive", p.rows > 0 and p.row_len > 0, f"rows {p.rows}, row length {p.row_len}")
     whole = p.row_len > 0 and p.row_len % (P * tile) == 0
     check(f"shape: a row in whole groups of {P} chunks", whole, f"row length {p.row_len}, group {P} x {tile} values")
+    if p.family in ROW_TRANSFORMS:
+        check("shape: a row transform's row is one chunk (row length = the tile)", p.row_len == tile,
+              f"row length {p.row_len}, tile {tile}" +
+              ("" if p.row_len == tile else f": the kernel would transform each chunk of {tile} values on its own, "
+                                            f"not the row; the host takes a row of n values at tile n only"))
     check("shape: row stride covers the row", p.row_stride >= p.row_len, f"stride {p.row_stride}, row {p.row_len}")
     check("shape: row stride within the shim's stride", p.row_stride <= stride_max,
           f"stride {p.row_stride} <= {stride_max} words")
@@ -885,7 +956,8 @@ def _plan_core_program(desc, p, check):
         f"core: wait_for_value (acquire {mode})": acquire,
         "core: release_with_value, after the RTP reads": release,
         "lock after a core's pass": after,
-        "per chunk, core row k": f"acquire {operands}; {calls} by the contract word, n = {p.tile}" +
+        "per chunk, core row k": f"acquire {operands}; {calls} by the contract word, " +
+                                 ("rows = 1, " if p.family in ROW_TRANSFORMS else "") + f"n = {p.tile}" +
                                  (f", at {', '.join(offsets)}" if offsets else "") +
                                  (f", {', '.join(extra)}" if extra else "") + f"; release {operands}",
     }
@@ -1022,14 +1094,16 @@ def emit_mlir(desc, p, kernel_object):
 
     # Every contract of the family is linked into every core (the kernel sources in one object), so one
     # xclbin serves them all; the contract word picks one per invocation. The kernel ABI (kernel_params,
-    # which the plan has checked against the sources): the operands' core objects, n (here always the
-    # tile), per broadcast input the offset of the core's chunk in its object (the plan fails while the
-    # kernels do not take it), the fp32 RTP words, with_bias.
+    # which the plan has checked against the sources): the operands' core objects, a row transform's
+    # rows (always 1: the chunk is one row), n (here always the tile), per broadcast input the offset of
+    # the core's chunk in its object (the plan fails while the kernels do not take it), the fp32 RTP
+    # words, with_bias.
     contracts = families_of(desc)[p.family]
     broadcast = [op for op in desc.inputs if op.link == "broadcast"]
     scalar_ty = {"int32": np.int32, "float": np.float32}
     arg_tys = [ty(op.core_chunks) for op in desc.paths] + \
-        [scalar_ty[k] for _, k in kernel_params(desc)[len(desc.paths):]]
+        [scalar_ty[k] for _, k in kernel_params(desc, p.family)[len(desc.paths):]]
+    counts = (1, tile) if p.family in ROW_TRANSFORMS else (tile,)
     kernels = [Kernel(sym, kernel_object, arg_tys) for sym in contracts]
     n_ends = len(desc.paths)
 
@@ -1074,14 +1148,17 @@ def emit_mlir(desc, p, kernel_object):
             barrier.release_with_value(bar["release"]["value"])
             for _ in range_(chunks):
                 objs = [end.acquire(1) for end in ends]
-                dispatch(ks, sel, (*objs, tile, *offsets, *floats))
+                dispatch(ks, sel, (*objs, *counts, *offsets, *floats))
                 for end in ends:
                     end.release(1)
         return core_fn
 
     workers, rtps, barriers = [], [], []
     handles = {op.operand: [] for op in desc.paths}  # the shim ends, per column
-    split_at = [k * tile for k in range(P)]  # part k of a group: chunk k, core row k
+    # Part k of a group: chunk k, core row k. With one core row (a row transform) the split and the join
+    # are of one part at offset 0: what IRON's forward() builds (a split at [0]), a link of one FIFO to
+    # one that mlir-aie's verifier takes with the one side's offsets.
+    split_at = [k * tile for k in range(P)]
     for col in range(cols):
         mem_tile = Tile(col, mem_row)
         core_ends = {}  # operand -> per core row k, that core's FIFO end
@@ -1202,20 +1279,23 @@ def emit_mlir(desc, p, kernel_object):
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         description="The rows designs (elementwise ops of fp32 rows: aie/add's ADD / MUL, aie/glu's SwiGLU, "
-                    "aie/scale's SCALE) for XDNA2 (NPU2): prints the data-movement plan, or emits MLIR with "
-                    "mlir-aie >= 1.4 (IRON).")
+                    "aie/scale's SCALE, aie/hadamard's Walsh-Hadamard rotation) for XDNA2 (NPU2): prints the "
+                    "data-movement plan, or emits MLIR with mlir-aie >= 1.4 (IRON).")
     ap.add_argument("--dataflow", default=DEFAULT_DATAFLOW,
                     help="the data-movement description (default aie/add/dataflow.json; aie/glu/dataflow.json for "
-                         "SwiGLU, aie/scale/dataflow.json for SCALE; another file only to try a change to one)")
+                         "SwiGLU, aie/scale/dataflow.json for SCALE, aie/hadamard/dataflow.json for the Hadamard "
+                         "rotation; another file only to try a change to one)")
     ap.add_argument("--layout", help="layout of the description (default its first)")
     ap.add_argument("--family", help="family (default the description's first)")
     ap.add_argument("--contract", help="contract of the runtime sequence (default the family's first)")
     ap.add_argument("--tile", type=int,
                     help="values per chunk, i.e. which xclbin (default: the largest whose group of chunks divides "
-                         "--row-len, as the runtime picks)")
+                         "--row-len, as the runtime picks; a row transform's: --row-len itself, or the largest)")
     ap.add_argument("--cols", type=int, help="array columns, 1..max_columns (default max_columns)")
     ap.add_argument("--rows", type=int, default=64, help="rows of the runtime sequence's invocation (default 64)")
-    ap.add_argument("--row-len", type=int, default=4096, help="values per row (default 4096)")
+    ap.add_argument("--row-len", type=int,
+                    help=f"values per row (default {SAMPLE_ROW_LEN}, in whole groups of the tile; a row transform's "
+                         "(hadamard's): the tile, the transform length n)")
     ap.add_argument("--row-stride", type=int,
                     help="values between rows of every operand (a, b and y; x and y) (default the row length)")
     ap.add_argument("--one-b-row", action="store_true",
@@ -1226,12 +1306,16 @@ def parse_args(argv):
     ap.add_argument("--bias", type=float,
                     help="SCALE's b, the fp32 RTP word b (default 0.0, which the core passes as with_bias = 0; "
                          "-0.0 too); the sequence writes its IEEE bits")
+    ap.add_argument("--hadamard-scale", type=float,
+                    help="the Hadamard transform's scale, the fp32 RTP word scale (descriptions with that word only: "
+                         "hadamard's; default 1 / sqrtf(tile) in fp32, as the host computes it); the sequence writes "
+                         "its IEEE bits")
     ap.add_argument("--stack-bytes", type=int, help="core stack (default: the family's kernel_stack at the tile)")
     ap.add_argument("--kernel-data-bytes", type=int,
                     help="core memory for the kernels' static data (default from the description)")
     ap.add_argument("--kernel-object",
                     help="object file of the core program (default xdna_<design>_<family>.o, e.g. xdna_add_binary.o, "
-                         "xdna_scale_scale.o)")
+                         "xdna_scale_scale.o, xdna_hadamard_hadamard.o)")
     ap.add_argument("--print-plan", action="store_true", help="print the data-movement plan (no mlir-aie needed)")
     ap.add_argument("--format", choices=["text", "json"], default="text", help="plan format")
     ap.add_argument("--list-tiles", action="store_true", help="print the tiles the family has an xclbin for")
@@ -1259,7 +1343,7 @@ def main(argv=None):
             return 0
         plan = make_plan(desc, family, args.tile, args.cols, args.contract, args.rows, args.row_len,
                          args.row_stride, args.one_b_row, args.stack_bytes, args.kernel_data_bytes,
-                         {"s": args.scale, "b": args.bias})
+                         {"s": args.scale, "b": args.bias, "scale": args.hadamard_scale})
     except PlanError as e:
         print(f"design.py: {e}", file=sys.stderr)
         return 2

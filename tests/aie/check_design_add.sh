@@ -1,45 +1,55 @@
 #!/usr/bin/env bash
-# Checks the rows designs' IRON script (aie/add/design.py, for aie/add/dataflow.json, aie/glu/dataflow.json
-# and aie/scale/dataflow.json) without mlir-aie, Peano or an NPU:
+# Checks the rows designs' IRON script (aie/add/design.py, for aie/add/dataflow.json, aie/glu/dataflow.json,
+# aie/scale/dataflow.json and aie/hadamard/dataflow.json) without mlir-aie, Peano or an NPU:
 #   - design.py compiles and answers --help, --list-tiles (every tile the description has) and
-#     --list-contracts (each contract's kernel file) with a bare Python, for the three descriptions;
-#   - for every tile of each description, columns 1, 3 and 8, a one-row b (the descriptions of two inputs),
-#     and shapes of one long row, few rows and many rows (steps of the host's rows per step),
-#     --print-plan's budgets, schedule, transfers and traffic agree with a recomputation made here from the
-#     description (its inputs: the shim MM2S FIFOs, two for add and glu, one for scale; its output: the
-#     S2MM one), the AIE2P limits (64 KB core data memory, 512 KB memory tile, DMA channels 2 + 2 per core,
-#     6 + 6 per memory tile, 2 + 2 per shim, stream-switch ports 6 up and 4 down between rows, a shim BD's
-#     wraps of 1023 words: d0 the tile halved while past it, d1 the segment's runs of d0 unless the step
-#     is one contiguous run, a segment of at most 1023 chunks) and the host's rule
+#     --list-contracts (each contract's kernel file) with a bare Python, for the four descriptions;
+#   - for every tile of add's, glu's and scale's descriptions, columns 1, 3 and 8, a one-row b (the
+#     descriptions of two inputs), and shapes of one long row, few rows and many rows (steps of the host's
+#     rows per step), and for hadamard's the shapes below, --print-plan's budgets, schedule, transfers and
+#     traffic agree with a recomputation made here from the description (its inputs: the shim MM2S FIFOs,
+#     two for add and glu, one for scale and hadamard; its output: the S2MM one), the AIE2P limits (64 KB
+#     core data memory, 512 KB memory tile, DMA channels 2 + 2 per core, 6 + 6 per memory tile, 2 + 2
+#     per shim, stream-switch ports 6 up and 4 down between rows, a shim BD's wraps of 1023 words: d0 the
+#     tile halved while past it, d1 the segment's runs of d0 unless the step is one contiguous run, a
+#     segment of at most 1023 chunks) and the host's rule
 #     (src/runtime/rows-sequence.cpp: R row blocks x S segments, one column each; steps of at most
 #     min(kRowsPerStep, repeat_max + 1) rows; rows_bd's d0), and each of its checks passes or fails
 #     exactly when the recomputation says it must; every value goes to exactly one core and is read and
 #     written once; the kernels take what the core passes (a binary kernel (a, b, y, n), scale's
-#     (x, y, n, s, b, with_bias), read here from the sources); scale's fp32 RTP words are the bits of --scale and --bias; a few shapes
-#     are also held to the numbers the host's own tests expect (tests/kernels/test_add_stream.cpp) or, for
-#     scale, worked out by hand;
+#     (x, y, n, s, b, with_bias), hadamard's (x, y, rows, n, scale), read here from the sources); scale's
+#     fp32 RTP words are the bits of --scale and --bias, hadamard's of --hadamard-scale or, by default,
+#     1.0f / sqrtf(tile) (the three tiles' bits written here by hand); a few shapes are also held to the
+#     numbers the host's own tests expect (tests/kernels/test_add_stream.cpp) or, for scale and hadamard
+#     (the shapes of tests/kernels/test_hadamard_stream.cpp), worked out by hand;
+#   - hadamard, whose row is one transform at its tile on one core row: every tile (64, 128, 256) at
+#     1, 3, 32, 300 and 4096 rows on 1, 3 and 8 columns, strided rows, and a row of two transforms or the
+#     description over 2 core rows, which must fail by name (a row transform's row, its group);
 #   - what the design cannot take is refused with the reason: a tile not in the description, 0 or 9
 #     columns, a row not in whole groups (or of no tile's groups), a stride short of the row or past the
 #     shim's stride field, a strided step whose segment has more runs of d0 than d1 wraps (512 chunks of
 #     1024), a link the program does not build, objects that are not a group per core row,
-#     --one-b-row for scale's one input, --scale / --bias for a description without those words, a value
-#     past fp32's range, fp32 words that are counts or not words at all, or that the program has no option for;
+#     --one-b-row for scale's or hadamard's one input, --scale / --bias / --hadamard-scale for a description
+#     without those words, a value past fp32's range, fp32 words that are counts or not words at all, or
+#     that the program has no option for; a hadamard row that is no tile's length;
 #   - descriptions changed the ways the design has been discussed: the inputs split over 4 core rows
 #     (core_rows 4, groups of 4: for add and glu the memory tile's 6 MM2S channels and the 6 upward ports
 #     cannot feed it and it must fail those checks by name; scale's one input fits, 5 of 6 and 4 of 6),
 #     the last input broadcast whole (the kernels take no offset: it must fail the kernels' signature
-#     check), scale without its fp32 words and add with one (both fail the signature check); a plan that
-#     passes is handed on to the MLIR emission;
+#     check), scale without its fp32 words and add with one (both fail the signature check), hadamard
+#     beside a fwht.cc that defines no fwht_f32 or one without its rows (the kernel check fails by name);
+#     a plan that passes is handed on to the MLIR emission;
 #   - the IRON program design.py builds for the descriptions, run on stand-ins of IRON's classes
 #     (tests/aie/check_barrier.py) and of mlir's arith and types (here): the FIFOs and their split / join,
 #     one worker per core with its FIFO ends, the kernels declared with the types the core passes, the
-#     kernel calls with n = tile (scale's: s and b the RTP words bitcast to f32, with_bias their une
-#     compare of b with 0.0 extended to i32), the runtime-parameter barrier (wait, every word read, the
-#     bitcasts and the compare, release, before the first acquire; the sequence's words, then its set,
-#     before the first DMA), RTP chunk counts as the host's, s and b written as the int32 of their fp32
-#     bits (--scale -0.125 --bias 3.5, and -0.0: sign bits set), and fills and drains covering each
-#     column's rows and segment once, in order (tile 1024 as runs of 512, strided rows too; one run only
-#     where a segment has more runs than d1 wraps).
+#     kernel calls with n = tile (hadamard's with rows = 1 before it; scale's: s and b the RTP words
+#     bitcast to f32, with_bias their une compare of b with 0.0 extended to i32; hadamard's scale the
+#     word bitcast), the split and join of one part over hadamard's one core row, the runtime-parameter
+#     barrier (wait, every word read, the bitcasts and the compare, release, before the first acquire; the
+#     sequence's words, then its set, before the first DMA), RTP chunk counts as the host's, s and b
+#     written as the int32 of their fp32 bits (--scale -0.125 --bias 3.5, and -0.0: sign bits set;
+#     hadamard's scale -0.25, or its default), and fills and drains covering each column's rows and
+#     segment once, in order (tile 1024 as runs of 512, strided rows too; one run only where a segment has
+#     more runs than d1 wraps).
 # The descriptions are read, never changed: variants are written to a temporary directory, removed on exit.
 set -euo pipefail
 
@@ -51,6 +61,7 @@ design=$root/aie/add/design.py
 add_df=$root/aie/add/dataflow.json
 glu_df=$root/aie/glu/dataflow.json
 scale_df=$root/aie/scale/dataflow.json
+hadamard_df=$root/aie/hadamard/dataflow.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -60,7 +71,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 "$py" -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$design" ||
     fail "design.py does not compile"
 "$py" "$design" --help >"$tmp/help.txt" || fail "design.py --help"
-for want in "aie/scale/dataflow.json" "--scale" "--bias" "--one-b-row"; do
+for want in "aie/scale/dataflow.json" "aie/hadamard/dataflow.json" "--scale" "--bias" "--hadamard-scale" "--one-b-row"; do
     grep -qF -- "$want" "$tmp/help.txt" || fail "design.py --help does not mention '$want'"
 done
 contracts() {  # contracts <description> <expected lines...>
@@ -73,8 +84,9 @@ contracts() {  # contracts <description> <expected lines...>
 contracts "$add_df" "add_f32 add.cc" "mul_f32 mul.cc"
 contracts "$glu_df" "swiglu_f32 swiglu.cc"
 contracts "$scale_df" "scale_f32 scale.cc"
+contracts "$hadamard_df" "fwht_f32 fwht.cc"
 # Every tile the description has (the numeric keys of each family's kernel_stack).
-for desc in "$add_df" "$glu_df" "$scale_df"; do
+for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df"; do
     want=$("$py" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 fam = next(k for k in d["families"] if k != "about")
@@ -157,6 +169,29 @@ d["core_program"]["rtp_words"] = {("q" if k == "s" else k): v for k, v in words.
 d["core_program"]["rtp_float_words"] = ["q", "b"]
 write("scale-otherword", d)
 PYEOF
+# Hadamard's: over 2 core rows (groups of 2 chunks; a transform's group must be one chunk), and copies of
+# the description beside a kernels/ of their own (looked in first) whose fwht.cc defines no fwht_f32
+# (renamed) or one without its rows.
+"$py" - "$hadamard_df" "$tmp" <<'PYEOF'
+import copy, json, os, sys
+
+path, out = sys.argv[1:]
+base = json.load(open(path))
+d = copy.deepcopy(base)
+d["array"]["core_rows"] = 2
+for f in d["layouts"][0]["fifos"]:
+    if "shim_channel" in f:
+        f["object"]["count"] = 2
+json.dump(d, open(f"{out}/hadamard-core2.json", "w"), indent=1)
+src = open(os.path.join(os.path.dirname(path), "kernels", "fwht.cc")).read()
+for name, old, new in (("nokernel", "void fwht_f32(", "void fwht_rows_f32("),
+                       ("norows", "int32_t rows, int32_t n,", "int32_t n,")):
+    if src.count(old) != 1:
+        sys.exit(f"fwht.cc has no one '{old}' to change")
+    os.makedirs(f"{out}/hadamard-{name}/kernels")
+    json.dump(base, open(f"{out}/hadamard-{name}/dataflow.json", "w"), indent=1)
+    open(f"{out}/hadamard-{name}/kernels/fwht.cc", "w").write(src.replace(old, new))
+PYEOF
 
 # The plans, made in one process through design.py's command line (main), and their recomputation.
 cat >"$tmp/plans.py" <<'PYEOF'
@@ -171,6 +206,12 @@ CORE, MEMTILE = 65536, 524288
 CORE_IN, CORE_OUT, MT_IN, MT_OUT, SHIM_IN, SHIM_OUT = 2, 2, 6, 6, 2, 2
 UP, DOWN = 6, 4
 DEFAULT_FLOATS = {"s": 1.0, "b": 0.0}  # SCALE's identity: what --scale and --bias default to
+# Families whose kernel transforms whole rows, (x, y, rows, n, scale) with rows = 1: a chunk is one row, so
+# one core row and a row length equal to the tile. Hadamard's scale word defaults to 1.0f / sqrtf(n), by
+# hand: 1/8, 1/sqrt(128) rounded to fp32 (0x3db504f3, as sqrtf then the fp32 quotient give it), 1/16.
+TRANSFORMS = ("hadamard",)
+HADAMARD_SCALE_BITS = {64: 0x3E000000, 128: 0x3DB504F3, 256: 0x3D800000}
+OPTION = {"s": "--scale", "b": "--bias", "scale": "--hadamard-scale"}
 errors, lines = [], []
 
 
@@ -183,6 +224,13 @@ def run(desc_path, args):
 
 def bits(v):
     return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def default_float(word, tile):
+    """What design.py must take for an fp32 word not given: SCALE's identity, or 1 / sqrtf(tile)."""
+    if word == "scale":
+        return struct.unpack("<f", struct.pack("<I", HADAMARD_SCALE_BITS[tile]))[0]
+    return DEFAULT_FLOATS[word]
 
 
 def kind(param):
@@ -252,9 +300,8 @@ def verify(desc_path, rows, row_len, cols, tile=None, one_b_row=False, stride=No
     args += ["--tile", str(tile)] if tile else []
     args += ["--one-b-row"] if one_b_row else []
     args += ["--row-stride", str(stride)] if stride else []
-    opt = {"s": "--scale", "b": "--bias"}
     for w, v in (floats or {}).items():
-        args += [opt[w], repr(v)]
+        args += [OPTION[w], repr(v)]
     label = f"{os.path.basename(os.path.dirname(desc_path)) if desc_path.endswith('/dataflow.json') else os.path.basename(desc_path)}" \
             f" {' '.join(args)}"
     err = lambda e: errors.append(f"{label}: {e}")
@@ -266,7 +313,10 @@ def verify(desc_path, rows, row_len, cols, tile=None, one_b_row=False, stride=No
     depth = lambda f: d["depths"][f["depth"]] if isinstance(f["depth"], str) else f["depth"]
     P = d["array"]["core_rows"]
     fam, kernels = kernels_of(d)
-    want_tile = tile or max(int(t) for t in d["core_budget"]["kernel_stack"][fam] if t.isdigit() and row_len % (P * int(t)) == 0)
+    transform = fam in TRANSFORMS
+    # The host's pick: the largest tile whose group divides the row; a row transform's row is its tile.
+    want_tile = tile or (row_len if transform else
+                         max(int(t) for t in d["core_budget"]["kernel_stack"][fam] if t.isdigit() and row_len % (P * int(t)) == 0))
     if plan["tile"] != want_tile:
         err(f"tile {plan['tile']}, the host's pick is {want_tile}")
     tile = plan["tile"]
@@ -297,9 +347,9 @@ def verify(desc_path, rows, row_len, cols, tile=None, one_b_row=False, stride=No
                           f"stream-switch ports core row {r0 + k - 1} -> {r0 + k} (up)")
         if len(outs) * (P - k) > DOWN:
             want_fail.add(f"stream-switch ports core row {r0 + k} -> " + ("memory tile" if k == 0 else str(r0 + k - 1)))
-    # What the core passes: the operands' objects, n, an offset per broadcast input, the fp32 words, and
-    # with_bias when b is one of them.
-    want_kinds = ["pointer"] * len(ops) + ["int32"] * (1 + len(bcast)) + ["float"] * len(float_words) + \
+    # What the core passes: the operands' objects, a row transform's rows, n, an offset per broadcast
+    # input, the fp32 words, and with_bias when b is one of them.
+    want_kinds = ["pointer"] * len(ops) + ["int32"] * (transform + 1 + len(bcast)) + ["float"] * len(float_words) + \
         (["int32"] if "b" in float_words else [])
     for sym, source, kinds, lanes, hint in kernels:
         if kinds != want_kinds:
@@ -314,6 +364,9 @@ def verify(desc_path, rows, row_len, cols, tile=None, one_b_row=False, stride=No
         want_fail.add("RTP words:")
     whole = row_len % (P * tile) == 0
     if not whole: want_fail.add("shape: a row in whole groups")
+    # A transform is never cut: one chunk per group, one per row.
+    if transform and P != 1: want_fail.add("array: a row transform's group is one chunk")
+    if transform and row_len != tile: want_fail.add("shape: a row transform's row is one chunk")
     if stride < row_len: want_fail.add("shape: row stride covers the row")
     one_row = lambda o: one_b_row and len(ins) == 2 and o == ins[1]
     what = lambda o: f"{o} fill" if o in ins else f"{o} drain"
@@ -357,8 +410,8 @@ def verify(desc_path, rows, row_len, cols, tile=None, one_b_row=False, stride=No
         err(f"upward streams into the first core row {first_up}, recomputed {up} of {UP}")
 
     # The fp32 words: the bits of the values given (the defaults otherwise), and with_bias as the host's b != 0.
-    want_floats = {w: {"value": float((floats or {}).get(w, DEFAULT_FLOATS[w])), "bits": bits((floats or {}).get(w, DEFAULT_FLOATS[w]))}
-                   for w in float_words}
+    value = lambda w: (floats or {}).get(w, default_float(w, tile))
+    want_floats = {w: {"value": float(value(w)), "bits": bits(value(w))} for w in float_words}
     as_seen = lambda fw: {w: (repr(f["value"]), f["bits"]) for w, f in fw.items()}  # a NaN is not equal to itself
     if as_seen(plan["float_words"]) != as_seen(want_floats):
         err(f"fp32 RTP words {plan['float_words']}, expected {want_floats}")
@@ -367,6 +420,9 @@ def verify(desc_path, rows, row_len, cols, tile=None, one_b_row=False, stride=No
         flag = f"with_bias = (b != 0.0) = {1 if b != b or b != 0.0 else 0}"
         if flag not in plan["core_program"]["per chunk, core row k"]:
             err(f"the core program's kernel call has no '{flag}': {plan['core_program']['per chunk, core row k']}")
+    call = f"by the contract word, {'rows = 1, ' if transform else ''}n = {tile}"
+    if call not in plan["core_program"]["per chunk, core row k"]:
+        err(f"the core program's kernel call has no '{call}': {plan['core_program']['per chunk, core row k']}")
 
     # The plan's failed checks are exactly the ones recomputed here.
     failed = [c["check"] for c in plan["checks"] if not c["ok"]]
@@ -472,6 +528,32 @@ for desc_path in real + variants:
         verify(desc_path, 2, 1536, 3, tile=512)                   # not whole groups: fails its shape check
         verify(desc_path, 4, 1024, 8, stride=1000)               # stride short of the row
         verify(desc_path, 4, 1024, 8, stride=2000000)            # stride past the shim's field
+# Hadamard: a row is one transform at its tile, on one core row; every tile, rows of a decode token's heads
+# to a prefill's, strided rows (a view of a fused QKV row), and the scale word given (its sign bit set) or
+# its default. A row of two transforms, and the description over 2 core rows, fail by name.
+hadamard = f"{root}/aie/hadamard/dataflow.json"
+for tile in (64, 128, 256):
+    for rows in (1, 3, 32, 300, 4096):
+        for cols in (1, 3, 8):
+            verify(hadamard, rows, tile, cols, floats={"scale": -0.25} if rows == 3 else None)
+    verify(hadamard, 37, tile, 8, stride=3 * tile)
+    verify(hadamard, 3, 2 * tile, 8, tile=tile)
+    verify(f"{tmp}/hadamard-core2.json", 8, tile, 8, tile=tile)
+    verify(f"{tmp}/hadamard-core2.json", 8, 2 * tile, 8, tile=tile)
+# The shapes of the host's own test (tests/kernels/test_hadamard_stream.cpp), worked out by hand: 32 query
+# heads of 128, 4 rows per column; 8 KV heads 384 apart, one row per column, each step one row (one run);
+# one row of 256, one column; 600 rows 300 apart, 75 per column, not one run; 2100 rows of 64, 263 in
+# column 0: 2 steps, the first of 256 rows back to back.
+verify(hadamard, 32, 128, 8, expect={"tile": 128, "columns used": 8, "kernel calls on the busiest core": 4,
+                                     "read (bytes)": 32 * 512, "written (bytes)": 32 * 512,
+                                     "transfers": [[[1, 4, 1, 128], [0, 128, 128, 1], True]] * 2})
+verify(hadamard, 8, 128, 8, stride=384, expect={"columns used": 8, "kernel calls on the busiest core": 1,
+                                                "transfers": [[[1, 1, 1, 128], [0, 384, 128, 1], True]] * 2})
+verify(hadamard, 1, 256, 8, expect={"tile": 256, "columns used": 1, "kernel calls on the busiest core": 1})
+verify(hadamard, 600, 256, 8, stride=300, expect={"columns used": 8, "kernel calls on the busiest core": 75,
+                                                  "transfers": [[[1, 75, 1, 256], [0, 300, 256, 1], False]] * 2})
+verify(hadamard, 2100, 64, 8, expect={"kernel calls on the busiest core": 263, "steps": 2,
+                                      "transfers": [[[1, 256, 1, 64], [0, 64, 64, 1], True]] * 2})
 # The host's own tests' numbers (tests/kernels/test_add_stream.cpp, test_swiglu.cpp's shapes).
 verify(add, 1, 14336, 8, expect={"tile": 512, "columns used": 8, "kernel calls on the busiest core": 2})
 verify(add, 3, 14336, 8, expect={"columns used": 6, "kernel calls on the busiest core": 7})
@@ -503,7 +585,8 @@ for e in errors:
 print(f"plans: {len(lines)} recomputed ({len(errors)} disagreement(s)); e.g.")
 pick = lambda key: [l for l in lines if key in l][:1]
 for line in lines[:2] + pick("split4") + pick("bcast") + pick("scale --rows 64 --row-len 4096 --cols 8 --scale") + \
-        pick("scale --rows 10 --row-len 2048") + pick("scale --rows 16 --row-len 524288 --cols 8 --row-stride") + lines[-2:]:
+        pick("scale --rows 10 --row-len 2048") + pick("scale --rows 16 --row-len 524288 --cols 8 --row-stride") + \
+        pick("hadamard --rows 32 --row-len 128 --cols 8") + pick("hadamard-core2.json") + lines[-2:]:
     print(f"  {line}")
 sys.exit(1 if errors else 0)
 PYEOF
@@ -577,6 +660,38 @@ done
 "$py" "$design" --dataflow "$scale_df" --bias -0.0 --print-plan >"$tmp/scale.txt" || fail "scale's plan at -0.0 fails a check"
 grep -q "with_bias = (b != 0.0) = 0" "$tmp/scale.txt" && grep -q "b = -0.0 (0x80000000)" "$tmp/scale.txt" ||
     fail "scale's plan at --bias -0.0: not with_bias 0 on the bits 0x80000000"
+# Hadamard's row is one transform at its tile, its scale word hadamard's only, its kernel found and taking
+# rows (variants beside kernels/ of their own), one core row.
+refused "has no xclbin for tile 512" --dataflow "$hadamard_df" --tile 512
+refused "row length 4096: a hadamard row is one transform of a tile, and no tile of \[64, 128, 256\] is its length" \
+    --dataflow "$hadamard_df" --row-len 4096
+refused "\[FAIL\] shape: a row transform's row is one chunk (row length = the tile): row length 256, tile 128" \
+    --dataflow "$hadamard_df" --tile 128 --row-len 256
+refused "--one-b-row: .*has one input (x)" --dataflow "$hadamard_df" --one-b-row
+refused "--scale: .*has no fp32 RTP word 's'" --dataflow "$hadamard_df" --scale 2
+refused "--hadamard-scale: .*has no fp32 RTP word 'scale'" --dataflow "$scale_df" --hadamard-scale 0.5
+refused "--hadamard-scale 1e+39 is past fp32's range" --dataflow "$hadamard_df" --hadamard-scale 1e39
+refused "\[FAIL\] kernel fwht_f32: no .cc file of the directory of family hadamard's source 'fwht.cc'" \
+    --dataflow "$tmp/hadamard-nokernel/dataflow.json"
+refused "\[FAIL\] kernel fwht_f32 (fwht.cc) takes what the core program passes: fwht_f32(.*, float \* y, int32_t n, float scale)" \
+    --dataflow "$tmp/hadamard-norows/dataflow.json"
+refused "\[FAIL\] array: a row transform's group is one chunk (array.core_rows 1)" --dataflow "$tmp/hadamard-core2.json" --tile 128
+if "$py" "$design" --dataflow "$tmp/hadamard-core2.json" --tile 128 --row-len 256 >"$tmp/emit.txt" 2>&1 ||
+        ! grep -q "check failed: array: a row transform's group is one chunk" "$tmp/emit.txt"; then
+    fail "hadamard over 2 core rows: design.py went on to emit a plan with failed checks"; cat "$tmp/emit.txt"
+fi
+# Without --row-len or --tile: the largest tile, a row of its length, scale 1 / sqrtf(256) = 1/16.
+"$py" "$design" --dataflow "$hadamard_df" --print-plan >"$tmp/hadamard.txt" || fail "hadamard's plan fails a check"
+for want in "runtime sequence for: 64 rows x 256 values, row stride 256, scale = 0.0625 (0x3d800000)$" \
+            "fwht_f32 by the contract word, rows = 1, n = 256, scale = f32(word scale) = 0.0625;" \
+            "\[ok\] kernel fwht_f32 (fwht.cc) takes what the core program passes: fwht_f32(.*, int32_t rows, int32_t n, float scale)" \
+            "\[ok\] array: a row transform's group is one chunk (array.core_rows 1)" \
+            "\[ok\] DMA channels memory tile (each column) MM2S: 2 of 6 (1 x x (split) + 1 x y to the shim)"; do
+    grep -q -- "$want" "$tmp/hadamard.txt" || fail "hadamard's plan: no '$want'"
+done
+"$py" "$design" --dataflow "$hadamard_df" --row-len 128 --print-plan >"$tmp/hadamard.txt" &&
+    grep -q "runtime sequence for: 64 rows x 128 values, row stride 128, scale = 0.0883883461356163 (0x3db504f3)$" "$tmp/hadamard.txt" ||
+    fail "hadamard at --row-len 128: not tile 128 with the scale 1.0f / sqrtf(128) (0x3db504f3)"
 
 # The inputs split over 4 core rows: for add and glu the memory tile's MM2S channels and the upward ports,
 # by name; scale's one input fits.
@@ -606,7 +721,7 @@ for d in add glu scale; do
 done
 # A plan that passes goes on to the emission, which names what it lacks here.
 if ! "$py" -c "import aie.iron" 2>/dev/null; then
-    for desc in "$add_df" "$glu_df" "$scale_df"; do
+    for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df"; do
         if "$py" "$design" --dataflow "$desc" --tile 256 >"$tmp/emit.txt" 2>&1; then
             fail "design.py emitted MLIR for $desc without mlir-aie"
         elif ! grep -q "emitting MLIR needs mlir-aie" "$tmp/emit.txt"; then
@@ -793,6 +908,19 @@ def parts(total, n):
     return [(sum(sizes[:i]), sizes[i]) for i in range(n)]
 
 
+# Families whose kernel transforms whole rows: (x, y, rows, n, scale), the core passing rows = 1 before n.
+# Hadamard's scale word, when not given, is 1.0f / sqrtf(tile), by hand: 1/8, 1/sqrt(128) rounded to fp32,
+# 1/16; SCALE's s and b are its identity.
+TRANSFORMS = ("hadamard",)
+HADAMARD_SCALE_BITS = {64: 0x3E000000, 128: 0x3DB504F3, 256: 0x3D800000}
+
+
+def default_float(word, tile):
+    if word == "scale":
+        return struct.unpack("<f", struct.pack("<I", HADAMARD_SCALE_BITS[tile]))[0]
+    return {"s": 1.0, "b": 0.0}[word]
+
+
 def int32_of(v):
     """The int32 with the bits of v as fp32: what an i32 RTP word holding v's bits reads as."""
     return struct.unpack("<i", struct.pack("<f", v))[0]
@@ -837,10 +965,13 @@ def check(desc_path, tile, cols, rows, row_len, one_b_row, floats=None, stride=N
             for o in ops}
     one_b_row = one_b_row and len(ins) == 2
     float_words = raw["core_program"].get("rtp_float_words", [])
-    floats = {w: v for w, v in {"s": 1.0, "b": 0.0, **(floats or {})}.items() if w in float_words}
+    # The words given go to design.py; the others it must fill in with their defaults.
+    given = {w: v for w, v in (floats or {}).items() if w in float_words}
+    floats = {w: given[w] if w in given else default_float(w, tile) for w in float_words}
+    transform = next(k for k in raw["families"] if k != "about") in TRANSFORMS
     stride = stride or row_len
     p = design.make_plan(desc, tile=tile, cols=cols, rows=rows, row_len=row_len, row_stride=stride,
-                         one_b_row=one_b_row, floats=floats or None)
+                         one_b_row=one_b_row, floats=given or None)
     label = f"{desc_path.split('/')[-2]}/{desc_path.rsplit('/', 1)[-1]} tile {tile} cols {cols} rows {rows}x{row_len}" + \
             (f" stride {stride}" if stride != row_len else "") + (" one b row" if one_b_row else "") + \
             "".join(f" {w} {v!r}" for w, v in floats.items())
@@ -897,7 +1028,7 @@ def check(desc_path, tile, cols, rows, row_len, one_b_row, floats=None, stride=N
         err(f"workers on {[w.tile for w in prog.workers]}")
     chunk_t = lambda n: ("ndarray", (n * tile,), ("dtype", "float32"))
     bcast = [o for o in ins if link[o] == "broadcast"]
-    want_types = [chunk_t(core[o]["object"]["count"]) for o in ops] + ["int32"] * (1 + len(bcast)) + \
+    want_types = [chunk_t(core[o]["object"]["count"]) for o in ops] + ["int32"] * (transform + 1 + len(bcast)) + \
         ["float32"] * len(float_words) + (["int32"] if "b" in float_words else [])
     seq = [e for e in cb.EVENTS if e[0] == "sequence"]
     first_dma = next((i for i, e in enumerate(seq) if e[1] == "dma"), len(seq))
@@ -932,7 +1063,7 @@ def check(desc_path, tile, cols, rows, row_len, one_b_row, floats=None, stride=N
         # After it: a loop over the chunks word: acquire every end, one call per contract, release every end.
         body = [(e[1], e[2], e[3]) for e in ev[rel + 1:]]
         names = [h.fifo.name for h in ends]
-        want_args = [core_name(o, c, k) for o in ops] + [tile] + [k * tile] * len(bcast) + \
+        want_args = [core_name(o, c, k) for o in ops] + [1] * transform + [tile] + [k * tile] * len(bcast) + \
             [f32_of(x) for x in float_words] + ([with_bias] if "b" in float_words else [])
         got = [("loop", v.i if isinstance(v, Word) else v) if kd == "loop" else ("end loop",) if kd == "end loop" else
                (kd, o.fifo.name) if kd in ("acquire", "release") else
@@ -1009,6 +1140,13 @@ def check(desc_path, tile, cols, rows, row_len, one_b_row, floats=None, stride=N
 
 done = []
 for desc_path in descs:
+    if next(k for k in design.load_description(desc_path).raw["families"] if k != "about") in TRANSFORMS:
+        # A row is one transform at its tile: every tile; 2100 rows (two steps in column 0), 32 rows with
+        # the scale given (its sign bit set), 8 rows 384 apart and 600 rows 300 apart (strided steps), one row.
+        for tile, cols, rows, stride, floats in ((64, 8, 2100, None, None), (128, 8, 32, None, {"scale": -0.25}),
+                                                 (128, 3, 8, 384, None), (256, 8, 600, 300, None), (256, 1, 1, None, None)):
+            done.append(check(desc_path, tile, cols, rows, tile, False, floats=floats, stride=stride))
+        continue
     scale = "rtp_float_words" in design.load_description(desc_path).raw["core_program"]
     P = design.load_description(desc_path).parts
     shapes = ((512, 8, 64, 4096, False), (128, 3, 1000, 4096, False), (256, 8, 5, 2048, True), (128, 1, 300, 512, True),
@@ -1034,11 +1172,11 @@ print(f"IRON program on stand-ins: {len(done)} programs of {len(descs)} descript
       (f"FAILED ({len(errors)} error(s))" if errors else "as the descriptions say"))
 sys.exit(1 if errors else 0)
 PYEOF
-"$py" "$tmp/iron.py" "$root" "$root/tests/aie/check_barrier.py" "$add_df" "$glu_df" "$scale_df" "$tmp/add-bcast.json" \
-    "$tmp/scale-split4.json" || fail "the IRON program"
+"$py" "$tmp/iron.py" "$root" "$root/tests/aie/check_barrier.py" "$add_df" "$glu_df" "$scale_df" "$hadamard_df" \
+    "$tmp/add-bcast.json" "$tmp/scale-split4.json" || fail "the IRON program"
 
 # What the descriptions in the tree get: their failing checks, named (a plan is not emitted while any fails).
-for desc in "$add_df" "$glu_df" "$scale_df"; do
+for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df"; do
     echo "${desc#"$root"/}, tile 256, 8 columns:"
     "$py" "$design" --dataflow "$desc" --tile 256 --print-plan >"$tmp/tree.txt" || true
     grep '^  \[FAIL\]' "$tmp/tree.txt" || echo "  every check passes ($(grep -c '^  \[ok\]' "$tmp/tree.txt") checks)"
