@@ -5,6 +5,7 @@
 #include "ops/get_rows/get-rows-plan.h"
 #include "ops/glu/glu-plan.h"
 #include "ops/hadamard/hadamard-plan.h"
+#include "ops/row_scale/row-scale-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 #include "ops/rope/rope-plan.h"
 #include "ops/scale/scale-plan.h"
@@ -36,8 +37,12 @@ OpKind op_kind(const ggml_tensor * op) {
             return OpKind::matmul_id;
         case GGML_OP_RMS_NORM:
             return npu_op_offered("rms_norm") ? OpKind::rms_norm : OpKind::unsupported;
-        case GGML_OP_ADD:
-        case GGML_OP_MUL:  // the add design's second program (a MUL after RMS_NORM: with the norm, ops/rms_norm)
+        case GGML_OP_MUL:
+            if (mul_by_row_values(op)) {  // b of one value per row: the row_scale design (ops/row_scale)
+                return npu_op_offered("row_scale") ? OpKind::row_scale : OpKind::unsupported;
+            }
+            [[fallthrough]];
+        case GGML_OP_ADD:  // MUL: the add design's second program (a MUL after RMS_NORM: with the norm, ops/rms_norm)
             return npu_op_offered("add") ? OpKind::add : OpKind::unsupported;
         case GGML_OP_GLU:
             return npu_op_offered("glu") ? OpKind::glu : OpKind::unsupported;
@@ -78,7 +83,8 @@ bool npu_op_offered(const char * op) {
     }();
     const std::string name = op;
     if (name == "rms_norm") return value == "rms_norm" || value == "glue" || value == "layer";
-    if (name == "add" || name == "glu" || name == "rope" || name == "get_rows" || name == "set_rows" || name == "scale" || name == "hadamard") {
+    if (name == "add" || name == "glu" || name == "rope" || name == "get_rows" || name == "set_rows" || name == "scale" || name == "hadamard" ||
+        name == "row_scale") {
         return value == "glue" || value == "layer";
     }
     if (name == "flash_attn") return value == "layer";
@@ -246,6 +252,7 @@ bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, s
         case OpKind::scale: return plan_scale(node, resolve, out, why);
         case OpKind::flash_attn: return plan_flash_attn(node, resolve, out, why);
         case OpKind::hadamard: return plan_hadamard(node, resolve, out, why);
+        case OpKind::row_scale: return plan_row_scale(node, resolve, out, why);
         default: return false;
     }
 }
@@ -287,6 +294,8 @@ bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::s
             return flash_attn_supported(op, resolve, why);
         case OpKind::hadamard:
             return hadamard_supported(op, resolve, why);
+        case OpKind::row_scale:
+            return row_scale_supported(op, resolve, why);
         case OpKind::unsupported:
             break;
     }

@@ -48,6 +48,8 @@ enum class OpKind {
     flash_attn,   // FLASH_ATTN_EXT (GGML_XDNA_NPU_OPS=layer): on the device if flash_attn_supported() accepts it (ops/flash_attn)
     hadamard,     // a MUL_MAT by a Hadamard matrix (its hint; GGML_XDNA_NPU_OPS=glue) of a shape the design takes:
                   // on the device if hadamard_supported() accepts it (ops/hadamard); other shapes are `matmul`
+    row_scale,    // a MUL by one value per row (GGML_XDNA_NPU_OPS=glue; MoE's expert outputs by their weights): on
+                  // the device if row_scale_supported() accepts it (ops/row_scale)
     unsupported,  // everything else stays on the CPU
 };
 OpKind op_kind(const ggml_tensor * op);

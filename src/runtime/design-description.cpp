@@ -259,12 +259,19 @@ DesignDescription parse(const json & j) {
             }
             DesignDescription::Unit u;
             u.name = name;
-            if (bytes.is_object()) {
+            if (bytes.is_object() && bytes.contains("fixed_bytes")) {
+                // {"fixed_bytes": B}: B bytes at any tile (one value per row, whatever the row's chunks).
+                if (bytes.size() != 1) {
+                    throw FieldError{".units." + name + ": a fixed_bytes unit has no other field"};
+                }
+                u.bytes = static_cast<size_t>(get_int(bytes, "fixed_bytes", ".units." + name, 1, 4096));
+                u.fixed = true;
+            } else if (bytes.is_object()) {
                 // {"bytes": B, "values": V}: B bytes per V values (a block format's, such as Q8_0's 34 per 32).
                 u.bytes = static_cast<size_t>(get_int(bytes, "bytes", ".units." + name, 1, 4096));
                 u.values = static_cast<size_t>(get_int(bytes, "values", ".units." + name, 1, 1024));
             } else if (!bytes.is_number_integer() || bytes.get<int64_t>() < 1 || bytes.get<int64_t>() > 1024) {
-                throw FieldError{".units." + name + " is not a byte count per value of the tile (1..1024) or {\"bytes\", \"values\"}"};
+                throw FieldError{".units." + name + " is not a byte count per value of the tile (1..1024), {\"bytes\", \"values\"} or {\"fixed_bytes\"}"};
             } else {
                 u.bytes = bytes.get<size_t>();
             }
@@ -727,6 +734,9 @@ size_t DesignDescription::unit_bytes(const std::string & family, const std::stri
 size_t DesignDescription::unit_bytes(const std::string & unit, int tile_n) const {
     for (const Unit & u : units) {
         if (u.name == unit) {
+            if (u.fixed) {
+                return tile_n > 0 ? u.bytes : 0;
+            }
             return tile_n > 0 && static_cast<size_t>(tile_n) % u.values == 0 ? u.bytes * (static_cast<size_t>(tile_n) / u.values) : 0;
         }
     }

@@ -92,10 +92,12 @@ struct DesignDescription {
     int arg_weights = -1, arg_activations = -1, arg_out = -1, arg_params = -1;
     // Object units of a design whose objects are a fixed number of bytes per value of the tile (the
     // add design's "chunk": 4 bytes per value), or per a fixed number of values (set_rows' "q8_0": 34
-    // bytes per 32 values); the matmul sizes its "w" / "a" / "c" per family instead.
+    // bytes per 32 values), or a fixed number of bytes whatever the tile (row_scale's "scalar": the one
+    // value of a row); the matmul sizes its "w" / "a" / "c" per family instead.
     struct Unit {
         std::string name;
         size_t      bytes = 0, values = 1;  // bytes per `values` values of the tile
+        bool        fixed = false;          // `bytes` bytes per unit, at any tile
     };
     std::vector<Unit> units;
     // Which stream builder builds the design's instruction streams: the matmul's data movement (W, A and

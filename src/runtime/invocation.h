@@ -22,6 +22,7 @@
 #include "ops/get_rows/get-rows-params.h"
 #include "ops/glu/glu-params.h"
 #include "ops/hadamard/hadamard-params.h"
+#include "ops/row_scale/row-scale-params.h"
 #include "ops/rms_norm/rms-norm-params.h"
 #include "ops/rope/rope-params.h"
 #include "ops/scale/scale-params.h"
@@ -69,7 +70,7 @@ struct Operand {
 };
 
 // One alternative per KernelKind, in the enum's order (checked below).
-using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams, SetRowsParams, ScaleParams, FlashAttnParams, HadamardParams>;
+using KindParams = std::variant<MatmulParams, RmsNormParams, ActQuantParams, AddParams, GluParams, RopeParams, GetRowsParams, SetRowsParams, ScaleParams, FlashAttnParams, HadamardParams, RowScaleParams>;
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::matmul), KindParams>::kKind == KernelKind::matmul);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::rms_norm), KindParams>::kKind == KernelKind::rms_norm);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::act_quant), KindParams>::kKind == KernelKind::act_quant);
@@ -81,6 +82,7 @@ static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::set_row
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::scale), KindParams>::kKind == KernelKind::scale);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::flash_attn), KindParams>::kKind == KernelKind::flash_attn);
 static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::hadamard), KindParams>::kKind == KernelKind::hadamard);
+static_assert(std::variant_alternative_t<static_cast<size_t>(KernelKind::row_scale), KindParams>::kKind == KernelKind::row_scale);
 
 struct Invocation {
     static constexpr size_t kMaxOperands = 6;

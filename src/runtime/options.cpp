@@ -60,7 +60,7 @@ std::vector<OptionSpec> make_options() {
         {"GGML_XDNA_NPU_OPS", "none, rms_norm, glue, layer", "none",
          "ops besides the matmuls that the NPU computes when it has their kernel, in the matmuls' submission "
          "(the activations of a matmul that reads them quantized on the NPU). rms_norm: RMS_NORM, fused with the "
-         "MUL by its weight (aie/rms_norm); glue: that, the residual ADD and elementwise MUL (aie/add), SwiGLU (aie/glu), ROPE (aie/rope), GET_ROWS of F32 rows (aie/get_rows), the F16 and Q8_0 KV-cache writes (SET_ROWS, and CPY from F32 to F16: aie/set_rows), SCALE (aie/scale) and the Hadamard rotations of a quantized cache (aie/hadamard); layer: that and FLASH_ATTN_EXT with an F16 or Q8_0 KV cache (aie/flash_attn), every op of a Llama layer. Simulator only"},
+         "MUL by its weight (aie/rms_norm); glue: that, the residual ADD and elementwise MUL (aie/add), SwiGLU (aie/glu), ROPE (aie/rope), GET_ROWS of F32 rows (aie/get_rows), the F16 and Q8_0 KV-cache writes (SET_ROWS, and CPY from F32 to F16: aie/set_rows), SCALE (aie/scale), the Hadamard rotations of a quantized cache (aie/hadamard) and the MUL by one value per row of MoE's expert outputs by their weights (aie/row_scale); layer: that and FLASH_ATTN_EXT with an F16 or Q8_0 KV cache (aie/flash_attn), every op of a Llama layer. Simulator only"},
         {"GGML_XDNA_FA_PRODUCTS", "bfp16, fp32", "bfp16",
          "the products of FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer). bfp16: q.k and p.v on the native "
          "bfp16 matrix unit, the operands split in three bfp16 parts for the scores and two for p.v (about "

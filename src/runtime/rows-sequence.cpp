@@ -24,6 +24,22 @@ control::ShimBdOrError rows_bd(int64_t rows, int64_t cols, int64_t stride, int t
     return control::shim_bd_from_pattern(p);
 }
 
+namespace {
+
+// Whether shim FIFO `f` moves one value per row (a unit of fixed bytes: row_scale's w), not chunks of
+// the row: its operand then has rows of that unit's bytes, and its BDs move one value per row.
+bool moves_a_value_per_row(const DesignDescription & d, const FifoDesc & f, size_t * bytes = nullptr) {
+    for (const DesignDescription::Unit & u : d.units) {
+        if (u.name == f.unit && u.fixed) {
+            if (bytes != nullptr) *bytes = u.bytes;
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
 uint64_t RowsTraffic::of(const std::string & operand) const {
     for (const auto & [name, b] : bytes) {
         if (name == operand) return b;
@@ -58,8 +74,11 @@ bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShap
         if (o == nullptr && f.shim_mm2s && d.norm_movement) {
             continue;  // an input this program does not read (the norm without its weight): not moved
         }
-        if (o == nullptr || o->row_bytes != written->row_bytes || o->row_stride % sizeof(float) != 0) {
-            err = "operand '" + f.operand + "' of design " + d.design + " is missing or not rows of the output's length";
+        size_t value_bytes = 0;
+        const bool per_row = moves_a_value_per_row(d, f, &value_bytes);
+        if (o == nullptr || o->row_bytes != (per_row ? value_bytes : written->row_bytes) || o->row_stride % sizeof(float) != 0) {
+            err = "operand '" + f.operand + "' of design " + d.design + " is missing or not rows of " +
+                  (per_row ? "one value" : "the output's length");
             return false;
         }
         const bool one_row = o->rows == 1 && out.rows > 1 && f.shim_mm2s;
@@ -68,7 +87,7 @@ bool rows_shape_of(const Invocation & inv, const DesignDescription & d, RowsShap
             return false;
         }
         // One row: its stride never steps (the whole row, once); else the operand's own.
-        const int64_t stride = one_row ? 0 : out.rows == 1 ? out.cols : static_cast<int64_t>(o->row_stride / sizeof(float));
+        const int64_t stride = one_row ? 0 : out.rows == 1 ? (per_row ? 1 : out.cols) : static_cast<int64_t>(o->row_stride / sizeof(float));
         out.operands.push_back({f.operand, stride});
     }
     out.words = inv.runtime_words();
@@ -129,9 +148,11 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
     }
     const LayoutDesc & L = d.layouts.front();
     out.layout = L.name;
-    const int chunks_word = d.rtp_word("chunks");
-    if (chunks_word < 0) {
-        out.error = "design " + d.design + " has no 'chunks' RTP word";
+    // The core's work: its kernel calls ("chunks"), or its rows and the chunks of each row's segment
+    // ("rows", "row_chunks": a core program that holds a value per row).
+    const int chunks_word = d.rtp_word("chunks"), rows_word = d.rtp_word("rows"), row_chunks_word = d.rtp_word("row_chunks");
+    if (chunks_word < 0 && (rows_word < 0 || row_chunks_word < 0)) {
+        out.error = "design " + d.design + " has neither a 'chunks' RTP word nor 'rows' and 'row_chunks'";
         return out;
     }
     if (s.rows <= 0 || s.cols <= 0) {
@@ -140,7 +161,8 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
     }
     // The parameter block's words (the scale's s and b), the same for every core.
     std::vector<uint32_t> base;
-    if (!rows_rtp_words(d, s, {chunks_word}, base, out.error)) {
+    if (!rows_rtp_words(d, s, chunks_word >= 0 ? std::initializer_list<int>{chunks_word} : std::initializer_list<int>{rows_word, row_chunks_word},
+                        base, out.error)) {
         return out;
     }
     const int core_rows = d.core_rows;
@@ -155,6 +177,7 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
         const FifoDesc * fifo;
         int64_t          stride;
         int              arg;
+        bool             per_row;  // one value per row (moves_a_value_per_row), not the row's chunks
     };
     std::vector<Moved> moved;
     for (const FifoDesc & f : L.fifos) {
@@ -167,13 +190,16 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
             return out;
         }
         const bool one_row = it->row_stride == 0;
-        if ((one_row && !f.shim_mm2s) || (!one_row && (it->row_stride < s.cols || it->row_stride > static_cast<int64_t>(d.stride_max)))) {
-            out.error = f.operand + "'s row stride " + std::to_string(it->row_stride) + " floats: rows of " + std::to_string(s.cols) +
+        const bool per_row = moves_a_value_per_row(d, f);
+        const int64_t row_len = per_row ? 1 : s.cols;
+        if ((one_row && !f.shim_mm2s) || (per_row && !f.shim_mm2s) ||
+            (!one_row && (it->row_stride < row_len || it->row_stride > static_cast<int64_t>(d.stride_max)))) {
+            out.error = f.operand + "'s row stride " + std::to_string(it->row_stride) + " floats: rows of " + std::to_string(row_len) +
                         " values need one of at least that and at most " + std::to_string(d.stride_max) + " words" +
                         (f.shim_mm2s ? " (or 0: one row for every row)" : "");
             return out;
         }
-        moved.push_back({&f, it->row_stride, d.operand_arg(f.operand)});
+        moved.push_back({&f, it->row_stride, d.operand_arg(f.operand), per_row});
         out.traffic.bytes.emplace_back(f.operand, 0);
     }
     // The grid: R row blocks x S segments of each row's groups, one column each.
@@ -206,7 +232,12 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
         for (int r = 0; r < core_rows; ++r) {
             std::vector<uint32_t> rtp = base;
             rtp[d.rtp_contract] = static_cast<uint32_t>(contract);
-            rtp[chunks_word] = static_cast<uint32_t>(calls);
+            if (chunks_word >= 0) {
+                rtp[chunks_word] = static_cast<uint32_t>(calls);
+            } else {
+                rtp[rows_word] = static_cast<uint32_t>(block_count(s.rows, R, c / S));
+                rtp[row_chunks_word] = static_cast<uint32_t>(block_count(groups, S, c % S));
+            }
             rtp[d.rtp_version] = d.rtp_layout_version;
             const uint32_t row = static_cast<uint32_t>(d.first_core_row + r);
             e.stream.ops.push_back(control::BlockWrite{control::tile_address(c, row, d.rtp_core_address), rtp});
@@ -260,8 +291,9 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
                 // A one-row operand is read again for each row: a queue-push repeat (a BD stride cannot
                 // be 0, and a memory-tile FIFO hands each object on once).
                 const bool one_row = m.stride == 0;
-                const auto bd = rows_bd(one_row ? 1 : n, seg_values, m.stride, out.tile);
-                const uint64_t offset = static_cast<uint64_t>((one_row ? 0 : r0 * m.stride) + v0) * sizeof(float);
+                // A value per row: the rows' values, one per row at its stride, whatever the segment.
+                const auto bd = m.per_row ? rows_bd(one_row ? 1 : n, 1, m.stride, 1) : rows_bd(one_row ? 1 : n, seg_values, m.stride, out.tile);
+                const uint64_t offset = static_cast<uint64_t>((one_row ? 0 : r0 * m.stride) + (m.per_row ? 0 : v0)) * sizeof(float);
                 const std::string what = m.fifo->operand + (m.fifo->shim_mm2s ? " fill" : " drain");
                 if (!e.bd(c, ids->front(), bd, m.arg, offset, what)) {
                     out.error = e.error;

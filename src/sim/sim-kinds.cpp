@@ -9,6 +9,7 @@
 #include "ops/rope/sim-rope.h"
 #include "ops/scale/sim-scale.h"
 #include "ops/hadamard/sim-hadamard.h"
+#include "ops/row_scale/sim-row-scale.h"
 #include "ops/set_rows/sim-set-rows.h"
 
 #include <algorithm>
@@ -124,6 +125,15 @@ Status hadamard_run_stream(const std::vector<Invocation> & invs, ThreadPool & po
     return sim_run_hadamards_stream(invs, pool, contexts, refused);
 }
 
+Status row_scale_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {
+    return sim_run_row_scales(invs, pool);
+}
+
+Status row_scale_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
+                            const std::vector<const char *> &, bool * refused) {
+    return sim_run_row_scales_stream(invs, pool, contexts, refused);
+}
+
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
@@ -137,6 +147,7 @@ const SimKindEngine kEngines[] = {
     {KernelKind::scale, scale_has_kernel, scale_model_shape, scale_run, scale_run_stream},
     {KernelKind::flash_attn, flash_attn_has_kernel, flash_attn_model_shape, flash_attn_run, flash_attn_run_stream},
     {KernelKind::hadamard, hadamard_has_kernel, hadamard_model_shape, hadamard_run, hadamard_run_stream},
+    {KernelKind::row_scale, row_scale_has_kernel, row_scale_model_shape, row_scale_run, row_scale_run_stream},
 };
 
 }  // namespace

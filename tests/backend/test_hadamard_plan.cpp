@@ -4,7 +4,7 @@
 // one invocation each; the scale word is 1 / sqrtf(n) as ggml's CPU backend computes it.
 #include "ops/hadamard/hadamard-invocation.h"
 #include "ops/hadamard/hadamard-plan.h"
-#include "runtime/device-buffer.h"
+#include "context-buffer.h"
 
 #include "ggml.h"
 
@@ -17,19 +17,6 @@ namespace {
 
 using namespace xdna;
 
-// The context's memory as one device buffer: every tensor a slice of it.
-class ContextBuffer final : public DeviceBuffer {
-public:
-    explicit ContextBuffer(ggml_context * ctx) : ctx_(ctx) {}
-    void * host_ptr() override { return ggml_get_mem_buffer(ctx_); }
-    size_t size() const override { return ggml_get_mem_size(ctx_); }
-    void   sync_to_device(size_t, size_t) override {}
-    void   sync_from_device(size_t, size_t) override {}
-
-private:
-    ggml_context * ctx_;
-};
-
 struct Planned {
     bool                            ok = false;
     std::string                     why;
@@ -38,14 +25,12 @@ struct Planned {
 };
 
 Planned plan(ggml_context * ctx, ggml_tensor * x) {
-    ContextBuffer buf(ctx);
+    xdna_test::ContextBuffer buf(ctx);
     ggml_tensor * h = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[0]);
     ggml_tensor * y = ggml_mul_mat(ctx, h, x);
     ggml_mul_mat_set_hint(y, GGML_HINT_SRC0_IS_HADAMARD);
     TensorResolver resolve;
-    resolve.slice_of = [&](const ggml_tensor * t) {
-        return BufferSlice{&buf, static_cast<size_t>(static_cast<const char *>(t->data) - static_cast<const char *>(ggml_get_mem_buffer(ctx)))};
-    };
+    resolve.slice_of = [&](const ggml_tensor * t) { return buf.slice_of(t); };
     Planned out;
     std::vector<Invocation> invs;
     out.ok = plan_hadamard(y, resolve, invs, out.why);
@@ -56,19 +41,10 @@ Planned plan(ggml_context * ctx, ggml_tensor * x) {
     return out;
 }
 
-struct Context {
-    ggml_context * ctx;
-    Context() {
-        ggml_init_params p = {64 << 20, nullptr, false};
-        ctx = ggml_init(p);
-    }
-    ~Context() { ggml_free(ctx); }
-};
-
 }  // namespace
 
 TEST(HadamardPlan, ContiguousSlicesFoldIntoOneInvocation) {
-    Context c;
+    xdna_test::Context c;
     ggml_tensor * x = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F32, 128, 8, 3, 2);
     const Planned p = plan(c.ctx, x);
     ASSERT_TRUE(p.ok) << p.why;
@@ -80,7 +56,7 @@ TEST(HadamardPlan, ContiguousSlicesFoldIntoOneInvocation) {
 }
 
 TEST(HadamardPlan, PerHeadViewsOfAWiderRowAreOneInvocationPerToken) {
-    Context c;
+    xdna_test::Context c;
     // V of a fused QKV row: 8 heads of 64 at 32 heads' offset in rows of 48 heads, 5 tokens.
     ggml_tensor * qkv = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 64 * 48, 5);
     ggml_tensor * v = ggml_view_3d(c.ctx, qkv, 64, 8, 5, 64 * sizeof(float), qkv->nb[1], 64 * 40 * sizeof(float));
@@ -97,7 +73,7 @@ TEST(HadamardPlan, PerHeadViewsOfAWiderRowAreOneInvocationPerToken) {
 }
 
 TEST(HadamardPlan, LengthsWithoutAnXclbinAreRefusedWithTheReason) {
-    Context c;
+    xdna_test::Context c;
     const Planned p = plan(c.ctx, ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 512, 4));
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.why.find("512"), std::string::npos) << p.why;

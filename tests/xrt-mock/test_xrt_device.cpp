@@ -11,6 +11,7 @@
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/scale/scale-invocation.h"
 #include "ops/hadamard/hadamard-invocation.h"
+#include "ops/row_scale/row-scale-invocation.h"
 #include "ops/get_rows/get-rows-invocation.h"
 #include "ops/rope/rope-invocation.h"
 #include "ops/set_rows/set-rows-invocation.h"
@@ -883,6 +884,58 @@ TEST_F(XrtDeviceTest, RunsTheHadamardDesignsStreamWithItsScale) {
         for (int i = 0; i < 136; ++i) {
             ASSERT_EQ(y[row * 136 + i], i < 128 ? 0.5f : -1.0f) << "row " << row << " value " << i;
         }
+    }
+}
+
+// The row_scale design (aie/row_scale: the rows movement with a second input of one value per row)
+// through the same resolve: its stream as the simulator builds it, x, w and y by name, w's extent one
+// value per row at its stride, only y's rows copied back.
+TEST_F(XrtDeviceTest, RunsTheRowScaleDesignsStreamWithAValuePerRow) {
+    write_file(dir_ + "/row_scale1024.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 6}}, 3));  // opcode, instructions, count, x, w, y
+    json e = {{"design", "row_scale"}, {"family", "row_scale"}, {"tile", 1024}, {"xclbin", "row_scale1024.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "operand"}, {"name", "x"}, {"group_id", 3}},
+                                    {{"kind", "operand"}, {"name", "w"}, {"group_id", 4}},
+                                    {{"kind", "operand"}, {"name", "y"}, {"group_id", 5}}})}};
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto buf = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(buf);
+    // A decode token's 8 expert outputs of 2048 values, their weights 2 floats apart.
+    RowScaleInvocation r;
+    r.p = {8, 2048, 2048, 2, 2048};
+    r.x = {buf.get(), 4096};
+    r.w = {buf.get(), 512};
+    r.y = {buf.get(), 131072};
+    const Invocation inv = to_invocation(r);
+    EXPECT_EQ(inv.key.tile.n, 1024);
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    auto * y = reinterpret_cast<float *>(static_cast<char *>(buf->host_ptr()) + 131072);
+    for (int i = 0; i < 8 * 2048 + 16; ++i) y[i] = -1.0f;
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_value = 2.5f;
+    Batch batch;
+    batch.invocations.push_back(inv);
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    const xrt_mock::RecordedRun & run = xrt_mock::control().runs[0];
+    RowsShape shape;
+    std::string err;
+    ASSERT_TRUE(rows_shape_of(inv, row_scale_design().design, shape, err)) << err;
+    const RowsSequence want = build_rows_sequence(row_scale_design().design, shape);
+    ASSERT_TRUE(want.ok()) << want.error;
+    EXPECT_EQ(run.instructions, want.words);
+    EXPECT_EQ(want.traffic.of("w"), 8u * 4);
+    EXPECT_EQ(run.weights_offset, 4096u);  // argument 3: x
+    EXPECT_EQ(run.weights_size, 8u * 2048 * 4);
+    for (int i = 0; i < 8 * 2048 + 16; ++i) {
+        ASSERT_EQ(y[i], i < 8 * 2048 ? 2.5f : -1.0f) << "value " << i;
     }
 }
 

@@ -11,6 +11,8 @@
 #include "ops/flash_attn/sim-flash-attn.h"
 #include "ops/hadamard/hadamard-invocation.h"
 #include "ops/hadamard/sim-hadamard.h"
+#include "ops/row_scale/row-scale-invocation.h"
+#include "ops/row_scale/sim-row-scale.h"
 #include "ops/get_rows/get-rows-invocation.h"
 #include "ops/get_rows/sim-get-rows.h"
 #include "ops/glu/glu-invocation.h"
@@ -102,6 +104,19 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
     out.submit_us += b.submit_us;
     out.invocation_us += b.dispatch_us - b.submit_us;
     out.total_us += b.total_us;
+}
+
+// A MoE layer's expert outputs combined (llama-graph.cpp build_moe_ffn): each times its routing weight, the
+// MUL by one value per row (aie/row_scale), then summed by n_expert_used - 1 ADDs of the token rows.
+void add_expert_combine(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int group) {
+    xdna::RowScaleInvocation r;
+    r.p = {tokens * d.n_expert_used, d.n_embd, d.n_embd, 1, d.n_embd};
+    pending.push_back({{}, group, true, xdna::row_scale_model_shape(xdna::to_invocation(r))});
+    for (int64_t e = 1; e < d.n_expert_used; ++e) {
+        xdna::AddInvocation a;
+        a.p = {tokens, d.n_embd, d.n_embd * d.n_expert_used, d.n_embd * d.n_expert_used, d.n_embd};
+        pending.push_back({{}, group, true, xdna::add_model_shape(xdna::to_invocation(a))});
+    }
 }
 
 // SwiGLU of `tokens` rows of n_ff values, and the quantization of its output for the down projection.
@@ -298,6 +313,9 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             if (j.group != pending_group && !pending.empty()) {
                 flush();
             }
+            if (glue && moe && split_starts && mm[i].split == 0 && l > 0) {
+                add_expert_combine(pending, d, tokens, j.group);  // the layer before's experts, before its residual ADD
+            }
             if (glue && split_starts && (mm[i].split == 0 || mm[i].split == 2)) {
                 add_glue(pending, d, tokens, j.inv, !(l == 0 && mm[i].split == 0), j.group);
             }
@@ -321,6 +339,9 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
     Job head{invocation_shape(output_type(d, uniform, q4_k_m), d.vocab, d.n_embd, head_rows, ok), -1};
     if (ok) {
         if (glue) {
+            if (d.n_expert > 0) {
+                add_expert_combine(pending, d, tokens, -1);  // the last layer's experts
+            }
             for (int k = 0; k < 2; ++k) {  // the rows of the layer's output and of the residual
                 xdna::GetRowsInvocation g;
                 g.p = {head_rows, d.n_embd, tokens, d.n_embd, d.n_embd};
