@@ -157,7 +157,10 @@ void check_fifo_graph(const DesignDescription & d, const LayoutDesc & L, const s
                                  std::all_of(d.family_objects.begin(), d.family_objects.end(), [&](const DesignDescription::FamilyObjects & o) {
                                      return std::any_of(o.bytes.begin(), o.bytes.end(), [&](const auto & b) { return b.first == f.unit; });
                                  });
-        return family_unit || std::any_of(d.units.begin(), d.units.end(), [&](const DesignDescription::Unit & u) { return u.name == f.unit; });
+        // The attention's objects (.attention.objects) name the units kv and state.
+        const bool attention_unit = !d.attention_objects.empty() && (f.unit == "kv" || f.unit == "state");
+        return family_unit || attention_unit ||
+               std::any_of(d.units.begin(), d.units.end(), [&](const DesignDescription::Unit & u) { return u.name == f.unit; });
     };
     std::vector<std::pair<bool, int>> channels;
     for (const FifoDesc & f : L.fifos) {
@@ -206,6 +209,72 @@ void check_fifo_graph(const DesignDescription & d, const LayoutDesc & L, const s
                                  (per_part ? "one part of " + std::to_string(f.count) + " per core row"
                                            : "the " + std::to_string(f.count) + " it broadcasts")};
             }
+        }
+    }
+}
+
+// The attention movement's shape (aie/flash_attn/dataflow.json): what its design script and a stream
+// builder rely on. Its objects per family and head dim, one for every tile the family has a stack for; the
+// slopes written by the host and the partial states held by the device; per layout one input FIFO split
+// over the cores of kv objects and one output FIFO joined from them of state objects (a core has two S2MM
+// channels and its memory no room for a second input object, aie/flash_attn/README.md); the core program's
+// words, the scale among them as fp32 bits and the counts not.
+void check_attention(const DesignDescription & d) {
+    if (d.attention_objects.empty() || d.attention_kv_block < 1) {
+        throw FieldError{".movement \"attention\" needs .attention with its objects"};
+    }
+    if (d.attention_cores_per_column != d.core_rows) {
+        throw FieldError{".attention.cores_per_column is not .array.core_rows: a column's cores split its tasks"};
+    }
+    for (const DesignDescription::KernelStack & k : d.kernel_stacks) {
+        if (d.attention_objects_of(k.family, k.tile_n) == nullptr) {
+            throw FieldError{".attention.objects." + k.family + " has no objects for head dim " + std::to_string(k.tile_n)};
+        }
+    }
+    for (const DesignDescription::AttentionObjects & o : d.attention_objects) {
+        if (d.kernel_stack(o.family, o.tile) == nullptr) {
+            throw FieldError{".attention.objects." + o.family + "." + std::to_string(o.tile) + " is a head dim without a kernel_stack"};
+        }
+        if (o.kv < o.state) {
+            throw FieldError{".attention.objects." + o.family + "." + std::to_string(o.tile) +
+                             ": kv is smaller than state (a kv object carries the partial states back)"};
+        }
+    }
+    if (!d.is_host_written("slopes")) {
+        throw FieldError{".movement \"attention\" needs its slopes, operand slopes, in .host_written"};
+    }
+    if (std::find(d.device_scratch.begin(), d.device_scratch.end(), "partials") == d.device_scratch.end()) {
+        throw FieldError{".movement \"attention\" needs its partial states, operand partials, in .device_scratch"};
+    }
+    for (const LayoutDesc & L : d.layouts) {
+        int in = 0, out = 0;
+        for (const FifoDesc & f : L.fifos) {
+            if (f.to == "core") {
+                ++in;
+                if (f.link != FifoLink::split || f.unit != "kv" || f.count != 1) {
+                    throw FieldError{"layout " + L.name + ": fifo " + f.name + " must split kv objects, one per core"};
+                }
+            }
+            if (f.from == "core") {
+                ++out;
+                if (f.unit != "state" || f.count != 1) {
+                    throw FieldError{"layout " + L.name + ": fifo " + f.name + " must join state objects, one per core"};
+                }
+            }
+        }
+        if (in != 1 || out != 1) {
+            throw FieldError{"layout " + L.name + " must have one core input fifo and one core output fifo"};
+        }
+    }
+    for (const char * w : {"rounds", "tasks", "first_chunk", "chunk_step", "chunks", "chunk_rows", "last_rows", "part", "parts",
+                           "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps"}) {
+        const int i = d.rtp_word(w);
+        if (i < 0) {
+            throw FieldError{std::string(".core_program.rtp_words lacks ") + w + ", a word the attention's core program reads"};
+        }
+        if (d.rtp_word_is_float(i) != (std::string(w) == "scale")) {
+            throw FieldError{std::string(".core_program.rtp_float_words: ") + w +
+                             (std::string(w) == "scale" ? " is fp32 bits" : " is a count, not fp32 bits")};
         }
     }
 }
@@ -314,6 +383,48 @@ DesignDescription parse(const json & j) {
             d.host_written.push_back(name);
         }
     }
+    if (j.contains("device_scratch")) {
+        for (const auto & item : j.at("device_scratch").items()) {
+            const std::string name = item.key();
+            if (name == "about") {
+                continue;
+            }
+            if (std::none_of(d.operands.begin(), d.operands.end(), [&](const auto & o) { return o.first == name; }) ||
+                d.is_host_written(name)) {
+                throw FieldError{".device_scratch." + name + " is not an operand .operands lists, or the host writes it"};
+            }
+            d.device_scratch.push_back(name);
+        }
+    }
+    if (j.contains("attention")) {
+        // The attention's constants and its objects per family and head dim (checked with its movement).
+        const json & a = j.at("attention");
+        d.attention_kv_block = static_cast<int>(get_int(a, "kv_block", ".attention", 1, 1024));
+        d.attention_max_rows = static_cast<int>(get_int(a, "max_rows", ".attention", 1, 64));
+        d.attention_cores_per_column = static_cast<int>(get_int(a, "cores_per_column", ".attention", 1, 8));
+        const json & objects = at(a, "objects", ".attention");
+        for (const auto & fam : d.families) {
+            const std::string where = ".attention.objects." + fam.first;
+            const json & tiles = at(objects, fam.first.c_str(), ".attention.objects");
+            for (const auto & [key, o] : tiles.items()) {
+                if (key == "about") {
+                    continue;
+                }
+                if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos) {
+                    throw FieldError{where + ": '" + key + "' is not a head dim"};
+                }
+                DesignDescription::AttentionObjects ao;
+                ao.family = fam.first;
+                ao.tile = std::atoi(key.c_str());
+                ao.kv = static_cast<size_t>(get_int(o, "kv", where + "." + key, 4, 1 << 20));
+                ao.state = static_cast<size_t>(get_int(o, "state", where + "." + key, 4, 1 << 20));
+                if (ao.kv % 4 != 0 || ao.state % 4 != 0) {
+                    throw FieldError{where + "." + key + ": a DMA moves 32-bit words"};
+                }
+                d.attention_objects.push_back(std::move(ao));
+            }
+        }
+    }
     if (j.contains("zeros_bytes")) {
         d.zeros_bytes = static_cast<size_t>(get_int(j, "zeros_bytes", "", 4, 1 << 24));
     }
@@ -352,8 +463,10 @@ DesignDescription parse(const json & j) {
     d.matmul_movement = d.layouts.front().fifo("w_l3l2") != nullptr;
     if (j.contains("movement")) {
         const std::string m = get_str(j, "movement", "");
-        if (m != "rows" && m != "matmul" && m != "norm" && m != "gather" && m != "quant" && m != "scatter" && m != "rope") {
-            throw FieldError{".movement '" + m + "' is not \"matmul\", \"rows\", \"norm\", \"gather\", \"quant\", \"scatter\" or \"rope\""};
+        if (m != "rows" && m != "matmul" && m != "norm" && m != "gather" && m != "quant" && m != "scatter" && m != "rope" &&
+            m != "attention") {
+            throw FieldError{".movement '" + m +
+                             "' is not \"matmul\", \"rows\", \"norm\", \"gather\", \"quant\", \"scatter\", \"rope\" or \"attention\""};
         }
         if ((m == "matmul") != d.matmul_movement) {
             throw FieldError{".movement is \"" + m + "\" but the FIFOs " + (d.matmul_movement ? "are" : "are not") + " the matmul's"};
@@ -364,6 +477,7 @@ DesignDescription parse(const json & j) {
         d.quant_movement = m == "quant";
         d.scatter_movement = m == "scatter";
         d.rope_movement = m == "rope";
+        d.attention_movement = m == "attention";
         if (d.rope_movement && !d.is_host_written("cs")) {
             throw FieldError{".movement \"rope\" needs its angle rows, operand cs, in .host_written"};
         }
@@ -619,6 +733,9 @@ DesignDescription parse(const json & j) {
     if (d.matmul_movement || j.contains("params_words")) {
         d.params_words = static_cast<int>(get_int(j, "params_words", "", 1, 1024));
     }
+    if (d.attention_movement) {
+        check_attention(d);
+    }
     return d;
 }
 
@@ -711,6 +828,15 @@ int DesignDescription::operand_arg(const std::string & operand) const {
     return -1;
 }
 
+const DesignDescription::AttentionObjects * DesignDescription::attention_objects_of(const std::string & family, int tile) const {
+    for (const AttentionObjects & o : attention_objects) {
+        if (o.family == family && o.tile == tile) {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
 bool DesignDescription::is_host_written(const std::string & operand) const {
     return std::find(host_written.begin(), host_written.end(), operand) != host_written.end();
 }
@@ -723,6 +849,10 @@ const DesignDescription::FamilyObjects * DesignDescription::objects_of(const std
 }
 
 size_t DesignDescription::unit_bytes(const std::string & family, const std::string & unit, int tile_n) const {
+    if (const AttentionObjects * a = attention_objects_of(family, tile_n)) {
+        if (unit == "kv") return a->kv;
+        if (unit == "state") return a->state;
+    }
     if (const FamilyObjects * o = objects_of(family)) {
         for (const auto & [name, bytes] : o->bytes) {
             if (name == unit) return bytes;

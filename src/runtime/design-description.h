@@ -117,6 +117,23 @@ struct DesignDescription {
     // (".movement": "rope") head rows through a core per column with their token's row of an operand the
     // host writes at submission (runtime/rope-sequence.h: the angle rows), held for all of the token's heads.
     bool rope_movement = false;
+    // (".movement": "attention") FLASH_ATTN_EXT: tasks of up to max_rows query rows through a column's
+    // cores in lockstep, one input FIFO split over them (the q step, then K/V/mask blocks of kv_block
+    // rows, then on a split task's merging core its parts' partial states) and one output FIFO joined from
+    // them; the objects are the design's own per family and head dim (.attention.objects). No stream
+    // builder reads it yet: described_stream() leaves it out.
+    bool attention_movement = false;
+    struct AttentionObjects {
+        std::string family;
+        int         tile = 0;              // head dim
+        size_t      kv = 0, state = 0;     // bytes of the core's input ("kv") and output ("state") objects
+    };
+    std::vector<AttentionObjects> attention_objects;
+    int attention_kv_block = 0, attention_max_rows = 0, attention_cores_per_column = 0;
+    const AttentionObjects * attention_objects_of(const std::string & family, int tile) const;
+    // Operands the devices hold for the run and the device writes and reads back within it
+    // (.device_scratch: the attention's partial states), neither tensors of the graph nor host-written.
+    std::vector<std::string> device_scratch;
     // Operands the host writes when the run is submitted (.host_written: the rope's angle rows), not
     // tensors of the graph: each device holds their memory (Invocation::host_operand gives their bytes).
     std::vector<std::string> host_written;
@@ -200,7 +217,8 @@ struct DesignDescription {
     // Bytes of one `unit` at tile `tile_n` from .units, 0 when the design has no such unit or tile_n is
     // not a whole number of its values.
     size_t unit_bytes(const std::string & unit, int tile_n) const;
-    // The same for an xclbin of `family`: the family's own object bytes (.objects) where it has them.
+    // The same for an xclbin of `family`: the family's own object bytes (.objects, or the attention's
+    // .attention.objects at head dim tile_n) where it has them.
     size_t unit_bytes(const std::string & family, const std::string & unit, int tile_n) const;
 };
 

@@ -462,3 +462,62 @@ TEST(DesignDescription, AScatterDesignHasALayoutPerFamilyAndBlockUnits) {
     EXPECT_NE(parse_design_description(scatter_with("\"movement\": \"scatter\"", "\"movement\": \"scater\"")).error.find(".movement"),
               std::string::npos);
 }
+
+namespace {
+
+// The text of the built-in flash_attn description with `from` replaced by `to`.
+std::string attention_with(const std::string & from, const std::string & to) {
+    std::string t;
+    for (int i = 0; i < kBuiltInDesignCount; ++i) {
+        if (std::string(kBuiltInDesigns[i].folder) == "flash_attn") t = kBuiltInDesigns[i].json;
+    }
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? t : t.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+// The attention design (aie/flash_attn/dataflow.json) parses built in, with its movement, its objects per
+// family and head dim, the host-written slopes and the device-held partial states; it has no stream
+// builder yet, so no device builds its streams.
+TEST(DesignDescription, TheAttentionDesignParsesWithItsMovement) {
+    const DesignRead * r = find_design("flash_attn");
+    ASSERT_NE(r, nullptr);
+    ASSERT_TRUE(r->ok()) << r->error;
+    const DesignDescription & d = r->design;
+    EXPECT_TRUE(d.attention_movement);
+    EXPECT_FALSE(d.described_stream());
+    EXPECT_FALSE(d.matmul_movement);
+    EXPECT_EQ(d.core_rows, 4);
+    EXPECT_EQ(d.attention_kv_block, 32);
+    EXPECT_EQ(d.attention_max_rows, 16);
+    EXPECT_EQ(d.contract_index("f16", "fa_block_f16_bfp16"), 0);
+    EXPECT_EQ(d.contract_index("q8_0", "fa_block_q8_0"), 1);
+    EXPECT_TRUE(d.is_host_written("slopes"));
+    EXPECT_FALSE(d.is_host_written("partials"));
+    EXPECT_EQ(d.device_scratch, std::vector<std::string>{"partials"});
+    EXPECT_EQ(d.unit_bytes("f16", "kv", 128), 17408u);   // 32 K + 32 V rows of 256 bytes, 16 x 32 mask halves
+    EXPECT_EQ(d.unit_bytes("f16", "state", 128), 8320u); // (32 + 16 x 128) fp32
+    EXPECT_EQ(d.unit_bytes("q8_0", "kv", 64), 5376u);    // 64 rows of 68 bytes, the mask
+    EXPECT_EQ(d.unit_bytes("q8_0", "kv", 32), 0u);       // no Q8_0 xclbin at head dim 32
+    EXPECT_TRUE(d.rtp_word_is_float(d.rtp_word("scale")));
+    EXPECT_FALSE(d.rtp_word_is_float(d.rtp_word("n_kv")));
+    ASSERT_NE(d.shim_fifo_of("k"), nullptr);
+    EXPECT_TRUE(d.shim_fifo_of("k")->shim_mm2s);
+    EXPECT_FALSE(d.shim_fifo_of("out")->shim_mm2s);
+}
+
+// Variants of it that break what its design script relies on are refused, naming the field.
+TEST(DesignDescription, MalformedAttentionDescriptionsNameTheField) {
+    ASSERT_TRUE(parse_design_description(attention_with("\"movement\": \"attention\"", "\"movement\": \"attention\"")).ok());
+    auto error = [](const std::string & from, const std::string & to) { return parse_design_description(attention_with(from, to)).error; };
+    EXPECT_NE(error("\"host_written\": {", "\"host_written_not\": {").find("slopes"), std::string::npos);
+    EXPECT_NE(error("\"device_scratch\": {", "\"device_scratch_not\": {").find("partials"), std::string::npos);
+    EXPECT_NE(error("\"rtp_float_words\": [\"scale\"]", "\"rtp_float_words\": [\"scale\", \"n_kv\"]").find("n_kv"), std::string::npos);
+    EXPECT_NE(error("\"n_kv\": 13,", "\"n_kv_not\": 13,").find("n_kv"), std::string::npos);
+    EXPECT_NE(error("\"128\": {\"kv\": 17408", "\"256\": {\"kv\": 17408").find(".attention.objects.f16"), std::string::npos);
+    EXPECT_NE(error("{\"kv\": 9216, \"state\": 4224}", "{\"kv\": 4220, \"state\": 4224}").find("kv is smaller"), std::string::npos);
+    EXPECT_NE(error("\"cores_per_column\": 4", "\"cores_per_column\": 2").find("cores_per_column"), std::string::npos);
+    EXPECT_NE(error("\"movement\": \"attention\"", "\"movement\": \"atention\"").find(".movement"), std::string::npos);
+}

@@ -1,0 +1,919 @@
+#!/usr/bin/env python3
+"""The "attention" design for XDNA2 (NPU2, AIE2P): FLASH_ATTN_EXT over an F16 or Q8_0 KV cache, the IRON
+program of its data-movement description (aie/flash_attn/dataflow.json).
+
+    out[r] = sum_j softmax_j(scale * q[r].k[j] + slope[r] * mask[r][j]) v[j]
+    (aie/flash_attn/kernels/flash_attn.cc: fa_init_f32, fa_prepare_q_bfp16, the block programs, fa_merge_f32,
+    fa_finish_f32)
+
+What the program is, the numbers of its data movement read from the description (--dataflow):
+  - Families "f16" and "q8_0" (the KV cache type), one xclbin per family and head dim (the tile: the numeric
+    keys of its kernel_stack); the contract RTP word picks the block program: 0 the bfp16 one, 1 the fp32 one.
+  - The work is the simulator engine's (src/ops/flash_attn/sim/sim-flash-attn.cpp): flash_attn_split gives
+    tasks (sequence, KV head, chunk of at most 16 query rows: the heads of a token next to each other, then
+    the next token) and, with fewer tasks than cores, parts: a task's blocks of 32 KV rows in `parts` ranges
+    of whole blocks (the first blocks % parts one block longer), merged in order by part 0.
+  - Placement (this design's): a column takes slots = cores_per_column // parts tasks per round; core row
+    first_core_row + slot x parts + part takes part `part` of its slot's task; task g of round k on column c
+    and slot j is g = (k x columns + c) x slots + j. A column's cores run in lockstep (one split, one join).
+  - Per column: kv_l3l2 (shim MM2S -> memory tile, one step of the 4 cores per object) split into kv_l2l1
+    (one kv object per core, double-buffered); out_l1l2 (the core's state / finished rows) joined into
+    out_l2l3 (memory tile -> shim S2MM).
+  - Per core and round: the q step (query rows and slopes, copied into the core's buffers), `steps` block
+    steps (a block: K rows, V rows, the rows' mask values; steps past the part's blocks passed over), then
+    unsplit: fa_finish_f32 over the query rows, copied into the output object; split: the partial state
+    released (written to the partials operand), a second output object, and on part 0 the parts' states read
+    back in order (states_per_object per kv object), the first copied in, the others merged (fa_merge_f32),
+    fa_finish_f32 and the copy. The engine's calls, in the engine's order: tests/aie/flash_attn_plan_verify.py
+    replays this program (replay_core) against a recomputation of the engine.
+  - RTP words per core (the description's names): its rounds and tasks, the chunk bookkeeping (first_chunk,
+    chunk_step, chunks, chunk_rows, last_rows), its part, parts, block0, part_blocks, the column's steps, n_kv,
+    scale (fp32 bits), state_steps, version. Every per-token value (n_kv and the blocks) is a word: no xclbin
+    depends on the context length. Without a mask the mask rows are zeros (the slopes operand's tail): the block
+    programs add slope x 0 to each score (not yet tested against their no-mask path).
+
+`--print-plan` prints the plan and its checks (core and memory-tile memory, DMA channels and BDs of cores,
+memory tiles and shims, the description's objects against the kernel header, RTP words, barrier). Exit status:
+0 when every check passes, 1 when one fails, 2 for a shape or description the design refuses. Without
+--print-plan the IRON program is emitted (mlir-aie >= 1.4).
+
+Status, plainly: never run by mlir-aie, never compiled by aiecc, never run on an NPU; the IRON program was run
+on stand-ins of IRON's classes only (tests/aie/flash_attn_iron_check.py). Unverified in particular: the views
+of one kv object at word offsets passed to a kernel's pointer arguments (`view` below), element copies in a
+core body, a worker holding an output object across a loop whose bound is an RTP word. No host stream builder
+reads the description yet, and the shim BD chains are counted, not built.
+"""
+
+import argparse
+import functools
+import json
+import math
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AIE_DIR = os.path.normpath(os.path.join(HERE, ".."))
+DEFAULT_DATAFLOW = os.path.join(HERE, "dataflow.json")
+TILES_HEADER = os.path.join(AIE_DIR, "include", "xdna_aie", "flash_attn_tiles.h")
+
+# AIE2P limits (facts of the device, as ../rope/design.py).
+CORE_S2MM, CORE_MM2S = 2, 2
+MEMTILE_S2MM, MEMTILE_MM2S = 6, 6
+SHIM_MM2S, SHIM_S2MM = 2, 2
+CORE_BDS, MEMTILE_BDS, SHIM_BDS = 16, 48, 16
+CORE_LOCKS = 16
+NPU2_CORE_ROWS = 4
+FIFOS = ("kv_l3l2", "kv_l2l1", "out_l1l2", "out_l2l3")
+OPERANDS = ("q", "k", "v", "mask", "out", "slopes", "partials")
+# The regions of a kv object, in the order core_program reads them.
+KV_OBJECT = {"block": ["k", "v", "mask"], "q_step": ["q", "slopes"], "state_step": ["partials"]}
+RTP_NAMES = ("contract", "rounds", "tasks", "first_chunk", "chunk_step", "chunks", "chunk_rows", "last_rows", "part",
+             "parts", "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps", "version")
+
+
+class PlanError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------------
+# The description
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Description:
+    path: str
+    raw: dict
+    fifos: dict
+
+
+def load_description(path=DEFAULT_DATAFLOW):
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (OSError, ValueError) as e:
+        raise PlanError(f"{path}: {e}")
+    try:
+        return _check_description(path, raw)
+    except (KeyError, TypeError, AttributeError, StopIteration, ValueError) as e:
+        raise PlanError(f"{path}: not an attention description: {type(e).__name__} {e}")
+
+
+def _check_description(path, raw):
+    if raw.get("format") != "xdna-dataflow" or raw.get("movement") != "attention":
+        raise PlanError(f"{path}: movement {raw.get('movement')!r}: this program builds the \"attention\" movement")
+    fifos = {f["name"]: f for f in raw["layouts"][0]["fifos"]}
+    missing = [n for n in FIFOS if n not in fifos]
+    if missing:
+        raise PlanError(f"{path}: layout {raw['layouts'][0]['name']} lacks {', '.join(missing)}")
+    want = {"kv_l3l2": ("shim", "memtile", None, "kv"), "kv_l2l1": ("memtile", "core", "split", "kv"),
+            "out_l1l2": ("core", "memtile", "join", "state"), "out_l2l3": ("memtile", "shim", None, "state")}
+    for n, (a, b, link, unit) in want.items():
+        f = fifos[n]
+        if (f["from"], f["to"], f.get("link"), f["object"]["unit"]) != (a, b, link, unit):
+            raise PlanError(f"{path}: fifo {n} runs {f['from']} -> {f['to']} ({f.get('link')}, {f['object']['unit']}); "
+                            f"this program takes {a} -> {b} ({link}, {unit})")
+    args = {o["name"]: o["arg"] for o in raw["operands"]}
+    if sorted(args) != sorted(OPERANDS) or sorted(args.values()) != list(range(len(OPERANDS))):
+        raise PlanError(f"{path}: operands {args}: this program takes {', '.join(OPERANDS)}, args 0..{len(OPERANDS) - 1}")
+    return Description(path, raw, fifos)
+
+
+def families_of(desc):
+    return {k: v for k, v in desc.raw["families"].items() if k != "about"}
+
+
+def family_tiles(desc, family):
+    return sorted(int(t) for t in desc.raw["core_budget"]["kernel_stack"][family] if str(t).isdigit())
+
+
+@functools.lru_cache(maxsize=None)
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def header():
+    """The constants and head-dim rules of aie/include/xdna_aie/flash_attn_tiles.h."""
+    try:
+        text = _read(TILES_HEADER)
+    except OSError as e:
+        raise PlanError(f"flash_attn_tiles.h: {e}")
+    out = {}
+    for name in ("kFaLanes", "kFaKvBlock", "kFaMaxRows", "kFaMaxHead"):
+        m = re.search(r"constexpr\s+int\s+" + name + r"\s*=\s*(\d+)\s*;", text)
+        if m is None:
+            raise PlanError(f"flash_attn_tiles.h defines no {name}")
+        out[name] = int(m.group(1))
+    for fn, key in (("fa_head_fits", "heads"), ("fa_q8_0_head_fits", "q8_0_heads")):
+        m = re.search(r"bool\s+" + fn + r"\(int d\)\s*\{\s*return\s+([^;]*);", text)
+        out[key] = sorted(int(x) for x in re.findall(r"d\s*==\s*(\d+)", m.group(1))) if m else []
+    return out
+
+
+def row_bytes(family, d):
+    """A K or V row of d values: F16 halves, or Q8_0 blocks of 34 bytes per 32 values."""
+    return 2 * d if family == "f16" else d // 32 * 34
+
+
+def objects(family, d, k):
+    """The kv and state objects from the kernels' constants (the description's .attention.objects about)."""
+    rows, blk = k["kFaMaxRows"], k["kFaKvBlock"]
+    state = 4 * (2 * rows + rows * d)
+    block = 2 * blk * row_bytes(family, d) + rows * blk * 2
+    q_step = 4 * rows * d + 4 * rows
+    return {"kv": max(block, q_step, state), "state": state, "block": block, "q_step": q_step}
+
+
+def scratch_bytes(family, d, k):
+    """Per core, beside the FIFOs: the query rows and slopes, the scores, the bfp16 query operands, and on a
+    Q8_0 cache the scale words (K's and V's, uint32 per row and Q8_0 block) and fa_q8_0_scratch_bytes."""
+    rows, blk = k["kFaMaxRows"], k["kFaKvBlock"]
+    out = {"query rows (16 x d fp32)": 4 * rows * d, "slopes (16 fp32)": 4 * rows, "scores (16 x 32 fp32)": 4 * rows * blk,
+           "bfp16 query operands (fa_q_bfp16_bytes)": (d // 8) * ((rows + 7) // 8) * 3 * 72}
+    if family == "q8_0":
+        out["scale words (2 x d / 32 x 32 uint32)"] = 2 * 4 * (d // 32) * blk
+        out["scratch (fa_q8_0_scratch_bytes)"] = (4 * (2 * blk * (d // 32)) * 2 + (d // 32) * (blk // 8) * 3 * 64 * 2 +
+                                                   (blk // 8) * 4 * 64)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# The shape and the split
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Shape:
+    d: int
+    n_kv: int
+    n_tokens: int = 1
+    n_head: int = 32
+    n_head_kv: int = 8
+    n_seq: int = 1
+    n_seq_kv: int = 1
+    has_mask: bool = True
+    mask_heads: int = 1
+    scale: float = 0.0
+
+    @property
+    def ratio(self):
+        return self.n_head // self.n_head_kv
+
+    @property
+    def group_rows(self):
+        return self.ratio * self.n_tokens
+
+
+def split(s, cores, k):
+    """flash_attn_split: chunks of equal size (at most kFaMaxRows rows), tasks, blocks, parts."""
+    cores = max(1, min(cores, 32))
+    gr = max(1, s.group_rows)
+    chunks = (gr + k["kFaMaxRows"] - 1) // k["kFaMaxRows"]
+    chunk_rows = (gr + chunks - 1) // chunks
+    groups = s.n_seq * s.n_head_kv * chunks
+    blocks = (s.n_kv + k["kFaKvBlock"] - 1) // k["kFaKvBlock"]
+    parts = max(1, min(4, cores // groups, blocks)) if groups < cores else 1
+    return {"chunk_rows": chunk_rows, "chunks": chunks, "groups": groups, "blocks": blocks, "parts": parts}
+
+
+def part_range(blocks, parts, i):
+    """Part i's blocks [first, first + n): the first blocks % parts parts one block longer."""
+    n = blocks // parts + (1 if i < blocks % parts else 0)
+    return blocks // parts * i + min(i, blocks % parts), n
+
+
+def task_of(s, sp, g):
+    """Task g: (sequence, KV head, chunk, first row, rows), in the engine's job order."""
+    chunk = g % sp["chunks"]
+    kv = (g // sp["chunks"]) % s.n_head_kv
+    seq = g // (sp["chunks"] * s.n_head_kv)
+    row0 = chunk * sp["chunk_rows"]
+    return seq, kv, chunk, row0, min(sp["chunk_rows"], s.group_rows - row0)
+
+
+def row_runs(s, row0, rows):
+    """A task's query rows as BD runs: per token its heads (a run of consecutive heads), whole tokens of
+    all the KV head's heads merged into one run of tokens (a 3-D pattern: d values, heads, tokens)."""
+    per_token = []
+    for i in range(row0, row0 + rows):
+        t, h = divmod(i, s.ratio)
+        if per_token and per_token[-1][0] == t:
+            per_token[-1][2] += 1
+        else:
+            per_token.append([t, h, 1])
+    runs = []
+    for t, h, n in per_token:
+        whole = h == 0 and n == s.ratio
+        if runs and whole and runs[-1]["whole"]:
+            runs[-1]["tokens"] += 1
+        else:
+            runs.append({"token": t, "head": h, "heads": n, "tokens": 1, "whole": whole})
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------------
+# The plan
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Plan:
+    dataflow: str
+    family: str
+    contract: str
+    contract_index: int
+    tile: int
+    columns: int
+    shape: dict
+    split: dict
+    objects: dict
+    slots: int = 0
+    rounds: int = 0
+    states_per_object: int = 0
+    steps: dict = field(default_factory=dict)
+    cores: list = field(default_factory=list)      # per core: column, row, RTP words
+    core_bytes: dict = field(default_factory=dict)
+    memtile_bytes: dict = field(default_factory=dict)
+    channels: dict = field(default_factory=dict)
+    bds: dict = field(default_factory=dict)
+    traffic: dict = field(default_factory=dict)
+    stack_bytes: int = 0
+    checks: list = field(default_factory=list)
+
+
+def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
+    raw = desc.raw
+    families = families_of(desc)
+    family = family or next(iter(families))
+    if family not in families:
+        raise PlanError(f"unknown family {family!r} ({', '.join(families)})")
+    if d not in family_tiles(desc, family):
+        raise PlanError(f"family {family} has no xclbin for head dim {d} (it has {family_tiles(desc, family)})")
+    if not 0 <= contract < len(families[family]):
+        raise PlanError(f"contract {contract}: family {family} has {len(families[family])} programs")
+    s = shape or Shape(d=d, n_kv=256)
+    s.d = d
+    if (s.n_kv < 1 or s.n_tokens < 1 or s.n_head_kv < 1 or s.n_head % s.n_head_kv or s.n_seq_kv < 1 or
+            s.n_seq % s.n_seq_kv or (s.has_mask and s.mask_heads < 1)):
+        raise PlanError(f"{s.n_tokens} token(s), {s.n_head}/{s.n_head_kv} heads, {s.n_seq}/{s.n_seq_kv} sequences, "
+                        f"{s.n_kv} KV rows: not a shape the design takes")
+    arr = raw["array"]
+    columns = arr["max_columns"] if columns is None else columns
+    if not 1 <= columns <= arr["max_columns"]:
+        raise PlanError(f"--cols {columns}: npu2 has 1..{arr['max_columns']} columns")
+    k = header()
+    att = raw["attention"]
+    cpc = att["cores_per_column"]
+    sp = split(s, columns * cpc, k)
+    obj = objects(family, d, k)
+    p = Plan(dataflow=desc.path, family=family, contract=families[family][contract], contract_index=contract, tile=d,
+             columns=columns, shape=asdict(s), split=sp, objects=obj)
+    check = lambda what, ok, detail: p.checks.append((what, bool(ok), detail))
+
+    # The description against the kernel header.
+    described = att["objects"][family][str(d)]
+    check("objects: the description's kv and state are the kernels'", described == {"kv": obj["kv"], "state": obj["state"]},
+          f"described {described}, from flash_attn_tiles.h kv {obj['kv']} (block {obj['block']}, q step {obj['q_step']}, "
+          f"state {obj['state']}), state {obj['state']}")
+    heads = k["heads"] if family == "f16" else k["q8_0_heads"]
+    check(f"family {family} tiles: head dims the programs take", family_tiles(desc, family) == heads,
+          f"{family_tiles(desc, family)}; {'fa_head_fits' if family == 'f16' else 'fa_q8_0_head_fits'} {heads}")
+    layout = {n: att["kv_object"][n] for n in ("block", "q_step", "state_step")}
+    check("kv object layout: the core program's", layout == KV_OBJECT,
+          f"{layout}; the core program takes {KV_OBJECT} (K at 0, V at 32 rows, the mask at 64; the query rows, "
+          "then the slopes; the states in part order)")
+    check("attention constants: the kernels'", (att["kv_block"], att["max_rows"], att["lanes"]) ==
+          (k["kFaKvBlock"], k["kFaMaxRows"], k["kFaLanes"]),
+          f"kv_block {att['kv_block']}, max_rows {att['max_rows']}, lanes {att['lanes']}; header {k['kFaKvBlock']}, "
+          f"{k['kFaMaxRows']}, {k['kFaLanes']}")
+    check("array: 4 cores per column, the split's", arr["core_rows"] == cpc == 4 and arr["core_rows"] <= NPU2_CORE_ROWS,
+          f"core_rows {arr['core_rows']}, cores_per_column {cpc}")
+    written = [o for o in raw.get("host_written", {}) if o != "about"]
+    check("host_written: the slopes, and only they", written == ["slopes"], f"{written}")
+    scratch = [o for o in raw.get("device_scratch", {}) if o != "about"]
+    check("device_scratch: the partial states, and only they", scratch == ["partials"], f"{scratch}")
+
+    # Placement and rounds.
+    parts = sp["parts"]
+    p.slots = cpc // parts
+    p.rounds = math.ceil(sp["groups"] / (columns * p.slots))
+    p.states_per_object = obj["kv"] // obj["state"]
+    state_steps = 0 if parts == 1 else math.ceil(parts / p.states_per_object)
+    steps = part_range(sp["blocks"], parts, 0)[1]
+    p.steps = {"q": 1, "blocks": steps, "states": state_steps, "per round": 1 + steps + state_steps,
+               "out objects per round": 1 if parts == 1 else 2}
+    version = raw["core_program"]["rtp_layout_version"]
+    for c in range(columns):
+        for r in range(cpc):
+            slot, part = divmod(r, parts)
+            active = slot < p.slots
+            first = c * p.slots + slot
+            tasks = sum(1 for kk in range(p.rounds) if active and (kk * columns * p.slots + first) < sp["groups"])
+            b0, nb = part_range(sp["blocks"], parts, part) if active else (0, 0)
+            words = {"contract": contract, "rounds": p.rounds, "tasks": tasks, "first_chunk": first % sp["chunks"],
+                     "chunk_step": (columns * p.slots) % sp["chunks"], "chunks": sp["chunks"],
+                     "chunk_rows": sp["chunk_rows"],
+                     "last_rows": s.group_rows - (sp["chunks"] - 1) * sp["chunk_rows"], "part": part if active else 0,
+                     "parts": parts, "block0": b0, "part_blocks": nb, "steps": steps, "n_kv": s.n_kv,
+                     "scale": s.scale, "state_steps": state_steps, "version": version}
+            p.cores.append({"column": c, "row": arr["first_core_row"] + r, "slot": slot if active else None,
+                            "words": words})
+    idx = raw["core_program"]["rtp_words"]
+    check("RTP words: the core program's, distinct, within the word count",
+          sorted(idx) == sorted(RTP_NAMES) and sorted(idx.values()) == list(range(raw["core_program"]["rtp_word_count"])),
+          f"{len(idx)} words of {raw['core_program']['rtp_word_count']}")
+    check("RTP words: scale as fp32 bits, the others counts",
+          raw["core_program"].get("rtp_float_words") == ["scale"], f"rtp_float_words {raw['core_program'].get('rtp_float_words')}")
+    wmax = raw["core_program"]["rtp_word_max"]
+    big = max(v for c in p.cores for n, v in c["words"].items() if n != "scale")
+    check("RTP words fit the core's int32 words", big <= wmax <= 2 ** 31 - 1, f"largest {big} <= {wmax}")
+    _barrier_checks(raw["core_program"]["barrier"], check)
+
+    # Core memory: the FIFOs' objects, the core's own buffers, the RTP words, the stack.
+    fifo = desc.fifos
+    budget = raw["core_budget"]
+    p.stack_bytes = budget["kernel_stack"][family][str(d)]
+    p.core_bytes = {f"kv_l2l1 ({fifo['kv_l2l1']['depth']} x kv)": fifo["kv_l2l1"]["depth"] * obj["kv"],
+                    f"out_l1l2 ({fifo['out_l1l2']['depth']} x state)": fifo["out_l1l2"]["depth"] * obj["state"]}
+    p.core_bytes.update(scratch_bytes(family, d, k))
+    p.core_bytes["RTP words"] = 4 * raw["core_program"]["rtp_word_count"]
+    p.core_bytes["stack"] = p.stack_bytes
+    p.core_bytes["kernels' static data"] = budget["kernel_data_bytes"]
+    total = sum(p.core_bytes.values())
+    rtp_at = raw["core_program"]["rtp_core_address"]
+    check("core data memory", total <= budget["core_data_bytes"] and budget["core_data_bytes"] <= 65536,
+          f"{total} of {budget['core_data_bytes']} bytes")
+    below = total - p.core_bytes["RTP words"]
+    check("RTP words above the core's other data", below <= rtp_at and
+          rtp_at + p.core_bytes["RTP words"] <= budget["core_data_bytes"],
+          f"{below} bytes below the words at {rtp_at}, the words' end {rtp_at + p.core_bytes['RTP words']}")
+    l2 = raw["depths"]["l2"]
+    p.memtile_bytes = {f"kv_l3l2 ({l2} x 4 kv)": l2 * 4 * obj["kv"], f"out_l2l3 ({l2} x 4 state)": l2 * 4 * obj["state"]}
+    check("memory tile data memory", sum(p.memtile_bytes.values()) <= budget["memtile_bytes"] <= 524288,
+          f"{sum(p.memtile_bytes.values())} of {budget['memtile_bytes']} bytes")
+
+    # DMA channels (per column) and BDs (per tile) of the FIFO graph: one BD per buffer of a FIFO end.
+    p.channels = {"core S2MM": (1, CORE_S2MM), "core MM2S": (1, CORE_MM2S), "memtile S2MM": (1 + cpc, MEMTILE_S2MM),
+                  "memtile MM2S": (cpc + 1, MEMTILE_MM2S), "shim MM2S": (1, SHIM_MM2S), "shim S2MM": (1, SHIM_S2MM)}
+    for name, (used, avail) in p.channels.items():
+        check(f"DMA channels: {name}", used <= avail, f"{used} of {avail}")
+    core_bds = fifo["kv_l2l1"]["depth"] + fifo["out_l1l2"]["depth"]
+    mem_bds = l2 + cpc * l2 + cpc * l2 + l2  # kv in, kv parts out, out parts in, out to the shim
+    check("core BDs", core_bds <= CORE_BDS, f"{core_bds} of {CORE_BDS}")
+    check("memory tile BDs", mem_bds <= MEMTILE_BDS, f"{mem_bds} of {MEMTILE_BDS}")
+    locks = 2 * 2  # a producer/consumer pair per FIFO end on the core, the barrier apart
+    check("core locks", locks + 1 <= CORE_LOCKS, f"{locks} for the FIFOs and the barrier's")
+    _shim_plan(desc, p, s, sp, k, check)
+    return p
+
+
+def _barrier_checks(bar, check):
+    equal = bar["acquire"]["mode"] == "equal"
+    after = (bar["set_value"] if equal else bar["set_value"] - bar["acquire"]["value"]) + bar["release"]["value"]
+    check("barrier: the core waits as IRON's wait_for_value does", equal, f"acquire {bar['acquire']['mode']}")
+    check("barrier: the sequence's set opens the core's wait", bar["set_value"] == bar["acquire"]["value"],
+          f"set {bar['set_value']}, wait {bar['acquire']['value']}")
+    check("barrier: released after the RTP words are read", bar["release"]["value"] > 0 and after != bar["acquire"]["value"],
+          f"lock after a pass {after}")
+
+
+def _shim_plan(desc, p, s, sp, k, check):
+    """The shim's BD chains per phase of a round (counted, one phase in flight) and the DRAM traffic."""
+    raw = desc.raw
+    slots = raw["shim"]["bd_slots"][0]
+    kv_ids, out_ids = len(slots["kv"]), len(slots["out"])
+    blk, rows_max = k["kFaKvBlock"], k["kFaMaxRows"]
+    rb = row_bytes(p.family, p.tile)
+    parts = sp["parts"]
+    q_bds = blocks_bds = out_bds = 0
+    moved = {"q": 0, "slopes": 0, "k": 0, "v": 0, "mask": 0, "partials read": 0, "filler read": 0,
+             "out": 0, "partials written": 0, "discarded": 0}
+    kv_obj, st = p.objects["kv"], p.objects["state"]
+    for kk in range(p.rounds):
+        for c in range(p.columns):
+            qb = bb = ob = 0
+            for r in range(4):
+                slot, part = divmod(r, parts)
+                g = (kk * p.columns + c) * p.slots + slot
+                if slot >= p.slots or g >= sp["groups"]:
+                    qb += 1
+                    bb += 1
+                    ob += 1
+                    moved["filler read"] += kv_obj * (1 + p.steps["blocks"] + p.steps["states"])
+                    moved["discarded"] += st * p.steps["out objects per round"]
+                    continue
+                _, _, _, row0, rows = task_of(s, sp, g)
+                runs = len(row_runs(s, row0, rows))
+                pad = 1 if rows < rows_max else 0
+                qb += 2 * runs + 2 * pad + 1
+                moved["q"] += 4 * rows * p.tile
+                moved["slopes"] += 4 * rows
+                moved["filler read"] += kv_obj - 4 * rows * p.tile - 4 * rows
+                # One BD where every row of the object repeats one mask row (one token's rows, a mask shared by
+                # the heads: a dimension of stride 0 over the 16 rows) or takes the zeros (no mask).
+                one_row = len(row_runs(s, row0, rows)) == 1 and rows <= s.ratio and s.mask_heads == 1
+                mask_bds = (runs + pad) if s.has_mask and not one_row else 1
+                bb += 2 + mask_bds
+                b0, nb = part_range(sp["blocks"], parts, part)
+                for b in range(b0, b0 + nb):
+                    n = min(blk, s.n_kv - b * blk)
+                    moved["k"] += n * rb
+                    moved["v"] += n * rb
+                    moved["mask"] += 2 * blk * rows if s.has_mask else 0
+                    moved["filler read"] += kv_obj - 2 * n * rb - (2 * blk * rows if s.has_mask else 0)
+                moved["filler read"] += kv_obj * (p.steps["blocks"] - nb)
+                if parts == 1:
+                    ob += runs + 1
+                    moved["out"] += 4 * rows * p.tile
+                    moved["discarded"] += st - 4 * rows * p.tile
+                else:
+                    ob += 1 + (runs + 1 if part == 0 else 1)
+                    moved["partials written"] += st
+                    if part == 0:
+                        moved["out"] += 4 * rows * p.tile
+                        moved["discarded"] += st - 4 * rows * p.tile
+                        moved["partials read"] += parts * st
+                        moved["filler read"] += p.steps["states"] * kv_obj - parts * st
+                    else:
+                        moved["discarded"] += st
+                        moved["filler read"] += p.steps["states"] * kv_obj
+            q_bds, blocks_bds, out_bds = max(q_bds, qb), max(blocks_bds, bb), max(out_bds, ob)
+    it_max = raw["limits"]["iteration_max"]
+    block_tasks = math.ceil(blocks_bds / kv_ids)
+    p.bds = {"kv BD ids": kv_ids, "out BD ids": out_ids, "q step chain (largest)": q_bds,
+             "q step tasks": math.ceil(q_bds / kv_ids), "block step chain (largest)": blocks_bds,
+             "block step tasks per step": block_tasks,
+             "block phase tasks per round": math.ceil(p.steps["blocks"] / it_max) if block_tasks == 1
+             else p.steps["blocks"] * block_tasks,
+             "out chain (largest)": out_bds, "out tasks": math.ceil(out_bds / out_ids)}
+    check("shim: the BD slots within the shim tile's", kv_ids + out_ids <= min(raw["shim"]["bds"], SHIM_BDS) and
+          raw["shim"]["steps_in_flight"] == 1, f"{kv_ids} + {out_ids} of {SHIM_BDS}, one phase in flight")
+    check("shim: a decode step's block chain fits its BD ids (K, V, one mask BD per core)",
+          3 * 4 <= kv_ids, f"{3 * 4} of {kv_ids}")
+    p.traffic = dict(moved)
+    p.traffic["read (bytes)"] = sum(moved[x] for x in ("q", "slopes", "k", "v", "mask", "partials read", "filler read"))
+    p.traffic["written (bytes)"] = moved["out"] + moved["partials written"] + moved["discarded"]
+    rows_all = s.n_seq * s.n_head * s.n_tokens
+    check("traffic: every query row read once per part of its task, every output row written once",
+          moved["q"] == 4 * rows_all * p.tile * parts and moved["out"] == 4 * rows_all * p.tile,
+          f"q {moved['q']}, out {moved['out']} bytes of {rows_all} rows, {parts} part(s)")
+    kv_rows = s.n_kv * sp["groups"]
+    check("traffic: each task reads its KV head's rows once", moved["k"] == moved["v"] == kv_rows * rb,
+          f"k {moved['k']}, v {moved['v']} bytes: {sp['groups']} task(s) x {s.n_kv} rows x {rb} bytes")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The core program, written once: traced by IRON (emit_mlir) and run on a shape's RTP words (replay_core)
+# ---------------------------------------------------------------------------------------------------
+def core_program(ops, words, kv_in, out, bufs, d, family, spo, k):
+    """One pass of a core's program after its barrier, sizes in 32-bit words. `ops` gives the control flow
+    (range, if/else, scalar slots, copies, views of an object at a word offset, the kernels): IRON's or a
+    replay's."""
+    rows_max, blk = k["kFaMaxRows"], k["kFaKvBlock"]
+    rw = row_bytes(family, d) // 4
+    state_w = 2 * rows_max + rows_max * d
+    bfp16 = ops.eq(words["contract"], 0)
+    ops.store("chunk", words["first_chunk"])
+    for kk in ops.range(words["rounds"]):
+        active = ops.lt(kk, words["tasks"])
+        ops.if_(ops.eq(ops.load("chunk"), words["chunks"] - 1),
+                lambda: ops.store("rows", words["last_rows"]), lambda: ops.store("rows", words["chunk_rows"]))
+        rows = ops.load("rows")
+        ops.store("chunk", ops.add(ops.load("chunk"), words["chunk_step"]))
+        ops.if_(ops.ge(ops.load("chunk"), words["chunks"]),
+                lambda: ops.store("chunk", ops.sub(ops.load("chunk"), words["chunks"])))
+        o = out.acquire(1)
+        step = kv_in.acquire(1)  # the q step: the query rows, then their slopes
+
+        def take_q():
+            ops.copy(bufs["q"], 0, step, 0, rows_max * d)
+            ops.copy(bufs["slopes"], 0, step, rows_max * d, rows_max)
+            ops.if_(bfp16, lambda: ops.call("fa_prepare_q_bfp16", bufs["q"], bufs["qb"], rows, d))
+            ops.call("fa_init_f32", o, rows, d)
+        ops.if_(active, take_q)
+        kv_in.release(1)
+        for s in ops.range(words["steps"]):
+            b = kv_in.acquire(1)  # a block step: K rows, V rows, the mask rows
+
+            def block():
+                left = ops.sub(words["n_kv"], ops.mul(ops.add(words["block0"], s), blk))
+                ops.if_(ops.lt(left, blk), lambda: ops.store("n", left), lambda: ops.store("n", blk))
+                n = ops.load("n")
+                kb, vb, mb = b, ops.view(b, blk * rw), ops.view(b, 2 * blk * rw)
+                if family == "q8_0":
+                    def q8_bfp16():
+                        ops.scale_words(bufs["words"], b, rw, d, blk)
+                        ops.call("fa_block_q8_0_bfp16", bufs["q"], bufs["qb"], kb, vb, bufs["words"],
+                                 ops.view(bufs["words"], (d // 32) * blk), mb, bufs["slopes"], o, bufs["scores"],
+                                 bufs["scratch"], rows, d, n, words["scale"])
+                    ops.if_(bfp16, q8_bfp16,
+                            lambda: ops.call("fa_block_q8_0", bufs["q"], kb, vb, mb, bufs["slopes"], o, bufs["scores"],
+                                             rows, d, n, words["scale"]))
+                else:
+                    ops.if_(bfp16,
+                            lambda: ops.call("fa_block_f16_bfp16", bufs["q"], bufs["qb"], kb, vb, mb, bufs["slopes"], o,
+                                             bufs["scores"], rows, d, n, words["scale"]),
+                            lambda: ops.call("fa_block_f16", bufs["q"], kb, vb, mb, bufs["slopes"], o, bufs["scores"],
+                                             rows, d, n, words["scale"]))
+            ops.if_(ops.both(active, ops.lt(s, words["part_blocks"])), block)
+            kv_in.release(1)
+
+        def finish_into(state):
+            ops.call("fa_finish_f32", state, bufs["q"], rows, d, d)  # over the query rows, no longer read
+            ops.copy(state, 0, bufs["q"], 0, ops.mul(rows, d))
+
+        def unsplit():
+            ops.if_(active, lambda: finish_into(o))
+            out.release(1)
+
+        def split_task():
+            out.release(1)  # the partial state, to the partials operand
+            o2 = out.acquire(1)
+            merging = ops.both(active, ops.eq(words["part"], 0))
+            for t in ops.range(words["state_steps"]):
+                st = kv_in.acquire(1)  # a state step: states_per_object partial states, part order
+                for j in range(spo):
+                    idx = ops.add(ops.mul(t, spo), j)
+
+                    def one_state(j=j, idx=idx):
+                        ops.if_(ops.eq(idx, 0), lambda: ops.copy(o2, 0, st, 0, state_w),
+                                lambda: ops.call("fa_merge_f32", o2, ops.view(st, j * state_w), rows, d))
+                    ops.if_(ops.both(merging, ops.lt(idx, words["parts"])), one_state)
+                kv_in.release(1)
+            ops.if_(merging, lambda: finish_into(o2))
+            out.release(1)
+        ops.if_(ops.eq(words["parts"], 1), unsplit, split_task)
+
+
+class Replay:
+    """The control flow on concrete words: the kernel calls and copies a core makes, in order."""
+
+    def __init__(self):
+        self.calls, self.slots = [], {}
+
+    def range(self, n):
+        return range(n)
+
+    def if_(self, cond, then, other=None):
+        if cond:
+            then()
+        elif other is not None:
+            other()
+
+    lt = staticmethod(lambda a, b: a < b)
+    ge = staticmethod(lambda a, b: a >= b)
+    eq = staticmethod(lambda a, b: a == b)
+    add = staticmethod(lambda a, b: a + b)
+    sub = staticmethod(lambda a, b: a - b)
+    mul = staticmethod(lambda a, b: a * b)
+    both = staticmethod(lambda a, b: a and b)
+
+    def store(self, name, v):
+        self.slots[name] = v
+
+    def load(self, name):
+        return self.slots[name]
+
+    def view(self, obj, offset):
+        return obj if offset == 0 else f"{obj}+{offset}"
+
+    def copy(self, dst, at, src, src_at, n):
+        self.calls.append(("copy", dst, at, src, src_at, n))
+
+    def scale_words(self, dst, obj, rw, d, blk):
+        self.calls.append(("scale_words", dst, obj))
+
+    def call(self, name, *args):
+        self.calls.append((name,) + args)
+
+
+class ReplayFifo:
+    """A FIFO end naming the objects it hands out (kv:1, kv:2, ...), acquisitions and releases logged."""
+
+    def __init__(self, name, log):
+        self.name, self.n, self.log = name, 0, log
+
+    def acquire(self, count):
+        self.n += 1
+        self.log.append(("acquire", self.name))
+        return f"{self.name}:{self.n}"
+
+    def release(self, count):
+        self.log.append(("release", self.name))
+
+
+def replay_core(plan, core):
+    """What core `core` (an index of plan.cores) does in one invocation: acquisitions, releases, copies and
+    kernel calls, in order."""
+    rep = Replay()
+    bufs = {n: n for n in ("q", "qb", "slopes", "scores", "words", "scratch")}
+    core_program(rep, plan.cores[core]["words"], ReplayFifo("kv", rep.calls), ReplayFifo("out", rep.calls), bufs,
+                 plan.tile, plan.family, plan.states_per_object, header())
+    return rep.calls
+
+
+# ---------------------------------------------------------------------------------------------------
+# Printing
+# ---------------------------------------------------------------------------------------------------
+def print_plan_text(p, out=sys.stdout):
+    w = out.write
+    w(f"design: attention, family {p.family} ({p.contract}, contract RTP = {p.contract_index}), head dim {p.tile}, "
+      f"{p.columns} column(s) x 4 cores, npu2\n")
+    w(f"shape: {p.shape}\n")
+    w(f"split (flash_attn_split): {p.split}\n")
+    w(f"placement: {p.slots} task(s) per column per round, {p.rounds} round(s); steps {p.steps}; "
+      f"{p.states_per_object} state(s) per kv object\n")
+    w(f"objects: {p.objects}\n\ncore data memory (each core):\n")
+    for kk, v in p.core_bytes.items():
+        w(f"  {kk:48s} {v}\n")
+    w(f"  {'total':48s} {sum(p.core_bytes.values())}\nmemory tile (each column):\n")
+    for kk, v in p.memtile_bytes.items():
+        w(f"  {kk:48s} {v}\n")
+    w("DMA channels (each column):\n")
+    for kk, (u, a) in p.channels.items():
+        w(f"  {kk:20s} {u} of {a}\n")
+    w(f"shim BDs: {p.bds}\nDRAM traffic: {p.traffic}\n")
+    w("RTP words (first cores):\n")
+    for c in p.cores[:8]:
+        w(f"  column {c['column']} row {c['row']}: {c['words']}\n")
+    w("\nchecks:\n")
+    for what, ok, detail in p.checks:
+        w(f"  [{'ok' if ok else 'FAIL'}] {what}: {detail}\n")
+
+
+def plan_json(p):
+    dd = asdict(p)
+    dd["checks"] = [{"check": w, "ok": ok, "detail": det} for w, ok, det in p.checks]
+    dd["checks failed"] = [f"{w}: {det}" for w, ok, det in p.checks if not ok]
+    return dd
+
+
+# ---------------------------------------------------------------------------------------------------
+# MLIR emission (needs mlir-aie >= 1.4 and numpy)
+# ---------------------------------------------------------------------------------------------------
+class IronOps:
+    """core_program's control flow as IRON traces it: range_ loops and if_/else_ on RTP-word values, a
+    core-local int32 buffer for the values a branch sets, element copies, views of an object."""
+
+    SLOTS = ("chunk", "rows", "n")
+
+    def __init__(self, range_, if_, else_, kernels, scalars, view):
+        self._range, self._if, self._else = range_, if_, else_
+        self.kernels, self.scalars, self._view = kernels, scalars, view
+
+    def range(self, n):
+        return self._range(n)
+
+    def if_(self, cond, then, other=None):
+        with self._if(cond) as taken:
+            then()
+        if other is not None:
+            with self._else(taken):
+                other()
+
+    lt = staticmethod(lambda a, b: a < b)
+    ge = staticmethod(lambda a, b: a >= b)
+    eq = staticmethod(lambda a, b: a == b)
+    add = staticmethod(lambda a, b: a + b)
+    sub = staticmethod(lambda a, b: a - b)
+    mul = staticmethod(lambda a, b: a * b)
+    both = staticmethod(lambda a, b: a & b)
+
+    def store(self, name, v):
+        self.scalars[self.SLOTS.index(name)] = v
+
+    def load(self, name):
+        return self.scalars[self.SLOTS.index(name)]
+
+    def view(self, obj, offset):
+        return self._view(obj, offset)
+
+    def copy(self, dst, at, src, src_at, n):
+        for i in self._range(n):
+            dst[at + i] = src[src_at + i]
+
+    def scale_words(self, dst, obj, rw, d, blk):
+        # The words holding each row's Q8_0 block scales, [K then V][block][row], as fa_block_q8_0_bfp16 takes
+        # them (fa_q8_0_scale_word(b) = (34 b - (b % 2) 2) / 4 words into a row).
+        for kv in range(2):
+            for b in range(d // 32):
+                at = (34 * b - (b % 2) * 2) // 4
+                for r in self._range(blk):
+                    dst[(kv * (d // 32) + b) * blk + r] = obj[kv * blk * rw + r * rw + at]
+
+    def call(self, name, *args):
+        self.kernels[name](*args)
+
+
+def kernel_symbols(desc, family):
+    """The kernels an xclbin of the family links: its block programs and the helpers."""
+    return list(families_of(desc)[family]) + list(desc.raw["attention"]["helpers"])
+
+
+def emit_mlir(desc, p, kernel_object):
+    try:
+        import numpy as np
+        import aie.iron.device as iron_devices
+        from aie.dialects import memref
+        from aie.helpers.dialects.scf import else_, if_
+        from aie.iron import Buffer, Kernel, ObjectFifo, Program, Runtime, Worker, WorkerRuntimeBarrier
+        from aie.iron.controlflow import range_
+        from aie.iron.device import Tile
+    except ImportError as e:
+        raise PlanError(f"emitting MLIR needs mlir-aie >= 1.4 (python package 'aie') and numpy: {e}")
+    raw = desc.raw
+    arr, prog, fifo = raw["array"], raw["core_program"], desc.fifos
+    bar, idx = prog["barrier"], prog["rtp_words"]
+    k = header()
+    d, cpc, l2 = p.tile, raw["attention"]["cores_per_column"], raw["depths"]["l2"]
+    i32 = np.dtype[np.int32]
+    words = lambda n: np.ndarray[(n,), i32]
+    kv_ty, state_ty = words(p.objects["kv"] // 4), words(p.objects["state"] // 4)
+    local = {n: words(max(1, b // 4)) for n, b in (("q", 4 * k["kFaMaxRows"] * d), ("slopes", 4 * k["kFaMaxRows"]))}
+    extra = scratch_bytes(p.family, d, k)
+    local["scores"] = words(4 * k["kFaMaxRows"] * k["kFaKvBlock"] // 4)
+    local["qb"] = words(extra["bfp16 query operands (fa_q_bfp16_bytes)"] // 4)
+    local["words"] = words(max(1, extra.get("scale words (2 x d / 32 x 32 uint32)", 4) // 4))
+    local["scratch"] = words(max(1, extra.get("scratch (fa_q8_0_scratch_bytes)", 4) // 4))
+    # Every pointer argument as 32-bit words (the kernels take float, uint16 and uint8 pointers into the same
+    # objects; the views below hand them the right offsets), counts and the scale as int32 / fp32 scalars.
+    params = {"fa_init_f32": "pii", "fa_prepare_q_bfp16": "ppii", "fa_merge_f32": "ppii", "fa_finish_f32": "ppiii",
+              "fa_block_f16": "pppppppiiif", "fa_block_f16_bfp16": "ppppppppiiif", "fa_block_q8_0": "pppppppiiif",
+              "fa_block_q8_0_bfp16": "pppppppppppiiif"}
+    kinds = {"p": words(p.objects["kv"] // 4), "i": np.int32, "f": np.float32}
+    kernels = {sym: Kernel(sym, kernel_object, [kinds[c] for c in params[sym]]) for sym in kernel_symbols(desc, p.family)}
+
+    def view(obj, offset):
+        # The object from `offset` words on, as the kernel's pointer (a strided view of the same memref).
+        return memref.subview(obj, [offset], [1], [1])
+
+    spo, rtp_count = p.states_per_object, prog["rtp_word_count"]
+
+    def core_fn(kv_in, out, rtp, barrier, q, slopes, scores, qb, wds, scratch, scalars, *ks):
+        barrier.wait_for_value(bar["acquire"]["value"])
+        w = {name: rtp[i] for name, i in sorted(idx.items(), key=lambda kv: kv[1])}
+        barrier.release_with_value(bar["release"]["value"])
+        ops = IronOps(range_, if_, else_, dict(zip(kernel_symbols(desc, p.family), ks)), scalars, view)
+        core_program(ops, w, kv_in, out, {"q": q, "slopes": slopes, "scores": scores, "qb": qb, "words": wds,
+                                          "scratch": scratch}, d, p.family, spo, k)
+
+    workers, rtps, barriers, kv_handles, out_handles = [], [], [], [], []
+    for col in range(p.columns):
+        mem = Tile(col, arr["memtile_row"])
+        kv3 = ObjectFifo(words(cpc * p.objects["kv"] // 4), name=f"kv_l3l2_{col}", depth=l2)
+        kv1 = kv3.cons().split([r * p.objects["kv"] // 4 for r in range(cpc)], obj_types=[kv_ty] * cpc,
+                               names=[f"kv_l2l1_{col}_{r}" for r in range(cpc)],
+                               depths=[fifo["kv_l2l1"]["depth"]] * cpc, tile=mem)
+        out3 = ObjectFifo(words(cpc * p.objects["state"] // 4), name=f"out_l2l3_{col}", depth=l2)
+        out1 = out3.prod().join([r * p.objects["state"] // 4 for r in range(cpc)], obj_types=[state_ty] * cpc,
+                                names=[f"out_l1l2_{col}_{r}" for r in range(cpc)],
+                                depths=[fifo["out_l1l2"]["depth"]] * cpc, tile=mem)
+        kv_handles.append(kv3.prod(tile=Tile(col, arr["shim_row"])))
+        out_handles.append(out3.cons(tile=Tile(col, arr["shim_row"])))
+        for r in range(cpc):
+            rtp = Buffer(words(rtp_count), name=f"rtp_{col}_{r}", initial_value=np.zeros(rtp_count, dtype=np.int32),
+                         use_write_rtp=True)
+            barrier = WorkerRuntimeBarrier()
+            bufs = [Buffer(local[n], name=f"{n}_{col}_{r}") for n in ("q", "slopes", "scores", "qb", "words", "scratch")]
+            bufs.append(Buffer(words(len(IronOps.SLOTS)), name=f"scalars_{col}_{r}"))
+            rtps.append(rtp)
+            barriers.append(barrier)
+            workers.append(Worker(core_fn, [kv1[r].cons(), out1[r].prod(), rtp, barrier, *bufs, *kernels.values()],
+                                  tile=Tile(col, arr["first_core_row"] + r), stack_size=p.stack_bytes))
+
+    by_arg = sorted(OPERANDS, key=lambda o: next(x["arg"] for x in raw["operands"] if x["name"] == o))
+    tensor_tys = [words(1 << 20) for _ in by_arg]
+
+    def sequence(*args):
+        # Per core its words, then its barrier, before any DMA (the host's protocol, ../rope/design.py); the
+        # data movement itself (the BD chains the plan counts) is the host stream builder's, not built yet.
+        for i, c in enumerate(p.cores):
+            for name, j in idx.items():
+                rtps[i][j] = c["words"][name]
+            barriers[i].set(bar["set_value"])
+
+    rt = Runtime(sequence, tensor_tys + [kv_handles, out_handles])
+    device = iron_devices.NPU2() if p.columns == arr["max_columns"] else getattr(iron_devices, f"NPU2Col{p.columns}")()
+    return Program(device, rt, workers=workers).resolve_program()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------------------------------
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description="The attention design (FLASH_ATTN_EXT over an F16 or Q8_0 KV cache) for "
+                                             "XDNA2 (NPU2): prints the plan of one invocation shape, or emits MLIR with "
+                                             "mlir-aie >= 1.4 (IRON).")
+    ap.add_argument("--dataflow", default=DEFAULT_DATAFLOW, help="the data-movement description")
+    ap.add_argument("--family", help="f16 or q8_0 (default the description's first)")
+    ap.add_argument("--tile", "--head-dim", dest="tile", type=int, default=128, help="head dim, i.e. which xclbin")
+    ap.add_argument("--contract", type=int, default=0, help="the block program: 0 bfp16 (default), 1 fp32")
+    ap.add_argument("--n-head", type=int, default=32)
+    ap.add_argument("--n-head-kv", type=int, default=8)
+    ap.add_argument("--tokens", type=int, default=1, help="query tokens (default 1: decode)")
+    ap.add_argument("--n-kv", type=int, default=256, help="KV rows (the valid length)")
+    ap.add_argument("--n-seq", type=int, default=1)
+    ap.add_argument("--n-seq-kv", type=int, default=1)
+    ap.add_argument("--no-mask", action="store_true")
+    ap.add_argument("--mask-heads", type=int, default=1)
+    ap.add_argument("--scale", type=float, default=None, help="default 1/sqrt(head dim)")
+    ap.add_argument("--cols", type=int, help="array columns (default max_columns)")
+    ap.add_argument("--kernel-object", help="object file of the core program (default xdna_flash_attn_<family>.o)")
+    ap.add_argument("--print-plan", action="store_true", help="print the plan (no mlir-aie needed)")
+    ap.add_argument("--format", choices=["text", "json"], default="text")
+    ap.add_argument("--list-tiles", action="store_true", help="print the head dims the family has an xclbin for")
+    ap.add_argument("--list-contracts", action="store_true", help="print 'contract source' per block program")
+    ap.add_argument("-o", "--output")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        desc = load_description(args.dataflow)
+        families = families_of(desc)
+        family = args.family or next(iter(families))
+        if family not in families:
+            raise PlanError(f"unknown family {family!r} ({', '.join(families)})")
+        if args.list_tiles:
+            print(" ".join(str(t) for t in family_tiles(desc, family)))
+            return 0
+        if args.list_contracts:
+            source = desc.raw["core_budget"]["kernel_stack"][family]["source"]
+            text = _read(os.path.join(HERE, "kernels", source))
+            for c in families[family]:
+                print(f"{c} {source if re.search(r'void ' + c + r'[(]', text) else '?'}")
+            return 0
+        shape = Shape(d=args.tile, n_kv=args.n_kv, n_tokens=args.tokens, n_head=args.n_head, n_head_kv=args.n_head_kv,
+                      n_seq=args.n_seq, n_seq_kv=args.n_seq_kv, has_mask=not args.no_mask, mask_heads=args.mask_heads,
+                      scale=1.0 / math.sqrt(args.tile) if args.scale is None else args.scale)
+        plan = make_plan(desc, family, args.tile, shape, args.cols, args.contract)
+    except PlanError as e:
+        print(f"design.py: {e}", file=sys.stderr)
+        return 2
+    failed = [c for c in plan.checks if not c[1]]
+    if args.print_plan:
+        if args.format == "json":
+            json.dump(plan_json(plan), sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            print_plan_text(plan)
+            for what, _, detail in failed:
+                print(f"FAILED: {what}: {detail}")
+        return 1 if failed else 0
+    if failed:
+        for what, _, detail in failed:
+            print(f"design.py: check failed: {what}: {detail}", file=sys.stderr)
+        return 1
+    try:
+        module = emit_mlir(desc, plan, args.kernel_object or f"xdna_flash_attn_{family}.o")
+    except PlanError as e:
+        print(f"design.py: {e}", file=sys.stderr)
+        return 2
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(str(module))
+    else:
+        print(module)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Checks the attention design's IRON script (aie/flash_attn/design.py, for aie/flash_attn/dataflow.json) without
+# mlir-aie, Peano or an NPU:
+#   - design.py compiles and answers --help, --list-tiles (per family, the numeric keys of its kernel_stack) and
+#     --list-contracts (the family's two block programs, in flash_attn.cc) with a bare Python; its copy of the
+#     engine's split is the engine's: the constants of flash_attn_split (4 cores per column, 32 in all) and the
+#     kernel's entry points are still those of src/ops/flash_attn/sim/sim-flash-attn.cpp;
+#   - --print-plan over a few hundred shapes (decode and prefill, GQA ratios 1..8, every head dim, n_kv from 1
+#     to 40000, both caches and programs, 1..8 columns): the split, placement, rounds, steps, RTP words, objects
+#     and memories agree with a recomputation written apart from design.py (tests/aie/flash_attn_plan_verify.py),
+#     which also replays each core's program (the one IRON traces) against the engine's kernel calls, in order
+#     with their rows, n and scale, on the buffers the lockstep hands over, and holds a few plans to numbers
+#     worked out by hand;
+#   - what the design cannot take is refused with the reason (exit 2): a head dim without an xclbin, a Q8_0
+#     cache at head dim 32, a ratio that is not whole, no KV rows, 9 columns, a description of another movement;
+#   - variants of the description (written to a temporary directory) fail the check their name says, or are
+#     refused: a kv object of the wrong size, kv_l2l1 three deep (past the core's memory), slopes not
+#     host-written, a tile the kernels do not take, no barrier release, 8 kv BD ids, 16 lanes, V before K in a
+#     block object;
+#   - a failing plan is not emitted, and a passing one reaches the emission, which names mlir-aie when it is
+#     missing;
+#   - the IRON program run on stand-ins of IRON's classes (tests/aie/flash_attn_iron_check.py).
+# The description is read, never changed: variants are written to a temporary directory, removed on exit.
+set -euo pipefail
+
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+root=$(cd "$root" && pwd)
+py=${PYTHON:-python3}
+export PYTHONDONTWRITEBYTECODE=1
+here=$root/tests/aie
+design=$root/aie/flash_attn/design.py
+df=$root/aie/flash_attn/dataflow.json
+engine=$root/src/ops/flash_attn/sim/sim-flash-attn.cpp
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+"$py" -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$design" || fail "design.py does not compile"
+"$py" "$design" --help >"$tmp/help.txt" || fail "design.py --help"
+for want in "--family" "--tile" "--n-head-kv" "--tokens" "--n-kv" "--list-tiles" "--list-contracts" "--print-plan"; do
+    grep -qF -- "$want" "$tmp/help.txt" || fail "design.py --help does not mention '$want'"
+done
+for fam in f16 q8_0; do
+    want=$("$py" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(str(t) for t in sorted(int(k) for k in d["core_budget"]["kernel_stack"][sys.argv[2]] if k.isdigit())))' "$df" "$fam")
+    got=$("$py" "$design" --family "$fam" --list-tiles) || fail "--list-tiles --family $fam"
+    [ "$got" = "$want" ] || fail "--list-tiles of $fam: '$got', the description has '$want'"
+    got=$("$py" "$design" --family "$fam" --list-contracts | tr '\n' ' ') || fail "--list-contracts --family $fam"
+    [ "$got" = "fa_block_${fam}_bfp16 flash_attn.cc fa_block_${fam} flash_attn.cc " ] ||
+        fail "--list-contracts of $fam: '$got'"
+    echo "flash_attn $fam tiles: $(echo $want)"
+done
+# The engine's split, whose constants design.py and the verifier restate.
+grep -q 'constexpr int kColumns = 8, kCores = 32, kCoresPerColumn = 4;' "$engine" ||
+    fail "sim-flash-attn.cpp's array constants changed: design.py and flash_attn_plan_verify.py restate 8 x 4 cores"
+grep -q 's.parts = std::max<int64_t>(1, std::min<int64_t>({kCoresPerColumn, cores / s.groups, s.blocks}));' "$engine" ||
+    fail "flash_attn_split's parts changed: design.py and flash_attn_plan_verify.py restate it"
+for sym in fa_init_f32 fa_prepare_q_bfp16 fa_block_f16 fa_block_f16_bfp16 fa_block_q8_0 fa_block_q8_0_bfp16 fa_merge_f32 fa_finish_f32; do
+    grep -q "^void $sym(" "$engine" || fail "the engine no longer declares $sym"
+done
+
+# Variants of the description, from the real one.
+mkdir -p "$tmp/variants"
+"$py" - "$df" "$tmp/variants" <<'PYEOF'
+import copy, json, sys
+
+src, out = sys.argv[1:]
+base = json.load(open(src))
+
+
+def variant(name, edit):
+    d = copy.deepcopy(base)
+    edit(d)
+    json.dump(d, open(f"{out}/{name}.json", "w"), indent=1)
+
+
+def fifo(name):
+    return lambda d: next(f for f in d["layouts"][0]["fifos"] if f["name"] == name)
+
+
+variant("kv-size", lambda d: d["attention"]["objects"]["f16"]["128"].__setitem__("kv", 17400))
+variant("depth3", lambda d: fifo("kv_l2l1")(d).__setitem__("depth", 3))
+variant("no-slopes", lambda d: d["host_written"].pop("slopes"))
+variant("tile256", lambda d: d["core_budget"]["kernel_stack"]["f16"].__setitem__("256", 2688))
+variant("no-release", lambda d: d["core_program"]["barrier"]["release"].__setitem__("value", 0))
+variant("kv-bds8", lambda d: d["shim"]["bd_slots"][0].__setitem__("kv", list(range(8))))
+variant("lanes16", lambda d: d["attention"].__setitem__("lanes", 16))
+variant("kv-order", lambda d: d["attention"]["kv_object"].__setitem__("block", ["v", "k", "mask"]))
+variant("refused-rope", lambda d: d.__setitem__("movement", "rope"))
+variant("refused-broadcast", lambda d: fifo("kv_l2l1")(d).__setitem__("link", "broadcast"))
+PYEOF
+
+# The plans and their recomputation, the core programs replayed against the engine.
+"$py" "$here/flash_attn_plan_verify.py" "$root" "$tmp/variants" || fail "a plan and its recomputation disagree"
+
+# Refusals, with the reason.
+refused() {  # refused <pattern> <design args...>
+    local pattern=$1 rc=0; shift
+    "$py" "$design" "$@" --print-plan >"$tmp/bad.txt" 2>&1 || rc=$?
+    if [ "$rc" != 2 ]; then
+        fail "design.py $* exited $rc, expected 2"; cat "$tmp/bad.txt"
+    elif ! grep -q -- "$pattern" "$tmp/bad.txt"; then
+        fail "design.py $* refused without '$pattern'"; cat "$tmp/bad.txt"
+    fi
+}
+refused "no xclbin for head dim 96" --tile 96
+refused "no xclbin for head dim 32" --family q8_0 --tile 32
+refused "not a shape the design takes" --n-head 32 --n-head-kv 6
+refused "not a shape the design takes" --n-kv 0
+refused "npu2 has 1..8 columns" --cols 9
+refused "this program builds the \"attention\" movement" --dataflow "$tmp/variants/refused-rope.json"
+
+# A failing plan is not emitted; a passing one reaches the emission (no mlir-aie here: it says so).
+rc=0; "$py" "$design" --dataflow "$tmp/variants/depth3.json" >"$tmp/emit.txt" 2>&1 || rc=$?
+{ [ "$rc" = 1 ] && grep -q "check failed: core data memory" "$tmp/emit.txt"; } || fail "a plan over the core's memory was emitted (exit $rc)"
+if ! "$py" -c 'import aie.iron' 2>/dev/null; then
+    rc=0; "$py" "$design" >"$tmp/emit.txt" 2>&1 || rc=$?
+    { [ "$rc" = 2 ] && grep -q "mlir-aie" "$tmp/emit.txt"; } || fail "emission without mlir-aie did not name it (exit $rc)"
+fi
+
+# The IRON program on stand-ins.
+"$py" "$here/flash_attn_iron_check.py" "$root" "$here/check_barrier.py" || fail "the IRON program on stand-ins"
+
+if [ "$failures" -gt 0 ]; then
+    echo "$failures check(s) failed"
+    exit 1
+fi
+echo "check_design_flash_attn: all checks passed"

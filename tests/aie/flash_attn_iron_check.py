@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""The attention design's IRON program (aie/flash_attn/design.py emit_mlir) run on stand-ins of IRON's classes
+(tests/aie/check_barrier.py's, with FIFOs that record their links, kernels and loops that record themselves,
+views of objects), and checked against the description (aie/flash_attn/dataflow.json) read here:
+
+  - per column: kv_l3l2 of 4 kv objects (the description's depth), split at the 4 kv offsets into kv_l2l1 FIFOs
+    of one kv object each (their depth); out_l2l3 of 4 state objects joined from out_l1l2 FIFOs of one each; the
+    shim ends (kv produced, out consumed) on the column's shim, handed to the Runtime per column;
+  - one worker per core (4 per column, rows first_core_row on), with its kv end consumed and out end produced,
+    its RTP buffer of rtp_word_count words, its barrier, its own buffers, the family's block programs and the
+    helpers declared from one object file, and the family's stack;
+  - each core program as traced: wait on the barrier, read every RTP word, release the barrier before its
+    first acquisition; every kernel the family links called somewhere in the body, and every call inside the
+    loop over the word rounds;
+  - the runtime sequence: every core's words, then its barrier set.
+
+    flash_attn_iron_check.py <repo root> <check_barrier.py>
+"""
+
+import importlib.util
+import json
+import sys
+import types
+
+root, barrier_py = sys.argv[1], sys.argv[2]
+
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+fake_np = types.ModuleType("numpy")
+
+
+class _NdArray:
+    def __class_getitem__(cls, item):
+        return ("ndarray", tuple(item[0]), item[1])
+
+
+class _Dtype:
+    def __class_getitem__(cls, item):
+        return ("dtype", item)
+
+
+fake_np.ndarray, fake_np.dtype = _NdArray, _Dtype
+fake_np.float32, fake_np.int32 = "float32", "int32"
+fake_np.zeros = lambda n, dtype=None: ("zeros", n, dtype)
+sys.modules["numpy"] = fake_np
+
+cb = load("check_barrier", barrier_py)
+cb.install_stand_ins()
+design = load("xdna_flash_attn_design_under_test", f"{root}/aie/flash_attn/design.py")
+LINKS, FIFOS, KERNELS = [], {}, []
+
+
+class Fifo:
+    def __init__(self, obj_type=None, name=None, depth=None, **kwargs):
+        self.name, self.depth, self.obj_type = name, depth, obj_type
+        FIFOS[name] = self
+
+    def prod(self, *args, tile=None, **kwargs):
+        return Handle(self, "prod", tile)
+
+    def cons(self, *args, tile=None, **kwargs):
+        return Handle(self, "cons", tile)
+
+
+class Obj(cb.Anything):  # an acquired object: indexable, viewable
+    def __init__(self, handle):
+        self.handle = handle
+
+
+class Handle(cb.FifoHandle):
+    def __init__(self, fifo, end, tile):
+        self.fifo, self.end, self.tile = fifo, end, tile
+
+    def acquire(self, n=1):
+        cb.record("acquire", self, n)
+        return Obj(self)
+
+    def release(self, n=1):
+        cb.record("release", self, n)
+
+    def split(self, offsets, obj_types=None, names=None, depths=None, tile=None, **kwargs):
+        LINKS.append(("split", self.fifo.name, self.end, list(offsets), list(names), list(depths), tile))
+        return [Fifo(t, name=x, depth=dp) for t, x, dp in zip(obj_types, names, depths)]
+
+    def join(self, offsets, obj_types=None, names=None, depths=None, tile=None, **kwargs):
+        LINKS.append(("join", self.fifo.name, self.end, list(offsets), list(names), list(depths), tile))
+        return [Fifo(t, name=x, depth=dp) for t, x, dp in zip(obj_types, names, depths)]
+
+
+class Kernel:
+    def __init__(self, name, obj, arg_types):
+        self.name, self.obj, self.arg_types = name, obj, list(arg_types)
+        KERNELS.append(self)
+
+    def __call__(self, *args):
+        cb.record("call", self, args)
+
+
+class Buffer(cb.Buffer):
+    def __init__(self, obj_type=None, name=None, initial_value=None, use_write_rtp=False, **kwargs):
+        super().__init__(name=name, use_write_rtp=use_write_rtp)
+        self.obj_type = obj_type
+
+
+class Worker(cb.Worker):
+    def __init__(self, core_fn, fn_args=None, *args, tile=None, stack_size=None, **kwargs):
+        super().__init__(core_fn, fn_args)
+        self.tile, self.stack_size = tile, stack_size
+
+
+def range_(bound, *args, **kwargs):
+    cb.record("loop", None, bound)
+    yield cb.Anything()
+    cb.record("end loop", None, bound)
+
+
+class if_:
+    def __init__(self, cond, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+memref = types.ModuleType("aie.dialects.memref")
+memref.subview = lambda obj, offsets, sizes, strides: ("view", obj, tuple(offsets))
+dialects = types.ModuleType("aie.dialects")
+dialects.__path__ = []
+dialects.memref = memref
+sys.modules["aie.dialects"], sys.modules["aie.dialects.memref"] = dialects, memref
+iron = sys.modules["aie.iron"]
+iron.ObjectFifo, iron.Worker, iron.Kernel, iron.Buffer = Fifo, Worker, Kernel, Buffer
+sys.modules["aie.iron.device"].Tile = lambda c, r: (c, r)
+sys.modules["aie.iron.controlflow"].range_ = range_
+sys.modules["aie.helpers.dialects.scf"].if_ = if_
+sys.modules["aie.helpers.dialects.scf"].else_ = if_
+
+errors = []
+d = json.load(open(f"{root}/aie/flash_attn/dataflow.json"))
+desc = design.load_description()
+prog, arr = d["core_program"], d["array"]
+
+
+def check(family, tile, contract, shape, columns=8):
+    LINKS.clear(); FIFOS.clear(); KERNELS.clear(); cb.EVENTS.clear(); cb.PROGRAM.clear()
+    label = f"{family} d{tile} contract {contract} {columns} column(s)"
+    p = design.make_plan(desc, family, tile, shape, columns, contract)
+    design.emit_mlir(desc, p, "stand-in.o")
+    objs = d["attention"]["objects"][family][str(tile)]
+    fifos = {f["name"]: f for f in d["layouts"][0]["fifos"]}
+    l2 = d["depths"]["l2"]
+    for col in range(columns):
+        kv3, out3 = FIFOS.get(f"kv_l3l2_{col}"), FIFOS.get(f"out_l2l3_{col}")
+        if kv3 is None or out3 is None or kv3.depth != l2 or out3.depth != l2 or \
+                kv3.obj_type[1] != (4 * objs["kv"] // 4,) or out3.obj_type[1] != (4 * objs["state"] // 4,):
+            errors.append(f"{label}: column {col}'s memory-tile FIFOs are not 4 kv / 4 state objects of depth {l2}")
+            continue
+        split = [x for x in LINKS if x[0] == "split" and x[1] == kv3.name]
+        join = [x for x in LINKS if x[0] == "join" and x[1] == out3.name]
+        if len(split) != 1 or split[0][3] != [r * objs["kv"] // 4 for r in range(4)] or \
+                split[0][5] != [fifos["kv_l2l1"]["depth"]] * 4 or split[0][6] != (col, arr["memtile_row"]):
+            errors.append(f"{label}: column {col}'s kv split is {split}")
+        if len(join) != 1 or join[0][3] != [r * objs["state"] // 4 for r in range(4)] or \
+                join[0][5] != [fifos["out_l1l2"]["depth"]] * 4:
+            errors.append(f"{label}: column {col}'s out join is {join}")
+    workers = cb.PROGRAM[0].workers
+    if len(workers) != 4 * columns:
+        errors.append(f"{label}: {len(workers)} workers, {4 * columns} cores")
+        return
+    want_syms = list(d["families"][family]) + list(d["attention"]["helpers"])
+    if sorted(k.name for k in KERNELS) != sorted(want_syms) or any(k.obj != "stand-in.o" for k in KERNELS):
+        errors.append(f"{label}: kernels {[k.name for k in KERNELS]}, the family links {want_syms}")
+    for i, w in enumerate(workers):
+        col, r = divmod(i, 4)
+        core = f"core {i}"
+        if w.tile != (col, arr["first_core_row"] + r) or w.stack_size != d["core_budget"]["kernel_stack"][family][str(tile)]:
+            errors.append(f"{label}: {core} on {w.tile} with stack {w.stack_size}")
+        kv_in, out = w.fn_args[0], w.fn_args[1]
+        if kv_in.fifo.name != f"kv_l2l1_{col}_{r}" or kv_in.end != "cons" or out.fifo.name != f"out_l1l2_{col}_{r}" \
+                or out.end != "prod":
+            errors.append(f"{label}: {core}'s FIFO ends are {kv_in.fifo.name} {kv_in.end}, {out.fifo.name} {out.end}")
+        ev = [e for e in cb.EVENTS if e[0] == core]
+        rtp, bar = w.fn_args[2], w.fn_args[3]
+        kinds = [e[1] for e in ev]
+        wait, rel = kinds.index("wait"), kinds.index("release") if "release" in kinds else -1
+        reads = [e[3] for e in ev if e[1] == "read" and e[2] is rtp]
+        first_acq = kinds.index("acquire")
+        if not (wait < min(j for j, e in enumerate(ev) if e[1] == "read" and e[2] is rtp) and
+                max(j for j, e in enumerate(ev) if e[1] == "read" and e[2] is rtp) < rel < first_acq) or \
+                sorted(reads) != list(range(prog["rtp_word_count"])) or rtp.obj_type[1] != (prog["rtp_word_count"],):
+            errors.append(f"{label}: {core}: barrier wait, RTP reads {sorted(reads)}, release, first acquisition out of order")
+        called = {e[2].name for e in ev if e[1] == "call"}
+        if called != set(want_syms):
+            errors.append(f"{label}: {core} calls {sorted(called)}, the family links {sorted(want_syms)}")
+        loop = kinds.index("loop")
+        if any(j < loop for j, e in enumerate(ev) if e[1] == "call"):
+            errors.append(f"{label}: {core} calls a kernel outside its loop over the rounds")
+    seq = [e for e in cb.EVENTS if e[0] == "sequence"]
+    for i, w in enumerate(workers):
+        writes = [j for j, e in enumerate(seq) if e[1] == "write" and e[2] is w.fn_args[2]]
+        sets = [j for j, e in enumerate(seq) if e[1] == "set" and e[2] is w.fn_args[3]]
+        if len(writes) != prog["rtp_word_count"] or len(sets) != 1 or max(writes) > sets[0]:
+            errors.append(f"{label}: core {i}: {len(writes)} RTP writes and {len(sets)} barrier sets, words first")
+
+
+for fam, tiles in (("f16", (32, 64, 128)), ("q8_0", (64, 128))):
+    for t in tiles:
+        for contract in (0, 1):
+            check(fam, t, contract, design.Shape(d=t, n_kv=4096, scale=0.1))
+check("f16", 128, 0, design.Shape(d=128, n_kv=512, n_tokens=512, scale=0.1))
+check("q8_0", 64, 0, design.Shape(d=64, n_kv=33, n_head=8, n_head_kv=8, scale=0.1), columns=2)
+print(f"flash_attn IRON program on stand-ins: {len(errors)} problem(s)")
+for e in errors[:20]:
+    print("FAIL:", e)
+sys.exit(1 if errors else 0)
