@@ -11,21 +11,23 @@
 #   matmul  aie/matmul/design.py: per family, Peano compiles kernels/mm_<family>.cc and zero.cc into one
 #           object; one xclbin per family and token tile (mm_<family>_n<TN>.xclbin) serving every
 #           contract of the family (with --exact: one per contract, <contract>_n<TN>.xclbin).
-#   the rows designs: every aie/<design>/dataflow.json with "movement": "rows" (today add, glu, scale
-#           and hadamard), all built by aie/add/design.py --dataflow <that file>, and with "movement":
+#   the rows designs: every aie/<design>/dataflow.json with "movement": "rows" (today add, glu, scale,
+#           hadamard and row_scale), all built by aie/add/design.py --dataflow <that file>, and with "movement":
 #           "norm" (rms_norm), built by its own folder's design.py (the same options; --cols for the
 #           sample row length). Per family of the description, the kernel files its contracts are defined
 #           in (design.py --list-contracts: add.cc and mul.cc for add's "binary", swiglu.cc for glu's
-#           "swiglu", scale.cc for scale's "scale", fwht.cc for hadamard's "hadamard"), compiled by Peano,
-#           are linked into one object, xdna_<design>_<family>.o (design.py's --kernel-object:
-#           xdna_add_binary.o, xdna_glu_swiglu.o, xdna_scale_scale.o, xdna_hadamard_hadamard.o); one xclbin
-#           per tile (values per chunk: the numeric keys of the family's core_budget.kernel_stack,
-#           design.py --list-tiles; hadamard's tile is its transform length, 64, 128 or 256),
-#           <design>_<family>_t<tile>.xclbin (scale_scale_t1024.xclbin, hadamard_hadamard_t128.xclbin: the
-#           design and its one family have the same name), serving every contract of the family (the RTP
-#           word "contract" selects the kernel). Its manifest entry names the tile, and the kernel's
-#           buffers bo<i> by the description's operand whose "arg" is i: a, b, y (bo0..bo2) for add and
-#           glu, x, y (bo0, bo1) for scale's and hadamard's one input.
+#           "swiglu", scale.cc for scale's "scale", fwht.cc for hadamard's "hadamard", row_scale.cc for
+#           row_scale's "row_scale"), compiled by Peano, are linked into one object,
+#           xdna_<design>_<family>.o (design.py's --kernel-object: xdna_add_binary.o, xdna_glu_swiglu.o,
+#           xdna_scale_scale.o, xdna_hadamard_hadamard.o, xdna_row_scale_row_scale.o); one xclbin per tile
+#           (values per chunk: the numeric keys of the family's core_budget.kernel_stack, design.py
+#           --list-tiles; hadamard's tile is its transform length, 64, 128 or 256; row_scale's 64 to 1024),
+#           <design>_<family>_t<tile>.xclbin (scale_scale_t1024.xclbin, hadamard_hadamard_t128.xclbin,
+#           row_scale_row_scale_t1024.xclbin: the design and its one family have the same name), serving
+#           every contract of the family (the RTP word "contract" selects the kernel). Its manifest entry
+#           names the tile, and the kernel's buffers bo<i> by the description's operand whose "arg" is i:
+#           a, b, y (bo0..bo2) for add and glu, x, y (bo0, bo1) for scale's and hadamard's one input, x, w,
+#           y (bo0..bo2) for row_scale (w its one value per row).
 #   the gather designs: every aie/<design>/dataflow.json with "movement": "gather" (today get_rows), built
 #           by its own folder's design.py. A gather is DMAs only (array.core_rows 0): no kernel file
 #           (design.py --list-contracts prints '-' for its source), so nothing is compiled by Peano and
@@ -83,7 +85,7 @@
 #
 # Contract names in the manifest are the v2 names: mm_<w>_a8 for quantized weights (int8 activations),
 # e.g. mm_q4_K_a8; the float contracts keep mm_f16_f16, mm_bf16_bf16, mm_f32_f32. A rows entry serves
-# its family's contracts (add_f32, mul_f32; swiglu_f32; scale_f32; fwht_f32; get_rows_f32; a quant family's one
+# its family's contracts (add_f32, mul_f32; swiglu_f32; scale_f32; fwht_f32; row_scale_f32; get_rows_f32; a quant family's one
 # program, act_quant_a8_b256_n4; a scatter family's one program, f32_to_f16 or f32_to_q8_0) by the
 # description's family name.
 #
@@ -91,7 +93,8 @@
 # rows designs' 64 rows of design.py's sample row (4096 values in whole groups of array.core_rows chunks;
 # a row transform's, hadamard's, one transform: the tile) and rms_norm's 64 rows of 4096 values (rounded
 # up to whole groups of array.core_rows chunks), the fp32 words at design.py's defaults (scale's s and b,
-# 1 and 0; hadamard's scale, 1 / sqrtf(tile): runtime words, not part of the xclbin); the gather
+# 1 and 0; hadamard's scale, 1 / sqrtf(tile): runtime words, not part of the xclbin), row_scale's w one
+# value per row (design.py's --w-stride default, 1); the gather
 # designs' one id (--ids 0) of a 4096-value row (rounded up to whole chunks of the tile); the quant
 # designs' one token row (--rows 1) of array.max_columns K tiles (--k: the family's tile_k x max_columns),
 # so that the sample's one short token tile reads its padding rows from the zeros operand and every column
@@ -167,10 +170,10 @@ usage: $(basename "$0") [options]
                      matmul: kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16
                              float_bfp16 f32_bfp16
                      rows, gather, scatter, quant and rope designs: their description's families (add:
-                     binary; glu: swiglu; rms_norm: norm; scale: scale; hadamard: hadamard; get_rows:
-                     gather; set_rows: f16 q8_0; rope: norm neox; act_quant: a8_b32_n4 a8_b32_n32 a8_b256_n4 a8_b256_n32 bfp16_n32
-                     bfp16_k128_n32 bfp16_k64_n32 bfp16_k128_n64 f16_n4 f16_n32 bf16_n4 bf16_n32 f32_n4
-                     f32_n32)
+                     binary; glu: swiglu; rms_norm: norm; scale: scale; hadamard: hadamard; row_scale:
+                     row_scale; get_rows: gather; set_rows: f16 q8_0; rope: norm neox; act_quant: a8_b32_n4
+                     a8_b32_n32 a8_b256_n4 a8_b256_n32 bfp16_n32 bfp16_k128_n32 bfp16_k64_n32
+                     bfp16_k128_n64 f16_n4 f16_n32 bf16_n4 bf16_n32 f32_n4 f32_n32)
   --tile-n N       build only this tile (repeatable): a matmul family's token tile (4 32 64, default all
                    three), a rows, gather or scatter family's values per chunk or a rope family's
                    head row length (default all of its tiles: the numeric keys of its kernel_stack in

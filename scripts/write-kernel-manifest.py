@@ -14,7 +14,7 @@ kind of design the line is of:
 
 A matmul xclbin serves every contract of its lines (one line per contract; the project dir of its first
 line is read), "exact" when it was built for one contract with W objects of its own tile (--exact). A rows
-xclbin (aie/add/design.py's program for a "movement": "rows" description: add, glu, scale and hadamard;
+xclbin (aie/add/design.py's program for a "movement": "rows" description: add, glu, scale, hadamard and row_scale;
 aie/rms_norm/design.py's for "norm", aie/get_rows/design.py's for "gather", aie/act_quant/design.py's for
 "quant", aie/set_rows/design.py's for "scatter", or aie/rope/design.py's for "rope") serves every contract of its
 family at one chunk size, the tile; its design name, families, tiles and operands are read from the
@@ -33,7 +33,8 @@ the manifest's argument list always matches the xclbin: opcode -> {"kind": "opco
 instr -> the instruction buffer in group 1, ninstr -> the word count, and bo<i> in group 3 + i:
   matmul: the runtime sequence's W, A, C and params (bo0..bo3: weights, activations, output, params);
   rows:   the description's operand whose "arg" is i, by name ({"kind": "operand", "name": ...}): a, b, y
-          for add and glu, x, weight, y for rms_norm, x, y for scale and hadamard, src, y for get_rows, x,
+          for add and glu, x, weight, y for rms_norm, x, y for scale and hadamard, x, w, y for row_scale (w
+          its one value per row), src, y for get_rows, x,
           zeros, tiles for act_quant, x, y for set_rows (its ids are read by the host, no argument), x, cs,
           y for rope (cs, the angle rows, is written by the host at submission, .host_written, but is still
           a buffer argument of the kernel).

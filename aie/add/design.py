@@ -14,27 +14,33 @@ description of that data movement.
         y[r] = H_n x[r], n = the row length     contract fwht_f32 (aie/hadamard/kernels/fwht.cc), the
                                                 orthonormal Walsh-Hadamard transform of each row, its
                                                 scale 1 / sqrtf(n) an fp32 runtime word (--hadamard-scale)
+    --dataflow aie/row_scale/dataflow.json      family "row_scale"
+        y[r][i] = x[r][i] * w[r]                contract row_scale_f32 (aie/row_scale/kernels/row_scale.cc),
+                                                w one value per row (--w-stride; 0: one for every row)
 
 In add's and glu's descriptions b has one row per row, or one row for all. Every llama.cpp layer adds its
 attention and FFN outputs to the residual stream with such an ADD, and gates its FFN with such a SwiGLU;
 SCALE is the attention scale of the non-flash path and MoE weight normalisation; the Hadamard rotation
-turns q, k, v and the attention output around a quantized KV cache. On the NPU they run in the same
+turns q, k, v and the attention output around a quantized KV cache; row_scale is MoE's expert outputs
+times their routing weights (ggml's MUL by one value per row). On the NPU they run in the same
 submission as the ops around them (README.md). The inputs are the description's operands the shim
 streams in (its MM2S FIFOs), one or two, the output the one it drains (its S2MM FIFO). A binary kernel
 takes (a, b, y, n) over one chunk of n values, a unary one (x, y, n, s, b, with_bias): after n it takes
 the description's fp32 RTP words (core_program.rtp_float_words) in their order and, when b is one of
 them, with_bias = (b != 0). A row transform (ROW_TRANSFORMS: hadamard's fwht_f32) takes
 (x, y, rows, n, scale): rows = 1 before n, as its kernel transforms whole rows and a chunk is one row.
-So one program serves every description; only the inputs, the family, its kernels, the fp32 words and
-the numbers of the description differ.
+An input of one value per row (a FIFO whose unit is of fixed bytes, {"fixed_bytes": 4}: row_scale's w)
+is no pointer of the kernel: the core reads the row's value from the object it holds and passes it after
+n, as row_scale_f32(x, y, n, w) takes it. So one program serves every description; only the inputs, the
+family, its kernels, the fp32 words, the core program's form and the numbers of the description differ.
 
 What the program is, all of it read from the description (--dataflow), the one the host's stream
 builder (src/runtime/rows-sequence.cpp) and the simulator's DMA interpreter read too; no number of the
 data movement is written here:
   - Families ("binary": add_f32, mul_f32; "swiglu": swiglu_f32; "scale": scale_f32; "hadamard":
-    fwht_f32), one xclbin per tile (values per chunk: the numeric keys of the family's kernel_stack: 64
-    to 512 for add and glu, 128 to 1024 for scale, 64 to 256 for hadamard, where the tile is the
-    transform length n). The kernels are found from the family's kernel_stack "source", in kernels/ beside
+    fwht_f32; "row_scale": row_scale_f32), one xclbin per tile (values per chunk: the numeric keys of the
+    family's kernel_stack: 64 to 512 for add and glu, 128 to 1024 for scale, 64 to 256 for hadamard,
+    where the tile is the transform length n, 64 to 1024 for row_scale). The kernels are found from the family's kernel_stack "source", in kernels/ beside
     the description (a copy of a description elsewhere: aie/<its "design">/kernels); a contract the
     source does not define is looked up in the other .cc files there (mul_f32 in mul.cc). Every contract
     of the family is linked into every core; the RTP word "contract" (the contract's position in the
@@ -62,33 +68,52 @@ data movement is written here:
     host's strided views of q, k and v are not) and with a row length other than its tile (the host
     takes a row of n values at tile n only). The split and the join are then of one part at offset 0,
     the link IRON's own forward() builds (a split at [0]).
+  - One value per row (row_scale's description: w, a unit of {"fixed_bytes": 4}, one value per object):
+    the memory tile broadcasts each row's value to both core rows, one MM2S channel fanned out by the
+    switches and one upward stream through every boundary, so x 2 + w 1 + y 1 = 4 of the 6 MM2S
+    channels, 3 upward streams into the first core row; each core takes x and w on its 2 S2MM channels.
+    Its objects are 4 bytes, depth 2 in the memory tile and in each core. A per-row input must be an
+    input, broadcast (each core row needs the value for its chunks of the row), one value per object of
+    4 bytes (the host's stream moves one 32-bit word per row of such a unit); a description otherwise is
+    refused when read.
   - The work, as the host deals it: a row is cut into groups of core_rows chunks (a row transform's row
     is one group of one chunk); the columns take a grid of R row blocks x S segments of each row's
     groups, one column each, R = min(rows, columns),
     S = 1 if rows >= columns else max(1, min(groups per row, columns // rows)); the sizes of the blocks
     (and of the segments) differ by at most one, the first ones larger. Column c takes row block c // S
     and segment c % S; each of its cores takes one chunk per group of each of its rows (the RTP word
-    "chunks" = the block's rows x the segment's groups), so nothing is padded or duplicated. So one long
+    "chunks" = the block's rows x the segment's groups; in the rows form, "rows" = the block's rows and
+    "row_chunks" = the segment's groups), so nothing is padded or duplicated. So one long
     row (a decode token's) spreads over the array, and many rows go to the columns in blocks.
   - Per column and step, at most min(kRowsPerStep, limits.repeat_max + 1) rows of its block (the host's
     kRowsPerStep is 256, src/runtime/rows-sequence.h; a one-row b is read again per row by a
     queue-push repeat of at most repeat_max): one shim task per operand; as many steps in flight as the
-    description's shim.steps_in_flight.
+    description's shim.steps_in_flight. A per-row input's task is the step's rows' values, one per row
+    at its stride from the step's first row (r0 x stride, no segment offset: every column taking a
+    segment of a row reads the row's value), the host's rows_bd(n, 1, stride, 1); with a stride of 0 the
+    one value, pushed again per row.
   - The core program, per pass: wait on the RTP barrier (IRON WorkerRuntimeBarrier, acquire_equal),
     read every RTP word of the description's rtp_words, bitcast its fp32 words (rtp_float_words: scale's
     s and b, hadamard's scale) from i32 to f32 and, with a word b, compute with_bias = (b != 0.0) as a
     float compare (arith.cmpf une: -0.0 gives 0, a NaN 1, as the host's `b != 0.0f`), release the
-    barrier; then
-    `chunks` times: acquire each input and y, one kernel call (a row transform's rows = 1, n = the tile,
-    then the fp32 words and with_bias), release them.
-  - A runtime sequence for one invocation shape (--rows, --row-len, --row-stride, --one-b-row, --cols;
+    barrier; then, by the RTP words the description has (as the host's stream builder tells them apart):
+    with "chunks", `chunks` times: acquire each input and y, one kernel call (a row transform's rows = 1,
+    n = the tile, then the fp32 words and with_bias), release them; with "rows" and "row_chunks" (the
+    rows form, row_scale's), `rows` times: acquire each per-row input and read its value (object[0]),
+    then `row_chunks` times: acquire the chunked inputs and y, one kernel call (n = the tile, the row's
+    values), release them; after the row's chunks, release the per-row inputs (the host's core program,
+    RowScaleRole in src/ops/row_scale/sim/sim-row-scale.cpp). A per-row input needs the rows form: the
+    plan fails by name without it, as it fails a description with neither form.
+  - A runtime sequence for one invocation shape (--rows, --row-len, --row-stride, --one-b-row, --w-stride,
+    --cols;
     --scale and --bias, or --hadamard-scale, for the fp32 words, written as their IEEE bits, struct '<f'
     read as '<I'; hadamard's scale defaults to 1 / sqrtf(tile) in fp32, as the host computes it). The
     host builds the real streams itself, so only the xclbin of a build is used; this sequence is the
     host's schedule (the same grid, steps, per-core chunk counts and DRAM traffic) in IRON's words (IRON
     picks its own BD ids and shim channels, and a one-row b repeats in a fill's iteration dimension,
-    which IRON's fill has in place of a queue-push repeat count). --one-b-row is refused for a
-    description of one input.
+    which IRON's fill has in place of a queue-push repeat count, as does one value for every row). --one-b-row
+    is refused for a description of one input and for a per-row second input (--w-stride 0 is its one
+    value for every row); --w-stride for a description without a per-row input.
 
 `--print-plan` prints the plan and checks it against the AIE2P limits: core data memory (the core
 FIFOs, the RTP words, the family's kernel stack), memory-tile memory, DMA channels of cores, memory
@@ -100,11 +125,14 @@ the plan (tests/aie/check_design_add.sh). The IRON emission targets mlir-aie >= 
 TaskGroup, handle.fill/drain, Buffer RTPs, WorkerRuntimeBarrier), as ../matmul/design.py does.
 
 Status, plainly: the plan's numbers are checked against a recomputation from the descriptions and
-against the numbers the host's own tests expect of a few shapes (tests/kernels/test_add_stream.cpp); the
+against the numbers the host's own tests expect of a few shapes (tests/kernels/test_add_stream.cpp,
+test_row_scale_stream.cpp); the
 grid rule was compared with src/runtime/rows-sequence.cpp by reading it (the C++ was not run beside this
 script). The IRON program (emit_mlir) has only been run on stand-ins of IRON's classes (tests/aie/check_design_add.sh,
 with tests/aie/check_barrier.py's stand-ins and its own of mlir's arith and types), for
-aie/add/dataflow.json, aie/glu/dataflow.json, aie/scale/dataflow.json and aie/hadamard/dataflow.json.
+aie/add/dataflow.json, aie/glu/dataflow.json, aie/scale/dataflow.json, aie/hadamard/dataflow.json and
+aie/row_scale/dataflow.json (its fills replayed through the traced core programs:
+tests/aie/row_scale_iron_check.py).
 It has never been run by the real mlir-aie python package, never compiled by aiecc, never linked with
 Peano's objects of the kernels (which were never built with Peano here), and never run on an NPU. In
 particular unverified: that IRON accepts the split / join offsets and names as written, a fill whose
@@ -112,10 +140,15 @@ iteration dimension has stride 0 (the one-row b), the NPU2Col<n> device names, a
 part (hadamard's one core row); for scale and hadamard, the builders of mlir's python arith dialect as
 called here inside a Worker's function (bitcast, constant, cmpf with CmpFPredicate.UNE, extui), a Kernel
 declared with np.float32 scalar arguments taking their f32 values, and an RTP word with its sign bit set
-written as a negative int32 into the i32 RTP buffer (its two's-complement bits being the fp32 bits). At
+written as a negative int32 into the i32 RTP buffer (its two's-complement bits being the fp32 bits); for
+row_scale, a broadcast object FIFO of 4-byte objects (one f32: the memory tile's and the cores' DMAs at
+that size, the forward to two consumers), reading a value from an acquired object by indexing it
+(object[0], a memref load inside the Worker's function), an acquire (w) held across the loop of other
+acquires and releases (x, y) and released after it, a fill of one word per row (sizes [1, n, 1, 1]) and
+one of one word repeated in the iteration dimension (stride 0). At
 tiles whose kernel loop would run fewer times than its AIE_LOOP_MIN_ITERATION_COUNT hint promises, the
-compiled loop is not defined; the descriptions' tiles keep the promise (add and glu: 2 trips of 32
-lanes from 64 values; scale: 4 trips from 128; fwht_f32 makes no such promise), and the plan checks it
+compiled loop is not defined; the descriptions' tiles keep the promise (add, glu and row_scale: 2 trips
+of 32 lanes from 64 values; scale: 4 trips from 128; fwht_f32 makes no such promise), and the plan checks it
 from the kernels' sources.
 """
 
@@ -170,8 +203,17 @@ FLOAT_WORDS = {"s": ("--scale", lambda tile: 1.0), "b": ("--bias", lambda tile: 
 # with b = 0 the kernel issues no add, as the CPU then only scales (ggml-cpu ggml_compute_forward_scale_f32)
 # and as the host's engine decides it (src/ops/scale/sim/sim-scale.cpp: b != 0.0f).
 BIAS_WORD = "b"
-# The RTP words every description has, which the stream computes; none of them may be an fp32 word.
-COUNT_WORDS = ("contract", "chunks", "version")
+# The RTP words the stream computes: contract, version and the core's work, which the host's stream builder
+# (src/runtime/rows-sequence.cpp) tells apart by the words a description has: "chunks", its kernel calls;
+# or, without it, "rows" and "row_chunks", its rows and the chunks of each row's segment, for a core program
+# that holds a value per row (a per-row input, row_scale's w) for all of its row's chunks. None of them may
+# be an fp32 word.
+CHUNK_WORDS = ("chunks",)
+ROW_WORDS = ("rows", "row_chunks")
+STREAM_WORDS = ("contract",) + CHUNK_WORDS + ROW_WORDS + ("version",)
+# The one per-row unit this program moves: one fp32 value (the host's stream moves one 32-bit word per row
+# of a fixed-bytes unit, rows_bd(n, 1, stride, 1), whatever the unit's bytes).
+PER_ROW_BYTES = 4
 # Families whose kernel transforms whole rows: (x, y, rows, n, <fp32 words>), the core passing rows = 1
 # before n, so a chunk is one row and the tile its length (fwht_f32: aie/hadamard/kernels/fwht.cc). Their
 # plans take one core row (a group is one chunk) and a row length equal to the tile: the host cuts no
@@ -229,6 +271,10 @@ class OperandPath:
     core_chunks: int       # chunks per core object: 1 (split, join) or the group (broadcast)
     mem_depth: int
     core_depth: int
+    # One value per row (a unit of fixed bytes: row_scale's w), not chunks of the row: mem_chunks and
+    # core_chunks then count that unit (one each), of unit_bytes bytes.
+    per_row: bool = False
+    unit_bytes: int = 0
 
 
 @dataclass
@@ -248,6 +294,27 @@ class Description:
     @property
     def outputs(self):
         return [p for p in self.paths if not p.inbound]
+
+    @property
+    def chunked(self):
+        """The operands moved in chunks of the rows (every one but a per-row input), in argument order."""
+        return [p for p in self.paths if not p.per_row]
+
+    @property
+    def per_row(self):
+        """The inputs of one value per row (row_scale's w), in argument order."""
+        return [p for p in self.paths if p.per_row]
+
+    @property
+    def work_words(self):
+        """The core's work words, as the host's builder picks them: ("chunks",) when the description has that
+        word, else ("rows", "row_chunks") when it has both; None when it has neither."""
+        words = self.raw["core_program"]["rtp_words"]
+        if all(w in words for w in CHUNK_WORDS):
+            return CHUNK_WORDS
+        if all(w in words for w in ROW_WORDS):
+            return ROW_WORDS
+        return None
 
 
 def _depth(raw, value, where):
@@ -313,13 +380,31 @@ def _load_description(path, layout):
             raise PlanError(f"{where}: {core['name']} is linked by {link!r}; this program takes an input by a "
                             "split or a broadcast, and gives its output by a join")
         units = {mem["object"]["unit"], core["object"]["unit"]}
-        if units != {"chunk"}:
+        fixed = _fixed_unit(raw, units, f"{where}: {mem['name']}, {core['name']}")
+        if fixed is not None:
+            # One value per row, as the host's stream moves it (moves_a_value_per_row): an input, one unit per
+            # object, to every core row of the column (each core scales its own chunks of the row by it).
+            if not inbound:
+                raise PlanError(f"{where}: {mem['name']} moves a unit of fixed bytes (one value per row) to the shim; "
+                                "only an input can be one value per row")
+            if link != "broadcast":
+                raise PlanError(f"{where}: {core['name']} is linked by {link!r}; an input of one value per row "
+                                f"({op['name']}) goes whole to each of the {P} core rows, which each need it for their "
+                                "chunks of the row: a broadcast")
+            if fixed != PER_ROW_BYTES:
+                raise PlanError(f"{where}: {mem['name']}: a unit of {fixed} fixed bytes; the host's stream moves one "
+                                f"32-bit word per row of such a unit, so only {PER_ROW_BYTES} (one fp32 value) is moved whole")
+            if mem["object"]["count"] != 1 or core["object"]["count"] != 1:
+                raise PlanError(f"{where}: {mem['name']} objects of {mem['object']['count']}, {core['name']} of "
+                                f"{core['object']['count']} values: one value per row is one value per object")
+        elif units != {"chunk"}:
             raise PlanError(f"{where}: {mem['name']}, {core['name']}: objects counted in {sorted(units)}, "
-                            "the program counts chunks")
+                            "the program counts chunks, or one unit of fixed bytes per row")
         paths.append(OperandPath(op["name"], op["arg"], inbound, link, mem, core, mem["shim_channel"]["channel"],
                                  mem["object"]["count"], core["object"]["count"],
                                  _depth(raw, mem["depth"], f"{where}: {mem['name']}"),
-                                 _depth(raw, core["depth"], f"{where}: {core['name']}")))
+                                 _depth(raw, core["depth"], f"{where}: {core['name']}"),
+                                 fixed is not None, fixed or 0))
     # The inputs are the operands the shim streams in (MM2S), the output the one it drains (S2MM); the
     # kernels take them in that order, as the host's stream patches them.
     if [p.inbound for p in paths] not in ([True, False], [True, True, False]):
@@ -328,13 +413,28 @@ def _load_description(path, layout):
     # The group is array.core_rows chunks, as the host's stream builder cuts the rows (its parser wants a
     # split's or join's memory-tile object to be one core object per core row, a broadcast's the core
     # object itself); every core takes one chunk of each operand per kernel call.
-    for p in paths:
+    for p in (p for p in paths if not p.per_row):
         want_core = P if p.link == "broadcast" else 1
         if p.mem_chunks != P or p.core_chunks != want_core:
             raise PlanError(f"{where}: {p.mem['name']} objects of {p.mem_chunks} chunks, {p.core['name']} of "
                             f"{p.core_chunks}: a {p.link} over array.core_rows = {P} core rows with one chunk per "
                             f"core and call needs {P} and {want_core}")
     return Description(path, raw, raw["design"], name, paths, P, _float_words(raw, path))
+
+
+def _fixed_unit(raw, units, where):
+    """The bytes of the FIFOs' unit when it is one of fixed bytes ({"fixed_bytes": B}: B bytes at any tile,
+    the host's form of one value per row), None when it is not; both FIFOs of an operand in one unit."""
+    table = raw.get("units", {})
+    fixed = [u for u in units if isinstance(table.get(u), dict) and "fixed_bytes" in table[u]]
+    if not fixed:
+        return None
+    if len(units) != 1:
+        raise PlanError(f"{where}: objects counted in {sorted(units)}: a unit of fixed bytes on one side only")
+    spec = table[fixed[0]]
+    if set(spec) != {"fixed_bytes"} or not isinstance(spec["fixed_bytes"], int) or spec["fixed_bytes"] < 1:
+        raise PlanError(f"{where}: unit {fixed[0]} {spec}: a fixed-bytes unit is {{\"fixed_bytes\": B}}, B > 0, alone")
+    return spec["fixed_bytes"]
 
 
 def _float_words(raw, path):
@@ -345,9 +445,9 @@ def _float_words(raw, path):
     if not isinstance(floats, list):
         raise PlanError(f"{path}: core_program.rtp_float_words is not a list of RTP word names")
     for w in floats:
-        if w not in words or w in COUNT_WORDS or floats.count(w) != 1:
+        if w not in words or w in STREAM_WORDS or floats.count(w) != 1:
             raise PlanError(f"{path}: core_program.rtp_float_words: {w!r} is not one parameter word of rtp_words "
-                            f"({', '.join(k for k in words if k not in COUNT_WORDS) or 'none'})")
+                            f"({', '.join(k for k in words if k not in STREAM_WORDS) or 'none'})")
     return list(floats)
 
 
@@ -445,15 +545,18 @@ def _param_kind(param):
 
 
 def kernel_params(desc, family):
-    """What the core program passes each kernel of the family, as (what, kind): its operands' objects, a row
-    transform's rows (1), n, per broadcast input the offset (in values) of the core's chunk in that
-    input's object, the description's fp32 RTP words in their order, then with_bias when b is one of them."""
-    params = [(f"{p.operand}: {p.core_chunks} chunk{'s' if p.core_chunks > 1 else ''}", "pointer") for p in desc.paths]
+    """What the core program passes each kernel of the family, as (what, kind): its chunked operands'
+    objects, a row transform's rows (1), n, per broadcast input of chunks the offset (in values) of the
+    core's chunk in that input's object, per input of one value per row that value (read by the core from
+    the object it holds for the row: row_scale_f32(x, y, n, w)), the description's fp32 RTP words in their
+    order, then with_bias when b is one of them."""
+    params = [(f"{p.operand}: {p.core_chunks} chunk{'s' if p.core_chunks > 1 else ''}", "pointer") for p in desc.chunked]
     if family in ROW_TRANSFORMS:
         params.append(("rows: 1, the chunk's one row", "int32"))
     params.append(("n", "int32"))
     params += [(f"offset of the core's chunk in {p.operand}'s object", "int32")
-               for p in desc.inputs if p.link == "broadcast"]
+               for p in desc.chunked if p.inbound and p.link == "broadcast"]
+    params += [(f"{p.operand}: the row's value, read from the object held for the row", "float") for p in desc.per_row]
     params += [(f"{w}: fp32 RTP word", "float") for w in desc.float_words]
     if BIAS_WORD in desc.float_words:
         params.append((f"with_bias: {BIAS_WORD} != 0", "int32"))
@@ -479,7 +582,7 @@ def kernel_checks(desc, family, contracts, tile):
         source, params, body, text = found
         ok = [_param_kind(x) for x in params] == want_kinds
         detail = f"{symbol}({', '.join(params)}); the core program passes ({'; '.join(w for w, _ in want)})"
-        if not ok and len(want) > len(params):
+        if not ok and len(want) > len(params) and any(p.link == "broadcast" for p in desc.chunked):
             # A broadcast input's object holds every core row's chunk. An IRON kernel call passes an acquired
             # object whole (its base pointer), and the core function has no pointer arithmetic of its own;
             # a memref subview carries its offset in a descriptor that a bare-pointer kernel call does not
@@ -534,6 +637,8 @@ class Transfer:
     # buffer_length alone describes it (src/control/shim-bd.cpp shim_bd_from_pattern), which lifts the
     # wraps' 1023 words, as mlir-aie's verifier lifts them for a linear transfer.
     linear: bool = False
+    # One value per row (w): d0 and d1 one word each (the host's rows_bd(n, 1, stride, 1)), no chunks.
+    per_row: bool = False
 
 
 @dataclass
@@ -554,7 +659,11 @@ class Plan:
     one_b_row: bool
     stack_bytes: int
     kernel_data_bytes: int
+    # Values between the rows' values of an input of one value per row (w), 0 for one value for every row;
+    # None for a description without such an input.
+    w_stride: int = None
     inputs: list = field(default_factory=list)  # the operands the shim streams in (a, b; x)
+    per_row: list = field(default_factory=list)  # the inputs of one value per row (w)
     float_words: dict = field(default_factory=dict)  # fp32 RTP word -> {"value", "bits"} of this invocation
     links: dict = field(default_factory=dict)   # operand -> split / broadcast / join
     kernels: dict = field(default_factory=dict)  # contract -> its source file
@@ -612,9 +721,10 @@ def float_word_values(desc, tile, given=None):
 
 
 def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, row_len=None, row_stride=None,
-              one_b_row=False, stack_bytes=None, kernel_data_bytes=None, floats=None):
+              one_b_row=False, stack_bytes=None, kernel_data_bytes=None, floats=None, w_stride=None):
     """The plan of one invocation shape; floats: {fp32 RTP word: value} (s, b; scale), the others at their
-    default. Without a row length, the sample's: SAMPLE_ROW_LEN in whole groups of the tile, a row
+    default; w_stride: values between the rows' values of a per-row input (default 1; 0: one value for every
+    row). Without a row length, the sample's: SAMPLE_ROW_LEN in whole groups of the tile, a row
     transform's the tile (its largest without a tile)."""
     raw = desc.raw
     families = families_of(desc)
@@ -630,6 +740,15 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
     if one_b_row and len(desc.inputs) < 2:
         raise PlanError(f"--one-b-row: {desc.path} has one input ({desc.inputs[0].operand}); a one-row b needs "
                         "a second input to give as one row for all")
+    if one_b_row and desc.inputs[1].per_row:
+        raise PlanError(f"--one-b-row: {desc.path}'s second input ({desc.inputs[1].operand}) is one value per row; "
+                        "--w-stride 0 gives one value for every row")
+    if desc.per_row:
+        w_stride = 1 if w_stride is None else w_stride
+        if w_stride < 0:
+            raise PlanError(f"--w-stride {w_stride}: values between the rows' values, or 0 for one value for every row")
+    elif w_stride is not None:
+        raise PlanError(f"--w-stride: {desc.path} has no input of one value per row")
     max_cols = raw["array"]["max_columns"]
     cols = max_cols if cols is None else cols
     if not 1 <= cols <= max_cols:
@@ -662,7 +781,8 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
     p = Plan(dataflow=desc.path, design=desc.design, layout=desc.layout, family=family, contract=contract,
              contract_index=contracts.index(contract), tile=tile, cols=cols, parts=P, chunk_bytes=chunk,
              rows=rows, row_len=row_len, row_stride=row_stride, one_b_row=one_b_row, stack_bytes=stack_bytes,
-             kernel_data_bytes=kernel_data_bytes, inputs=[op.operand for op in desc.inputs],
+             kernel_data_bytes=kernel_data_bytes, w_stride=w_stride, inputs=[op.operand for op in desc.inputs],
+             per_row=[op.operand for op in desc.per_row],
              float_words={w: {"value": v, "bits": b} for w, (v, b) in float_values.items()},
              links={op.operand: op.link for op in desc.paths})
     for c in contracts:
@@ -682,10 +802,12 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
                                  "strided rows are not; dataflow.json must have one core row"))
 
     # FIFOs, from the description.
+    # The bytes of a FIFO's objects: chunks of the tile, or units of fixed bytes (one value per row).
+    obj_bytes = lambda op, count: count * (op.unit_bytes if op.per_row else chunk)
     for op in desc.paths:
         m, c = op.mem, op.core
         mem_fifo = Fifo(f"{m['name']}_<c>", f"shim{shim_at} -> memtile{mem_at}" if op.inbound else
-                        f"memtile{mem_at} -> shim{shim_at}", op.mem_chunks * chunk, op.mem_depth, "memtile",
+                        f"memtile{mem_at} -> shim{shim_at}", obj_bytes(op, op.mem_chunks), op.mem_depth, "memtile",
                         f"shim MM2S {op.shim_channel}, memtile S2MM 1" if op.inbound else
                         f"memtile MM2S 1, shim S2MM {op.shim_channel}", m.get("about", ""))
         if op.link == "split":
@@ -693,8 +815,9 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
                              chunk, op.core_depth, "core", f"memtile MM2S 1 per core row ({P}), core S2MM 1",
                              c.get("about", ""))
         elif op.link == "broadcast":
-            core_fifo = Fifo(f"{c['name']}_<c>", f"memtile{mem_at} -> the {P} cores of column c, broadcast",
-                             op.core_chunks * chunk, op.core_depth, "core",
+            core_fifo = Fifo(f"{c['name']}_<c>", f"memtile{mem_at} -> the {P} cores of column c, broadcast" +
+                             (" (one value per row)" if op.per_row else ""),
+                             obj_bytes(op, op.core_chunks), op.core_depth, "core",
                              "memtile MM2S 1 (one stream, fanned out by the switches), core S2MM 1", c.get("about", ""))
         else:
             core_fifo = Fifo(f"{c['name']}_<c>_<k>", f"core(c,{core_at}+k) -> memtile{mem_at}, join",
@@ -705,8 +828,10 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
     # Core data memory: the core FIFOs' buffers, the RTP words, the kernels' stack, their static data.
     prog = raw["core_program"]
     rtp_words = prog["rtp_word_count"]
+    what = lambda op, n: (f"{n} value{'s' if n > 1 else ''} of {op.unit_bytes} B" if op.per_row else
+                          f"{n} chunk{'s' if n > 1 else ''}")
     for f, op in zip([f for f in p.fifos if f.home == "core"], desc.paths):
-        p.core_bytes[f"{f.name} ({f.depth} x {op.core_chunks} chunk{'s' if op.core_chunks > 1 else ''})"] = f.bytes
+        p.core_bytes[f"{f.name} ({f.depth} x {what(op, op.core_chunks)})"] = f.bytes
     p.core_bytes["RTP words"] = 4 * rtp_words
     source = family_source(desc, family) or "?"
     p.core_bytes[f"stack ({source}'s kernel_stack at tile {tile})"] = stack_bytes
@@ -720,9 +845,8 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
     check("RTP words inside core data memory", rtp_at % 4 == 0 and rtp_at + 4 * rtp_words <= core_limit,
           f"[{rtp_at}, {rtp_at + 4 * rtp_words}) of {core_limit} (the IRON build does not pin the buffer there yet)")
 
-    for f in p.fifos:
-        if f.home == "memtile":
-            p.memtile_bytes[f"{f.name} ({f.depth} x {P} chunks)"] = f.bytes
+    for f, op in zip([f for f in p.fifos if f.home == "memtile"], desc.paths):
+        p.memtile_bytes[f"{f.name} ({f.depth} x {what(op, op.mem_chunks)})"] = f.bytes
     mem_total = sum(p.memtile_bytes.values())
     p.memtile_bytes["total"] = mem_total
     check("memory tile", mem_total <= budget["memtile_bytes"], f"{mem_total} of {budget['memtile_bytes']} bytes")
@@ -779,6 +903,15 @@ def make_plan(desc, family=None, tile=None, cols=None, contract=None, rows=64, r
     for what, ok, detail in kernel_checks(desc, family, contracts, tile):
         check(what, ok, detail)
 
+    if desc.per_row:
+        # A core learns where a row ends only from the rows form's words; with "chunks" alone it could not
+        # tell when to release the row's value and take the next.
+        check("core program: a value per row is held for its row's chunks (RTP words rows and row_chunks)",
+              desc.work_words == ROW_WORDS,
+              f"{', '.join(op.operand for op in desc.per_row)} one value per row; the core's work words: " +
+              (", ".join(desc.work_words) if desc.work_words else "none") +
+              ("" if desc.work_words == ROW_WORDS else
+               ": the core program must count rows and each row's chunks to hold a row's value for its chunks"))
     _plan_shape(desc, p, check)
     _plan_core_program(desc, p, check)
     return p
@@ -809,6 +942,34 @@ def column_steps(p, c, per_step):
     return [(first + done, min(per_step, count - done)) for done in range(0, count, per_step)]
 
 
+def _check_chunk_dims(t, tile, wrap, check):
+    """A chunked transfer's d0 and d1 against the wraps, as the host's stream builder and mlir-aie's verifier
+    take them."""
+    it, d2, d1, d0 = t.sizes
+    # d0 is the tile or, past the wrap, a half of it (bd_d0), so strided rows of scale's 1024 move as
+    # 2 x 512; only a tile the halving cannot bring within the wrap needs a contiguous run.
+    check(f"{t.what}: d0 size", d0 <= wrap or t.linear,
+          (f"{d0} <= {wrap} words" + ("" if d0 == tile else f" (the tile {tile} as {tile // d0} runs)"))
+          if d0 <= wrap else
+          f"{d0} words in one contiguous run (no wraps: buffer_length alone)" if t.linear else
+          f"{d0} > {wrap} words, and the step is not one contiguous run (rows not back to back): "
+          f"the host's stream builder refuses the BD as mlir-aie's verifier does; a smaller tile moves it")
+    # The host refuses a segment of more chunks than the wrap whatever the run; a split chunk makes d1
+    # the segment's runs (twice its chunks at 1024), which only a strided step's wraps must hold.
+    chunks = d1 * d0 // tile
+    if d0 == tile:
+        check(f"{t.what}: d1 size (chunks of a segment)", d1 <= wrap, f"{d1} <= {wrap}")
+    else:
+        check(f"{t.what}: d1 size (runs of {d0} words of a segment)",
+              chunks <= wrap and (d1 <= wrap or t.linear),
+              f"a segment of {chunks} chunks > {wrap}: the host's stream builder refuses it" if chunks > wrap else
+              f"{d1} <= {wrap} ({chunks} chunks of {tile // d0} runs)" if d1 <= wrap else
+              f"{d1} runs in one contiguous run (no wraps: buffer_length alone; {chunks} chunks <= {wrap})"
+              if t.linear else
+              f"{d1} > {wrap} ({chunks} chunks of {tile // d0} runs), and the step is not one contiguous run "
+              f"(rows not back to back): the host's stream builder refuses the BD as mlir-aie's verifier does")
+
+
 def _plan_shape(desc, p, check):
     """The grid, steps, shim transfers, BDs and traffic of one invocation of rows x row_len, as the host's
     build_rows_sequence makes them."""
@@ -830,6 +991,12 @@ def _plan_shape(desc, p, check):
     check("shape: row stride covers the row", p.row_stride >= p.row_len, f"stride {p.row_stride}, row {p.row_len}")
     check("shape: row stride within the shim's stride", p.row_stride <= stride_max,
           f"stride {p.row_stride} <= {stride_max} words")
+    if desc.per_row:
+        # The host's rule for a per-row operand: a stride of at least its one value, at most the shim's stride
+        # field, or 0 for one value read again for every row.
+        names = ", ".join(op.operand for op in desc.per_row)
+        check(f"shape: {names} stride within the shim's stride (0: one value for every row)", p.w_stride <= stride_max,
+              f"{names} stride {p.w_stride} <= {stride_max} words")
     groups = p.row_len // (P * tile) if whole else 0
     R, S, grid = rows_grid(p.rows, groups, p.cols)
     per_step = rows_per_step(desc)
@@ -843,11 +1010,19 @@ def _plan_shape(desc, p, check):
         "columns used": used,
         GRID: [[list(b), list(s)] for b, s in grid],
         "chunks per core of column c (RTP chunks)": core_chunks,
+    }
+    if desc.work_words == ROW_WORDS:
+        # The rows form's words: a core's rows (its column's block) and the chunks of each row's segment
+        # (one per group), whose product is its kernel calls.
+        p.schedule["rows per core of column c (RTP rows)"] = [n for (_, n), _ in grid] + [0] * (p.cols - used)
+        p.schedule["chunks of a row per core of column c (RTP row_chunks)"] = [g for _, (_, g) in grid] + \
+            [0] * (p.cols - used)
+    p.schedule.update({
         "kernel calls on the busiest core": max(core_chunks, default=0),
         "rows per step (at most)": per_step,
         "steps": math.ceil(grid[0][0][1] / per_step) if grid else 0,
         "steps in flight": shim["steps_in_flight"],
-    }
+    })
     # Each column's step as the memory tile cuts it: chunks of the tile (d0, halved while past the wrap:
     # bd_d0), the segment's chunks (d1, its runs of d0), the step's rows (d2). The largest is column 0's
     # first (the first blocks and segments are the larger).
@@ -858,6 +1033,17 @@ def _plan_shape(desc, p, check):
     one_row = lambda op: p.one_b_row and len(desc.inputs) > 1 and op is desc.inputs[1]
     p.transfers = []
     for op in desc.paths:
+        if op.per_row and p.w_stride == 0:
+            # One value for every row: one word, pushed again per row (the host's queue-push repeat).
+            p.transfers.append(Transfer(f"{op.operand} fill (one value for every row), per column per step: the value, "
+                                        "pushed again per row", [1, 1, 1, 1], [0, 0, 1, 1], repeat=max(n0 - 1, 0),
+                                        linear=True, per_row=True))
+            continue
+        if op.per_row:
+            # The values of the step's rows, one per row at w's stride, whatever the column's segment.
+            p.transfers.append(Transfer(f"{op.operand} fill, per column per step: one value per row", [1, n0, 1, 1],
+                                        [0, p.w_stride, 1, 1], linear=n0 <= 1 or p.w_stride == 1, per_row=True))
+            continue
         if one_row(op):
             p.transfers.append(Transfer(f"{op.operand} fill (one row for all), per column per step: the segment of "
                                         "the row, pushed again per row", [1, 1] + row_dims, [0, 0, d0, 1],
@@ -870,28 +1056,11 @@ def _plan_shape(desc, p, check):
                                     linear=n0 <= 1 or p.row_stride == seg0 * tile))
     for t in p.transfers:
         it, d2, d1, d0 = t.sizes
-        # d0 is the tile or, past the wrap, a half of it (bd_d0), so strided rows of scale's 1024 move as
-        # 2 x 512; only a tile the halving cannot bring within the wrap needs a contiguous run.
-        check(f"{t.what}: d0 size", d0 <= wrap or t.linear,
-              (f"{d0} <= {wrap} words" + ("" if d0 == tile else f" (the tile {tile} as {tile // d0} runs)"))
-              if d0 <= wrap else
-              f"{d0} words in one contiguous run (no wraps: buffer_length alone)" if t.linear else
-              f"{d0} > {wrap} words, and the step is not one contiguous run (rows not back to back): "
-              f"the host's stream builder refuses the BD as mlir-aie's verifier does; a smaller tile moves it")
-        # The host refuses a segment of more chunks than the wrap whatever the run; a split chunk makes d1
-        # the segment's runs (twice its chunks at 1024), which only a strided step's wraps must hold.
-        chunks = d1 * d0 // tile
-        if d0 == tile:
-            check(f"{t.what}: d1 size (chunks of a segment)", d1 <= wrap, f"{d1} <= {wrap}")
+        if t.per_row:
+            # One word per row: within every wrap; the stride, the length and the repeat are checked below.
+            check(f"{t.what}: one value per row (d0 and d1 one word)", d0 == 1 and d1 == 1, f"d0 {d0}, d1 {d1}")
         else:
-            check(f"{t.what}: d1 size (runs of {d0} words of a segment)",
-                  chunks <= wrap and (d1 <= wrap or t.linear),
-                  f"a segment of {chunks} chunks > {wrap}: the host's stream builder refuses it" if chunks > wrap else
-                  f"{d1} <= {wrap} ({chunks} chunks of {tile // d0} runs)" if d1 <= wrap else
-                  f"{d1} runs in one contiguous run (no wraps: buffer_length alone; {chunks} chunks <= {wrap})"
-                  if t.linear else
-                  f"{d1} > {wrap} ({chunks} chunks of {tile // d0} runs), and the step is not one contiguous run "
-                  f"(rows not back to back): the host's stream builder refuses the BD as mlir-aie's verifier does")
+            _check_chunk_dims(t, tile, wrap, check)
         check(f"{t.what}: buffer length", d0 * d1 * d2 <= SHIM_LENGTH_MAX, f"{d0 * d1 * d2} <= {SHIM_LENGTH_MAX} words")
         check(f"{t.what}: iteration size", it <= iters, f"{it} <= {iters}")
         check(f"{t.what}: strides", max(t.strides) <= stride_max, f"max {max(t.strides)} <= {stride_max} words")
@@ -915,15 +1084,18 @@ def _plan_shape(desc, p, check):
     # The runtime sequence's operands (fp32 values), in the order of the kernel's arguments; a second
     # input (b) may be one row for all.
     a_len = (p.rows - 1) * p.row_stride + p.row_len if p.rows > 0 else 0
-    p.tensors = {f"{op.operand} (arg {op.arg})": p.row_len if one_row(op) else a_len for op in desc.paths}
+    w_len = (1 if p.w_stride == 0 else (p.rows - 1) * p.w_stride + 1) if p.rows > 0 and desc.per_row else 0
+    p.tensors = {f"{op.operand} (arg {op.arg})": w_len if op.per_row else p.row_len if one_row(op) else a_len
+                 for op in desc.paths}
     # DRAM traffic as the host counts it: per step and column, a BD's pass times the push's runs (a one-row
-    # b: the row's segment, pushed once per row of the step).
+    # b: the row's segment, pushed once per row of the step; a per-row input: a value per row of every
+    # column, so each column taking a segment of a row reads its value).
     moved = {op.operand: 0 for op in desc.paths}
     for c, (_, (_, g)) in enumerate(grid):
         seg_bytes = 4 * g * P * tile
         for _, n in column_steps(p, c, per_step):
             for op in desc.paths:
-                moved[op.operand] += seg_bytes * n
+                moved[op.operand] += (op.unit_bytes if op.per_row else seg_bytes) * n
     p.traffic = {f"{op.operand} {'read' if op.inbound else 'written'} (bytes)": moved[op.operand] for op in desc.paths}
     p.traffic["read (bytes)"] = sum(moved[op.operand] for op in desc.inputs)
     p.traffic["written (bytes)"] = sum(moved[op.operand] for op in desc.outputs)
@@ -934,17 +1106,26 @@ def _plan_core_program(desc, p, check):
     """The RTP words of this invocation and the barrier every core passes once per invocation."""
     prog = desc.raw["core_program"]
     bar = prog["barrier"]
-    words = {"contract": p.contract_index,
-             "chunks (largest of a core)": max(p.schedule["chunks per core of column c (RTP chunks)"], default=0),
-             "version": prog["rtp_layout_version"]}
+    form = desc.work_words
+    largest = lambda key: max(p.schedule[key], default=0)
+    calls_most = largest("chunks per core of column c (RTP chunks)")
+    words = {"contract": p.contract_index}
+    if form == ROW_WORDS:
+        words["rows (largest of a core)"] = largest("rows per core of column c (RTP rows)")
+        words["row_chunks (largest of a core)"] = largest("chunks of a row per core of column c (RTP row_chunks)")
+    else:
+        words["chunks (largest of a core)"] = calls_most
+    words["version"] = prog["rtp_layout_version"]
     mode, acquire, release, set_value = bar["acquire"]["mode"], bar["acquire"]["value"], bar["release"]["value"], bar["set_value"]
     equal = mode == "equal"
     after = (set_value if equal else set_value - acquire) + release
     floats = p.float_words
     calls = " or ".join(families_of(desc)[p.family])
-    offsets = [f"{op.operand} + {p.tile} k" for op in desc.inputs if op.link == "broadcast"]
-    operands = ", ".join(op.operand for op in desc.paths)
-    extra = [f"{w} = f32(word {w}) = {f['value']!r}" for w, f in floats.items()]
+    offsets = [f"{op.operand} + {p.tile} k" for op in desc.chunked if op.inbound and op.link == "broadcast"]
+    operands = ", ".join(op.operand for op in desc.chunked)
+    held = ", ".join(op.operand for op in desc.per_row)
+    extra = [f"{op.operand} = the value of {op.operand}'s object" for op in desc.per_row]
+    extra += [f"{w} = f32(word {w}) = {f['value']!r}" for w, f in floats.items()]
     if BIAS_WORD in floats:
         # The host's test (b != 0.0f): true for -0.0 never, for a NaN always (an unordered compare).
         extra.append(f"with_bias = ({BIAS_WORD} != 0.0) = {int(floats[BIAS_WORD]['value'] != 0.0)}")
@@ -956,21 +1137,33 @@ def _plan_core_program(desc, p, check):
         f"core: wait_for_value (acquire {mode})": acquire,
         "core: release_with_value, after the RTP reads": release,
         "lock after a core's pass": after,
-        "per chunk, core row k": f"acquire {operands}; {calls} by the contract word, " +
-                                 ("rows = 1, " if p.family in ROW_TRANSFORMS else "") + f"n = {p.tile}" +
-                                 (f", at {', '.join(offsets)}" if offsets else "") +
-                                 (f", {', '.join(extra)}" if extra else "") + f"; release {operands}",
     }
+    call = f"acquire {operands}; {calls} by the contract word, " + \
+        ("rows = 1, " if p.family in ROW_TRANSFORMS else "") + f"n = {p.tile}" + \
+        (f", at {', '.join(offsets)}" if offsets else "") + (f", {', '.join(extra)}" if extra else "") + \
+        f"; release {operands}"
+    if form == ROW_WORDS:
+        # The rows form: the row's values held (acquired) for all of its chunks, released after them.
+        p.core_program["per row (RTP rows), core row k"] = (f"acquire {held}, read its value; " if held else "") + \
+            "the row's chunks; " + (f"release {held}" if held else "")
+        p.core_program["per chunk of the row (RTP row_chunks), core row k"] = call
+    else:
+        p.core_program["per chunk, core row k"] = call
     if floats:
         p.core_program["RTP fp32 words (the sequence writes their bits)"] = {
             w: f"{f['value']!r}: 0x{f['bits']:08x}" for w, f in floats.items()}
     index = prog["rtp_words"]
-    names = list(COUNT_WORDS) + [f"fp32 {w}" for w in desc.float_words]
+    # The counts the stream computes: contract, the core's work (chunks, or rows and row_chunks: the
+    # host's builder takes "chunks" when there is one), version; then the fp32 words.
+    counts = ["contract"] + list(form or ["chunks (or rows and row_chunks)"]) + ["version"]
+    names = counts + [f"fp32 {w}" for w in desc.float_words]
     check(f"RTP words: {', '.join(names[:-1])} and {names[-1]}, distinct, within the word count",
-          sorted(index) == sorted(list(COUNT_WORDS) + desc.float_words) and
+          form is not None and sorted(index) == sorted(counts + desc.float_words) and
           sorted(index.values()) == list(range(prog["rtp_word_count"])),
           f"{index}, {prog['rtp_word_count']} words" +
-          (f", fp32: {', '.join(desc.float_words)}" if desc.float_words else ""))
+          (f", fp32: {', '.join(desc.float_words)}" if desc.float_words else "") +
+          ("" if form else ": neither a 'chunks' word nor 'rows' and 'row_chunks': the host's stream builder refuses "
+                           "it, and the core would not know its work"))
     check("barrier: the core waits as IRON's wait_for_value does", equal,
           f"acquire mode {mode!r} (wait_for_value is aie.use_lock Acquire: acquire_equal)")
     check("barrier: the sequence's set opens the core's wait", set_value == acquire,
@@ -981,8 +1174,10 @@ def _plan_core_program(desc, p, check):
            else "the core's next pass would not wait and would read this invocation's RTP words again"))
     check("barrier: lock values within the lock's range", 0 <= after <= bar["max_value"],
           f"{after} of 0..{bar['max_value']}")
-    check("RTP words fit the core's int32 words", all(0 <= v <= prog["rtp_word_max"] for v in words.values()),
-          f"largest {max(words.values())} <= {prog['rtp_word_max']}" +
+    # The host refuses a core of more kernel calls than an int32 word holds in either form.
+    counted = list(words.values()) + [calls_most]
+    check("RTP words fit the core's int32 words", all(0 <= v <= prog["rtp_word_max"] for v in counted),
+          f"largest {max(counted)} <= {prog['rtp_word_max']}" +
           (" (the counts; the fp32 words are bit patterns)" if floats else ""))
     if floats:
         # Any 32-bit pattern is an fp32 word (a sign bit set, an infinity, a NaN): the sequence writes the
@@ -1004,7 +1199,11 @@ def print_plan_text(p, out=sys.stdout):
       f"{', '.join(f'{c} in {s}' for c, s in p.kernels.items())}), tile {p.tile} values ({p.chunk_bytes} B chunks), "
       f"{p.cols} column(s) x {p.parts} core row(s), npu2\n")
     w(f"description: {p.dataflow}, layout {p.layout} ({', '.join(f'{k} {v}' for k, v in p.links.items())})\n")
-    second = (f", {p.inputs[1]} {'one row for all' if p.one_b_row else 'one row per row'}" if len(p.inputs) > 1 else "")
+    second = (f", {p.inputs[1]} {'one row for all' if p.one_b_row else 'one row per row'}"
+              if len(p.inputs) > 1 and p.inputs[1] not in p.per_row else "")
+    second += "".join(f", {w} one value per row, " +
+                      ("stride 0 (one value for every row)" if p.w_stride == 0 else f"stride {p.w_stride}")
+                      for w in p.per_row)
     fp32 = "".join(f", {w} = {f['value']!r} (0x{f['bits']:08x})" for w, f in p.float_words.items())
     w(f"runtime sequence for: {p.rows} rows x {p.row_len} values, row stride {p.row_stride}{second}{fp32}\n\n")
     w("FIFOs (per column c, core row k):\n")
@@ -1088,6 +1287,8 @@ def emit_mlir(desc, p, kernel_object):
 
     f32, i32 = np.dtype[np.float32], np.dtype[np.int32]
     ty = lambda chunks: np.ndarray[(chunks * tile,), f32]
+    # An operand's objects: chunks of the tile, or of a per-row input its values (fp32: PER_ROW_BYTES).
+    obj_ty = lambda op, count: np.ndarray[(count,), f32] if op.per_row else ty(count)
     rtp_ty = np.ndarray[(rtp_count,), i32]
     lengths = [p.tensors[f"{op.operand} (arg {op.arg})"] for op in desc.paths]
     tensor_tys = [np.ndarray[(n,), f32] for n in lengths]
@@ -1095,17 +1296,23 @@ def emit_mlir(desc, p, kernel_object):
     # Every contract of the family is linked into every core (the kernel sources in one object), so one
     # xclbin serves them all; the contract word picks one per invocation. The kernel ABI (kernel_params,
     # which the plan has checked against the sources): the operands' core objects, a row transform's
-    # rows (always 1: the chunk is one row), n (here always the tile), per broadcast input the offset of
-    # the core's chunk in its object (the plan fails while the kernels do not take it), the fp32 RTP
-    # words, with_bias.
+    # rows (always 1: the chunk is one row), n (here always the tile), per broadcast input of chunks the
+    # offset of the core's chunk in its object (the plan fails while the kernels do not take it), per
+    # per-row input the row's value (an f32 the core reads from the object it holds), the fp32 RTP words,
+    # with_bias.
     contracts = families_of(desc)[p.family]
-    broadcast = [op for op in desc.inputs if op.link == "broadcast"]
+    broadcast = [op for op in desc.chunked if op.inbound and op.link == "broadcast"]
     scalar_ty = {"int32": np.int32, "float": np.float32}
-    arg_tys = [ty(op.core_chunks) for op in desc.paths] + \
-        [scalar_ty[k] for _, k in kernel_params(desc, p.family)[len(desc.paths):]]
+    arg_tys = [ty(op.core_chunks) for op in desc.chunked] + \
+        [scalar_ty[k] for _, k in kernel_params(desc, p.family)[len(desc.chunked):]]
     counts = (1, tile) if p.family in ROW_TRANSFORMS else (tile,)
     kernels = [Kernel(sym, kernel_object, arg_tys) for sym in contracts]
     n_ends = len(desc.paths)
+    chunk_at = [i for i, op in enumerate(desc.paths) if not op.per_row]  # the ends of the chunked operands
+    row_at = [i for i, op in enumerate(desc.paths) if op.per_row]        # the ends of the per-row inputs
+    if desc.work_words is None or (row_at and desc.work_words != ROW_WORDS):
+        raise PlanError(f"{desc.path}: no core program for RTP words {sorted(idx)} with per-row inputs "
+                        f"{[desc.paths[i].operand for i in row_at]}")
 
     def dispatch(ks, sel, args, i=0):
         # The contract word selects the kernel: a chain of compares, a few scalar cycles per chunk (none
@@ -1136,7 +1343,7 @@ def emit_mlir(desc, p, kernel_object):
             # simulator's core model (src/sim/core-locks.cpp) reads them; nothing here depends on the
             # version.
             word = {name: rtp[i] for name, i in sorted(idx.items(), key=lambda kv: kv[1])}
-            sel, chunks = word["contract"], word["chunks"]
+            sel = word["contract"]
             # The fp32 words hold the host's bits in i32 words: a bitcast, no conversion. with_bias is the
             # host's b != 0.0f: an unordered not-equal (une), so -0.0 gives 0 and a NaN 1, as C's != does
             # (an ordered one would drop a NaN bias the CPU adds).
@@ -1146,10 +1353,27 @@ def emit_mlir(desc, p, kernel_object):
                 floats.append(arith.extui(IntegerType.get_signless(32),
                                           arith.cmpf(arith.CmpFPredicate.UNE, b, arith.constant(F32Type.get(), 0.0))))
             barrier.release_with_value(bar["release"]["value"])
-            for _ in range_(chunks):
-                objs = [end.acquire(1) for end in ends]
-                dispatch(ks, sel, (*objs, *counts, *offsets, *floats))
-                for end in ends:
+            chunk_ends = [ends[i] for i in chunk_at]
+            if desc.work_words == CHUNK_WORDS:
+                for _ in range_(word["chunks"]):
+                    objs = [end.acquire(1) for end in chunk_ends]
+                    dispatch(ks, sel, (*objs, *counts, *offsets, *floats))
+                    for end in chunk_ends:
+                        end.release(1)
+                return
+            # The rows form (the host's RowScaleRole, src/ops/row_scale/sim/sim-row-scale.cpp): per row, its
+            # per-row inputs' objects acquired and their values read (one f32 load each), held for all of
+            # the row's chunks (the memory tile's next object is the next row's), released after them.
+            row_ends = [ends[i] for i in row_at]
+            for _ in range_(word["rows"]):
+                held = [end.acquire(1) for end in row_ends]
+                values = [obj[0] for obj in held]
+                for _ in range_(word["row_chunks"]):
+                    objs = [end.acquire(1) for end in chunk_ends]
+                    dispatch(ks, sel, (*objs, *counts, *offsets, *values, *floats))
+                    for end in chunk_ends:
+                        end.release(1)
+                for end in row_ends:
                     end.release(1)
         return core_fn
 
@@ -1163,15 +1387,16 @@ def emit_mlir(desc, p, kernel_object):
         mem_tile = Tile(col, mem_row)
         core_ends = {}  # operand -> per core row k, that core's FIFO end
         for op in desc.paths:
-            l2 = ObjectFifo(ty(op.mem_chunks), name=f"{op.mem['name']}_{col}", depth=op.mem_depth)
+            l2 = ObjectFifo(obj_ty(op, op.mem_chunks), name=f"{op.mem['name']}_{col}", depth=op.mem_depth)
             if op.link == "split":
                 parts = l2.cons().split(split_at, obj_types=[ty(1)] * P,
                                         names=[f"{op.core['name']}_{col}_{k}" for k in range(P)],
                                         depths=[op.core_depth] * P, tile=mem_tile)
                 core_ends[op.operand] = [parts[k].cons() for k in range(P)]
             elif op.link == "broadcast":
-                # One FIFO with a consumer per core row: IRON builds the broadcast from the .cons() calls.
-                l1 = l2.cons().forward(obj_type=ty(op.core_chunks), depth=op.core_depth,
+                # One FIFO with a consumer per core row: IRON builds the broadcast from the .cons() calls (a
+                # per-row input's objects are its values).
+                l1 = l2.cons().forward(obj_type=obj_ty(op, op.core_chunks), depth=op.core_depth,
                                        name=f"{op.core['name']}_{col}", tile=mem_tile)
                 core_ends[op.operand] = [l1.cons() for _ in range(P)]
             else:
@@ -1230,7 +1455,12 @@ def emit_mlir(desc, p, kernel_object):
             if col >= used:
                 continue
             rtp[idx["contract"]] = p.contract_index
-            rtp[idx["chunks"]] = core_chunks[col]
+            if desc.work_words == ROW_WORDS:
+                # The host's words of the rows form: the column's block of rows, each row's chunks per core.
+                rtp[idx["rows"]] = p.schedule["rows per core of column c (RTP rows)"][col]
+                rtp[idx["row_chunks"]] = p.schedule["chunks of a row per core of column c (RTP row_chunks)"][col]
+            else:
+                rtp[idx["chunks"]] = core_chunks[col]
             # The fp32 words' bits, as the int32 of the i32 buffer with the same bits (a sign bit set
             # makes it negative).
             for w, f in p.float_words.items():
@@ -1246,7 +1476,20 @@ def emit_mlir(desc, p, kernel_object):
                 row0, n = steps[col][j]
                 g0, g = grid[col][1]
                 for op, t, ends, length, once in zip(desc.paths, tensors, shim_ends, lengths, one_row):
-                    if once:
+                    if op.per_row and p.w_stride == 0:
+                        # One value for every row: the host pushes its one-word BD again per row (a
+                        # queue-push repeat); here, as a one-row b, the iteration dimension repeats it
+                        # (stride 0), at most iteration_max rows per fill.
+                        for r in range(0, n, iters):
+                            ends[col].fill(t, tap=TensorAccessPattern((length,), 0, [min(iters, n - r), 1, 1, 1],
+                                                                      [0, 0, 0, 1]), group=group)
+                    elif op.per_row:
+                        # The step's rows' values, one per row at w's stride from its first row: the host's
+                        # rows_bd(n, 1, stride, 1) at r0 * stride, with no segment offset (every column of a
+                        # row's segments reads the row's value).
+                        ends[col].fill(t, tap=TensorAccessPattern((length,), row0 * p.w_stride, [1, n, 1, 1],
+                                                                  [0, p.w_stride, 1, 1]), group=group)
+                    elif once:
                         # The host pushes the one row's segment again per row (a queue-push repeat); IRON's
                         # fill has no repeat count, so here the segment repeats in the iteration dimension
                         # (stride 0), at most iteration_max rows per fill; the segment in runs of d0,
@@ -1279,12 +1522,14 @@ def emit_mlir(desc, p, kernel_object):
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         description="The rows designs (elementwise ops of fp32 rows: aie/add's ADD / MUL, aie/glu's SwiGLU, "
-                    "aie/scale's SCALE, aie/hadamard's Walsh-Hadamard rotation) for XDNA2 (NPU2): prints the "
+                    "aie/scale's SCALE, aie/hadamard's Walsh-Hadamard rotation, aie/row_scale's MUL by one value per "
+                    "row) for XDNA2 (NPU2): prints the "
                     "data-movement plan, or emits MLIR with mlir-aie >= 1.4 (IRON).")
     ap.add_argument("--dataflow", default=DEFAULT_DATAFLOW,
                     help="the data-movement description (default aie/add/dataflow.json; aie/glu/dataflow.json for "
                          "SwiGLU, aie/scale/dataflow.json for SCALE, aie/hadamard/dataflow.json for the Hadamard "
-                         "rotation; another file only to try a change to one)")
+                         "rotation, aie/row_scale/dataflow.json for the MUL by one value per row; another file only "
+                         "to try a change to one)")
     ap.add_argument("--layout", help="layout of the description (default its first)")
     ap.add_argument("--family", help="family (default the description's first)")
     ap.add_argument("--contract", help="contract of the runtime sequence (default the family's first)")
@@ -1297,9 +1542,13 @@ def parse_args(argv):
                     help=f"values per row (default {SAMPLE_ROW_LEN}, in whole groups of the tile; a row transform's "
                          "(hadamard's): the tile, the transform length n)")
     ap.add_argument("--row-stride", type=int,
-                    help="values between rows of every operand (a, b and y; x and y) (default the row length)")
+                    help="values between rows of every operand of rows (a, b and y; x and y) (default the row length)")
     ap.add_argument("--one-b-row", action="store_true",
-                    help="b is one row for all rows (a description of two inputs only; refused for scale's one)")
+                    help="b is one row for all rows (a description of two inputs of rows only; refused for scale's one "
+                         "and for row_scale's w, one value per row: see --w-stride)")
+    ap.add_argument("--w-stride", type=int,
+                    help="values between the rows' values of an input of one value per row (row_scale's w; default 1), "
+                         "0 for one value for every row (descriptions with such an input only)")
     ap.add_argument("--scale", type=float,
                     help="SCALE's s, the fp32 RTP word s (descriptions with that word only: scale's; default 1.0); "
                          "the sequence writes its IEEE bits")
@@ -1315,7 +1564,7 @@ def parse_args(argv):
                     help="core memory for the kernels' static data (default from the description)")
     ap.add_argument("--kernel-object",
                     help="object file of the core program (default xdna_<design>_<family>.o, e.g. xdna_add_binary.o, "
-                         "xdna_scale_scale.o, xdna_hadamard_hadamard.o)")
+                         "xdna_scale_scale.o, xdna_hadamard_hadamard.o, xdna_row_scale_row_scale.o)")
     ap.add_argument("--print-plan", action="store_true", help="print the data-movement plan (no mlir-aie needed)")
     ap.add_argument("--format", choices=["text", "json"], default="text", help="plan format")
     ap.add_argument("--list-tiles", action="store_true", help="print the tiles the family has an xclbin for")
@@ -1343,7 +1592,7 @@ def main(argv=None):
             return 0
         plan = make_plan(desc, family, args.tile, args.cols, args.contract, args.rows, args.row_len,
                          args.row_stride, args.one_b_row, args.stack_bytes, args.kernel_data_bytes,
-                         {"s": args.scale, "b": args.bias, "scale": args.hadamard_scale})
+                         {"s": args.scale, "b": args.bias, "scale": args.hadamard_scale}, args.w_stride)
     except PlanError as e:
         print(f"design.py: {e}", file=sys.stderr)
         return 2

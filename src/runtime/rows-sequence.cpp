@@ -190,7 +190,13 @@ RowsSequence build_rows_sequence(const DesignDescription & d, const RowsShape & 
             return out;
         }
         const bool one_row = it->row_stride == 0;
-        const bool per_row = moves_a_value_per_row(d, f);
+        size_t value_bytes = 0;
+        const bool per_row = moves_a_value_per_row(d, f, &value_bytes);
+        if (per_row && value_bytes != sizeof(float)) {
+            out.error = "design " + d.design + " moves " + f.operand + " as " + std::to_string(value_bytes) +
+                        "-byte values per row: its BDs move one fp32 value (one word) per row";
+            return out;
+        }
         const int64_t row_len = per_row ? 1 : s.cols;
         if ((one_row && !f.shim_mm2s) || (per_row && !f.shim_mm2s) ||
             (!one_row && (it->row_stride < row_len || it->row_stride > static_cast<int64_t>(d.stride_max)))) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks the rows designs' IRON script (aie/add/design.py, for aie/add/dataflow.json, aie/glu/dataflow.json,
-# aie/scale/dataflow.json and aie/hadamard/dataflow.json) without mlir-aie, Peano or an NPU:
+# aie/scale/dataflow.json, aie/hadamard/dataflow.json and aie/row_scale/dataflow.json) without mlir-aie, Peano
+# or an NPU:
 #   - design.py compiles and answers --help, --list-tiles (every tile the description has) and
-#     --list-contracts (each contract's kernel file) with a bare Python, for the four descriptions;
+#     --list-contracts (each contract's kernel file) with a bare Python, for the five descriptions;
 #   - for every tile of add's, glu's and scale's descriptions, columns 1, 3 and 8, a one-row b (the
 #     descriptions of two inputs), and shapes of one long row, few rows and many rows (steps of the host's
 #     rows per step), and for hadamard's the shapes below, --print-plan's budgets, schedule, transfers and
@@ -50,6 +51,17 @@
 #     hadamard's scale -0.25, or its default), and fills and drains covering each column's rows and
 #     segment once, in order (tile 1024 as runs of 512, strided rows too; one run only where a segment has
 #     more runs than d1 wraps).
+#   - row_scale (x split, w one value per row broadcast to both core rows, y joined; its core holds a row's
+#     value for the row's chunks: RTP words rows and row_chunks): its plans for every tile, 1, 3 and 8
+#     columns, rows of one to 600, w strides of 1, several and 0 (one value for every row), against a
+#     recomputation written apart from design.py (tests/aie/row_scale_plan_verify.py), the shapes of
+#     tests/kernels/test_row_scale_stream.cpp held to its numbers (tile, columns, calls per core, steps, w
+#     bytes), and variants failing by name (w split, not broadcast; the word rows missing; chunks instead of
+#     rows and row_chunks; a kernel without its w; a per-row unit of 8 bytes; --one-b-row, a negative
+#     --w-stride); its IRON program on the stand-ins (tests/aie/row_scale_iron_check.py): the links, the
+#     core program (per row the w acquire and its value, row_chunks calls with n = tile and that value,
+#     x and y released per chunk, w after the row), the words and fills, and a replay of the fills through
+#     the traced core programs in which every output value must be x * w of its own row.
 # The descriptions are read, never changed: variants are written to a temporary directory, removed on exit.
 set -euo pipefail
 
@@ -62,6 +74,7 @@ add_df=$root/aie/add/dataflow.json
 glu_df=$root/aie/glu/dataflow.json
 scale_df=$root/aie/scale/dataflow.json
 hadamard_df=$root/aie/hadamard/dataflow.json
+row_scale_df=$root/aie/row_scale/dataflow.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -71,7 +84,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 "$py" -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$design" ||
     fail "design.py does not compile"
 "$py" "$design" --help >"$tmp/help.txt" || fail "design.py --help"
-for want in "aie/scale/dataflow.json" "aie/hadamard/dataflow.json" "--scale" "--bias" "--hadamard-scale" "--one-b-row"; do
+for want in "aie/scale/dataflow.json" "aie/hadamard/dataflow.json" "aie/row_scale/dataflow.json" "--scale" "--bias" \
+            "--hadamard-scale" "--one-b-row" "--w-stride"; do
     grep -qF -- "$want" "$tmp/help.txt" || fail "design.py --help does not mention '$want'"
 done
 contracts() {  # contracts <description> <expected lines...>
@@ -85,8 +99,9 @@ contracts "$add_df" "add_f32 add.cc" "mul_f32 mul.cc"
 contracts "$glu_df" "swiglu_f32 swiglu.cc"
 contracts "$scale_df" "scale_f32 scale.cc"
 contracts "$hadamard_df" "fwht_f32 fwht.cc"
+contracts "$row_scale_df" "row_scale_f32 row_scale.cc"
 # Every tile the description has (the numeric keys of each family's kernel_stack).
-for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df"; do
+for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df" "$row_scale_df"; do
     want=$("$py" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 fam = next(k for k in d["families"] if k != "about")
@@ -721,7 +736,7 @@ for d in add glu scale; do
 done
 # A plan that passes goes on to the emission, which names what it lacks here.
 if ! "$py" -c "import aie.iron" 2>/dev/null; then
-    for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df"; do
+    for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df" "$row_scale_df"; do
         if "$py" "$design" --dataflow "$desc" --tile 256 >"$tmp/emit.txt" 2>&1; then
             fail "design.py emitted MLIR for $desc without mlir-aie"
         elif ! grep -q "emitting MLIR needs mlir-aie" "$tmp/emit.txt"; then
@@ -1175,8 +1190,25 @@ PYEOF
 "$py" "$tmp/iron.py" "$root" "$root/tests/aie/check_barrier.py" "$add_df" "$glu_df" "$scale_df" "$hadamard_df" \
     "$tmp/add-bcast.json" "$tmp/scale-split4.json" || fail "the IRON program"
 
+# row_scale: its plans against a recomputation of their own, the host's test's numbers and variants failing
+# by name; its IRON program on the stand-ins, replayed value by value.
+mkdir -p "$tmp/row_scale"
+"$py" "$root/tests/aie/row_scale_plan_verify.py" "$root" "$tmp/row_scale" || fail "row_scale: a plan and its recomputation disagree"
+"$py" "$root/tests/aie/row_scale_iron_check.py" "$root" "$root/tests/aie/check_barrier.py" || fail "row_scale: the IRON program"
+# The plan as printed: a broadcast is one memory-tile MM2S channel and one upward stream; w is 4-byte objects.
+"$py" "$design" --dataflow "$row_scale_df" --print-plan >"$tmp/row_scale.txt" || fail "row_scale's plan fails a check"
+for want in "\[ok\] DMA channels memory tile (each column) MM2S: 4 of 6 (2 x x (split) + 1 x w (broadcast) + 1 x y to the shim)" \
+            "\[ok\] DMA channels core (each) S2MM: 2 of 2 (x, w)" \
+            "\[ok\] stream-switch ports memory tile -> core row 2 (up): 3 stream(s) of 6 ports" \
+            "v_l2l1_<c> (2 x 1 value of 4 B) *8 B" "v_l3l2_<c> (2 x 1 value of 4 B) *8 B" \
+            "per row (RTP rows), core row k: acquire w, read its value; the row's chunks; release w" \
+            "row_scale_f32 by the contract word, n = 1024, w = the value of w's object; release x, y" \
+            "w fill, per column per step: one value per row: sizes \[1, 8, 1, 1\] strides \[0, 1, 1, 1\], one contiguous run"; do
+    grep -q -- "$want" "$tmp/row_scale.txt" || fail "row_scale's plan: no '$want'"
+done
+
 # What the descriptions in the tree get: their failing checks, named (a plan is not emitted while any fails).
-for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df"; do
+for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df" "$row_scale_df"; do
     echo "${desc#"$root"/}, tile 256, 8 columns:"
     "$py" "$design" --dataflow "$desc" --tile 256 --print-plan >"$tmp/tree.txt" || true
     grep '^  \[FAIL\]' "$tmp/tree.txt" || echo "  every check passes ($(grep -c '^  \[ok\]' "$tmp/tree.txt") checks)"

@@ -11,15 +11,19 @@
 #     (rope: one program per rotation, norm and neox, at a head row length of its kernel_stack; buffers
 #     x, cs and y, the angle rows cs written by the host at submission but still a buffer) xclbins, a
 #     hadamard (hadamard: a rows description of one input, built by aie/add/design.py; buffers x and y)
-#     xclbin, and an add xclbin whose description lists its operands out of "arg" order: the manifest holds exactly the fields the backend's parser
+#     xclbin, a row_scale (row_scale: a rows description whose second input, w, is one value per row,
+#     built by aie/add/design.py; buffers x, w and y) xclbin, and an add xclbin whose description lists
+#     its operands out of "arg" order: the manifest holds exactly the fields the backend's parser
 #     (src/runtime/kernel-manifest.cpp) accepts, with every value as expected, bo<i> in group 3 + i named
 #     by the description's operand whose "arg" is i;
 #   - an unknown argument name, a bo<i> without an operand (scale's bo2, hadamard's bo2, a gather's bo2, a
-#     quant bo3, a scatter's bo2, a rope's bo3), a missing operand (a gather without y, a quant program without its
-#     tiles, a scatter without y, a rope without its angle rows cs), a matmul bo4, a tile or a family the description does not have (a gather tile outside its
+#     quant bo3, a scatter's bo2, a rope's bo3, a row_scale bo3), a missing operand (a gather without y, a quant
+#     program without its tiles, a scatter without y, a rope without its angle rows cs, a row_scale without
+#     its w), a matmul bo4, a tile or a family the description does not have (a gather tile outside its
 #     xclbin_tiles, a quant family at another family's token tile, a scatter tile outside its kernel_stack,
 #     a scatter family of a format it has no program for, a rope tile outside its kernel_stack, a rope
-#     family it has no program for, a hadamard tile that is no transform length of its kernel_stack), a
+#     family it has no program for, a hadamard tile that is no transform length of its kernel_stack, a
+#     row_scale tile below its kernel_stack's 64), a
 #     quant family whose objects are not of its token tile, a project
 #     without a kernel description and an unknown line kind are refused, and no manifest is written;
 #   - with XDNA_INFO set to a built tools/xdna-info, the backend's own parser reads the manifest (fake
@@ -82,6 +86,8 @@ fake_prj "$tmp/prj/rope_norm_t128" MLIR_AIE_rope opcode instr ninstr bo0 bo1 bo2
 fake_prj "$tmp/prj/rope_neox_t80" MLIR_AIE_rope_neox80 opcode instr ninstr bo0 bo1 bo2
 # The hadamard runtime sequence takes x and y (aie/add/design.py's program of one input).
 fake_prj "$tmp/prj/hadamard_t128" MLIR_AIE_hadamard opcode instr ninstr bo0 bo1
+# The row_scale runtime sequence takes x, w (one value per row) and y (aie/add/design.py's program of two inputs).
+fake_prj "$tmp/prj/row_scale_t1024" MLIR_AIE_row_scale opcode instr ninstr bo0 bo1 bo2
 # The add description with its operands listed y, b, a: bo<i> must follow "arg", not the list's order.
 "$py" - "$root/aie/add/dataflow.json" "$tmp/permuted.json" <<'PYEOF'
 import json, sys
@@ -114,6 +120,8 @@ entries=$tmp/entries.txt
     printf 'rows\tneox\t80\trope_neox_t80.xclbin\t%s\t%s\n' "$tmp/prj/rope_neox_t80" "$root/aie/rope/dataflow.json"
     printf 'rows\thadamard\t128\thadamard_hadamard_t128.xclbin\t%s\t%s\n' "$tmp/prj/hadamard_t128" \
         "$root/aie/hadamard/dataflow.json"
+    printf 'rows\trow_scale\t1024\trow_scale_row_scale_t1024.xclbin\t%s\t%s\n' "$tmp/prj/row_scale_t1024" \
+        "$root/aie/row_scale/dataflow.json"
 } >"$entries"
 
 out=$tmp/out
@@ -128,7 +136,7 @@ cat >"$tmp/verify.py" <<'PYEOF'
 import json, sys
 
 manifest, add_json, glu_json, permuted_json, norm_json, scale_json, gather_json, quant_json, scatter_json, rope_json, \
-    hadamard_json = sys.argv[1:12]
+    hadamard_json, row_scale_json = sys.argv[1:13]
 errors = []
 def check(ok, what):
     if not ok:
@@ -196,6 +204,12 @@ want = [
      "kernel": "MLIR_AIE_hadamard", "npu": ["npu2"],
      "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"},
               {"kind": "operand", "name": "x", "group_id": 3}, {"kind": "operand", "name": "y", "group_id": 4}]},
+    # Spelled out: row_scale's x, w (one value per row) and y, bo0..bo2.
+    {"design": "row_scale", "family": "row_scale", "tile": 1024, "xclbin": "row_scale_row_scale_t1024.xclbin",
+     "kernel": "MLIR_AIE_row_scale", "npu": ["npu2"],
+     "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"},
+              {"kind": "operand", "name": "x", "group_id": 3}, {"kind": "operand", "name": "w", "group_id": 4},
+              {"kind": "operand", "name": "y", "group_id": 5}]},
 ]
 # The operands by bo index, as the descriptions give them (not by the order they are listed in).
 check([a["name"] for a in want[2]["args"][3:]] == ["a", "b", "y"], f"add's operands by arg: {operands(add_json)}")
@@ -208,6 +222,7 @@ check(want[8]["args"] == rows_args(quant_json), f"the quant design's operands by
 check(want[10]["args"] == rows_args(scatter_json), f"the scatter's operands by arg: {operands(scatter_json)}")
 check(want[12]["args"] == rows_args(rope_json), f"the rope's operands by arg: {operands(rope_json)}")
 check(want[14]["args"] == rows_args(hadamard_json), f"hadamard's operands by arg: {operands(hadamard_json)}")
+check(want[15]["args"] == rows_args(row_scale_json), f"row_scale's operands by arg: {operands(row_scale_json)}")
 
 doc = json.load(open(manifest))
 check(set(doc) <= {"format_version", "designs", "comment"}, f"top-level keys {sorted(doc)}")
@@ -223,7 +238,8 @@ ARG_KEYS = {"opcode": {"kind", "value"}, "instructions": {"kind", "group_id"}, "
 descriptions = {"add": json.load(open(add_json)), "glu": json.load(open(glu_json)), "rms_norm": json.load(open(norm_json)),
                 "scale": json.load(open(scale_json)), "get_rows": json.load(open(gather_json)),
                 "act_quant": json.load(open(quant_json)), "set_rows": json.load(open(scatter_json)),
-                "rope": json.load(open(rope_json)), "hadamard": json.load(open(hadamard_json))}
+                "rope": json.load(open(rope_json)), "hadamard": json.load(open(hadamard_json)),
+                "row_scale": json.load(open(row_scale_json))}
 def family_tiles(d, family):
     # As the parser reads them: a gather (no cores) lists its tiles, the others key their kernel stacks by them.
     if d.get("movement") == "gather":
@@ -283,7 +299,7 @@ if [ -f "$out/manifest.json" ]; then
     "$py" "$tmp/verify.py" "$out/manifest.json" "$root/aie/add/dataflow.json" "$root/aie/glu/dataflow.json" \
         "$tmp/permuted.json" "$root/aie/rms_norm/dataflow.json" "$root/aie/scale/dataflow.json" \
         "$root/aie/get_rows/dataflow.json" "$root/aie/act_quant/dataflow.json" "$root/aie/set_rows/dataflow.json" \
-        "$root/aie/rope/dataflow.json" "$root/aie/hadamard/dataflow.json" ||
+        "$root/aie/rope/dataflow.json" "$root/aie/hadamard/dataflow.json" "$root/aie/row_scale/dataflow.json" ||
         fail "the manifest written is not the one expected"
 else
     fail "no manifest written"
@@ -293,7 +309,7 @@ fi
 if [ -n "${XDNA_INFO:-}" ] && [ -x "$XDNA_INFO" ] && [ -f "$out/manifest.json" ]; then
     for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256 rms_norm_norm_t1024 scale_scale_t1024 \
              get_rows_gather_t1024 act_quant_a8_b256_n4_t4 act_quant_bfp16_k128_n64_t64 set_rows_f16_t1024 \
-             set_rows_q8_0_t128 rope_norm_t128 rope_neox_t80 hadamard_hadamard_t128; do
+             set_rows_q8_0_t128 rope_norm_t128 rope_neox_t80 hadamard_hadamard_t128 row_scale_row_scale_t1024; do
         "$py" -c 'import struct, sys
 h = bytearray(512); h[0:8] = b"xclbin2\0"; h[304:312] = struct.pack("<Q", 512)
 open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
@@ -301,16 +317,17 @@ open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
     GGML_XDNA_KERNELS=$out/manifest.json "$XDNA_INFO" >"$tmp/info.txt" 2>&1 || true
     # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once, rms_norm_mul_f32 and rms_norm_f32, scale_f32,
     # get_rows_f32, the two quant families' one program each, the two scatter families' (f32_to_f16, f32_to_q8_0),
-    # the two rope families' (rope_norm_f32, rope_neox_f32) and fwht_f32. The parser drops a quant entry whose tile is
+    # the two rope families' (rope_norm_f32, rope_neox_f32), fwht_f32 and row_scale_f32. The parser drops a quant entry whose tile is
     # not its family's kernel_stack key; it keys the program by the family's objects' K tile too, which
     # xdna-info does not print (XrtDeviceTest.RunsTheActQuantDesignsStreamWithItsZeros looks up that key).
-    grep -q "15 design xclbins serving 20 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
+    grep -q "16 design xclbins serving 21 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
         { sed -n '/^Kernels/,/^Simulator/p' "$tmp/info.txt"; fail "xdna-info does not read every entry"; }
     for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 " "rms_norm_f32 +rms_norm +chunk 1024 " \
                 "scale_f32 +scale +chunk 1024 " "get_rows_f32 +get_rows +chunk 1024 " \
                 "act_quant_a8_b256_n4 +act_quant +chunk 4 " "act_quant_bfp16_k128_n64 +act_quant +chunk 64 " \
                 "f32_to_f16 +set_rows +chunk 1024 " "f32_to_q8_0 +set_rows +chunk 128 " \
-                "rope_norm_f32 +rope +chunk 128 " "rope_neox_f32 +rope +chunk 80 " "fwht_f32 +hadamard +chunk 128 "; do
+                "rope_norm_f32 +rope +chunk 128 " "rope_neox_f32 +rope +chunk 80 " "fwht_f32 +hadamard +chunk 128 " \
+                "row_scale_f32 +row_scale +chunk 1024 "; do
         grep -Eq "$want" "$tmp/info.txt" || fail "xdna-info lists no '$want'"
     done
     echo "check_kernel_manifest_writer: the backend's parser ($XDNA_INFO) reads every entry"
@@ -406,6 +423,15 @@ refused "a hadamard bo2 (x and y only: no operand of arg 2)" "kernel argument 'b
 # 512 is a power of two, but the kernel holds at most 256 values of a row in its registers: no xclbin for it.
 refused "a hadamard tile outside its kernel_stack" "tile 512 is not a chunk size of family hadamard" \
     "rows${tab}hadamard${tab}512${tab}x.xclbin${tab}$tmp/prj/hadamard_t128${tab}$hadamard_json"
+row_scale_json=$root/aie/row_scale/dataflow.json
+refused "a row_scale bo3 (x, w, y only: no operand of arg 3)" "kernel argument 'bo3' has no manifest kind" \
+    "rows${tab}row_scale${tab}1024${tab}x.xclbin${tab}$tmp/prj/bo3${tab}$row_scale_json"
+fake_prj "$tmp/prj/row_scale_no_w" MLIR_AIE opcode instr ninstr bo0 bo2
+refused "a row_scale kernel without its w (one value per row, still a buffer argument)" "for operand 'w'" \
+    "rows${tab}row_scale${tab}1024${tab}x.xclbin${tab}$tmp/prj/row_scale_no_w${tab}$row_scale_json"
+# 32 is a power of two, but the kernel's loop promises 2 trips of 32 lanes: no xclbin below 64.
+refused "a row_scale tile outside its kernel_stack" "tile 32 is not a chunk size of family row_scale" \
+    "rows${tab}row_scale${tab}32${tab}x.xclbin${tab}$tmp/prj/row_scale_t1024${tab}$row_scale_json"
 fake_prj "$tmp/prj/mm_bo4" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3 bo4
 refused "a matmul bo4" "kernel argument 'bo4' has no manifest kind" \
     "matmul${tab}kquant${tab}mm_q4_K_a8${tab}4${tab}256${tab}x.xclbin${tab}$tmp/prj/mm_bo4${tab}family"
