@@ -78,3 +78,11 @@ TEST(HadamardPlan, LengthsWithoutAnXclbinAreRefusedWithTheReason) {
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.why.find("512"), std::string::npos) << p.why;
 }
+
+// A rotation of no rows (llama.cpp reserves graphs of 0 tokens) plans no invocation and no error.
+TEST(HadamardPlan, NoRowsPlanNothing) {
+    xdna_test::Context c;
+    const Planned p = plan(c.ctx, ggml_new_tensor_3d(c.ctx, GGML_TYPE_F32, 128, 8, 0));
+    EXPECT_TRUE(p.ok) << p.why;
+    EXPECT_TRUE(p.invs.empty());
+}

@@ -92,3 +92,11 @@ TEST(RowScalePlan, WholeRowsAndRowsTheDesignDoesNotTakeAreNotItsOwn) {
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.why.find("96"), std::string::npos) << p.why;
 }
+
+// A MUL with no rows (llama.cpp reserves graphs of 0 tokens) plans no invocation and no error.
+TEST(RowScalePlan, NoRowsPlanNothing) {
+    xdna_test::Context c;
+    const Planned p = plan(c.ctx, ggml_new_tensor_3d(c.ctx, GGML_TYPE_F32, 256, 4, 0), ggml_new_tensor_3d(c.ctx, GGML_TYPE_F32, 1, 4, 0));
+    EXPECT_TRUE(p.ok) << p.why;
+    EXPECT_TRUE(p.invs.empty());
+}

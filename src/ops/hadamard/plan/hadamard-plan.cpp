@@ -101,6 +101,9 @@ bool plan_hadamard(const ggml_tensor * node, const TensorResolver & resolve, std
         return false;
     }
     const ggml_tensor * x = node->src[1];
+    if (ggml_nelements(node) == 0) {
+        return true;  // no rows (a graph llama.cpp reserves with no tokens): nothing to run
+    }
     const BufferSlice xs = resolve.slice_of(x), ys = resolve.slice_of(node);
     if (xs.buffer == nullptr || ys.buffer == nullptr) {
         why = "Hadamard rotation operand not in device memory";

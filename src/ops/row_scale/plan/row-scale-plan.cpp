@@ -83,6 +83,9 @@ bool plan_row_scale(const ggml_tensor * mul, const TensorResolver & resolve, std
     }
     const ggml_tensor * x = mul->src[0];
     const ggml_tensor * b = mul->src[1];
+    if (ggml_nelements(mul) == 0) {
+        return true;  // no rows (a graph llama.cpp reserves with no tokens): nothing to run
+    }
     const BufferSlice xs = resolve.slice_of(x), bs = resolve.slice_of(b), ys = resolve.slice_of(mul);
     if (xs.buffer == nullptr || bs.buffer == nullptr || ys.buffer == nullptr) {
         why = "MUL by one value per row: an operand not in device memory";
