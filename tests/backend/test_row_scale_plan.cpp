@@ -100,3 +100,18 @@ TEST(RowScalePlan, NoRowsPlanNothing) {
     EXPECT_TRUE(p.ok) << p.why;
     EXPECT_TRUE(p.invs.empty());
 }
+
+// One value per slice of dim 3 under a dim 2 of one slice: each slice's rows share their value (stride 0),
+// not a value per row.
+TEST(RowScalePlan, AValuePerSliceIsNotAValuePerRow) {
+    xdna_test::Context c;
+    ggml_tensor * x = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F32, 256, 4, 1, 2);
+    const Planned p = plan(c.ctx, x, ggml_new_tensor_4d(c.ctx, GGML_TYPE_F32, 1, 1, 1, 2));
+    ASSERT_TRUE(p.ok) << p.why;
+    ASSERT_EQ(p.invs.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(p.invs[i].p.rows, 4);
+        EXPECT_EQ(p.invs[i].p.w_stride, 0);
+        EXPECT_EQ(p.w_offsets[i], i * sizeof(float));
+    }
+}

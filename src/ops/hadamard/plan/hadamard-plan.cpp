@@ -1,6 +1,7 @@
 #include "ops/hadamard/hadamard-plan.h"
 
 #include "ops/hadamard/hadamard-invocation.h"
+#include "plan/row-folding.h"
 #include "xdna_aie/hadamard_tiles.h"
 
 #include <cmath>
@@ -16,18 +17,6 @@ bool f32_rows(const ggml_tensor * t) {
 
 constexpr int64_t kMaxSlices = 256;
 
-// The dims above the rows that fold into them: dim 2 when its slices follow each other at the row
-// stride in x and y alike (ne[1] rows apart), then dim 3 likewise. A contiguous q, k or the attention's
-// output is then one invocation of all its rows; the per-head views of a fused QKV projection are one
-// per token.
-int folded_dims(const ggml_tensor * x, const ggml_tensor * y) {
-    // Dim d folds when its slices start where the rows before them end (or it has one slice).
-    auto folds = [&](int d) {
-        const int64_t rows_before = d == 2 ? x->ne[1] : x->ne[1] * x->ne[2];
-        return x->ne[d] == 1 || (x->nb[d] == rows_before * x->nb[1] && y->nb[d] == rows_before * y->nb[1]);
-    };
-    return folds(2) ? (folds(3) ? 2 : 1) : 0;
-}
 
 }  // namespace
 
@@ -53,8 +42,10 @@ bool hadamard_shape_supported(const ggml_tensor * node, std::string & why) {
         why = "Hadamard rotation: F32 rows in, F32 rows of the same shape out";
         return false;
     }
-    const int folded = folded_dims(x, node);
-    const int64_t slices = folded == 2 ? 1 : folded == 1 ? x->ne[3] : x->ne[2] * x->ne[3];
+    // Slices whose rows follow each other fold into one invocation (llama.cpp's rotations are 2-D); the
+    // per-head views of a wider row are one per token.
+    const RowFolding f = fold_rows(x, {x, node});
+    const int64_t slices = f.n2 * f.n3;
     if (slices > kMaxSlices) {
         why = "Hadamard rotation over " + std::to_string(slices) + " slices of rows that do not follow each other (the NPU takes up to " +
               std::to_string(kMaxSlices) + ")";
@@ -101,22 +92,16 @@ bool plan_hadamard(const ggml_tensor * node, const TensorResolver & resolve, std
         return false;
     }
     const ggml_tensor * x = node->src[1];
-    if (ggml_nelements(node) == 0) {
-        return true;  // no rows (a graph llama.cpp reserves with no tokens): nothing to run
-    }
     const BufferSlice xs = resolve.slice_of(x), ys = resolve.slice_of(node);
     if (xs.buffer == nullptr || ys.buffer == nullptr) {
         why = "Hadamard rotation operand not in device memory";
         return false;
     }
-    // Rows of the folded dims are one invocation's; the others, one invocation per slice.
-    const int     folded = folded_dims(x, node);
-    const int64_t rows = x->ne[1] * (folded >= 1 ? x->ne[2] : 1) * (folded == 2 ? x->ne[3] : 1);
-    const int64_t n2 = folded >= 1 ? 1 : x->ne[2], n3 = folded == 2 ? 1 : x->ne[3];
-    for (int64_t i3 = 0; i3 < n3; ++i3) {
-        for (int64_t i2 = 0; i2 < n2; ++i2) {
+    const RowFolding f = fold_rows(x, {x, node});  // rows of the folded dims: one invocation; the other slices one each
+    for (int64_t i3 = 0; i3 < f.n3; ++i3) {
+        for (int64_t i2 = 0; i2 < f.n2; ++i2) {
             HadamardInvocation h;
-            h.p.rows = rows;
+            h.p.rows = f.rows;
             h.p.n = x->ne[0];
             h.p.x_row_stride = static_cast<int64_t>(x->nb[1] / sizeof(float));
             h.p.y_row_stride = static_cast<int64_t>(node->nb[1] / sizeof(float));

@@ -1,5 +1,7 @@
 #include "ops/row_scale/row-scale-plan.h"
 
+#include "plan/row-folding.h"
+
 namespace xdna {
 
 namespace {
@@ -11,25 +13,23 @@ bool f32_rows(const ggml_tensor * t) {
 
 constexpr int64_t kMaxSlices = 256;
 
+// Whether b is one value for every row.
+bool one_value(const ggml_tensor * b) { return b->ne[1] == 1 && b->ne[2] == 1 && b->ne[3] == 1; }
+
 // b's stride in floats along dim d: 0 where b repeats (one value for every index of a's dim d).
 int64_t w_stride(const ggml_tensor * b, int d) {
     return b->ne[d] == 1 ? 0 : static_cast<int64_t>(b->nb[d] / sizeof(float));
 }
 
-// The dims above the rows that fold into them (as the hadamard planner's): dim 2 when its slices start
-// where the rows before them end in x, y and b alike, then dim 3 likewise. MoE's expert outputs and
-// their weights (contiguous, llama-graph.cpp build_moe_ffn) are then one invocation.
-int folded_dims(const ggml_tensor * x, const ggml_tensor * b, const ggml_tensor * y) {
-    auto folds = [&](int d) {
-        const int64_t rows_before = d == 2 ? x->ne[1] : x->ne[1] * x->ne[2];
-        if (x->ne[d] == 1) return true;
-        const bool rows_follow = x->nb[d] == rows_before * x->nb[1] && y->nb[d] == rows_before * y->nb[1];
-        // b: a value per row in x's order, or one value for everything
-        const bool b_follows = (b->ne[1] == x->ne[1] && b->ne[d] == x->ne[d] && b->nb[d] == rows_before * b->nb[1]) ||
-                               (b->ne[1] == 1 && b->ne[2] == 1 && b->ne[3] == 1);
-        return rows_follow && b_follows;
-    };
-    return folds(2) ? (folds(3) ? 2 : 1) : 0;
+// The rows one invocation takes: x's and y's rows folded, and b's as they step with them (a value per row
+// of every slice), or regardless of b where one value serves every row; b repeated along a dim folds
+// nothing.
+RowFolding fold(const ggml_tensor * x, const ggml_tensor * b, const ggml_tensor * y) {
+    if (one_value(b)) {
+        return fold_rows(x, {x, y});
+    }
+    const bool per_row = b->ne[1] == x->ne[1] && b->ne[2] == x->ne[2] && b->ne[3] == x->ne[3];
+    return fold_rows(x, {x, y, b}, per_row);
 }
 
 }  // namespace
@@ -59,8 +59,8 @@ bool row_scale_supported(const ggml_tensor * mul, const TensorResolver & resolve
               (row_scale_design().ok() ? std::string() : ": " + row_scale_design().error);
         return false;
     }
-    const int folded = folded_dims(x, b, mul);
-    const int64_t slices = folded == 2 ? 1 : folded == 1 ? x->ne[3] : x->ne[2] * x->ne[3];
+    const RowFolding f = fold(x, b, mul);
+    const int64_t slices = f.n2 * f.n3;
     if (slices > kMaxSlices) {
         why = "MUL by one value per row over " + std::to_string(slices) + " slices of rows that do not follow each other (the NPU takes up to " +
               std::to_string(kMaxSlices) + ")";
@@ -83,29 +83,23 @@ bool plan_row_scale(const ggml_tensor * mul, const TensorResolver & resolve, std
     }
     const ggml_tensor * x = mul->src[0];
     const ggml_tensor * b = mul->src[1];
-    if (ggml_nelements(mul) == 0) {
-        return true;  // no rows (a graph llama.cpp reserves with no tokens): nothing to run
-    }
     const BufferSlice xs = resolve.slice_of(x), bs = resolve.slice_of(b), ys = resolve.slice_of(mul);
     if (xs.buffer == nullptr || bs.buffer == nullptr || ys.buffer == nullptr) {
         why = "MUL by one value per row: an operand not in device memory";
         return false;
     }
-    const int     folded = folded_dims(x, b, mul);
-    const int64_t rows = x->ne[1] * (folded >= 1 ? x->ne[2] : 1) * (folded == 2 ? x->ne[3] : 1);
-    const int64_t n2 = folded >= 1 ? 1 : x->ne[2], n3 = folded == 2 ? 1 : x->ne[3];
+    const RowFolding f = fold(x, b, mul);
     // One value for everything: stride 0. Folded rows step through b at its row stride, as they step
-    // through x (folded_dims checked it, also where a dim of one row folds); a slice's rows at b's dim-1
+    // through x (fold checked it, also where a dim of one row folds); a slice's rows at b's dim-1
     // stride, 0 where b repeats along it.
-    const bool    one_value = b->ne[1] == 1 && b->ne[2] == 1 && b->ne[3] == 1;
-    const int64_t bw = one_value ? 0 : folded >= 1 ? static_cast<int64_t>(b->nb[1] / sizeof(float)) : w_stride(b, 1);
-    for (int64_t i3 = 0; i3 < n3; ++i3) {
-        for (int64_t i2 = 0; i2 < n2; ++i2) {
+    const int64_t bw = one_value(b) ? 0 : f.dims >= 1 ? static_cast<int64_t>(b->nb[1] / sizeof(float)) : w_stride(b, 1);
+    for (int64_t i3 = 0; i3 < f.n3; ++i3) {
+        for (int64_t i2 = 0; i2 < f.n2; ++i2) {
             RowScaleInvocation r;
-            r.p.rows = rows;
+            r.p.rows = f.rows;
             r.p.cols = x->ne[0];
             r.p.x_row_stride = static_cast<int64_t>(x->nb[1] / sizeof(float));
-            r.p.w_stride = rows == 1 ? 0 : bw;
+            r.p.w_stride = f.rows == 1 ? 0 : bw;
             r.p.y_row_stride = static_cast<int64_t>(mul->nb[1] / sizeof(float));
             r.x = {xs.buffer, xs.offset + i2 * x->nb[2] + i3 * x->nb[3]};
             r.w = {bs.buffer, bs.offset + (i2 % b->ne[2]) * b->nb[2] + (i3 % b->ne[3]) * b->nb[3]};
