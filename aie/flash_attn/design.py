@@ -19,8 +19,9 @@ What the program is, the numbers of its data movement read from the description 
   - Per column: kv_l3l2 (shim MM2S -> memory tile, one step of the 4 cores per object) split into kv_l2l1
     (one kv object per core, double-buffered); out_l1l2 (the core's state / finished rows) joined into
     out_l2l3 (memory tile -> shim S2MM).
-  - Per core and round: the q step (query rows and slopes, copied into the core's buffers), `steps` block
-    steps (a block: K rows, V rows, the rows' mask values; steps past the part's blocks passed over), then
+  - Per core and round: the q step (the task's 16 slopes, then its query rows, copied into the core's buffers),
+    `steps` block steps (a block: K rows, V rows, the mask rows of the task's tokens, which the core widens in
+    place to one row per query row when mask_ratio > 0; steps past the part's blocks passed over), then
     unsplit: fa_finish_f32 over the query rows, copied into the output object; split: the partial state
     released (written to the partials operand), a second output object, and on part 0 the parts' states read
     back in order (states_per_object per kv object), the first copied in, the others merged (fa_merge_f32),
@@ -28,9 +29,19 @@ What the program is, the numbers of its data movement read from the description 
     replays this program (replay_core) against a recomputation of the engine.
   - RTP words per core (the description's names): its rounds and tasks, the chunk bookkeeping (first_chunk,
     chunk_step, chunks, chunk_rows, last_rows), its part, parts, block0, part_blocks, the column's steps, n_kv,
-    scale (fp32 bits), state_steps, version. Every per-token value (n_kv and the blocks) is a word: no xclbin
-    depends on the context length. Without a mask the mask rows are zeros (the slopes operand's tail): the block
-    programs add slope x 0 to each score (not yet tested against their no-mask path).
+    scale (fp32 bits), state_steps, mask_ratio, version. Every per-token value (n_kv and the blocks) is a word:
+    no xclbin depends on the context length. mask_ratio is the query rows per token of a mask shared by the
+    heads (n_head / n_head_kv), 0 without a mask: the host moves one mask row per token (a shim BD cannot
+    repeat a row, a stride of 0 is not encodable) and the core copies each to the query rows that share it.
+    Without a mask the mask rows are filler (the slopes operand's zero region) and the block programs are
+    called on them as with a mask: slope x 0 added to each score. A mask per head is refused (the host path).
+  - Columns: --cols, or as many as the tasks fill (min(max_columns, ceil(tasks / slots)), the split over all
+    32 cores as the engine makes it): a column without a task would only move filler.
+  - The shim (one phase of a round in flight, each phase's BDs from all 16): the q step chain, the block steps'
+    chain repeated by the BDs' iteration, on a split round the partial states' drain and the state steps, the
+    drain of the finished rows; a block step chain of more BDs than a phase has is refused. The plan's traffic
+    counts every byte these chains move: the kv objects whole (fillers from the zero region), 32 K and V rows
+    per step of every part, the output objects whole.
 
 `--print-plan` prints the plan and its checks (core and memory-tile memory, DMA channels and BDs of cores,
 memory tiles and shims, the description's objects against the kernel header, RTP words, barrier). Exit status:
@@ -40,8 +51,9 @@ memory tiles and shims, the description's objects against the kernel header, RTP
 Status, plainly: never run by mlir-aie, never compiled by aiecc, never run on an NPU; the IRON program was run
 on stand-ins of IRON's classes only (tests/aie/flash_attn_iron_check.py). Unverified in particular: the views
 of one kv object at word offsets passed to a kernel's pointer arguments (`view` below), element copies in a
-core body, a worker holding an output object across a loop whose bound is an RTP word. No host stream builder
-reads the description yet, and the shim BD chains are counted, not built.
+core body, a worker holding an output object across a loop whose bound is an RTP word. The host's stream
+builder (src/ops/flash_attn/runtime/flash-attn-sequence.cpp) builds the chains this plan counts; the simulator's stream mode
+runs them.
 """
 
 import argparse
@@ -68,9 +80,13 @@ NPU2_CORE_ROWS = 4
 FIFOS = ("kv_l3l2", "kv_l2l1", "out_l1l2", "out_l2l3")
 OPERANDS = ("q", "k", "v", "mask", "out", "slopes", "partials")
 # The regions of a kv object, in the order core_program reads them.
-KV_OBJECT = {"block": ["k", "v", "mask"], "q_step": ["q", "slopes"], "state_step": ["partials"]}
+KV_OBJECT = {"block": ["k", "v", "mask"], "q_step": ["slopes", "q"], "state_step": ["partials"]}
 RTP_NAMES = ("contract", "rounds", "tasks", "first_chunk", "chunk_step", "chunks", "chunk_rows", "last_rows", "part",
-             "parts", "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps", "version")
+             "parts", "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps", "mask_ratio", "version")
+# The plan's DRAM traffic, bytes: what the shim's chains read (the sum is every kv object whole) and write
+# (every output object whole).
+TRAFFIC_READ = ("q", "slopes", "k", "v", "mask", "filler", "partials_read")
+TRAFFIC_WRITTEN = ("out", "partials_written", "discarded")
 
 
 class PlanError(Exception):
@@ -250,6 +266,26 @@ def row_runs(s, row0, rows):
     return runs
 
 
+def task_tokens(s, row0, rows):
+    """The tokens a task's rows belong to: the mask rows its block steps carry (one per token)."""
+    return (row0 + rows - 1) // s.ratio - row0 // s.ratio + 1
+
+
+def slopes_layout(s, kv_bytes):
+    """The host-written slopes operand: per KV head 16 + ratio fp32 slopes, value i that of head
+    g ratio + i % ratio, so that any 16 consecutive rows of the KV head's tasks read theirs as one run;
+    then, 64-byte aligned, kv_bytes of zeros, every filler's source."""
+    per_head = 16 + s.ratio
+    zero_at = (4 * s.n_head_kv * per_head + 63) // 64 * 64
+    return {"per KV head": per_head, "zero region at": zero_at, "zero region bytes": kv_bytes,
+            "bytes": zero_at + kv_bytes}
+
+
+def slope_index(s, kv_head, row0):
+    """The value a task's first slope is read from: its first row's head, in its KV head's run."""
+    return kv_head * (16 + s.ratio) + row0 % s.ratio
+
+
 # ---------------------------------------------------------------------------------------------------
 # The plan
 # ---------------------------------------------------------------------------------------------------
@@ -274,6 +310,8 @@ class Plan:
     channels: dict = field(default_factory=dict)
     bds: dict = field(default_factory=dict)
     traffic: dict = field(default_factory=dict)
+    slopes: dict = field(default_factory=dict)
+    partials_bytes: int = 0
     stack_bytes: int = 0
     checks: list = field(default_factory=list)
 
@@ -294,14 +332,21 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
             s.n_seq % s.n_seq_kv or (s.has_mask and s.mask_heads < 1)):
         raise PlanError(f"{s.n_tokens} token(s), {s.n_head}/{s.n_head_kv} heads, {s.n_seq}/{s.n_seq_kv} sequences, "
                         f"{s.n_kv} KV rows: not a shape the design takes")
+    if s.has_mask and s.mask_heads > 1:
+        # The core widens one row per token to the token's heads; rows that differ per head would need a
+        # BD per query row and block.
+        raise PlanError(f"a mask of {s.mask_heads} heads: a mask per head is not this design's (the host path)")
     arr = raw["array"]
-    columns = arr["max_columns"] if columns is None else columns
-    if not 1 <= columns <= arr["max_columns"]:
+    if columns is not None and not 1 <= columns <= arr["max_columns"]:
         raise PlanError(f"--cols {columns}: npu2 has 1..{arr['max_columns']} columns")
     k = header()
     att = raw["attention"]
     cpc = att["cores_per_column"]
-    sp = split(s, columns * cpc, k)
+    # Without --cols the split is the engine's over every core, and the stream takes only the columns its
+    # tasks fill (the rest would move filler only).
+    sp = split(s, (arr["max_columns"] if columns is None else columns) * cpc, k)
+    if columns is None:
+        columns = min(arr["max_columns"], math.ceil(sp["groups"] / (cpc // sp["parts"])))
     obj = objects(family, d, k)
     p = Plan(dataflow=desc.path, family=family, contract=families[family][contract], contract_index=contract, tile=d,
              columns=columns, shape=asdict(s), split=sp, objects=obj)
@@ -317,8 +362,10 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
           f"{family_tiles(desc, family)}; {'fa_head_fits' if family == 'f16' else 'fa_q8_0_head_fits'} {heads}")
     layout = {n: att["kv_object"][n] for n in ("block", "q_step", "state_step")}
     check("kv object layout: the core program's", layout == KV_OBJECT,
-          f"{layout}; the core program takes {KV_OBJECT} (K at 0, V at 32 rows, the mask at 64; the query rows, "
-          "then the slopes; the states in part order)")
+          f"{layout}; the core program takes {KV_OBJECT} (K at 0, V at 32 rows, the mask at 64; the slopes, "
+          "then the query rows; the states in part order)")
+    check("kv object: a block step fills it (the shim's block chain moves no tail)", obj["block"] == obj["kv"],
+          f"block {obj['block']}, kv {obj['kv']}")
     check("attention constants: the kernels'", (att["kv_block"], att["max_rows"], att["lanes"]) ==
           (k["kFaKvBlock"], k["kFaMaxRows"], k["kFaLanes"]),
           f"kv_block {att['kv_block']}, max_rows {att['max_rows']}, lanes {att['lanes']}; header {k['kFaKvBlock']}, "
@@ -352,7 +399,8 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
                      "chunk_rows": sp["chunk_rows"],
                      "last_rows": s.group_rows - (sp["chunks"] - 1) * sp["chunk_rows"], "part": part if active else 0,
                      "parts": parts, "block0": b0, "part_blocks": nb, "steps": steps, "n_kv": s.n_kv,
-                     "scale": s.scale, "state_steps": state_steps, "version": version}
+                     "scale": s.scale, "state_steps": state_steps, "mask_ratio": s.ratio if s.has_mask else 0,
+                     "version": version}
             p.cores.append({"column": c, "row": arr["first_core_row"] + r, "slot": slot if active else None,
                             "words": words})
     idx = raw["core_program"]["rtp_words"]
@@ -415,88 +463,114 @@ def _barrier_checks(bar, check):
 
 
 def _shim_plan(desc, p, s, sp, k, check):
-    """The shim's BD chains per phase of a round (counted, one phase in flight) and the DRAM traffic."""
+    """The shim's BD chains per phase of a round (one phase in flight, each from all of the phase's BD ids) and
+    the DRAM traffic they make: every kv object moved whole, the bytes without data read from the slopes
+    operand's zero region, every output object drained whole."""
     raw = desc.raw
-    slots = raw["shim"]["bd_slots"][0]
-    kv_ids, out_ids = len(slots["kv"]), len(slots["out"])
+    slots = raw["shim"]["bd_slots"]
+    if len(slots) != 1 or sorted(slots[0]) != ["phase"]:
+        raise PlanError(f"shim.bd_slots {slots}: this design takes one slot, the BD ids of a phase")
+    phase_ids = slots[0]["phase"]
+    ids = len(phase_ids)
+    shim_bds = min(raw["shim"]["bds"], SHIM_BDS)
+    check("shim: a phase's BD ids are the shim tile's, distinct, one phase in flight",
+          len(set(phase_ids)) == ids and all(0 <= i < shim_bds for i in phase_ids) and
+          raw["shim"]["steps_in_flight"] == 1, f"{ids} ids {phase_ids} of {shim_bds}, "
+          f"{raw['shim']['steps_in_flight']} phase(s) in flight")
     blk, rows_max = k["kFaKvBlock"], k["kFaMaxRows"]
-    rb = row_bytes(p.family, p.tile)
-    parts = sp["parts"]
-    q_bds = blocks_bds = out_bds = 0
-    moved = {"q": 0, "slopes": 0, "k": 0, "v": 0, "mask": 0, "partials read": 0, "filler read": 0,
-             "out": 0, "partials written": 0, "discarded": 0}
-    kv_obj, st = p.objects["kv"], p.objects["state"]
+    rb, d, parts = row_bytes(p.family, p.tile), p.tile, sp["parts"]
+    kv_obj, st, spo = p.objects["kv"], p.objects["state"], p.states_per_object
+    steps, state_steps = p.steps["blocks"], p.steps["states"]
+    slope_bytes, mask_row = 4 * rows_max, 2 * blk  # a task's 16 slopes; one token's 32 mask halves of a block
+    moved = dict.fromkeys(TRAFFIC_READ + TRAFFIC_WRITTEN, 0)
+    longest = {"q": 0, "block": 0, "state": 0, "drain": 0}
     for kk in range(p.rounds):
         for c in range(p.columns):
-            qb = bb = ob = 0
+            chain = {"q": 0, "block": 0, "state": [0] * state_steps, "drain": 0}
             for r in range(4):
                 slot, part = divmod(r, parts)
                 g = (kk * p.columns + c) * p.slots + slot
                 if slot >= p.slots or g >= sp["groups"]:
-                    qb += 1
-                    bb += 1
-                    ob += 1
-                    moved["filler read"] += kv_obj * (1 + p.steps["blocks"] + p.steps["states"])
-                    moved["discarded"] += st * p.steps["out objects per round"]
+                    # One filler BD per step, the whole object; the output object discarded.
+                    chain["q"] += 1
+                    chain["block"] += 1
+                    moved["filler"] += kv_obj * (1 + steps + state_steps)
+                    for j in range(state_steps):
+                        chain["state"][j] += 1
+                    chain["drain"] += 1
+                    moved["discarded"] += st
                     continue
                 _, _, _, row0, rows = task_of(s, sp, g)
                 runs = len(row_runs(s, row0, rows))
-                pad = 1 if rows < rows_max else 0
-                qb += 2 * runs + 2 * pad + 1
-                moved["q"] += 4 * rows * p.tile
-                moved["slopes"] += 4 * rows
-                moved["filler read"] += kv_obj - 4 * rows * p.tile - 4 * rows
-                # One BD where every row of the object repeats one mask row (one token's rows, a mask shared by
-                # the heads: a dimension of stride 0 over the 16 rows) or takes the zeros (no mask).
-                one_row = len(row_runs(s, row0, rows)) == 1 and rows <= s.ratio and s.mask_heads == 1
-                mask_bds = (runs + pad) if s.has_mask and not one_row else 1
-                bb += 2 + mask_bds
-                b0, nb = part_range(sp["blocks"], parts, part)
-                for b in range(b0, b0 + nb):
-                    n = min(blk, s.n_kv - b * blk)
-                    moved["k"] += n * rb
-                    moved["v"] += n * rb
-                    moved["mask"] += 2 * blk * rows if s.has_mask else 0
-                    moved["filler read"] += kv_obj - 2 * n * rb - (2 * blk * rows if s.has_mask else 0)
-                moved["filler read"] += kv_obj * (p.steps["blocks"] - nb)
-                if parts == 1:
-                    ob += runs + 1
-                    moved["out"] += 4 * rows * p.tile
-                    moved["discarded"] += st - 4 * rows * p.tile
+                q_bytes = 4 * d * rows
+                q_fill = kv_obj - slope_bytes - q_bytes
+                chain["q"] += 1 + runs + (1 if q_fill > 0 else 0)
+                moved["slopes"] += slope_bytes
+                moved["q"] += q_bytes
+                moved["filler"] += q_fill
+                # Every step reads 32 K and V rows (a part of fewer blocks rereads its own, a last block of
+                # fewer rows reads past n_kv): the BDs iterate the same way on every core of the chain.
+                moved["k"] += steps * blk * rb
+                moved["v"] += steps * blk * rb
+                if s.has_mask:
+                    tokens = task_tokens(s, row0, rows)
+                    chain["block"] += 3 + (1 if tokens < rows_max else 0)
+                    moved["mask"] += steps * tokens * mask_row
+                    moved["filler"] += steps * (rows_max - tokens) * mask_row
                 else:
-                    ob += 1 + (runs + 1 if part == 0 else 1)
-                    moved["partials written"] += st
+                    chain["block"] += 3
+                    moved["filler"] += steps * rows_max * mask_row
+                for j in range(state_steps):
                     if part == 0:
-                        moved["out"] += 4 * rows * p.tile
-                        moved["discarded"] += st - 4 * rows * p.tile
-                        moved["partials read"] += parts * st
-                        moved["filler read"] += p.steps["states"] * kv_obj - parts * st
+                        n = min(spo, parts - j * spo)
+                        chain["state"][j] += 1 + (1 if kv_obj - n * st > 0 else 0)
+                        moved["partials_read"] += n * st
+                        moved["filler"] += kv_obj - n * st
                     else:
-                        moved["discarded"] += st
-                        moved["filler read"] += p.steps["states"] * kv_obj
-            q_bds, blocks_bds, out_bds = max(q_bds, qb), max(blocks_bds, bb), max(out_bds, ob)
+                        chain["state"][j] += 1
+                        moved["filler"] += kv_obj
+                if part == 0:
+                    chain["drain"] += runs + 1
+                    moved["out"] += 4 * d * rows
+                    moved["discarded"] += st - 4 * d * rows
+                else:
+                    chain["drain"] += 1
+                    moved["discarded"] += st
+            if parts > 1:
+                moved["partials_written"] += 4 * st  # the column's 4 partial states, one S2MM BD
+            for key in ("q", "block", "drain"):
+                longest[key] = max(longest[key], chain[key])
+            longest["state"] = max([longest["state"]] + chain["state"])
+    if longest["block"] > ids:
+        # The chain repeats over the steps by the BDs' iteration: split into tasks it would need one per step.
+        raise PlanError(f"a block step's chain takes {longest['block']} BDs, a phase has {ids}: a block step "
+                        "longer than a phase is not this design's (the host path)")
     it_max = raw["limits"]["iteration_max"]
-    block_tasks = math.ceil(blocks_bds / kv_ids)
-    p.bds = {"kv BD ids": kv_ids, "out BD ids": out_ids, "q step chain (largest)": q_bds,
-             "q step tasks": math.ceil(q_bds / kv_ids), "block step chain (largest)": blocks_bds,
-             "block step tasks per step": block_tasks,
-             "block phase tasks per round": math.ceil(p.steps["blocks"] / it_max) if block_tasks == 1
-             else p.steps["blocks"] * block_tasks,
-             "out chain (largest)": out_bds, "out tasks": math.ceil(out_bds / out_ids)}
-    check("shim: the BD slots within the shim tile's", kv_ids + out_ids <= min(raw["shim"]["bds"], SHIM_BDS) and
-          raw["shim"]["steps_in_flight"] == 1, f"{kv_ids} + {out_ids} of {SHIM_BDS}, one phase in flight")
-    check("shim: a decode step's block chain fits its BD ids (K, V, one mask BD per core)",
-          3 * 4 <= kv_ids, f"{3 * 4} of {kv_ids}")
+    p.bds = {"phase BD ids": ids,
+             "q step chain (largest)": longest["q"], "q step tasks (largest)": math.ceil(longest["q"] / ids),
+             "block step chain (largest)": longest["block"],
+             "block phase tasks per round": math.ceil(steps / it_max),
+             "state step chain (largest)": longest["state"],
+             "partial states drain chain": 1 if parts > 1 else 0,
+             "drain chain (largest)": longest["drain"], "drain tasks (largest)": math.ceil(longest["drain"] / ids)}
     p.traffic = dict(moved)
-    p.traffic["read (bytes)"] = sum(moved[x] for x in ("q", "slopes", "k", "v", "mask", "partials read", "filler read"))
-    p.traffic["written (bytes)"] = moved["out"] + moved["partials written"] + moved["discarded"]
+    p.traffic["read"] = sum(moved[x] for x in TRAFFIC_READ)
+    p.traffic["written"] = sum(moved[x] for x in TRAFFIC_WRITTEN)
+    p.slopes = slopes_layout(s, kv_obj)
+    p.partials_bytes = p.columns * 8 * st
     rows_all = s.n_seq * s.n_head * s.n_tokens
     check("traffic: every query row read once per part of its task, every output row written once",
-          moved["q"] == 4 * rows_all * p.tile * parts and moved["out"] == 4 * rows_all * p.tile,
+          moved["q"] == 4 * rows_all * d * parts and moved["out"] == 4 * rows_all * d,
           f"q {moved['q']}, out {moved['out']} bytes of {rows_all} rows, {parts} part(s)")
-    kv_rows = s.n_kv * sp["groups"]
-    check("traffic: each task reads its KV head's rows once", moved["k"] == moved["v"] == kv_rows * rb,
-          f"k {moved['k']}, v {moved['v']} bytes: {sp['groups']} task(s) x {s.n_kv} rows x {rb} bytes")
+    task_cores = sp["groups"] * parts
+    check("traffic: every part reads steps x 32 K and V rows, covering its KV head's rows",
+          moved["k"] == moved["v"] == task_cores * steps * blk * rb and steps * parts * blk >= s.n_kv,
+          f"k {moved['k']}, v {moved['v']} bytes: {task_cores} part(s) x {steps} steps x {blk} rows x {rb} bytes")
+    objects_in = p.columns * p.rounds * 4 * (1 + steps + state_steps)
+    objects_out = p.columns * p.rounds * 4 * p.steps["out objects per round"]
+    check("traffic: every kv object read whole, every output object written whole",
+          p.traffic["read"] == objects_in * kv_obj and p.traffic["written"] == objects_out * st,
+          f"read {p.traffic['read']} = {objects_in} x {kv_obj}, written {p.traffic['written']} = {objects_out} x {st}")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -516,27 +590,46 @@ def core_program(ops, words, kv_in, out, bufs, d, family, spo, k):
         ops.if_(ops.eq(ops.load("chunk"), words["chunks"] - 1),
                 lambda: ops.store("rows", words["last_rows"]), lambda: ops.store("rows", words["chunk_rows"]))
         rows = ops.load("rows")
+        # The task's first row, before the chunk moves on to the next round's: the block steps' mask widening
+        # reads it.
+        ops.store("row0", ops.mul(ops.load("chunk"), words["chunk_rows"]))
         ops.store("chunk", ops.add(ops.load("chunk"), words["chunk_step"]))
         ops.if_(ops.ge(ops.load("chunk"), words["chunks"]),
                 lambda: ops.store("chunk", ops.sub(ops.load("chunk"), words["chunks"])))
         o = out.acquire(1)
-        step = kv_in.acquire(1)  # the q step: the query rows, then their slopes
+        step = kv_in.acquire(1)  # the q step: the slopes, then the query rows
 
         def take_q():
-            ops.copy(bufs["q"], 0, step, 0, rows_max * d)
-            ops.copy(bufs["slopes"], 0, step, rows_max * d, rows_max)
+            ops.copy(bufs["slopes"], 0, step, 0, rows_max)
+            ops.copy(bufs["q"], 0, step, rows_max, rows_max * d)
             ops.if_(bfp16, lambda: ops.call("fa_prepare_q_bfp16", bufs["q"], bufs["qb"], rows, d))
             ops.call("fa_init_f32", o, rows, d)
         ops.if_(active, take_q)
         kv_in.release(1)
+        mask_w = 2 * blk * rw  # the mask rows' word offset in a block step, rows of blk halves
+        row_w = blk // 2
+
+        def widen(b):
+            # The step holds one mask row per token of the task, its first token first; query row i needs the
+            # row of token (row0 + i) / ratio. That token's row sits at tau <= i, so rows from the last down
+            # read only rows not yet overwritten.
+            row0, ratio = ops.load("row0"), words["mask_ratio"]
+            t0 = ops.div(row0, ratio)
+            for i in ops.range(rows):
+                at = ops.sub(ops.sub(rows, 1), i)
+                tau = ops.sub(ops.div(ops.add(row0, at), ratio), t0)
+                ops.if_(ops.ne(tau, at), lambda: ops.copy(b, ops.add(mask_w, ops.mul(at, row_w)), b,
+                                                          ops.add(mask_w, ops.mul(tau, row_w)), row_w))
+
         for s in ops.range(words["steps"]):
             b = kv_in.acquire(1)  # a block step: K rows, V rows, the mask rows
 
             def block():
+                ops.if_(ops.ne(words["mask_ratio"], 0), lambda: widen(b))
                 left = ops.sub(words["n_kv"], ops.mul(ops.add(words["block0"], s), blk))
                 ops.if_(ops.lt(left, blk), lambda: ops.store("n", left), lambda: ops.store("n", blk))
                 n = ops.load("n")
-                kb, vb, mb = b, ops.view(b, blk * rw), ops.view(b, 2 * blk * rw)
+                kb, vb, mb = b, ops.view(b, blk * rw), ops.view(b, mask_w)
                 if family == "q8_0":
                     def q8_bfp16():
                         ops.scale_words(bufs["words"], b, rw, d, blk)
@@ -600,6 +693,8 @@ class Replay:
     lt = staticmethod(lambda a, b: a < b)
     ge = staticmethod(lambda a, b: a >= b)
     eq = staticmethod(lambda a, b: a == b)
+    ne = staticmethod(lambda a, b: a != b)
+    div = staticmethod(lambda a, b: a // b)
     add = staticmethod(lambda a, b: a + b)
     sub = staticmethod(lambda a, b: a - b)
     mul = staticmethod(lambda a, b: a * b)
@@ -669,7 +764,8 @@ def print_plan_text(p, out=sys.stdout):
     w("DMA channels (each column):\n")
     for kk, (u, a) in p.channels.items():
         w(f"  {kk:20s} {u} of {a}\n")
-    w(f"shim BDs: {p.bds}\nDRAM traffic: {p.traffic}\n")
+    w(f"shim BDs: {p.bds}\nDRAM traffic (bytes): {p.traffic}\n")
+    w(f"slopes operand: {p.slopes}; partials operand: {p.partials_bytes} bytes\n")
     w("RTP words (first cores):\n")
     for c in p.cores[:8]:
         w(f"  column {c['column']} row {c['row']}: {c['words']}\n")
@@ -692,7 +788,7 @@ class IronOps:
     """core_program's control flow as IRON traces it: range_ loops and if_/else_ on RTP-word values, a
     core-local int32 buffer for the values a branch sets, element copies, views of an object."""
 
-    SLOTS = ("chunk", "rows", "n")
+    SLOTS = ("chunk", "rows", "n", "row0")
 
     def __init__(self, range_, if_, else_, kernels, scalars, view):
         self._range, self._if, self._else = range_, if_, else_
@@ -711,6 +807,8 @@ class IronOps:
     lt = staticmethod(lambda a, b: a < b)
     ge = staticmethod(lambda a, b: a >= b)
     eq = staticmethod(lambda a, b: a == b)
+    ne = staticmethod(lambda a, b: a != b)
+    div = staticmethod(lambda a, b: a // b)
     add = staticmethod(lambda a, b: a + b)
     sub = staticmethod(lambda a, b: a - b)
     mul = staticmethod(lambda a, b: a * b)
@@ -823,7 +921,7 @@ def emit_mlir(desc, p, kernel_object):
 
     def sequence(*args):
         # Per core its words, then its barrier, before any DMA (the host's protocol, ../rope/design.py); the
-        # data movement itself (the BD chains the plan counts) is the host stream builder's, not built yet.
+        # data movement itself (the BD chains the plan counts) is the host's stream builder's.
         for i, c in enumerate(p.cores):
             for name, j in idx.items():
                 rtps[i][j] = c["words"][name]
@@ -854,7 +952,7 @@ def parse_args(argv):
     ap.add_argument("--no-mask", action="store_true")
     ap.add_argument("--mask-heads", type=int, default=1)
     ap.add_argument("--scale", type=float, default=None, help="default 1/sqrt(head dim)")
-    ap.add_argument("--cols", type=int, help="array columns (default max_columns)")
+    ap.add_argument("--cols", type=int, help="array columns (default: as many as the tasks fill, at most max_columns)")
     ap.add_argument("--kernel-object", help="object file of the core program (default xdna_flash_attn_<family>.o)")
     ap.add_argument("--print-plan", action="store_true", help="print the plan (no mlir-aie needed)")
     ap.add_argument("--format", choices=["text", "json"], default="text")

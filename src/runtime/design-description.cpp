@@ -267,7 +267,7 @@ void check_attention(const DesignDescription & d) {
         }
     }
     for (const char * w : {"rounds", "tasks", "first_chunk", "chunk_step", "chunks", "chunk_rows", "last_rows", "part", "parts",
-                           "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps"}) {
+                           "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps", "mask_ratio"}) {
         const int i = d.rtp_word(w);
         if (i < 0) {
             throw FieldError{std::string(".core_program.rtp_words lacks ") + w + ", a word the attention's core program reads"};

@@ -120,8 +120,8 @@ struct DesignDescription {
     // (".movement": "attention") FLASH_ATTN_EXT: tasks of up to max_rows query rows through a column's
     // cores in lockstep, one input FIFO split over them (the q step, then K/V/mask blocks of kv_block
     // rows, then on a split task's merging core its parts' partial states) and one output FIFO joined from
-    // them; the objects are the design's own per family and head dim (.attention.objects). No stream
-    // builder reads it yet: described_stream() leaves it out.
+    // them; the objects are the design's own per family and head dim (.attention.objects). Its stream
+    // builder: ops/flash_attn/flash-attn-sequence.h.
     bool attention_movement = false;
     struct AttentionObjects {
         std::string family;
@@ -153,10 +153,10 @@ struct DesignDescription {
     const FamilyObjects * objects_of(const std::string & family) const;
     // Whether rows-sequence.h builds its streams (a rows or a norm design).
     bool rows_stream() const { return rows_movement || norm_movement; }
-    // Whether one of the described movements' builders (rows, norm, gather, quant, scatter, rope) builds its
+    // Whether one of the described movements' builders (rows, norm, gather, quant, scatter, rope, attention) builds its
     // streams: every design with a stream builder but the matmul's.
     bool described_stream() const {
-        return rows_stream() || gather_movement || quant_movement || scatter_movement || rope_movement;
+        return rows_stream() || gather_movement || quant_movement || scatter_movement || rope_movement || attention_movement;
     }
     std::vector<LayoutDesc> layouts;  // the first is the default (what a shape without a layout gets)
     std::vector<FifoDesc> fifos;      // the default layout's

@@ -29,18 +29,18 @@ CoreRoleFactory binary_chunk_roles(const DesignDescription & d, int tile, std::v
 
 // The built stream of a shape, once per shape and builder (a model runs a few shapes every token, and
 // the timing model asks for each invocation's stream on every run): the last 128 of each shape type.
-template <class Shape>
-std::shared_ptr<const RowsSequence> cached_sequence(const DesignDescription & d, const Shape & shape,
-                                                    RowsSequence (*build)(const DesignDescription &, const Shape &)) {
+template <class Shape, class Sequence>
+std::shared_ptr<const Sequence> cached_sequence(const DesignDescription & d, const Shape & shape,
+                                                Sequence (*build)(const DesignDescription &, const Shape &)) {
     static std::mutex mu;
-    static std::vector<std::tuple<const DesignDescription *, Shape, std::shared_ptr<const RowsSequence>>> cache;
+    static std::vector<std::tuple<const DesignDescription *, Shape, std::shared_ptr<const Sequence>>> cache;
     std::lock_guard<std::mutex> lock(mu);
     for (const auto & [design, s, seq] : cache) {
         if (design == &d && s == shape) {
             return seq;
         }
     }
-    auto seq = std::make_shared<const RowsSequence>(build(d, shape));
+    auto seq = std::make_shared<const Sequence>(build(d, shape));
     if (cache.size() >= 128) {
         cache.erase(cache.begin());
     }

@@ -110,10 +110,9 @@ Status flash_attn_run(const std::vector<Invocation> & invs, ThreadPool & pool, S
     return sim_run_flash_attns(invs, pool, exec);
 }
 
-Status flash_attn_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts &,
+Status flash_attn_run_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                              const std::vector<const char *> &, bool * refused) {
-    if (refused != nullptr) *refused = false;
-    return sim_run_flash_attns(invs, pool);  // no instruction stream yet (aie/flash_attn/README.md)
+    return sim_run_flash_attns_stream(invs, pool, contexts, refused);
 }
 
 Status hadamard_run(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec) {

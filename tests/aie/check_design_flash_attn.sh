@@ -6,17 +6,22 @@
 #     engine's split is the engine's: the constants of flash_attn_split (4 cores per column, 32 in all) and the
 #     kernel's entry points are still those of src/ops/flash_attn/sim/sim-flash-attn.cpp;
 #   - --print-plan over a few hundred shapes (decode and prefill, GQA ratios 1..8, every head dim, n_kv from 1
-#     to 40000, both caches and programs, 1..8 columns): the split, placement, rounds, steps, RTP words, objects
-#     and memories agree with a recomputation written apart from design.py (tests/aie/flash_attn_plan_verify.py),
-#     which also replays each core's program (the one IRON traces) against the engine's kernel calls, in order
-#     with their rows, n and scale, on the buffers the lockstep hands over, and holds a few plans to numbers
-#     worked out by hand;
+#     to 40000, both caches and programs, with and without a mask, the columns the tasks fill or 1..8 given):
+#     the split, placement, columns, rounds, steps, RTP words, objects, memories, the shim's chains per phase
+#     and the DRAM traffic they move agree with a recomputation written apart from design.py
+#     (tests/aie/flash_attn_plan_verify.py), which also replays each core's program (the one IRON traces)
+#     against the engine's kernel calls, in order with their rows, n and scale, on the buffers the lockstep
+#     hands over, the mask rows widened in place to the tokens the query rows need, and holds a few plans to
+#     numbers worked out by hand;
 #   - what the design cannot take is refused with the reason (exit 2): a head dim without an xclbin, a Q8_0
-#     cache at head dim 32, a ratio that is not whole, no KV rows, 9 columns, a description of another movement;
+#     cache at head dim 32, a ratio that is not whole, no KV rows, 9 columns, a mask per head, a description
+#     of another movement;
 #   - variants of the description (written to a temporary directory) fail the check their name says, or are
 #     refused: a kv object of the wrong size, kv_l2l1 three deep (past the core's memory), slopes not
-#     host-written, a tile the kernels do not take, no barrier release, 8 kv BD ids, 16 lanes, V before K in a
-#     block object;
+#     host-written, a tile the kernels do not take, no barrier release, a phase of 17 BD ids or of an id
+#     twice, 16 lanes, V before K in a block object, the query rows before the slopes in a q step, the RTP
+#     words of layout 1 (no mask_ratio); a phase of 8 BD ids (shorter than a decode block step's chain) and
+#     the BD slots split into kv and out ids are refused;
 #   - a failing plan is not emitted, and a passing one reaches the emission, which names mlir-aie when it is
 #     missing;
 #   - the IRON program run on stand-ins of IRON's classes (tests/aie/flash_attn_iron_check.py).
@@ -85,9 +90,24 @@ variant("depth3", lambda d: fifo("kv_l2l1")(d).__setitem__("depth", 3))
 variant("no-slopes", lambda d: d["host_written"].pop("slopes"))
 variant("tile256", lambda d: d["core_budget"]["kernel_stack"]["f16"].__setitem__("256", 2688))
 variant("no-release", lambda d: d["core_program"]["barrier"]["release"].__setitem__("value", 0))
-variant("kv-bds8", lambda d: d["shim"]["bd_slots"][0].__setitem__("kv", list(range(8))))
+variant("phase17", lambda d: d["shim"]["bd_slots"][0].__setitem__("phase", list(range(17))))
+variant("phase-twice", lambda d: d["shim"]["bd_slots"][0].__setitem__("phase", [0] + list(range(15))))
+variant("refused-phase8", lambda d: d["shim"]["bd_slots"][0].__setitem__("phase", list(range(8))))
+variant("refused-kv-out-slots", lambda d: d["shim"].__setitem__("bd_slots", [{"kv": list(range(12)),
+                                                                             "out": [12, 13, 14, 15]}]))
 variant("lanes16", lambda d: d["attention"].__setitem__("lanes", 16))
 variant("kv-order", lambda d: d["attention"]["kv_object"].__setitem__("block", ["v", "k", "mask"]))
+variant("q-order", lambda d: d["attention"]["kv_object"].__setitem__("q_step", ["q", "slopes"]))
+
+
+def layout_v1(d):
+    words = d["core_program"]["rtp_words"]
+    words.pop("mask_ratio")
+    words["version"] = 16
+    d["core_program"].update(rtp_word_count=17, rtp_layout_version=1)
+
+
+variant("rtp-v1", layout_v1)
 variant("refused-rope", lambda d: d.__setitem__("movement", "rope"))
 variant("refused-broadcast", lambda d: fifo("kv_l2l1")(d).__setitem__("link", "broadcast"))
 PYEOF
@@ -110,6 +130,7 @@ refused "no xclbin for head dim 32" --family q8_0 --tile 32
 refused "not a shape the design takes" --n-head 32 --n-head-kv 6
 refused "not a shape the design takes" --n-kv 0
 refused "npu2 has 1..8 columns" --cols 9
+refused "a mask per head is not this design's" --mask-heads 8
 refused "this program builds the \"attention\" movement" --dataflow "$tmp/variants/refused-rope.json"
 
 # A failing plan is not emitted; a passing one reaches the emission (no mlir-aie here: it says so).

@@ -11,7 +11,8 @@ views of objects), and checked against the description (aie/flash_attn/dataflow.
     helpers declared from one object file, and the family's stack;
   - each core program as traced: wait on the barrier, read every RTP word, release the barrier before its
     first acquisition; every kernel the family links called somewhere in the body, and every call inside the
-    loop over the word rounds;
+    loop over the word rounds; the task's first row kept in its scalar slot before the chunk moves on to the
+    next round's, and read back on a block step (the mask widening) before the step's block call;
   - the runtime sequence: every core's words, then its barrier set.
 
     flash_attn_iron_check.py <repo root> <check_barrier.py>
@@ -204,6 +205,18 @@ def check(family, tile, contract, shape, columns=8):
         loop = kinds.index("loop")
         if any(j < loop for j, e in enumerate(ev) if e[1] == "call"):
             errors.append(f"{label}: {core} calls a kernel outside its loop over the rounds")
+        # The widening's first row: stored once the round's rows are known and before the chunk slot's update
+        # (the next round's chunk), then read on the first block step before its block call.
+        scalars = w.fn_args[10]
+        slot = lambda kind, name: [j for j, e in enumerate(ev) if e[1] == kind and e[2] is scalars and
+                                   e[3] == design.IronOps.SLOTS.index(name)]
+        row0_w, chunk_w, row0_r = slot("write", "row0"), slot("write", "chunk"), slot("read", "row0")
+        acq = [j for j, e in enumerate(ev) if e[1] == "acquire" and e[2] is kv_in]
+        blocks = [j for j, e in enumerate(ev) if e[1] == "call" and e[2].name.startswith("fa_block")]
+        if len(row0_w) != 1 or not loop < row0_w[0] < max(chunk_w) or len(acq) < 2 or \
+                not any(acq[1] < j < min(blocks) for j in row0_r):
+            errors.append(f"{label}: {core} keeps the task's first row at {row0_w} (chunk updates {chunk_w}, reads "
+                          f"{row0_r}, kv acquisitions {acq[:3]}, first block call {min(blocks)})")
     seq = [e for e in cb.EVENTS if e[0] == "sequence"]
     for i, w in enumerate(workers):
         writes = [j for j, e in enumerate(seq) if e[1] == "write" and e[2] is w.fn_args[2]]

@@ -6,16 +6,20 @@ against the simulator's engine:
   - the split (src/ops/flash_attn/sim/sim-flash-attn.cpp flash_attn_split, restated here from its text),
     the placement (a column takes 4 // parts tasks per round, core row slot x parts + part), the rounds, the
     steps, every core's RTP words, the objects (from flash_attn_tiles.h's constants, read here), the core and
-    memory-tile memory and the DMA channels, over a few hundred shapes (decode and prefill, GQA ratios 1..8,
-    every head dim, n_kv from 1 to 40000, both caches, both programs, 1..8 columns);
+    memory-tile memory, the columns the tasks fill, the shim's phases BD by BD (each kv object's BDs adding up
+    to the object) and the DRAM traffic they move, the slopes operand's layout (each task's 16 values its rows'
+    heads'), over a few hundred shapes (decode and prefill, GQA ratios 1..8, every head dim, n_kv from 1 to
+    40000, both caches, both programs, with and without a mask, the default columns or 1..8);
   - design.replay_core (the same core_program IRON traces, run on a core's words) against the engine's
     calls: per core and round, the task's calls as run_part and the merge loop make them (fa_prepare_q_bfp16
     with the bfp16 programs, fa_init_f32, one block call per block of the part with its valid rows n, then on
     part 0 the parts' states merged in part order and fa_finish_f32), each with its rows, head dim, n and
     scale, and the buffers they take (the query rows, the acquired block object and its V and mask views,
-    the round's output object; the states read back from the state steps' objects, in order); the kv and out
-    objects acquired as the column's lockstep needs (1 + steps + state_steps and 1 or 2 per round);
-  - a few plans held to numbers worked out by hand;
+    the round's output object; the states read back from the state steps' objects, in order); the q step's
+    copies (the slopes from word 0, the query rows from word 16); the mask widening modelled copy by copy
+    (every copy a whole mask row within the block object's mask rows, none without a mask, and at each block
+    call row i holding token (row0 + i) / ratio's row); the kv and out objects acquired as the column's lockstep needs (1 + steps + state_steps and 1 or 2 per round);
+  - a few plans held to numbers worked out by hand; a mask per head refused;
   - each description variant in <variants dir> (written by check_design_flash_attn.sh) fails the checks its
     name says (exit 1), or is refused (exit 2) when its name starts with "refused-".
 
@@ -91,92 +95,169 @@ def kernel_view(call):
     return (name,) + tuple(ints)
 
 
-def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, cols=8, mask=True, replay=True):
+def runs(row0, n, ratio):
+    """The BD runs of a task's query rows, counted: a token cut by the chunk's start or end is a run of its
+    own, the whole tokens between them one run (heads x tokens)."""
+    t0, t1 = row0 // ratio, (row0 + n - 1) // ratio
+    if t0 == t1:
+        return 1
+    first, last = int(row0 % ratio != 0), int((row0 + n) % ratio != 0)
+    return first + last + int(t1 - t0 + 1 - first - last > 0)
+
+
+def column_round(family, d, mask, ratio, core_tasks, parts, steps, state_steps):
+    """The BDs of one column and round, per phase, as (kind, bytes, BDs) per core: core_tasks[r] is core row
+    r's (row0, rows, part) or None. Each kv object's BDs must add up to the object."""
+    rb, kv, state = sizes(family, d)
+    spo = kv // state
+    q, block, drain = [], [], []
+    states = [[] for _ in range(state_steps)]
+    for task in core_tasks:
+        if task is None:
+            q.append([("filler", kv, 1)])
+            block.append([("filler", kv, 1)])
+            for j in range(state_steps):
+                states[j].append([("filler", kv, 1)])
+            drain.append([("discarded", state, 1)])
+            continue
+        row0, n, part = task
+        qb = [("slopes", 4 * ROWS, 1), ("q", 4 * d * n, runs(row0, n, ratio))]
+        if kv - 4 * ROWS - 4 * d * n > 0:
+            qb.append(("filler", kv - 4 * ROWS - 4 * d * n, 1))
+        q.append(qb)
+        bb = [("k", BLK * rb, 1), ("v", BLK * rb, 1)]
+        if mask:
+            tokens = (row0 + n - 1) // ratio - row0 // ratio + 1
+            bb.append(("mask", tokens * 2 * BLK, 1))
+            if tokens < ROWS:
+                bb.append(("filler", (ROWS - tokens) * 2 * BLK, 1))
+        else:
+            bb.append(("filler", ROWS * 2 * BLK, 1))
+        block.append(bb)
+        for j in range(state_steps):
+            if part == 0:
+                n_j = min(spo, parts - j * spo)
+                states[j].append([("partials_read", n_j * state, 1)] +
+                                 ([("filler", kv - n_j * state, 1)] if kv > n_j * state else []))
+            else:
+                states[j].append([("filler", kv, 1)])
+        drain.append([("out", 4 * d * n, runs(row0, n, ratio)), ("discarded", state - 4 * d * n, 1)] if part == 0
+                     else [("discarded", state, 1)])
+    for phase in [q, block] + states:
+        for core in phase:
+            if sum(x[1] for x in core) != kv:
+                errors.append(f"a kv object's BDs {core} move {sum(x[1] for x in core)} bytes, not {kv}")
+    partial_drain = [[("partials_written", 4 * state, 1)]] if parts > 1 else []
+    return {"q": q, "block": block, "states": states, "partial drain": partial_drain, "drain": drain}
+
+
+TRAFFIC_KEYS = {"q", "slopes", "k", "v", "mask", "filler", "partials_read", "out", "partials_written", "discarded",
+                "read", "written"}
+
+
+def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, cols=None, mask=True, replay=True):
     scale = 1.0 / math.sqrt(d)
     shape = design.Shape(d=d, n_kv=n_kv, n_tokens=tokens, n_head=n_head, n_head_kv=n_head_kv, n_seq=n_seq,
                          n_seq_kv=1, has_mask=mask, scale=scale)
-    label = f"{family} d{d} c{contract} {tokens}x{n_head}/{n_head_kv} kv{n_kv} seq{n_seq} cols{cols}"
+    label = f"{family} d{d} c{contract} {tokens}x{n_head}/{n_head_kv} kv{n_kv} seq{n_seq} cols{cols} mask{int(mask)}"
     p = design.make_plan(desc, family, d, shape, cols, contract)
     bad = [f"{w}: {det}" for w, ok, det in p.checks if not ok]
     if bad:
         errors.append(f"{label}: checks failed: {bad}")
-    chunks, chunk_rows, groups, blocks, parts = engine_split(n_head, n_head_kv, tokens, n_seq, n_kv, cols * 4)
+    # Without --cols the engine's split over all 32 cores, and the columns its tasks fill.
+    chunks, chunk_rows, groups, blocks, parts = engine_split(n_head, n_head_kv, tokens, n_seq, n_kv,
+                                                             32 if cols is None else cols * 4)
     want_split = {"chunk_rows": chunk_rows, "chunks": chunks, "groups": groups, "blocks": blocks, "parts": parts}
     if p.split != want_split:
         errors.append(f"{label}: split {p.split}, the engine's {want_split}")
         return p
     slots = 4 // parts
-    rounds = -(-groups // (cols * slots))
+    columns = cols if cols is not None else min(8, -(-groups // slots))
+    if p.columns != columns:
+        errors.append(f"{label}: {p.columns} columns, the tasks fill {columns}")
+        return p
+    rounds = -(-groups // (columns * slots))
     rb, kv, state = sizes(family, d)
     spo = kv // state
     state_steps = 0 if parts == 1 else -(-parts // spo)
     plist = engine_parts(blocks, parts)
+    steps = plist[0][1]
     if (p.slots, p.rounds, p.states_per_object) != (slots, rounds, spo) or p.objects["kv"] != kv or p.objects["state"] != state:
         errors.append(f"{label}: slots {p.slots}, rounds {p.rounds}, spo {p.states_per_object}, objects {p.objects}; "
                       f"expected {slots}, {rounds}, {spo}, kv {kv} state {state}")
-    group_rows = n_head // n_head_kv * tokens
-    # The core memory: the FIFO objects, the core's own buffers, words, stack.
-    mem = 2 * kv + state + 4 * ROWS * d + 4 * ROWS + 4 * ROWS * BLK + (d // 8) * 2 * 3 * 72 + 4 * 17 + 2688
+    ratio = n_head // n_head_kv
+    group_rows = ratio * tokens
+    # The core memory: the FIFO objects, the core's own buffers, 18 words, stack.
+    mem = 2 * kv + state + 4 * ROWS * d + 4 * ROWS + 4 * ROWS * BLK + (d // 8) * 2 * 3 * 72 + 4 * 18 + 2688
     if family == "q8_0":
         mem += 8 * d + (8 * 2 * BLK * (d // 32) + (d // 32) * 4 * 3 * 128 + 4 * 4 * 64)
     if sum(p.core_bytes.values()) != mem:
         errors.append(f"{label}: core memory {sum(p.core_bytes.values())}, recomputed {mem}")
     if sum(p.memtile_bytes.values()) != 2 * 4 * (kv + state):
         errors.append(f"{label}: memory tile {sum(p.memtile_bytes.values())}, recomputed {2 * 4 * (kv + state)}")
-    # The DRAM traffic and the shim's chains: every kv and state object moved whole, the real bytes in them.
-    def runs(row0, n):
-        t0, t1 = row0 // ratio, (row0 + n - 1) // ratio
-        if t0 == t1:
-            return 1
-        first, last = int(row0 % ratio != 0), int((row0 + n) % ratio != 0)
-        return first + last + int(t1 - t0 + 1 - first - last > 0)
-
-    ratio = n_head // n_head_kv
+    # The shim's phases, BD by BD: the traffic is their bytes (the block chain repeated steps times), the
+    # chains their BD counts per column.
     task_rows = [min(chunk_rows, group_rows - (g % chunks) * chunk_rows) for g in range(groups)]
-    all_rows = sum(task_rows)
-    real = {"q": 4 * d * all_rows * parts, "slopes": 4 * all_rows * parts, "k": groups * n_kv * rb,
-            "v": groups * n_kv * rb, "mask": 64 * blocks * all_rows if mask else 0,
-            "partials read": groups * parts * state if parts > 1 else 0}
-    objects_in = columns_rounds = cols * rounds * 4
-    objects_in *= 1 + plist[0][1] + state_steps
-    want_traffic = dict(real, **{"filler read": objects_in * kv - sum(real.values()), "out": 4 * d * all_rows,
-                                 "partials written": groups * parts * state if parts > 1 else 0})
-    want_traffic["discarded"] = columns_rounds * (1 if parts == 1 else 2) * state - want_traffic["out"] - \
-        want_traffic["partials written"]
-    got = {kk: p.traffic[kk] for kk in want_traffic}
-    if got != want_traffic:
-        errors.append(f"{label}: traffic {got}, recomputed {want_traffic}")
-    q_chain = block_chain = 0
+    want_traffic = dict.fromkeys(TRAFFIC_KEYS - {"read", "written"}, 0)
+    chains = {"q": 0, "block": 0, "states": 0, "drain": 0}
     for kk in range(rounds):
-        for c in range(cols):
-            qc = bc = 0
+        for c in range(columns):
+            core_tasks = []
             for r in range(4):
                 slot, part = divmod(r, parts)
-                g = (kk * cols + c) * slots + slot
-                if slot >= slots or g >= groups:
-                    qc, bc = qc + 1, bc + 1
-                    continue
-                row0 = (g % chunks) * chunk_rows
-                n = task_rows[g]
-                pad = int(n < ROWS)
-                qc += 2 * runs(row0, n) + 2 * pad + 1
-                one_row = row0 // ratio == (row0 + n - 1) // ratio
-                bc += 2 + (runs(row0, n) + pad if mask and not one_row else 1)
-            q_chain, block_chain = max(q_chain, qc), max(block_chain, bc)
-    if (p.bds["q step chain (largest)"], p.bds["block step chain (largest)"]) != (q_chain, block_chain):
-        errors.append(f"{label}: shim chains q {p.bds['q step chain (largest)']}, blocks "
-                      f"{p.bds['block step chain (largest)']}; recomputed {q_chain}, {block_chain}")
+                g = (kk * columns + c) * slots + slot
+                core_tasks.append(((g % chunks) * chunk_rows, task_rows[g], part)
+                                  if slot < slots and g < groups else None)
+            ph = column_round(family, d, mask, ratio, core_tasks, parts, steps, state_steps)
+            for name, phase in ph.items():
+                lists = phase if name == "states" else [phase]
+                for chain in lists:
+                    for core in chain:
+                        for kind, nbytes, _ in core:
+                            want_traffic[kind] += nbytes * (steps if name == "block" else 1)
+                    if name in chains:
+                        chains[name] = max(chains[name], sum(x[2] for core in chain for x in core))
+    want_traffic["read"] = sum(want_traffic[x] for x in ("q", "slopes", "k", "v", "mask", "filler", "partials_read"))
+    want_traffic["written"] = want_traffic["out"] + want_traffic["partials_written"] + want_traffic["discarded"]
+    if set(p.traffic) != TRAFFIC_KEYS or p.traffic != want_traffic:
+        errors.append(f"{label}: traffic {p.traffic}, recomputed {want_traffic}")
+    # What the data must come to: each query row once per part, each output row once, every part's steps x 32
+    # K and V rows covering the KV head's rows.
+    all_rows = n_seq * n_head * tokens
+    if (want_traffic["q"], want_traffic["out"]) != (4 * d * all_rows * parts, 4 * d * all_rows) or \
+            want_traffic["k"] != groups * parts * steps * BLK * rb or steps * parts * BLK < n_kv:
+        errors.append(f"{label}: recomputed traffic {want_traffic} does not move each row as it must")
+    got_chains = {"q": p.bds["q step chain (largest)"], "block": p.bds["block step chain (largest)"],
+                  "states": p.bds["state step chain (largest)"], "drain": p.bds["drain chain (largest)"]}
+    if got_chains != chains or p.bds["block phase tasks per round"] != -(-steps // 64):
+        errors.append(f"{label}: shim chains {p.bds}; recomputed {chains}, {-(-steps // 64)} block task(s) per round")
+    # The slopes operand: a task's 16 values from slope_index are its rows' heads' slopes.
+    per = 16 + ratio
+    if p.slopes != {"per KV head": per, "zero region at": -(-4 * n_head_kv * per // 64) * 64,
+                    "zero region bytes": kv, "bytes": -(-4 * n_head_kv * per // 64) * 64 + kv}:
+        errors.append(f"{label}: slopes operand {p.slopes}")
+    values = [h * ratio + i % ratio for h in range(n_head_kv) for i in range(per)]  # each value's query head
+    for g in range(groups):
+        kv_head, row0 = (g // chunks) % n_head_kv, (g % chunks) * chunk_rows
+        at = design.slope_index(shape, kv_head, row0)
+        got = values[at:at + ROWS]
+        if len(got) != ROWS or at + ROWS > (kv_head + 1) * per or \
+                any(got[i] != kv_head * ratio + (row0 + i) % ratio for i in range(task_rows[g])):
+            errors.append(f"{label}: task {g} reads slopes of heads {got} from {at}")
+            break
+    mask_w = 2 * BLK * rb // 4  # the mask rows, in words, of a block step
     for ci, core in enumerate(p.cores):
         c, r = divmod(ci, 4)
         slot, part = divmod(r, parts)
         active = slot < slots
-        tasks = [g for g in ((k * cols + c) * slots + slot for k in range(rounds)) if active and g < groups]
+        tasks = [g for g in ((k * columns + c) * slots + slot for k in range(rounds)) if active and g < groups]
         b0, nb = plist[part] if active else (0, 0)
         want = {"contract": contract, "rounds": rounds, "tasks": len(tasks),
-                "first_chunk": (c * slots + slot) % chunks, "chunk_step": cols * slots % chunks, "chunks": chunks,
+                "first_chunk": (c * slots + slot) % chunks, "chunk_step": columns * slots % chunks, "chunks": chunks,
                 "chunk_rows": chunk_rows, "last_rows": group_rows - (chunks - 1) * chunk_rows,
-                "part": part if active else 0, "parts": parts, "block0": b0, "part_blocks": nb, "steps": plist[0][1],
-                "n_kv": n_kv, "scale": scale, "state_steps": state_steps, "version": 1}
+                "part": part if active else 0, "parts": parts, "block0": b0, "part_blocks": nb, "steps": steps,
+                "n_kv": n_kv, "scale": scale, "state_steps": state_steps, "mask_ratio": ratio if mask else 0,
+                "version": 2}
         if core["words"] != want or (core["column"], core["row"]) != (c, 2 + r):
             errors.append(f"{label}: core {ci} ({core['column']}, {core['row']}) words {core['words']}, expected {want}")
             return p
@@ -185,9 +266,9 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
         events = design.replay_core(p, ci)
         kv_acq = sum(1 for e in events if e == ("acquire", "kv"))
         out_acq = sum(1 for e in events if e == ("acquire", "out"))
-        if kv_acq != rounds * (1 + plist[0][1] + state_steps) or out_acq != rounds * (1 if parts == 1 else 2):
+        if kv_acq != rounds * (1 + steps + state_steps) or out_acq != rounds * (1 if parts == 1 else 2):
             errors.append(f"{label}: core {ci} acquires {kv_acq} kv and {out_acq} out objects, the column's lockstep "
-                          f"needs {rounds * (1 + plist[0][1] + state_steps)} and {rounds * (1 if parts == 1 else 2)}")
+                          f"needs {rounds * (1 + steps + state_steps)} and {rounds * (1 if parts == 1 else 2)}")
             return p
         calls = [kernel_view(e) for e in events if e[0].startswith("fa_")]
         want_calls = []
@@ -200,21 +281,54 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
             errors.append(f"{label}: core {ci} calls {calls[:6]}..., the engine's {want_calls[:6]}... "
                           f"({len(calls)} against {len(want_calls)})")
             return p
-        # The buffers: the blocks on the object just acquired (V, mask at 32 and 64 rows), the state the round's
-        # first output object; the merge on the second output object, from the state steps' objects in order.
+        # The buffers: the slopes from word 0 and the query rows from word 16 of the q step; the blocks on the
+        # object just acquired (V, mask at 32 and 64 rows), its mask rows widened before the call, the state the
+        # round's first output object; the merge on the second output object, from the state steps' objects in
+        # order.
         rw = rb // 4
         kv_seen, out_seen, states = 0, 0, []
+        per_round = 1 + steps + state_steps
+        mask_rows = None  # the current block step's mask rows: the token each holds, None for filler
         for e in events:
             if e == ("acquire", "kv"):
                 kv_seen += 1
+                rnd, pos = divmod(kv_seen - 1, per_round)
+                mask_rows = None
+                if 1 <= pos <= steps and rnd < len(tasks):
+                    row0 = (tasks[rnd] % chunks) * chunk_rows
+                    t0, nt = row0 // ratio, (row0 + task_rows[tasks[rnd]] - 1) // ratio - row0 // ratio + 1
+                    mask_rows = [t0 + j if mask and j < nt else None for j in range(ROWS)]
             elif e == ("acquire", "out"):
                 out_seen += 1
+            elif e[0] == "copy" and e[1] in ("slopes", "q"):
+                want_copy = ("slopes", 0, f"kv:{kv_seen}", 0, ROWS) if e[1] == "slopes" else \
+                    ("q", 0, f"kv:{kv_seen}", ROWS, ROWS * d)
+                if e[1:] != want_copy or (kv_seen - 1) % per_round != 0:
+                    errors.append(f"{label}: core {ci} copies {e[1:]}, the q step's layout gives {want_copy}")
+                    return p
+            elif e[0] == "copy" and e[1].startswith("kv:"):
+                _, dst, at, src, src_at, n = e
+                inside = lambda w: mask_w <= w and w + BLK // 2 <= mask_w + ROWS * BLK // 2 and \
+                    (w - mask_w) % (BLK // 2) == 0 and w + BLK // 2 <= kv // 4
+                if mask_rows is None or not mask or dst != src or dst != f"kv:{kv_seen}" or n != BLK // 2 or \
+                        not inside(at) or not inside(src_at):
+                    errors.append(f"{label}: core {ci} copies {e[1:]} (a block step's mask rows are words {mask_w} "
+                                  f"to {mask_w + ROWS * BLK // 2} of kv:{kv_seen}, {'a' if mask else 'no'} mask)")
+                    return p
+                mask_rows[(at - mask_w) // (BLK // 2)] = mask_rows[(src_at - mask_w) // (BLK // 2)]
             elif e[0].startswith("fa_block"):
                 obj = f"kv:{kv_seen}"
                 k_arg = 3 if e[0].endswith("bfp16") else 2
                 if e[k_arg:k_arg + 2] != (obj, f"{obj}+{BLK * rw}") or f"{obj}+{2 * BLK * rw}" not in e \
                         or f"out:{out_seen}" not in e or e[1] != "q":
                     errors.append(f"{label}: core {ci} {e[0]} on {e[1:]} while holding {obj} and out:{out_seen}")
+                    return p
+                rnd = (kv_seen - 1) // per_round
+                row0 = (tasks[rnd] % chunks) * chunk_rows
+                want_rows = [(row0 + i) // ratio if mask else None for i in range(task_rows[tasks[rnd]])]
+                if mask_rows is None or mask_rows[:len(want_rows)] != want_rows:
+                    errors.append(f"{label}: core {ci} calls {e[0]} on mask rows of tokens {mask_rows}, its query rows "
+                                  f"need {want_rows}")
                     return p
             elif e[0] == "copy" and e[1].startswith("out:") and e[3].startswith("kv:"):
                 states.append((e[3], e[4]))
@@ -225,7 +339,7 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
                     return p
         if parts > 1 and part == 0 and tasks:
             sw = state // 4
-            first = 1 + plist[0][1] + 1  # the q step, the block steps: the first state step object
+            first = 1 + steps + 1  # the q step, the block steps: the first state step object
             want_states = []
             for j in range(parts):
                 obj = f"kv:{first + j // spo}"
@@ -242,33 +356,80 @@ def hand(label, p, got, want):
 
 rng = random.Random(20261206)
 count = 0
-# Llama-3.1-8B decode (32/8 heads, one token, head dim 128, 4096 positions): 8 tasks of 4 rows, 128 blocks, 4
-# parts of 32 blocks on a column each; part 0 merges 4 states, 2 per kv object (17408 / 8320).
+# Llama-3.1-8B decode (32/8 heads, one token, head dim 128, 4096 positions, a mask): 8 tasks of 4 rows (one
+# token, mask_ratio 4), 128 blocks, 4 parts of 32 blocks on a column each; part 0 merges 4 states, 2 per kv
+# object (17408 / 8320).
 p = check_shape("f16", 128, 0, 32, 8, 1, 4096)
-hand("8B decode split", p, (p.split["parts"], p.split["blocks"], p.slots, p.rounds, p.steps["states"]), (4, 128, 1, 1, 2))
-hand("8B decode column 3 row 4", p, (p.cores[14]["words"]["block0"], p.cores[14]["words"]["part_blocks"]), (64, 32))
-hand("F16 128 core memory", p, sum(p.core_bytes.values()), 63108)
-# Filler per column: the q step 4 x (17408 - 2048 - 16), 32 block steps 4 x 32 x (17408 - 16384 - 256), the
-# state steps 2 x 17408 - 4 x 8320 on part 0 and 2 x 17408 on the others; 8 columns.
-hand("8B decode filler read", p, p.traffic["filler read"], 8 * (4 * 15344 + 4 * 32 * 768 + 1536 + 3 * 34816))
-hand("8B decode chains: q 4 x (2 + 2 + 1), blocks 4 x 3", p,
-     (p.bds["q step chain (largest)"], p.bds["block step chain (largest)"]), (20, 12))
-p = check_shape("q8_0", 128, 0, 32, 8, 1, 1000)
-hand("Q8_0 128 core memory", p, sum(p.core_bytes.values()), 57988)
-hand("1000 positions: 32 blocks of 8 per part, last block 8 rows", p, (p.split["blocks"], p.steps["blocks"]), (32, 8))
-p = check_shape("f16", 64, 1, 32, 8, 1, 70)
+hand("8B decode split", p, (p.split["parts"], p.split["blocks"], p.slots, p.rounds, p.columns, p.steps["states"]),
+     (4, 128, 1, 1, 8, 2))
+hand("8B decode column 3 row 4", p, (p.cores[14]["words"]["block0"], p.cores[14]["words"]["part_blocks"],
+                                     p.cores[14]["words"]["mask_ratio"]), (64, 32, 4))
+hand("F16 128 core memory: 63108 + a word", p, sum(p.core_bytes.values()), 63112)
+# Per column, all 4 cores on the task: q step 4 x (17408 - 64 slopes - 2048 query bytes); 32 block steps of
+# 4 x 15 mask rows of 64 bytes (one token's row moved, 15 filler); 2 state steps, part 0 2 x 8320 + 768
+# filler each, the 3 others 17408 each. 8 columns.
+hand("8B decode filler", p, p.traffic["filler"], 8 * (4 * 15296 + 32 * 4 * 960 + 2 * 768 + 3 * 2 * 17408))
+hand("8B decode filler, summed", p, p.traffic["filler"], 2320384)
+# 32 cores x 32 steps x 32 rows x 256 bytes: exactly the 8 heads x 4096 rows; one 64-byte mask row per step.
+hand("8B decode k, v, mask, q, slopes", p, tuple(p.traffic[x] for x in ("k", "v", "mask", "q", "slopes")),
+     (8388608, 8388608, 65536, 65536, 2048))
+# Read: 8 columns x 4 cores x (1 + 32 + 2) objects of 17408; written: 8 x 4 x 2 objects of 8320, of which the
+# partial states 8 x 4 x 8320 and the rows 8 x 4 x 512.
+hand("8B decode read, written, partials, out", p,
+     (p.traffic["read"], p.traffic["written"], p.traffic["partials_read"], p.traffic["partials_written"],
+      p.traffic["out"], p.traffic["discarded"]), (19496960, 532480, 266240, 266240, 16384, 249856))
+hand("8B decode chains: q 4 x (slopes, 1 run, filler), blocks 4 x (K, V, mask, filler), states 2 + 3, "
+     "drain 2 + 3", p, (p.bds["q step chain (largest)"], p.bds["block step chain (largest)"],
+                        p.bds["state step chain (largest)"], p.bds["drain chain (largest)"]), (12, 16, 5, 5))
+hand("8B decode slopes operand: 8 x (16 + 4) fp32 = 640 bytes, then 17408 zeros", p,
+     (p.slopes["zero region at"], p.slopes["bytes"]), (640, 18048))
+# 7 tokens of 4/2 heads at head dim 64, 256 positions: 2 tasks of 14 rows (7 tokens), 8 blocks in 4 parts of 2:
+# 2 columns. Per core a block step: K, V 32 x 128 bytes, 7 mask rows and 9 x 64 filler (9216 in all).
+p = check_shape("f16", 64, 0, 4, 2, 7, 256)
+hand("7 tokens, 2 KV heads: columns, parts, steps, mask_ratio", p,
+     (p.columns, p.split["parts"], p.steps["blocks"], p.cores[0]["words"]["mask_ratio"]), (2, 4, 2, 2))
+hand("7 tokens, 2 KV heads: traffic", p, p.traffic,
+     {"q": 8 * 14 * 256, "slopes": 8 * 64, "k": 8 * 2 * 32 * 128, "v": 8 * 2 * 32 * 128, "mask": 8 * 2 * 7 * 64,
+      "filler": 8 * (9216 - 64 - 3584) + 8 * 2 * 9 * 64 + 2 * (2 * 768 + 3 * 2 * 9216), "partials_read": 2 * 4 * 4224,
+      "out": 2 * 3584, "partials_written": 2 * 4 * 4224, "discarded": 2 * (640 + 3 * 4224),
+      "read": 2 * 4 * 5 * 9216, "written": 2 * 4 * 2 * 4224})
+hand("7 tokens, 2 KV heads: read 368640, filler 167424", p, (p.traffic["read"], p.traffic["filler"]), (368640, 167424))
+# Q8_0 decode without a mask, 8/8 heads: one row per task, 1000 positions = 32 blocks, 8 per part; the last
+# block's 32 rows read whole (1024 rows of 136 bytes per KV head, 1000 of them data); one state per kv object.
+p = check_shape("q8_0", 128, 0, 8, 8, 1, 1000, mask=False)
+hand("Q8_0 128 core memory: 57988 + a word", p, sum(p.core_bytes.values()), 57992)
+hand("1000 positions: 32 blocks of 8 per part, 4 state steps, no mask", p,
+     (p.split["blocks"], p.steps["blocks"], p.steps["states"], p.cores[0]["words"]["mask_ratio"]), (32, 8, 4, 0))
+hand("Q8_0 decode without a mask: traffic", p, tuple(p.traffic[x] for x in sorted(p.traffic)),
+     tuple(dict(q=32 * 512, slopes=32 * 64, k=32 * 8 * 32 * 136, v=32 * 8 * 32 * 136, mask=0,
+                filler=32 * (9728 - 64 - 512) + 32 * 8 * 1024 + 8 * (4 * 1408 + 3 * 4 * 9728),
+                partials_read=8 * 4 * 8320, out=8 * 512, partials_written=8 * 4 * 8320,
+                discarded=8 * (7808 + 3 * 8320), read=8 * 4 * 13 * 9728, written=8 * 4 * 2 * 8320)[x]
+           for x in sorted(p.traffic)))
+hand("Q8_0 decode without a mask: chains (K, V, one filler BD per core)", p,
+     (p.bds["q step chain (largest)"], p.bds["block step chain (largest)"]), (12, 12))
+p = check_shape("f16", 64, 1, 32, 8, 1, 70, cols=8)
 hand("70 positions: 3 parts, one task per column, row 5 idle", p,
      (p.split["parts"], p.slots, p.cores[3]["words"]["tasks"], p.cores[0]["words"]["part_blocks"]), (3, 1, 0, 1))
-hand("F16 64 core memory", p, sum(p.core_bytes.values()), 35076)
+hand("F16 64 core memory: 35076 + a word", p, sum(p.core_bytes.values()), 35080)
 p = check_shape("f16", 128, 0, 24, 12, 1, 512)
-hand("12 tasks: 2 parts, 2 tasks per column", p, (p.split["parts"], p.slots, p.rounds), (2, 2, 1))
+hand("12 tasks: 2 parts, 2 tasks per column, 6 columns", p, (p.split["parts"], p.slots, p.rounds, p.columns),
+     (2, 2, 1, 6))
 p = check_shape("f16", 128, 0, 36, 9, 1, 512)
-hand("9 tasks: 3 parts, 2 rounds, column 0's tasks 0 and 8", p,
-     (p.split["parts"], p.rounds, p.cores[0]["words"]["tasks"], p.cores[4]["words"]["tasks"]), (3, 2, 2, 1))
+hand("9 tasks: 3 parts, 8 columns, 2 rounds, column 0's tasks 0 and 8", p,
+     (p.split["parts"], p.columns, p.rounds, p.cores[0]["words"]["tasks"], p.cores[4]["words"]["tasks"]),
+     (3, 8, 2, 2, 1))
 p = check_shape("f16", 128, 0, 32, 8, 512, 512)
 hand("pp512: 128 chunks of 16 rows per KV head, 1024 tasks, 32 rounds", p,
      (p.split["chunks"], p.split["groups"], p.split["parts"], p.rounds), (128, 1024, 1, 32))
-count += 7
+# Ratio 3 (48/16 heads, 7 tokens: 21 rows, 2 chunks of 11 and 10, 32 tasks: one part, 4 per column): chunk 0
+# (rows 0..10) is tokens 0..2 whole and 2 rows of token 3, chunk 1 (rows 11..20) a row of token 3 and tokens 4..6
+# whole: 2 runs and 4 tokens each. 100 positions: 4 block steps. Mask: 32 tasks x 4 steps x 4 rows x 64; the q
+# step 4 x (slopes, 2 runs, filler), the drain 4 x (2 runs, the discarded bytes).
+p = check_shape("f16", 64, 0, 48, 16, 7, 100)
+hand("ratio 3, chunks cut inside tokens: mask bytes, q step and drain chains", p,
+     (p.traffic["mask"], p.bds["q step chain (largest)"], p.bds["drain chain (largest)"]), (32768, 16, 12))
+count += 11
 for _ in range(320):
     family = rng.choice(["f16", "q8_0"])
     d = rng.choice([32, 64, 128] if family == "f16" else [64, 128])
@@ -276,17 +437,25 @@ for _ in range(320):
     n_head_kv = rng.choice([1, 2, 4, 8])
     tokens = rng.choice([1, 1, 1, 2, 3, 4, 7, 16, 33, 100])
     n_kv = rng.choice([1, 2, 31, 32, 33, 64, 95, 100, 256, 1000, 4096, rng.randint(1, 40000)])
-    cols = rng.choice([8, 8, 8, 1, 2, 4, 5])
+    cols = rng.choice([None, None, None, 8, 1, 2, 4, 5])
     big = tokens * ratio * n_head_kv * ((n_kv + 31) // 32) > 40000
     check_shape(family, d, rng.randint(0, 1), ratio * n_head_kv, n_head_kv, tokens, n_kv, rng.choice([1, 1, 2]), cols,
                 rng.random() < 0.8, replay=not big)
     count += 1
+# A mask per head is refused.
+try:
+    design.make_plan(desc, "f16", 128, design.Shape(d=128, n_kv=256, mask_heads=8, scale=0.1))
+    errors.append("a mask of 8 heads was planned")
+except design.PlanError as e:
+    if "a mask per head is not this design's" not in str(e):
+        errors.append(f"a mask of 8 heads refused as {e}")
 
 # Description variants: a name says which check must fail (or that it is refused).
 expect = {"kv-size": "objects: the description's kv and state", "depth3": "core data memory",
           "no-slopes": "host_written", "tile256": "family f16 tiles", "no-release": "barrier: released",
-          "kv-bds8": "block chain fits its BD ids", "lanes16": "attention constants",
-          "kv-order": "kv object layout"}
+          "phase17": "shim: a phase's BD ids", "phase-twice": "shim: a phase's BD ids",
+          "lanes16": "attention constants", "kv-order": "kv object layout", "q-order": "kv object layout",
+          "rtp-v1": "RTP words: the core program's"}
 for name in sorted(os.listdir(variants)):
     path = os.path.join(variants, name)
     stem = name[:-5]

@@ -479,15 +479,15 @@ std::string attention_with(const std::string & from, const std::string & to) {
 }  // namespace
 
 // The attention design (aie/flash_attn/dataflow.json) parses built in, with its movement, its objects per
-// family and head dim, the host-written slopes and the device-held partial states; it has no stream
-// builder yet, so no device builds its streams.
+// family and head dim, the host-written slopes and the device-held partial states; its streams are built
+// by a described movement's builder (ops/flash_attn/flash-attn-sequence.h).
 TEST(DesignDescription, TheAttentionDesignParsesWithItsMovement) {
     const DesignRead * r = find_design("flash_attn");
     ASSERT_NE(r, nullptr);
     ASSERT_TRUE(r->ok()) << r->error;
     const DesignDescription & d = r->design;
     EXPECT_TRUE(d.attention_movement);
-    EXPECT_FALSE(d.described_stream());
+    EXPECT_TRUE(d.described_stream());
     EXPECT_FALSE(d.matmul_movement);
     EXPECT_EQ(d.core_rows, 4);
     EXPECT_EQ(d.attention_kv_block, 32);

@@ -1,5 +1,8 @@
 #include "ops/flash_attn/flash-attn-invocation.h"
 
+#include "ops/flash_attn/flash-attn-sequence.h"
+#include "runtime/design-registry.h"
+
 #include "ggml.h"
 
 #include <cmath>
@@ -96,6 +99,26 @@ FlashAttnInvocation flash_attn_of(const Invocation & inv) {
     if (const Operand * m = inv.operand("mask")) f.mask = m->slice;
     f.out = inv.operand("out")->slice;
     return f;
+}
+
+bool FlashAttnParams::host_operand(const Invocation & inv, const std::string & name, std::vector<uint8_t> & out, std::string & err) const {
+    if (name != "slopes") {
+        err = "a flash_attn invocation has no operand '" + name + "' the host writes (its slopes are 'slopes')";
+        return false;
+    }
+    const DesignRead & design = built_in_design(kFlashAttnDesign);
+    AttentionSlopesLayout L;
+    if (!design.ok() || !attention_slopes_layout(design.design, flash_attn_q8_0(inv.key) ? "q8_0" : "f16", d, n_head, n_head_kv, L, err)) {
+        if (!design.ok()) err = design.error;
+        return false;
+    }
+    out.assign(L.bytes, 0);  // the zero region included
+    const int64_t ratio = n_head / n_head_kv;
+    auto * table = reinterpret_cast<float *>(out.data());
+    for (int64_t g = 0; g < n_head_kv; ++g) {
+        for (int64_t i = 0; i < L.per_kv_head; ++i) table[g * L.per_kv_head + i] = flash_attn_slope(*this, g * ratio + i % ratio);
+    }
+    return true;
 }
 
 float flash_attn_slope(const FlashAttnParams & p, int64_t h) {

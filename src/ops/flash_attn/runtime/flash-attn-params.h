@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace xdna {
 
+struct Invocation;
 struct TileShape;
 
 // FLASH_ATTN_EXT as ggml lays it out (ggml.c ggml_flash_attn_ext, ggml-cpu/ops.cpp
@@ -34,6 +36,9 @@ struct FlashAttnParams {
     // q.k and p.v: 2 d MACs per query row and KV row.
     uint64_t    macs(const TileShape &) const { return static_cast<uint64_t>(2 * d * n_kv * n_tokens * n_head * n_seq); }
     std::string shape_label(const TileShape &) const;  // "tokens x heads/kv_heads x kv x d"
+    // The operand the host writes at submission (aie/flash_attn/dataflow.json .host_written "slopes"): the
+    // slope tables per KV head and the zero region (flash-attn-sequence.h AttentionSlopesLayout).
+    bool host_operand(const Invocation & inv, const std::string & name, std::vector<uint8_t> & out, std::string & err) const;
 };
 
 }  // namespace xdna

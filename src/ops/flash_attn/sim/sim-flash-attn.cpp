@@ -2,6 +2,7 @@
 
 #include "flash-attn-twin.h"
 #include "ops/flash_attn/flash-attn-invocation.h"
+#include "ops/flash_attn/flash-attn-sequence.h"
 #include "sim/core-state.h"
 #include "sim/kernel-cycles.h"
 #include "xdna_aie/flash_attn_tiles.h"
@@ -253,6 +254,20 @@ ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t max_cores) 
     }
     m.activation_bytes = rows * row_bytes;
     m.out_bytes = rows * row_bytes;
+    // On the design's whole array its stream says what moves: every kv object whole (the filler of q and
+    // state steps and idle cores), every step's 32 K and V rows, the partial states out and back, the
+    // discarded bytes of the drains. (A co-resident design's attention cores are another design's.)
+    std::string err;
+    if (max_cores >= kCores) {
+        if (const auto seq = flash_attn_sequence_of(inv, err)) {
+            const RowsTraffic & t = seq->traffic;
+            m.kind_columns = t.columns_used;
+            m.kind_cores = static_cast<int>(std::min<int64_t>(kCores, static_cast<int64_t>(t.columns_used) * kCoresPerColumn));
+            m.activation_bytes = static_cast<double>(t.of("q") + t.of("slopes"));
+            m.weight_bytes = static_cast<double>(t.read) - m.activation_bytes;
+            m.out_bytes = static_cast<double>(t.written);
+        }
+    }
     return m;
 }
 

@@ -8,14 +8,19 @@
 
 #include "runtime/device.h"
 #include "runtime/thread-pool.h"
+#include "sim/dma-interpreter.h"
 #include "sim/sim-matmul.h"
+#include "sim/sim-stream.h"
 #include "sim/timing-model.h"
 
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace xdna {
 
 struct FlashAttnParams;
+struct AttentionSequence;
 
 // How the design splits one invocation: `groups` tasks of (sequence, KV head, chunk of query rows), each
 // split into `parts` ranges of the context (one core each) whose partial states one core merges.
@@ -35,5 +40,16 @@ ModelShape flash_attn_model_shape(const Invocation & inv);
 // The same on `cores` cores of the array (flash_attn_split's).
 ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t cores);
 Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec = SimExec::kernels);
+
+// SimExec::stream (flash-attn-stream.cpp): every invocation's stream built (cached per shape), its slopes
+// written and its operands checked, the K/V/mask reads of a last short block included, before the first
+// one runs (`*refused` when one is not: nothing ran); then each run through the DMA interpreter on the
+// attention design as `contexts` keeps it loaded, its cores running the design's core program.
+Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
+                                  bool * refused = nullptr);
+// The core program of the attention design's xclbin of `family` at head dim `head_dim`.
+CoreRoleFactory flash_attn_core_roles(const DesignDescription & d, const std::string & family, int head_dim);
+// The invocation's stream (built once per shape), nullptr with `err` when the design cannot take it.
+std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation & inv, std::string & err);
 
 }  // namespace xdna

@@ -1,0 +1,545 @@
+#include "ops/flash_attn/flash-attn-sequence.h"
+
+#include "control/control-ops.h"
+#include "control/shim-bd.h"
+#include "ops/flash_attn/flash-attn-invocation.h"
+#include "runtime/shim-task-emitter.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <tuple>
+
+namespace xdna {
+
+bool AttentionShape::operator==(const AttentionShape & o) const {
+    auto same = [](const int64_t a[4], const int64_t b[4]) { return std::equal(a, a + 4, b); };
+    return contract == o.contract && d == o.d && n_kv == o.n_kv && n_tokens == o.n_tokens && n_head == o.n_head &&
+           n_head_kv == o.n_head_kv && n_seq == o.n_seq && n_seq_kv == o.n_seq_kv && has_mask == o.has_mask &&
+           mask_heads == o.mask_heads && mask_seqs == o.mask_seqs && same(q_nb, o.q_nb) && same(k_nb, o.k_nb) &&
+           same(v_nb, o.v_nb) && same(mask_nb, o.mask_nb) && same(out_nb, o.out_nb) && scale_bits == o.scale_bits &&
+           columns == o.columns;
+}
+
+AttentionShape attention_shape(const FlashAttnParams & p, const char * contract) {
+    AttentionShape s;
+    s.contract = contract != nullptr ? contract : "";
+    s.d = p.d;
+    s.n_kv = p.n_kv;
+    s.n_tokens = p.n_tokens;
+    s.n_head = p.n_head;
+    s.n_head_kv = p.n_head_kv;
+    s.n_seq = p.n_seq;
+    s.n_seq_kv = p.n_seq_kv;
+    s.has_mask = p.has_mask;
+    s.mask_heads = p.mask_heads;
+    s.mask_seqs = p.mask_seqs;
+    std::copy(p.q_nb, p.q_nb + 4, s.q_nb);
+    std::copy(p.k_nb, p.k_nb + 4, s.k_nb);
+    std::copy(p.v_nb, p.v_nb + 4, s.v_nb);
+    std::copy(p.mask_nb, p.mask_nb + 4, s.mask_nb);
+    std::copy(p.out_nb, p.out_nb + 4, s.out_nb);
+    std::memcpy(&s.scale_bits, &p.scale, sizeof s.scale_bits);
+    return s;
+}
+
+bool attention_shape_of(const Invocation & inv, const DesignDescription & d, AttentionShape & out, std::string & err) {
+    const FlashAttnParams * p = std::get_if<FlashAttnParams>(&inv.params);
+    if (!d.attention_movement || p == nullptr || inv.key.variant == nullptr) {
+        err = "design " + d.design + " is not an attention design, or the invocation is not a flash_attn's";
+        return false;
+    }
+    out = attention_shape(*p, inv.key.variant);
+    return true;
+}
+
+uint64_t AttentionSequence::reach_of(const std::string & operand) const {
+    for (const auto & [name, bytes] : reach) {
+        if (name == operand) return bytes;
+    }
+    return 0;
+}
+
+bool attention_slopes_layout(const DesignDescription & d, const std::string & family, int64_t head_dim, int64_t n_head,
+                             int64_t n_head_kv, AttentionSlopesLayout & out, std::string & err) {
+    const DesignDescription::AttentionObjects * o = d.attention_objects_of(family, static_cast<int>(head_dim));
+    if (o == nullptr || n_head_kv < 1 || n_head % n_head_kv != 0) {
+        err = "the attention design has no kv object for family " + family + " at head dim " + std::to_string(head_dim);
+        return false;
+    }
+    out.per_kv_head = d.attention_max_rows + n_head / n_head_kv;
+    const uint64_t table = static_cast<uint64_t>(n_head_kv * out.per_kv_head) * sizeof(float);
+    out.zeros_offset = (table + 63) / 64 * 64;
+    out.zeros_bytes = o->kv;
+    out.bytes = out.zeros_offset + out.zeros_bytes;
+    return true;
+}
+
+namespace {
+
+// The operands a BD can name, in the traffic's order.
+enum Op { kQ, kK, kV, kMask, kOut, kSlopes, kPartials, kOps };
+const char * const kOpNames[kOps] = {"q", "k", "v", "mask", "out", "slopes", "partials"};
+// What a BD's bytes count as in the traffic.
+enum Use { uQ, uSlopes, uK, uV, uMask, uFiller, uPartialsRead, uOut, uPartialsWritten, uDiscarded, kUses };
+const char * const kUseNames[kUses] = {"q", "slopes", "k", "v", "mask", "filler", "partials_read", "out", "partials_written", "discarded"};
+
+// One BD of a chain: its pattern in 32-bit words over operand `op`, `offset` bytes in.
+struct BdSpec {
+    control::ShimBdPattern pattern;
+    Op                     op = kQ;
+    uint64_t               offset = 0;
+    Use                    use = uQ;
+    const char *           what = "";
+};
+
+BdSpec linear(Op op, uint64_t offset, uint64_t bytes, Use use, const char * what) {
+    BdSpec b;
+    b.pattern.sizes = {static_cast<uint32_t>(bytes / 4), 1, 1};
+    b.op = op;
+    b.offset = offset;
+    b.use = use;
+    b.what = what;
+    return b;
+}
+
+// A task's query rows as BD runs (design.py row_runs): per token its consecutive heads, whole tokens of
+// all the KV head's heads merged into one run of tokens.
+struct Run {
+    int64_t token, head, heads, tokens;
+};
+std::vector<Run> row_runs(int64_t ratio, int64_t row0, int64_t rows) {
+    std::vector<Run> per_token;
+    for (int64_t i = row0; i < row0 + rows; ++i) {
+        const int64_t t = i / ratio, h = i % ratio;
+        if (!per_token.empty() && per_token.back().token == t) {
+            ++per_token.back().heads;
+        } else {
+            per_token.push_back({t, h, 1, 1});
+        }
+    }
+    std::vector<Run> runs;
+    for (const Run & r : per_token) {
+        const bool whole = r.head == 0 && r.heads == ratio;
+        if (whole && !runs.empty() && runs.back().head == 0 && runs.back().heads == ratio) {
+            ++runs.back().tokens;
+        } else {
+            runs.push_back(r);
+        }
+    }
+    return runs;
+}
+
+// Blocks [first, first + n) of part i: the first blocks % parts parts one block longer.
+struct PartRange {
+    int64_t first, n;
+};
+PartRange part_range(int64_t blocks, int64_t parts, int64_t i) {
+    return {blocks / parts * i + std::min(i, blocks % parts), blocks / parts + (i < blocks % parts ? 1 : 0)};
+}
+
+class Builder {
+public:
+    Builder(const DesignDescription & d, const AttentionShape & s, AttentionSequence & out) : d_(d), s_(s), out_(out) {}
+
+    bool build();
+
+private:
+    struct Task {
+        bool    valid = false;
+        int64_t seq = 0, kv = 0, chunk = 0, row0 = 0, rows = 0;
+    };
+    Task task(int64_t round, int column, int64_t slot) const;
+    bool fail(std::string why) {
+        out_.error = std::move(why);
+        return false;
+    }
+    bool stride_words(int64_t bytes, const char * what, uint32_t & words);
+    // Emits one phase: per column its chain (split into tasks of at most 16 BDs when `may_split`, else
+    // refused past 16), each task pushed `repeat` + 1 times, then a sync on every column's channel.
+    bool phase(const std::vector<std::vector<BdSpec>> & chains, bool mm2s, uint32_t repeat, bool may_split);
+    void reach(Op op, const BdSpec & b, uint32_t executions);
+
+    const DesignDescription & d_;
+    const AttentionShape &    s_;
+    AttentionSequence &       out_;
+    ShimTaskEmitter           e_;
+    const FifoDesc *          in_ = nullptr;
+    const FifoDesc *          drain_ = nullptr;
+    std::vector<uint32_t>     ids_;
+    int                       args_[kOps] = {};
+    uint64_t                  use_bytes_[kUses] = {};
+    uint64_t                  reach_[kOps] = {};
+    int64_t                   ratio_ = 1, chunks_ = 0, chunk_rows_ = 0, groups_ = 0, blocks_ = 0, parts_ = 1, slots_ = 4;
+    int                       columns_ = 0;
+    uint64_t                  kv_bytes_ = 0, state_bytes_ = 0, row_bytes_ = 0;
+};
+
+Builder::Task Builder::task(int64_t round, int column, int64_t slot) const {
+    Task t;
+    const int64_t g = (round * columns_ + column) * slots_ + slot;
+    if (slot >= slots_ || g >= groups_) return t;
+    t.valid = true;
+    t.chunk = g % chunks_;
+    t.kv = (g / chunks_) % s_.n_head_kv;
+    t.seq = g / (chunks_ * s_.n_head_kv);
+    t.row0 = t.chunk * chunk_rows_;
+    t.rows = std::min(chunk_rows_, ratio_ * s_.n_tokens - t.row0);
+    return t;
+}
+
+bool Builder::stride_words(int64_t bytes, const char * what, uint32_t & words) {
+    if (bytes <= 0 || bytes % 4 != 0 || bytes / 4 > static_cast<int64_t>(d_.stride_max)) {
+        return fail(std::string(what) + " stride of " + std::to_string(bytes) + " bytes is not a whole number of words a BD steps (at most " +
+                    std::to_string(d_.stride_max) + " words)");
+    }
+    words = static_cast<uint32_t>(bytes / 4);
+    return true;
+}
+
+void Builder::reach(Op op, const BdSpec & b, uint32_t executions) {
+    // The last word the pattern touches over its iterations (every execution past them wraps).
+    const auto & p = b.pattern;
+    uint64_t last = 0;
+    for (int i = 0; i < 3; ++i) last += static_cast<uint64_t>(p.sizes[i] - 1) * (p.sizes[i] > 1 ? p.strides[i] : 0);
+    const uint32_t iters = std::min(p.iterations, executions);
+    last += static_cast<uint64_t>(iters - 1) * p.iteration_stride;
+    reach_[op] = std::max(reach_[op], b.offset + 4 * (last + 1));
+}
+
+bool Builder::phase(const std::vector<std::vector<BdSpec>> & chains, bool mm2s, uint32_t repeat, bool may_split) {
+    const FifoDesc & f = mm2s ? *in_ : *drain_;
+    const size_t per_task = ids_.size();
+    size_t longest = 0;
+    for (const auto & c : chains) longest = std::max(longest, c.size());
+    if (!may_split && longest > per_task) {
+        return fail("a block step's chain of " + std::to_string(longest) + " BDs passes the shim's " + std::to_string(per_task));
+    }
+    for (size_t from = 0; from < longest; from += per_task) {
+        std::vector<int> pushed;
+        for (int c = 0; c < columns_; ++c) {
+            const auto & chain = chains[static_cast<size_t>(c)];
+            if (from >= chain.size()) continue;
+            const size_t n = std::min(per_task, chain.size() - from);
+            for (size_t i = 0; i < n; ++i) {
+                const BdSpec & b = chain[from + i];
+                control::ShimBdOrError bd = control::shim_bd_from_pattern(b.pattern);
+                if (bd.ok() && i + 1 < n) {
+                    bd.bd.use_next_bd = true;
+                    bd.bd.next_bd = ids_[i + 1];
+                }
+                if (!e_.bd(static_cast<uint32_t>(c), ids_[i], bd, args_[b.op], b.offset, std::string(b.what) + " of column " + std::to_string(c))) {
+                    return fail(e_.error);
+                }
+                use_bytes_[b.use] += control::shim_bd_execution_bytes(bd.bd) * (repeat + 1);
+                reach(b.op, b, repeat + 1);
+            }
+            e_.push(static_cast<uint32_t>(c), f, ids_[0], true, repeat);
+            pushed.push_back(c);
+        }
+        for (int c : pushed) {
+            e_.stream.ops.push_back(control::Sync{static_cast<uint32_t>(c), static_cast<uint32_t>(d_.shim_row), mm2s ? 1u : 0u,
+                                                  static_cast<uint32_t>(f.shim_channel), 1, 1});
+            ++out_.syncs;
+        }
+    }
+    return true;
+}
+
+bool Builder::build() {
+    out_.family = d_.family_of(s_.contract);
+    const int contract = d_.contract_index(out_.family, s_.contract);
+    if (!d_.attention_movement || contract < 0 || d_.layouts.empty()) {
+        return fail("design " + d_.design + " has no attention program " + s_.contract);
+    }
+    const LayoutDesc & L = d_.layouts.front();
+    out_.layout = L.name;
+    for (const FifoDesc & f : L.fifos) {
+        if (f.from == "shim" && f.shim_channel >= 0) in_ = &f;
+        if (f.to == "shim" && f.shim_channel >= 0) drain_ = &f;
+    }
+    const std::vector<uint32_t> * ids = d_.bd_slots.empty() ? nullptr : d_.bd_slots.front().ids("phase");
+    if (in_ == nullptr || drain_ == nullptr || ids == nullptr || ids->empty()) {
+        return fail("design " + d_.design + " has no shim input and drain FIFO or no BD ids of a phase");
+    }
+    ids_ = *ids;
+    for (int o = 0; o < kOps; ++o) {
+        args_[o] = d_.operand_arg(kOpNames[o]);
+        if (args_[o] < 0) return fail("design " + d_.design + " has no operand " + kOpNames[o]);
+    }
+    static const char * const kWords[] = {"rounds", "tasks", "first_chunk", "chunk_step", "chunks", "chunk_rows", "last_rows", "part",
+                                          "parts", "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps", "mask_ratio"};
+    int word[std::size(kWords)];
+    for (size_t i = 0; i < std::size(kWords); ++i) {
+        word[i] = d_.rtp_word(kWords[i]);
+        if (word[i] < 0) return fail(std::string("design ") + d_.design + " has no RTP word " + kWords[i]);
+    }
+
+    // The shape.
+    const AttentionShape & s = s_;
+    const DesignDescription::AttentionObjects * objects = d_.attention_objects_of(out_.family, static_cast<int>(s.d));
+    if (objects == nullptr || d_.kernel_stack(out_.family, static_cast<int>(s.d)) == nullptr) {
+        return fail("the design has no xclbin of family " + out_.family + " for head dim " + std::to_string(s.d));
+    }
+    if (s.n_kv < 1 || s.n_tokens < 1 || s.n_head_kv < 1 || s.n_head % s.n_head_kv != 0 || s.n_seq_kv < 1 || s.n_seq % s.n_seq_kv != 0) {
+        return fail(std::to_string(s.n_tokens) + " token(s), " + std::to_string(s.n_head) + "/" + std::to_string(s.n_head_kv) + " heads, " +
+                    std::to_string(s.n_kv) + " KV rows: not a shape the design takes");
+    }
+    if (s.has_mask && s.mask_heads != 1) {
+        return fail("a mask of " + std::to_string(s.mask_heads) + " heads: the design reads one mask row per token, shared by the heads");
+    }
+    out_.tile = static_cast<int>(s.d);
+    kv_bytes_ = objects->kv;
+    state_bytes_ = objects->state;
+    row_bytes_ = out_.family == "q8_0" ? static_cast<uint64_t>(s.d / 32 * 34) : static_cast<uint64_t>(2 * s.d);
+    const int64_t blk = d_.attention_kv_block, max_rows = d_.attention_max_rows, cpc = d_.attention_cores_per_column;
+    if (row_bytes_ % 4 != 0 || 4 * s.d * max_rows + 4 * max_rows > static_cast<int64_t>(kv_bytes_) ||
+        2 * blk * row_bytes_ + 2 * blk * max_rows > kv_bytes_ || state_bytes_ > kv_bytes_) {
+        return fail("the description's kv object does not hold a q step, a block step and a state");
+    }
+    if (!attention_slopes_layout(d_, out_.family, s.d, s.n_head, s.n_head_kv, out_.slopes, out_.error)) return false;
+
+    // The split (the engine's flash_attn_split over the whole array) and the placement.
+    ratio_ = s.n_head / s.n_head_kv;
+    const int64_t group_rows = ratio_ * s.n_tokens;
+    const int64_t cores = static_cast<int64_t>(d_.max_columns) * cpc;
+    chunks_ = (group_rows + max_rows - 1) / max_rows;
+    chunk_rows_ = (group_rows + chunks_ - 1) / chunks_;
+    groups_ = s.n_seq * s.n_head_kv * chunks_;
+    blocks_ = (s.n_kv + blk - 1) / blk;
+    parts_ = groups_ < cores ? std::max<int64_t>(1, std::min<int64_t>({cpc, cores / groups_, blocks_})) : 1;
+    slots_ = cpc / parts_;
+    const int64_t fill = (groups_ + slots_ - 1) / slots_;
+    columns_ = s.columns > 0 ? s.columns : static_cast<int>(std::min<int64_t>(d_.max_columns, fill));
+    if (columns_ > d_.max_columns) return fail(std::to_string(columns_) + " columns: the design has " + std::to_string(d_.max_columns));
+    const int64_t rounds = (groups_ + columns_ * slots_ - 1) / (columns_ * slots_);
+    const int64_t steps = part_range(blocks_, parts_, 0).n;
+    const int64_t spo = static_cast<int64_t>(kv_bytes_ / state_bytes_);
+    const int64_t state_steps = parts_ == 1 ? 0 : (parts_ + spo - 1) / spo;
+    const int64_t last_rows = group_rows - (chunks_ - 1) * chunk_rows_;
+    out_.rounds = rounds;
+    out_.parts = parts_;
+    out_.steps = steps;
+    out_.state_steps = state_steps;
+    out_.partials_bytes = static_cast<uint64_t>(columns_) * 8 * state_bytes_;
+    out_.traffic.columns_used = columns_;
+
+    // Strides in words.
+    uint32_t q_token = 0, q_head = 0, k_row = 0, v_row = 0, mask_row = 0, out_head = 0, out_token = 0;
+    if (!stride_words(s.q_nb[1], "q's token", q_token) || !stride_words(s.q_nb[2], "q's head", q_head) ||
+        !stride_words(s.k_nb[1], "k's row", k_row) || !stride_words(s.v_nb[1], "v's row", v_row) ||
+        !stride_words(s.out_nb[1], "out's head", out_head) || !stride_words(s.out_nb[2], "out's token", out_token) ||
+        (s.has_mask && !stride_words(s.mask_nb[1], "the mask's row", mask_row))) {
+        return false;
+    }
+    for (const int64_t nb : {s.q_nb[3], s.k_nb[2], s.k_nb[3], s.v_nb[2], s.v_nb[3], s.out_nb[3], s.mask_nb[3]}) {
+        if (nb % 4 != 0) return fail("an operand's head or sequence stride of " + std::to_string(nb) + " bytes is not whole words");
+    }
+    if (static_cast<uint64_t>(blk) * k_row > d_.stride_max || static_cast<uint64_t>(blk) * v_row > d_.stride_max) {
+        return fail("a block of K or V rows (" + std::to_string(blk) + " rows) steps past a BD's iteration stride");
+    }
+    if (s.d > static_cast<int64_t>(d_.wrap_max) || ratio_ > static_cast<int64_t>(d_.wrap_max)) {
+        return fail("head dim " + std::to_string(s.d) + " or " + std::to_string(ratio_) + " heads per KV head pass a BD's wrap");
+    }
+
+    // 1. The RTP words and the barrier of every core of the used columns.
+    const int64_t first_row = d_.first_core_row;
+    for (int c = 0; c < columns_; ++c) {
+        for (int r = 0; r < cpc; ++r) {
+            const int64_t slot = r / parts_, part = r % parts_;
+            const bool active = slot < slots_;
+            int64_t tasks = 0;
+            for (int64_t k = 0; k < rounds; ++k) tasks += task(k, c, slot).valid ? 1 : 0;
+            const PartRange pr = active ? part_range(blocks_, parts_, part) : PartRange{0, 0};
+            const int64_t values[] = {rounds, tasks, (c * slots_ + slot) % chunks_, (columns_ * slots_) % chunks_, chunks_, chunk_rows_,
+                                      last_rows, active ? part : 0, parts_, pr.first, pr.n, steps, s.n_kv, 0, state_steps,
+                                      s.has_mask ? ratio_ : 0};
+            std::vector<uint32_t> rtp(static_cast<size_t>(d_.rtp_word_count), 0);
+            for (size_t i = 0; i < std::size(kWords); ++i) {
+                if (values[i] < 0 || values[i] > static_cast<int64_t>(d_.rtp_word_max)) {
+                    return fail(std::string("RTP word ") + kWords[i] + " of " + std::to_string(values[i]) + " passes the core's int32 words");
+                }
+                rtp[static_cast<size_t>(word[i])] = static_cast<uint32_t>(values[i]);
+            }
+            rtp[static_cast<size_t>(word[13])] = s.scale_bits;
+            rtp[static_cast<size_t>(d_.rtp_contract)] = static_cast<uint32_t>(contract);
+            rtp[static_cast<size_t>(d_.rtp_version)] = d_.rtp_layout_version;
+            const uint32_t row = static_cast<uint32_t>(first_row + r);
+            e_.stream.ops.push_back(control::BlockWrite{control::tile_address(static_cast<uint32_t>(c), row, d_.rtp_core_address), rtp});
+            e_.stream.ops.push_back(control::Write32{
+                control::tile_address(static_cast<uint32_t>(c), row, control::core_lock_value_offset(d_.barrier_lock)), d_.barrier_value});
+        }
+    }
+    out_.traffic.calls_per_core = rounds * steps;
+
+    const uint64_t zeros = out_.slopes.zeros_offset;
+    const uint64_t q_bytes = static_cast<uint64_t>(4 * s.d);
+    auto filler = [&](uint64_t bytes, const char * what) { return linear(kSlopes, zeros, bytes, uFiller, what); };
+    // 2. The rounds.
+    for (int64_t k = 0; k < rounds; ++k) {
+        // The q step.
+        std::vector<std::vector<BdSpec>> chains(static_cast<size_t>(columns_));
+        for (int c = 0; c < columns_; ++c) {
+            auto & chain = chains[static_cast<size_t>(c)];
+            for (int r = 0; r < cpc; ++r) {
+                const Task t = task(k, c, r / parts_);
+                if (!t.valid) {
+                    chain.push_back(filler(kv_bytes_, "a q step's filler"));
+                    continue;
+                }
+                chain.push_back(linear(kSlopes, static_cast<uint64_t>(t.kv * out_.slopes.per_kv_head + t.row0 % ratio_) * 4,
+                                       static_cast<uint64_t>(4 * max_rows), uSlopes, "slopes"));
+                for (const Run & run : row_runs(ratio_, t.row0, t.rows)) {
+                    BdSpec b;
+                    b.pattern.sizes = {static_cast<uint32_t>(s.d), static_cast<uint32_t>(run.heads), static_cast<uint32_t>(run.tokens)};
+                    b.pattern.strides = {1, q_head, q_token};
+                    b.op = kQ;
+                    b.offset = static_cast<uint64_t>(run.token * s.q_nb[1] + (t.kv * ratio_ + run.head) * s.q_nb[2] + t.seq * s.q_nb[3]);
+                    b.use = uQ;
+                    b.what = "query rows";
+                    chain.push_back(b);
+                }
+                const uint64_t rest = kv_bytes_ - 4 * static_cast<uint64_t>(max_rows) - static_cast<uint64_t>(t.rows) * q_bytes;
+                if (rest > 0) chain.push_back(filler(rest, "a q step's filler"));
+            }
+            out_.q_chain = std::max<int64_t>(out_.q_chain, static_cast<int64_t>(chain.size()));
+        }
+        if (!phase(chains, true, 0, true)) return false;
+
+        // The block steps: one chain per column repeated over up to iteration_max steps a task.
+        const int64_t per_task = std::max<uint32_t>(1, std::min<uint32_t>(d_.iteration_max, d_.repeat_max + 1));
+        for (int64_t s0 = 0; s0 < steps; s0 += per_task) {
+            const int64_t n = std::min(per_task, steps - s0);
+            for (int c = 0; c < columns_; ++c) {
+                auto & chain = chains[static_cast<size_t>(c)];
+                chain.clear();
+                for (int r = 0; r < cpc; ++r) {
+                    const Task t = task(k, c, r / parts_);
+                    if (!t.valid) {
+                        chain.push_back(filler(kv_bytes_, "a block step's filler"));
+                        continue;
+                    }
+                    const PartRange pr = part_range(blocks_, parts_, r % parts_);
+                    // Steps past the part's blocks reread them: the BD's iteration wraps.
+                    const int64_t base = pr.first + (s0 < pr.n ? s0 : 0);
+                    const uint32_t iters = static_cast<uint32_t>(s0 < pr.n ? std::min(n, pr.n - s0) : 1);
+                    const int64_t kv_seq = t.seq / (s.n_seq / s.n_seq_kv);
+                    for (const auto & [op, row, nb, use, what] :
+                         {std::tuple<Op, uint32_t, const int64_t *, Use, const char *>{kK, k_row, s.k_nb, uK, "K rows"},
+                          std::tuple<Op, uint32_t, const int64_t *, Use, const char *>{kV, v_row, s.v_nb, uV, "V rows"}}) {
+                        BdSpec b;
+                        b.pattern.sizes = {static_cast<uint32_t>(row_bytes_ / 4), static_cast<uint32_t>(blk), 1};
+                        b.pattern.strides = {1, row, 0};
+                        b.pattern.iterations = iters;
+                        b.pattern.iteration_stride = static_cast<uint32_t>(blk) * row;
+                        b.op = op;
+                        b.offset = static_cast<uint64_t>(base * blk * nb[1] + t.kv * nb[2] + kv_seq * nb[3]);
+                        b.use = use;
+                        b.what = what;
+                        chain.push_back(b);
+                    }
+                    if (!s.has_mask) {
+                        chain.push_back(filler(static_cast<uint64_t>(2 * blk * max_rows), "the mask rows' zeros"));
+                        continue;
+                    }
+                    // One mask row per token of the task, widened by the core.
+                    const int64_t t0 = t.row0 / ratio_, tokens = (t.row0 + t.rows - 1) / ratio_ - t0 + 1;
+                    BdSpec m;
+                    m.pattern.sizes = {static_cast<uint32_t>(blk / 2), static_cast<uint32_t>(tokens), 1};
+                    m.pattern.strides = {1, mask_row, 0};
+                    m.pattern.iterations = iters;
+                    m.pattern.iteration_stride = static_cast<uint32_t>(blk / 2);
+                    m.op = kMask;
+                    m.offset = static_cast<uint64_t>(t0 * s.mask_nb[1] + (t.seq % s.mask_seqs) * s.mask_nb[3] + base * blk * 2);
+                    m.use = uMask;
+                    m.what = "mask rows";
+                    chain.push_back(m);
+                    if (tokens < max_rows) chain.push_back(filler(static_cast<uint64_t>((max_rows - tokens) * blk * 2), "the mask rows' filler"));
+                }
+                out_.block_chain = std::max<int64_t>(out_.block_chain, static_cast<int64_t>(chain.size()));
+            }
+            if (!phase(chains, true, static_cast<uint32_t>(n - 1), false)) return false;
+        }
+
+        const auto discard = [&](int c, int r, uint64_t bytes) {
+            return linear(kPartials, (static_cast<uint64_t>(c) * 8 + 4 + static_cast<uint64_t>(r)) * state_bytes_, bytes, uDiscarded,
+                          "discarded bytes");
+        };
+        if (parts_ > 1) {
+            // The partial states of the column's four cores, drained into its scratch, then read back.
+            for (int c = 0; c < columns_; ++c) {
+                chains[static_cast<size_t>(c)] = {
+                    linear(kPartials, static_cast<uint64_t>(c) * 8 * state_bytes_, 4 * state_bytes_, uPartialsWritten, "partial states")};
+            }
+            if (!phase(chains, false, 0, true)) return false;
+            for (int64_t j = 0; j < state_steps; ++j) {
+                for (int c = 0; c < columns_; ++c) {
+                    auto & chain = chains[static_cast<size_t>(c)];
+                    chain.clear();
+                    for (int r = 0; r < cpc; ++r) {
+                        const int64_t slot = r / parts_;
+                        if (!task(k, c, slot).valid || r % parts_ != 0) {
+                            chain.push_back(filler(kv_bytes_, "a state step's filler"));
+                            continue;
+                        }
+                        const int64_t n = std::min(spo, parts_ - j * spo);
+                        const uint64_t bytes = static_cast<uint64_t>(n) * state_bytes_;
+                        chain.push_back(linear(kPartials, (static_cast<uint64_t>(c) * 8 + static_cast<uint64_t>(slot * parts_ + j * spo)) * state_bytes_,
+                                               bytes, uPartialsRead, "partial states"));
+                        if (bytes < kv_bytes_) chain.push_back(filler(kv_bytes_ - bytes, "a state step's filler"));
+                    }
+                }
+                if (!phase(chains, true, 0, true)) return false;
+            }
+        }
+        // The drain: the finished rows, every other byte discarded.
+        for (int c = 0; c < columns_; ++c) {
+            auto & chain = chains[static_cast<size_t>(c)];
+            chain.clear();
+            for (int r = 0; r < cpc; ++r) {
+                const Task t = task(k, c, r / parts_);
+                if (!t.valid || r % parts_ != 0) {
+                    chain.push_back(discard(c, r, state_bytes_));
+                    continue;
+                }
+                for (const Run & run : row_runs(ratio_, t.row0, t.rows)) {
+                    BdSpec b;
+                    b.pattern.sizes = {static_cast<uint32_t>(s.d), static_cast<uint32_t>(run.heads), static_cast<uint32_t>(run.tokens)};
+                    b.pattern.strides = {1, out_head, out_token};
+                    b.op = kOut;
+                    b.offset = static_cast<uint64_t>((t.kv * ratio_ + run.head) * s.out_nb[1] + run.token * s.out_nb[2] + t.seq * s.out_nb[3]);
+                    b.use = uOut;
+                    b.what = "finished rows";
+                    chain.push_back(b);
+                }
+                const uint64_t rest = state_bytes_ - static_cast<uint64_t>(t.rows) * q_bytes;
+                if (rest > 0) chain.push_back(discard(c, r, rest));
+            }
+        }
+        if (!phase(chains, false, 0, true)) return false;
+    }
+
+    if (std::string why = control::validate(e_.stream); !why.empty()) return fail("control stream: " + why);
+    out_.words = control::encode(e_.stream);
+    for (int u = 0; u < kUses; ++u) out_.traffic.bytes.emplace_back(kUseNames[u], use_bytes_[u]);
+    out_.traffic.read = use_bytes_[uQ] + use_bytes_[uSlopes] + use_bytes_[uK] + use_bytes_[uV] + use_bytes_[uMask] + use_bytes_[uFiller] +
+                        use_bytes_[uPartialsRead];
+    out_.traffic.written = use_bytes_[uOut] + use_bytes_[uPartialsWritten] + use_bytes_[uDiscarded];
+    out_.traffic.steps = rounds * (1 + steps + state_steps);
+    for (int o = 0; o < kOps; ++o) out_.reach.emplace_back(kOpNames[o], reach_[o]);
+    return true;
+}
+
+}  // namespace
+
+AttentionSequence build_attention_sequence(const DesignDescription & d, const AttentionShape & s) {
+    AttentionSequence out;
+    Builder b(d, s, out);
+    if (!b.build()) {
+        out.words.clear();
+        if (out.error.empty()) out.error = "the attention stream could not be built";
+    }
+    return out;
+}
+
+}  // namespace xdna

@@ -1,0 +1,83 @@
+// The instruction stream of the attention design (aie/flash_attn: FLASH_ATTN_EXT), built on the host from
+// its description: what the XRT device hands the firmware and the simulator's DMA interpreter executes
+// (with the design's core program, src/ops/flash_attn/sim).
+//
+// The work is the engine's split (tasks of a sequence, a KV head and up to 16 query rows; a task's blocks
+// of 32 KV rows in `parts` ranges when there are fewer tasks than cores), placed as aie/flash_attn/design.py
+// places it: a column takes 4 / parts tasks per round, its four cores in lockstep behind one input FIFO
+// split over them and one output FIFO joined from them. Per round and column the stream runs phases, one
+// in flight, each taking its BDs from all 16 of the shim (the host syncs on a phase before it rewrites
+// them):
+//   the q step      per core: its 16 slopes (from the host-written table), its query rows in runs of
+//                   heads x tokens, the filler (from the table's zero region);
+//   the block steps one chain per column (per core K, V, the mask rows of its task's tokens and their
+//                   filler), repeated over up to 64 steps with each BD's iteration stepping to the next
+//                   block, wrapping on a part of fewer blocks;
+//   split rounds    the partial states drained into the partials scratch, then read back by each task's
+//                   merging core, one state step at a time;
+//   the drain       the finished rows to out in runs, every other byte of the cores' objects to the
+//                   scratch's discard slots.
+// Every per-token value (n_kv, the blocks) is in the stream and the RTP words: the xclbin depends on the
+// KV cache type and head dim only.
+#pragma once
+
+#include "runtime/design-description.h"
+#include "runtime/invocation.h"
+#include "runtime/rows-sequence.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xdna {
+
+struct FlashAttnParams;
+
+struct AttentionShape {
+    std::string contract;  // the block program (a contract of the family of the KV cache type)
+    int64_t     d = 0, n_kv = 0, n_tokens = 0, n_head = 0, n_head_kv = 0, n_seq = 0, n_seq_kv = 0;
+    bool        has_mask = false;
+    int64_t     mask_heads = 1, mask_seqs = 1;
+    int64_t     q_nb[4] = {}, k_nb[4] = {}, v_nb[4] = {}, mask_nb[4] = {}, out_nb[4] = {};  // bytes
+    uint32_t    scale_bits = 0;  // the fp32 scale's bits (an RTP word)
+    int         columns = 0;     // 0: as many as the tasks fill, at most the design's
+    bool operator==(const AttentionShape & o) const;
+};
+
+// The shape of a flash_attn invocation from its key and parameter block; false with `err` otherwise.
+bool attention_shape_of(const Invocation & inv, const DesignDescription & d, AttentionShape & out, std::string & err);
+// The same from the parameter block and the program's name.
+AttentionShape attention_shape(const FlashAttnParams & p, const char * contract);
+
+// The host-written slopes operand (.host_written "slopes"): per KV head g, 16 + ratio fp32 values, value i
+// the slope of head g x ratio + i % ratio; then, 64-byte aligned, a zero region of one kv object, the
+// source of every filler read.
+struct AttentionSlopesLayout {
+    int64_t  per_kv_head = 0;  // floats per KV head's table
+    uint64_t zeros_offset = 0, zeros_bytes = 0, bytes = 0;
+};
+// False with `err` when the design has no kv object for the family and head dim.
+bool attention_slopes_layout(const DesignDescription & d, const std::string & family, int64_t head_dim, int64_t n_head,
+                             int64_t n_head_kv, AttentionSlopesLayout & out, std::string & err);
+
+struct AttentionSequence : RowsSequence {
+    AttentionSlopesLayout slopes;
+    uint64_t              partials_bytes = 0;  // the scratch operand: 8 state objects per column
+    // Per operand the bytes past its base the stream's BDs reach (K, V and the mask read a last block of
+    // fewer than 32 rows whole): the memory behind each operand must hold them.
+    std::vector<std::pair<std::string, uint64_t>> reach;
+    uint64_t reach_of(const std::string & operand) const;
+    // The plan's figures: rounds, parts per task, block steps and state steps per round, syncs, and the
+    // largest chains of a q step and a block step (BDs per column).
+    int64_t rounds = 0, parts = 0, steps = 0, state_steps = 0, syncs = 0, q_chain = 0, block_chain = 0;
+};
+
+// The stream, or the reason the design cannot take the shape (a head dim or KV type it has no xclbin for,
+// a mask per head, a stride a BD cannot take, a block step's chain past the shim's 16 BDs): the caller
+// then runs the invocation elsewhere. Its traffic: per operand the bytes read or written through the shim
+// ("filler": the zero region's reads, "discarded": the drained bytes that are no result), the columns
+// used, the busiest core's block calls.
+AttentionSequence build_attention_sequence(const DesignDescription & d, const AttentionShape & s);
+
+}  // namespace xdna

@@ -1,0 +1,354 @@
+// FLASH_ATTN_EXT run as the NPU runs it: the instruction stream built on the host from
+// aie/flash_attn/dataflow.json (ops/flash_attn/flash-attn-sequence.h), executed by the simulator's DMA
+// interpreter with the design's core program calling aie/flash_attn/kernels/flash_attn.cc. Every output
+// against the kernels mode (the same kernel code called by the engine without the data movement: bit for
+// bit, the context split and merged alike) and against attention in double written here; the stream's
+// traffic against the plan of aie/flash_attn/design.py (figures it printed, an implementation apart), and
+// what the design cannot take refused with its reason before anything runs.
+#include "ops/flash_attn/flash-attn-invocation.h"
+#include "ops/flash_attn/flash-attn-sequence.h"
+#include "ops/flash_attn/sim-flash-attn.h"
+#include "runtime/design-registry.h"
+#include "runtime/thread-pool.h"
+#include "sim-operands.h"
+#include "sim/sim-stream.h"
+#include "test-random.h"
+
+#include "ggml.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace xdna;
+
+struct Case {
+    int64_t d, n_kv, n_tokens, n_head, n_head_kv, n_seq = 1, n_seq_kv = 1;
+    bool    mask = true, q8 = false, bfp16 = true;
+    float   max_bias = 0.0f;
+    int64_t spare_rows = 31;  // K/V rows (and mask values) the buffers hold past n_kv: a last short block is read whole
+};
+
+std::string name_of(const Case & c) {
+    return std::to_string(c.n_tokens) + " tokens x " + std::to_string(c.n_head) + "/" + std::to_string(c.n_head_kv) + " heads x " +
+           std::to_string(c.n_seq) + " seq, " + std::to_string(c.n_kv) + " kv, d " + std::to_string(c.d) + (c.q8 ? " q8_0" : " f16") +
+           (c.bfp16 ? " bfp16" : " fp32") + (c.mask ? " mask" : " no mask") + (c.max_bias > 0 ? " alibi" : "");
+}
+
+constexpr int64_t kQ8Block = 34;
+
+// IEEE half to double, bit by bit.
+double half_value(uint16_t h) {
+    const int sign = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? std::ldexp(static_cast<double>(m), -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1.0 + m / 1024.0, e - 15);
+    return sign ? -v : v;
+}
+
+// The operands of one case, in ggml's layouts: q [d, tokens, heads, seq]; K and V cache rows holding every
+// KV head of a position; the mask [n_kv, tokens] (one row per token, shared by the heads); out [d, heads,
+// tokens, seq]. The rows past n_kv hold non-finite halves and bytes no program may let through.
+struct Data {
+    std::vector<float>   q;
+    std::vector<uint8_t> k, v;
+    std::vector<uint16_t> mask;
+    int64_t              kv_row_bytes = 0, mask_row = 0;
+};
+
+Data make(const Case & c) {
+    Data x;
+    const int64_t rows = c.n_kv + c.spare_rows;
+    x.kv_row_bytes = c.q8 ? c.n_head_kv * (c.d / 32) * kQ8Block : c.n_head_kv * c.d * 2;
+    x.q = xdna_test::random_floats(static_cast<size_t>(c.d * c.n_tokens * c.n_head * c.n_seq), 1.0f);
+    for (std::vector<uint8_t> * kv : {&x.k, &x.v}) {
+        kv->assign(static_cast<size_t>(x.kv_row_bytes * rows * c.n_seq_kv), 0);
+        for (int64_t s = 0; s < c.n_seq_kv; ++s) {
+            for (int64_t j = 0; j < rows; ++j) {
+                uint8_t * row = kv->data() + (s * rows + j) * x.kv_row_bytes;
+                if (j >= c.n_kv) {
+                    for (int64_t b = 0; b < x.kv_row_bytes; b += 2) row[b] = 0x00, row[b + 1] = 0x7e;  // NaN halves
+                    continue;
+                }
+                if (!c.q8) {
+                    for (int64_t i = 0; i < x.kv_row_bytes / 2; ++i) {
+                        const uint16_t h = ggml_fp32_to_fp16(xdna_test::uniform(-1.5f, 1.5f));
+                        std::memcpy(row + 2 * i, &h, 2);
+                    }
+                    continue;
+                }
+                for (int64_t b = 0; b < x.kv_row_bytes / kQ8Block; ++b) {
+                    uint8_t * blk = row + b * kQ8Block;
+                    const uint16_t scale = ggml_fp32_to_fp16(xdna_test::uniform(0.002f, 0.012f) * (xdna_test::uniform(0, 1) < 0.2f ? -1 : 1));
+                    std::memcpy(blk, &scale, 2);
+                    for (int i = 0; i < 32; ++i) blk[2 + i] = static_cast<uint8_t>(static_cast<int>(xdna_test::uniform(-128.0f, 127.99f)));
+                }
+            }
+        }
+    }
+    x.mask_row = (c.n_kv + c.spare_rows + 1) / 2 * 2;  // whole 32-bit words per row, as llama.cpp pads n_kv
+    x.mask.assign(static_cast<size_t>(x.mask_row * c.n_tokens * c.n_seq), 0xfc00);
+    for (int64_t s = 0; s < c.n_seq; ++s) {
+        for (int64_t t = 0; t < c.n_tokens; ++t) {
+            for (int64_t j = 0; j < c.n_kv; ++j) {
+                // A causal prefix growing with the token, a few random biases, a masked hole.
+                const bool masked = j > c.n_kv - c.n_tokens + t || (j % 7 == 3);
+                x.mask[static_cast<size_t>((s * c.n_tokens + t) * x.mask_row + j)] =
+                    ggml_fp32_to_fp16(masked ? -INFINITY : xdna_test::uniform(-2.0f, 0.5f));
+            }
+        }
+    }
+    return x;
+}
+
+struct FaRun {
+    std::vector<float> out;
+    Status             st;
+    bool               refused = false;
+};
+
+FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int64_t trim_k_bytes = 0) {
+    const size_t out_n = static_cast<size_t>(c.d * c.n_head * c.n_tokens * c.n_seq);
+    xdna_test::HostBuffer qb(x.q.size() * 4), kb(x.k.size() - static_cast<size_t>(trim_k_bytes)), vb(x.v.size()),
+        mb(x.mask.size() * 2), ob(out_n * 4);
+    std::memcpy(qb.host_ptr(), x.q.data(), x.q.size() * 4);
+    std::memcpy(kb.host_ptr(), x.k.data(), x.k.size() - static_cast<size_t>(trim_k_bytes));
+    std::memcpy(vb.host_ptr(), x.v.data(), x.v.size());
+    std::memcpy(mb.host_ptr(), x.mask.data(), x.mask.size() * 2);
+    std::memset(ob.host_ptr(), 0x7f, out_n * 4);
+    FlashAttnInvocation f;
+    f.variant = flash_attn_variant(c.bfp16, c.q8);
+    FlashAttnParams & p = f.p;
+    p.d = c.d;
+    p.n_kv = c.n_kv;
+    p.n_tokens = c.n_tokens;
+    p.n_head = c.n_head;
+    p.n_head_kv = c.n_head_kv;
+    p.n_seq = c.n_seq;
+    p.n_seq_kv = c.n_seq_kv;
+    const int64_t rows = c.n_kv + c.spare_rows;
+    const int64_t head = c.q8 ? c.d / 32 * kQ8Block : c.d * 2;
+    const int64_t q_nb[4] = {4, c.d * 4, c.d * c.n_tokens * 4, c.d * c.n_tokens * c.n_head * 4};
+    const int64_t kv_nb[4] = {c.q8 ? kQ8Block : 2, x.kv_row_bytes, head, x.kv_row_bytes * rows};
+    const int64_t out_nb[4] = {4, c.d * 4, c.d * c.n_head * 4, c.d * c.n_head * c.n_tokens * 4};
+    const int64_t mask_nb[4] = {2, x.mask_row * 2, x.mask_row * c.n_tokens * 2, x.mask_row * c.n_tokens * 2};
+    for (int i = 0; i < 4; ++i) {
+        p.q_nb[i] = q_nb[i];
+        p.k_nb[i] = p.v_nb[i] = kv_nb[i];
+        p.out_nb[i] = out_nb[i];
+        p.mask_nb[i] = mask_nb[i];
+    }
+    p.kv_q8_0 = c.q8;
+    p.has_mask = c.mask;
+    p.mask_seqs = c.n_seq;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+    p.max_bias = c.max_bias;
+    f.q = {&qb, 0};
+    f.k = {&kb, 0};
+    f.v = {&vb, 0};
+    f.mask = {&mb, 0};
+    f.out = {&ob, 0};
+    ThreadPool pool(2);
+    FaRun r;
+    if (stream) {
+        r.st = sim_run_flash_attns_stream({to_invocation(f)}, pool, ctx, &r.refused);
+    } else {
+        r.st = sim_run_flash_attns({to_invocation(f)}, pool);
+    }
+    const float * o = static_cast<const float *>(ob.host_ptr());
+    r.out.assign(o, o + out_n);
+    return r;
+}
+
+// Value i of KV head g's row j, in double.
+double kv_value(const Case & c, const Data & x, bool v, int64_t seq, int64_t j, int64_t g, int64_t i) {
+    const std::vector<uint8_t> & kv = v ? x.v : x.k;
+    const int64_t rows = c.n_kv + c.spare_rows;
+    const uint8_t * row = kv.data() + (seq * rows + j) * x.kv_row_bytes;
+    if (!c.q8) {
+        uint16_t h;
+        std::memcpy(&h, row + (g * c.d + i) * 2, 2);
+        return half_value(h);
+    }
+    const uint8_t * blk = row + (g * c.d / 32 + i / 32) * kQ8Block;
+    uint16_t scale;
+    std::memcpy(&scale, blk, 2);
+    return half_value(scale) * static_cast<int8_t>(blk[2 + i % 32]);
+}
+
+// Attention in double (ggml's definition: softmax(scale q.k + slope mask) v), and each row's bound: the
+// bfp16 products' error (hi/mid/lo splits: a few 2^-24 of |q||k|) and the F16/fp32 rounding of the sums.
+void expect_near_reference(const Case & c, const Data & x, const std::vector<float> & out) {
+    const int64_t ratio = c.n_head / c.n_head_kv;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(static_cast<float>(c.d)));
+    for (int64_t s = 0; s < c.n_seq; ++s) {
+        const int64_t kv_seq = s / (c.n_seq / c.n_seq_kv);
+        for (int64_t t = 0; t < c.n_tokens; ++t) {
+            for (int64_t h = 0; h < c.n_head; ++h) {
+                double slope = 1.0;
+                if (c.max_bias > 0) {
+                    const int64_t l2 = int64_t(1) << static_cast<int>(std::floor(std::log2(static_cast<double>(c.n_head))));
+                    const double m0 = std::pow(2.0, -c.max_bias / l2), m1 = std::pow(2.0, -(c.max_bias / 2.0) / l2);
+                    slope = h < l2 ? std::pow(m0, h + 1) : std::pow(m1, 2 * (h - l2) + 1);
+                }
+                const float * qr = x.q.data() + ((s * c.n_head + h) * c.n_tokens + t) * c.d;
+                std::vector<double> w(static_cast<size_t>(c.n_kv));
+                double mx = -INFINITY;
+                for (int64_t j = 0; j < c.n_kv; ++j) {
+                    double dot = 0;
+                    for (int64_t i = 0; i < c.d; ++i) dot += qr[i] * kv_value(c, x, false, kv_seq, j, h / ratio, i);
+                    const double m = c.mask ? half_value(x.mask[static_cast<size_t>((s * c.n_tokens + t) * x.mask_row + j)]) : 0.0;
+                    w[static_cast<size_t>(j)] = dot * scale + slope * m;
+                    mx = std::max(mx, w[static_cast<size_t>(j)]);
+                }
+                double sum = 0;
+                for (double & e : w) sum += (e = std::exp(e - mx));
+                const float * got = out.data() + ((s * c.n_tokens + t) * c.n_head + h) * c.d;
+                for (int64_t i = 0; i < c.d; ++i) {
+                    double o = 0, mag = 0;
+                    for (int64_t j = 0; j < c.n_kv; ++j) {
+                        const double vv = kv_value(c, x, true, kv_seq, j, h / ratio, i);
+                        o += w[static_cast<size_t>(j)] * vv;
+                        mag += w[static_cast<size_t>(j)] * std::fabs(vv);
+                    }
+                    ASSERT_NEAR(got[i], o / sum, 2e-3 * (mag / sum) + 1e-6) << "seq " << s << " token " << t << " head " << h << " value " << i;
+                }
+            }
+        }
+    }
+}
+
+const Case kCases[] = {
+    {128, 256, 1, 32, 8},                               // an 8B decode token: 8 tasks, 4 parts each, 2 state steps
+    {128, 1000, 1, 8, 8, 1, 1, false, true},            // Q8_0, no mask, a last block of 8 rows
+    {64, 113, 7, 4, 2},                                 // prefill of 7 tokens, GQA 2: 2 tasks of 4 parts, a short last block
+    {64, 300, 5, 12, 4, 1, 1, true, true, false},       // Q8_0 fp32 program, ratio 3: chunks start inside a token
+    {32, 70, 40, 4, 4, 1, 1, true, false, false},       // fp32 program, 40 tokens per head: 3 chunks, 12 tasks
+    {64, 96, 3, 8, 1, 2, 1, true, false, true, 8.0f},   // 2 sequences over one KV sequence, ALiBi, GQA 8
+    {128, 2200, 2, 32, 8},                              // 69 blocks: parts of 18 and 17 blocks, the shorter wrapping
+    {64, 64, 40, 8, 8},                                 // 40 tokens x 8 heads: 24 tasks of 14, 14 and 12 rows on 6 columns
+};
+
+}  // namespace
+
+TEST(FlashAttnStream, OutputIsTheKernelsModesBitsAndAttentionInDouble) {
+    StreamContexts ctx;
+    for (const Case & c : kCases) {
+        SCOPED_TRACE(name_of(c));
+        const Data x = make(c);
+        const FaRun s = run(c, x, true, ctx);
+        ASSERT_TRUE(s.st.ok) << s.st.message;
+        const FaRun k = run(c, x, false, ctx);
+        ASSERT_TRUE(k.st.ok) << k.st.message;
+        ASSERT_EQ(0, std::memcmp(s.out.data(), k.out.data(), s.out.size() * 4)) << "stream and kernels mode differ";
+        expect_near_reference(c, x, s.out);
+    }
+}
+
+// The figures aie/flash_attn/design.py --print-plan gives for three shapes (its own recomputation of the
+// plan, tests/aie/check_design_flash_attn.sh): the stream moves exactly what the plan counts.
+TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
+    const DesignRead & design = built_in_design(kFlashAttnDesign);
+    ASSERT_TRUE(design.ok()) << design.error;
+    struct Want {
+        Case                                         c;
+        int                                          columns;
+        std::vector<std::pair<const char *, uint64_t>> bytes;
+    };
+    const Want wants[] = {
+        {{128, 4096, 1, 32, 8},
+         8,
+         {{"q", 65536}, {"slopes", 2048}, {"k", 8388608}, {"v", 8388608}, {"mask", 65536}, {"filler", 2320384}, {"partials_read", 266240},
+          {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
+        {{64, 256, 7, 4, 2},
+         2,
+         {{"q", 28672}, {"slopes", 512}, {"k", 65536}, {"v", 65536}, {"mask", 7168}, {"filler", 167424}, {"partials_read", 33792},
+          {"out", 7168}, {"partials_written", 33792}, {"discarded", 26624}}},
+        {{128, 1000, 1, 8, 8, 1, 1, false, true},
+         8,
+         {{"q", 16384}, {"slopes", 2048}, {"k", 1114112}, {"v", 1114112}, {"mask", 0}, {"filler", 1533952}, {"partials_read", 266240},
+          {"out", 4096}, {"partials_written", 266240}, {"discarded", 262144}}},
+    };
+    for (const Want & w : wants) {
+        SCOPED_TRACE(name_of(w.c));
+        FlashAttnParams p;
+        p.d = w.c.d;
+        p.n_kv = w.c.n_kv;
+        p.n_tokens = w.c.n_tokens;
+        p.n_head = w.c.n_head;
+        p.n_head_kv = w.c.n_head_kv;
+        p.n_seq = p.n_seq_kv = 1;
+        p.kv_q8_0 = w.c.q8;
+        p.has_mask = w.c.mask;
+        const int64_t row = w.c.q8 ? w.c.n_head_kv * w.c.d / 32 * kQ8Block : w.c.n_head_kv * w.c.d * 2;
+        const int64_t q_nb[4] = {4, w.c.d * 4, w.c.d * w.c.n_tokens * 4, w.c.d * w.c.n_tokens * w.c.n_head * 4};
+        const int64_t kv_nb[4] = {2, row, row / w.c.n_head_kv, row * w.c.n_kv};
+        const int64_t out_nb[4] = {4, w.c.d * 4, w.c.d * w.c.n_head * 4, w.c.d * w.c.n_head * w.c.n_tokens * 4};
+        const int64_t mask_nb[4] = {2, w.c.n_kv * 2, w.c.n_kv * w.c.n_tokens * 2, w.c.n_kv * w.c.n_tokens * 2};
+        for (int i = 0; i < 4; ++i) {
+            p.q_nb[i] = q_nb[i];
+            p.k_nb[i] = p.v_nb[i] = kv_nb[i];
+            p.out_nb[i] = out_nb[i];
+            p.mask_nb[i] = mask_nb[i];
+        }
+        const AttentionSequence seq = build_attention_sequence(design.design, attention_shape(p, flash_attn_variant(true, w.c.q8)));
+        ASSERT_TRUE(seq.ok()) << seq.error;
+        EXPECT_EQ(seq.traffic.columns_used, w.columns);
+        uint64_t read = 0, written = 0;
+        for (const auto & [name, bytes] : w.bytes) {
+            EXPECT_EQ(seq.traffic.of(name), bytes) << name;
+            const std::string n = name;
+            (n == "out" || n == "partials_written" || n == "discarded" ? written : read) += bytes;
+        }
+        EXPECT_EQ(seq.traffic.read, read);
+        EXPECT_EQ(seq.traffic.written, written);
+    }
+}
+
+// What the design cannot take is refused before anything runs, with the reason, and the output is as it
+// was: a last short block whose whole 32 rows the K buffer does not hold, a mask per head.
+TEST(FlashAttnStream, WhatTheDesignCannotTakeIsRefusedBeforeItRuns) {
+    StreamContexts ctx;
+    const Case c{64, 113, 1, 4, 4, 1, 1, true, false, true, 0.0f, 31};
+    const Data x = make(c);
+    const FaRun r = run(c, x, true, ctx, /*trim_k_bytes=*/30 * 4 * 64 * 2 + 2);
+    EXPECT_FALSE(r.st.ok);
+    EXPECT_TRUE(r.refused);
+    EXPECT_NE(r.st.message.find("read whole"), std::string::npos) << r.st.message;
+    for (float o : r.out) {
+        uint32_t bits;
+        std::memcpy(&bits, &o, 4);
+        ASSERT_EQ(bits, 0x7f7f7f7fu) << "a refused run wrote its output";
+    }
+
+    const DesignRead & design = built_in_design(kFlashAttnDesign);
+    ASSERT_TRUE(design.ok());
+    FlashAttnParams p;
+    p.d = 64;
+    p.n_kv = 256;
+    p.n_tokens = 1;
+    p.n_head = p.n_head_kv = 4;
+    p.n_seq = p.n_seq_kv = 1;
+    p.has_mask = true;
+    p.mask_heads = 4;
+    const int64_t q_nb[4] = {4, 256, 256, 1024}, kv_nb[4] = {2, 512, 128, 512 * 256}, out_nb[4] = {4, 256, 1024, 1024},
+                  mask_nb[4] = {2, 512, 512, 2048};
+    for (int i = 0; i < 4; ++i) {
+        p.q_nb[i] = q_nb[i];
+        p.k_nb[i] = p.v_nb[i] = kv_nb[i];
+        p.out_nb[i] = out_nb[i];
+        p.mask_nb[i] = mask_nb[i];
+    }
+    const AttentionSequence per_head = build_attention_sequence(design.design, attention_shape(p, kFlashAttnBfp16Variant));
+    EXPECT_FALSE(per_head.ok());
+    EXPECT_NE(per_head.error.find("shared by the heads"), std::string::npos) << per_head.error;
+    p.mask_heads = 1;
+    p.mask_nb[1] = 226;  // n_kv of 113 halves: no whole words between mask rows
+    const AttentionSequence odd = build_attention_sequence(design.design, attention_shape(p, kFlashAttnBfp16Variant));
+    EXPECT_FALSE(odd.ok());
+    EXPECT_NE(odd.error.find("mask's row"), std::string::npos) << odd.error;
+}
