@@ -794,6 +794,14 @@ bool Runner::patch(const control::AddressPatch & p, size_t op_index) {
         error = at + "names argument " + std::to_string(p.arg_index) + ", the kernel has " + std::to_string(in.args.size());
         return false;
     }
+    if (p.arg_index >= control::kFirmwareTranslatedArgs) {
+        // Run from an xclbin with an instruction buffer, the firmware translates the host addresses of
+        // the first 5 buffer arguments only (control-ops.h): a BD patched to another would read or write
+        // an untranslated address.
+        error = at + "names argument " + std::to_string(p.arg_index) + ": the firmware translates the addresses of arguments 0 to " +
+                std::to_string(control::kFirmwareTranslatedArgs - 1) + " only";
+        return false;
+    }
     const uint32_t id = (off - kShimBdBase) / 0x20;
     if (c->bd_busy[id] > 0) {
         error = at + "shim BD " + std::to_string(id) + " is patched while a queued task still uses it";

@@ -111,15 +111,26 @@ struct FaRun {
     bool               refused = false;
 };
 
-FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int64_t trim_k_bytes = 0) {
+// As llama.cpp lays them out: q, the mask and out in one compute buffer, K and V in the cache's buffer
+// (`separate`: each operand in a buffer of its own). K is last in its buffer, `trim_k_bytes` short.
+FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int64_t trim_k_bytes = 0, bool separate = false) {
     const size_t out_n = static_cast<size_t>(c.d * c.n_head * c.n_tokens * c.n_seq);
-    xdna_test::HostBuffer qb(x.q.size() * 4), kb(x.k.size() - static_cast<size_t>(trim_k_bytes)), vb(x.v.size()),
-        mb(x.mask.size() * 2), ob(out_n * 4);
-    std::memcpy(qb.host_ptr(), x.q.data(), x.q.size() * 4);
-    std::memcpy(kb.host_ptr(), x.k.data(), x.k.size() - static_cast<size_t>(trim_k_bytes));
-    std::memcpy(vb.host_ptr(), x.v.data(), x.v.size());
-    std::memcpy(mb.host_ptr(), x.mask.data(), x.mask.size() * 2);
-    std::memset(ob.host_ptr(), 0x7f, out_n * 4);
+    auto up = [](size_t n) { return (n + 63) / 64 * 64; };
+    const size_t q_at = 0, mask_at = up(x.q.size() * 4), out_at = mask_at + up(x.mask.size() * 2);
+    const size_t v_at = 0, k_at = up(x.v.size());
+    const size_t k_bytes = x.k.size() - static_cast<size_t>(trim_k_bytes);
+    xdna_test::HostBuffer act(out_at + out_n * 4), cache(k_at + k_bytes);
+    xdna_test::HostBuffer qb(x.q.size() * 4), kb(k_bytes), vb(x.v.size()), mb(x.mask.size() * 2), ob(out_n * 4);
+    const BufferSlice q = separate ? BufferSlice{&qb, 0} : BufferSlice{&act, q_at};
+    const BufferSlice mask = separate ? BufferSlice{&mb, 0} : BufferSlice{&act, mask_at};
+    const BufferSlice out = separate ? BufferSlice{&ob, 0} : BufferSlice{&act, out_at};
+    const BufferSlice k = separate ? BufferSlice{&kb, 0} : BufferSlice{&cache, k_at};
+    const BufferSlice v = separate ? BufferSlice{&vb, 0} : BufferSlice{&cache, v_at};
+    std::memcpy(q.host(), x.q.data(), x.q.size() * 4);
+    std::memcpy(k.host(), x.k.data(), k_bytes);
+    std::memcpy(v.host(), x.v.data(), x.v.size());
+    std::memcpy(mask.host(), x.mask.data(), x.mask.size() * 2);
+    std::memset(out.host(), 0x7f, out_n * 4);
     FlashAttnInvocation f;
     f.variant = flash_attn_variant(c.bfp16, c.q8);
     FlashAttnParams & p = f.p;
@@ -147,11 +158,11 @@ FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int
     p.mask_seqs = c.n_seq;
     p.scale = 1.0f / std::sqrt(static_cast<float>(c.d));
     p.max_bias = c.max_bias;
-    f.q = {&qb, 0};
-    f.k = {&kb, 0};
-    f.v = {&vb, 0};
-    f.mask = {&mb, 0};
-    f.out = {&ob, 0};
+    f.q = q;
+    f.k = k;
+    f.v = v;
+    f.mask = mask;
+    f.out = out;
     ThreadPool pool(2);
     FaRun r;
     if (stream) {
@@ -159,7 +170,7 @@ FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int
     } else {
         r.st = sim_run_flash_attns({to_invocation(f)}, pool);
     }
-    const float * o = static_cast<const float *>(ob.host_ptr());
+    const float * o = static_cast<const float *>(out.host());
     r.out.assign(o, o + out_n);
     return r;
 }
@@ -310,7 +321,8 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
 }
 
 // What the design cannot take is refused before anything runs, with the reason, and the output is as it
-// was: a last short block whose whole 32 rows the K buffer does not hold, a mask per head.
+// was: a last short block whose whole 32 rows the K buffer does not hold, operands in more buffers than
+// the firmware's 5 translated arguments can take, a mask per head, mask rows of odd halves.
 TEST(FlashAttnStream, WhatTheDesignCannotTakeIsRefusedBeforeItRuns) {
     StreamContexts ctx;
     const Case c{64, 113, 1, 4, 4, 1, 1, true, false, true, 0.0f, 31};
@@ -324,6 +336,12 @@ TEST(FlashAttnStream, WhatTheDesignCannotTakeIsRefusedBeforeItRuns) {
         std::memcpy(&bits, &o, 4);
         ASSERT_EQ(bits, 0x7f7f7f7fu) << "a refused run wrote its output";
     }
+
+    // Each operand in a buffer of its own: 5 buffers and the slopes' and scratch's, 6 arguments.
+    const FaRun apart = run(c, x, true, ctx, 0, /*separate=*/true);
+    EXPECT_FALSE(apart.st.ok);
+    EXPECT_TRUE(apart.refused);
+    EXPECT_NE(apart.st.message.find("the firmware translates 5"), std::string::npos) << apart.st.message;
 
     const DesignRead & design = built_in_design(kFlashAttnDesign);
     ASSERT_TRUE(design.ok());

@@ -10,6 +10,7 @@
 #include "contracts/tile-codec.h"
 #include "contracts/weight-layout.h"
 #include "control/shim-bd.h"
+#include "runtime/argument-places.h"
 #include "runtime/matmul-sequence.h"
 #include "runtime/thread-pool.h"
 #include "sim/dma-interpreter.h"
@@ -21,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -624,6 +626,46 @@ TEST(StreamInterpreter, PatternOutsideItsArgumentNamesTheBd) {
     const DmaRun r2 = run_control_stream(matmul_design().design, seq.family, 4, seq.words.data(), seq.words.size(), b.list(), nullptr);
     ASSERT_FALSE(r2.ok());
     EXPECT_NE(r2.error.find("writes bytes"), std::string::npos) << r2.error;
+}
+
+// The firmware translates the host addresses of the first 5 buffer arguments only: a BD patched to a
+// sixth is refused, never run on an address the NPU cannot reach. Placing the stream's arguments (as a
+// design with more operands than 5 does at submission) moves each patch to its argument at its offset:
+// the weights read through another argument 256 bytes in move the same bytes to the same output.
+TEST(StreamInterpreter, ArgumentsPastTheFirmwaresFiveAreRefusedAndPlacedOnesRunTheSame) {
+    const MatmulSequence seq = build_matmul_sequence(matmul_design().design, q4k_shape());
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    Args a = args_for(seq);
+    for (size_t i = 0; i < a.w.size(); ++i) a.w[i] = static_cast<uint8_t>(i * 7 + 3);
+    for (size_t i = 0; i < a.a.size(); ++i) a.a[i] = static_cast<uint8_t>(i % 5 == 0 ? 0x3c : i * 13 + 1);
+    const DmaRun base = run_control_stream(matmul_design().design, seq.family, 4, seq.words.data(), seq.words.size(), a.list(), nullptr);
+    ASSERT_TRUE(base.ok()) << base.error;
+    const std::vector<uint8_t> want = a.out;
+    ASSERT_NE(std::count(want.begin(), want.end(), 0), static_cast<std::ptrdiff_t>(want.size())) << "the output should not be zeros";
+
+    std::vector<uint32_t> sixth;
+    std::string err;
+    ASSERT_TRUE(place_arguments(seq.words, {{5, 0}, {1, 0}, {2, 0}, {3, 0}}, sixth, err)) << err;
+    std::vector<DmaArgument> six = a.list();
+    six.push_back({a.w.data(), a.w.size()});  // argument 4 unused
+    six.push_back({a.w.data(), a.w.size()});
+    const DmaRun refused = run_control_stream(matmul_design().design, seq.family, 4, sixth.data(), sixth.size(), six, nullptr);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error.find("the firmware translates"), std::string::npos) << refused.error;
+
+    std::vector<uint32_t> moved;
+    ASSERT_TRUE(place_arguments(seq.words, {{4, 256}, {1, 0}, {2, 0}, {3, 0}}, moved, err)) << err;
+    std::vector<uint8_t> shifted(256, 0xEE);
+    shifted.insert(shifted.end(), a.w.begin(), a.w.end());
+    std::fill(a.out.begin(), a.out.end(), 0);
+    std::vector<DmaArgument> five = a.list();
+    five[0] = {nullptr, 0};  // nothing patches argument 0 any more
+    five.push_back({shifted.data(), shifted.size()});
+    const DmaRun placed = run_control_stream(matmul_design().design, seq.family, 4, moved.data(), moved.size(), five, nullptr);
+    ASSERT_TRUE(placed.ok()) << placed.error;
+    EXPECT_EQ(placed.stats.mm2s_bytes, base.stats.mm2s_bytes);
+    EXPECT_EQ(a.out, want);
+    EXPECT_FALSE(place_arguments(seq.words, {{0, 0}}, moved, err));  // a patched argument with no place
 }
 
 // No words at all (a null pointer with zero words, and shorter than a header): refused by the decoder.

@@ -85,7 +85,7 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
             return false;
         }
     }
-    if (resolve.has_kernel && !resolve.has_kernel(flash_attn_key(flash_attn_variant(products_bfp16(), kv_q8_0)))) {
+    if (resolve.has_kernel && !resolve.has_kernel(flash_attn_key(flash_attn_variant(products_bfp16(), kv_q8_0), d))) {
         why = std::string("the device has no flash_attn kernel ") + flash_attn_variant(products_bfp16(), kv_q8_0);
         return false;
     }

@@ -42,12 +42,12 @@ const char * flash_attn_variant(bool bfp16, bool kv_q8_0) {
     return bfp16 ? kFlashAttnBfp16Variant : kFlashAttnVariant;
 }
 
-KernelKey flash_attn_key(const char * variant) {
+KernelKey flash_attn_key(const char * variant, int64_t head_dim) {
     KernelKey k;
     k.kind = KernelKind::flash_attn;
     k.design = kFlashAttnDesign;
     k.variant = canonical(variant);
-    k.tile = TileShape{0, 0, 0};
+    k.tile = TileShape{0, static_cast<int>(head_dim), 0};
     return k;
 }
 
@@ -72,7 +72,7 @@ Operand whole(const char * role, BufferSlice s, uint64_t bytes, Access access) {
 Invocation to_invocation(const FlashAttnInvocation & f) {
     const FlashAttnParams & p = f.p;
     Invocation inv;
-    inv.key = flash_attn_key(f.variant);
+    inv.key = flash_attn_key(f.variant, p.d);
     inv.params = p;
     const int64_t q_ne[4] = {p.d, p.n_tokens, p.n_head, p.n_seq};
     const int64_t kv_ne[4] = {1, p.n_kv, p.n_head_kv, p.n_seq_kv};  // a row's bytes as one element: Q8_0 rows are blocks

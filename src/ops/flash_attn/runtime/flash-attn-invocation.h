@@ -22,8 +22,9 @@ struct FlashAttnInvocation {
 
 // The program for the products (bfp16 or fp32: GGML_XDNA_FA_PRODUCTS) on a KV cache of Q8_0 or F16.
 const char * flash_attn_variant(bool bfp16, bool kv_q8_0);
-// `variant`: one of the four above (anything else: kFlashAttnVariant).
-KernelKey flash_attn_key(const char * variant);
+// `variant`: one of the four above (anything else: kFlashAttnVariant); `head_dim` the tile (one xclbin per
+// KV cache type and head dim: the key of an installed kernel names both).
+KernelKey flash_attn_key(const char * variant, int64_t head_dim = 0);
 bool      flash_attn_bfp16(const KernelKey & key);  // a bfp16 program
 bool      flash_attn_q8_0(const KernelKey & key);   // a program for Q8_0 K/V rows
 bool      flash_attn_bfp16(const FlashAttnInvocation & f);

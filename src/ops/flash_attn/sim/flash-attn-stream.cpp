@@ -5,6 +5,8 @@
 #include "ops/flash_attn/flash-attn-invocation.h"
 #include "ops/flash_attn/flash-attn-sequence.h"
 #include "ops/flash_attn/sim-flash-attn.h"
+#include "control/control-ops.h"
+#include "runtime/argument-places.h"
 #include "runtime/design-registry.h"
 #include "sim/core-state.h"
 #include "sim/rows-stream.h"
@@ -14,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 extern "C" {
 void fa_init_f32(float * state, int32_t rows, int32_t d);
@@ -324,42 +327,79 @@ Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPo
     };
     const DesignRead & design = attention_design();
     if (!design.ok()) return refuse(0, design.error);
-    // Every stream built, every host-written operand made and every operand checked before the first one
-    // runs (sim-stream.h says why).
-    std::vector<RowsJob> jobs;
-    std::vector<std::vector<uint8_t>> slopes(invs.size()), partials(invs.size());
-    std::vector<std::shared_ptr<const AttentionSequence>> seqs;
+    const DesignDescription & d = design.design;
+    // Every stream built, every host-written operand made, every operand checked and placed before the
+    // first one runs (sim-stream.h says why).
+    struct Job {
+        std::shared_ptr<const AttentionSequence> seq;
+        std::vector<uint32_t>                    words;  // the stream with its operands placed
+        std::vector<DmaArgument>                 args;
+        std::vector<uint8_t>                     aux;    // the slopes, then the partial states' scratch
+    };
+    std::vector<Job> jobs(invs.size());
     for (size_t i = 0; i < invs.size(); ++i) {
+        Job & job = jobs[i];
         if (!flash_attn_has_kernel(invs[i].key)) {
             return refuse(i, std::string("the flash_attn stream engine was handed a kernel of kind ") + kernel_kind_name(invs[i].kind()));
         }
         std::string err;
-        auto seq = flash_attn_sequence_of(invs[i], err);
-        if (seq == nullptr) return refuse(i, err);
-        if (!invs[i].host_operand("slopes", slopes[i], err)) return refuse(i, err);
-        if (slopes[i].size() < seq->slopes.bytes) return refuse(i, "the slopes operand is smaller than the stream reads");
-        partials[i].assign(seq->partials_bytes, 0);
-        RowsJob job;
-        job.seq = seq;
+        job.seq = flash_attn_sequence_of(invs[i], err);
+        if (job.seq == nullptr) return refuse(i, err);
+        std::vector<uint8_t> slopes;
+        if (!invs[i].host_operand("slopes", slopes, err)) return refuse(i, err);
+        if (slopes.size() < job.seq->slopes.bytes) return refuse(i, "the slopes operand is smaller than the stream reads");
+        // The operands the devices hold (the slopes written at submission, the scratch) share one buffer.
+        const uint64_t partials_at = (slopes.size() + 63) / 64 * 64;
+        job.aux.assign(partials_at + job.seq->partials_bytes, 0);
+        std::copy(slopes.begin(), slopes.end(), job.aux.begin());
+        // The graph's operands share an argument per buffer they live in: the firmware translates 5.
+        std::vector<ArgumentPlace> place(d.operands.size());
+        std::vector<std::pair<const DeviceBuffer *, uint64_t>> bases;  // per argument: its buffer, its lowest operand
+        std::vector<std::pair<const Operand *, int>> placed;
         for (const Operand & o : invs[i].operands()) {
+            const int at = d.operand_arg(o.role);
+            if (at < 0) return refuse(i, std::string("operand ") + o.role + " is not one of design " + d.design + "'s");
             // The bytes the BDs reach past the operand's base (a last block of fewer than 32 rows is read
             // whole): the buffer behind it must hold them.
             const uint64_t after = o.slice.buffer->size() - o.slice.offset;
-            if (seq->reach_of(o.role) > after) {
+            if (job.seq->reach_of(o.role) > after) {
                 return refuse(i, std::string("operand ") + o.role + " holds " + std::to_string(after) + " bytes from its base; the stream reads " +
-                                     std::to_string(seq->reach_of(o.role)) + " (a last block of KV rows is read whole)");
+                                     std::to_string(job.seq->reach_of(o.role)) + " (a last block of KV rows is read whole)");
             }
-            job.args.push_back({o.role, {static_cast<uint8_t *>(o.slice.host()), after}});
+            size_t g = 0;
+            while (g < bases.size() && bases[g].first != o.slice.buffer) ++g;
+            if (g == bases.size()) bases.emplace_back(o.slice.buffer, o.slice.offset);
+            bases[g].second = std::min<uint64_t>(bases[g].second, o.slice.offset);
+            placed.emplace_back(&o, at);
+            place[static_cast<size_t>(at)].arg = static_cast<uint32_t>(g);
         }
-        job.args.push_back({"slopes", {slopes[i].data(), slopes[i].size()}});
-        job.args.push_back({"partials", {partials[i].data(), partials[i].size()}});
-        seqs.push_back(seq);
-        jobs.push_back(std::move(job));
+        const uint32_t aux_arg = static_cast<uint32_t>(bases.size());
+        if (aux_arg + 1 > control::kFirmwareTranslatedArgs) {
+            return refuse(i, "its operands live in " + std::to_string(aux_arg) + " buffers, and with the slopes and scratch the kernel " +
+                                 "would take " + std::to_string(aux_arg + 1) + " buffer arguments: the firmware translates " +
+                                 std::to_string(control::kFirmwareTranslatedArgs));
+        }
+        for (const auto & [o, at] : placed) place[static_cast<size_t>(at)].offset = o->slice.offset - bases[place[static_cast<size_t>(at)].arg].second;
+        place[static_cast<size_t>(d.operand_arg("slopes"))] = {aux_arg, 0};
+        place[static_cast<size_t>(d.operand_arg("partials"))] = {aux_arg, partials_at};
+        if (!place_arguments(job.seq->words, place, job.words, err)) return refuse(i, err);
+        for (const auto & [buffer, base] : bases) {
+            job.args.push_back({static_cast<uint8_t *>(const_cast<DeviceBuffer *>(buffer)->host_ptr()) + base, buffer->size() - base});
+        }
+        job.args.push_back({job.aux.data(), job.aux.size()});
     }
-    if (jobs.empty()) return Status::success();
-    const DesignDescription & d = design.design;
-    return sim_run_rows_stream(
-        d, jobs, [&d](const RowsSequence & seq) { return flash_attn_core_roles(d, seq.family, seq.tile); }, pool, contexts, "flash_attn");
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const AttentionSequence & seq = *jobs[i].seq;
+        DmaRun run;
+        {
+            std::lock_guard<std::mutex> lock(contexts.mutex());
+            run = run_design_stream(d, XclbinId{seq.family, seq.tile, seq.layout, ""}, flash_attn_core_roles(d, seq.family, seq.tile),
+                                    jobs[i].words.data(), jobs[i].words.size(), jobs[i].args, &pool,
+                                    contexts.design(d.design + ":" + seq.family, seq.tile, seq.layout));
+        }
+        if (!run.ok()) return Status::error("stream mode, invocation " + std::to_string(i) + " (flash_attn): " + run.error);
+    }
+    return Status::success();
 }
 
 }  // namespace xdna
