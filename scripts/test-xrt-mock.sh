@@ -32,7 +32,7 @@ mapfile -t layers < <("$here/scripts/layer-includes.sh" "$work/layers" xrt runti
 
 sources=(
     "$here"/src/xrt/*.cpp
-    "$here"/src/runtime/{options,invocation,matmul-invocation,design-registry,runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors,design-description,matmul-sequence,rows-sequence,norm-sequence,gather-sequence,quant-sequence,scatter-sequence,rope-sequence}.cpp
+    "$here"/src/runtime/{options,invocation,matmul-invocation,design-registry,runtime-log,kernel-files,kernel-manifest,installed-kernels,npu-discovery,invocation-args,run-errors,design-description,matmul-sequence,rows-sequence,norm-sequence,gather-sequence,quant-sequence,scatter-sequence,rope-sequence,argument-places}.cpp
     "$here"/src/ops/*/runtime/*.cpp
     "$work/design-descriptions.cpp"
     "$here"/src/control/{control-ops,shim-bd}.cpp

@@ -16,6 +16,7 @@ namespace xdna {
 struct ArgumentPlace {
     uint32_t arg = 0;     // the kernel's buffer argument
     uint64_t offset = 0;  // bytes from that argument's base to the operand's
+    bool operator==(const ArgumentPlace & o) const { return arg == o.arg && offset == o.offset; }
 };
 
 // `words` with every address patch of sequence argument i moved to place[i]. False with `err` for a

@@ -140,6 +140,9 @@ bool layout_invocation_args(const KernelEntry & k, const MatmulInvocation & inv,
                 v.offset = inv.out.offset;
                 v.bytes = output_extent_bytes(inv);
                 break;
+            case ArgKind::operand:
+            case ArgKind::placed:
+                break;  // a described design's arguments, never a matmul kernel's (the manifest refuses them)
         }
         out.push_back(v);
     }

@@ -1,5 +1,7 @@
 #include "runtime/kernel-manifest.h"
 
+#include "control/control-ops.h"
+
 #include "runtime/design-registry.h"
 
 #include "runtime/design-description.h"
@@ -34,6 +36,7 @@ constexpr ArgKindName kArgKinds[] = {
     {ArgKind::output, "output"},
     {ArgKind::params, "params"},
     {ArgKind::operand, "operand"},
+    {ArgKind::placed, "placed"},
 };
 
 // Every kernel needs these; opcode and params are optional (a kernel may take its opcode implicitly
@@ -236,6 +239,12 @@ std::vector<KernelEntry> parse_rows_entry(const json & e, KernelEntry base, cons
             fail(field + ".kind", std::string("'") + to_string(a.kind) + "' is a matmul argument; design " + base.design +
                                       " takes its operands by name ('operand')");
         }
+        if (a.kind == ArgKind::placed && !d.attention_movement) {
+            fail(field + ".kind", "'placed' arguments are the attention design's; design " + base.design + " takes its operands by name");
+        }
+        if (a.kind == ArgKind::operand && d.attention_movement) {
+            fail(field + ".kind", "design " + base.design + " places its operands by buffer at submission: its kernel takes 'placed' arguments");
+        }
         if (a.kind == ArgKind::operand) {
             if (d.operand_arg(a.operand) < 0) {
                 fail(field + ".name", "'" + a.operand + "' is not an operand of design " + base.design);
@@ -243,10 +252,19 @@ std::vector<KernelEntry> parse_rows_entry(const json & e, KernelEntry base, cons
             if (!operands.insert(a.operand).second) {
                 fail(field + ".name", "'" + a.operand + "' appears twice");
             }
-        } else if (!seen.insert(a.kind).second) {
+        } else if (a.kind != ArgKind::placed && !seen.insert(a.kind).second) {
             fail(field + ".kind", std::string("'") + to_string(a.kind) + "' appears twice");
         }
         base.args.push_back(a);
+    }
+    if (d.attention_movement) {
+        // Its operands in as many buffer arguments as the firmware translates, each invocation placing
+        // them by the buffers they live in (aiecc's default kernel JSON: bo0 to bo4).
+        const auto placed = std::count_if(base.args.begin(), base.args.end(), [](const KernelArg & a) { return a.kind == ArgKind::placed; });
+        if (placed != static_cast<long>(control::kFirmwareTranslatedArgs)) {
+            fail("args", "has " + std::to_string(placed) + " 'placed' arguments; design " + base.design + " takes " +
+                             std::to_string(control::kFirmwareTranslatedArgs) + ", the buffer arguments the firmware translates");
+        }
     }
     for (ArgKind r : {ArgKind::instructions, ArgKind::instruction_count}) {
         if (seen.count(r) == 0) {
@@ -254,7 +272,7 @@ std::vector<KernelEntry> parse_rows_entry(const json & e, KernelEntry base, cons
         }
     }
     for (const auto & [name, arg] : d.operands) {
-        if (operands.count(name) == 0) {
+        if (operands.count(name) == 0 && !d.attention_movement) {
             fail("args", "has no operand argument '" + name + "' (design " + base.design + ")");
         }
     }

@@ -38,6 +38,8 @@ enum class ArgKind {
     output,             // buffer: fp32 output
     params,             // buffer: the invocation's scalar parameters (invocation-args.h)
     operand,            // buffer: the design's operand `KernelArg::operand` (a rows design's "a", "b", "y")
+    placed,             // buffer: operands the host places at submission, by the buffers they live in (the
+                        // attention's 7 operands in the firmware's 5 translated arguments: runtime/argument-places.h)
 };
 
 const char * to_string(ArgKind kind);

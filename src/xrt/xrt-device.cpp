@@ -203,7 +203,8 @@ void XrtDevice::load(LoadedKernel & lk) const {
             continue;
         }
         const DesignDescription & d = design.design;
-        const int want = kind == ArgKind::operand ? d.operand_arg(e.args[i].operand)
+        const int want = kind == ArgKind::placed    ? position
+                         : kind == ArgKind::operand ? d.operand_arg(e.args[i].operand)
                          : kind == ArgKind::weights ? d.arg_weights : kind == ArgKind::activations ? d.arg_activations
                          : kind == ArgKind::output ? d.arg_out : d.arg_params;
         if (want != position || position >= static_cast<int>(control::kFirmwareTranslatedArgs)) {
@@ -381,6 +382,8 @@ Status XrtDevice::resolve(const Batch & batch, Submission & sub) {
         const DesignRead * design = find_design(inv.key.design ? inv.key.design : "");
         if (inv.kind() == KernelKind::matmul) {
             st = resolve_matmul(inv, i, n, sub.resolved[i]);
+        } else if (design != nullptr && design->ok() && design->design.attention_movement) {
+            st = resolve_attention(inv, design->design, i, n, sub.resolved[i]);
         } else if (design != nullptr && design->ok() &&
                    design->design.described_stream()) {
             st = resolve_rows(inv, design->design, i, n, sub.resolved[i]);
@@ -539,6 +542,105 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
     return Status::success();
 }
 
+std::shared_ptr<const AttentionSequence> XrtDevice::attention_sequence(const DesignDescription & d, const AttentionShape & shape) {
+    for (const auto & [s, seq] : attention_seqs_) {
+        if (s == shape) return seq;
+    }
+    auto seq = std::make_shared<const AttentionSequence>(build_attention_sequence(d, shape));
+    if (attention_seqs_.size() >= 64) attention_seqs_.erase(attention_seqs_.begin());
+    attention_seqs_.emplace_back(shape, seq);
+    return seq;
+}
+
+const XrtDevice::ShapeStream * XrtDevice::placed_stream_for(LoadedKernel & lk, const AttentionShape & shape, const AttentionSequence & seq,
+                                                            const AttentionArguments & placed, std::string & err) {
+    for (const auto & st : lk.streams) {
+        if (st->rows_seq && st->described == DescribedShape{shape} && st->places == placed.places) {
+            return st.get();
+        }
+    }
+    if (seq.tile != lk.entry->tile.n) {
+        err = "the shape's stream runs at head dim " + std::to_string(seq.tile) + ", " + lk.entry->label() + " at " +
+              std::to_string(lk.entry->tile.n);
+        return nullptr;
+    }
+    auto st = std::make_unique<ShapeStream>();
+    st->described = shape;
+    st->places = placed.places;
+    auto words = std::make_shared<AttentionSequence>(seq);
+    words->words = placed.words;
+    st->rows_seq = std::move(words);
+    return keep_stream(lk, std::move(st), err);
+}
+
+Status XrtDevice::resolve_attention(const Invocation & inv, const DesignDescription & d, size_t index, size_t n, Resolved & r) {
+    r.label = "invocation " + std::to_string(index + 1) + " of " + std::to_string(n) + " (" + kernel_kind_name(inv.kind()) + " " +
+              (inv.key.variant ? inv.key.variant : "?") + ", " + inv.shape_label() + ")";
+    r.lk = kernel_for(inv.key);
+    if (r.lk == nullptr) {
+        return Status::error(r.label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");
+    }
+    std::string    err;
+    AttentionShape shape;
+    if (!attention_shape_of(inv, d, shape, err)) {
+        return Status::error(r.label + ": " + err);
+    }
+    const std::shared_ptr<const AttentionSequence> seq = attention_sequence(d, shape);
+    if (!seq->ok()) {
+        return Status::error(r.label + ": no instruction stream for this shape: " + seq->error);
+    }
+    AttentionArguments placed;
+    if (!attention_arguments(inv, d, *seq, placed, err)) {
+        return Status::error(r.label + ": " + err);
+    }
+    r.stream = placed_stream_for(*r.lk, shape, *seq, placed, err);
+    if (r.stream == nullptr) {
+        return Status::error(r.label + ": " + err);
+    }
+    // The slopes as the parameters give them, into the slot's own buffer, its scratch after them.
+    if (!inv.host_operand("slopes", r.host_bytes, err)) {
+        return Status::error(r.label + ": " + err);
+    }
+    r.host_capacity = placed.held_bytes;
+    r.args.clear();
+    const KernelEntry & e = *r.lk->entry;
+    size_t next = 0;
+    for (size_t a = 0; a < e.args.size(); ++a) {
+        ArgValue v;
+        v.kind = e.args[a].kind;
+        v.index = static_cast<int>(a);
+        v.group_id = e.args[a].group_id;
+        v.scalar = e.args[a].kind == ArgKind::opcode ? e.args[a].value : 0;
+        if (v.kind == ArgKind::placed) {
+            if (next >= placed.args.size()) {
+                r.spare.push_back(a);  // an argument this invocation does not need: the slot's buffer again
+            } else if (placed.args[next].buffer == nullptr) {
+                r.host_in = a;
+                v.bytes = placed.held_bytes;
+            } else {
+                const AttentionArgument & pa = placed.args[next];
+                v.buffer = pa.buffer;
+                v.offset = pa.offset;
+                v.bytes = pa.bytes;
+                if (pa.written) {
+                    // Staged and copied back whole (out, alone in its argument).
+                    r.m = static_cast<int64_t>(pa.bytes / sizeof(float));
+                    r.n = 1;
+                    r.out_row_stride = r.stage_stride = r.m;
+                    r.rows_out = a;
+                }
+            }
+            ++next;
+        }
+        r.args.push_back(v);
+    }
+    if (next < placed.args.size()) {
+        return Status::error(r.label + ": it needs " + std::to_string(placed.args.size()) + " buffer arguments, " + e.label() + " has " +
+                             std::to_string(next));
+    }
+    return Status::success();
+}
+
 void XrtDevice::release_operands(Submission & sub) {
     for (auto & p : sub.pending) {
         p.slot->operands.clear();
@@ -577,14 +679,21 @@ Status XrtDevice::bind(const Batch & batch, Submission & sub) {
                     continue;
                 }
                 if (static_cast<size_t>(a.index) == r.host_in) {
-                    // The slot's own buffer object, written now; it lives as long as the slot.
-                    if (!s->host_in || s->host_in.size() < r.host_bytes.size()) {
-                        s->host_in = xrt::bo(*device_, std::max<size_t>(r.host_bytes.size(), 4096), xrt::bo::flags::host_only,
+                    // The slot's own buffer object, written now; it lives as long as the slot. (The
+                    // attention's holds its scratch past the slopes: the run writes and reads it.)
+                    const size_t held = std::max(r.host_bytes.size(), r.host_capacity);
+                    if (!s->host_in || s->host_in.size() < held) {
+                        s->host_in = xrt::bo(*device_, std::max<size_t>(held, 4096), xrt::bo::flags::host_only,
                                              lk->kernel.group_id(a.index));
                     }
                     std::memcpy(s->host_in.map(), r.host_bytes.data(), r.host_bytes.size());
                     s->host_in.sync(XCL_BO_SYNC_BO_TO_DEVICE, r.host_bytes.size(), 0);
-                    s->operands.emplace_back(s->host_in, r.host_bytes.size(), 0);
+                    s->operands.emplace_back(s->host_in, held, 0);
+                    s->run.set_arg(a.index, s->operands.back());
+                    continue;
+                }
+                if (std::find(r.spare.begin(), r.spare.end(), static_cast<size_t>(a.index)) != r.spare.end()) {
+                    // No BD names it; the kernel still takes a buffer there.
                     s->run.set_arg(a.index, s->operands.back());
                     continue;
                 }
@@ -619,8 +728,9 @@ Status XrtDevice::bind(const Batch & batch, Submission & sub) {
                     p.out_row_stride = r.out_row_stride;
                     p.stage_stride = r.stage_stride;
                 };
-                if (a.kind == ArgKind::operand) {
-                    // A rows design's operand: exactly its extent; the written one through the staging BO.
+                if (a.kind == ArgKind::operand || a.kind == ArgKind::placed) {
+                    // A rows design's operand (or the attention's placed buffer): exactly its extent; the
+                    // written one through the staging BO.
                     if (static_cast<size_t>(a.index) == r.rows_out) {
                         stage_output(a.bytes);
                     } else {

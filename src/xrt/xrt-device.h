@@ -11,6 +11,7 @@
 //   NPU as one xrt::runlist per hardware context it touches, submitted together and waited on once.
 #pragma once
 
+#include "ops/flash_attn/flash-attn-sequence.h"
 #include "runtime/device.h"
 #include "runtime/invocation-args.h"
 #include "runtime/kernel-manifest.h"
@@ -37,8 +38,8 @@
 namespace xdna {
 
 // The shape a described design's stream is built from (runtime/rows-sequence.h, gather-sequence.h,
-// quant-sequence.h, scatter-sequence.h, rope-sequence.h).
-using DescribedShape = std::variant<RowsShape, GatherShape, QuantShape, ScatterShape, RopeShape>;
+// quant-sequence.h, scatter-sequence.h, rope-sequence.h, ops/flash_attn/flash-attn-sequence.h).
+using DescribedShape = std::variant<RowsShape, GatherShape, QuantShape, ScatterShape, RopeShape, AttentionShape>;
 
 class XrtDevice final : public Device {
 public:
@@ -73,6 +74,7 @@ private:
         std::shared_ptr<const MatmulSequence> seq;
         DescribedShape                        described;  // a described design's (seq null)
         std::shared_ptr<const RowsSequence>   rows_seq;
+        std::vector<ArgumentPlace>            places;     // the attention's: its operands' arguments
         xrt::bo                               bo;
         const std::vector<uint32_t> & words() const { return seq ? seq->words : rows_seq->words; }
     };
@@ -104,6 +106,11 @@ private:
     // kept per set of ids: a decode's output row is the same every token).
     const ShapeStream * described_stream_for(LoadedKernel & lk, const DesignDescription & d, const DescribedShape & shape,
                                              std::string & err);
+    // The attention's stream with its operands placed (its words depend on where they live), kept per
+    // shape and placing; its unplaced stream built once per shape.
+    const ShapeStream * placed_stream_for(LoadedKernel & lk, const AttentionShape & shape, const AttentionSequence & seq,
+                                          const AttentionArguments & placed, std::string & err);
+    std::shared_ptr<const AttentionSequence> attention_sequence(const DesignDescription & d, const AttentionShape & shape);
     // Uploads a built stream into its instruction BO and keeps it with `lk`; nullptr with `err` if that fails.
     const ShapeStream * keep_stream(LoadedKernel & lk, std::unique_ptr<ShapeStream> st, std::string & err);
 
@@ -130,6 +137,8 @@ private:
         // A host-written operand's argument position and its bytes (DesignDescription::host_written).
         size_t                host_in = SIZE_MAX;
         std::vector<uint8_t>  host_bytes;
+        size_t                host_capacity = 0;  // the host-written buffer's bytes (the attention's: slopes, then scratch)
+        std::vector<size_t>   spare;              // buffer arguments the invocation does not need: bound to that buffer
     };
     struct Pending {
         RunSlot *   slot;
@@ -157,6 +166,9 @@ private:
     Status resolve(const Batch & batch, Submission & sub);
     Status resolve_matmul(const Invocation & inv, size_t i, size_t n, Resolved & r);
     Status resolve_rows(const Invocation & inv, const DesignDescription & d, size_t i, size_t n, Resolved & r);
+    // The attention's (ops/flash_attn/flash-attn-sequence.h): its 7 operands placed in the kernel's 5
+    // buffer arguments by the buffers they live in, the slopes and the scratch in the slot's own buffer.
+    Status resolve_attention(const Invocation & inv, const DesignDescription & d, size_t i, size_t n, Resolved & r);
     Status bind(const Batch & batch, Submission & sub);
     Status execute(Submission & sub, std::chrono::milliseconds timeout);
     Status drain(Submission & sub, const Batch & batch, Status result);
@@ -172,6 +184,7 @@ private:
 
     mutable std::mutex                                 mutex_;  // kernels_, xclbins_, runlists_
     mutable std::vector<LoadedKernel>                  kernels_;  // parallel to manifest_.kernels
+    std::vector<std::pair<AttentionShape, std::shared_ptr<const AttentionSequence>>> attention_seqs_;  // the last 64 shapes
     mutable std::map<std::string, xrt::xclbin>         xclbins_;  // by path, loaded once
     std::map<SharedContext *, ContextRunlist>          runlists_;
 };

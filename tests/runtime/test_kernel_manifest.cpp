@@ -591,6 +591,37 @@ TEST(KernelManifest, ShippedExampleIsValidButNamesNoFiles) {
     EXPECT_EQ(m.entry_errors.size(), 3u);
 }
 
+// The attention design's entry (aie/flash_attn): its 7 operands are placed by buffer at submission into
+// the 5 buffer arguments the firmware translates, so its kernel takes exactly 5 'placed' arguments; an
+// xclbin per cache type and head dim serving both block programs. Operands by name are refused, and
+// 'placed' arguments of another design.
+TEST(KernelManifest, AttentionEntriesTakeFivePlacedArguments) {
+    json args = json::array({{{"kind", "opcode"}, {"value", 3}}, {{"kind", "instructions"}, {"group_id", 1}}, {{"kind", "instruction_count"}}});
+    for (int g = 3; g < 8; ++g) args.push_back({{"kind", "placed"}, {"group_id", g}});
+    const json ok = {{"design", "flash_attn"}, {"family", "q8_0"}, {"tile", 64}, {"xclbin", "fa.xclbin"}, {"kernel", "MLIR_AIE"},
+                     {"npu", {"npu2"}}, {"args", args}};
+    const Manifest m = parse_ok(manifest_of(json::array({ok})));
+    ASSERT_EQ(m.kernels.size(), 2u);
+    EXPECT_EQ(m.kernels[0].variant, "fa_block_q8_0_bfp16");
+    EXPECT_EQ(m.kernels[1].variant, "fa_block_q8_0");
+    EXPECT_NE(find_kernel(m, "flash_attn", "fa_block_q8_0", TileShape{0, 64, 0}, NpuGeneration::npu2), nullptr);
+    EXPECT_EQ(find_kernel(m, "flash_attn", "fa_block_q8_0", TileShape{0, 128, 0}, NpuGeneration::npu2), nullptr);
+
+    json four = ok;
+    four["args"].erase(7);
+    EXPECT_NE(single_entry_error(four).find("has 4 'placed' arguments"), std::string::npos) << single_entry_error(four);
+    json by_name = ok;
+    by_name["args"][3] = {{"kind", "operand"}, {"name", "q"}, {"group_id", 3}};
+    EXPECT_NE(single_entry_error(by_name).find("places its operands by buffer"), std::string::npos) << single_entry_error(by_name);
+    json rows = {{"design", "add"}, {"family", "binary"}, {"tile", 512}, {"xclbin", "add512.xclbin"}, {"kernel", "MLIR_AIE"},
+                 {"npu", {"npu2"}},
+                 {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                       {{"kind", "instructions"}, {"group_id", 1}},
+                                       {{"kind", "instruction_count"}},
+                                       {{"kind", "placed"}, {"group_id", 3}}})}};
+    EXPECT_NE(single_entry_error(rows).find("are the attention design's"), std::string::npos) << single_entry_error(rows);
+}
+
 // A rows design's entry (aie/add): the family at one chunk size, serving every program of the family,
 // its operands as arguments by name. What is not the design's is refused with the field that says so.
 TEST(KernelManifest, RowsDesignEntriesServeTheirFamilyAtOneChunkSize) {

@@ -25,6 +25,9 @@ struct RecordedRun {
     size_t                activations_offset = 0, activations_size = 0;
     std::vector<uint8_t>  activations_data;  // what argument 4 held when the run executed (at most 1 MB of it)
     size_t                output_offset = 0, output_size = 0;
+    // Every buffer argument by index: its size and what it held when the run executed (at most 64 KB).
+    std::vector<std::pair<int, size_t>>               buffer_sizes;
+    std::vector<std::pair<int, std::vector<uint8_t>>> buffer_data;
     int                   context = -1;  // which hardware context ran it
 };
 
@@ -44,6 +47,8 @@ struct Control {
     // rows_fill_value into every value of its argument 5 when rows_fill is set.
     bool  rows_fill = false;
     float rows_fill_value = 0.0f;
+    int   rows_fill_arg = -1;  // the argument rows_fill writes; -1: the last buffer argument
+    int   params_arg = 6;      // the argument read as a matmul's parameter words (-1: none, a design without them)
 
     // Observations.
     int                      devices_opened = 0;

@@ -367,14 +367,22 @@ void execute_run(const xrt::run & r, int ctx_id) {
         rec.activations_data.assign(a, a + std::min<size_t>(rec.activations_size, 1u << 20));
     }
     auto * out = reinterpret_cast<float *>(range(5, rec.output_offset, rec.output_size));
-    if (auto * p = reinterpret_cast<const uint32_t *>(range(6, o, s))) {
+    const int params_arg = xrt_mock::control().params_arg;
+    if (auto * p = params_arg >= 0 ? reinterpret_cast<const uint32_t *>(range(params_arg, o, s)) : nullptr) {
         rec.params.assign(p, p + s / sizeof(uint32_t));
+    }
+    for (const auto & [idx, bo] : impl.buffers) {
+        size_t bo_off = 0, bo_size = 0;
+        const char * p = range(idx, bo_off, bo_size);
+        rec.buffer_sizes.emplace_back(idx, bo_size);
+        rec.buffer_data.emplace_back(idx, std::vector<uint8_t>(p, p + std::min<size_t>(bo_size, 64u << 10)));
     }
     if (rec.params.empty() && xrt_mock::control().rows_fill && !impl.buffers.empty()) {
         // A kernel without parameter words (a rows design): every value of its output argument, its last
         // buffer argument (y after the inputs: arg 5 of add's a, b, y; arg 4 of scale's x, y).
         size_t fo = 0, fs = 0;
-        auto * fill = reinterpret_cast<float *>(range(impl.buffers.rbegin()->first, fo, fs));
+        const int fill_arg = xrt_mock::control().rows_fill_arg >= 0 ? xrt_mock::control().rows_fill_arg : impl.buffers.rbegin()->first;
+        auto * fill = reinterpret_cast<float *>(range(fill_arg, fo, fs));
         for (size_t i = 0; i < fs / sizeof(float); ++i) {
             fill[i] = xrt_mock::control().rows_fill_value;
         }

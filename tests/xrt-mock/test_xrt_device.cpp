@@ -11,6 +11,8 @@
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/scale/scale-invocation.h"
 #include "ops/hadamard/hadamard-invocation.h"
+#include "ops/flash_attn/flash-attn-invocation.h"
+#include "ops/flash_attn/flash-attn-sequence.h"
 #include "ops/row_scale/row-scale-invocation.h"
 #include "ops/get_rows/get-rows-invocation.h"
 #include "ops/rope/rope-invocation.h"
@@ -884,6 +886,121 @@ TEST_F(XrtDeviceTest, RunsTheHadamardDesignsStreamWithItsScale) {
         for (int i = 0; i < 136; ++i) {
             ASSERT_EQ(y[row * 136 + i], i < 128 ? 0.5f : -1.0f) << "row " << row << " value " << i;
         }
+    }
+}
+
+// The attention design (aie/flash_attn): 7 operands in the kernel's 5 buffer arguments, placed by the
+// buffers they live in (q and the mask in the compute buffer, K and V in the cache's, out alone and
+// staged, the slopes and the partial states' scratch in the slot's own buffer); its stream the
+// simulator's with every address patch moved to its operand's argument; K and V bound to the end of the
+// whole last block the stream reads; only out copied back; a head dim without an xclbin is no kernel.
+TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer) {
+    write_file(dir_ + "/fa_f16_128.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 8}}, 3));
+    json e = {{"design", "flash_attn"}, {"family", "f16"}, {"tile", 128}, {"xclbin", "fa_f16_128.xclbin"}, {"kernel", "MLIR_AIE"},
+              {"npu", {"npu2"}},
+              {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                    {{"kind", "instructions"}, {"group_id", 1}},
+                                    {{"kind", "instruction_count"}},
+                                    {{"kind", "placed"}, {"group_id", 3}},
+                                    {{"kind", "placed"}, {"group_id", 4}},
+                                    {{"kind", "placed"}, {"group_id", 5}},
+                                    {{"kind", "placed"}, {"group_id", 6}},
+                                    {{"kind", "placed"}, {"group_id", 7}}})}};
+    write_manifest(json::array({e}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto act = dev->allocate(1 << 20, BufferRole::data);
+    auto cache = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(act && cache);
+    // A decode token of 32 query heads over 8 KV heads, 100 KV rows (a last block of 4), cache rows of all
+    // 8 heads, V before K in the cache; ALiBi so the slopes differ per head.
+    FlashAttnInvocation f;
+    FlashAttnParams & p = f.p;
+    p.d = 128;
+    p.n_kv = 100;
+    p.n_tokens = 1;
+    p.n_head = 32;
+    p.n_head_kv = 8;
+    p.n_seq = p.n_seq_kv = 1;
+    p.has_mask = true;
+    p.max_bias = 8.0f;
+    p.scale = 0.088f;
+    const int64_t row = 8 * 128 * 2;
+    const int64_t q_nb[4] = {4, 512, 512, 512 * 32}, kv_nb[4] = {2, row, 256, row * 100}, out_nb[4] = {4, 512, 512 * 32, 512 * 32},
+                  mask_nb[4] = {2, 256, 256, 256};
+    for (int i = 0; i < 4; ++i) {
+        p.q_nb[i] = q_nb[i];
+        p.k_nb[i] = p.v_nb[i] = kv_nb[i];
+        p.out_nb[i] = out_nb[i];
+        p.mask_nb[i] = mask_nb[i];
+    }
+    f.variant = kFlashAttnBfp16Variant;
+    f.q = {act.get(), 4096};
+    f.mask = {act.get(), 4096 + 16384 + 1024};
+    f.out = {act.get(), 512 << 10};
+    f.v = {cache.get(), 0};
+    f.k = {cache.get(), 262144};
+    const Invocation inv = to_invocation(f);
+    EXPECT_EQ(inv.key.tile.n, 128);
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    EXPECT_FALSE(dev->has_kernel(flash_attn_key(kFlashAttnBfp16Variant, 64)));  // no xclbin of that head dim
+    auto * out = reinterpret_cast<float *>(static_cast<char *>(act->host_ptr()) + (512 << 10));
+    for (int i = 0; i < 32 * 128 + 16; ++i) out[i] = -1.0f;
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_arg = 5;  // out, the third placed argument
+    xrt_mock::control().params_arg = -1;    // argument 6 is the slopes' and scratch's buffer, no parameter words
+    xrt_mock::control().rows_fill_value = 0.25f;
+    Batch batch;
+    batch.invocations.push_back(inv);
+    const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_TRUE(errors_.empty()) << errors_.front();
+    ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+    const xrt_mock::RecordedRun & run = xrt_mock::control().runs[0];
+    const DesignDescription & d = find_design("flash_attn")->design;
+    AttentionShape shape;
+    std::string err;
+    ASSERT_TRUE(attention_shape_of(inv, d, shape, err)) << err;
+    const AttentionSequence seq = build_attention_sequence(d, shape);
+    ASSERT_TRUE(seq.ok()) << seq.error;
+    AttentionArguments want;
+    ASSERT_TRUE(attention_arguments(inv, d, seq, want, err)) << err;
+    EXPECT_EQ(run.instructions, want.words);
+    EXPECT_NE(run.instructions, seq.words);  // the patches moved
+    auto size_of = [&](int idx) {
+        for (const auto & [i, s] : run.buffer_sizes) {
+            if (i == idx) return s;
+        }
+        return size_t(0);
+    };
+    // Argument 3: q and the mask, from q to the mask's last row.
+    EXPECT_EQ(run.weights_offset, 4096u);
+    EXPECT_EQ(run.weights_size, 16384u + 1024 + 256);
+    // Argument 4: V then K, to the end of K's last whole block of 32 rows (128 rows, past its 100).
+    EXPECT_EQ(run.activations_offset, 0u);
+    EXPECT_EQ(run.activations_size, 262144u + 127 * row + 7 * 256 + 256);
+    EXPECT_GT(seq.reach_of("k"), inv.operand("k")->extent());
+    EXPECT_EQ(size_of(5), 32u * 128 * 4);                                 // out, staged
+    EXPECT_GE(size_of(6), want.held_bytes);                               // the slopes, then the scratch
+    EXPECT_EQ(want.held_bytes - want.partials_at, 8u * 8 * 8320);        // 8 state objects per column
+    EXPECT_GT(size_of(7), 0u);                                            // spare: bound, named by no BD
+    // The slopes as the host wrote them: per KV head 16 + 4 values, value i head 4 g + i % 4's slope.
+    const std::vector<uint8_t> * held = nullptr;
+    for (const auto & [i, data] : run.buffer_data) {
+        if (i == 6) held = &data;
+    }
+    ASSERT_NE(held, nullptr);
+    ASSERT_GE(held->size(), seq.slopes.bytes);
+    const auto * table = reinterpret_cast<const float *>(held->data());
+    for (int64_t g = 0; g < 8; ++g) {
+        for (int64_t i = 0; i < 20; ++i) {
+            ASSERT_EQ(table[g * 20 + i], flash_attn_slope(p, 4 * g + i % 4)) << "KV head " << g << " value " << i;
+        }
+    }
+    EXPECT_NE(table[0], table[1]);
+    for (uint64_t b = seq.slopes.zeros_offset; b < seq.slopes.bytes; ++b) ASSERT_EQ((*held)[b], 0) << "zero region byte " << b;
+    for (int i = 0; i < 32 * 128 + 16; ++i) {
+        ASSERT_EQ(out[i], i < 32 * 128 ? 0.25f : -1.0f) << "value " << i;
     }
 }
 

@@ -3,6 +3,7 @@
 #include "control/control-ops.h"
 #include "control/shim-bd.h"
 #include "ops/flash_attn/flash-attn-invocation.h"
+#include "runtime/device-buffer.h"
 #include "runtime/shim-task-emitter.h"
 
 #include <algorithm>
@@ -531,6 +532,52 @@ bool Builder::build() {
 }
 
 }  // namespace
+
+bool attention_arguments(const Invocation & inv, const DesignDescription & d, const AttentionSequence & seq, AttentionArguments & out,
+                         std::string & err) {
+    out = AttentionArguments{};
+    out.places.assign(d.operands.size(), ArgumentPlace{});
+    std::vector<std::pair<int, uint64_t>> placed;  // per graph operand: its argument index in the design, its offset
+    for (const Operand & o : inv.operands()) {
+        const int at = d.operand_arg(o.role);
+        if (at < 0 || o.slice.buffer == nullptr) {
+            err = std::string("operand ") + o.role + " is not one of design " + d.design + "'s, or not in memory";
+            return false;
+        }
+        const uint64_t need = std::max<uint64_t>(o.extent(), seq.reach_of(o.role));
+        if (o.slice.offset + need > o.slice.buffer->size()) {
+            err = std::string("operand ") + o.role + " holds " + std::to_string(o.slice.buffer->size() - o.slice.offset) +
+                  " bytes from its base; the stream reads " + std::to_string(need) + " (a last block of KV rows is read whole)";
+            return false;
+        }
+        size_t a = 0;
+        while (a < out.args.size() && (o.written() || out.args[a].written || out.args[a].buffer != o.slice.buffer)) ++a;
+        if (a == out.args.size()) out.args.push_back({o.slice.buffer, o.slice.offset, 0, o.written()});
+        AttentionArgument & arg = out.args[a];
+        const uint64_t end = std::max(arg.offset + arg.bytes, o.slice.offset + need);
+        arg.offset = std::min<uint64_t>(arg.offset, o.slice.offset);
+        arg.bytes = end - arg.offset;
+        out.places[static_cast<size_t>(at)].arg = static_cast<uint32_t>(a);
+        placed.emplace_back(at, o.slice.offset);
+    }
+    for (const auto & [at, offset] : placed) {
+        ArgumentPlace & p = out.places[static_cast<size_t>(at)];
+        p.offset = offset - out.args[p.arg].offset;
+    }
+    const uint32_t held = static_cast<uint32_t>(out.args.size());
+    out.partials_at = (seq.slopes.bytes + 63) / 64 * 64;
+    out.held_bytes = out.partials_at + seq.partials_bytes;
+    out.args.push_back({nullptr, 0, out.held_bytes, false});
+    if (out.args.size() > control::kFirmwareTranslatedArgs) {
+        err = "its operands live in " + std::to_string(held) + " buffers (the written one apart), and with the slopes and the scratch the kernel " +
+              "would take " + std::to_string(out.args.size()) + " buffer arguments: the firmware translates " +
+              std::to_string(control::kFirmwareTranslatedArgs);
+        return false;
+    }
+    out.places[static_cast<size_t>(d.operand_arg("slopes"))] = {held, 0};
+    out.places[static_cast<size_t>(d.operand_arg("partials"))] = {held, out.partials_at};
+    return place_arguments(seq.words, out.places, out.words, err);
+}
 
 AttentionSequence build_attention_sequence(const DesignDescription & d, const AttentionShape & s) {
     AttentionSequence out;

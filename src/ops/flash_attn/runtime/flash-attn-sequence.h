@@ -21,6 +21,7 @@
 // KV cache type and head dim only.
 #pragma once
 
+#include "runtime/argument-places.h"
 #include "runtime/design-description.h"
 #include "runtime/invocation.h"
 #include "runtime/rows-sequence.h"
@@ -79,5 +80,25 @@ struct AttentionSequence : RowsSequence {
 // ("filler": the zero region's reads, "discarded": the drained bytes that are no result), the columns
 // used, the busiest core's block calls.
 AttentionSequence build_attention_sequence(const DesignDescription & d, const AttentionShape & s);
+
+// The kernel's buffer arguments for one invocation (the firmware translates 5, the design has 7 operands):
+// the graph's read operands grouped by the buffer they live in (an argument from their lowest offset to
+// the last byte the stream reads), the written one alone (a device may stage it), then one device-held
+// buffer: the slopes the host writes, then the partial states' scratch.
+struct AttentionArgument {
+    DeviceBuffer * buffer = nullptr;  // nullptr: the device-held one
+    uint64_t       offset = 0, bytes = 0;
+    bool           written = false;
+};
+struct AttentionArguments {
+    std::vector<ArgumentPlace>     places;  // per operand of the design, by its argument index
+    std::vector<AttentionArgument> args;
+    uint64_t                       partials_at = 0, held_bytes = 0;  // within the device-held argument
+    std::vector<uint32_t>          words;   // the stream with its operands placed
+};
+// False with `err` when an operand's buffer does not hold what the stream reads of it (a last block of
+// KV rows is read whole), or the operands need more arguments than the firmware translates.
+bool attention_arguments(const Invocation & inv, const DesignDescription & d, const AttentionSequence & seq, AttentionArguments & out,
+                         std::string & err);
 
 }  // namespace xdna

@@ -5,8 +5,6 @@
 #include "ops/flash_attn/flash-attn-invocation.h"
 #include "ops/flash_attn/flash-attn-sequence.h"
 #include "ops/flash_attn/sim-flash-attn.h"
-#include "control/control-ops.h"
-#include "runtime/argument-places.h"
 #include "runtime/design-registry.h"
 #include "sim/core-state.h"
 #include "sim/rows-stream.h"
@@ -348,45 +346,16 @@ Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPo
         std::vector<uint8_t> slopes;
         if (!invs[i].host_operand("slopes", slopes, err)) return refuse(i, err);
         if (slopes.size() < job.seq->slopes.bytes) return refuse(i, "the slopes operand is smaller than the stream reads");
-        // The operands the devices hold (the slopes written at submission, the scratch) share one buffer.
-        const uint64_t partials_at = (slopes.size() + 63) / 64 * 64;
-        job.aux.assign(partials_at + job.seq->partials_bytes, 0);
+        // The operands in the firmware's 5 translated arguments, as the XRT device places them.
+        AttentionArguments placed;
+        if (!attention_arguments(invs[i], d, *job.seq, placed, err)) return refuse(i, err);
+        job.words = std::move(placed.words);
+        job.aux.assign(placed.held_bytes, 0);  // the slopes the host writes, then the scratch
         std::copy(slopes.begin(), slopes.end(), job.aux.begin());
-        // The graph's operands share an argument per buffer they live in: the firmware translates 5.
-        std::vector<ArgumentPlace> place(d.operands.size());
-        std::vector<std::pair<const DeviceBuffer *, uint64_t>> bases;  // per argument: its buffer, its lowest operand
-        std::vector<std::pair<const Operand *, int>> placed;
-        for (const Operand & o : invs[i].operands()) {
-            const int at = d.operand_arg(o.role);
-            if (at < 0) return refuse(i, std::string("operand ") + o.role + " is not one of design " + d.design + "'s");
-            // The bytes the BDs reach past the operand's base (a last block of fewer than 32 rows is read
-            // whole): the buffer behind it must hold them.
-            const uint64_t after = o.slice.buffer->size() - o.slice.offset;
-            if (job.seq->reach_of(o.role) > after) {
-                return refuse(i, std::string("operand ") + o.role + " holds " + std::to_string(after) + " bytes from its base; the stream reads " +
-                                     std::to_string(job.seq->reach_of(o.role)) + " (a last block of KV rows is read whole)");
-            }
-            size_t g = 0;
-            while (g < bases.size() && bases[g].first != o.slice.buffer) ++g;
-            if (g == bases.size()) bases.emplace_back(o.slice.buffer, o.slice.offset);
-            bases[g].second = std::min<uint64_t>(bases[g].second, o.slice.offset);
-            placed.emplace_back(&o, at);
-            place[static_cast<size_t>(at)].arg = static_cast<uint32_t>(g);
+        for (const AttentionArgument & a : placed.args) {
+            job.args.push_back(a.buffer != nullptr ? DmaArgument{static_cast<uint8_t *>(a.buffer->host_ptr()) + a.offset, a.bytes}
+                                                   : DmaArgument{job.aux.data(), job.aux.size()});
         }
-        const uint32_t aux_arg = static_cast<uint32_t>(bases.size());
-        if (aux_arg + 1 > control::kFirmwareTranslatedArgs) {
-            return refuse(i, "its operands live in " + std::to_string(aux_arg) + " buffers, and with the slopes and scratch the kernel " +
-                                 "would take " + std::to_string(aux_arg + 1) + " buffer arguments: the firmware translates " +
-                                 std::to_string(control::kFirmwareTranslatedArgs));
-        }
-        for (const auto & [o, at] : placed) place[static_cast<size_t>(at)].offset = o->slice.offset - bases[place[static_cast<size_t>(at)].arg].second;
-        place[static_cast<size_t>(d.operand_arg("slopes"))] = {aux_arg, 0};
-        place[static_cast<size_t>(d.operand_arg("partials"))] = {aux_arg, partials_at};
-        if (!place_arguments(job.seq->words, place, job.words, err)) return refuse(i, err);
-        for (const auto & [buffer, base] : bases) {
-            job.args.push_back({static_cast<uint8_t *>(const_cast<DeviceBuffer *>(buffer)->host_ptr()) + base, buffer->size() - base});
-        }
-        job.args.push_back({job.aux.data(), job.aux.size()});
     }
     for (size_t i = 0; i < jobs.size(); ++i) {
         const AttentionSequence & seq = *jobs[i].seq;
