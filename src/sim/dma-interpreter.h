@@ -26,7 +26,8 @@
 // a BD pattern outside its argument, a BD rewritten while a queued task still uses it, a sync that can
 // never complete (deadlock; the cores still at their barrier are named with their lock's value), tasks
 // or cores unfinished at the end of the stream, a completion token never awaited, RTP words of another
-// layout, RTP words written while a core is past its barrier (it runs with other words: the previous
+// layout, an address patch past the 5 buffer arguments the firmware translates, RTP words written while a
+// core is past its barrier (it runs with other words: the previous
 // invocation's when its barrier was never released), a lock value out of range, a push onto a channel
 // whose task queue already holds 4 tasks not yet complete, malformed words.
 #pragma once

@@ -7,7 +7,7 @@ namespace xdna {
 
 // The flash_attn design (aie/flash_attn) and its programs, one per KV cache type and way of taking the
 // products: emulated fp32 multiplies (fa_block_f16, fa_block_q8_0) or the bfp16 matrix unit
-// (fa_block_f16_bfp16, fa_block_q8_0_bfp16). No dataflow.json yet (its README says why).
+// (fa_block_f16_bfp16, fa_block_q8_0_bfp16). Its data movement: aie/flash_attn/dataflow.json, built by flash-attn-sequence.h.
 inline constexpr const char * kFlashAttnDesign = "flash_attn";
 inline constexpr const char * kFlashAttnVariant = "fa_block_f16";
 inline constexpr const char * kFlashAttnBfp16Variant = "fa_block_f16_bfp16";

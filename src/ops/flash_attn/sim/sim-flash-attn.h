@@ -42,8 +42,9 @@ ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t cores);
 Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & pool, SimExec exec = SimExec::kernels);
 
 // SimExec::stream (flash-attn-stream.cpp): every invocation's stream built (cached per shape), its slopes
-// written and its operands checked, the K/V/mask reads of a last short block included, before the first
-// one runs (`*refused` when one is not: nothing ran); then each run through the DMA interpreter on the
+// written, its operands checked (the K/V/mask reads of a last short block included) and placed in the
+// firmware's 5 buffer arguments as the XRT device places them (attention_arguments), before the first one
+// runs (`*refused` when one is not: nothing ran); then each run through the DMA interpreter on the
 // attention design as `contexts` keeps it loaded, its cores running the design's core program.
 Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
                                   bool * refused = nullptr);
