@@ -433,11 +433,20 @@ Status XrtDevice::resolve_matmul(const Invocation & i, size_t index, size_t n, R
     return Status::success();
 }
 
+namespace {
+
+// "invocation 2 of 5 (rope rope_norm_f32, <shape>)": a described design's invocation in errors.
+std::string described_label(const Invocation & inv, size_t index, size_t n) {
+    return "invocation " + std::to_string(index + 1) + " of " + std::to_string(n) + " (" + kernel_kind_name(inv.kind()) + " " +
+           (inv.key.variant ? inv.key.variant : "?") + ", " + inv.shape_label() + ")";
+}
+
+}  // namespace
+
 // A rows design's invocation: its stream from its key and operands (rows_shape_of, as the simulator
 // builds it), each operand argument the invocation's operand of that name over its extent.
 Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription & d, size_t index, size_t n, Resolved & r) {
-    r.label = "invocation " + std::to_string(index + 1) + " of " + std::to_string(n) + " (" + kernel_kind_name(inv.kind()) + " " +
-              (inv.key.variant ? inv.key.variant : "?") + ", " + inv.shape_label() + ")";
+    r.label = described_label(inv, index, n);
     r.lk = kernel_for(inv.key);
     if (r.lk == nullptr) {
         return Status::error(r.label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");
@@ -568,14 +577,15 @@ const XrtDevice::ShapeStream * XrtDevice::placed_stream_for(LoadedKernel & lk, c
     st->described = shape;
     st->places = placed.places;
     auto words = std::make_shared<AttentionSequence>(seq);
-    words->words = placed.words;
+    if (!place_arguments(seq.words, placed.places, words->words, err)) {
+        return nullptr;
+    }
     st->rows_seq = std::move(words);
     return keep_stream(lk, std::move(st), err);
 }
 
 Status XrtDevice::resolve_attention(const Invocation & inv, const DesignDescription & d, size_t index, size_t n, Resolved & r) {
-    r.label = "invocation " + std::to_string(index + 1) + " of " + std::to_string(n) + " (" + kernel_kind_name(inv.kind()) + " " +
-              (inv.key.variant ? inv.key.variant : "?") + ", " + inv.shape_label() + ")";
+    r.label = described_label(inv, index, n);
     r.lk = kernel_for(inv.key);
     if (r.lk == nullptr) {
         return Status::error(r.label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");

@@ -4,7 +4,7 @@
 #   - design.py compiles and answers --help, --list-tiles (per family, the numeric keys of its kernel_stack) and
 #     --list-contracts (the family's two block programs, in flash_attn.cc) with a bare Python; its copy of the
 #     engine's split is the engine's: the constants of flash_attn_split (4 cores per column, 32 in all) and the
-#     kernel's entry points are still those of src/ops/flash_attn/sim/sim-flash-attn.cpp;
+#     kernel's entry points are still those the simulator declares (src/ops/flash_attn/sim/flash-attn-kernels.h);
 #   - --print-plan over a few hundred shapes (decode and prefill, GQA ratios 1..8, every head dim, n_kv from 1
 #     to 40000, both caches and programs, with and without a mask, the columns the tasks fill or 1..8 given):
 #     the split, placement, columns, rounds, steps, RTP words, objects, memories, the shim's chains per phase
@@ -36,6 +36,7 @@ here=$root/tests/aie
 design=$root/aie/flash_attn/design.py
 df=$root/aie/flash_attn/dataflow.json
 engine=$root/src/ops/flash_attn/sim/sim-flash-attn.cpp
+entry_points=$root/src/ops/flash_attn/sim/flash-attn-kernels.h
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -63,7 +64,7 @@ grep -q 'constexpr int kColumns = 8, kCores = 32, kCoresPerColumn = 4;' "$engine
 grep -q 's.parts = std::max<int64_t>(1, std::min<int64_t>({kCoresPerColumn, cores / s.groups, s.blocks}));' "$engine" ||
     fail "flash_attn_split's parts changed: design.py and flash_attn_plan_verify.py restate it"
 for sym in fa_init_f32 fa_prepare_q_bfp16 fa_block_f16 fa_block_f16_bfp16 fa_block_q8_0 fa_block_q8_0_bfp16 fa_merge_f32 fa_finish_f32; do
-    grep -q "^void $sym(" "$engine" || fail "the engine no longer declares $sym"
+    grep -q "^void $sym(" "$entry_points" || fail "the simulator no longer declares $sym"
 done
 
 # Variants of the description, from the real one.

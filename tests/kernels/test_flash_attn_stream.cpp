@@ -111,6 +111,38 @@ struct FaRun {
     bool               refused = false;
 };
 
+// The parameter block of a case over operands in ggml's layouts: q and out contiguous, K and V cache rows
+// of `kv_row_bytes` (every KV head of a position) with `c.spare_rows` rows past n_kv, mask rows of
+// `mask_row` halves.
+FlashAttnParams params_of(const Case & c, int64_t kv_row_bytes, int64_t mask_row) {
+    FlashAttnParams p;
+    p.d = c.d;
+    p.n_kv = c.n_kv;
+    p.n_tokens = c.n_tokens;
+    p.n_head = c.n_head;
+    p.n_head_kv = c.n_head_kv;
+    p.n_seq = c.n_seq;
+    p.n_seq_kv = c.n_seq_kv;
+    const int64_t rows = c.n_kv + c.spare_rows;
+    const int64_t head = c.q8 ? c.d / 32 * kQ8Block : c.d * 2;
+    const int64_t q_nb[4] = {4, c.d * 4, c.d * c.n_tokens * 4, c.d * c.n_tokens * c.n_head * 4};
+    const int64_t kv_nb[4] = {c.q8 ? kQ8Block : 2, kv_row_bytes, head, kv_row_bytes * rows};
+    const int64_t out_nb[4] = {4, c.d * 4, c.d * c.n_head * 4, c.d * c.n_head * c.n_tokens * 4};
+    const int64_t mask_nb[4] = {2, mask_row * 2, mask_row * c.n_tokens * 2, mask_row * c.n_tokens * 2};
+    for (int i = 0; i < 4; ++i) {
+        p.q_nb[i] = q_nb[i];
+        p.k_nb[i] = p.v_nb[i] = kv_nb[i];
+        p.out_nb[i] = out_nb[i];
+        p.mask_nb[i] = mask_nb[i];
+    }
+    p.kv_q8_0 = c.q8;
+    p.has_mask = c.mask;
+    p.mask_seqs = c.n_seq;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+    p.max_bias = c.max_bias;
+    return p;
+}
+
 // As llama.cpp lays them out: q, the mask and out in one compute buffer, K and V in the cache's buffer
 // (`separate`: each operand in a buffer of its own). K is last in its buffer, `trim_k_bytes` short.
 FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int64_t trim_k_bytes = 0, bool separate = false) {
@@ -133,31 +165,7 @@ FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int
     std::memset(out.host(), 0x7f, out_n * 4);
     FlashAttnInvocation f;
     f.variant = flash_attn_variant(c.bfp16, c.q8);
-    FlashAttnParams & p = f.p;
-    p.d = c.d;
-    p.n_kv = c.n_kv;
-    p.n_tokens = c.n_tokens;
-    p.n_head = c.n_head;
-    p.n_head_kv = c.n_head_kv;
-    p.n_seq = c.n_seq;
-    p.n_seq_kv = c.n_seq_kv;
-    const int64_t rows = c.n_kv + c.spare_rows;
-    const int64_t head = c.q8 ? c.d / 32 * kQ8Block : c.d * 2;
-    const int64_t q_nb[4] = {4, c.d * 4, c.d * c.n_tokens * 4, c.d * c.n_tokens * c.n_head * 4};
-    const int64_t kv_nb[4] = {c.q8 ? kQ8Block : 2, x.kv_row_bytes, head, x.kv_row_bytes * rows};
-    const int64_t out_nb[4] = {4, c.d * 4, c.d * c.n_head * 4, c.d * c.n_head * c.n_tokens * 4};
-    const int64_t mask_nb[4] = {2, x.mask_row * 2, x.mask_row * c.n_tokens * 2, x.mask_row * c.n_tokens * 2};
-    for (int i = 0; i < 4; ++i) {
-        p.q_nb[i] = q_nb[i];
-        p.k_nb[i] = p.v_nb[i] = kv_nb[i];
-        p.out_nb[i] = out_nb[i];
-        p.mask_nb[i] = mask_nb[i];
-    }
-    p.kv_q8_0 = c.q8;
-    p.has_mask = c.mask;
-    p.mask_seqs = c.n_seq;
-    p.scale = 1.0f / std::sqrt(static_cast<float>(c.d));
-    p.max_bias = c.max_bias;
+    f.p = params_of(c, x.kv_row_bytes, x.mask_row);
     f.q = q;
     f.k = k;
     f.v = v;
@@ -286,26 +294,8 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
     };
     for (const Want & w : wants) {
         SCOPED_TRACE(name_of(w.c));
-        FlashAttnParams p;
-        p.d = w.c.d;
-        p.n_kv = w.c.n_kv;
-        p.n_tokens = w.c.n_tokens;
-        p.n_head = w.c.n_head;
-        p.n_head_kv = w.c.n_head_kv;
-        p.n_seq = p.n_seq_kv = 1;
-        p.kv_q8_0 = w.c.q8;
-        p.has_mask = w.c.mask;
         const int64_t row = w.c.q8 ? w.c.n_head_kv * w.c.d / 32 * kQ8Block : w.c.n_head_kv * w.c.d * 2;
-        const int64_t q_nb[4] = {4, w.c.d * 4, w.c.d * w.c.n_tokens * 4, w.c.d * w.c.n_tokens * w.c.n_head * 4};
-        const int64_t kv_nb[4] = {2, row, row / w.c.n_head_kv, row * w.c.n_kv};
-        const int64_t out_nb[4] = {4, w.c.d * 4, w.c.d * w.c.n_head * 4, w.c.d * w.c.n_head * w.c.n_tokens * 4};
-        const int64_t mask_nb[4] = {2, w.c.n_kv * 2, w.c.n_kv * w.c.n_tokens * 2, w.c.n_kv * w.c.n_tokens * 2};
-        for (int i = 0; i < 4; ++i) {
-            p.q_nb[i] = q_nb[i];
-            p.k_nb[i] = p.v_nb[i] = kv_nb[i];
-            p.out_nb[i] = out_nb[i];
-            p.mask_nb[i] = mask_nb[i];
-        }
+        const FlashAttnParams p = params_of(w.c, row, w.c.n_kv);
         const AttentionSequence seq = build_attention_sequence(design.design, attention_shape(p, flash_attn_variant(true, w.c.q8)));
         ASSERT_TRUE(seq.ok()) << seq.error;
         EXPECT_EQ(seq.traffic.columns_used, w.columns);

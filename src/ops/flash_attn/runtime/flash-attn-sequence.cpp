@@ -576,7 +576,7 @@ bool attention_arguments(const Invocation & inv, const DesignDescription & d, co
     }
     out.places[static_cast<size_t>(d.operand_arg("slopes"))] = {held, 0};
     out.places[static_cast<size_t>(d.operand_arg("partials"))] = {held, out.partials_at};
-    return place_arguments(seq.words, out.places, out.words, err);
+    return true;
 }
 
 AttentionSequence build_attention_sequence(const DesignDescription & d, const AttentionShape & s) {

@@ -94,10 +94,11 @@ struct AttentionArguments {
     std::vector<ArgumentPlace>     places;  // per operand of the design, by its argument index
     std::vector<AttentionArgument> args;
     uint64_t                       partials_at = 0, held_bytes = 0;  // within the device-held argument
-    std::vector<uint32_t>          words;   // the stream with its operands placed
 };
 // False with `err` when an operand's buffer does not hold what the stream reads of it (a last block of
-// KV rows is read whole), or the operands need more arguments than the firmware translates.
+// KV rows is read whole), or the operands need more arguments than the firmware translates. The stream's
+// words are placed by place_arguments(seq.words, out.places, ...), by a caller that has no such stream yet
+// (the XRT device keeps them per placing: a decode token's layers place alike).
 bool attention_arguments(const Invocation & inv, const DesignDescription & d, const AttentionSequence & seq, AttentionArguments & out,
                          std::string & err);
 

@@ -2,6 +2,7 @@
 // through the DMA interpreter on the attention design, the cores running its core program
 // (aie/flash_attn/dataflow.json .core_program, design.py core_program) with the kernel code of
 // aie/flash_attn/kernels compiled for the host.
+#include "flash-attn-kernels.h"
 #include "ops/flash_attn/flash-attn-invocation.h"
 #include "ops/flash_attn/flash-attn-sequence.h"
 #include "ops/flash_attn/sim-flash-attn.h"
@@ -16,21 +17,6 @@
 #include <memory>
 #include <mutex>
 
-extern "C" {
-void fa_init_f32(float * state, int32_t rows, int32_t d);
-void fa_block_f16(const float * q, const uint16_t * k, const uint16_t * v, const uint16_t * mask, const float * slope,
-                  float * state, float * scores, int32_t rows, int32_t d, int32_t n_kv, float scale);
-void fa_prepare_q_bfp16(const float * q, uint8_t * qb, int32_t rows, int32_t d);
-void fa_block_f16_bfp16(const float * q, const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uint16_t * mask,
-                        const float * slope, float * state, float * scores, int32_t rows, int32_t d, int32_t n_kv, float scale);
-void fa_block_q8_0(const float * q, const uint8_t * k, const uint8_t * v, const uint16_t * mask, const float * slope, float * state,
-                   float * scores, int32_t rows, int32_t d, int32_t n_kv, float scale);
-void fa_block_q8_0_bfp16(const float * q, const uint8_t * qb, const uint8_t * k, const uint8_t * v, const uint32_t * k_words,
-                         const uint32_t * v_words, const uint16_t * mask, const float * slope, float * state, float * scores,
-                         uint8_t * scratch, int32_t rows, int32_t d, int32_t n_kv, float scale);
-void fa_merge_f32(float * a, const float * b, int32_t rows, int32_t d);
-void fa_finish_f32(const float * state, float * out, int32_t rows, int32_t d, int32_t out_stride);
-}
 
 namespace xdna {
 
@@ -348,8 +334,9 @@ Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPo
         if (slopes.size() < job.seq->slopes.bytes) return refuse(i, "the slopes operand is smaller than the stream reads");
         // The operands in the firmware's 5 translated arguments, as the XRT device places them.
         AttentionArguments placed;
-        if (!attention_arguments(invs[i], d, *job.seq, placed, err)) return refuse(i, err);
-        job.words = std::move(placed.words);
+        if (!attention_arguments(invs[i], d, *job.seq, placed, err) || !place_arguments(job.seq->words, placed.places, job.words, err)) {
+            return refuse(i, err);
+        }
         job.aux.assign(placed.held_bytes, 0);  // the slopes the host writes, then the scratch
         std::copy(slopes.begin(), slopes.end(), job.aux.begin());
         for (const AttentionArgument & a : placed.args) {
