@@ -19,9 +19,16 @@ What the program is, the numbers of its data movement read from the description 
   - Per column: kv_l3l2 (shim MM2S -> memory tile, one step of the 4 cores per object) split into kv_l2l1
     (one kv object per core, double-buffered); out_l1l2 (the core's state / finished rows) joined into
     out_l2l3 (memory tile -> shim S2MM).
+  - Layouts (the description's .layouts): the same FIFOs, their kv object per layout. "attention" (kv objects,
+    task_tokens 16: a block step carries 16 mask rows) and "decode" (kv_decode objects, task_tokens 1: one
+    mask row, the object padded to hold as many states as a kv object, the rest of a block step a tail
+    filler). A stream takes the layout of fewest task_tokens that holds its largest task's tokens (decode for
+    one query token), or the one --layout names. In the decode layout the core copies the step's one mask
+    row to each query row of a 16 x 32-half buffer of its own (no room to widen it in the object).
   - Per core and round: the q step (the task's 16 slopes, then its query rows, copied into the core's buffers),
     `steps` block steps (a block: K rows, V rows, the mask rows of the task's tokens, which the core widens in
-    place to one row per query row when mask_ratio > 0; steps past the part's blocks passed over), then
+    place to one row per query row when mask_ratio > 0, or in the decode layout into its mask buffer; steps
+    past the part's blocks passed over), then
     unsplit: fa_finish_f32 over the query rows, copied into the output object; split: the partial state
     released (written to the partials operand), a second output object, and on part 0 the parts' states read
     back in order (states_per_object per kv object), the first copied in, the others merged (fa_merge_f32),
@@ -97,10 +104,19 @@ class PlanError(Exception):
 # The description
 # ---------------------------------------------------------------------------------------------------
 @dataclass
+class Layout:
+    name: str
+    task_tokens: int  # the tokens a task may hold: the mask rows a block step carries
+    kv_unit: str      # the unit of its kv FIFOs: "kv" (16 mask rows) or "kv_decode" (one)
+    fifos: dict
+
+
+@dataclass
 class Description:
     path: str
     raw: dict
-    fifos: dict
+    fifos: dict       # the first layout's (the attention layout's)
+    layouts: list = field(default_factory=list)
 
 
 def load_description(path=DEFAULT_DATAFLOW):
@@ -118,21 +134,35 @@ def load_description(path=DEFAULT_DATAFLOW):
 def _check_description(path, raw):
     if raw.get("format") != "xdna-dataflow" or raw.get("movement") != "attention":
         raise PlanError(f"{path}: movement {raw.get('movement')!r}: this program builds the \"attention\" movement")
-    fifos = {f["name"]: f for f in raw["layouts"][0]["fifos"]}
-    missing = [n for n in FIFOS if n not in fifos]
-    if missing:
-        raise PlanError(f"{path}: layout {raw['layouts'][0]['name']} lacks {', '.join(missing)}")
-    want = {"kv_l3l2": ("shim", "memtile", None, "kv"), "kv_l2l1": ("memtile", "core", "split", "kv"),
-            "out_l1l2": ("core", "memtile", "join", "state"), "out_l2l3": ("memtile", "shim", None, "state")}
-    for n, (a, b, link, unit) in want.items():
-        f = fifos[n]
-        if (f["from"], f["to"], f.get("link"), f["object"]["unit"]) != (a, b, link, unit):
-            raise PlanError(f"{path}: fifo {n} runs {f['from']} -> {f['to']} ({f.get('link')}, {f['object']['unit']}); "
-                            f"this program takes {a} -> {b} ({link}, {unit})")
+    layouts = []
+    for lay in raw["layouts"]:
+        fifos = {f["name"]: f for f in lay["fifos"]}
+        missing = [n for n in FIFOS if n not in fifos]
+        if missing:
+            raise PlanError(f"{path}: layout {lay['name']} lacks {', '.join(missing)}")
+        # Every layout has the same FIFO graph; only the kv FIFOs' object differs (kv or kv_decode), the same in
+        # both kv FIFOs since the split hands each core a slice of the memory tile's object.
+        kv_unit = fifos["kv_l3l2"]["object"]["unit"]
+        want = {"kv_l3l2": ("shim", "memtile", None, kv_unit), "kv_l2l1": ("memtile", "core", "split", kv_unit),
+                "out_l1l2": ("core", "memtile", "join", "state"), "out_l2l3": ("memtile", "shim", None, "state")}
+        if kv_unit not in ("kv", "kv_decode"):
+            raise PlanError(f"{path}: layout {lay['name']}: kv FIFOs of {kv_unit} objects; this program takes kv or "
+                            "kv_decode")
+        for n, (a, b, link, unit) in want.items():
+            f = fifos[n]
+            if (f["from"], f["to"], f.get("link"), f["object"]["unit"]) != (a, b, link, unit):
+                raise PlanError(f"{path}: layout {lay['name']}: fifo {n} runs {f['from']} -> {f['to']} ({f.get('link')}, "
+                                f"{f['object']['unit']}); this program takes {a} -> {b} ({link}, {unit})")
+        tokens = lay.get("task_tokens", raw["attention"]["max_rows"])
+        if not isinstance(tokens, int):
+            raise PlanError(f"{path}: layout {lay['name']}: task_tokens {tokens!r} is not a count")
+        layouts.append(Layout(lay["name"], tokens, kv_unit, fifos))
+    if not layouts or len({x.name for x in layouts}) != len(layouts):
+        raise PlanError(f"{path}: layouts {[x.name for x in layouts]}: this program takes one or more, named apart")
     args = {o["name"]: o["arg"] for o in raw["operands"]}
     if sorted(args) != sorted(OPERANDS) or sorted(args.values()) != list(range(len(OPERANDS))):
         raise PlanError(f"{path}: operands {args}: this program takes {', '.join(OPERANDS)}, args 0..{len(OPERANDS) - 1}")
-    return Description(path, raw, fifos)
+    return Description(path, raw, layouts[0].fifos, layouts)
 
 
 def families_of(desc):
@@ -172,13 +202,19 @@ def row_bytes(family, d):
     return 2 * d if family == "f16" else d // 32 * 34
 
 
-def objects(family, d, k):
-    """The kv and state objects from the kernels' constants (the description's .attention.objects about)."""
+def objects(family, d, k, task_tokens=None):
+    """The kv and state objects from the kernels' constants (the description's .attention.objects about): kv
+    holds a block step of 16 mask rows, kv_decode one of a single mask row (a decode layout's, whose tasks hold
+    one token) and as many states as kv does, so a split task takes as many state steps in either layout.
+    block: a block step's bytes with task_tokens mask rows (default 16)."""
     rows, blk = k["kFaMaxRows"], k["kFaKvBlock"]
     state = 4 * (2 * rows + rows * d)
-    block = 2 * blk * row_bytes(family, d) + rows * blk * 2
+    kv_rows = 2 * blk * row_bytes(family, d)
     q_step = 4 * rows * d + 4 * rows
-    return {"kv": max(block, q_step, state), "state": state, "block": block, "q_step": q_step}
+    kv = max(kv_rows + rows * blk * 2, q_step, state)
+    kv_decode = max(kv_rows + blk * 2, q_step, kv // state * state)
+    block = kv_rows + (rows if task_tokens is None else task_tokens) * blk * 2
+    return {"kv": kv, "state": state, "kv_decode": kv_decode, "block": block, "q_step": q_step}
 
 
 def scratch_bytes(family, d, k):
@@ -274,7 +310,8 @@ def task_tokens(s, row0, rows):
 def slopes_layout(s, kv_bytes):
     """The host-written slopes operand: per KV head 16 + ratio fp32 slopes, value i that of head
     g ratio + i % ratio, so that any 16 consecutive rows of the KV head's tasks read theirs as one run;
-    then, 64-byte aligned, kv_bytes of zeros, every filler's source."""
+    then, 64-byte aligned, kv_bytes of zeros (the largest kv object of any layout: one operand for every
+    layout), every filler's source."""
     per_head = 16 + s.ratio
     zero_at = (4 * s.n_head_kv * per_head + 63) // 64 * 64
     return {"per KV head": per_head, "zero region at": zero_at, "zero region bytes": kv_bytes,
@@ -297,9 +334,11 @@ class Plan:
     contract_index: int
     tile: int
     columns: int
+    layout: str        # the description's layout the stream takes (its kv FIFOs' object, its task_tokens)
     shape: dict
     split: dict
-    objects: dict
+    objects: dict      # kv: the layout's kv object (kv or kv_decode), the bytes of every input object
+    task_tokens: int = 0
     slots: int = 0
     rounds: int = 0
     states_per_object: int = 0
@@ -316,7 +355,32 @@ class Plan:
     checks: list = field(default_factory=list)
 
 
-def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
+def largest_task_tokens(s, sp):
+    """The most tokens any task holds: tasks differ only in their chunk."""
+    return max(task_tokens(s, c * sp["chunk_rows"], min(sp["chunk_rows"], s.group_rows - c * sp["chunk_rows"]))
+               for c in range(sp["chunks"]))
+
+
+def choose_layout(desc, s, sp, name=None):
+    """The layout with the fewest task_tokens that holds the largest task's tokens (the first such in the
+    description), or the one named, refused when its objects cannot carry a task's mask rows."""
+    need = largest_task_tokens(s, sp)
+    if name is not None:
+        lay = next((x for x in desc.layouts if x.name == name), None)
+        if lay is None:
+            raise PlanError(f"--layout {name}: the description has layouts {', '.join(x.name for x in desc.layouts)}")
+        if lay.task_tokens < need:
+            raise PlanError(f"--layout {name}: its tasks hold {lay.task_tokens} token(s), this shape's largest task "
+                            f"has {need}")
+        return lay
+    fits = [x for x in desc.layouts if x.task_tokens >= need]
+    if not fits:
+        raise PlanError(f"no layout holds a task of {need} token(s) (task_tokens "
+                        f"{[(x.name, x.task_tokens) for x in desc.layouts]})")
+    return min(fits, key=lambda x: x.task_tokens)
+
+
+def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, layout=None):
     raw = desc.raw
     families = families_of(desc)
     family = family or next(iter(families))
@@ -347,16 +411,46 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
     sp = split(s, (arr["max_columns"] if columns is None else columns) * cpc, k)
     if columns is None:
         columns = min(arr["max_columns"], math.ceil(sp["groups"] / (cpc // sp["parts"])))
+    lay = choose_layout(desc, s, sp, layout)
     obj = objects(family, d, k)
+    described = att["objects"][family][str(d)]
+    if lay.kv_unit not in described:
+        raise PlanError(f"layout {lay.name}: family {family} head dim {d} has no {lay.kv_unit} object")
+    # The layout's kv object is every input object's size: its bytes are the description's (checked below
+    # against the kernels'), its block step the one of task_tokens mask rows.
+    kv_bytes = described[lay.kv_unit]
     p = Plan(dataflow=desc.path, family=family, contract=families[family][contract], contract_index=contract, tile=d,
-             columns=columns, shape=asdict(s), split=sp, objects=obj)
+             columns=columns, layout=lay.name, shape=asdict(s), split=sp,
+             objects={"kv": kv_bytes, "state": obj["state"],
+                      "block": objects(family, d, k, lay.task_tokens)["block"], "q_step": obj["q_step"]},
+             task_tokens=lay.task_tokens)
     check = lambda what, ok, detail: p.checks.append((what, bool(ok), detail))
 
     # The description against the kernel header.
-    described = att["objects"][family][str(d)]
-    check("objects: the description's kv and state are the kernels'", described == {"kv": obj["kv"], "state": obj["state"]},
+    units = ["kv", "state"] + (["kv_decode"] if "kv_decode" in described or
+                               any(x.kv_unit == "kv_decode" for x in desc.layouts) else [])
+    kernels_objs = {u: obj[u] for u in units}
+    check("objects: the description's kv and state are the kernels'", described == kernels_objs,
           f"described {described}, from flash_attn_tiles.h kv {obj['kv']} (block {obj['block']}, q step {obj['q_step']}, "
-          f"state {obj['state']}), state {obj['state']}")
+          f"state {obj['state']}), state {obj['state']}" +
+          (f", kv_decode {obj['kv_decode']} (a block step of one mask row "
+           f"{objects(family, d, k, 1)['block']}, {obj['kv'] // obj['state']} states)" if "kv_decode" in units else ""))
+    every = [(f, t, u, v) for f, per in att["objects"].items() for t, o in per.items() for u, v in o.items()]
+    check("objects: whole 32-bit words (a shim BD and the split address words)",
+          all(isinstance(v, int) and v > 0 and v % 4 == 0 for _, _, _, v in every),
+          f"{[(f, t, u, v) for f, t, u, v in every if not (isinstance(v, int) and v > 0 and v % 4 == 0)] or 'all'}")
+    bad_tokens = [(x.name, x.kv_unit, x.task_tokens) for x in desc.layouts
+                  if x.task_tokens < 1 or (x.kv_unit == "kv" and x.task_tokens != k["kFaMaxRows"]) or
+                  (x.kv_unit == "kv_decode" and x.task_tokens != 1)]
+    check("layouts: task_tokens the objects carry (kv: 16 mask rows, kv_decode: one)", not bad_tokens,
+          f"{[(x.name, x.kv_unit, x.task_tokens) for x in desc.layouts]}")
+    spo_of = {x.name: described[x.kv_unit] // obj["state"] for x in desc.layouts if x.kv_unit in described}
+    check("layouts: the same states per kv object in every layout (as many state steps)", len(set(spo_of.values())) == 1,
+          f"{spo_of}")
+    check(f"kv object of layout {lay.name}: holds a block step of {lay.task_tokens} mask row(s), the q step and a state",
+          kv_bytes >= max(p.objects["block"], obj["q_step"], obj["state"]),
+          f"{lay.kv_unit} {kv_bytes}, block {p.objects['block']} (a tail of {kv_bytes - p.objects['block']} filler), "
+          f"q step {obj['q_step']}, state {obj['state']}")
     heads = k["heads"] if family == "f16" else k["q8_0_heads"]
     check(f"family {family} tiles: head dims the programs take", family_tiles(desc, family) == heads,
           f"{family_tiles(desc, family)}; {'fa_head_fits' if family == 'f16' else 'fa_q8_0_head_fits'} {heads}")
@@ -381,7 +475,7 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
     parts = sp["parts"]
     p.slots = cpc // parts
     p.rounds = math.ceil(sp["groups"] / (columns * p.slots))
-    p.states_per_object = obj["kv"] // obj["state"]
+    p.states_per_object = kv_bytes // obj["state"]
     state_steps = 0 if parts == 1 else math.ceil(parts / p.states_per_object)
     steps = part_range(sp["blocks"], parts, 0)[1]
     p.steps = {"q": 1, "blocks": steps, "states": state_steps, "per round": 1 + steps + state_steps,
@@ -415,12 +509,16 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
     _barrier_checks(raw["core_program"]["barrier"], check)
 
     # Core memory: the FIFOs' objects, the core's own buffers, the RTP words, the stack.
-    fifo = desc.fifos
+    fifo = lay.fifos
     budget = raw["core_budget"]
     p.stack_bytes = budget["kernel_stack"][family][str(d)]
-    p.core_bytes = {f"kv_l2l1 ({fifo['kv_l2l1']['depth']} x kv)": fifo["kv_l2l1"]["depth"] * obj["kv"],
+    p.core_bytes = {f"kv_l2l1 ({fifo['kv_l2l1']['depth']} x {lay.kv_unit})": fifo["kv_l2l1"]["depth"] * kv_bytes,
                     f"out_l1l2 ({fifo['out_l1l2']['depth']} x state)": fifo["out_l1l2"]["depth"] * obj["state"]}
     p.core_bytes.update(scratch_bytes(family, d, k))
+    if mask_apart(p, k):
+        # The object carries fewer mask rows than the block programs read (one per query row): the core widens
+        # them into a buffer of its own.
+        p.core_bytes["mask rows (16 x 32 halves)"] = k["kFaMaxRows"] * k["kFaKvBlock"] * 2
     p.core_bytes["RTP words"] = 4 * raw["core_program"]["rtp_word_count"]
     p.core_bytes["stack"] = p.stack_bytes
     p.core_bytes["kernels' static data"] = budget["kernel_data_bytes"]
@@ -433,7 +531,8 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
           rtp_at + p.core_bytes["RTP words"] <= budget["core_data_bytes"],
           f"{below} bytes below the words at {rtp_at}, the words' end {rtp_at + p.core_bytes['RTP words']}")
     l2 = raw["depths"]["l2"]
-    p.memtile_bytes = {f"kv_l3l2 ({l2} x 4 kv)": l2 * 4 * obj["kv"], f"out_l2l3 ({l2} x 4 state)": l2 * 4 * obj["state"]}
+    p.memtile_bytes = {f"kv_l3l2 ({l2} x 4 {lay.kv_unit})": l2 * 4 * kv_bytes,
+                       f"out_l2l3 ({l2} x 4 state)": l2 * 4 * obj["state"]}
     check("memory tile data memory", sum(p.memtile_bytes.values()) <= budget["memtile_bytes"] <= 524288,
           f"{sum(p.memtile_bytes.values())} of {budget['memtile_bytes']} bytes")
 
@@ -450,6 +549,12 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0):
     check("core locks", locks + 1 <= CORE_LOCKS, f"{locks} for the FIFOs and the barrier's")
     _shim_plan(desc, p, s, sp, k, check)
     return p
+
+
+def mask_apart(p, k):
+    """Whether the core widens the mask rows into a buffer of its own: its layout's kv object carries fewer
+    mask rows than a core's query rows, no room to widen them in place."""
+    return p.task_tokens < k["kFaMaxRows"]
 
 
 def _barrier_checks(bar, check):
@@ -480,6 +585,10 @@ def _shim_plan(desc, p, s, sp, k, check):
     blk, rows_max = k["kFaKvBlock"], k["kFaMaxRows"]
     rb, d, parts = row_bytes(p.family, p.tile), p.tile, sp["parts"]
     kv_obj, st, spo = p.objects["kv"], p.objects["state"], p.states_per_object
+    tt = p.task_tokens
+    # A block step's bytes past K, V and the task_tokens mask rows (a decode object padded to hold as many
+    # states as the attention layout's): read with the mask rows' filler, one BD (a tail alone adds one).
+    tail = kv_obj - p.objects["block"]
     steps, state_steps = p.steps["blocks"], p.steps["states"]
     slope_bytes, mask_row = 4 * rows_max, 2 * blk  # a task's 16 slopes; one token's 32 mask halves of a block
     moved = dict.fromkeys(TRAFFIC_READ + TRAFFIC_WRITTEN, 0)
@@ -514,12 +623,13 @@ def _shim_plan(desc, p, s, sp, k, check):
                 moved["v"] += steps * blk * rb
                 if s.has_mask:
                     tokens = task_tokens(s, row0, rows)
-                    chain["block"] += 3 + (1 if tokens < rows_max else 0)
+                    rest = (tt - tokens) * mask_row + tail
+                    chain["block"] += 3 + (1 if rest > 0 else 0)
                     moved["mask"] += steps * tokens * mask_row
-                    moved["filler"] += steps * (rows_max - tokens) * mask_row
+                    moved["filler"] += steps * rest
                 else:
                     chain["block"] += 3
-                    moved["filler"] += steps * rows_max * mask_row
+                    moved["filler"] += steps * (tt * mask_row + tail)
                 for j in range(state_steps):
                     if part == 0:
                         n = min(spo, parts - j * spo)
@@ -556,7 +666,9 @@ def _shim_plan(desc, p, s, sp, k, check):
     p.traffic = dict(moved)
     p.traffic["read"] = sum(moved[x] for x in TRAFFIC_READ)
     p.traffic["written"] = sum(moved[x] for x in TRAFFIC_WRITTEN)
-    p.slopes = slopes_layout(s, kv_obj)
+    # The zero region serves every layout's fillers: the largest kv object of the family and head dim.
+    described = raw["attention"]["objects"][p.family][str(d)]
+    p.slopes = slopes_layout(s, max(described.get(x.kv_unit, 0) for x in desc.layouts))
     p.partials_bytes = p.columns * 8 * st
     rows_all = s.n_seq * s.n_head * s.n_tokens
     check("traffic: every query row read once per part of its task, every output row written once",
@@ -576,10 +688,11 @@ def _shim_plan(desc, p, s, sp, k, check):
 # ---------------------------------------------------------------------------------------------------
 # The core program, written once: traced by IRON (emit_mlir) and run on a shape's RTP words (replay_core)
 # ---------------------------------------------------------------------------------------------------
-def core_program(ops, words, kv_in, out, bufs, d, family, spo, k):
+def core_program(ops, words, kv_in, out, bufs, d, family, spo, k, apart=False):
     """One pass of a core's program after its barrier, sizes in 32-bit words. `ops` gives the control flow
     (range, if/else, scalar slots, copies, views of an object at a word offset, the kernels): IRON's or a
-    replay's."""
+    replay's. apart: the layout's block step carries one mask row (a task of one token), which the core copies
+    to each query row of bufs["mask"] (16 rows of 32 halves); else the rows are widened in place."""
     rows_max, blk = k["kFaMaxRows"], k["kFaKvBlock"]
     rw = row_bytes(family, d) // 4
     state_w = 2 * rows_max + rows_max * d
@@ -625,11 +738,18 @@ def core_program(ops, words, kv_in, out, bufs, d, family, spo, k):
             b = kv_in.acquire(1)  # a block step: K rows, V rows, the mask rows
 
             def block():
-                ops.if_(ops.ne(words["mask_ratio"], 0), lambda: widen(b))
+                if apart:
+                    # Every query row takes the one token's row. Without a mask that row is the filler's zeros,
+                    # copied all the same: the buffer would otherwise hold a previous invocation's mask.
+                    for i in ops.range(rows):
+                        ops.copy(bufs["mask"], ops.mul(i, row_w), b, mask_w, row_w)
+                else:
+                    ops.if_(ops.ne(words["mask_ratio"], 0), lambda: widen(b))
                 left = ops.sub(words["n_kv"], ops.mul(ops.add(words["block0"], s), blk))
                 ops.if_(ops.lt(left, blk), lambda: ops.store("n", left), lambda: ops.store("n", blk))
                 n = ops.load("n")
-                kb, vb, mb = b, ops.view(b, blk * rw), ops.view(b, mask_w)
+                kb, vb = b, ops.view(b, blk * rw)
+                mb = bufs["mask"] if apart else ops.view(b, mask_w)
                 if family == "q8_0":
                     def q8_bfp16():
                         ops.scale_words(bufs["words"], b, rw, d, blk)
@@ -738,9 +858,10 @@ def replay_core(plan, core):
     """What core `core` (an index of plan.cores) does in one invocation: acquisitions, releases, copies and
     kernel calls, in order."""
     rep = Replay()
-    bufs = {n: n for n in ("q", "qb", "slopes", "scores", "words", "scratch")}
+    bufs = {n: n for n in ("q", "qb", "slopes", "scores", "words", "scratch", "mask")}
+    k = header()
     core_program(rep, plan.cores[core]["words"], ReplayFifo("kv", rep.calls), ReplayFifo("out", rep.calls), bufs,
-                 plan.tile, plan.family, plan.states_per_object, header())
+                 plan.tile, plan.family, plan.states_per_object, k, mask_apart(plan, k))
     return rep.calls
 
 
@@ -751,6 +872,7 @@ def print_plan_text(p, out=sys.stdout):
     w = out.write
     w(f"design: attention, family {p.family} ({p.contract}, contract RTP = {p.contract_index}), head dim {p.tile}, "
       f"{p.columns} column(s) x 4 cores, npu2\n")
+    w(f"layout: {p.layout} (tasks of up to {p.task_tokens} token(s), kv objects of {p.objects['kv']} bytes)\n")
     w(f"shape: {p.shape}\n")
     w(f"split (flash_attn_split): {p.split}\n")
     w(f"placement: {p.slots} task(s) per column per round, {p.rounds} round(s); steps {p.steps}; "
@@ -857,9 +979,11 @@ def emit_mlir(desc, p, kernel_object):
     except ImportError as e:
         raise PlanError(f"emitting MLIR needs mlir-aie >= 1.4 (python package 'aie') and numpy: {e}")
     raw = desc.raw
-    arr, prog, fifo = raw["array"], raw["core_program"], desc.fifos
+    lay = next(x for x in desc.layouts if x.name == p.layout)
+    arr, prog, fifo = raw["array"], raw["core_program"], lay.fifos
     bar, idx = prog["barrier"], prog["rtp_words"]
     k = header()
+    apart = mask_apart(p, k)
     d, cpc, l2 = p.tile, raw["attention"]["cores_per_column"], raw["depths"]["l2"]
     i32 = np.dtype[np.int32]
     words = lambda n: np.ndarray[(n,), i32]
@@ -870,6 +994,7 @@ def emit_mlir(desc, p, kernel_object):
     local["qb"] = words(extra["bfp16 query operands (fa_q_bfp16_bytes)"] // 4)
     local["words"] = words(max(1, extra.get("scale words (2 x d / 32 x 32 uint32)", 4) // 4))
     local["scratch"] = words(max(1, extra.get("scratch (fa_q8_0_scratch_bytes)", 4) // 4))
+    local["mask"] = words(k["kFaMaxRows"] * k["kFaKvBlock"] * 2 // 4)  # a layout of one-token tasks only
     # Every pointer argument as 32-bit words (the kernels take float, uint16 and uint8 pointers into the same
     # objects; the views below hand them the right offsets), counts and the scale as int32 / fp32 scalars.
     params = {"fa_init_f32": "pii", "fa_prepare_q_bfp16": "ppii", "fa_merge_f32": "ppii", "fa_finish_f32": "ppiii",
@@ -884,13 +1009,15 @@ def emit_mlir(desc, p, kernel_object):
 
     spo, rtp_count = p.states_per_object, prog["rtp_word_count"]
 
-    def core_fn(kv_in, out, rtp, barrier, q, slopes, scores, qb, wds, scratch, scalars, *ks):
+    def core_fn(kv_in, out, rtp, barrier, q, slopes, scores, qb, wds, scratch, scalars, *rest):
+        # rest: the mask buffer when the layout widens apart, then the kernels.
+        mask, ks = (rest[0], rest[1:]) if apart else (None, rest)
         barrier.wait_for_value(bar["acquire"]["value"])
         w = {name: rtp[i] for name, i in sorted(idx.items(), key=lambda kv: kv[1])}
         barrier.release_with_value(bar["release"]["value"])
         ops = IronOps(range_, if_, else_, dict(zip(kernel_symbols(desc, p.family), ks)), scalars, view)
         core_program(ops, w, kv_in, out, {"q": q, "slopes": slopes, "scores": scores, "qb": qb, "words": wds,
-                                          "scratch": scratch}, d, p.family, spo, k)
+                                          "scratch": scratch, "mask": mask}, d, p.family, spo, k, apart)
 
     workers, rtps, barriers, kv_handles, out_handles = [], [], [], [], []
     for col in range(p.columns):
@@ -911,6 +1038,8 @@ def emit_mlir(desc, p, kernel_object):
             barrier = WorkerRuntimeBarrier()
             bufs = [Buffer(local[n], name=f"{n}_{col}_{r}") for n in ("q", "slopes", "scores", "qb", "words", "scratch")]
             bufs.append(Buffer(words(len(IronOps.SLOTS)), name=f"scalars_{col}_{r}"))
+            if apart:
+                bufs.append(Buffer(local["mask"], name=f"mask_{col}_{r}"))
             rtps.append(rtp)
             barriers.append(barrier)
             workers.append(Worker(core_fn, [kv1[r].cons(), out1[r].prod(), rtp, barrier, *bufs, *kernels.values()],
@@ -952,6 +1081,8 @@ def parse_args(argv):
     ap.add_argument("--no-mask", action="store_true")
     ap.add_argument("--mask-heads", type=int, default=1)
     ap.add_argument("--scale", type=float, default=None, help="default 1/sqrt(head dim)")
+    ap.add_argument("--layout", help="the description's layout (default: the one of fewest task_tokens that holds the "
+                                     "largest task's tokens: decode for one query token, else attention)")
     ap.add_argument("--cols", type=int, help="array columns (default: as many as the tasks fill, at most max_columns)")
     ap.add_argument("--kernel-object", help="object file of the core program (default xdna_flash_attn_<family>.o)")
     ap.add_argument("--print-plan", action="store_true", help="print the plan (no mlir-aie needed)")
@@ -982,7 +1113,7 @@ def main(argv=None):
         shape = Shape(d=args.tile, n_kv=args.n_kv, n_tokens=args.tokens, n_head=args.n_head, n_head_kv=args.n_head_kv,
                       n_seq=args.n_seq, n_seq_kv=args.n_seq_kv, has_mask=not args.no_mask, mask_heads=args.mask_heads,
                       scale=1.0 / math.sqrt(args.tile) if args.scale is None else args.scale)
-        plan = make_plan(desc, family, args.tile, shape, args.cols, args.contract)
+        plan = make_plan(desc, family, args.tile, shape, args.cols, args.contract, args.layout)
     except PlanError as e:
         print(f"design.py: {e}", file=sys.stderr)
         return 2

@@ -158,7 +158,7 @@ void check_fifo_graph(const DesignDescription & d, const LayoutDesc & L, const s
                                      return std::any_of(o.bytes.begin(), o.bytes.end(), [&](const auto & b) { return b.first == f.unit; });
                                  });
         // The attention's objects (.attention.objects) name the units kv and state.
-        const bool attention_unit = !d.attention_objects.empty() && (f.unit == "kv" || f.unit == "state");
+        const bool attention_unit = !d.attention_objects.empty() && (f.unit == "kv" || f.unit == "kv_decode" || f.unit == "state");
         return family_unit || attention_unit ||
                std::any_of(d.units.begin(), d.units.end(), [&](const DesignDescription::Unit & u) { return u.name == f.unit; });
     };
@@ -251,8 +251,23 @@ void check_attention(const DesignDescription & d) {
         for (const FifoDesc & f : L.fifos) {
             if (f.to == "core") {
                 ++in;
-                if (f.link != FifoLink::split || f.unit != "kv" || f.count != 1) {
-                    throw FieldError{"layout " + L.name + ": fifo " + f.name + " must split kv objects, one per core"};
+                if (f.link != FifoLink::split || (f.unit != "kv" && f.unit != "kv_decode") || f.count != 1) {
+                    throw FieldError{"layout " + L.name + ": fifo " + f.name + " must split kv or kv_decode objects, one per core"};
+                }
+                if (f.unit == "kv_decode") {
+                    // A kv_decode object carries one mask row: tasks of one token only.
+                    if (L.task_tokens != 1) {
+                        throw FieldError{"layout " + L.name + ": kv_decode objects carry one mask row, its task_tokens must be 1"};
+                    }
+                    for (const DesignDescription::AttentionObjects & o : d.attention_objects) {
+                        if (o.kv_decode == 0 || o.kv_decode < o.state) {
+                            throw FieldError{"layout " + L.name + ": .attention.objects." + o.family + "." + std::to_string(o.tile) +
+                                             " has no kv_decode of at least its state's bytes"};
+                        }
+                    }
+                } else if (L.task_tokens != 0 && L.task_tokens != d.attention_max_rows) {
+                    throw FieldError{"layout " + L.name + ": kv objects carry a mask row per query row, its task_tokens must be " +
+                                     std::to_string(d.attention_max_rows)};
                 }
             }
             if (f.from == "core") {
@@ -418,7 +433,10 @@ DesignDescription parse(const json & j) {
                 ao.tile = std::atoi(key.c_str());
                 ao.kv = static_cast<size_t>(get_int(o, "kv", where + "." + key, 4, 1 << 20));
                 ao.state = static_cast<size_t>(get_int(o, "state", where + "." + key, 4, 1 << 20));
-                if (ao.kv % 4 != 0 || ao.state % 4 != 0) {
+                if (o.contains("kv_decode")) {
+                    ao.kv_decode = static_cast<size_t>(get_int(o, "kv_decode", where + "." + key, 4, 1 << 20));
+                }
+                if (ao.kv % 4 != 0 || ao.state % 4 != 0 || ao.kv_decode % 4 != 0) {
                     throw FieldError{where + "." + key + ": a DMA moves 32-bit words"};
                 }
                 d.attention_objects.push_back(std::move(ao));
@@ -444,6 +462,9 @@ DesignDescription parse(const json & j) {
             if (other.name == L.name) {
                 throw FieldError{lw + ": layout '" + L.name + "' is listed twice"};
             }
+        }
+        if (layouts[li].contains("task_tokens")) {
+            L.task_tokens = static_cast<int>(get_int(layouts[li], "task_tokens", lw, 1, 64));
         }
         const json & fifos = at(layouts[li], "fifos", lw);
         if (!fifos.is_array()) {
@@ -851,6 +872,7 @@ const DesignDescription::FamilyObjects * DesignDescription::objects_of(const std
 size_t DesignDescription::unit_bytes(const std::string & family, const std::string & unit, int tile_n) const {
     if (const AttentionObjects * a = attention_objects_of(family, tile_n)) {
         if (unit == "kv") return a->kv;
+        if (unit == "kv_decode") return a->kv_decode;
         if (unit == "state") return a->state;
     }
     if (const FamilyObjects * o = objects_of(family)) {

@@ -62,6 +62,9 @@ struct LayoutDesc {
     int w_parts = 1, a_parts = 1;  // row tiles / token tiles of one step (the split operand's part count)
     bool a_shared = false;         // A's FIFOs are shared by the columns (FifoDesc::shared_by_columns)
     bool a_rows = false;           // ... one per core row, core row r's through column r (n_rows)
+    // The attention's: the tokens a task may hold, i.e. the mask rows its kv object carries (.task_tokens;
+    // 0 in other designs). A stream takes the layout of the fewest that holds its largest task.
+    int task_tokens = 0;
 
     const FifoDesc * fifo(const std::string & name) const;
     const FifoDesc * shim_fifo_of(const std::string & operand) const;
@@ -127,6 +130,7 @@ struct DesignDescription {
         std::string family;
         int         tile = 0;              // head dim
         size_t      kv = 0, state = 0;     // bytes of the core's input ("kv") and output ("state") objects
+        size_t      kv_decode = 0;         // the input object of a layout of one-token tasks (0: none)
     };
     std::vector<AttentionObjects> attention_objects;
     int attention_kv_block = 0, attention_max_rows = 0, attention_cores_per_column = 0;

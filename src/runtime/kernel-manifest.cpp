@@ -190,11 +190,18 @@ TileShape parse_tile(const json & tile, const std::string & field) {
 // every program of the family, with an operand argument per operand of the design (its stream patches
 // them as sequence arguments by the description's order).
 std::vector<KernelEntry> parse_rows_entry(const json & e, KernelEntry base, const DesignDescription & d, const std::string & dir) {
-    reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "tile", "args"}, "");
+    reject_unknown_keys(e, {"design", "family", "xclbin", "kernel", "npu", "tile", "args", "layout"}, "");
     base.family = require_string(e, "family", "family");
     const std::vector<std::string> * programs = d.family_contracts(base.family);
     if (programs == nullptr) {
         fail("family", "'" + base.family + "' is not a family of design " + base.design);
+    }
+    if (e.contains("layout")) {
+        // The layout the xclbin was built in (design.py --layout): its streams must move that layout's objects.
+        base.layout = require_string(e, "layout", "layout");
+        if (!d.attention_movement || std::none_of(d.layouts.begin(), d.layouts.end(), [&](const LayoutDesc & L) { return L.name == base.layout; })) {
+            fail("layout", "'" + base.layout + "' is not a layout of design " + base.design + " an entry can choose");
+        }
     }
     base.xclbin = resolve(dir, require_string(e, "xclbin", "xclbin"));
     base.kernel_name = require_string(e, "kernel", "kernel");

@@ -70,6 +70,8 @@ struct KernelEntry {
     // W objects of that contract's tile, so its instruction streams must move windows of that size
     // (MatmulSequenceShape::exact); absent or "family": W objects of the family's largest tile.
     bool                       exact = false;
+    // "layout" (the attention design's): the layout its xclbin was built in; "" the design's first.
+    std::string                layout;
 
     bool runs_on(NpuGeneration g) const;
     // Argument position of `kind`, or -1 when the kernel has no such argument.

@@ -595,6 +595,8 @@ Status XrtDevice::resolve_attention(const Invocation & inv, const DesignDescript
     if (!attention_shape_of(inv, d, shape, err)) {
         return Status::error(r.label + ": " + err);
     }
+    // The stream moves the objects of the layout the loaded xclbin was built in (one per manifest entry).
+    shape.layout = !r.lk->entry->layout.empty() ? r.lk->entry->layout : d.layouts.front().name;
     const std::shared_ptr<const AttentionSequence> seq = attention_sequence(d, shape);
     if (!seq->ok()) {
         return Status::error(r.label + ": no instruction stream for this shape: " + seq->error);

@@ -5,14 +5,18 @@
 #     --list-contracts (the family's two block programs, in flash_attn.cc) with a bare Python; its copy of the
 #     engine's split is the engine's: the constants of flash_attn_split (4 cores per column, 32 in all) and the
 #     kernel's entry points are still those the simulator declares (src/ops/flash_attn/sim/flash-attn-kernels.h);
+#   - the layout a shape takes: decode (kv_decode objects, one mask row a block step) for every one-token
+#     shape, attention for more tokens or when forced (--layout); --layout decode for a task of 2 tokens and an
+#     unknown layout refused;
 #   - --print-plan over a few hundred shapes (decode and prefill, GQA ratios 1..8, every head dim, n_kv from 1
-#     to 40000, both caches and programs, with and without a mask, the columns the tasks fill or 1..8 given):
+#     to 40000, both caches and programs, with and without a mask, the columns the tasks fill or 1..8 given;
+#     the one-token shapes on the decode layout and again on the attention layout):
 #     the split, placement, columns, rounds, steps, RTP words, objects, memories, the shim's chains per phase
 #     and the DRAM traffic they move agree with a recomputation written apart from design.py
 #     (tests/aie/flash_attn_plan_verify.py), which also replays each core's program (the one IRON traces)
 #     against the engine's kernel calls, in order with their rows, n and scale, on the buffers the lockstep
-#     hands over, the mask rows widened in place to the tokens the query rows need, and holds a few plans to
-#     numbers worked out by hand;
+#     hands over, the mask rows widened in place to the tokens the query rows need (the decode layout: the
+#     step's one row copied into the core's mask buffer), and holds a few plans to numbers worked out by hand;
 #   - what the design cannot take is refused with the reason (exit 2): a head dim without an xclbin, a Q8_0
 #     cache at head dim 32, a ratio that is not whole, no KV rows, 9 columns, a mask per head, a description
 #     of another movement;
@@ -20,11 +24,13 @@
 #     refused: a kv object of the wrong size, kv_l2l1 three deep (past the core's memory), slopes not
 #     host-written, a tile the kernels do not take, no barrier release, a phase of 17 BD ids or of an id
 #     twice, 16 lanes, V before K in a block object, the query rows before the slopes in a q step, the RTP
-#     words of layout 1 (no mask_ratio); a phase of 8 BD ids (shorter than a decode block step's chain) and
-#     the BD slots split into kv and out ids are refused;
+#     words of layout 1 (no mask_ratio), a kv_decode object too small for its states or not whole words, a
+#     layout's task_tokens not its objects' mask rows (decode 0, attention 17), each on a decode and a prefill
+#     shape; a phase of 8 BD ids (shorter than a decode block step's chain), the BD slots split into kv and
+#     out ids and a decode layout whose kv FIFOs carry different objects are refused;
 #   - a failing plan is not emitted, and a passing one reaches the emission, which names mlir-aie when it is
 #     missing;
-#   - the IRON program run on stand-ins of IRON's classes (tests/aie/flash_attn_iron_check.py).
+#   - the IRON program run on stand-ins of IRON's classes (tests/aie/flash_attn_iron_check.py), on both layouts.
 # The description is read, never changed: variants are written to a temporary directory, removed on exit.
 set -euo pipefail
 
@@ -44,7 +50,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 "$py" -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$design" || fail "design.py does not compile"
 "$py" "$design" --help >"$tmp/help.txt" || fail "design.py --help"
-for want in "--family" "--tile" "--n-head-kv" "--tokens" "--n-kv" "--list-tiles" "--list-contracts" "--print-plan"; do
+for want in "--family" "--tile" "--n-head-kv" "--tokens" "--n-kv" "--layout" "--list-tiles" "--list-contracts" "--print-plan"; do
     grep -qF -- "$want" "$tmp/help.txt" || fail "design.py --help does not mention '$want'"
 done
 for fam in f16 q8_0; do
@@ -82,8 +88,19 @@ def variant(name, edit):
     json.dump(d, open(f"{out}/{name}.json", "w"), indent=1)
 
 
-def fifo(name):
-    return lambda d: next(f for f in d["layouts"][0]["fifos"] if f["name"] == name)
+class fifo:
+    """The named FIFO of every layout: an edit applies to each."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, d):
+        self.fs = [f for lay in d["layouts"] for f in lay["fifos"] if f["name"] == self.name]
+        return self
+
+    def __setitem__(self, key, value):
+        for f in self.fs:
+            f[key] = value
 
 
 variant("kv-size", lambda d: d["attention"]["objects"]["f16"]["128"].__setitem__("kv", 17400))
@@ -111,6 +128,18 @@ def layout_v1(d):
 variant("rtp-v1", layout_v1)
 variant("refused-rope", lambda d: d.__setitem__("movement", "rope"))
 variant("refused-broadcast", lambda d: fifo("kv_l2l1")(d).__setitem__("link", "broadcast"))
+layout = lambda name: lambda d: next(x for x in d["layouts"] if x["name"] == name)
+variant("kv-decode-size", lambda d: d["attention"]["objects"]["f16"]["128"].__setitem__("kv_decode", 16448))
+variant("kv-decode-odd", lambda d: d["attention"]["objects"]["q8_0"]["64"].__setitem__("kv_decode", 4418))
+variant("decode-tokens0", lambda d: layout("decode")(d).__setitem__("task_tokens", 0))
+variant("attention-tokens17", lambda d: layout("attention")(d).__setitem__("task_tokens", 17))
+
+
+def decode_mixed_units(d):
+    next(f for f in layout("decode")(d)["fifos"] if f["name"] == "kv_l3l2")["object"]["unit"] = "kv"
+
+
+variant("refused-decode-mixed-units", decode_mixed_units)
 PYEOF
 
 # The plans and their recomputation, the core programs replayed against the engine.
@@ -133,13 +162,47 @@ refused "not a shape the design takes" --n-kv 0
 refused "npu2 has 1..8 columns" --cols 9
 refused "a mask per head is not this design's" --mask-heads 8
 refused "this program builds the \"attention\" movement" --dataflow "$tmp/variants/refused-rope.json"
+refused "its tasks hold 1 token(s), this shape's largest task has 2" --layout decode --tokens 2 --n-head 8 --n-head-kv 8
+refused "its tasks hold 1 token(s), this shape's largest task has 4" --layout decode --tokens 4 --n-head 32 --n-head-kv 8
+refused "the description has layouts attention, decode" --layout prefill
+
+# The layout a shape takes: decode for one query token (every family, head dim and GQA ratio), attention for
+# more; the attention layout still takes a one-token shape when forced. The JSON plan names it and the kv
+# object bytes of its FIFOs.
+layout_of() {  # layout_of <design args...>: "<layout> <kv bytes>"
+    "$py" "$design" --print-plan --format json "$@" |
+        "$py" -c 'import json, sys; p = json.load(sys.stdin); print(p["layout"], p["objects"]["kv"])'
+}
+for fam_tile in "f16 32" "f16 64" "f16 128" "q8_0 64" "q8_0 128"; do
+    set -- $fam_tile
+    want_dec=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["attention"]["objects"][sys.argv[2]][sys.argv[3]]["kv_decode"])' "$df" "$1" "$2")
+    want_att=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["attention"]["objects"][sys.argv[2]][sys.argv[3]]["kv"])' "$df" "$1" "$2")
+    for heads in "32 8" "8 8" "8 1"; do
+        set -- $fam_tile $heads
+        got=$(layout_of --family "$1" --tile "$2" --n-head "$3" --n-head-kv "$4" --tokens 1 --n-kv 1000) || fail "plan of $*"
+        [ "$got" = "decode $want_dec" ] || fail "$1 d$2 $3/$4 heads, 1 token: layout '$got', expected 'decode $want_dec'"
+        for tokens in 2 7 512; do
+            got=$(layout_of --family "$1" --tile "$2" --n-head "$3" --n-head-kv "$4" --tokens "$tokens" --n-kv 1000) ||
+                fail "plan of $* $tokens tokens"
+            [ "$got" = "attention $want_att" ] || fail "$1 d$2 $3/$4 heads, $tokens tokens: layout '$got', expected 'attention $want_att'"
+        done
+        got=$(layout_of --family "$1" --tile "$2" --n-head "$3" --n-head-kv "$4" --tokens 1 --n-kv 1000 --layout attention) ||
+            fail "plan of $* forced on attention"
+        [ "$got" = "attention $want_att" ] || fail "$1 d$2 $3/$4 heads, 1 token, --layout attention: '$got'"
+    done
+done
+"$py" "$design" --print-plan --tokens 1 >"$tmp/plan.txt" || fail "the text plan of a decode shape"
+grep -qF "layout: decode (tasks of up to 1 token(s), kv objects of 16640 bytes)" "$tmp/plan.txt" ||
+    fail "the text plan of a decode shape does not name its layout"
 
 # A failing plan is not emitted; a passing one reaches the emission (no mlir-aie here: it says so).
 rc=0; "$py" "$design" --dataflow "$tmp/variants/depth3.json" >"$tmp/emit.txt" 2>&1 || rc=$?
 { [ "$rc" = 1 ] && grep -q "check failed: core data memory" "$tmp/emit.txt"; } || fail "a plan over the core's memory was emitted (exit $rc)"
 if ! "$py" -c 'import aie.iron' 2>/dev/null; then
-    rc=0; "$py" "$design" >"$tmp/emit.txt" 2>&1 || rc=$?
-    { [ "$rc" = 2 ] && grep -q "mlir-aie" "$tmp/emit.txt"; } || fail "emission without mlir-aie did not name it (exit $rc)"
+    for lay in decode attention; do
+        rc=0; "$py" "$design" --layout "$lay" >"$tmp/emit.txt" 2>&1 || rc=$?
+        { [ "$rc" = 2 ] && grep -q "mlir-aie" "$tmp/emit.txt"; } || fail "emission ($lay) without mlir-aie did not name it (exit $rc)"
+    done
 fi
 
 # The IRON program on stand-ins.

@@ -13,6 +13,9 @@ views of objects), and checked against the description (aie/flash_attn/dataflow.
     first acquisition; every kernel the family links called somewhere in the body, and every call inside the
     loop over the word rounds; the task's first row kept in its scalar slot before the chunk moves on to the
     next round's, and read back on a block step (the mask widening) before the step's block call;
+  - the decode layout (the default for one-token shapes): its FIFOs of kv_decode objects, a 1024-byte mask
+    buffer per core written on a block step before the block call, which takes it; the attention layout
+    forced on the same shapes, and on prefill, without one;
   - the runtime sequence: every core's words, then its barrier set.
 
     flash_attn_iron_check.py <repo root> <check_barrier.py>
@@ -151,13 +154,21 @@ desc = design.load_description()
 prog, arr = d["core_program"], d["array"]
 
 
-def check(family, tile, contract, shape, columns=8):
+def check(family, tile, contract, shape, columns=8, layout=None, want_layout=None):
     LINKS.clear(); FIFOS.clear(); KERNELS.clear(); cb.EVENTS.clear(); cb.PROGRAM.clear()
-    label = f"{family} d{tile} contract {contract} {columns} column(s)"
-    p = design.make_plan(desc, family, tile, shape, columns, contract)
+    label = f"{family} d{tile} contract {contract} {columns} column(s) layout {layout or 'default'}"
+    p = design.make_plan(desc, family, tile, shape, columns, contract, layout)
+    if want_layout is not None and p.layout != want_layout:
+        errors.append(f"{label}: planned on layout {p.layout}, expected {want_layout}")
     design.emit_mlir(desc, p, "stand-in.o")
-    objs = d["attention"]["objects"][family][str(tile)]
-    fifos = {f["name"]: f for f in d["layouts"][0]["fifos"]}
+    lay = next(x for x in d["layouts"] if x["name"] == p.layout)
+    fifos = {f["name"]: f for f in lay["fifos"]}
+    # The layout's kv FIFOs carry its unit (kv, or kv_decode in the decode layout): every input object's size.
+    kv_unit = fifos["kv_l2l1"]["object"]["unit"]
+    objs = dict(d["attention"]["objects"][family][str(tile)])
+    objs["kv"] = objs[kv_unit]
+    # The decode layout's objects carry one mask row: the core widens it into a 16 x 32-half buffer of its own.
+    apart = lay.get("task_tokens", d["attention"]["max_rows"]) < d["attention"]["max_rows"]
     l2 = d["depths"]["l2"]
     for col in range(columns):
         kv3, out3 = FIFOS.get(f"kv_l3l2_{col}"), FIFOS.get(f"out_l2l3_{col}")
@@ -206,14 +217,32 @@ def check(family, tile, contract, shape, columns=8):
         if any(j < loop for j, e in enumerate(ev) if e[1] == "call"):
             errors.append(f"{label}: {core} calls a kernel outside its loop over the rounds")
         # The widening's first row: stored once the round's rows are known and before the chunk slot's update
-        # (the next round's chunk), then read on the first block step before its block call.
+        # (the next round's chunk), then read on the first block step before its block call (in place); or,
+        # in the decode layout, the step's mask row copied into the core's own mask buffer before the call,
+        # which takes that buffer.
         scalars = w.fn_args[10]
+        n_bufs = 12 if apart else 11
+        mask_buf = w.fn_args[11] if apart else None
+        if len(w.fn_args) != n_bufs + len(want_syms) or (apart and (
+                not isinstance(mask_buf, Buffer) or mask_buf.name != f"mask_{col}_{r}" or
+                mask_buf.obj_type[1] != (d["attention"]["max_rows"] * d["attention"]["kv_block"] * 2 // 4,))):
+            errors.append(f"{label}: {core}'s arguments {[getattr(a, 'name', a) for a in w.fn_args[:n_bufs]]}, "
+                          f"{'a' if apart else 'no'} mask buffer of 16 rows x 32 halves expected")
+            continue
         slot = lambda kind, name: [j for j, e in enumerate(ev) if e[1] == kind and e[2] is scalars and
                                    e[3] == design.IronOps.SLOTS.index(name)]
         row0_w, chunk_w, row0_r = slot("write", "row0"), slot("write", "chunk"), slot("read", "row0")
         acq = [j for j, e in enumerate(ev) if e[1] == "acquire" and e[2] is kv_in]
         blocks = [j for j, e in enumerate(ev) if e[1] == "call" and e[2].name.startswith("fa_block")]
-        if len(row0_w) != 1 or not loop < row0_w[0] < max(chunk_w) or len(acq) < 2 or \
+        first_block = ev[min(blocks)] if blocks else None
+        if apart:
+            mask_w = [j for j, e in enumerate(ev) if e[1] == "write" and e[2] is mask_buf]
+            if len(acq) < 2 or not any(acq[1] < j < min(blocks) for j in mask_w) or \
+                    not any(a is mask_buf for a in first_block[3]):
+                errors.append(f"{label}: {core} writes its mask buffer at {mask_w[:4]} (kv acquisitions {acq[:3]}, "
+                              f"first block call {min(blocks)}, on the buffer: "
+                              f"{any(a is mask_buf for a in first_block[3])})")
+        elif len(row0_w) != 1 or not loop < row0_w[0] < max(chunk_w) or len(acq) < 2 or \
                 not any(acq[1] < j < min(blocks) for j in row0_r):
             errors.append(f"{label}: {core} keeps the task's first row at {row0_w} (chunk updates {chunk_w}, reads "
                           f"{row0_r}, kv acquisitions {acq[:3]}, first block call {min(blocks)})")
@@ -225,12 +254,18 @@ def check(family, tile, contract, shape, columns=8):
             errors.append(f"{label}: core {i}: {len(writes)} RTP writes and {len(sets)} barrier sets, words first")
 
 
+# One-token shapes on both layouts (decode by default, attention forced), with and without a mask; prefill on
+# the attention layout.
 for fam, tiles in (("f16", (32, 64, 128)), ("q8_0", (64, 128))):
     for t in tiles:
         for contract in (0, 1):
-            check(fam, t, contract, design.Shape(d=t, n_kv=4096, scale=0.1))
-check("f16", 128, 0, design.Shape(d=128, n_kv=512, n_tokens=512, scale=0.1))
-check("q8_0", 64, 0, design.Shape(d=64, n_kv=33, n_head=8, n_head_kv=8, scale=0.1), columns=2)
+            check(fam, t, contract, design.Shape(d=t, n_kv=4096, scale=0.1), want_layout="decode")
+            check(fam, t, contract, design.Shape(d=t, n_kv=4096, scale=0.1), layout="attention")
+        check(fam, t, 0, design.Shape(d=t, n_kv=4096, has_mask=False, scale=0.1), want_layout="decode")
+check("f16", 128, 0, design.Shape(d=128, n_kv=512, n_tokens=512, scale=0.1), want_layout="attention")
+check("q8_0", 64, 0, design.Shape(d=64, n_kv=33, n_head=8, n_head_kv=8, scale=0.1), columns=2, want_layout="decode")
+check("q8_0", 64, 0, design.Shape(d=64, n_kv=33, n_head=8, n_head_kv=8, n_tokens=3, scale=0.1), columns=2,
+      want_layout="attention")
 print(f"flash_attn IRON program on stand-ins: {len(errors)} problem(s)")
 for e in errors[:20]:
     print("FAIL:", e)

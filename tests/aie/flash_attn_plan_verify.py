@@ -9,7 +9,10 @@ against the simulator's engine:
     memory-tile memory, the columns the tasks fill, the shim's phases BD by BD (each kv object's BDs adding up
     to the object) and the DRAM traffic they move, the slopes operand's layout (each task's 16 values its rows'
     heads'), over a few hundred shapes (decode and prefill, GQA ratios 1..8, every head dim, n_kv from 1 to
-    40000, both caches, both programs, with and without a mask, the default columns or 1..8);
+    40000, both caches, both programs, with and without a mask, the default columns or 1..8), each on the
+    layout of fewest task_tokens that holds its tasks (decode: kv_decode objects of one mask row, a block
+    step's tail read with its filler, a 1024-byte mask buffer per core) and one-token shapes again on the
+    attention layout, forced;
   - design.replay_core (the same core_program IRON traces, run on a core's words) against the engine's
     calls: per core and round, the task's calls as run_part and the merge loop make them (fa_prepare_q_bfp16
     with the bfp16 programs, fa_init_f32, one block call per block of the part with its valid rows n, then on
@@ -18,8 +21,10 @@ against the simulator's engine:
     the round's output object; the states read back from the state steps' objects, in order); the q step's
     copies (the slopes from word 0, the query rows from word 16); the mask widening modelled copy by copy
     (every copy a whole mask row within the block object's mask rows, none without a mask, and at each block
-    call row i holding token (row0 + i) / ratio's row); the kv and out objects acquired as the column's lockstep needs (1 + steps + state_steps and 1 or 2 per round);
-  - a few plans held to numbers worked out by hand; a mask per head refused;
+    call row i holding token (row0 + i) / ratio's row; in the decode layout every copy the step's one row into
+    the core's mask buffer, which the block call takes, its rows written on that step); the kv and out objects acquired as the column's lockstep needs (1 + steps + state_steps and 1 or 2 per round);
+  - a few plans held to numbers worked out by hand; the layout each shape takes; the decode layout forced on
+    a task of 2 tokens refused; a mask per head refused;
   - each description variant in <variants dir> (written by check_design_flash_attn.sh) fails the checks its
     name says (exit 1), or is refused (exit 2) when its name starts with "refused-".
 
@@ -67,11 +72,26 @@ def engine_parts(blocks, parts):
     return out
 
 
-def sizes(family, d):
+def sizes(family, d, layout="attention"):
+    """Row bytes, the layout's kv object, the state, the layout's mask rows per block step: the attention
+    layout's object holds a block step of 16 mask rows; the decode layout's (kv_decode) one of a single mask
+    row, and as many states as the attention layout's (so as many state steps)."""
     rb = 2 * d if family == "f16" else d // 32 * 34
     state = 4 * (2 * ROWS + ROWS * d)
     kv = max(2 * BLK * rb + ROWS * BLK * 2, 4 * ROWS * d + 4 * ROWS, state)
-    return rb, kv, state
+    if layout == "attention":
+        return rb, kv, state, ROWS
+    return rb, max(2 * BLK * rb + BLK * 2, 4 * ROWS * d + 4 * ROWS, kv // state * state), state, 1
+
+
+def expected_layout(n_head, n_head_kv, tokens, n_seq):
+    """The layout of fewest task_tokens (decode 1, attention 16) that holds the largest task's tokens."""
+    ratio = n_head // n_head_kv
+    chunks, chunk_rows = engine_split(n_head, n_head_kv, tokens, n_seq, 1, 32)[:2]
+    gr = ratio * tokens
+    most = max((c * chunk_rows + min(chunk_rows, gr - c * chunk_rows) - 1) // ratio - c * chunk_rows // ratio + 1
+               for c in range(chunks))
+    return "decode" if most <= 1 else "attention"
 
 
 def engine_calls(family, contract, d, rows, n_kv, part_list, scale):
@@ -105,10 +125,10 @@ def runs(row0, n, ratio):
     return first + last + int(t1 - t0 + 1 - first - last > 0)
 
 
-def column_round(family, d, mask, ratio, core_tasks, parts, steps, state_steps):
+def column_round(family, d, mask, ratio, core_tasks, parts, steps, state_steps, layout="attention"):
     """The BDs of one column and round, per phase, as (kind, bytes, BDs) per core: core_tasks[r] is core row
     r's (row0, rows, part) or None. Each kv object's BDs must add up to the object."""
-    rb, kv, state = sizes(family, d)
+    rb, kv, state, tt = sizes(family, d, layout)
     spo = kv // state
     q, block, drain = [], [], []
     states = [[] for _ in range(state_steps)]
@@ -126,13 +146,16 @@ def column_round(family, d, mask, ratio, core_tasks, parts, steps, state_steps):
             qb.append(("filler", kv - 4 * ROWS - 4 * d * n, 1))
         q.append(qb)
         bb = [("k", BLK * rb, 1), ("v", BLK * rb, 1)]
+        # The object past K, V and its mask rows (a decode object padded to hold its states) read with the mask
+        # rows' filler: one BD for both.
+        tail = kv - 2 * BLK * rb - tt * 2 * BLK
         if mask:
             tokens = (row0 + n - 1) // ratio - row0 // ratio + 1
             bb.append(("mask", tokens * 2 * BLK, 1))
-            if tokens < ROWS:
-                bb.append(("filler", (ROWS - tokens) * 2 * BLK, 1))
+            if (tt - tokens) * 2 * BLK + tail > 0:
+                bb.append(("filler", (tt - tokens) * 2 * BLK + tail, 1))
         else:
-            bb.append(("filler", ROWS * 2 * BLK, 1))
+            bb.append(("filler", tt * 2 * BLK + tail, 1))
         block.append(bb)
         for j in range(state_steps):
             if part == 0:
@@ -155,12 +178,18 @@ TRAFFIC_KEYS = {"q", "slopes", "k", "v", "mask", "filler", "partials_read", "out
                 "read", "written"}
 
 
-def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, cols=None, mask=True, replay=True):
+def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, cols=None, mask=True, replay=True,
+                layout=None):
     scale = 1.0 / math.sqrt(d)
     shape = design.Shape(d=d, n_kv=n_kv, n_tokens=tokens, n_head=n_head, n_head_kv=n_head_kv, n_seq=n_seq,
                          n_seq_kv=1, has_mask=mask, scale=scale)
-    label = f"{family} d{d} c{contract} {tokens}x{n_head}/{n_head_kv} kv{n_kv} seq{n_seq} cols{cols} mask{int(mask)}"
-    p = design.make_plan(desc, family, d, shape, cols, contract)
+    label = (f"{family} d{d} c{contract} {tokens}x{n_head}/{n_head_kv} kv{n_kv} seq{n_seq} cols{cols} mask{int(mask)} "
+             f"layout {layout or 'default'}")
+    p = design.make_plan(desc, family, d, shape, cols, contract, layout)
+    lay = layout or expected_layout(n_head, n_head_kv, tokens, n_seq)
+    if p.layout != lay:
+        errors.append(f"{label}: layout {p.layout}, the fewest task_tokens holding its tasks give {lay}")
+        return p
     bad = [f"{w}: {det}" for w, ok, det in p.checks if not ok]
     if bad:
         errors.append(f"{label}: checks failed: {bad}")
@@ -177,7 +206,7 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
         errors.append(f"{label}: {p.columns} columns, the tasks fill {columns}")
         return p
     rounds = -(-groups // (columns * slots))
-    rb, kv, state = sizes(family, d)
+    rb, kv, state, tt = sizes(family, d, lay)
     spo = kv // state
     state_steps = 0 if parts == 1 else -(-parts // spo)
     plist = engine_parts(blocks, parts)
@@ -189,6 +218,8 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
     group_rows = ratio * tokens
     # The core memory: the FIFO objects, the core's own buffers, 18 words, stack.
     mem = 2 * kv + state + 4 * ROWS * d + 4 * ROWS + 4 * ROWS * BLK + (d // 8) * 2 * 3 * 72 + 4 * 18 + 2688
+    if tt < ROWS:
+        mem += ROWS * BLK * 2  # the decode layout's mask buffer: 16 rows of 32 halves
     if family == "q8_0":
         mem += 8 * d + (8 * 2 * BLK * (d // 32) + (d // 32) * 4 * 3 * 128 + 4 * 4 * 64)
     if sum(p.core_bytes.values()) != mem:
@@ -208,7 +239,7 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
                 g = (kk * columns + c) * slots + slot
                 core_tasks.append(((g % chunks) * chunk_rows, task_rows[g], part)
                                   if slot < slots and g < groups else None)
-            ph = column_round(family, d, mask, ratio, core_tasks, parts, steps, state_steps)
+            ph = column_round(family, d, mask, ratio, core_tasks, parts, steps, state_steps, lay)
             for name, phase in ph.items():
                 lists = phase if name == "states" else [phase]
                 for chain in lists:
@@ -233,8 +264,10 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
         errors.append(f"{label}: shim chains {p.bds}; recomputed {chains}, {-(-steps // 64)} block task(s) per round")
     # The slopes operand: a task's 16 values from slope_index are its rows' heads' slopes.
     per = 16 + ratio
+    # Its zero region: the largest kv object of either layout, one operand for both.
+    zeros = max(sizes(family, d, "attention")[1], sizes(family, d, "decode")[1])
     if p.slopes != {"per KV head": per, "zero region at": -(-4 * n_head_kv * per // 64) * 64,
-                    "zero region bytes": kv, "bytes": -(-4 * n_head_kv * per // 64) * 64 + kv}:
+                    "zero region bytes": zeros, "bytes": -(-4 * n_head_kv * per // 64) * 64 + zeros}:
         errors.append(f"{label}: slopes operand {p.slopes}")
     values = [h * ratio + i % ratio for h in range(n_head_kv) for i in range(per)]  # each value's query head
     for g in range(groups):
@@ -282,10 +315,13 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
                           f"({len(calls)} against {len(want_calls)})")
             return p
         # The buffers: the slopes from word 0 and the query rows from word 16 of the q step; the blocks on the
-        # object just acquired (V, mask at 32 and 64 rows), its mask rows widened before the call, the state the
-        # round's first output object; the merge on the second output object, from the state steps' objects in
-        # order.
+        # object just acquired (V, mask at 32 and 64 rows), its mask rows widened before the call (in place, or
+        # in the decode layout copied into the core's mask buffer: every row of the task the step's one row,
+        # the filler's zeros without a mask), the state the round's first output object; the merge on the
+        # second output object, from the state steps' objects in order.
         rw = rb // 4
+        apart = tt < ROWS
+        mask_buf = [None] * ROWS  # the decode layout's buffer: per row (the step that wrote it, its token)
         kv_seen, out_seen, states = 0, 0, []
         per_round = 1 + steps + state_steps
         mask_rows = None  # the current block step's mask rows: the token each holds, None for filler
@@ -306,11 +342,19 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
                 if e[1:] != want_copy or (kv_seen - 1) % per_round != 0:
                     errors.append(f"{label}: core {ci} copies {e[1:]}, the q step's layout gives {want_copy}")
                     return p
+            elif e[0] == "copy" and e[1] == "mask":
+                _, dst, at, src, src_at, n = e
+                if not apart or mask_rows is None or src != f"kv:{kv_seen}" or src_at != mask_w or n != BLK // 2 or \
+                        at % (BLK // 2) or not 0 <= at // (BLK // 2) < ROWS:
+                    errors.append(f"{label}: core {ci} copies {e[1:]} (the step's one mask row is words {mask_w} to "
+                                  f"{mask_w + BLK // 2} of kv:{kv_seen}, the buffer {ROWS} rows of {BLK // 2} words)")
+                    return p
+                mask_buf[at // (BLK // 2)] = (kv_seen, mask_rows[0])
             elif e[0] == "copy" and e[1].startswith("kv:"):
                 _, dst, at, src, src_at, n = e
                 inside = lambda w: mask_w <= w and w + BLK // 2 <= mask_w + ROWS * BLK // 2 and \
                     (w - mask_w) % (BLK // 2) == 0 and w + BLK // 2 <= kv // 4
-                if mask_rows is None or not mask or dst != src or dst != f"kv:{kv_seen}" or n != BLK // 2 or \
+                if apart or mask_rows is None or not mask or dst != src or dst != f"kv:{kv_seen}" or n != BLK // 2 or \
                         not inside(at) or not inside(src_at):
                     errors.append(f"{label}: core {ci} copies {e[1:]} (a block step's mask rows are words {mask_w} "
                                   f"to {mask_w + ROWS * BLK // 2} of kv:{kv_seen}, {'a' if mask else 'no'} mask)")
@@ -319,16 +363,19 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
             elif e[0].startswith("fa_block"):
                 obj = f"kv:{kv_seen}"
                 k_arg = 3 if e[0].endswith("bfp16") else 2
-                if e[k_arg:k_arg + 2] != (obj, f"{obj}+{BLK * rw}") or f"{obj}+{2 * BLK * rw}" not in e \
+                mask_arg = "mask" if apart else f"{obj}+{2 * BLK * rw}"
+                if e[k_arg:k_arg + 2] != (obj, f"{obj}+{BLK * rw}") or mask_arg not in e \
                         or f"out:{out_seen}" not in e or e[1] != "q":
                     errors.append(f"{label}: core {ci} {e[0]} on {e[1:]} while holding {obj} and out:{out_seen}")
                     return p
                 rnd = (kv_seen - 1) // per_round
                 row0 = (tasks[rnd] % chunks) * chunk_rows
                 want_rows = [(row0 + i) // ratio if mask else None for i in range(task_rows[tasks[rnd]])]
-                if mask_rows is None or mask_rows[:len(want_rows)] != want_rows:
-                    errors.append(f"{label}: core {ci} calls {e[0]} on mask rows of tokens {mask_rows}, its query rows "
-                                  f"need {want_rows}")
+                seen = mask_buf[:len(want_rows)] if apart else mask_rows and mask_rows[:len(want_rows)]
+                want_seen = [(kv_seen, t) for t in want_rows] if apart else want_rows
+                if mask_rows is None or seen != want_seen:
+                    errors.append(f"{label}: core {ci} calls {e[0]} on mask rows of tokens {seen}, its query rows "
+                                  f"need {want_seen}")
                     return p
             elif e[0] == "copy" and e[1].startswith("out:") and e[3].startswith("kv:"):
                 states.append((e[3], e[4]))
@@ -358,8 +405,8 @@ rng = random.Random(20261206)
 count = 0
 # Llama-3.1-8B decode (32/8 heads, one token, head dim 128, 4096 positions, a mask): 8 tasks of 4 rows (one
 # token, mask_ratio 4), 128 blocks, 4 parts of 32 blocks on a column each; part 0 merges 4 states, 2 per kv
-# object (17408 / 8320).
-p = check_shape("f16", 128, 0, 32, 8, 1, 4096)
+# object (17408 / 8320). The attention layout, forced (a one-token shape takes the decode layout, below).
+p = check_shape("f16", 128, 0, 32, 8, 1, 4096, layout="attention")
 hand("8B decode split", p, (p.split["parts"], p.split["blocks"], p.slots, p.rounds, p.columns, p.steps["states"]),
      (4, 128, 1, 1, 8, 2))
 hand("8B decode column 3 row 4", p, (p.cores[14]["words"]["block0"], p.cores[14]["words"]["part_blocks"],
@@ -383,6 +430,38 @@ hand("8B decode chains: q 4 x (slopes, 1 run, filler), blocks 4 x (K, V, mask, f
                         p.bds["state step chain (largest)"], p.bds["drain chain (largest)"]), (12, 16, 5, 5))
 hand("8B decode slopes operand: 8 x (16 + 4) fp32 = 640 bytes, then 17408 zeros", p,
      (p.slopes["zero region at"], p.slopes["bytes"]), (640, 18048))
+# The same shape on the decode layout (the default for one token): kv_decode 16640 = 2 states of 8320 (a block
+# step of one mask row is 16448, 192 bytes of tail). Per column: q step 4 x (16640 - 64 - 2048); 32 block steps
+# of 4 x (K, V, one mask row, the 192-byte tail); 2 state steps, part 0 2 x 8320 and no filler, the 3 others
+# 16640 each. Core memory: 2 x 16640 + 8320 + the same buffers + the 1024-byte mask buffer.
+p = check_shape("f16", 128, 0, 32, 8, 1, 4096)
+hand("8B decode, decode layout: layout, kv object, block bytes", p, (p.layout, p.objects["kv"], p.objects["block"]),
+     ("decode", 16640, 16448))
+hand("8B decode, decode layout: filler", p, p.traffic["filler"], 8 * (4 * 14528 + 32 * 4 * 192 + 3 * 2 * 16640))
+hand("8B decode, decode layout: read, written, mask", p, (p.traffic["read"], p.traffic["written"], p.traffic["mask"]),
+     (8 * 4 * 35 * 16640, 532480, 65536))
+hand("8B decode, decode layout: read 18636800, filler 1460224", p, (p.traffic["read"], p.traffic["filler"]),
+     (18636800, 1460224))
+hand("8B decode, decode layout: chains q 12, blocks 4 x (K, V, mask, tail), states 1 + 3, drain 5", p,
+     (p.bds["q step chain (largest)"], p.bds["block step chain (largest)"], p.bds["state step chain (largest)"],
+      p.bds["drain chain (largest)"]), (12, 16, 4, 5))
+hand("F16 128 decode layout core memory: 63112 - 2 x 768 + 1024", p, sum(p.core_bytes.values()), 62600)
+hand("8B decode, decode layout: the same slopes operand (17408 zeros, the larger object)", p,
+     (p.slopes["zero region at"], p.slopes["bytes"]), (640, 18048))
+# Q8_0 128 on the decode layout: kv_decode 8768 = the block step of one mask row (2 x 32 x 136 + 64), no tail,
+# one state per object (4 state steps, part 0's with 448 filler, the 3 others 8768 each).
+p = check_shape("q8_0", 128, 0, 32, 8, 1, 4096)
+hand("Q8_0 8B decode, decode layout: kv, filler, read", p,
+     (p.layout, p.objects["kv"], p.steps["states"], p.traffic["filler"], p.traffic["read"]),
+     ("decode", 8768, 4, 8 * (4 * (8768 - 64 - 2048) + 4 * (448 + 3 * 8768)), 8 * 4 * 37 * 8768))
+hand("Q8_0 8B decode, decode layout: block chain 4 x (K, V, mask)", p, p.bds["block step chain (largest)"], 12)
+# Two sequences over one KV sequence, 8/2 heads at head dim 64, 700 positions (22 blocks): 4 tasks of one token,
+# 4 parts (6, 6, 5, 5 blocks), 4 columns; kv_decode 8448 (block 8256, tail 192), 2 states per object.
+p = check_shape("f16", 64, 0, 8, 2, 1, 700, n_seq=2)
+hand("2 sequences, decode layout: columns, parts, steps, state steps", p,
+     (p.layout, p.columns, p.split["parts"], p.steps["blocks"], p.steps["states"]), ("decode", 4, 4, 6, 2))
+hand("2 sequences, decode layout: filler", p, p.traffic["filler"],
+     4 * (4 * (8448 - 64 - 4 * 64 * 4) + 6 * 4 * 192 + 3 * 2 * 8448))
 # 7 tokens of 4/2 heads at head dim 64, 256 positions: 2 tasks of 14 rows (7 tokens), 8 blocks in 4 parts of 2:
 # 2 columns. Per core a block step: K, V 32 x 128 bytes, 7 mask rows and 9 x 64 filler (9216 in all).
 p = check_shape("f16", 64, 0, 4, 2, 7, 256)
@@ -396,7 +475,7 @@ hand("7 tokens, 2 KV heads: traffic", p, p.traffic,
 hand("7 tokens, 2 KV heads: read 368640, filler 167424", p, (p.traffic["read"], p.traffic["filler"]), (368640, 167424))
 # Q8_0 decode without a mask, 8/8 heads: one row per task, 1000 positions = 32 blocks, 8 per part; the last
 # block's 32 rows read whole (1024 rows of 136 bytes per KV head, 1000 of them data); one state per kv object.
-p = check_shape("q8_0", 128, 0, 8, 8, 1, 1000, mask=False)
+p = check_shape("q8_0", 128, 0, 8, 8, 1, 1000, mask=False, layout="attention")
 hand("Q8_0 128 core memory: 57988 + a word", p, sum(p.core_bytes.values()), 57992)
 hand("1000 positions: 32 blocks of 8 per part, 4 state steps, no mask", p,
      (p.split["blocks"], p.steps["blocks"], p.steps["states"], p.cores[0]["words"]["mask_ratio"]), (32, 8, 4, 0))
@@ -408,7 +487,20 @@ hand("Q8_0 decode without a mask: traffic", p, tuple(p.traffic[x] for x in sorte
            for x in sorted(p.traffic)))
 hand("Q8_0 decode without a mask: chains (K, V, one filler BD per core)", p,
      (p.bds["q step chain (largest)"], p.bds["block step chain (largest)"]), (12, 12))
-p = check_shape("f16", 64, 1, 32, 8, 1, 70, cols=8)
+# The same on the decode layout: kv_decode 8768, a block step's mask row 64 bytes of filler and no tail.
+p = check_shape("q8_0", 128, 0, 8, 8, 1, 1000, mask=False)
+hand("Q8_0 decode without a mask, decode layout: filler, read, core memory", p,
+     (p.traffic["filler"], p.traffic["read"], sum(p.core_bytes.values())),
+     (32 * (8768 - 64 - 512) + 32 * 8 * 64 + 8 * (4 * 448 + 3 * 4 * 8768), 8 * 4 * 13 * 8768, 57992 - 2 * 960 + 1024))
+hand("Q8_0 decode without a mask, decode layout: chains (K, V, one filler BD per core)", p,
+     (p.bds["q step chain (largest)"], p.bds["block step chain (largest)"]), (12, 12))
+# F16 128 without a mask on the decode layout: the 64 bytes of the mask row's zeros and the 192-byte tail in one
+# filler BD, 256 bytes a step.
+p = check_shape("f16", 128, 0, 8, 8, 1, 1000, mask=False)
+hand("F16 decode without a mask, decode layout: block chain 4 x (K, V, filler), block filler", p,
+     (p.bds["block step chain (largest)"], p.traffic["filler"] - 32 * (16640 - 64 - 512) - 8 * (3 * 2 * 16640)),
+     (12, 32 * 8 * 256))
+p = check_shape("f16", 64, 1, 32, 8, 1, 70, cols=8, layout="attention")
 hand("70 positions: 3 parts, one task per column, row 5 idle", p,
      (p.split["parts"], p.slots, p.cores[3]["words"]["tasks"], p.cores[0]["words"]["part_blocks"]), (3, 1, 0, 1))
 hand("F16 64 core memory: 35076 + a word", p, sum(p.core_bytes.values()), 35080)
@@ -429,7 +521,24 @@ hand("pp512: 128 chunks of 16 rows per KV head, 1024 tasks, 32 rounds", p,
 p = check_shape("f16", 64, 0, 48, 16, 7, 100)
 hand("ratio 3, chunks cut inside tokens: mask bytes, q step and drain chains", p,
      (p.traffic["mask"], p.bds["q step chain (largest)"], p.bds["drain chain (largest)"]), (32768, 16, 12))
-count += 11
+# The layout: decode for every one-token shape, attention once a task holds two tokens; and by the rule
+# (fewest task_tokens holding the largest task), decode too when every chunk is one token's heads (16 heads per
+# KV head, 2 tokens: 2 chunks of 16 rows).
+for n_head, n_head_kv, tokens, want in ((32, 8, 1, "decode"), (8, 8, 1, "decode"), (64, 2, 1, "decode"),
+                                        (32, 8, 2, "attention"), (8, 8, 2, "attention"), (32, 8, 512, "attention"),
+                                        (28, 4, 3, "attention"), (32, 2, 2, "decode"), (48, 2, 2, "attention")):
+    lp = design.make_plan(desc, "f16", 64, design.Shape(d=64, n_kv=256, n_tokens=tokens, n_head=n_head,
+                                                         n_head_kv=n_head_kv, scale=0.125))
+    hand(f"layout of {tokens} token(s), {n_head}/{n_head_kv} heads", lp, lp.layout, want)
+# Forcing the decode layout on a task of two tokens is refused; the attention layout takes any.
+try:
+    design.make_plan(desc, "f16", 64, design.Shape(d=64, n_kv=256, n_tokens=2, n_head=8, n_head_kv=8, scale=0.1),
+                     layout="decode")
+    errors.append("the decode layout was planned for a task of 2 tokens")
+except design.PlanError as e:
+    if "this shape's largest task has 2" not in str(e):
+        errors.append(f"the decode layout for 2 tokens refused as {e}")
+count += 21
 for _ in range(320):
     family = rng.choice(["f16", "q8_0"])
     d = rng.choice([32, 64, 128] if family == "f16" else [64, 128])
@@ -439,9 +548,14 @@ for _ in range(320):
     n_kv = rng.choice([1, 2, 31, 32, 33, 64, 95, 100, 256, 1000, 4096, rng.randint(1, 40000)])
     cols = rng.choice([None, None, None, 8, 1, 2, 4, 5])
     big = tokens * ratio * n_head_kv * ((n_kv + 31) // 32) > 40000
-    check_shape(family, d, rng.randint(0, 1), ratio * n_head_kv, n_head_kv, tokens, n_kv, rng.choice([1, 1, 2]), cols,
-                rng.random() < 0.8, replay=not big)
+    contract, n_seq, mask = rng.randint(0, 1), rng.choice([1, 1, 2]), rng.random() < 0.8
+    check_shape(family, d, contract, ratio * n_head_kv, n_head_kv, tokens, n_kv, n_seq, cols, mask, replay=not big)
     count += 1
+    if tokens == 1:
+        # The attention layout still takes one-token shapes (forced): both layouts on every decode shape.
+        check_shape(family, d, contract, ratio * n_head_kv, n_head_kv, tokens, n_kv, n_seq, cols, mask,
+                    replay=not big, layout="attention")
+        count += 1
 # A mask per head is refused.
 try:
     design.make_plan(desc, "f16", 128, design.Shape(d=128, n_kv=256, mask_heads=8, scale=0.1))
@@ -455,23 +569,27 @@ expect = {"kv-size": "objects: the description's kv and state", "depth3": "core 
           "no-slopes": "host_written", "tile256": "family f16 tiles", "no-release": "barrier: released",
           "phase17": "shim: a phase's BD ids", "phase-twice": "shim: a phase's BD ids",
           "lanes16": "attention constants", "kv-order": "kv object layout", "q-order": "kv object layout",
-          "rtp-v1": "RTP words: the core program's"}
+          "rtp-v1": "RTP words: the core program's", "kv-decode-size": "objects: the description's kv and state",
+          "decode-tokens0": "layouts: task_tokens", "attention-tokens17": "layouts: task_tokens",
+          "kv-decode-odd": "objects: whole 32-bit words"}
 for name in sorted(os.listdir(variants)):
     path = os.path.join(variants, name)
     stem = name[:-5]
-    try:
-        vd = design.load_description(path)
-        vp = design.make_plan(vd, "f16", 128, design.Shape(d=128, n_kv=4096, scale=0.088))
-    except design.PlanError as e:
-        if not stem.startswith("refused-"):
-            errors.append(f"variant {stem}: refused ({e}), expected a failing check")
-        continue
-    if stem.startswith("refused-"):
-        errors.append(f"variant {stem}: planned, expected a refusal")
-        continue
-    failed = [w for w, ok, _ in vp.checks if not ok]
-    if not any(expect[stem] in w for w in failed):
-        errors.append(f"variant {stem}: failed {failed}, expected '{expect[stem]}'")
+    # On a decode shape (one token) and a prefill one (4 tokens of 4 heads per KV head): both layouts.
+    for tokens in (1, 4):
+        try:
+            vd = design.load_description(path)
+            vp = design.make_plan(vd, "f16", 128, design.Shape(d=128, n_kv=4096, n_tokens=tokens, scale=0.088))
+        except design.PlanError as e:
+            if not stem.startswith("refused-"):
+                errors.append(f"variant {stem}, {tokens} token(s): refused ({e}), expected a failing check")
+            continue
+        if stem.startswith("refused-"):
+            errors.append(f"variant {stem}, {tokens} token(s): planned, expected a refusal")
+            continue
+        failed = [w for w, ok, _ in vp.checks if not ok]
+        if not any(expect[stem] in w for w in failed):
+            errors.append(f"variant {stem}, {tokens} token(s) ({vp.layout}): failed {failed}, expected '{expect[stem]}'")
 
 print(f"flash_attn plans: {count} shapes recomputed and replayed, {len(os.listdir(variants))} variants")
 if errors:

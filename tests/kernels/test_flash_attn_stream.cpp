@@ -145,7 +145,8 @@ FlashAttnParams params_of(const Case & c, int64_t kv_row_bytes, int64_t mask_row
 
 // As llama.cpp lays them out: q, the mask and out in one compute buffer, K and V in the cache's buffer
 // (`separate`: each operand in a buffer of its own). K is last in its buffer, `trim_k_bytes` short.
-FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int64_t trim_k_bytes = 0, bool separate = false) {
+FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int64_t trim_k_bytes = 0, bool separate = false,
+          const std::string & layout = "") {
     const size_t out_n = static_cast<size_t>(c.d * c.n_head * c.n_tokens * c.n_seq);
     auto up = [](size_t n) { return (n + 63) / 64 * 64; };
     const size_t q_at = 0, mask_at = up(x.q.size() * 4), out_at = mask_at + up(x.mask.size() * 2);
@@ -174,7 +175,7 @@ FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int
     ThreadPool pool(2);
     FaRun r;
     if (stream) {
-        r.st = sim_run_flash_attns_stream({to_invocation(f)}, pool, ctx, &r.refused);
+        r.st = sim_run_flash_attns_stream({to_invocation(f)}, pool, ctx, &r.refused, layout);
     } else {
         r.st = sim_run_flash_attns({to_invocation(f)}, pool);
     }
@@ -242,7 +243,7 @@ void expect_near_reference(const Case & c, const Data & x, const std::vector<flo
 }
 
 const Case kCases[] = {
-    {128, 256, 1, 32, 8},                               // an 8B decode token: 8 tasks, 4 parts each, 2 state steps
+    {128, 256, 1, 32, 8},                               // an 8B decode token (the decode layout): 8 tasks, 4 parts each, 2 state steps
     {128, 1000, 1, 8, 8, 1, 1, false, true},            // Q8_0, no mask, a last block of 8 rows
     {64, 113, 7, 4, 2},                                 // prefill of 7 tokens, GQA 2: 2 tasks of 4 parts, a short last block
     {64, 300, 5, 12, 4, 1, 1, true, true, false},       // Q8_0 fp32 program, ratio 3: chunks start inside a token
@@ -250,6 +251,7 @@ const Case kCases[] = {
     {64, 96, 3, 8, 1, 2, 1, true, false, true, 8.0f},   // 2 sequences over one KV sequence, ALiBi, GQA 8
     {128, 2200, 2, 32, 8},                              // 69 blocks: parts of 18 and 17 blocks, the shorter wrapping
     {64, 64, 40, 8, 8},                                 // 40 tokens x 8 heads: 24 tasks of 14, 14 and 12 rows on 6 columns
+    {64, 500, 1, 32, 1, 2, 2},                          // decode of 2 sequences, 32 heads on one KV head: tasks of 16 rows of one token
 };
 
 }  // namespace
@@ -268,6 +270,34 @@ TEST(FlashAttnStream, OutputIsTheKernelsModesBitsAndAttentionInDouble) {
     }
 }
 
+// A decoded token runs on the decode layout (kv objects of one mask row, the core widening it into a
+// buffer of its own) unless told otherwise; on the attention layout's xclbin it gives the same bits.
+TEST(FlashAttnStream, DecodeTokensRunTheDecodeLayoutAndTheAttentionLayoutAlike) {
+    const DesignRead & design = built_in_design(kFlashAttnDesign);
+    ASSERT_TRUE(design.ok()) << design.error;
+    StreamContexts ctx;
+    for (const Case & c : kCases) {
+        if (c.n_tokens != 1) continue;
+        SCOPED_TRACE(name_of(c));
+        const Data x = make(c);
+        const int64_t row = c.q8 ? c.n_head_kv * c.d / 32 * kQ8Block : c.n_head_kv * c.d * 2;
+        EXPECT_EQ(build_attention_sequence(design.design, attention_shape(params_of(c, row, x.mask_row), flash_attn_variant(c.bfp16, c.q8))).layout,
+                  "decode");
+        const FaRun chosen = run(c, x, true, ctx);
+        ASSERT_TRUE(chosen.st.ok) << chosen.st.message;
+        const FaRun attention = run(c, x, true, ctx, 0, false, "attention");
+        ASSERT_TRUE(attention.st.ok) << attention.st.message;
+        ASSERT_EQ(0, std::memcmp(chosen.out.data(), attention.out.data(), chosen.out.size() * 4)) << "the two layouts differ";
+    }
+    // A task of two tokens has no room in the decode layout's objects: refused before anything runs.
+    const Case two{64, 100, 2, 4, 4};
+    const Data x = make(two);
+    const FaRun r = run(two, x, true, ctx, 0, false, "decode");
+    EXPECT_FALSE(r.st.ok);
+    EXPECT_TRUE(r.refused);
+    EXPECT_NE(r.st.message.find("holds tasks of 1 token"), std::string::npos) << r.st.message;
+}
+
 // The figures aie/flash_attn/design.py --print-plan gives for three shapes (its own recomputation of the
 // plan, tests/aie/check_design_flash_attn.sh): the stream moves exactly what the plan counts.
 TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
@@ -275,19 +305,39 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
     ASSERT_TRUE(design.ok()) << design.error;
     struct Want {
         Case                                         c;
+        const char *                                 layout;  // design.py --layout ("": its choice)
         int                                          columns;
         std::vector<std::pair<const char *, uint64_t>> bytes;
     };
     const Want wants[] = {
         {{128, 4096, 1, 32, 8},
+         "attention",
          8,
          {{"q", 65536}, {"slopes", 2048}, {"k", 8388608}, {"v", 8388608}, {"mask", 65536}, {"filler", 2320384}, {"partials_read", 266240},
           {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
+        // The decode layout, design.py's choice for one token: 64 bytes of mask rows a block step, not 1024.
+        {{128, 4096, 1, 32, 8},
+         "",
+         8,
+         {{"q", 65536}, {"slopes", 2048}, {"k", 8388608}, {"v", 8388608}, {"mask", 65536}, {"filler", 1460224}, {"partials_read", 266240},
+          {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
+        {{128, 4096, 1, 32, 8, 1, 1, true, true},
+         "",
+         8,
+         {{"q", 65536}, {"slopes", 2048}, {"k", 4456448}, {"v", 4456448}, {"mask", 65536}, {"filler", 1069056}, {"partials_read", 266240},
+          {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
+        {{64, 700, 1, 8, 2, 2, 1},
+         "",
+         4,
+         {{"q", 16384}, {"slopes", 1024}, {"k", 393216}, {"v", 393216}, {"mask", 6144}, {"filler", 338944}, {"partials_read", 67584},
+          {"out", 4096}, {"partials_written", 67584}, {"discarded", 63488}}},
         {{64, 256, 7, 4, 2},
+         "",
          2,
          {{"q", 28672}, {"slopes", 512}, {"k", 65536}, {"v", 65536}, {"mask", 7168}, {"filler", 167424}, {"partials_read", 33792},
           {"out", 7168}, {"partials_written", 33792}, {"discarded", 26624}}},
         {{128, 1000, 1, 8, 8, 1, 1, false, true},
+         "attention",
          8,
          {{"q", 16384}, {"slopes", 2048}, {"k", 1114112}, {"v", 1114112}, {"mask", 0}, {"filler", 1533952}, {"partials_read", 266240},
           {"out", 4096}, {"partials_written", 266240}, {"discarded", 262144}}},
@@ -296,7 +346,9 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
         SCOPED_TRACE(name_of(w.c));
         const int64_t row = w.c.q8 ? w.c.n_head_kv * w.c.d / 32 * kQ8Block : w.c.n_head_kv * w.c.d * 2;
         const FlashAttnParams p = params_of(w.c, row, w.c.n_kv);
-        const AttentionSequence seq = build_attention_sequence(design.design, attention_shape(p, flash_attn_variant(true, w.c.q8)));
+        AttentionShape shape = attention_shape(p, flash_attn_variant(true, w.c.q8));
+        shape.layout = w.layout;
+        const AttentionSequence seq = build_attention_sequence(design.design, shape);
         ASSERT_TRUE(seq.ok()) << seq.error;
         EXPECT_EQ(seq.traffic.columns_used, w.columns);
         uint64_t read = 0, written = 0;

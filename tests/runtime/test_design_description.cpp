@@ -517,7 +517,12 @@ TEST(DesignDescription, MalformedAttentionDescriptionsNameTheField) {
     EXPECT_NE(error("\"rtp_float_words\": [\"scale\"]", "\"rtp_float_words\": [\"scale\", \"n_kv\"]").find("n_kv"), std::string::npos);
     EXPECT_NE(error("\"n_kv\": 13,", "\"n_kv_not\": 13,").find("n_kv"), std::string::npos);
     EXPECT_NE(error("\"128\": {\"kv\": 17408", "\"256\": {\"kv\": 17408").find(".attention.objects.f16"), std::string::npos);
-    EXPECT_NE(error("{\"kv\": 9216, \"state\": 4224}", "{\"kv\": 4220, \"state\": 4224}").find("kv is smaller"), std::string::npos);
+    EXPECT_NE(error("{\"kv\": 9216, \"state\": 4224, \"kv_decode\": 8448}", "{\"kv\": 4220, \"state\": 4224, \"kv_decode\": 8448}").find("kv is smaller"),
+              std::string::npos);
+    // The decode layout: kv_decode objects for tasks of one token, at least a state's bytes.
+    EXPECT_NE(error("\"kv_decode\": 8448}", "\"kv_decode\": 4220}").find("no kv_decode of at least its state"), std::string::npos);
+    EXPECT_NE(error("\"task_tokens\": 1,", "\"task_tokens\": 2,").find("its task_tokens must be 1"), std::string::npos);
+    EXPECT_NE(error("\"task_tokens\": 16,", "\"task_tokens\": 8,").find("its task_tokens must be 16"), std::string::npos);
     EXPECT_NE(error("\"cores_per_column\": 4", "\"cores_per_column\": 2").find("cores_per_column"), std::string::npos);
     EXPECT_NE(error("\"movement\": \"attention\"", "\"movement\": \"atention\"").find(".movement"), std::string::npos);
 }

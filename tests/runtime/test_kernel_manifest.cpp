@@ -620,6 +620,22 @@ TEST(KernelManifest, AttentionEntriesTakeFivePlacedArguments) {
                                        {{"kind", "instruction_count"}},
                                        {{"kind", "placed"}, {"group_id", 3}}})}};
     EXPECT_NE(single_entry_error(rows).find("are the attention design's"), std::string::npos) << single_entry_error(rows);
+
+    // The layout its xclbin was built in: absent, the design's first; a layout the design lacks, or one
+    // on a design of one layout's movement, refused.
+    EXPECT_EQ(m.kernels[0].layout, "");
+    json decode = ok;
+    decode["layout"] = "decode";
+    const Manifest md = parse_ok(manifest_of(json::array({decode})));
+    ASSERT_EQ(md.kernels.size(), 2u);
+    EXPECT_EQ(md.kernels[0].layout, "decode");
+    json unknown = ok;
+    unknown["layout"] = "prefill";
+    EXPECT_NE(single_entry_error(unknown).find("'prefill' is not a layout of design flash_attn"), std::string::npos) << single_entry_error(unknown);
+    json rows_layout = rows;
+    rows_layout["args"][3] = {{"kind", "operand"}, {"name", "a"}, {"group_id", 3}};
+    rows_layout["layout"] = "rows";
+    EXPECT_NE(single_entry_error(rows_layout).find("is not a layout of design add"), std::string::npos) << single_entry_error(rows_layout);
 }
 
 // A rows design's entry (aie/add): the family at one chunk size, serving every program of the family,

@@ -961,6 +961,7 @@ TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer
     AttentionShape shape;
     std::string err;
     ASSERT_TRUE(attention_shape_of(inv, d, shape, err)) << err;
+    shape.layout = "attention";  // the manifest entry names no layout: its xclbin is the design's first layout's
     const AttentionSequence seq = build_attention_sequence(d, shape);
     ASSERT_TRUE(seq.ok()) << seq.error;
     AttentionArguments want;

@@ -19,7 +19,7 @@ bool AttentionShape::operator==(const AttentionShape & o) const {
            n_head_kv == o.n_head_kv && n_seq == o.n_seq && n_seq_kv == o.n_seq_kv && has_mask == o.has_mask &&
            mask_heads == o.mask_heads && mask_seqs == o.mask_seqs && same(q_nb, o.q_nb) && same(k_nb, o.k_nb) &&
            same(v_nb, o.v_nb) && same(mask_nb, o.mask_nb) && same(out_nb, o.out_nb) && scale_bits == o.scale_bits &&
-           columns == o.columns;
+           columns == o.columns && layout == o.layout;
 }
 
 AttentionShape attention_shape(const FlashAttnParams & p, const char * contract) {
@@ -61,6 +61,49 @@ uint64_t AttentionSequence::reach_of(const std::string & operand) const {
     return 0;
 }
 
+int64_t attention_task_tokens(const DesignDescription & d, const AttentionShape & s) {
+    if (s.n_head_kv < 1 || s.n_head % s.n_head_kv != 0 || s.n_tokens < 1 || d.attention_max_rows < 1) return 0;
+    // The chunks of flash_attn_split: group_rows in ceil(group_rows / max_rows) chunks of equal rows, the
+    // last the rest.
+    const int64_t ratio = s.n_head / s.n_head_kv, group_rows = ratio * s.n_tokens, max_rows = d.attention_max_rows;
+    const int64_t chunks = (group_rows + max_rows - 1) / max_rows, chunk_rows = (group_rows + chunks - 1) / chunks;
+    int64_t most = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t row0 = c * chunk_rows, rows = std::min(chunk_rows, group_rows - row0);
+        most = std::max(most, (row0 + rows - 1) / ratio - row0 / ratio + 1);
+    }
+    return most;
+}
+
+std::string attention_kv_unit(const LayoutDesc & L) {
+    for (const FifoDesc & f : L.fifos) {
+        if (f.to == "core") return f.unit;
+    }
+    return "";
+}
+
+const LayoutDesc * attention_layout(const DesignDescription & d, const AttentionShape & s, std::string & err) {
+    const int64_t tokens = attention_task_tokens(d, s);
+    const LayoutDesc * best = nullptr;
+    for (const LayoutDesc & L : d.layouts) {
+        const int64_t holds = L.task_tokens > 0 ? L.task_tokens : d.attention_max_rows;
+        if (!s.layout.empty()) {
+            if (L.name != s.layout) continue;
+            if (holds < tokens) {
+                err = "layout " + L.name + " holds tasks of " + std::to_string(holds) + " token(s); the shape's take " + std::to_string(tokens);
+                return nullptr;
+            }
+            return &L;
+        }
+        if (holds >= tokens && (best == nullptr || holds < (best->task_tokens > 0 ? best->task_tokens : d.attention_max_rows))) best = &L;
+    }
+    if (best == nullptr) {
+        err = s.layout.empty() ? "no layout of design " + d.design + " holds tasks of " + std::to_string(tokens) + " tokens"
+                               : "design " + d.design + " has no layout " + s.layout;
+    }
+    return best;
+}
+
 bool attention_slopes_layout(const DesignDescription & d, const std::string & family, int64_t head_dim, int64_t n_head,
                              int64_t n_head_kv, AttentionSlopesLayout & out, std::string & err) {
     const DesignDescription::AttentionObjects * o = d.attention_objects_of(family, static_cast<int>(head_dim));
@@ -71,7 +114,7 @@ bool attention_slopes_layout(const DesignDescription & d, const std::string & fa
     out.per_kv_head = d.attention_max_rows + n_head / n_head_kv;
     const uint64_t table = static_cast<uint64_t>(n_head_kv * out.per_kv_head) * sizeof(float);
     out.zeros_offset = (table + 63) / 64 * 64;
-    out.zeros_bytes = o->kv;
+    out.zeros_bytes = std::max(o->kv, o->kv_decode);  // the largest kv object of any layout
     out.bytes = out.zeros_offset + out.zeros_bytes;
     return true;
 }
@@ -171,6 +214,7 @@ private:
     int                       args_[kOps] = {};
     uint64_t                  use_bytes_[kUses] = {};
     uint64_t                  reach_[kOps] = {};
+    int64_t                   mask_tokens_ = 0;  // the mask rows a kv object carries (the layout's task_tokens)
     int64_t                   ratio_ = 1, chunks_ = 0, chunk_rows_ = 0, groups_ = 0, blocks_ = 0, parts_ = 1, slots_ = 4;
     int                       columns_ = 0;
     uint64_t                  kv_bytes_ = 0, state_bytes_ = 0, row_bytes_ = 0;
@@ -253,8 +297,11 @@ bool Builder::build() {
     if (!d_.attention_movement || contract < 0 || d_.layouts.empty()) {
         return fail("design " + d_.design + " has no attention program " + s_.contract);
     }
-    const LayoutDesc & L = d_.layouts.front();
+    const LayoutDesc * layout = attention_layout(d_, s_, out_.error);
+    if (layout == nullptr) return false;
+    const LayoutDesc & L = *layout;
     out_.layout = L.name;
+    mask_tokens_ = L.task_tokens > 0 ? L.task_tokens : d_.attention_max_rows;
     for (const FifoDesc & f : L.fifos) {
         if (f.from == "shim" && f.shim_channel >= 0) in_ = &f;
         if (f.to == "shim" && f.shim_channel >= 0) drain_ = &f;
@@ -290,12 +337,12 @@ bool Builder::build() {
         return fail("a mask of " + std::to_string(s.mask_heads) + " heads: the design reads one mask row per token, shared by the heads");
     }
     out_.tile = static_cast<int>(s.d);
-    kv_bytes_ = objects->kv;
+    kv_bytes_ = d_.unit_bytes(out_.family, attention_kv_unit(L), static_cast<int>(s.d));
     state_bytes_ = objects->state;
     row_bytes_ = out_.family == "q8_0" ? static_cast<uint64_t>(s.d / 32 * 34) : static_cast<uint64_t>(2 * s.d);
     const int64_t blk = d_.attention_kv_block, max_rows = d_.attention_max_rows, cpc = d_.attention_cores_per_column;
     if (row_bytes_ % 4 != 0 || 4 * s.d * max_rows + 4 * max_rows > static_cast<int64_t>(kv_bytes_) ||
-        2 * blk * row_bytes_ + 2 * blk * max_rows > kv_bytes_ || state_bytes_ > kv_bytes_) {
+        2 * blk * row_bytes_ + 2 * blk * mask_tokens_ > kv_bytes_ || state_bytes_ > kv_bytes_) {
         return fail("the description's kv object does not hold a q step, a block step and a state");
     }
     if (!attention_slopes_layout(d_, out_.family, s.d, s.n_head, s.n_head_kv, out_.slopes, out_.error)) return false;
@@ -439,8 +486,11 @@ bool Builder::build() {
                         b.what = what;
                         chain.push_back(b);
                     }
+                    // Past the mask rows, the object's tail (a decode layout's object holds as many states as
+                    // the attention layout's, which a block step does not fill).
+                    const uint64_t tail = kv_bytes_ - static_cast<uint64_t>(2 * blk) * row_bytes_ - static_cast<uint64_t>(2 * blk * mask_tokens_);
                     if (!s.has_mask) {
-                        chain.push_back(filler(static_cast<uint64_t>(2 * blk * max_rows), "the mask rows' zeros"));
+                        chain.push_back(filler(static_cast<uint64_t>(2 * blk * mask_tokens_) + tail, "the mask rows' zeros"));
                         continue;
                     }
                     // One mask row per token of the task, widened by the core.
@@ -455,7 +505,9 @@ bool Builder::build() {
                     m.use = uMask;
                     m.what = "mask rows";
                     chain.push_back(m);
-                    if (tokens < max_rows) chain.push_back(filler(static_cast<uint64_t>((max_rows - tokens) * blk * 2), "the mask rows' filler"));
+                    if (tokens > mask_tokens_) return fail("a task of " + std::to_string(tokens) + " tokens in layout " + L.name);
+                    const uint64_t rest = static_cast<uint64_t>((mask_tokens_ - tokens) * blk * 2) + tail;
+                    if (rest > 0) chain.push_back(filler(rest, "the mask rows' filler"));
                 }
                 out_.block_chain = std::max<int64_t>(out_.block_chain, static_cast<int64_t>(chain.size()));
             }

@@ -18,7 +18,10 @@
 //   the drain       the finished rows to out in runs, every other byte of the cores' objects to the
 //                   scratch's discard slots.
 // Every per-token value (n_kv, the blocks) is in the stream and the RTP words: the xclbin depends on the
-// KV cache type and head dim only.
+// KV cache type, the head dim and the layout only. Two layouts: "attention", whose kv objects carry a mask
+// row per query row a core holds (16), and "decode", for tasks of one token, whose kv objects carry one
+// (64 bytes of mask a block step where the other moves 1024); a stream takes the layout of the fewest
+// task tokens that holds its tasks (attention_layout).
 #pragma once
 
 #include "runtime/argument-places.h"
@@ -43,6 +46,7 @@ struct AttentionShape {
     int64_t     q_nb[4] = {}, k_nb[4] = {}, v_nb[4] = {}, mask_nb[4] = {}, out_nb[4] = {};  // bytes
     uint32_t    scale_bits = 0;  // the fp32 scale's bits (an RTP word)
     int         columns = 0;     // 0: as many as the tasks fill, at most the design's
+    std::string layout;          // "": the layout of the fewest task tokens that holds the largest task's
     bool operator==(const AttentionShape & o) const;
 };
 
@@ -50,6 +54,15 @@ struct AttentionShape {
 bool attention_shape_of(const Invocation & inv, const DesignDescription & d, AttentionShape & out, std::string & err);
 // The same from the parameter block and the program's name.
 AttentionShape attention_shape(const FlashAttnParams & p, const char * contract);
+
+// The most tokens a task of the shape holds (its tasks: up to the design's max_rows query rows of one KV
+// head, in chunks as flash_attn_split makes them); 0 when the shape has no tasks.
+int64_t attention_task_tokens(const DesignDescription & d, const AttentionShape & s);
+// The layout a stream of the shape runs on: `s.layout` when set, else the one of the fewest task_tokens
+// that holds its largest task (a decoded token's tasks hold one: the decode layout, whose kv objects carry
+// one mask row); nullptr with `err` when none holds it. Its core input objects' unit: kv or kv_decode.
+const LayoutDesc * attention_layout(const DesignDescription & d, const AttentionShape & s, std::string & err);
+std::string attention_kv_unit(const LayoutDesc & L);
 
 // The host-written slopes operand (.host_written "slopes"): per KV head g, 16 + ratio fp32 values, value i
 // the slope of head g x ratio + i % ratio; then, 64-byte aligned, a zero region of one kv object, the

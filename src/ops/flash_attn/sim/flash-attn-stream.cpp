@@ -35,6 +35,8 @@ struct alignas(64) CoreScratch {
     alignas(64) uint8_t qb[xdna_aie::fa_q_bfp16_bytes(kFaMaxRows, kFaMaxHead)];
     alignas(64) uint32_t words[2 * kFaMaxHead / 32 * kFaKvBlock];  // K's, then V's
     alignas(64) uint8_t scratch[xdna_aie::fa_q8_0_scratch_bytes(kFaMaxHead)];
+    // The decode layout's: its kv object carries the task's one mask row, widened here (no room in place).
+    alignas(64) uint16_t mask[kFaMaxRows * kFaKvBlock];
 };
 
 // The RTP words the core program reads, by name.
@@ -55,14 +57,18 @@ public:
         }
         const auto * o = d.attention_objects_of(family, head_dim);
         state_bytes_ = o != nullptr ? o->state : 0;
-        kv_bytes_ = o != nullptr ? o->kv : 0;
+        kv_bytes_ = d.unit_bytes(family, attention_kv_unit(L), head_dim);
+        // A kv object of fewer mask rows than the core's query rows has no room to widen them in place.
+        own_mask_ = L.task_tokens > 0 && L.task_tokens < kFaMaxRows;
         for (int w = 0; w < kWords; ++w) index_[w] = d.rtp_word(kWordNames[w]);
         b_.reset(static_cast<CoreScratch *>(std::aligned_alloc(64, sizeof(CoreScratch))));
         std::memset(b_.get(), 0, sizeof(CoreScratch));
     }
 
     std::string start(const std::vector<uint32_t> & words) override {
-        if (in_ < 0 || out_ < 0 || state_bytes_ == 0) return "the layout lacks the core FIFOs or the objects this core program reads";
+        if (in_ < 0 || out_ < 0 || state_bytes_ == 0 || kv_bytes_ < state_bytes_) {
+            return "the layout lacks the core FIFOs or the objects this core program reads";
+        }
         for (int w = 0; w < kWords; ++w) {
             if (index_[w] < 0) return std::string("the core program reads RTP word ") + kWordNames[w] + ", which the design lacks";
             w_[w] = words[static_cast<size_t>(index_[w])];
@@ -216,7 +222,12 @@ private:
         uint8_t * k = kv;
         uint8_t * v = kv + kFaKvBlock * rb;
         auto * mask = reinterpret_cast<uint16_t *>(kv + 2 * kFaKvBlock * rb);
-        if (w_[wMaskRatio] > 0) {
+        if (own_mask_) {
+            // The task's one token's row (filler zeros without a mask), copied to every query row of the
+            // core's own mask buffer: the object holds one row, which the block program would read past.
+            for (int32_t i = 0; i < n_rows; ++i) std::memcpy(b_->mask + i * kFaKvBlock, mask, kFaKvBlock * sizeof(uint16_t));
+            mask = b_->mask;
+        } else if (w_[wMaskRatio] > 0) {
             // One mask row per token arrived; widened in place to one per query row, from the last row
             // down so no token's row is overwritten before it is read.
             const uint32_t ratio = w_[wMaskRatio], row0 = task_chunk_ * w_[wChunkRows], t0 = row0 / ratio;
@@ -268,6 +279,7 @@ private:
     int32_t                                head_;
     int                                    in_, out_;
     size_t                                 state_bytes_ = 0, kv_bytes_ = 0;
+    bool                                   own_mask_ = false;
     int                                    index_[kWords] = {};
     uint32_t                               w_[kWords] = {};
     uint32_t                               contract_ = 0, round_ = 0, chunk_ = 0, task_chunk_ = 0, index_in_stage_ = 0;
@@ -287,7 +299,7 @@ CoreRoleFactory flash_attn_core_roles(const DesignDescription & d, const std::st
     };
 }
 
-std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation & inv, std::string & err) {
+std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation & inv, std::string & err, const std::string & layout) {
     const DesignRead & design = attention_design();
     AttentionShape shape;
     if (!design.ok()) {
@@ -295,6 +307,7 @@ std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation
         return nullptr;
     }
     if (!attention_shape_of(inv, design.design, shape, err)) return nullptr;
+    shape.layout = layout;
     auto seq = cached_sequence(design.design, shape, build_attention_sequence);
     if (!seq->ok()) {
         err = seq->error;
@@ -303,7 +316,8 @@ std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation
     return seq;
 }
 
-Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused) {
+Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused,
+                                  const std::string & layout) {
     if (refused != nullptr) *refused = false;
     auto refuse = [&](size_t i, const std::string & why) {
         if (refused != nullptr) *refused = true;
@@ -327,7 +341,7 @@ Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPo
             return refuse(i, std::string("the flash_attn stream engine was handed a kernel of kind ") + kernel_kind_name(invs[i].kind()));
         }
         std::string err;
-        job.seq = flash_attn_sequence_of(invs[i], err);
+        job.seq = flash_attn_sequence_of(invs[i], err, layout);
         if (job.seq == nullptr) return refuse(i, err);
         std::vector<uint8_t> slopes;
         if (!invs[i].host_operand("slopes", slopes, err)) return refuse(i, err);

@@ -45,12 +45,14 @@ Status sim_run_flash_attns(const std::vector<Invocation> & invs, ThreadPool & po
 // written, its operands checked (the K/V/mask reads of a last short block included) and placed in the
 // firmware's 5 buffer arguments as the XRT device places them (attention_arguments), before the first one
 // runs (`*refused` when one is not: nothing ran); then each run through the DMA interpreter on the
-// attention design as `contexts` keeps it loaded, its cores running the design's core program.
+// attention design as `contexts` keeps it loaded, its cores running the design's core program. `layout`:
+// the layout's xclbin ("": each stream's own, attention_layout), as an XRT manifest may fix it.
 Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts,
-                                  bool * refused = nullptr);
+                                  bool * refused = nullptr, const std::string & layout = "");
 // The core program of the attention design's xclbin of `family` at head dim `head_dim`.
 CoreRoleFactory flash_attn_core_roles(const DesignDescription & d, const std::string & family, int head_dim);
 // The invocation's stream (built once per shape), nullptr with `err` when the design cannot take it.
-std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation & inv, std::string & err);
+std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation & inv, std::string & err,
+                                                                const std::string & layout = "");
 
 }  // namespace xdna
