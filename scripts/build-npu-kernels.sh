@@ -64,6 +64,25 @@
 #           length takes. Its manifest entry has the rows form: x, cs, y (bo0..bo2); cs, the angle rows of
 #           the positions, is written by the host at submission (.host_written) but is still a buffer
 #           argument of the kernel.
+#   the attention designs: every aie/<design>/dataflow.json with "movement": "attention" (today flash_attn),
+#           built by its own folder's design.py. A family is one KV cache type (f16, q8_0) with two block
+#           programs (fa_block_<family>_bfp16 and fa_block_<family>, the RTP word "contract" picks one) and
+#           the helpers every core calls, all in the family's kernel_stack "source" (design.py
+#           --list-contracts: flash_attn.cc, which needs no define: both families' programs are in it).
+#           Peano compiles it once for the design and each family links it into its own
+#           xdna_<design>_<family>.o (design.py's --kernel-object). One xclbin per family, head dim (the
+#           tile: the numeric keys of the family's kernel_stack, design.py --list-tiles: f16 32 64 128,
+#           q8_0 64 128) and layout (the description's .layouts, design.py --layout: attention, whose tasks
+#           hold up to 16 tokens, and decode, tasks of one token with smaller mask objects),
+#           <design>_<family>_t<tile>_<layout>.xclbin (flash_attn_q8_0_t128_decode.xclbin), spanning
+#           array.max_columns columns. Both layouts are built, but only one per family and head dim is
+#           listed in the manifest (--attention-layout, default attention): the backend keys an attention
+#           program by family and head dim alone, so a manifest listing both would serve the same key twice
+#           (the writer refuses it). attention serves every shape, prefill and decode; decode only tasks of
+#           one token (the host path takes the others), for less traffic per decoded token. Its manifest
+#           entry has the rows form with its "layout", and its kernel's buffers bo0..bo4 as 5 "placed"
+#           arguments (groups 3..7): the firmware translates 5 buffer arguments and the host places the 7
+#           operands into them at each submission (src/runtime/argument-places.h).
 #
 # How --design, --family and --tile-n combine: --design picks the designs; --family keeps, of each picked
 # design, only the families listed (a design left with none is skipped with a note); --tile-n keeps, of
@@ -74,8 +93,10 @@
 # --family that no picked design has, or a --tile-n that no kept family has, is an error (exit 2) before anything is compiled; an
 # unknown --design is one before the toolchain is looked for.
 # --cols, --m-tiles, --n-tiles, --k and --exact concern the matmul design only: a rows, gather, scatter or
-# quant xclbin always spans the description's array.max_columns columns, as the host's stream builders deal
-# the work (RowsShape::columns 0: the design's).
+# quant, rope or attention xclbin always spans the description's array.max_columns columns, as the host's
+# stream builders deal the work (RowsShape::columns 0: the design's; an attention stream takes the columns
+# its tasks fill, at most those).
+# --attention-layout concerns the attention designs only: which layout's xclbins the manifest lists.
 #
 # Needs mlir-aie >= 1.4 (python package 'aie', aiecc), llvm-aie (Peano clang for aie2p) and XRT >= 2.18
 # (aiecc packages the xclbin with XRT's xclbinutil), whichever designs are picked (a gather alone compiles
@@ -86,8 +107,9 @@
 # Contract names in the manifest are the v2 names: mm_<w>_a8 for quantized weights (int8 activations),
 # e.g. mm_q4_K_a8; the float contracts keep mm_f16_f16, mm_bf16_bf16, mm_f32_f32. A rows entry serves
 # its family's contracts (add_f32, mul_f32; swiglu_f32; scale_f32; fwht_f32; row_scale_f32; get_rows_f32; a quant family's one
-# program, act_quant_a8_b256_n4; a scatter family's one program, f32_to_f16 or f32_to_q8_0) by the
-# description's family name.
+# program, act_quant_a8_b256_n4; a scatter family's one program, f32_to_f16 or f32_to_q8_0; an attention
+# family's two block programs, fa_block_<family>_bfp16 and fa_block_<family>) by the description's family
+# name.
 #
 # The IRON scripts still need a problem shape to emit their MLIR: matmul's --m-tiles, --n-tiles, --k; the
 # rows designs' 64 rows of design.py's sample row (4096 values in whole groups of array.core_rows chunks;
@@ -101,7 +123,9 @@
 # gets a tile; the scatter designs' 64 rows of 4096 values (rounded up to whole chunks of the tile) with ids
 # 0..63 (no --ids: a CPY), so that every column's core gets rows; the rope designs' 64 tokens of 8 packed
 # heads of the tile (n_dims design.py's default, the most rotated dims the row takes), so that every
-# column's core gets tokens. It only affects the runtime sequence
+# column's core gets tokens; the attention designs' design.py defaults (32 query heads over 8 KV heads, 256
+# KV rows, a mask) with 64 query tokens, or one for a layout whose tasks hold one token (decode: design.py
+# refuses it a task of more). It only affects the runtime sequence
 # aiecc compiles alongside, which the backend does not use.
 #
 # The manifest (the build's entries file and aiecc's kernel descriptions -> manifest.json) is written by
@@ -117,14 +141,14 @@ rows_design=$root/aie/add/design.py  # the IRON program of every rows descriptio
 python=${PYTHON:-python3}
 
 # The rows-form designs (their manifest entries have the rows form): every description of the rows
-# movement (built by aie/add/design.py), of the norm, the gather, the quant or the scatter movement (each
-# built by its own folder's design.py), read with grep: no Python is needed before the toolchain has been
+# movement (built by aie/add/design.py), of the norm, the gather, the quant, the scatter, the rope or the
+# attention movement (each built by its own folder's design.py), read with grep: no Python is needed before the toolchain has been
 # found.
 movement_is() { grep -Eq "\"movement\"[[:space:]]*:[[:space:]]*\"($2)\"" "$root/aie/$1/dataflow.json"; }
 rows_designs=""
 for f in "$root"/aie/*/dataflow.json; do
     d=$(basename "$(dirname "$f")")
-    if movement_is "$d" 'rows|norm|gather|quant|scatter|rope'; then
+    if movement_is "$d" 'rows|norm|gather|quant|scatter|rope|attention'; then
         rows_designs="$rows_designs $d"
     fi
 done
@@ -141,6 +165,8 @@ design_script_of() {
         echo "$root/aie/$1/design.py --k"
     elif movement_is "$1" rope; then
         echo "$root/aie/$1/design.py --ne0"
+    elif movement_is "$1" attention; then
+        echo "$root/aie/$1/design.py"  # its sample invocation is query tokens, not a row length
     else
         echo "$rows_design"
     fi
@@ -160,6 +186,7 @@ rows_row_len=4096
 exact=0
 require=0
 check_only=0
+attention_layout=attention  # the layout whose attention xclbins the manifest lists (both are built)
 
 usage() {
     cat <<EOF
@@ -169,21 +196,28 @@ usage: $(basename "$0") [options]
   --family F       build only this family (repeatable), of the designs built:
                      matmul: kquant legacy kquant_low float kquant_bfp16 legacy_bfp16 kquant_low_bfp16
                              float_bfp16 f32_bfp16
-                     rows, gather, scatter, quant and rope designs: their description's families (add:
-                     binary; glu: swiglu; rms_norm: norm; scale: scale; hadamard: hadamard; row_scale:
-                     row_scale; get_rows: gather; set_rows: f16 q8_0; rope: norm neox; act_quant: a8_b32_n4
+                     rows, gather, scatter, quant, rope and attention designs: their description's families
+                     (add: binary; glu: swiglu; rms_norm: norm; scale: scale; hadamard: hadamard; row_scale:
+                     row_scale; get_rows: gather; set_rows: f16 q8_0; rope: norm neox; flash_attn: f16
+                     q8_0 (its KV cache type); act_quant: a8_b32_n4
                      a8_b32_n32 a8_b256_n4 a8_b256_n32 bfp16_n32 bfp16_k128_n32 bfp16_k64_n32
                      bfp16_k128_n64 f16_n4 f16_n32 bf16_n4 bf16_n32 f32_n4 f32_n32)
   --tile-n N       build only this tile (repeatable): a matmul family's token tile (4 32 64, default all
-                   three), a rows, gather or scatter family's values per chunk or a rope family's
-                   head row length (default all of its tiles: the numeric keys of its kernel_stack in
-                   the description, a gather's xclbin_tiles) or a quant family's token tile (its one
+                   three), a rows, gather or scatter family's values per chunk, a rope family's
+                   head row length or an attention family's head dim (flash_attn: f16 32 64 128, q8_0
+                   64 128) (default all of its tiles: the numeric keys of its kernel_stack in the
+                   description, a gather's xclbin_tiles) or a quant family's token tile (its one
                    kernel_stack key: 4, 32 or 64)
   --cols N         matmul: array columns (default 8; the other designs always use the whole array)
   --m-tiles N      matmul: weight row tiles of the instruction streams (default 64: M = 4096)
   --n-tiles N      matmul: token tiles of the instruction streams (default 1)
   --k K            matmul: reduction length of the instruction streams (default 4096)
   --exact          matmul: one xclbin per contract with exactly sized W buffers, instead of one per family
+  --attention-layout L
+                   attention designs: list in the manifest the xclbins of layout L, attention (default:
+                   tasks of up to 16 tokens, every shape) or decode (tasks of one token only, less
+                   traffic per decoded token). Both layouts are built: the backend loads one entry per
+                   family and head dim, so the manifest lists one of them
   --check          only report which tools were found
   --require        exit 1 (not 0) when a tool is missing
 A --family no selected design has, or a --tile-n no selected family has, is an error (exit 2).
@@ -204,6 +238,7 @@ while [ $# -gt 0 ]; do
         --n-tiles) n_tiles=$2; shift 2 ;;
         --k) k_elems=$2; shift 2 ;;
         --exact) exact=1; shift ;;
+        --attention-layout) attention_layout=$2; shift 2 ;;
         --check) check_only=1; shift ;;
         --require) require=1; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -225,6 +260,13 @@ fi
 for t in $user_tiles; do
     case "$t" in ''|*[!0-9]*) echo "build-npu-kernels: --tile-n $t: not a number" >&2; exit 2 ;; esac
 done
+# The layouts of aie/flash_attn/dataflow.json (.layouts[].name); checked here, before the toolchain is
+# looked for, like the other options.
+case "$attention_layout" in
+    attention|decode) ;;
+    *) echo "build-npu-kernels: --attention-layout $attention_layout: not a layout of the attention designs" \
+            "(attention or decode)" >&2; exit 2 ;;
+esac
 
 say() { echo "build-npu-kernels: $*"; }
 missing=()
@@ -371,7 +413,8 @@ peano_flags=(-O2 -std=c++20 --target=aie2p-none-unknown-elf -DNDEBUG -Wno-parent
              -Wno-macro-redefined -I "$root/aie/include" -I "$mlir_aie_dir/include")
 
 # What to build, settled before anything is compiled: per design and family, its tiles. A job is
-# "matmul <family> <token tiles...>" or "<rows, gather, scatter or quant design> <family> <tiles...>".
+# "matmul <family> <token tiles...>" or "<rows, gather, scatter, quant, rope or attention design> <family>
+# <tiles...>".
 jobs=()
 matched_families="" matched_tiles=""
 plan_family() {  # plan_family <design> <family> <default tiles> <the family's tiles>; adds a job
@@ -668,6 +711,51 @@ print(json.load(open(sys.argv[1]))["design"])' "$dataflow")
     done
 }
 
+# An attention family: one object of its kernel file (flash_attn.cc), then per head dim one xclbin per
+# layout of the description. Only the --attention-layout one is written to the entries: the backend keys
+# an attention program by (family, head dim), so a second entry at the same key would collide (the writer
+# refuses it, and the parser would drop one). The other layout's xclbin stays in the output directory.
+build_attention() {  # build_attention <design> <family> <tiles...>
+    local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2
+    local name max_cols layouts obj line tile layout task_tokens tokens mlir xclbin script _unused listed
+    shift 2
+    read -r script _unused <<<"$(design_script_of "$d")"
+    line=$("$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["design"], d["array"]["max_columns"], " ".join("%s:%d" % (L["name"], L["task_tokens"]) for L in d["layouts"]))' "$dataflow")
+    read -r name max_cols layouts <<<"$line"
+    case " $layouts " in
+        *" $attention_layout:"*) ;;
+        *) say "$d: --attention-layout $attention_layout is not one of its layouts ($layouts)"; exit 1 ;;
+    esac
+    obj=xdna_${name}_$family.o  # design.py's default name: the family's programs' own object
+    family_object "$d" "$family" "$obj"
+
+    for tile in "$@"; do
+        listed=""
+        for layout in $layouts; do
+            task_tokens=${layout#*:} layout=${layout%%:*}
+            # A layout of one-token tasks (decode) takes no more in its sample invocation.
+            tokens=$rows_rows
+            [ "$task_tokens" = 1 ] && tokens=1
+            xclbin=${name}_${family}_t${tile}_$layout.xclbin
+            mlir=$fdir/${xclbin%.xclbin}.mlir
+            say "$d/$family head dim $tile, layout $layout: ${contracts[*]%% *} -> $xclbin"
+            "$python" "$script" --dataflow "$dataflow" --family "$family" --tile "$tile" --layout "$layout" \
+                --tokens "$tokens" --cols "$max_cols" --kernel-object "$obj" -o "$mlir"
+            aiecc_build "$fdir" "$mlir" "$xclbin"
+            if [ "$layout" = "$attention_layout" ]; then
+                printf 'attention\t%s\t%s\t%s\t%s\t%s\t%s\n' "$family" "$tile" "$layout" "$xclbin" "$prj" \
+                    "$dataflow" >>"$entries"
+                listed=$xclbin
+            else
+                say "$d/$family head dim $tile: $xclbin built, not in the manifest (--attention-layout $layout lists it)"
+            fi
+        done
+        [ -n "$listed" ] || { say "$d/$family head dim $tile: no xclbin of layout $attention_layout"; exit 1; }
+    done
+}
+
 for job in "${jobs[@]}"; do
     read -r -a j <<<"$job"
     if [ "${j[0]}" = matmul ]; then
@@ -680,6 +768,8 @@ for job in "${jobs[@]}"; do
         build_quant "${j[@]}"
     elif movement_is "${j[0]}" rope; then
         build_rope "${j[@]}"
+    elif movement_is "${j[0]}" attention; then
+        build_attention "${j[@]}"
     else
         build_rows "${j[@]}"
     fi
@@ -687,6 +777,6 @@ done
 
 # The manifest: argument kinds follow mlir-aie's kernel signature (opcode, instruction BO in group 1, word
 # count, bo<i> in group 3 + i: a matmul's W, A, C, params; a rows, gather, scatter or quant design's
-# operand whose "arg" is i), read back from the kernel description aiecc generated so the argument count
-# always matches the xclbin.
+# operand whose "arg" is i; an attention design's bo0..bo4 as 5 "placed" arguments), read back from the
+# kernel description aiecc generated so the argument count always matches the xclbin.
 "$python" "$here/write-kernel-manifest.py" "$entries" "$out_dir/manifest.json"

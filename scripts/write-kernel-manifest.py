@@ -9,8 +9,9 @@ ENTRIES has one line per (xclbin, contract) built, fields separated by tabs (or,
 line, by white space); blank lines and lines starting with '#' are skipped. The first field says which
 kind of design the line is of:
 
-    matmul  <family> <contract> <token tile n> <tile k> <xclbin> <aiecc project dir> <family|exact>
-    rows    <family> <tile> <xclbin> <aiecc project dir> <dataflow.json>
+    matmul     <family> <contract> <token tile n> <tile k> <xclbin> <aiecc project dir> <family|exact>
+    rows       <family> <tile> <xclbin> <aiecc project dir> <dataflow.json>
+    attention  <family> <tile> <layout> <xclbin> <aiecc project dir> <dataflow.json>
 
 A matmul xclbin serves every contract of its lines (one line per contract; the project dir of its first
 line is read), "exact" when it was built for one contract with W objects of its own tile (--exact). A rows
@@ -27,6 +28,12 @@ family's own objects (.objects.<family>): the backend keys the program by that t
 tile_k, so a family without them, or whose objects are of another token tile, would give an entry no
 invocation asks for.
 
+An attention xclbin (aie/flash_attn/design.py's program for an "movement": "attention" description) serves
+both block programs of its family (KV cache type) at one head dim, the tile (a numeric key of the family's
+kernel_stack), built in one of the description's layouts (design.py --layout), which its entry names.
+The backend keys an attention program by family and head dim only, so two lines of one family and head dim
+(say the same tile in two layouts) are refused: the parser would serve the key from one and drop the other.
+
 The kernel's arguments are read back from the kernel description aiecc wrote into the project dir
 (*kernels*.json: ps-kernels.kernels[0], its name and its arguments opcode, instr, ninstr, bo0..boN), so
 the manifest's argument list always matches the xclbin: opcode -> {"kind": "opcode", "value": 3},
@@ -37,7 +44,10 @@ instr -> the instruction buffer in group 1, ninstr -> the word count, and bo<i> 
           its one value per row), src, y for get_rows, x,
           zeros, tiles for act_quant, x, y for set_rows (its ids are read by the host, no argument), x, cs,
           y for rope (cs, the angle rows, is written by the host at submission, .host_written, but is still
-          a buffer argument of the kernel).
+          a buffer argument of the kernel);
+  attention: {"kind": "placed"} for each of bo0..bo4, exactly those 5: the firmware translates the
+          addresses of 5 buffer arguments and the host places the design's 7 operands into them at each
+          submission (src/runtime/argument-places.h, control::kFirmwareTranslatedArgs).
 An argument of another name, a bo<i> with no such operand, or a required argument the kernel lacks is
 refused (exit 1, no manifest written): the backend's parser (src/runtime/kernel-manifest.cpp) would drop
 the entry.
@@ -51,6 +61,9 @@ import sys
 PROG = "write-kernel-manifest"
 MATMUL_BO_KINDS = ["weights", "activations", "output", "params"]
 MATMUL_REQUIRED = ["instructions", "instruction_count", "weights", "activations", "output"]
+# The buffer arguments the firmware translates (control::kFirmwareTranslatedArgs, src/control/control-ops.h):
+# an attention kernel takes exactly these as its "placed" arguments.
+PLACED_ARGS = 5
 
 
 class ManifestError(Exception):
@@ -159,13 +172,31 @@ def read_description(path, where):
     return design, movement, families, tiles, tiles_from, operands, objects
 
 
+def read_attention_description(path, where):
+    """(design, families, tiles, layouts) of an attention description: tiles maps each family to its head
+    dims (the numeric keys of its kernel_stack), layouts lists the names of .layouts."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+        if d.get("movement") != "attention":
+            raise ManifestError(f"{where}: {path} is not an attention description (\"movement\": \"attention\")")
+        design = d["design"]
+        families = {k: v for k, v in d["families"].items() if k != "about"}
+        stacks = d["core_budget"]["kernel_stack"]
+        tiles = {f: sorted(int(t) for t in stacks.get(f, {}) if str(t).isdigit()) for f in families}
+        layouts = [L["name"] for L in d["layouts"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ManifestError(f"{where}: description {path}: {type(e).__name__}: {e}")
+    return design, families, tiles, layouts
+
+
 def positive_int(v):
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 
 def build(entries_path):
     matmul = {}   # xclbin -> its manifest entry
-    rows = {}     # xclbin -> its manifest entry
+    rows = {}     # xclbin -> its manifest entry (an attention entry too: the parser reads it as the rows form)
     order = []    # (kind, xclbin) in the order first seen
     with open(entries_path, encoding="utf-8") as f:
         lines = f.read().splitlines()
@@ -249,8 +280,47 @@ def build(entries_path):
             rows[xclbin] = {"design": design, "family": family, "tile": tile, "xclbin": xclbin, "kernel": name,
                             "npu": ["npu2"], "args": args}
             order.append(("rows", xclbin))
+        elif kind == "attention":
+            if len(fields) != 7:
+                raise ManifestError(f"{where}: an attention line has 7 fields (attention family tile layout xclbin "
+                                    f"project dataflow.json), not {len(fields)}")
+            _, family, tile, layout, xclbin, prj, dataflow = fields
+            tile = as_int(tile, "head dim", where)
+            where = f"{where} ({xclbin})"
+            if xclbin in rows or xclbin in matmul:
+                raise ManifestError(f"{where}: {xclbin} listed twice (an attention xclbin serves its family at one "
+                                    "head dim: one line)")
+            design, families, tiles, layouts = read_attention_description(dataflow, where)
+            if family not in families:
+                raise ManifestError(f"{where}: '{family}' is not a family of {dataflow} ({', '.join(families)})")
+            if tile not in tiles[family]:
+                raise ManifestError(f"{where}: head dim {tile} is not a tile of family {family} "
+                                    f"({', '.join(map(str, tiles[family]))}: the numeric keys of its kernel_stack)")
+            if layout not in layouts:
+                raise ManifestError(f"{where}: '{layout}' is not a layout of {dataflow} ({', '.join(layouts)})")
+            for e in rows.values():
+                if (e["design"], e["family"], e["tile"]) == (design, family, tile):
+                    raise ManifestError(f"{where}: {design}/{family} at head dim {tile} has an xclbin already "
+                                        f"({e['xclbin']}, layout {e.get('layout')}): the backend loads one entry per "
+                                        "family and head dim, whatever its layout")
+            name, arg_names, desc = read_kernel(prj, xclbin)
+            bo = lambda i: {"kind": "placed"} if i < PLACED_ARGS else None
+            try:
+                args = kernel_args(arg_names, bo, desc)
+            except ManifestError as err:
+                raise ManifestError(f"{err} of {xclbin} (design {design} takes bo0..bo{PLACED_ARGS - 1}, the buffer "
+                                    "arguments the firmware translates, as 'placed' arguments)")
+            require_args(args, f"{desc} ({xclbin})", ["instructions", "instruction_count"])
+            placed = sorted(a["group_id"] - 3 for a in args if a["kind"] == "placed")
+            if placed != list(range(PLACED_ARGS)):
+                raise ManifestError(f"{desc} ({xclbin}): the kernel has {len(placed)} buffer argument(s) "
+                                    f"({', '.join(f'bo{i}' for i in placed) or 'none'}), design {design} takes "
+                                    f"{PLACED_ARGS}, bo0..bo{PLACED_ARGS - 1} ('placed')")
+            rows[xclbin] = {"design": design, "family": family, "tile": tile, "layout": layout, "xclbin": xclbin,
+                            "kernel": name, "npu": ["npu2"], "args": args}
+            order.append(("rows", xclbin))
         else:
-            raise ManifestError(f"{where}: unknown kind '{kind}' (matmul or rows)")
+            raise ManifestError(f"{where}: unknown kind '{kind}' (matmul, rows or attention)")
     return [(matmul if k == "matmul" else rows)[x] for k, x in order]
 
 

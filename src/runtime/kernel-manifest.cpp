@@ -565,7 +565,8 @@ bool parse_manifest(const std::string & text, const std::string & path, bool che
             for (const KernelEntry & k : served) {
                 NpuGeneration dup_on = NpuGeneration::unknown;
                 if (const KernelEntry * d = find_duplicate(out.kernels, k, dup_on)) {
-                    fail("serves", std::string("serves ") + k.contract->name + " " + tile_string(k.tile) + " on " +
+                    // The program's name: a rows or attention entry has no matmul contract.
+                    fail("serves", std::string("serves ") + k.variant + " " + tile_string(k.tile) + " on " +
                                        to_string(dup_on) + ", already served by designs[" + std::to_string(d->index) + "]");
                 }
             }

@@ -13,7 +13,9 @@
 #     hadamard (hadamard: a rows description of one input, built by aie/add/design.py; buffers x and y)
 #     xclbin, a row_scale (row_scale: a rows description whose second input, w, is one value per row,
 #     built by aie/add/design.py; buffers x, w and y) xclbin, and an add xclbin whose description lists
-#     its operands out of "arg" order: the manifest holds exactly the fields the backend's parser
+#     its operands out of "arg" order, and two flash_attn (attention: one xclbin per KV cache type and
+#     head dim, f16 at 128 in the attention layout, q8_0 at 64 in the decode layout; its 5 buffers bo0..bo4
+#     as "placed" arguments, its "layout" named) xclbins: the manifest holds exactly the fields the backend's parser
 #     (src/runtime/kernel-manifest.cpp) accepts, with every value as expected, bo<i> in group 3 + i named
 #     by the description's operand whose "arg" is i;
 #   - an unknown argument name, a bo<i> without an operand (scale's bo2, hadamard's bo2, a gather's bo2, a
@@ -23,7 +25,10 @@
 #     xclbin_tiles, a quant family at another family's token tile, a scatter tile outside its kernel_stack,
 #     a scatter family of a format it has no program for, a rope tile outside its kernel_stack, a rope
 #     family it has no program for, a hadamard tile that is no transform length of its kernel_stack, a
-#     row_scale tile below its kernel_stack's 64), a
+#     row_scale tile below its kernel_stack's 64, a q8_0 attention head dim of 32), an attention kernel of 4
+#     or of 6 buffer arguments, an attention layout the description lacks, an attention family and head dim
+#     listed twice (in two layouts: the backend loads one entry per family and head dim), an attention
+#     description given on a rows line, a
 #     quant family whose objects are not of its token tile, a project
 #     without a kernel description and an unknown line kind are refused, and no manifest is written;
 #   - with XDNA_INFO set to a built tools/xdna-info, the backend's own parser reads the manifest (fake
@@ -88,6 +93,12 @@ fake_prj "$tmp/prj/rope_neox_t80" MLIR_AIE_rope_neox80 opcode instr ninstr bo0 b
 fake_prj "$tmp/prj/hadamard_t128" MLIR_AIE_hadamard opcode instr ninstr bo0 bo1
 # The row_scale runtime sequence takes x, w (one value per row) and y (aie/add/design.py's program of two inputs).
 fake_prj "$tmp/prj/row_scale_t1024" MLIR_AIE_row_scale opcode instr ninstr bo0 bo1 bo2
+# The attention kernel: aiecc's default kernel JSON, bo0..bo4, the buffer arguments the firmware translates
+# (the host places the design's 7 operands into them).
+fa_args=(opcode instr ninstr bo0 bo1 bo2 bo3 bo4)
+fake_prj "$tmp/prj/flash_attn_f16_t128" MLIR_AIE_fa "${fa_args[@]}"
+fake_prj "$tmp/prj/flash_attn_q8_0_t64" MLIR_AIE_fa_q8 "${fa_args[@]}"
+fa_json=$root/aie/flash_attn/dataflow.json
 # The add description with its operands listed y, b, a: bo<i> must follow "arg", not the list's order.
 "$py" - "$root/aie/add/dataflow.json" "$tmp/permuted.json" <<'PYEOF'
 import json, sys
@@ -122,6 +133,10 @@ entries=$tmp/entries.txt
         "$root/aie/hadamard/dataflow.json"
     printf 'rows\trow_scale\t1024\trow_scale_row_scale_t1024.xclbin\t%s\t%s\n' "$tmp/prj/row_scale_t1024" \
         "$root/aie/row_scale/dataflow.json"
+    printf 'attention\tf16\t128\tattention\tflash_attn_f16_t128_attention.xclbin\t%s\t%s\n' \
+        "$tmp/prj/flash_attn_f16_t128" "$fa_json"
+    printf 'attention\tq8_0\t64\tdecode\tflash_attn_q8_0_t64_decode.xclbin\t%s\t%s\n' \
+        "$tmp/prj/flash_attn_q8_0_t64" "$fa_json"
 } >"$entries"
 
 out=$tmp/out
@@ -136,7 +151,7 @@ cat >"$tmp/verify.py" <<'PYEOF'
 import json, sys
 
 manifest, add_json, glu_json, permuted_json, norm_json, scale_json, gather_json, quant_json, scatter_json, rope_json, \
-    hadamard_json, row_scale_json = sys.argv[1:13]
+    hadamard_json, row_scale_json, fa_json = sys.argv[1:14]
 errors = []
 def check(ok, what):
     if not ok:
@@ -210,6 +225,16 @@ want = [
      "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"},
               {"kind": "operand", "name": "x", "group_id": 3}, {"kind": "operand", "name": "w", "group_id": 4},
               {"kind": "operand", "name": "y", "group_id": 5}]},
+    # Spelled out: the attention entry (tests/runtime/test_kernel_manifest.cpp's
+    # KernelManifest.AttentionEntriesTakeFivePlacedArguments), 5 placed arguments in groups 3..7, its layout.
+    {"design": "flash_attn", "family": "f16", "tile": 128, "layout": "attention",
+     "xclbin": "flash_attn_f16_t128_attention.xclbin", "kernel": "MLIR_AIE_fa", "npu": ["npu2"],
+     "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"}] +
+             [{"kind": "placed", "group_id": g} for g in range(3, 8)]},
+    {"design": "flash_attn", "family": "q8_0", "tile": 64, "layout": "decode",
+     "xclbin": "flash_attn_q8_0_t64_decode.xclbin", "kernel": "MLIR_AIE_fa_q8", "npu": ["npu2"],
+     "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"}] +
+             [{"kind": "placed", "group_id": g} for g in range(3, 8)]},
 ]
 # The operands by bo index, as the descriptions give them (not by the order they are listed in).
 check([a["name"] for a in want[2]["args"][3:]] == ["a", "b", "y"], f"add's operands by arg: {operands(add_json)}")
@@ -234,12 +259,12 @@ check(len(got) == len(want), f"{len(got)} designs, expected {len(want)}")
 # checked on their own so that a difference from `want` is named.
 ARG_KEYS = {"opcode": {"kind", "value"}, "instructions": {"kind", "group_id"}, "instruction_count": {"kind"},
             "weights": {"kind", "group_id"}, "activations": {"kind", "group_id"}, "output": {"kind", "group_id"},
-            "params": {"kind", "group_id"}, "operand": {"kind", "name", "group_id"}}
+            "params": {"kind", "group_id"}, "operand": {"kind", "name", "group_id"}, "placed": {"kind", "group_id"}}
 descriptions = {"add": json.load(open(add_json)), "glu": json.load(open(glu_json)), "rms_norm": json.load(open(norm_json)),
                 "scale": json.load(open(scale_json)), "get_rows": json.load(open(gather_json)),
                 "act_quant": json.load(open(quant_json)), "set_rows": json.load(open(scatter_json)),
                 "rope": json.load(open(rope_json)), "hadamard": json.load(open(hadamard_json)),
-                "row_scale": json.load(open(row_scale_json))}
+                "row_scale": json.load(open(row_scale_json)), "flash_attn": json.load(open(fa_json))}
 def family_tiles(d, family):
     # As the parser reads them: a gather (no cores) lists its tiles, the others key their kernel stacks by them.
     if d.get("movement") == "gather":
@@ -248,7 +273,8 @@ def family_tiles(d, family):
 for i, e in enumerate(got):
     where = f"designs[{i}] ({e.get('design')}/{e.get('family')})"
     rows = e.get("design") in descriptions
-    keys = ({"design", "family", "tile", "xclbin", "kernel", "npu", "args"} if rows else
+    attention = rows and descriptions[e["design"]].get("movement") == "attention"
+    keys = ({"design", "family", "tile", "xclbin", "kernel", "npu", "args"} | ({"layout"} if attention else set()) if rows else
             {"design", "family", "xclbin", "kernel", "npu", "serves", "args", "w_objects"})
     check(set(e) <= keys | {"comment"}, f"{where}: keys the parser refuses: {sorted(set(e) - keys)}")
     for k in ("design", "family", "xclbin", "kernel"):
@@ -275,7 +301,16 @@ for i, e in enumerate(got):
             check(stack == [str(e.get("tile"))] and d["objects"][e["family"]]["tokens"] == e.get("tile"),
                   f"{where}: tile {e.get('tile')!r}, kernel_stack keys {stack}, objects {d['objects'][e['family']]}")
         names = [a.get("name") for a in e["args"] if a.get("kind") == "operand"]
-        check(sorted(names) == sorted(o["name"] for o in d["operands"]), f"{where}: operands {names}")
+        if attention:
+            # Its operands are placed by buffer at submission: exactly 5 placed arguments, bo0..bo4 in groups
+            # 3..7 (control::kFirmwareTranslatedArgs), none by name; a layout of the description.
+            check(not names, f"{where}: operands by name {names}")
+            check(sorted(a["group_id"] for a in e["args"] if a.get("kind") == "placed") == list(range(3, 8)),
+                  f"{where}: placed arguments {e['args']}")
+            check(e.get("layout") in [L["name"] for L in d["layouts"]], f"{where}: layout {e.get('layout')!r}")
+        else:
+            check(sorted(names) == sorted(o["name"] for o in d["operands"]), f"{where}: operands {names}")
+            check("placed" not in kinds, f"{where}: placed arguments on a design of operands by name")
         check(not {"weights", "activations", "output", "params"} & set(kinds), f"{where}: matmul argument kinds")
         for a in e["args"]:
             if a.get("kind") == "operand":
@@ -299,7 +334,7 @@ if [ -f "$out/manifest.json" ]; then
     "$py" "$tmp/verify.py" "$out/manifest.json" "$root/aie/add/dataflow.json" "$root/aie/glu/dataflow.json" \
         "$tmp/permuted.json" "$root/aie/rms_norm/dataflow.json" "$root/aie/scale/dataflow.json" \
         "$root/aie/get_rows/dataflow.json" "$root/aie/act_quant/dataflow.json" "$root/aie/set_rows/dataflow.json" \
-        "$root/aie/rope/dataflow.json" "$root/aie/hadamard/dataflow.json" "$root/aie/row_scale/dataflow.json" ||
+        "$root/aie/rope/dataflow.json" "$root/aie/hadamard/dataflow.json" "$root/aie/row_scale/dataflow.json" "$fa_json" ||
         fail "the manifest written is not the one expected"
 else
     fail "no manifest written"
@@ -309,7 +344,8 @@ fi
 if [ -n "${XDNA_INFO:-}" ] && [ -x "$XDNA_INFO" ] && [ -f "$out/manifest.json" ]; then
     for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256 rms_norm_norm_t1024 scale_scale_t1024 \
              get_rows_gather_t1024 act_quant_a8_b256_n4_t4 act_quant_bfp16_k128_n64_t64 set_rows_f16_t1024 \
-             set_rows_q8_0_t128 rope_norm_t128 rope_neox_t80 hadamard_hadamard_t128 row_scale_row_scale_t1024; do
+             set_rows_q8_0_t128 rope_norm_t128 rope_neox_t80 hadamard_hadamard_t128 row_scale_row_scale_t1024 \
+             flash_attn_f16_t128_attention flash_attn_q8_0_t64_decode; do
         "$py" -c 'import struct, sys
 h = bytearray(512); h[0:8] = b"xclbin2\0"; h[304:312] = struct.pack("<Q", 512)
 open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
@@ -317,17 +353,19 @@ open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
     GGML_XDNA_KERNELS=$out/manifest.json "$XDNA_INFO" >"$tmp/info.txt" 2>&1 || true
     # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once, rms_norm_mul_f32 and rms_norm_f32, scale_f32,
     # get_rows_f32, the two quant families' one program each, the two scatter families' (f32_to_f16, f32_to_q8_0),
-    # the two rope families' (rope_norm_f32, rope_neox_f32), fwht_f32 and row_scale_f32. The parser drops a quant entry whose tile is
+    # the two rope families' (rope_norm_f32, rope_neox_f32), fwht_f32 and row_scale_f32, and the two attention
+    # families' two block programs each (fa_block_f16_bfp16, fa_block_f16; fa_block_q8_0_bfp16, fa_block_q8_0). The parser drops a quant entry whose tile is
     # not its family's kernel_stack key; it keys the program by the family's objects' K tile too, which
     # xdna-info does not print (XrtDeviceTest.RunsTheActQuantDesignsStreamWithItsZeros looks up that key).
-    grep -q "16 design xclbins serving 21 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
+    grep -q "18 design xclbins serving 25 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
         { sed -n '/^Kernels/,/^Simulator/p' "$tmp/info.txt"; fail "xdna-info does not read every entry"; }
     for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 " "rms_norm_f32 +rms_norm +chunk 1024 " \
                 "scale_f32 +scale +chunk 1024 " "get_rows_f32 +get_rows +chunk 1024 " \
                 "act_quant_a8_b256_n4 +act_quant +chunk 4 " "act_quant_bfp16_k128_n64 +act_quant +chunk 64 " \
                 "f32_to_f16 +set_rows +chunk 1024 " "f32_to_q8_0 +set_rows +chunk 128 " \
                 "rope_norm_f32 +rope +chunk 128 " "rope_neox_f32 +rope +chunk 80 " "fwht_f32 +hadamard +chunk 128 " \
-                "row_scale_f32 +row_scale +chunk 1024 "; do
+                "row_scale_f32 +row_scale +chunk 1024 " "fa_block_f16_bfp16 +flash_attn +chunk 128 " \
+                "fa_block_q8_0 +flash_attn +chunk 64 "; do
         grep -Eq "$want" "$tmp/info.txt" || fail "xdna-info lists no '$want'"
     done
     echo "check_kernel_manifest_writer: the backend's parser ($XDNA_INFO) reads every entry"
@@ -432,6 +470,27 @@ refused "a row_scale kernel without its w (one value per row, still a buffer arg
 # 32 is a power of two, but the kernel's loop promises 2 trips of 32 lanes: no xclbin below 64.
 refused "a row_scale tile outside its kernel_stack" "tile 32 is not a chunk size of family row_scale" \
     "rows${tab}row_scale${tab}32${tab}x.xclbin${tab}$tmp/prj/row_scale_t1024${tab}$row_scale_json"
+fake_prj "$tmp/prj/fa_bo3" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3
+refused "an attention kernel of 4 buffer arguments" "design flash_attn takes 5, bo0..bo4 ('placed')" \
+    "attention${tab}f16${tab}128${tab}attention${tab}x.xclbin${tab}$tmp/prj/fa_bo3${tab}$fa_json"
+fake_prj "$tmp/prj/fa_bo5" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3 bo4 bo5
+refused "an attention bo5 (the firmware translates 5 buffer arguments)" "kernel argument 'bo5' has no manifest kind" \
+    "attention${tab}f16${tab}128${tab}attention${tab}x.xclbin${tab}$tmp/prj/fa_bo5${tab}$fa_json"
+# Q8_0 has no program at head dim 32 (fa_q8_0_head_fits: 64 and 128).
+refused "an attention head dim outside its family's kernel_stack" "head dim 32 is not a tile of family q8_0" \
+    "attention${tab}q8_0${tab}32${tab}attention${tab}x.xclbin${tab}$tmp/prj/flash_attn_q8_0_t64${tab}$fa_json"
+refused "an attention layout the description lacks" "'prefill' is not a layout of" \
+    "attention${tab}f16${tab}128${tab}prefill${tab}x.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json"
+refused "an attention family the description does not have" "'bf16' is not a family of" \
+    "attention${tab}bf16${tab}128${tab}attention${tab}x.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json"
+# Both layouts' xclbins of one family and head dim: the backend keys the program by (family, head dim).
+refused "an attention family and head dim in two layouts" "flash_attn/f16 at head dim 128 has an xclbin already" \
+    "attention${tab}f16${tab}128${tab}attention${tab}a.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json" \
+    "attention${tab}f16${tab}128${tab}decode${tab}d.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json"
+refused "an attention description on a rows line" "is not a rows, norm, gather, quant, scatter or rope description" \
+    "rows${tab}f16${tab}128${tab}x.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json"
+refused "a rows description on an attention line" "is not an attention description" \
+    "attention${tab}binary${tab}512${tab}attention${tab}x.xclbin${tab}$tmp/prj/add_t512${tab}$add_json"
 fake_prj "$tmp/prj/mm_bo4" MLIR_AIE opcode instr ninstr bo0 bo1 bo2 bo3 bo4
 refused "a matmul bo4" "kernel argument 'bo4' has no manifest kind" \
     "matmul${tab}kquant${tab}mm_q4_K_a8${tab}4${tab}256${tab}x.xclbin${tab}$tmp/prj/mm_bo4${tab}family"

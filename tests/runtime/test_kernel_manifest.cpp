@@ -632,6 +632,17 @@ TEST(KernelManifest, AttentionEntriesTakeFivePlacedArguments) {
     json unknown = ok;
     unknown["layout"] = "prefill";
     EXPECT_NE(single_entry_error(unknown).find("'prefill' is not a layout of design flash_attn"), std::string::npos) << single_entry_error(unknown);
+    // Two entries of one key (one per layout) keep the first and drop the second with the reason; the
+    // message once read a matmul contract these entries do not have.
+    {
+        std::string err;
+        Manifest both;
+        ASSERT_TRUE(parse_manifest(manifest_of(json::array({ok, decode})).dump(), "/k/manifest.json", false, both, err)) << err;
+        EXPECT_EQ(both.kernels.size(), 2u);
+        ASSERT_EQ(both.entry_errors.size(), 1u);
+        EXPECT_NE(both.entry_errors[0].find("serves fa_block_q8_0_bfp16"), std::string::npos) << both.entry_errors[0];
+        EXPECT_NE(both.entry_errors[0].find("already served by designs[0]"), std::string::npos) << both.entry_errors[0];
+    }
     json rows_layout = rows;
     rows_layout["args"][3] = {{"kind", "operand"}, {"name", "a"}, {"group_id", 3}};
     rows_layout["layout"] = "rows";
