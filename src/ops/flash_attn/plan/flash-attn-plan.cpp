@@ -2,6 +2,8 @@
 
 #include "xdna_aie/flash_attn_tiles.h"
 
+#include "ops/flash_attn/flash-attn-sequence.h"
+#include "runtime/design-registry.h"
 #include "runtime/options.h"
 
 #include <cstring>
@@ -26,6 +28,38 @@ bool strides_of(const ggml_tensor * t, size_t elem) {
 bool kv_strides(const ggml_tensor * t) {
     if (t->type == GGML_TYPE_F16) return strides_of(t, 2);
     return t->nb[0] == ggml_type_size(GGML_TYPE_Q8_0) && t->nb[1] % 4 == 0 && t->nb[2] % 4 == 0 && t->nb[3] % 4 == 0;
+}
+
+// The invocation's parameters from the op's tensors (ggml's layouts, strides in bytes).
+FlashAttnParams params_of(const ggml_tensor * fa) {
+    const ggml_tensor * q = fa->src[0];
+    const ggml_tensor * k = fa->src[1];
+    const ggml_tensor * v = fa->src[2];
+    const ggml_tensor * mask = fa->src[3];
+    FlashAttnParams p;
+    p.kv_q8_0 = k->type == GGML_TYPE_Q8_0;
+    p.d = q->ne[0];
+    p.n_tokens = q->ne[1];
+    p.n_head = q->ne[2];
+    p.n_seq = q->ne[3];
+    p.n_kv = k->ne[1];
+    p.n_head_kv = k->ne[2];
+    p.n_seq_kv = k->ne[3];
+    for (int i = 0; i < 4; ++i) {
+        p.q_nb[i] = static_cast<int64_t>(q->nb[i]);
+        p.k_nb[i] = static_cast<int64_t>(k->nb[i]);
+        p.v_nb[i] = static_cast<int64_t>(v->nb[i]);
+        p.out_nb[i] = static_cast<int64_t>(fa->nb[i]);
+    }
+    p.has_mask = mask != nullptr;
+    if (mask != nullptr) {
+        p.mask_heads = mask->ne[2];
+        p.mask_seqs = mask->ne[3];
+        for (int i = 0; i < 4; ++i) p.mask_nb[i] = static_cast<int64_t>(mask->nb[i]);
+    }
+    p.scale = op_param_f32(fa, 0);
+    p.max_bias = op_param_f32(fa, 1);
+    return p;
 }
 
 }  // namespace
@@ -89,6 +123,15 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
         why = std::string("the device has no flash_attn kernel ") + flash_attn_variant(products_bfp16(), kv_q8_0);
         return false;
     }
+    // What the design's data movement takes (its description's rules, which the stream builder applies):
+    // a mask per head, or mask rows of an odd number of halves (a BD steps whole words), go to the host
+    // path here, not to a submission an NPU would refuse. The kernels mode could run them; the NPU cannot.
+    const DesignRead & design = built_in_design(kFlashAttnDesign);
+    std::string err;
+    if (!design.ok() || !attention_shape_fits(design.design, attention_shape(params_of(fa), flash_attn_variant(products_bfp16(), kv_q8_0)), err)) {
+        why = "FLASH_ATTN_EXT: " + (design.ok() ? err : design.error);
+        return false;
+    }
     return true;
 }
 
@@ -101,7 +144,7 @@ bool plan_flash_attn(const ggml_tensor * fa, const TensorResolver & resolve, std
     const ggml_tensor * v = fa->src[2];
     const ggml_tensor * mask = fa->src[3];
     FlashAttnInvocation f;
-    f.p.kv_q8_0 = k->type == GGML_TYPE_Q8_0;
+    f.p = params_of(fa);
     f.variant = flash_attn_variant(products_bfp16(), f.p.kv_q8_0);
     f.q = resolve.slice_of(q);
     f.k = resolve.slice_of(k);
@@ -117,28 +160,6 @@ bool plan_flash_attn(const ggml_tensor * fa, const TensorResolver & resolve, std
         why = "FLASH_ATTN_EXT: a Q8_0 K or V view that does not start on a 32-bit word";
         return false;
     }
-    FlashAttnParams & p = f.p;
-    p.d = q->ne[0];
-    p.n_tokens = q->ne[1];
-    p.n_head = q->ne[2];
-    p.n_seq = q->ne[3];
-    p.n_kv = k->ne[1];
-    p.n_head_kv = k->ne[2];
-    p.n_seq_kv = k->ne[3];
-    for (int i = 0; i < 4; ++i) {
-        p.q_nb[i] = static_cast<int64_t>(q->nb[i]);
-        p.k_nb[i] = static_cast<int64_t>(k->nb[i]);
-        p.v_nb[i] = static_cast<int64_t>(v->nb[i]);
-        p.out_nb[i] = static_cast<int64_t>(fa->nb[i]);
-    }
-    p.has_mask = mask != nullptr;
-    if (mask != nullptr) {
-        p.mask_heads = mask->ne[2];
-        p.mask_seqs = mask->ne[3];
-        for (int i = 0; i < 4; ++i) p.mask_nb[i] = static_cast<int64_t>(mask->nb[i]);
-    }
-    p.scale = op_param_f32(fa, 0);
-    p.max_bias = op_param_f32(fa, 1);
     out.push_back(to_invocation(f));
     return true;
 }

@@ -104,6 +104,47 @@ const LayoutDesc * attention_layout(const DesignDescription & d, const Attention
     return best;
 }
 
+bool attention_shape_fits(const DesignDescription & d, const AttentionShape & s, std::string & err) {
+    auto no = [&](const std::string & why) {
+        err = why;
+        return false;
+    };
+    const std::string family = d.family_of(s.contract);
+    if (!d.attention_movement || d.contract_index(family, s.contract) < 0) return no("design " + d.design + " has no attention program " + s.contract);
+    if (d.attention_objects_of(family, static_cast<int>(s.d)) == nullptr || d.kernel_stack(family, static_cast<int>(s.d)) == nullptr) {
+        return no("the design has no xclbin of family " + family + " for head dim " + std::to_string(s.d));
+    }
+    if (s.n_kv < 1 || s.n_tokens < 1 || s.n_head_kv < 1 || s.n_head % s.n_head_kv != 0 || s.n_seq_kv < 1 || s.n_seq % s.n_seq_kv != 0) {
+        return no(std::to_string(s.n_tokens) + " token(s), " + std::to_string(s.n_head) + "/" + std::to_string(s.n_head_kv) + " heads, " +
+                  std::to_string(s.n_kv) + " KV rows: not a shape the design takes");
+    }
+    if (s.has_mask && s.mask_heads != 1) {
+        return no("a mask of " + std::to_string(s.mask_heads) + " heads: the design reads one mask row per token, shared by the heads");
+    }
+    if (attention_layout(d, s, err) == nullptr) return false;
+    // The strides a BD steps (its d0-d2 and iteration strides count 32-bit words).
+    const std::pair<int64_t, const char *> steps[] = {{s.q_nb[1], "q's token"},   {s.q_nb[2], "q's head"},    {s.k_nb[1], "k's row"},
+                                                      {s.v_nb[1], "v's row"},     {s.out_nb[1], "out's head"}, {s.out_nb[2], "out's token"},
+                                                      {s.has_mask ? s.mask_nb[1] : 4, "the mask's row"}};
+    for (const auto & [bytes, what] : steps) {
+        if (bytes <= 0 || bytes % 4 != 0 || bytes / 4 > static_cast<int64_t>(d.stride_max)) {
+            return no(std::string(what) + " stride of " + std::to_string(bytes) + " bytes is not a whole number of words a BD steps (at most " +
+                      std::to_string(d.stride_max) + " words)");
+        }
+    }
+    for (const int64_t nb : {s.q_nb[3], s.k_nb[2], s.k_nb[3], s.v_nb[2], s.v_nb[3], s.out_nb[3], s.has_mask ? s.mask_nb[3] : 0}) {
+        if (nb % 4 != 0) return no("an operand's head or sequence stride of " + std::to_string(nb) + " bytes is not whole words");
+    }
+    const int64_t blk = d.attention_kv_block;
+    if (blk * (s.k_nb[1] / 4) > static_cast<int64_t>(d.stride_max) || blk * (s.v_nb[1] / 4) > static_cast<int64_t>(d.stride_max)) {
+        return no("a block of K or V rows (" + std::to_string(blk) + " rows) steps past a BD's iteration stride");
+    }
+    if (s.d > static_cast<int64_t>(d.wrap_max) || s.n_head / s.n_head_kv > static_cast<int64_t>(d.wrap_max)) {
+        return no("head dim " + std::to_string(s.d) + " or " + std::to_string(s.n_head / s.n_head_kv) + " heads per KV head pass a BD's wrap");
+    }
+    return true;
+}
+
 bool attention_slopes_layout(const DesignDescription & d, const std::string & family, int64_t head_dim, int64_t n_head,
                              int64_t n_head_kv, AttentionSlopesLayout & out, std::string & err) {
     const DesignDescription::AttentionObjects * o = d.attention_objects_of(family, static_cast<int>(head_dim));
@@ -297,6 +338,7 @@ bool Builder::build() {
     if (!d_.attention_movement || contract < 0 || d_.layouts.empty()) {
         return fail("design " + d_.design + " has no attention program " + s_.contract);
     }
+    if (!attention_shape_fits(d_, s_, out_.error)) return false;
     const LayoutDesc * layout = attention_layout(d_, s_, out_.error);
     if (layout == nullptr) return false;
     const LayoutDesc & L = *layout;
@@ -328,13 +370,6 @@ bool Builder::build() {
     const DesignDescription::AttentionObjects * objects = d_.attention_objects_of(out_.family, static_cast<int>(s.d));
     if (objects == nullptr || d_.kernel_stack(out_.family, static_cast<int>(s.d)) == nullptr) {
         return fail("the design has no xclbin of family " + out_.family + " for head dim " + std::to_string(s.d));
-    }
-    if (s.n_kv < 1 || s.n_tokens < 1 || s.n_head_kv < 1 || s.n_head % s.n_head_kv != 0 || s.n_seq_kv < 1 || s.n_seq % s.n_seq_kv != 0) {
-        return fail(std::to_string(s.n_tokens) + " token(s), " + std::to_string(s.n_head) + "/" + std::to_string(s.n_head_kv) + " heads, " +
-                    std::to_string(s.n_kv) + " KV rows: not a shape the design takes");
-    }
-    if (s.has_mask && s.mask_heads != 1) {
-        return fail("a mask of " + std::to_string(s.mask_heads) + " heads: the design reads one mask row per token, shared by the heads");
     }
     out_.tile = static_cast<int>(s.d);
     kv_bytes_ = d_.unit_bytes(out_.family, attention_kv_unit(L), static_cast<int>(s.d));
@@ -379,15 +414,6 @@ bool Builder::build() {
         !stride_words(s.out_nb[1], "out's head", out_head) || !stride_words(s.out_nb[2], "out's token", out_token) ||
         (s.has_mask && !stride_words(s.mask_nb[1], "the mask's row", mask_row))) {
         return false;
-    }
-    for (const int64_t nb : {s.q_nb[3], s.k_nb[2], s.k_nb[3], s.v_nb[2], s.v_nb[3], s.out_nb[3], s.mask_nb[3]}) {
-        if (nb % 4 != 0) return fail("an operand's head or sequence stride of " + std::to_string(nb) + " bytes is not whole words");
-    }
-    if (static_cast<uint64_t>(blk) * k_row > d_.stride_max || static_cast<uint64_t>(blk) * v_row > d_.stride_max) {
-        return fail("a block of K or V rows (" + std::to_string(blk) + " rows) steps past a BD's iteration stride");
-    }
-    if (s.d > static_cast<int64_t>(d_.wrap_max) || ratio_ > static_cast<int64_t>(d_.wrap_max)) {
-        return fail("head dim " + std::to_string(s.d) + " or " + std::to_string(ratio_) + " heads per KV head pass a BD's wrap");
     }
 
     // 1. The RTP words and the barrier of every core of the used columns.

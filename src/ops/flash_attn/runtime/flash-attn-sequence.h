@@ -64,6 +64,13 @@ int64_t attention_task_tokens(const DesignDescription & d, const AttentionShape 
 const LayoutDesc * attention_layout(const DesignDescription & d, const AttentionShape & s, std::string & err);
 std::string attention_kv_unit(const LayoutDesc & L);
 
+// What the design takes of a shape, before any stream is built: an xclbin of its KV type and head dim, a
+// layout holding its tasks, one mask row per token shared by the heads, and every stride a BD steps a
+// whole number of 32-bit words within the BD's limits. The planner asks it (a shape it refuses goes to
+// the host path up front, on every device: the kernels mode too, which alone could run it), and
+// build_attention_sequence starts with it; false with `err` naming the rule.
+bool attention_shape_fits(const DesignDescription & d, const AttentionShape & s, std::string & err);
+
 // The host-written slopes operand (.host_written "slopes"): per KV head g, 16 + ratio fp32 values, value i
 // the slope of head g x ratio + i % ratio; then, 64-byte aligned, a zero region of one kv object, the
 // source of every filler read.

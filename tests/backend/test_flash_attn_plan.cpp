@@ -1,0 +1,67 @@
+// The flash_attn planner (src/ops/flash_attn/plan): a FLASH_ATTN_EXT goes to the NPU only where the
+// design's data movement takes it (attention_shape_fits, the stream builder's own rules), on every
+// device: a mask row of an odd number of halves (a BD steps whole 32-bit words) or a mask per head goes to
+// the host path up front with the reason, even where the kernels mode alone could run it.
+#include "ops/flash_attn/flash-attn-invocation.h"
+#include "ops/flash_attn/flash-attn-plan.h"
+#include "context-buffer.h"
+
+#include "ggml.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace xdna;
+
+struct Planned {
+    bool        ok = false;
+    std::string why;
+    size_t      invocations = 0;
+};
+
+// q [d, tokens, heads, 1], K and V [d, n_kv, kv heads, 1] F16, the mask [mask_cols, tokens, mask_heads, 1].
+Planned plan(int64_t d, int64_t tokens, int64_t heads, int64_t kv_heads, int64_t n_kv, int64_t mask_cols, int64_t mask_heads) {
+    xdna_test::Context c;
+    ggml_tensor * q = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F32, d, tokens, heads, 1);
+    ggml_tensor * k = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F16, d, n_kv, kv_heads, 1);
+    ggml_tensor * v = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F16, d, n_kv, kv_heads, 1);
+    ggml_tensor * m = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F16, mask_cols, tokens, mask_heads, 1);
+    ggml_tensor * fa = ggml_flash_attn_ext(c.ctx, q, k, v, m, 1.0f / std::sqrt(static_cast<float>(d)), 0.0f, 0.0f);
+    xdna_test::ContextBuffer buf(c.ctx);
+    TensorResolver resolve;
+    resolve.slice_of = [&](const ggml_tensor * t) { return buf.slice_of(t); };
+    Planned out;
+    std::vector<Invocation> invs;
+    out.ok = plan_flash_attn(fa, resolve, invs, out.why);
+    out.invocations = invs.size();
+    return out;
+}
+
+}  // namespace
+
+TEST(FlashAttnPlan, AShapeTheDataMovementTakesIsOneInvocation) {
+    const Planned p = plan(128, 1, 32, 8, 512, 512, 1);
+    ASSERT_TRUE(p.ok) << p.why;
+    EXPECT_EQ(p.invocations, 1u);
+}
+
+TEST(FlashAttnPlan, MaskRowsOfOddHalvesGoToTheHostPathWithTheReason) {
+    // 113 KV rows and a mask of 113 halves a row: 226 bytes, not whole words.
+    const Planned p = plan(64, 1, 4, 4, 113, 113, 1);
+    EXPECT_FALSE(p.ok);
+    EXPECT_NE(p.why.find("the mask's row stride of 226 bytes"), std::string::npos) << p.why;
+    // The same KV rows with the mask padded to whole words: taken.
+    const Planned padded = plan(64, 1, 4, 4, 113, 114, 1);
+    EXPECT_TRUE(padded.ok) << padded.why;
+}
+
+TEST(FlashAttnPlan, AMaskPerHeadGoesToTheHostPathWithTheReason) {
+    const Planned p = plan(64, 2, 4, 4, 256, 256, 4);
+    EXPECT_FALSE(p.ok);
+    EXPECT_NE(p.why.find("a mask of 4 heads"), std::string::npos) << p.why;
+}
