@@ -75,11 +75,11 @@
 #           q8_0 64 128) and layout (the description's .layouts, design.py --layout: attention, whose tasks
 #           hold up to 16 tokens, and decode, tasks of one token with smaller mask objects),
 #           <design>_<family>_t<tile>_<layout>.xclbin (flash_attn_q8_0_t128_decode.xclbin), spanning
-#           array.max_columns columns. Both layouts are built, but only one per family and head dim is
-#           listed in the manifest (--attention-layout, default attention): the backend keys an attention
-#           program by family and head dim alone, so a manifest listing both would serve the same key twice
-#           (the writer refuses it). attention serves every shape, prefill and decode; decode only tasks of
-#           one token (the host path takes the others), for less traffic per decoded token. Its manifest
+#           array.max_columns columns. Both layouts are built and, by default, both listed in the manifest
+#           (--attention-layout both): the backend runs each invocation on the entry of the layout its
+#           stream takes, decode for a decoded token (less traffic per token), attention for the others;
+#           attention serves every shape, decode only tasks of one token. --attention-layout attention or
+#           decode lists that layout's xclbins only (the other stays in the output directory). Its manifest
 #           entry has the rows form with its "layout", and its kernel's buffers bo0..bo4 as 5 "placed"
 #           arguments (groups 3..7): the firmware translates 5 buffer arguments and the host places the 7
 #           operands into them at each submission (src/runtime/argument-places.h).
@@ -96,7 +96,7 @@
 # quant, rope or attention xclbin always spans the description's array.max_columns columns, as the host's
 # stream builders deal the work (RowsShape::columns 0: the design's; an attention stream takes the columns
 # its tasks fill, at most those).
-# --attention-layout concerns the attention designs only: which layout's xclbins the manifest lists.
+# --attention-layout concerns the attention designs only: which layouts' xclbins the manifest lists.
 #
 # Needs mlir-aie >= 1.4 (python package 'aie', aiecc), llvm-aie (Peano clang for aie2p) and XRT >= 2.18
 # (aiecc packages the xclbin with XRT's xclbinutil), whichever designs are picked (a gather alone compiles
@@ -186,7 +186,7 @@ rows_row_len=4096
 exact=0
 require=0
 check_only=0
-attention_layout=attention  # the layout whose attention xclbins the manifest lists (both are built)
+attention_layout=both  # the layouts whose attention xclbins the manifest lists (both are built)
 
 usage() {
     cat <<EOF
@@ -214,10 +214,10 @@ usage: $(basename "$0") [options]
   --k K            matmul: reduction length of the instruction streams (default 4096)
   --exact          matmul: one xclbin per contract with exactly sized W buffers, instead of one per family
   --attention-layout L
-                   attention designs: list in the manifest the xclbins of layout L, attention (default:
-                   tasks of up to 16 tokens, every shape) or decode (tasks of one token only, less
-                   traffic per decoded token). Both layouts are built: the backend loads one entry per
-                   family and head dim, so the manifest lists one of them
+                   attention designs: list in the manifest the xclbins of layout L: both (default: the
+                   backend runs a decoded token on decode's and the others on attention's), attention
+                   (tasks of up to 16 tokens, every shape) or decode (tasks of one token only, less
+                   traffic per decoded token). Both layouts are built whatever L
   --check          only report which tools were found
   --require        exit 1 (not 0) when a tool is missing
 A --family no selected design has, or a --tile-n no selected family has, is an error (exit 2).
@@ -263,9 +263,9 @@ done
 # The layouts of aie/flash_attn/dataflow.json (.layouts[].name); checked here, before the toolchain is
 # looked for, like the other options.
 case "$attention_layout" in
-    attention|decode) ;;
+    both|attention|decode) ;;
     *) echo "build-npu-kernels: --attention-layout $attention_layout: not a layout of the attention designs" \
-            "(attention or decode)" >&2; exit 2 ;;
+            "(attention or decode, or both)" >&2; exit 2 ;;
 esac
 
 say() { echo "build-npu-kernels: $*"; }
@@ -712,9 +712,9 @@ print(json.load(open(sys.argv[1]))["design"])' "$dataflow")
 }
 
 # An attention family: one object of its kernel file (flash_attn.cc), then per head dim one xclbin per
-# layout of the description. Only the --attention-layout one is written to the entries: the backend keys
-# an attention program by (family, head dim), so a second entry at the same key would collide (the writer
-# refuses it, and the parser would drop one). The other layout's xclbin stays in the output directory.
+# layout of the description. The --attention-layout ones are written to the entries (by default every
+# layout: the backend picks per invocation the entry of its stream's layout); an xclbin not listed stays
+# in the output directory.
 build_attention() {  # build_attention <design> <family> <tiles...>
     local d=$1 family=$2 dataflow=$root/aie/$1/dataflow.json fdir=$work/$1/$2
     local name max_cols layouts obj line tile layout task_tokens tokens mlir xclbin script _unused listed
@@ -724,8 +724,8 @@ build_attention() {  # build_attention <design> <family> <tiles...>
 d = json.load(open(sys.argv[1]))
 print(d["design"], d["array"]["max_columns"], " ".join("%s:%d" % (L["name"], L["task_tokens"]) for L in d["layouts"]))' "$dataflow")
     read -r name max_cols layouts <<<"$line"
-    case " $layouts " in
-        *" $attention_layout:"*) ;;
+    case "$attention_layout: $layouts " in
+        both:*|*" $attention_layout:"*) ;;
         *) say "$d: --attention-layout $attention_layout is not one of its layouts ($layouts)"; exit 1 ;;
     esac
     obj=xdna_${name}_$family.o  # design.py's default name: the family's programs' own object
@@ -744,7 +744,7 @@ print(d["design"], d["array"]["max_columns"], " ".join("%s:%d" % (L["name"], L["
             "$python" "$script" --dataflow "$dataflow" --family "$family" --tile "$tile" --layout "$layout" \
                 --tokens "$tokens" --cols "$max_cols" --kernel-object "$obj" -o "$mlir"
             aiecc_build "$fdir" "$mlir" "$xclbin"
-            if [ "$layout" = "$attention_layout" ]; then
+            if [ "$attention_layout" = both ] || [ "$layout" = "$attention_layout" ]; then
                 printf 'attention\t%s\t%s\t%s\t%s\t%s\t%s\n' "$family" "$tile" "$layout" "$xclbin" "$prj" \
                     "$dataflow" >>"$entries"
                 listed=$xclbin

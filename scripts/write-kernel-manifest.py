@@ -31,8 +31,9 @@ invocation asks for.
 An attention xclbin (aie/flash_attn/design.py's program for an "movement": "attention" description) serves
 both block programs of its family (KV cache type) at one head dim, the tile (a numeric key of the family's
 kernel_stack), built in one of the description's layouts (design.py --layout), which its entry names.
-The backend keys an attention program by family and head dim only, so two lines of one family and head dim
-(say the same tile in two layouts) are refused: the parser would serve the key from one and drop the other.
+A family and head dim may have a line per layout (the backend runs each invocation on the entry of the
+layout its stream takes, docs/xrt.md); two lines of one family, head dim and layout are refused: the
+parser would serve the key from one and drop the other.
 
 The kernel's arguments are read back from the kernel description aiecc wrote into the project dir
 (*kernels*.json: ps-kernels.kernels[0], its name and its arguments opcode, instr, ninstr, bo0..boN), so
@@ -299,10 +300,10 @@ def build(entries_path):
             if layout not in layouts:
                 raise ManifestError(f"{where}: '{layout}' is not a layout of {dataflow} ({', '.join(layouts)})")
             for e in rows.values():
-                if (e["design"], e["family"], e["tile"]) == (design, family, tile):
-                    raise ManifestError(f"{where}: {design}/{family} at head dim {tile} has an xclbin already "
-                                        f"({e['xclbin']}, layout {e.get('layout')}): the backend loads one entry per "
-                                        "family and head dim, whatever its layout")
+                if (e["design"], e["family"], e["tile"], e.get("layout")) == (design, family, tile, layout):
+                    raise ManifestError(f"{where}: {design}/{family} at head dim {tile} has an xclbin of layout "
+                                        f"{layout} already ({e['xclbin']}): the backend loads one entry per family, "
+                                        "head dim and layout")
             name, arg_names, desc = read_kernel(prj, xclbin)
             bo = lambda i: {"kind": "placed"} if i < PLACED_ARGS else None
             try:

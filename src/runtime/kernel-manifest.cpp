@@ -425,10 +425,20 @@ std::vector<KernelEntry> parse_design_entry(const json & e, int index, const std
     return out;
 }
 
-// Two entries serving the same contract, tile and a shared generation would make selection ambiguous.
+std::string first_layout(const std::string & design) {
+    const DesignRead * d = find_design(design);
+    return d != nullptr && d->ok() && !d->design.layouts.empty() ? d->design.layouts.front().name : std::string();
+}
+
+bool same_key(const KernelEntry & k, const std::string & design, const std::string & variant, const TileShape & tile) {
+    return design == k.design && variant == k.variant && k.tile.m == tile.m && k.tile.n == tile.n && k.tile.k == tile.k;
+}
+
+// Two entries serving the same contract, tile and a shared generation would make selection ambiguous;
+// entries built in different layouts (the attention's) are not: the device picks by the stream's layout.
 const KernelEntry * find_duplicate(const std::vector<KernelEntry> & kept, const KernelEntry & e, NpuGeneration & on) {
     for (const auto & k : kept) {
-        if (k.design != e.design || k.variant != e.variant || k.tile.m != e.tile.m || k.tile.n != e.tile.n || k.tile.k != e.tile.k) {
+        if (!same_key(k, e.design, e.variant, e.tile) || layout_of(k) != layout_of(e)) {
             continue;
         }
         for (NpuGeneration g : e.npu) {
@@ -566,8 +576,11 @@ bool parse_manifest(const std::string & text, const std::string & path, bool che
                 NpuGeneration dup_on = NpuGeneration::unknown;
                 if (const KernelEntry * d = find_duplicate(out.kernels, k, dup_on)) {
                     // The program's name: a rows or attention entry has no matmul contract.
-                    fail("serves", std::string("serves ") + k.variant + " " + tile_string(k.tile) + " on " +
-                                       to_string(dup_on) + ", already served by designs[" + std::to_string(d->index) + "]");
+                    const DesignRead * dr = find_design(k.design);
+                    const bool layouts = dr != nullptr && dr->ok() && dr->design.attention_movement;
+                    fail("serves", std::string("serves ") + k.variant + " " + tile_string(k.tile) + " on " + to_string(dup_on) +
+                                       (layouts ? " in layout " + layout_of(k) : std::string()) + ", already served by designs[" +
+                                       std::to_string(d->index) + "]");
                 }
             }
             if (check_files) {
@@ -606,11 +619,25 @@ bool load_manifest(const std::string & path, Manifest & out, std::string & err) 
     return parse_manifest(ss.str(), path, /*check_files=*/true, out, err);
 }
 
+std::string layout_of(const KernelEntry & k) {
+    return k.layout.empty() ? first_layout(k.design) : k.layout;
+}
+
 const KernelEntry * find_kernel(const Manifest & m, const std::string & design, const std::string & variant,
                                 const TileShape & tile, NpuGeneration gen) {
     for (const auto & k : m.kernels) {
-        if (design == k.design && variant == k.variant && k.tile.m == tile.m && k.tile.n == tile.n && k.tile.k == tile.k &&
-            k.runs_on(gen)) {
+        if (same_key(k, design, variant, tile) && k.runs_on(gen)) {
+            return &k;
+        }
+    }
+    return nullptr;
+}
+
+const KernelEntry * find_kernel(const Manifest & m, const std::string & design, const std::string & variant,
+                                const TileShape & tile, NpuGeneration gen, const std::string & layout) {
+    const std::string want = layout.empty() ? first_layout(design) : layout;
+    for (const auto & k : m.kernels) {
+        if (same_key(k, design, variant, tile) && k.runs_on(gen) && layout_of(k) == want) {
             return &k;
         }
     }

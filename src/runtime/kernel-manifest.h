@@ -70,7 +70,9 @@ struct KernelEntry {
     // W objects of that contract's tile, so its instruction streams must move windows of that size
     // (MatmulSequenceShape::exact); absent or "family": W objects of the family's largest tile.
     bool                       exact = false;
-    // "layout" (the attention design's): the layout its xclbin was built in; "" the design's first.
+    // "layout" (the attention design's): the layout its xclbin was built in; "" the design's first. A
+    // manifest may list one entry per layout of a (family, head dim): the device runs each invocation on
+    // the entry of the layout its stream takes (docs/xrt.md).
     std::string                layout;
 
     bool runs_on(NpuGeneration g) const;
@@ -99,9 +101,16 @@ bool parse_manifest(const std::string & text, const std::string & path, bool che
 // Read and parse the manifest file at `path`, checking the files it names.
 bool load_manifest(const std::string & path, Manifest & out, std::string & err);
 
+// The layout `k`'s xclbin was built in: its `layout`, or when it names none the design's first layout's
+// name ("" for a design the registry does not know or one without layouts).
+std::string layout_of(const KernelEntry & k);
+
 // The kernel of `design` for a program (a contract, or a rows design's kernel) at a tile shape on a
-// generation, or nullptr.
+// generation, or nullptr. With several (an attention entry per layout), the first listed.
 const KernelEntry * find_kernel(const Manifest & m, const std::string & design, const std::string & variant,
                                 const TileShape & tile, NpuGeneration gen);
+// The same, only an entry built in `layout` ("" stands for the design's first layout, as in an entry).
+const KernelEntry * find_kernel(const Manifest & m, const std::string & design, const std::string & variant,
+                                const TileShape & tile, NpuGeneration gen, const std::string & layout);
 
 }  // namespace xdna

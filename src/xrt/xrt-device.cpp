@@ -293,11 +293,7 @@ const XrtDevice::ShapeStream * XrtDevice::keep_stream(LoadedKernel & lk, std::un
     return lk.streams.back().get();
 }
 
-XrtDevice::LoadedKernel * XrtDevice::kernel_for(const KernelKey & key) const {
-    if (key.variant == nullptr || key.design == nullptr) {
-        return nullptr;
-    }
-    const KernelEntry * e = find_kernel(manifest_, key.design, key.variant, key.tile, generation_);
+XrtDevice::LoadedKernel * XrtDevice::ready(const KernelEntry * e) const {
     if (e == nullptr) {
         return nullptr;
     }
@@ -306,6 +302,30 @@ XrtDevice::LoadedKernel * XrtDevice::kernel_for(const KernelKey & key) const {
         load(lk);
     }
     return lk.state == LoadState::ready ? &lk : nullptr;
+}
+
+XrtDevice::LoadedKernel * XrtDevice::kernel_for(const KernelKey & key) const {
+    if (key.variant == nullptr || key.design == nullptr) {
+        return nullptr;
+    }
+    // Entries of one key differ only in layout (the manifest refuses other duplicates); one that fails to
+    // load leaves the key to the next. Later ones are not loaded while an earlier one serves.
+    for (const KernelEntry & e : manifest_.kernels) {
+        if (e.design == key.design && e.variant == key.variant && e.tile.m == key.tile.m && e.tile.n == key.tile.n &&
+            e.tile.k == key.tile.k && e.runs_on(generation_)) {
+            if (LoadedKernel * lk = ready(&e)) {
+                return lk;
+            }
+        }
+    }
+    return nullptr;
+}
+
+XrtDevice::LoadedKernel * XrtDevice::kernel_for(const KernelKey & key, const std::string & layout) const {
+    if (key.variant == nullptr || key.design == nullptr) {
+        return nullptr;
+    }
+    return ready(find_kernel(manifest_, key.design, key.variant, key.tile, generation_, layout));
 }
 
 bool XrtDevice::has_kernel(const KernelKey & key) const {
@@ -586,17 +606,38 @@ const XrtDevice::ShapeStream * XrtDevice::placed_stream_for(LoadedKernel & lk, c
 
 Status XrtDevice::resolve_attention(const Invocation & inv, const DesignDescription & d, size_t index, size_t n, Resolved & r) {
     r.label = described_label(inv, index, n);
-    r.lk = kernel_for(inv.key);
-    if (r.lk == nullptr) {
-        return Status::error(r.label + ": no NPU kernel is loaded for it (the op should have stayed on the CPU)");
-    }
     std::string    err;
     AttentionShape shape;
     if (!attention_shape_of(inv, d, shape, err)) {
         return Status::error(r.label + ": " + err);
     }
-    // The stream moves the objects of the layout the loaded xclbin was built in (one per manifest entry).
-    shape.layout = !r.lk->entry->layout.empty() ? r.lk->entry->layout : d.layouts.front().name;
+    // The stream moves the objects of the layout its xclbin was built in. The layout the shape takes by
+    // itself (a decoded token's: decode, one mask row a block) when its entry loads; else the layout of
+    // fewest task tokens among those that hold the shape's tasks and have an entry (attention holds all).
+    shape.layout.clear();
+    const LayoutDesc * own = attention_layout(d, shape, err);
+    if (own == nullptr) {
+        return Status::error(r.label + ": " + err);
+    }
+    r.lk = kernel_for(inv.key, own->name);
+    if (r.lk == nullptr) {
+        const auto holds = [&](const LayoutDesc & L) { return L.task_tokens > 0 ? L.task_tokens : d.attention_max_rows; };
+        std::vector<const LayoutDesc *> by_size;
+        for (const LayoutDesc & L : d.layouts) by_size.push_back(&L);
+        std::stable_sort(by_size.begin(), by_size.end(), [&](const LayoutDesc * a, const LayoutDesc * b) { return holds(*a) < holds(*b); });
+        for (const LayoutDesc * L : by_size) {
+            AttentionShape trial = shape;
+            trial.layout = L->name;
+            std::string why;
+            if (L != own && attention_layout(d, trial, why) != nullptr && (r.lk = kernel_for(inv.key, L->name)) != nullptr) {
+                break;
+            }
+        }
+    }
+    if (r.lk == nullptr) {
+        return Status::error(r.label + ": no NPU kernel of a layout that holds its tasks is loaded (the op should have stayed on the CPU)");
+    }
+    shape.layout = layout_of(*r.lk->entry);
     const std::shared_ptr<const AttentionSequence> seq = attention_sequence(d, shape);
     if (!seq->ok()) {
         return Status::error(r.label + ": no instruction stream for this shape: " + seq->error);

@@ -3,7 +3,9 @@
 // - Memory: host_only BOs (xrt-buffer.h), allocated by the glue's buffer type, weights included.
 // - Kernels: one per (contract, tile) a manifest design entry serves, loaded on first use (has_kernel
 //   or run): the xclbin's shared hardware context (xrt-context-registry.h) and the xrt::kernel. A kernel
-//   that fails to load is logged once and reported absent, so its ops stay on the CPU.
+//   that fails to load is logged once and reported absent, so its ops stay on the CPU. The attention may
+//   have one per layout of a key: an invocation runs on the one of its stream's layout, else on one that
+//   holds its tasks (resolve_attention).
 // - Instruction streams: built on the host for each problem shape (runtime/matmul-sequence.h), written
 //   once into an instruction BO and kept with the kernel, so every later invocation of that shape (every
 //   token of a plan) reuses it. One xclbin thus serves every M, K, N of its contracts.
@@ -94,7 +96,11 @@ private:
         bool                          executing = false;  // executed and not yet successfully waited on
     };
 
+    // The loaded kernel of `key` (loaded on first use), or nullptr when none loads. Without a layout the
+    // first entry of the key that loads; with one, only an entry built in that layout (the attention's).
     LoadedKernel * kernel_for(const KernelKey & key) const;
+    LoadedKernel * kernel_for(const KernelKey & key, const std::string & layout) const;
+    LoadedKernel * ready(const KernelEntry * e) const;
     void           load(LoadedKernel & lk) const;
     bool           load_xclbin(const std::string & path, xrt::xclbin & out, std::string & err) const;
     void           fail_kernel(LoadedKernel & lk, const std::string & why) const;

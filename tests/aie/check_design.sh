@@ -12,7 +12,8 @@
 #     of IRON's classes; its self-test shows the design without the release is caught);
 #   - scripts/build-npu-kernels.sh without a toolchain names what is missing and how to point at it,
 #     prints "NPU kernels not built", writes no manifest and exits 0 (1 with --require; 0 for the
-#     attention design alone with --attention-layout decode), and refuses an unknown --attention-layout (2).
+#     attention design alone with --attention-layout both or decode), and refuses an unknown
+#     --attention-layout (2).
 set -euo pipefail
 
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -457,11 +458,14 @@ done
 [ ! -e "$out/manifest.json" ] || fail "build script wrote a manifest without a toolchain"
 rc=0; run_build --require || rc=$?
 [ "$rc" = 1 ] || fail "build script --require without toolchain exited $rc, expected 1"
-# The attention design: picked alone, with the decode layout listed, it still stops at the missing tools;
-# a layout the attention designs lack is an error before the tools are looked for.
-rc=0; run_build --design flash_attn --attention-layout decode || rc=$?
-[ "$rc" = 0 ] && grep -qF "NPU kernels not built" "$tmp/build.log" ||
-    fail "build script --design flash_attn --attention-layout decode without toolchain exited $rc, expected 0"
+# The attention design: picked alone, with both layouts listed (the default, said) or the decode one, it
+# still stops at the missing tools; a layout the attention designs lack is an error before the tools are
+# looked for.
+for layout in both decode; do
+    rc=0; run_build --design flash_attn --attention-layout $layout || rc=$?
+    [ "$rc" = 0 ] && grep -qF "NPU kernels not built" "$tmp/build.log" ||
+        fail "build script --design flash_attn --attention-layout $layout without toolchain exited $rc, expected 0"
+done
 rc=0; run_build --attention-layout prefill || rc=$?
 [ "$rc" = 2 ] && grep -qF -- "--attention-layout prefill: not a layout" "$tmp/build.log" ||
     fail "build script --attention-layout prefill exited $rc, expected 2: $(cat "$tmp/build.log")"

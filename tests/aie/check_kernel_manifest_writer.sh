@@ -13,8 +13,8 @@
 #     hadamard (hadamard: a rows description of one input, built by aie/add/design.py; buffers x and y)
 #     xclbin, a row_scale (row_scale: a rows description whose second input, w, is one value per row,
 #     built by aie/add/design.py; buffers x, w and y) xclbin, and an add xclbin whose description lists
-#     its operands out of "arg" order, and two flash_attn (attention: one xclbin per KV cache type and
-#     head dim, f16 at 128 in the attention layout, q8_0 at 64 in the decode layout; its 5 buffers bo0..bo4
+#     its operands out of "arg" order, and three flash_attn (attention: one xclbin per KV cache type, head
+#     dim and layout, f16 at 128 in both layouts, q8_0 at 64 in the decode layout; its 5 buffers bo0..bo4
 #     as "placed" arguments, its "layout" named) xclbins: the manifest holds exactly the fields the backend's parser
 #     (src/runtime/kernel-manifest.cpp) accepts, with every value as expected, bo<i> in group 3 + i named
 #     by the description's operand whose "arg" is i;
@@ -26,8 +26,8 @@
 #     a scatter family of a format it has no program for, a rope tile outside its kernel_stack, a rope
 #     family it has no program for, a hadamard tile that is no transform length of its kernel_stack, a
 #     row_scale tile below its kernel_stack's 64, a q8_0 attention head dim of 32), an attention kernel of 4
-#     or of 6 buffer arguments, an attention layout the description lacks, an attention family and head dim
-#     listed twice (in two layouts: the backend loads one entry per family and head dim), an attention
+#     or of 6 buffer arguments, an attention layout the description lacks, an attention family, head dim
+#     and layout listed twice (the backend loads one entry per family, head dim and layout), an attention
 #     description given on a rows line, a
 #     quant family whose objects are not of its token tile, a project
 #     without a kernel description and an unknown line kind are refused, and no manifest is written;
@@ -135,6 +135,8 @@ entries=$tmp/entries.txt
         "$root/aie/row_scale/dataflow.json"
     printf 'attention\tf16\t128\tattention\tflash_attn_f16_t128_attention.xclbin\t%s\t%s\n' \
         "$tmp/prj/flash_attn_f16_t128" "$fa_json"
+    printf 'attention\tf16\t128\tdecode\tflash_attn_f16_t128_decode.xclbin\t%s\t%s\n' \
+        "$tmp/prj/flash_attn_f16_t128" "$fa_json"
     printf 'attention\tq8_0\t64\tdecode\tflash_attn_q8_0_t64_decode.xclbin\t%s\t%s\n' \
         "$tmp/prj/flash_attn_q8_0_t64" "$fa_json"
 } >"$entries"
@@ -229,6 +231,11 @@ want = [
     # KernelManifest.AttentionEntriesTakeFivePlacedArguments), 5 placed arguments in groups 3..7, its layout.
     {"design": "flash_attn", "family": "f16", "tile": 128, "layout": "attention",
      "xclbin": "flash_attn_f16_t128_attention.xclbin", "kernel": "MLIR_AIE_fa", "npu": ["npu2"],
+     "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"}] +
+             [{"kind": "placed", "group_id": g} for g in range(3, 8)]},
+    # The same family and head dim in the other layout: an entry of its own (the device picks by layout).
+    {"design": "flash_attn", "family": "f16", "tile": 128, "layout": "decode",
+     "xclbin": "flash_attn_f16_t128_decode.xclbin", "kernel": "MLIR_AIE_fa", "npu": ["npu2"],
      "args": [{"kind": "opcode", "value": 3}, {"kind": "instructions", "group_id": 1}, {"kind": "instruction_count"}] +
              [{"kind": "placed", "group_id": g} for g in range(3, 8)]},
     {"design": "flash_attn", "family": "q8_0", "tile": 64, "layout": "decode",
@@ -345,7 +352,7 @@ if [ -n "${XDNA_INFO:-}" ] && [ -x "$XDNA_INFO" ] && [ -f "$out/manifest.json" ]
     for x in mm_kquant_n4 mm_f32_f32_n32 add_binary_t512 glu_swiglu_t128 add_binary_t256 rms_norm_norm_t1024 scale_scale_t1024 \
              get_rows_gather_t1024 act_quant_a8_b256_n4_t4 act_quant_bfp16_k128_n64_t64 set_rows_f16_t1024 \
              set_rows_q8_0_t128 rope_norm_t128 rope_neox_t80 hadamard_hadamard_t128 row_scale_row_scale_t1024 \
-             flash_attn_f16_t128_attention flash_attn_q8_0_t64_decode; do
+             flash_attn_f16_t128_attention flash_attn_f16_t128_decode flash_attn_q8_0_t64_decode; do
         "$py" -c 'import struct, sys
 h = bytearray(512); h[0:8] = b"xclbin2\0"; h[304:312] = struct.pack("<Q", 512)
 open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
@@ -353,11 +360,12 @@ open(sys.argv[1], "wb").write(h)' "$out/$x.xclbin"
     GGML_XDNA_KERNELS=$out/manifest.json "$XDNA_INFO" >"$tmp/info.txt" 2>&1 || true
     # 3 + 1 matmul kernels, add_f32 and mul_f32 twice, swiglu_f32 once, rms_norm_mul_f32 and rms_norm_f32, scale_f32,
     # get_rows_f32, the two quant families' one program each, the two scatter families' (f32_to_f16, f32_to_q8_0),
-    # the two rope families' (rope_norm_f32, rope_neox_f32), fwht_f32 and row_scale_f32, and the two attention
-    # families' two block programs each (fa_block_f16_bfp16, fa_block_f16; fa_block_q8_0_bfp16, fa_block_q8_0). The parser drops a quant entry whose tile is
+    # the two rope families' (rope_norm_f32, rope_neox_f32), fwht_f32 and row_scale_f32, and the three attention
+    # xclbins' two block programs each (fa_block_f16_bfp16, fa_block_f16 in both layouts, kept apart by their
+    # layouts; fa_block_q8_0_bfp16, fa_block_q8_0). The parser drops a quant entry whose tile is
     # not its family's kernel_stack key; it keys the program by the family's objects' K tile too, which
     # xdna-info does not print (XrtDeviceTest.RunsTheActQuantDesignsStreamWithItsZeros looks up that key).
-    grep -q "18 design xclbins serving 25 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
+    grep -q "19 design xclbins serving 27 usable kernels (contract x tile), 0 entries ignored" "$tmp/info.txt" ||
         { sed -n '/^Kernels/,/^Simulator/p' "$tmp/info.txt"; fail "xdna-info does not read every entry"; }
     for want in "add_f32 +add +chunk 512 " "mul_f32 +add +chunk 256 " "swiglu_f32 +glu +chunk 128 " "rms_norm_f32 +rms_norm +chunk 1024 " \
                 "scale_f32 +scale +chunk 1024 " "get_rows_f32 +get_rows +chunk 1024 " \
@@ -483,10 +491,13 @@ refused "an attention layout the description lacks" "'prefill' is not a layout o
     "attention${tab}f16${tab}128${tab}prefill${tab}x.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json"
 refused "an attention family the description does not have" "'bf16' is not a family of" \
     "attention${tab}bf16${tab}128${tab}attention${tab}x.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json"
-# Both layouts' xclbins of one family and head dim: the backend keys the program by (family, head dim).
-refused "an attention family and head dim in two layouts" "flash_attn/f16 at head dim 128 has an xclbin already" \
+# Two xclbins of one family, head dim and layout: the backend would serve the key from one and drop the
+# other (both layouts of one family and head dim are the valid file's).
+refused "an attention family, head dim and layout listed twice" \
+    "flash_attn/f16 at head dim 128 has an xclbin of layout decode already (d.xclbin)" \
     "attention${tab}f16${tab}128${tab}attention${tab}a.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json" \
-    "attention${tab}f16${tab}128${tab}decode${tab}d.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json"
+    "attention${tab}f16${tab}128${tab}decode${tab}d.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json" \
+    "attention${tab}f16${tab}128${tab}decode${tab}e.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json"
 refused "an attention description on a rows line" "is not a rows, norm, gather, quant, scatter or rope description" \
     "rows${tab}f16${tab}128${tab}x.xclbin${tab}$tmp/prj/flash_attn_f16_t128${tab}$fa_json"
 refused "a rows description on an attention line" "is not an attention description" \

@@ -632,16 +632,43 @@ TEST(KernelManifest, AttentionEntriesTakeFivePlacedArguments) {
     json unknown = ok;
     unknown["layout"] = "prefill";
     EXPECT_NE(single_entry_error(unknown).find("'prefill' is not a layout of design flash_attn"), std::string::npos) << single_entry_error(unknown);
-    // Two entries of one key (one per layout) keep the first and drop the second with the reason; the
-    // message once read a matmul contract these entries do not have.
+    // One entry per layout of a key: both kept, each found by its layout ("" the design's first), the
+    // first listed by the lookup that does not ask; the same layout twice (absent and named alike) keeps
+    // the first and drops the second with the reason, naming the program, not a matmul contract.
     {
         std::string err;
         Manifest both;
         ASSERT_TRUE(parse_manifest(manifest_of(json::array({ok, decode})).dump(), "/k/manifest.json", false, both, err)) << err;
-        EXPECT_EQ(both.kernels.size(), 2u);
-        ASSERT_EQ(both.entry_errors.size(), 1u);
-        EXPECT_NE(both.entry_errors[0].find("serves fa_block_q8_0_bfp16"), std::string::npos) << both.entry_errors[0];
-        EXPECT_NE(both.entry_errors[0].find("already served by designs[0]"), std::string::npos) << both.entry_errors[0];
+        EXPECT_TRUE(both.entry_errors.empty()) << both.entry_errors[0];
+        ASSERT_EQ(both.kernels.size(), 4u);
+        const TileShape t64{0, 64, 0};
+        const KernelEntry * att = find_kernel(both, "flash_attn", "fa_block_q8_0", t64, NpuGeneration::npu2, "attention");
+        const KernelEntry * dec = find_kernel(both, "flash_attn", "fa_block_q8_0", t64, NpuGeneration::npu2, "decode");
+        ASSERT_NE(att, nullptr);
+        ASSERT_NE(dec, nullptr);
+        EXPECT_EQ(att->index, 0);
+        EXPECT_EQ(dec->index, 1);
+        EXPECT_EQ(layout_of(*att), "attention");
+        EXPECT_EQ(find_kernel(both, "flash_attn", "fa_block_q8_0", t64, NpuGeneration::npu2, ""), att);
+        EXPECT_EQ(find_kernel(both, "flash_attn", "fa_block_q8_0", t64, NpuGeneration::npu2), att);
+        EXPECT_EQ(find_kernel(both, "flash_attn", "fa_block_q8_0", t64, NpuGeneration::npu1, "decode"), nullptr);
+        // Only the decode entry: found without a layout, not as the attention layout's.
+        EXPECT_EQ(find_kernel(md, "flash_attn", "fa_block_q8_0", t64, NpuGeneration::npu2)->layout, "decode");
+        EXPECT_EQ(find_kernel(md, "flash_attn", "fa_block_q8_0", t64, NpuGeneration::npu2, "attention"), nullptr);
+    }
+    for (const json & again : {decode, json(ok)}) {
+        json named = ok;
+        named["layout"] = "attention";
+        const json first = again == decode ? decode : named;  // "decode" twice; absent, then "attention"
+        std::string err;
+        Manifest twice;
+        ASSERT_TRUE(parse_manifest(manifest_of(json::array({first, again})).dump(), "/k/manifest.json", false, twice, err)) << err;
+        EXPECT_EQ(twice.kernels.size(), 2u);
+        ASSERT_EQ(twice.entry_errors.size(), 1u);
+        const std::string & why = twice.entry_errors[0];
+        EXPECT_NE(why.find("serves fa_block_q8_0_bfp16"), std::string::npos) << why;
+        EXPECT_NE(why.find(std::string("in layout ") + (again == decode ? "decode" : "attention")), std::string::npos) << why;
+        EXPECT_NE(why.find("already served by designs[0]"), std::string::npos) << why;
     }
     json rows_layout = rows;
     rows_layout["args"][3] = {{"kind", "operand"}, {"name", "a"}, {"group_id", 3}};

@@ -1007,6 +1007,121 @@ TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer
     }
 }
 
+// A manifest listing both layouts' entries of one (family, head dim) (two xclbins, told apart here by
+// their kernels' names): a decoded token runs on the decode entry with the decode layout's stream (one
+// mask row a block), a multi-token invocation on the attention entry with the attention layout's; each
+// xclbin gets its own hardware context. With only the attention entry a decoded token runs the attention
+// layout (RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer).
+TEST_F(XrtDeviceTest, RunsEachAttentionInvocationOnTheEntryOfItsStreamsLayout) {
+    write_file(dir_ + "/fa_f16_128.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 8}}, 3));
+    write_file(dir_ + "/fa_f16_128_decode.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE_DECODE", 8}}, 4));
+    auto fa_entry = [](const std::string & xclbin, const std::string & kernel, const std::string & layout) {
+        json e = {{"design", "flash_attn"}, {"family", "f16"}, {"tile", 128}, {"xclbin", xclbin}, {"kernel", kernel},
+                  {"npu", {"npu2"}},
+                  {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
+                                        {{"kind", "instructions"}, {"group_id", 1}},
+                                        {{"kind", "instruction_count"}},
+                                        {{"kind", "placed"}, {"group_id", 3}},
+                                        {{"kind", "placed"}, {"group_id", 4}},
+                                        {{"kind", "placed"}, {"group_id", 5}},
+                                        {{"kind", "placed"}, {"group_id", 6}},
+                                        {{"kind", "placed"}, {"group_id", 7}}})}};
+        if (!layout.empty()) e["layout"] = layout;
+        return e;
+    };
+    // The attention entry first and naming no layout: the one a caller that does not ask for a layout gets.
+    write_manifest(json::array({fa_entry("fa_f16_128.xclbin", "MLIR_AIE", ""),
+                                fa_entry("fa_f16_128_decode.xclbin", "MLIR_AIE_DECODE", "decode")}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto act = dev->allocate(1 << 20, BufferRole::data);
+    auto cache = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(act && cache);
+    // `tokens` query rows of 32 heads over 8 KV heads and 100 KV rows, laid out as ggml has them.
+    auto invocation_of = [&](int64_t tokens) {
+        FlashAttnInvocation f;
+        FlashAttnParams & p = f.p;
+        p.d = 128;
+        p.n_kv = 100;
+        p.n_tokens = tokens;
+        p.n_head = 32;
+        p.n_head_kv = 8;
+        p.n_seq = p.n_seq_kv = 1;
+        p.has_mask = true;
+        p.max_bias = 0.0f;
+        p.scale = 0.088f;
+        const int64_t row = 8 * 128 * 2;
+        const int64_t q_nb[4] = {4, 512, 512 * tokens, 512 * tokens * 32}, kv_nb[4] = {2, row, 256, row * 100},
+                      out_nb[4] = {4, 512, 512 * 32, 512 * 32 * tokens}, mask_nb[4] = {2, 256, 256 * tokens, 256 * tokens};
+        for (int i = 0; i < 4; ++i) {
+            p.q_nb[i] = q_nb[i];
+            p.k_nb[i] = p.v_nb[i] = kv_nb[i];
+            p.out_nb[i] = out_nb[i];
+            p.mask_nb[i] = mask_nb[i];
+        }
+        f.variant = kFlashAttnBfp16Variant;
+        f.q = {act.get(), 4096};
+        f.mask = {act.get(), static_cast<size_t>(4096 + 16384 * tokens + 1024)};
+        f.out = {act.get(), 512 << 10};
+        f.v = {cache.get(), 0};
+        f.k = {cache.get(), 262144};
+        return to_invocation(f);
+    };
+    const DesignDescription & d = find_design("flash_attn")->design;
+    // The words the device must hand the NPU for `inv` in `layout`, placed as the device places them.
+    auto placed_words_of = [&](const Invocation & inv, const std::string & layout) {
+        AttentionShape shape;
+        std::string err;
+        EXPECT_TRUE(attention_shape_of(inv, d, shape, err)) << err;
+        shape.layout = layout;
+        const AttentionSequence seq = build_attention_sequence(d, shape);
+        EXPECT_TRUE(seq.ok()) << seq.error;
+        EXPECT_EQ(seq.layout, layout);
+        AttentionArguments want;
+        EXPECT_TRUE(attention_arguments(inv, d, seq, want, err)) << err;
+        std::vector<uint32_t> words;
+        EXPECT_TRUE(place_arguments(seq.words, want.places, words, err)) << err;
+        return words;
+    };
+    xrt_mock::control().rows_fill = true;
+    xrt_mock::control().rows_fill_arg = 5;
+    xrt_mock::control().params_arg = -1;
+    xrt_mock::control().rows_fill_value = 0.25f;
+
+    const Invocation decode = invocation_of(1);
+    const Invocation prefill = invocation_of(4);
+    EXPECT_TRUE(dev->has_kernel(decode.key));
+    {
+        AttentionShape shape;
+        std::string err;
+        ASSERT_TRUE(attention_shape_of(decode, d, shape, err)) << err;
+        ASSERT_EQ(attention_layout(d, shape, err)->name, "decode");
+        ASSERT_TRUE(attention_shape_of(prefill, d, shape, err)) << err;
+        ASSERT_EQ(attention_layout(d, shape, err)->name, "attention");
+    }
+    for (int pass = 0; pass < 2; ++pass) {  // the second reuses the kernels, their contexts and streams
+        for (const Invocation * inv : {&decode, &prefill}) {
+            const bool one = inv == &decode;
+            SCOPED_TRACE(std::string(one ? "a decoded token" : "4 tokens") + ", pass " + std::to_string(pass));
+            xrt_mock::control().runs.clear();
+            Batch batch;
+            batch.invocations.push_back(*inv);
+            const Status st = dev->run(batch, std::chrono::milliseconds(1000));
+            ASSERT_TRUE(st.ok) << st.message;
+            EXPECT_TRUE(errors_.empty()) << errors_.front();
+            ASSERT_EQ(xrt_mock::control().runs.size(), 1u);
+            const xrt_mock::RecordedRun & run = xrt_mock::control().runs[0];
+            EXPECT_EQ(run.kernel, one ? "MLIR_AIE_DECODE" : "MLIR_AIE");
+            const std::vector<uint32_t> want = placed_words_of(*inv, one ? "decode" : "attention");
+            EXPECT_EQ(run.instructions, want);
+            if (one) {
+                EXPECT_NE(run.instructions, placed_words_of(*inv, "attention"));  // the layouts' streams differ
+            }
+        }
+    }
+    EXPECT_EQ(xrt_mock::control().contexts_created, 2);  // one per xclbin, kept across batches
+}
+
 // The row_scale design (aie/row_scale: the rows movement with a second input of one value per row)
 // through the same resolve: its stream as the simulator builds it, x, w and y by name, w's extent one
 // value per row at its stride, only y's rows copied back.
