@@ -263,7 +263,10 @@ def split(s, cores, k):
     chunk_rows = (gr + chunks - 1) // chunks
     groups = s.n_seq * s.n_head_kv * chunks
     blocks = (s.n_kv + k["kFaKvBlock"] - 1) // k["kFaKvBlock"]
-    parts = max(1, min(4, cores // groups, blocks)) if groups < cores else 1
+    # Parts of 4, 2 or 1: a column's 4 cores take 4 // parts tasks in lockstep, so 3 parts would leave a
+    # core idle in every column and take a round more for the tasks the idle cores could have held.
+    most = min(4, cores // groups, blocks) if groups < cores else 1
+    parts = 4 if most >= 4 else 2 if most >= 2 else 1
     return {"chunk_rows": chunk_rows, "chunks": chunks, "groups": groups, "blocks": blocks, "parts": parts}
 
 
@@ -380,7 +383,7 @@ def choose_layout(desc, s, sp, name=None):
     return min(fits, key=lambda x: x.task_tokens)
 
 
-def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, layout=None):
+def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, layout=None, max_columns=None):
     raw = desc.raw
     families = families_of(desc)
     family = family or next(iter(families))
@@ -403,14 +406,19 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
     arr = raw["array"]
     if columns is not None and not 1 <= columns <= arr["max_columns"]:
         raise PlanError(f"--cols {columns}: npu2 has 1..{arr['max_columns']} columns")
+    if max_columns is not None and not 1 <= max_columns <= arr["max_columns"]:
+        raise PlanError(f"--max-cols {max_columns}: npu2 has 1..{arr['max_columns']} columns")
     k = header()
     att = raw["attention"]
     cpc = att["cores_per_column"]
     # Without --cols the split is the engine's over every core, and the stream takes only the columns its
     # tasks fill (the rest would move filler only).
-    sp = split(s, (arr["max_columns"] if columns is None else columns) * cpc, k)
+    # --max-cols (a design whose other columns have other roles): the split over those columns' cores, the
+    # stream on the ones its tasks fill.
+    usable = columns if columns is not None else (max_columns if max_columns is not None else arr["max_columns"])
+    sp = split(s, usable * cpc, k)
     if columns is None:
-        columns = min(arr["max_columns"], math.ceil(sp["groups"] / (cpc // sp["parts"])))
+        columns = min(usable, math.ceil(sp["groups"] / (cpc // sp["parts"])))
     lay = choose_layout(desc, s, sp, layout)
     obj = objects(family, d, k)
     described = att["objects"][family][str(d)]
@@ -1084,6 +1092,7 @@ def parse_args(argv):
     ap.add_argument("--layout", help="the description's layout (default: the one of fewest task_tokens that holds the "
                                      "largest task's tokens: decode for one query token, else attention)")
     ap.add_argument("--cols", type=int, help="array columns (default: as many as the tasks fill, at most max_columns)")
+    ap.add_argument("--max-cols", type=int, help="columns the split may use, the stream taking those its tasks fill (default max_columns)")
     ap.add_argument("--kernel-object", help="object file of the core program (default xdna_flash_attn_<family>.o)")
     ap.add_argument("--print-plan", action="store_true", help="print the plan (no mlir-aie needed)")
     ap.add_argument("--format", choices=["text", "json"], default="text")
@@ -1113,7 +1122,7 @@ def main(argv=None):
         shape = Shape(d=args.tile, n_kv=args.n_kv, n_tokens=args.tokens, n_head=args.n_head, n_head_kv=args.n_head_kv,
                       n_seq=args.n_seq, n_seq_kv=args.n_seq_kv, has_mask=not args.no_mask, mask_heads=args.mask_heads,
                       scale=1.0 / math.sqrt(args.tile) if args.scale is None else args.scale)
-        plan = make_plan(desc, family, args.tile, shape, args.cols, args.contract, args.layout)
+        plan = make_plan(desc, family, args.tile, shape, args.cols, args.contract, args.layout, args.max_cols)
     except PlanError as e:
         print(f"design.py: {e}", file=sys.stderr)
         return 2

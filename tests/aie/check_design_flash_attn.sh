@@ -67,7 +67,7 @@ done
 # The engine's split, whose constants design.py and the verifier restate.
 grep -q 'constexpr int kColumns = 8, kCores = 32, kCoresPerColumn = 4;' "$engine" ||
     fail "sim-flash-attn.cpp's array constants changed: design.py and flash_attn_plan_verify.py restate 8 x 4 cores"
-grep -q 's.parts = std::max<int64_t>(1, std::min<int64_t>({kCoresPerColumn, cores / s.groups, s.blocks}));' "$engine" ||
+grep -q 's.parts = most >= 4 ? 4 : most >= 2 ? 2 : 1;' "$engine" ||
     fail "flash_attn_split's parts changed: design.py and flash_attn_plan_verify.py restate it"
 for sym in fa_init_f32 fa_prepare_q_bfp16 fa_block_f16 fa_block_f16_bfp16 fa_block_q8_0 fa_block_q8_0_bfp16 fa_merge_f32 fa_finish_f32; do
     grep -q "^void $sym(" "$entry_points" || fail "the simulator no longer declares $sym"

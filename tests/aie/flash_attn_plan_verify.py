@@ -58,7 +58,8 @@ def engine_split(n_head, n_head_kv, tokens, n_seq, n_kv, cores):
     chunk_rows = (group_rows + chunks - 1) // chunks
     groups = n_seq * n_head_kv * chunks
     blocks = (n_kv + 31) // 32
-    parts = max(1, min(4, cores // groups, blocks)) if groups < cores else 1
+    most = min(4, cores // groups, blocks) if groups < cores else 1
+    parts = next(q for q in (4, 2, 1) if q <= max(1, most))
     return chunks, chunk_rows, groups, blocks, parts
 
 
@@ -501,16 +502,20 @@ hand("F16 decode without a mask, decode layout: block chain 4 x (K, V, filler), 
      (p.bds["block step chain (largest)"], p.traffic["filler"] - 32 * (16640 - 64 - 512) - 8 * (3 * 2 * 16640)),
      (12, 32 * 8 * 256))
 p = check_shape("f16", 64, 1, 32, 8, 1, 70, cols=8, layout="attention")
-hand("70 positions: 3 parts, one task per column, row 5 idle", p,
-     (p.split["parts"], p.slots, p.cores[3]["words"]["tasks"], p.cores[0]["words"]["part_blocks"]), (3, 1, 0, 1))
+# 3 blocks: at most 3 parts, taken as 2 (3 would idle a core in every column): 2 tasks per column, parts of
+# 2 and 1 blocks, core row 3 the second task's second part.
+hand("70 positions: 2 parts, two tasks per column, parts of 2 and 1 blocks", p,
+     (p.split["parts"], p.slots, p.cores[3]["words"]["tasks"], p.cores[0]["words"]["part_blocks"]), (2, 2, 1, 2))
 hand("F16 64 core memory: 35076 + a word", p, sum(p.core_bytes.values()), 35080)
 p = check_shape("f16", 128, 0, 24, 12, 1, 512)
 hand("12 tasks: 2 parts, 2 tasks per column, 6 columns", p, (p.split["parts"], p.slots, p.rounds, p.columns),
      (2, 2, 1, 6))
 p = check_shape("f16", 128, 0, 36, 9, 1, 512)
-hand("9 tasks: 3 parts, 8 columns, 2 rounds, column 0's tasks 0 and 8", p,
+# 32 // 9 = 3 parts at most, taken as 2: 2 tasks per column on ceil(9 / 2) = 5 columns in one round (3
+# parts took one task per column, 8 columns and 2 rounds).
+hand("9 tasks: 2 parts, 5 columns, 1 round, one task for column 0's and column 1's first core", p,
      (p.split["parts"], p.columns, p.rounds, p.cores[0]["words"]["tasks"], p.cores[4]["words"]["tasks"]),
-     (3, 8, 2, 2, 1))
+     (2, 5, 1, 1, 1))
 p = check_shape("f16", 128, 0, 32, 8, 512, 512)
 hand("pp512: 128 chunks of 16 rows per KV head, 1024 tasks, 32 rounds", p,
      (p.split["chunks"], p.split["groups"], p.split["parts"], p.rounds), (128, 1024, 1, 32))

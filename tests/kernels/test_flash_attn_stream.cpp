@@ -308,6 +308,7 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
         const char *                                 layout;  // design.py --layout ("": its choice)
         int                                          columns;
         std::vector<std::pair<const char *, uint64_t>> bytes;
+        int                                          max_columns = 0;  // design.py --max-cols (0: none)
     };
     const Want wants[] = {
         {{128, 4096, 1, 32, 8},
@@ -331,6 +332,14 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
          4,
          {{"q", 16384}, {"slopes", 1024}, {"k", 393216}, {"v", 393216}, {"mask", 6144}, {"filler", 338944}, {"partials_read", 67584},
           {"out", 4096}, {"partials_written", 67584}, {"discarded", 63488}}},
+        // A co-resident design's 7 attention columns (design.py --max-cols 7): 2 parts a KV head, 2 tasks a
+        // column, on the 4 columns they fill.
+        {{128, 4096, 1, 32, 8},
+         "",
+         4,
+         {{"q", 32768}, {"slopes", 1024}, {"k", 8388608}, {"v", 8388608}, {"mask", 65536}, {"filler", 562176}, {"partials_read", 133120},
+          {"out", 16384}, {"partials_written", 133120}, {"discarded", 116736}},
+         7},
         {{64, 256, 7, 4, 2},
          "",
          2,
@@ -348,6 +357,7 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
         const FlashAttnParams p = params_of(w.c, row, w.c.n_kv);
         AttentionShape shape = attention_shape(p, flash_attn_variant(true, w.c.q8));
         shape.layout = w.layout;
+        shape.max_columns = w.max_columns;
         const AttentionSequence seq = build_attention_sequence(design.design, shape);
         ASSERT_TRUE(seq.ok()) << seq.error;
         EXPECT_EQ(seq.traffic.columns_used, w.columns);

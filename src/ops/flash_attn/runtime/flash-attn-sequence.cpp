@@ -19,7 +19,7 @@ bool AttentionShape::operator==(const AttentionShape & o) const {
            n_head_kv == o.n_head_kv && n_seq == o.n_seq && n_seq_kv == o.n_seq_kv && has_mask == o.has_mask &&
            mask_heads == o.mask_heads && mask_seqs == o.mask_seqs && same(q_nb, o.q_nb) && same(k_nb, o.k_nb) &&
            same(v_nb, o.v_nb) && same(mask_nb, o.mask_nb) && same(out_nb, o.out_nb) && scale_bits == o.scale_bits &&
-           columns == o.columns && layout == o.layout;
+           columns == o.columns && max_columns == o.max_columns && layout == o.layout;
 }
 
 AttentionShape attention_shape(const FlashAttnParams & p, const char * contract) {
@@ -385,15 +385,19 @@ bool Builder::build() {
     // The split (the engine's flash_attn_split over the whole array) and the placement.
     ratio_ = s.n_head / s.n_head_kv;
     const int64_t group_rows = ratio_ * s.n_tokens;
-    const int64_t cores = static_cast<int64_t>(d_.max_columns) * cpc;
+    // The split over the columns the shape asks for (design.py --cols, --max-cols), else the whole array's:
+    // the engine's flash_attn_split, whose bits the stream gives.
+    const int64_t usable = s.columns > 0 ? s.columns : s.max_columns > 0 ? std::min(s.max_columns, d_.max_columns) : d_.max_columns;
+    const int64_t cores = usable * cpc;
     chunks_ = (group_rows + max_rows - 1) / max_rows;
     chunk_rows_ = (group_rows + chunks_ - 1) / chunks_;
     groups_ = s.n_seq * s.n_head_kv * chunks_;
     blocks_ = (s.n_kv + blk - 1) / blk;
-    parts_ = groups_ < cores ? std::max<int64_t>(1, std::min<int64_t>({cpc, cores / groups_, blocks_})) : 1;
+    const int64_t most = groups_ < cores ? std::min<int64_t>({cpc, cores / groups_, blocks_}) : 1;
+    parts_ = most >= 4 ? 4 : most >= 2 ? 2 : 1;  // whole slots per column (flash_attn_split)
     slots_ = cpc / parts_;
     const int64_t fill = (groups_ + slots_ - 1) / slots_;
-    columns_ = s.columns > 0 ? s.columns : static_cast<int>(std::min<int64_t>(d_.max_columns, fill));
+    columns_ = s.columns > 0 ? s.columns : static_cast<int>(std::min<int64_t>(usable, fill));
     if (columns_ > d_.max_columns) return fail(std::to_string(columns_) + " columns: the design has " + std::to_string(d_.max_columns));
     const int64_t rounds = (groups_ + columns_ * slots_ - 1) / (columns_ * slots_);
     const int64_t steps = part_range(blocks_, parts_, 0).n;
@@ -401,6 +405,7 @@ bool Builder::build() {
     const int64_t state_steps = parts_ == 1 ? 0 : (parts_ + spo - 1) / spo;
     const int64_t last_rows = group_rows - (chunks_ - 1) * chunk_rows_;
     out_.rounds = rounds;
+    out_.chunk_rows = chunk_rows_;
     out_.parts = parts_;
     out_.steps = steps;
     out_.state_steps = state_steps;

@@ -45,7 +45,8 @@ struct AttentionShape {
     int64_t     mask_heads = 1, mask_seqs = 1;
     int64_t     q_nb[4] = {}, k_nb[4] = {}, v_nb[4] = {}, mask_nb[4] = {}, out_nb[4] = {};  // bytes
     uint32_t    scale_bits = 0;  // the fp32 scale's bits (an RTP word)
-    int         columns = 0;     // 0: as many as the tasks fill, at most the design's
+    int         columns = 0;     // 0: as many as the tasks fill, at most max_columns (design.py --cols: exactly)
+    int         max_columns = 0; // the columns the split may use (0: the design's all; design.py --max-cols)
     std::string layout;          // "": the layout of the fewest task tokens that holds the largest task's
     bool operator==(const AttentionShape & o) const;
 };
@@ -92,6 +93,7 @@ struct AttentionSequence : RowsSequence {
     // The plan's figures: rounds, parts per task, block steps and state steps per round, syncs, and the
     // largest chains of a q step and a block step (BDs per column).
     int64_t rounds = 0, parts = 0, steps = 0, state_steps = 0, syncs = 0, q_chain = 0, block_chain = 0;
+    int64_t chunk_rows = 0;  // query rows of a task (its last chunk's may be fewer)
 };
 
 // The stream, or the reason the design cannot take the shape (a head dim or KV type it has no xclbin for,

@@ -299,7 +299,8 @@ CoreRoleFactory flash_attn_core_roles(const DesignDescription & d, const std::st
     };
 }
 
-std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation & inv, std::string & err, const std::string & layout) {
+std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation & inv, std::string & err, const std::string & layout,
+                                                                int columns) {
     const DesignRead & design = attention_design();
     AttentionShape shape;
     if (!design.ok()) {
@@ -308,6 +309,7 @@ std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation
     }
     if (!attention_shape_of(inv, design.design, shape, err)) return nullptr;
     shape.layout = layout;
+    shape.max_columns = columns;
     auto seq = cached_sequence(design.design, shape, build_attention_sequence);
     if (!seq->ok()) {
         err = seq->error;

@@ -185,9 +185,12 @@ FlashAttnSplit flash_attn_split(const FlashAttnParams & p, int64_t cores) {
     s.chunk_rows = (group_rows + s.chunks - 1) / s.chunks;  // chunks of equal size, at most 16 rows
     s.groups = p.n_seq * p.n_head_kv * s.chunks;
     s.blocks = (p.n_kv + kFaKvBlock - 1) / kFaKvBlock;
-    // Fewer groups than cores: the cores of a column split a group's context, every part at least one block.
+    // Fewer groups than cores: the cores of a column split a group's context, every part at least one block,
+    // in 4, 2 or 1 parts: a column's 4 cores take 4 / parts groups in lockstep (the design's placement), so 3
+    // parts would idle a core in every column and cost the stream a round more.
     if (s.groups < cores) {
-        s.parts = std::max<int64_t>(1, std::min<int64_t>({kCoresPerColumn, cores / s.groups, s.blocks}));
+        const int64_t most = std::min<int64_t>({kCoresPerColumn, cores / s.groups, s.blocks});
+        s.parts = most >= 4 ? 4 : most >= 2 ? 2 : 1;
     }
     return s;
 }
@@ -242,15 +245,26 @@ ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t max_cores) 
     // On the design's whole array its stream says what moves: every kv object whole (the filler of q and
     // state steps and idle cores), every step's 32 K and V rows, the partial states out and back, the
     // discarded bytes of the drains. (A co-resident design's attention cores are another design's.)
+    // On whole columns (a co-resident design's attention columns too) its stream says what moves and what
+    // the busiest core runs: its rounds of block steps, each round's init, prepare and finish, and on a
+    // split task's merging core the other parts' merges.
     std::string err;
-    if (max_cores >= kCores) {
-        if (const auto seq = flash_attn_sequence_of(inv, err)) {
+    if (max_cores % kCoresPerColumn == 0) {
+        const int columns = static_cast<int>(max_cores / kCoresPerColumn);
+        if (const auto seq = flash_attn_sequence_of(inv, err, "", columns == kColumns ? 0 : columns)) {
             const RowsTraffic & t = seq->traffic;
             m.kind_columns = t.columns_used;
             m.kind_cores = static_cast<int>(std::min<int64_t>(kCores, static_cast<int64_t>(t.columns_used) * kCoresPerColumn));
             m.activation_bytes = static_cast<double>(t.of("q") + t.of("slopes"));
             m.weight_bytes = static_cast<double>(t.read) - m.activation_bytes;
             m.out_bytes = static_cast<double>(t.written);
+            const MeasuredCalls & sc = calls(static_cast<int32_t>(seq->chunk_rows), static_cast<int32_t>(p.d), p.has_mask, bfp16, p.kv_q8_0);
+            const double rounds = static_cast<double>(seq->rounds);
+            m.core_calls[0] = {sc.block, static_cast<double>(t.calls_per_core)};
+            m.core_calls[1] = {sc.init, rounds};
+            m.core_calls[2] = {sc.merge, rounds * static_cast<double>(seq->parts - 1)};
+            m.core_calls[3] = {sc.finish, rounds};
+            m.core_calls[4] = {sc.prepare, bfp16 ? rounds : 0.0};
         }
     }
     return m;

@@ -52,7 +52,9 @@ Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPo
 // The core program of the attention design's xclbin of `family` at head dim `head_dim`.
 CoreRoleFactory flash_attn_core_roles(const DesignDescription & d, const std::string & family, int head_dim);
 // The invocation's stream (built once per shape), nullptr with `err` when the design cannot take it.
+// `columns`: the stream split over that many columns' cores, taking those its tasks fill (0: the engine's
+// split over the whole array, as the kernels mode computes it).
 std::shared_ptr<const AttentionSequence> flash_attn_sequence_of(const Invocation & inv, std::string & err,
-                                                                const std::string & layout = "");
+                                                                const std::string & layout = "", int columns = 0);
 
 }  // namespace xdna
