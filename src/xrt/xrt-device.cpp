@@ -461,6 +461,17 @@ std::string described_label(const Invocation & inv, size_t index, size_t n) {
            (inv.key.variant ? inv.key.variant : "?") + ", " + inv.shape_label() + ")";
 }
 
+// A kernel argument as the entry declares it (its kind, position, group and opcode value), before the
+// invocation binds a buffer to it.
+ArgValue declared_arg(const KernelEntry & e, size_t a) {
+    ArgValue v;
+    v.kind = e.args[a].kind;
+    v.index = static_cast<int>(a);
+    v.group_id = e.args[a].group_id;
+    v.scalar = e.args[a].kind == ArgKind::opcode ? e.args[a].value : 0;
+    return v;
+}
+
 }  // namespace
 
 // A rows design's invocation: its stream from its key and operands (rows_shape_of, as the simulator
@@ -520,11 +531,7 @@ Status XrtDevice::resolve_rows(const Invocation & inv, const DesignDescription &
     r.args.clear();
     const KernelEntry & e = *r.lk->entry;
     for (size_t a = 0; a < e.args.size(); ++a) {
-        ArgValue v;
-        v.kind = e.args[a].kind;
-        v.index = static_cast<int>(a);
-        v.group_id = e.args[a].group_id;
-        v.scalar = e.args[a].kind == ArgKind::opcode ? e.args[a].value : 0;
+        ArgValue v = declared_arg(e, a);
         if (v.kind == ArgKind::operand && d.is_host_written(e.args[a].operand)) {
             // Written by the host now (the angle rows of the positions as they are), into the run slot's
             // own buffer object at bind.
@@ -611,28 +618,12 @@ Status XrtDevice::resolve_attention(const Invocation & inv, const DesignDescript
     if (!attention_shape_of(inv, d, shape, err)) {
         return Status::error(r.label + ": " + err);
     }
-    // The stream moves the objects of the layout its xclbin was built in. The layout the shape takes by
-    // itself (a decoded token's: decode, one mask row a block) when its entry loads; else the layout of
-    // fewest task tokens among those that hold the shape's tasks and have an entry (attention holds all).
+    // The stream moves the objects of the layout its xclbin was built in: of the layouts that hold the
+    // shape's tasks, the one of fewest task tokens whose entry loads (a decoded token's: decode, one mask
+    // row a block, else attention, which holds every shape).
     shape.layout.clear();
-    const LayoutDesc * own = attention_layout(d, shape, err);
-    if (own == nullptr) {
-        return Status::error(r.label + ": " + err);
-    }
-    r.lk = kernel_for(inv.key, own->name);
-    if (r.lk == nullptr) {
-        const auto holds = [&](const LayoutDesc & L) { return L.task_tokens > 0 ? L.task_tokens : d.attention_max_rows; };
-        std::vector<const LayoutDesc *> by_size;
-        for (const LayoutDesc & L : d.layouts) by_size.push_back(&L);
-        std::stable_sort(by_size.begin(), by_size.end(), [&](const LayoutDesc * a, const LayoutDesc * b) { return holds(*a) < holds(*b); });
-        for (const LayoutDesc * L : by_size) {
-            AttentionShape trial = shape;
-            trial.layout = L->name;
-            std::string why;
-            if (L != own && attention_layout(d, trial, why) != nullptr && (r.lk = kernel_for(inv.key, L->name)) != nullptr) {
-                break;
-            }
-        }
+    for (const LayoutDesc * L : attention_layouts_holding(d, shape)) {
+        if ((r.lk = kernel_for(inv.key, L->name)) != nullptr) break;
     }
     if (r.lk == nullptr) {
         return Status::error(r.label + ": no NPU kernel of a layout that holds its tasks is loaded (the op should have stayed on the CPU)");
@@ -659,11 +650,7 @@ Status XrtDevice::resolve_attention(const Invocation & inv, const DesignDescript
     const KernelEntry & e = *r.lk->entry;
     size_t next = 0;
     for (size_t a = 0; a < e.args.size(); ++a) {
-        ArgValue v;
-        v.kind = e.args[a].kind;
-        v.index = static_cast<int>(a);
-        v.group_id = e.args[a].group_id;
-        v.scalar = e.args[a].kind == ArgKind::opcode ? e.args[a].value : 0;
+        ArgValue v = declared_arg(e, a);
         if (v.kind == ArgKind::placed) {
             if (next >= placed.args.size()) {
                 r.spare.push_back(a);  // an argument this invocation does not need: the slot's buffer again

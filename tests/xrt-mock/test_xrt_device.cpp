@@ -889,14 +889,12 @@ TEST_F(XrtDeviceTest, RunsTheHadamardDesignsStreamWithItsScale) {
     }
 }
 
-// The attention design (aie/flash_attn): 7 operands in the kernel's 5 buffer arguments, placed by the
-// buffers they live in (q and the mask in the compute buffer, K and V in the cache's, out alone and
-// staged, the slopes and the partial states' scratch in the slot's own buffer); its stream the
-// simulator's with every address patch moved to its operand's argument; K and V bound to the end of the
-// whole last block the stream reads; only out copied back; a head dim without an xclbin is no kernel.
-TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer) {
-    write_file(dir_ + "/fa_f16_128.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 8}}, 3));
-    json e = {{"design", "flash_attn"}, {"family", "f16"}, {"tile", 128}, {"xclbin", "fa_f16_128.xclbin"}, {"kernel", "MLIR_AIE"},
+namespace {
+
+// A flash_attn manifest entry of the F16 cache at head dim 128 (`layout` "": none named): its kernel's 5
+// placed arguments, aiecc's bo0..bo4.
+json attention_entry(const std::string & xclbin, const std::string & kernel, const std::string & layout = "") {
+    json e = {{"design", "flash_attn"}, {"family", "f16"}, {"tile", 128}, {"xclbin", xclbin}, {"kernel", kernel},
               {"npu", {"npu2"}},
               {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
                                     {{"kind", "instructions"}, {"group_id", 1}},
@@ -906,28 +904,27 @@ TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer
                                     {{"kind", "placed"}, {"group_id", 5}},
                                     {{"kind", "placed"}, {"group_id", 6}},
                                     {{"kind", "placed"}, {"group_id", 7}}})}};
-    write_manifest(json::array({e}));
-    auto dev = open();
-    ASSERT_NE(dev, nullptr);
-    auto act = dev->allocate(1 << 20, BufferRole::data);
-    auto cache = dev->allocate(1 << 20, BufferRole::data);
-    ASSERT_TRUE(act && cache);
-    // A decode token of 32 query heads over 8 KV heads, 100 KV rows (a last block of 4), cache rows of all
-    // 8 heads, V before K in the cache; ALiBi so the slopes differ per head.
+    if (!layout.empty()) e["layout"] = layout;
+    return e;
+}
+
+// `tokens` query rows of 32 heads over 8 KV heads and 100 KV rows (a last block of 4), laid out as ggml has
+// them: q, the mask and out in `act`; cache rows of all 8 heads in `cache`, V before K.
+FlashAttnInvocation attention_invocation(DeviceBuffer * act, DeviceBuffer * cache, int64_t tokens, float max_bias) {
     FlashAttnInvocation f;
     FlashAttnParams & p = f.p;
     p.d = 128;
     p.n_kv = 100;
-    p.n_tokens = 1;
+    p.n_tokens = tokens;
     p.n_head = 32;
     p.n_head_kv = 8;
     p.n_seq = p.n_seq_kv = 1;
     p.has_mask = true;
-    p.max_bias = 8.0f;
+    p.max_bias = max_bias;
     p.scale = 0.088f;
     const int64_t row = 8 * 128 * 2;
-    const int64_t q_nb[4] = {4, 512, 512, 512 * 32}, kv_nb[4] = {2, row, 256, row * 100}, out_nb[4] = {4, 512, 512 * 32, 512 * 32},
-                  mask_nb[4] = {2, 256, 256, 256};
+    const int64_t q_nb[4] = {4, 512, 512 * tokens, 512 * tokens * 32}, kv_nb[4] = {2, row, 256, row * 100},
+                  out_nb[4] = {4, 512, 512 * 32, 512 * 32 * tokens}, mask_nb[4] = {2, 256, 256 * tokens, 256 * tokens};
     for (int i = 0; i < 4; ++i) {
         p.q_nb[i] = q_nb[i];
         p.k_nb[i] = p.v_nb[i] = kv_nb[i];
@@ -935,11 +932,33 @@ TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer
         p.mask_nb[i] = mask_nb[i];
     }
     f.variant = kFlashAttnBfp16Variant;
-    f.q = {act.get(), 4096};
-    f.mask = {act.get(), 4096 + 16384 + 1024};
-    f.out = {act.get(), 512 << 10};
-    f.v = {cache.get(), 0};
-    f.k = {cache.get(), 262144};
+    f.q = {act, 4096};
+    f.mask = {act, static_cast<size_t>(4096 + 16384 * tokens + 1024)};
+    f.out = {act, 512 << 10};
+    f.v = {cache, 0};
+    f.k = {cache, 262144};
+    return f;
+}
+
+}  // namespace
+
+// The attention design (aie/flash_attn): 7 operands in the kernel's 5 buffer arguments, placed by the
+// buffers they live in (q and the mask in the compute buffer, K and V in the cache's, out alone and
+// staged, the slopes and the partial states' scratch in the slot's own buffer); its stream the
+// simulator's with every address patch moved to its operand's argument; K and V bound to the end of the
+// whole last block the stream reads; only out copied back; a head dim without an xclbin is no kernel.
+TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer) {
+    write_file(dir_ + "/fa_f16_128.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 8}}, 3));
+    write_manifest(json::array({attention_entry("fa_f16_128.xclbin", "MLIR_AIE")}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto act = dev->allocate(1 << 20, BufferRole::data);
+    auto cache = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(act && cache);
+    // A decode token; ALiBi so the slopes differ per head.
+    const FlashAttnInvocation f = attention_invocation(act.get(), cache.get(), 1, 8.0f);
+    const FlashAttnParams & p = f.p;
+    const int64_t row = 8 * 128 * 2;
     const Invocation inv = to_invocation(f);
     EXPECT_EQ(inv.key.tile.n, 128);
     EXPECT_TRUE(dev->has_kernel(inv.key));
@@ -1015,58 +1034,15 @@ TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer
 TEST_F(XrtDeviceTest, RunsEachAttentionInvocationOnTheEntryOfItsStreamsLayout) {
     write_file(dir_ + "/fa_f16_128.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE", 8}}, 3));
     write_file(dir_ + "/fa_f16_128_decode.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE_DECODE", 8}}, 4));
-    auto fa_entry = [](const std::string & xclbin, const std::string & kernel, const std::string & layout) {
-        json e = {{"design", "flash_attn"}, {"family", "f16"}, {"tile", 128}, {"xclbin", xclbin}, {"kernel", kernel},
-                  {"npu", {"npu2"}},
-                  {"args", json::array({{{"kind", "opcode"}, {"value", 3}},
-                                        {{"kind", "instructions"}, {"group_id", 1}},
-                                        {{"kind", "instruction_count"}},
-                                        {{"kind", "placed"}, {"group_id", 3}},
-                                        {{"kind", "placed"}, {"group_id", 4}},
-                                        {{"kind", "placed"}, {"group_id", 5}},
-                                        {{"kind", "placed"}, {"group_id", 6}},
-                                        {{"kind", "placed"}, {"group_id", 7}}})}};
-        if (!layout.empty()) e["layout"] = layout;
-        return e;
-    };
     // The attention entry first and naming no layout: the one a caller that does not ask for a layout gets.
-    write_manifest(json::array({fa_entry("fa_f16_128.xclbin", "MLIR_AIE", ""),
-                                fa_entry("fa_f16_128_decode.xclbin", "MLIR_AIE_DECODE", "decode")}));
+    write_manifest(json::array({attention_entry("fa_f16_128.xclbin", "MLIR_AIE"),
+                                attention_entry("fa_f16_128_decode.xclbin", "MLIR_AIE_DECODE", "decode")}));
     auto dev = open();
     ASSERT_NE(dev, nullptr);
     auto act = dev->allocate(1 << 20, BufferRole::data);
     auto cache = dev->allocate(1 << 20, BufferRole::data);
     ASSERT_TRUE(act && cache);
-    // `tokens` query rows of 32 heads over 8 KV heads and 100 KV rows, laid out as ggml has them.
-    auto invocation_of = [&](int64_t tokens) {
-        FlashAttnInvocation f;
-        FlashAttnParams & p = f.p;
-        p.d = 128;
-        p.n_kv = 100;
-        p.n_tokens = tokens;
-        p.n_head = 32;
-        p.n_head_kv = 8;
-        p.n_seq = p.n_seq_kv = 1;
-        p.has_mask = true;
-        p.max_bias = 0.0f;
-        p.scale = 0.088f;
-        const int64_t row = 8 * 128 * 2;
-        const int64_t q_nb[4] = {4, 512, 512 * tokens, 512 * tokens * 32}, kv_nb[4] = {2, row, 256, row * 100},
-                      out_nb[4] = {4, 512, 512 * 32, 512 * 32 * tokens}, mask_nb[4] = {2, 256, 256 * tokens, 256 * tokens};
-        for (int i = 0; i < 4; ++i) {
-            p.q_nb[i] = q_nb[i];
-            p.k_nb[i] = p.v_nb[i] = kv_nb[i];
-            p.out_nb[i] = out_nb[i];
-            p.mask_nb[i] = mask_nb[i];
-        }
-        f.variant = kFlashAttnBfp16Variant;
-        f.q = {act.get(), 4096};
-        f.mask = {act.get(), static_cast<size_t>(4096 + 16384 * tokens + 1024)};
-        f.out = {act.get(), 512 << 10};
-        f.v = {cache.get(), 0};
-        f.k = {cache.get(), 262144};
-        return to_invocation(f);
-    };
+    auto invocation_of = [&](int64_t tokens) { return to_invocation(attention_invocation(act.get(), cache.get(), tokens, 0.0f)); };
     const DesignDescription & d = find_design("flash_attn")->design;
     // The words the device must hand the NPU for `inv` in `layout`, placed as the device places them.
     auto placed_words_of = [&](const Invocation & inv, const std::string & layout) {

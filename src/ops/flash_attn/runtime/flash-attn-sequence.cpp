@@ -82,26 +82,38 @@ std::string attention_kv_unit(const LayoutDesc & L) {
     return "";
 }
 
+namespace {
+int64_t tokens_held(const DesignDescription & d, const LayoutDesc & L) { return L.task_tokens > 0 ? L.task_tokens : d.attention_max_rows; }
+}  // namespace
+
+std::vector<const LayoutDesc *> attention_layouts_holding(const DesignDescription & d, const AttentionShape & s) {
+    const int64_t tokens = attention_task_tokens(d, s);
+    std::vector<const LayoutDesc *> out;
+    for (const LayoutDesc & L : d.layouts) {
+        if (tokens_held(d, L) >= tokens) out.push_back(&L);
+    }
+    std::stable_sort(out.begin(), out.end(), [&](const LayoutDesc * a, const LayoutDesc * b) { return tokens_held(d, *a) < tokens_held(d, *b); });
+    return out;
+}
+
 const LayoutDesc * attention_layout(const DesignDescription & d, const AttentionShape & s, std::string & err) {
     const int64_t tokens = attention_task_tokens(d, s);
-    const LayoutDesc * best = nullptr;
-    for (const LayoutDesc & L : d.layouts) {
-        const int64_t holds = L.task_tokens > 0 ? L.task_tokens : d.attention_max_rows;
-        if (!s.layout.empty()) {
+    if (!s.layout.empty()) {
+        for (const LayoutDesc & L : d.layouts) {
             if (L.name != s.layout) continue;
-            if (holds < tokens) {
-                err = "layout " + L.name + " holds tasks of " + std::to_string(holds) + " token(s); the shape's take " + std::to_string(tokens);
+            if (tokens_held(d, L) < tokens) {
+                err = "layout " + L.name + " holds tasks of " + std::to_string(tokens_held(d, L)) + " token(s); the shape's take " +
+                      std::to_string(tokens);
                 return nullptr;
             }
             return &L;
         }
-        if (holds >= tokens && (best == nullptr || holds < (best->task_tokens > 0 ? best->task_tokens : d.attention_max_rows))) best = &L;
+        err = "design " + d.design + " has no layout " + s.layout;
+        return nullptr;
     }
-    if (best == nullptr) {
-        err = s.layout.empty() ? "no layout of design " + d.design + " holds tasks of " + std::to_string(tokens) + " tokens"
-                               : "design " + d.design + " has no layout " + s.layout;
-    }
-    return best;
+    const std::vector<const LayoutDesc *> holding = attention_layouts_holding(d, s);
+    if (holding.empty()) err = "no layout of design " + d.design + " holds tasks of " + std::to_string(tokens) + " tokens";
+    return holding.empty() ? nullptr : holding.front();
 }
 
 bool attention_shape_fits(const DesignDescription & d, const AttentionShape & s, std::string & err) {

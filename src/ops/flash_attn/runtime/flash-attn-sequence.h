@@ -63,6 +63,9 @@ int64_t attention_task_tokens(const DesignDescription & d, const AttentionShape 
 // that holds its largest task (a decoded token's tasks hold one: the decode layout, whose kv objects carry
 // one mask row); nullptr with `err` when none holds it. Its core input objects' unit: kv or kv_decode.
 const LayoutDesc * attention_layout(const DesignDescription & d, const AttentionShape & s, std::string & err);
+// Every layout that holds the shape's tasks, the fewest task tokens first (s.layout not consulted): a
+// device without the first's xclbin takes the next (attention holds every shape the design takes).
+std::vector<const LayoutDesc *> attention_layouts_holding(const DesignDescription & d, const AttentionShape & s);
 std::string attention_kv_unit(const LayoutDesc & L);
 
 // What the design takes of a shape, before any stream is built: an xclbin of its KV type and head dim, a
