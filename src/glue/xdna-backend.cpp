@@ -108,10 +108,11 @@ struct BackendContext {
 
     // Whether `node` can read `t`, the output of a pending node, in a later stage of the same
     // submission (plan/batch-plan.h): `t` must be final in device memory when the NPU has run its
-    // producer (a MUL_MAT_ID's outputs are scattered by the host afterwards). A matmul reads it only as
-    // its activations, quantized on the NPU, and only as the producer's own tensor (the quantization is
-    // shared by tensor); an op of another kind reads it as it is, or a view of it (a ROPE reads the
-    // reshape of its projection's output).
+    // producer (a MUL_MAT_ID's outputs are, when the NPU moves its rows; when the host does, it scatters
+    // them afterwards). A matmul reads it only as its activations, quantized on the NPU, and only as the
+    // producer's own tensor (the quantization is shared by tensor); a MUL_MAT_ID only as its src1, when
+    // the NPU gathers its rows (its ids are read by the host at submission); an op of another kind reads
+    // it as it is, or a view of it (a ROPE reads the reshape of its projection's output).
     bool chains_on_pending(const ggml_tensor * node, int slot, const ggml_tensor * t) const {
         const ggml_tensor * producer = nullptr;
         const bool          any_view = node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_MUL_MAT_ID;
@@ -126,14 +127,14 @@ struct BackendContext {
             return false;
         }
         const OpKind pk = op_kind(producer);
-        if (pk == OpKind::matmul_id) {
+        if (pk == OpKind::matmul_id && !npu_routes_experts(producer, resolver)) {
             return false;
         }
         if (node->op == GGML_OP_MUL_MAT && op_kind(node) != OpKind::hadamard) {  // a rotation reads F32 rows as any glue op
-            return slot == 1 && pk != OpKind::matmul && npu_quantizes_activations(node, resolver);
+            return slot == 1 && pk != OpKind::matmul && pk != OpKind::matmul_id && npu_quantizes_activations(node, resolver);
         }
         if (node->op == GGML_OP_MUL_MAT_ID) {
-            return false;
+            return slot == 1 && npu_routes_experts(node, resolver);
         }
         return true;
     }
@@ -237,7 +238,7 @@ void BackendContext::gather_experts(const BatchPlan & plan, const std::vector<gg
         }
         const ExpertRouting & r = routed.routing[i];
         for (size_t g = 0; g < r.groups.size(); ++g) {
-            const int64_t n_pad = r.groups[g].activations.n_pad;
+            const int64_t n_pad = p.experts.on_npu ? 0 : r.groups[g].activations.n_pad;  // on_npu: quantized by the NPU
             for (int64_t r0 = 0; r0 < n_pad; r0 += 8) {
                 expert_jobs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(g), r0, std::min<int64_t>(n_pad, r0 + 8)});
             }
@@ -343,11 +344,13 @@ ggml_status BackendContext::flush() {
     } else if (prof.enabled()) {
         prof.record(*batch, dev.device->last_stats(), dev.device->last_batch_stats(), t0, t1, Profiler::clock::now());
     }
-    if (plan->has_experts) {
+    const bool host_scatters = std::any_of(plan->ops.begin(), plan->ops.end(),
+                                           [](const PlannedOp & p) { return p.is(PlannedForm::experts) && !p.experts.on_npu; });
+    if (host_scatters) {
         scratch->sync_from_device(0, plan->scratch_bytes);
         for (size_t i = 0; i < plan->ops.size(); ++i) {
             const PlannedOp & p = plan->ops[i];
-            if (p.is(PlannedForm::experts)) {
+            if (p.is(PlannedForm::experts) && !p.experts.on_npu) {
                 scatter_expert_outputs(p.experts, routed.routing[i], static_cast<char *>(scratch->host_ptr()) + p.expert_out_offset,
                                        nodes[i]);
             }

@@ -59,6 +59,13 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
             size = align_up(size + p.experts.act_bytes);
             p.expert_out_offset = size;
             size = align_up(size + p.experts.out_bytes);
+            std::string host_moves;  // why the host moves the rows: the path before, not an error
+            if (npu_routes_experts(node, p.experts, resolve, host_moves)) {
+                p.expert_rows_offset = size;
+                size = align_up(size + (p.experts.gathers_rows() ? p.experts.row_bytes() : 0));
+                p.expert_ids_offset = size;
+                size = align_up(size + p.experts.ids_bytes());
+            }
             plan.max_k_pad = std::max(plan.max_k_pad, p.experts.weights.padded_k());
             p.packed_weights = resolve.is_packed && resolve.is_packed(node->src[0]);
             if (!p.packed_weights) {
@@ -116,7 +123,7 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         }
         plan.ops.push_back(std::move(p));
     }
-    if (std::any_of(plan.ops.begin(), plan.ops.end(), [](const PlannedOp & q) { return q.act_on_npu; })) {
+    if (std::any_of(plan.ops.begin(), plan.ops.end(), [](const PlannedOp & q) { return q.act_on_npu || q.experts.on_npu; })) {
         plan.has_zeros = true;
         plan.zeros_offset = size;
         size = align_up(size + kActQuantZeroBytes);
@@ -158,6 +165,14 @@ bool independent(const Invocation & inv, const std::vector<Invocation> & others)
     return true;
 }
 
+// What holds a stage for invocations made later (BatchPlan::expert_part): the memory they may touch.
+Invocation stage_holder(KernelKind kind, std::initializer_list<Operand> operands) {
+    Invocation inv;
+    inv.key.kind = kind;
+    for (const Operand & o : operands) inv.add_operand(o);
+    return inv;
+}
+
 }  // namespace
 
 bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why) {
@@ -166,6 +181,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
     // order, and ops that touch the same memory with a write never share one, so what ggml's allocator
     // reuses in graph order is reused in that order here too.
     std::vector<std::vector<Invocation>> stages;
+    std::vector<std::vector<int32_t>>    stage_parts;  // per stage, per invocation: BatchPlan::expert_part
     std::vector<int>                     op_stage(plan.ops.size(), 0);
     std::vector<const ggml_tensor *>     reads;
     int                                  floor_stage = 0;
@@ -175,24 +191,64 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
         int st = -1;
         for (const ggml_tensor * s = t; s != nullptr; s = s->view_src) {
             for (size_t j = 0; j < before; ++j) {
-                if (plan.ops[j].node == s && !plan.ops[j].is(PlannedForm::experts)) st = std::max(st, op_stage[j]);
+                const bool in_batch = !plan.ops[j].is(PlannedForm::experts) || plan.ops[j].experts.on_npu;
+                if (plan.ops[j].node == s && in_batch) st = std::max(st, op_stage[j]);
             }
         }
         return st;
     };
-    auto place = [&](std::vector<Invocation> invs, int at) {
+    auto place = [&](std::vector<Invocation> invs, int at, int32_t part = -1) {
         for (;; ++at) {
-            if (static_cast<size_t>(at) >= stages.size()) stages.resize(static_cast<size_t>(at) + 1);
+            if (static_cast<size_t>(at) >= stages.size()) {
+                stages.resize(static_cast<size_t>(at) + 1);
+                stage_parts.resize(stages.size());
+            }
             bool fits = true;
             for (const Invocation & i : invs) fits = fits && independent(i, stages[static_cast<size_t>(at)]);
             if (fits) break;
         }
-        for (Invocation & i : invs) stages[static_cast<size_t>(at)].push_back(std::move(i));
+        for (Invocation & i : invs) {
+            stages[static_cast<size_t>(at)].push_back(std::move(i));
+            stage_parts[static_cast<size_t>(at)].push_back(part);
+        }
         return at;
     };
     for (size_t i = 0; i < plan.ops.size(); ++i) {
         const PlannedOp & p = plan.ops[i];
         if (p.is(PlannedForm::experts)) {
+            if (p.experts.on_npu) {
+                // Gather, quantize, multiply, gather back: four stages, the middle two held for route_batch().
+                const ggml_tensor * dst = p.node;
+                const BufferSlice   x = resolve.slice_of(dst->src[1]), y = resolve.slice_of(dst);
+                const BufferSlice   w = p.packed_weights ? resolve.slice_of(dst->src[0]) : BufferSlice{scratch, p.weight_offset};
+                if (x.buffer == nullptr || y.buffer == nullptr || w.buffer == nullptr) {
+                    why = std::string(dst->name) + ": operand not in device memory";
+                    return false;
+                }
+                const ExpertPlan & e = p.experts;
+                const BufferSlice  rows{scratch, p.expert_rows_offset}, ids{scratch, p.expert_ids_offset};
+                const BufferSlice  act{scratch, p.expert_act_offset}, out{scratch, p.expert_out_offset};
+                int at = std::max(floor_stage, producer_stage(dst->src[1], i) + 1);
+                Operand quant_reads{"x", rows, e.row_bytes(), 1, e.row_bytes(), Access::read};
+                if (e.gathers_rows()) {
+                    const uint64_t row = static_cast<uint64_t>(e.weights.k) * sizeof(float);
+                    at = place({stage_holder(KernelKind::get_rows,
+                                             {{"src", x, row, e.src1_rows * e.n_tokens, static_cast<uint64_t>(e.src1_row_stride) * sizeof(float), Access::read},
+                                              {"ids", ids, e.ids_bytes(), 1, e.ids_bytes(), Access::read},
+                                              {"y", rows, e.row_bytes(), 1, e.row_bytes(), Access::write}})},
+                               at, static_cast<int32_t>(3 * i)) + 1;
+                } else {
+                    const uint64_t row = static_cast<uint64_t>(e.weights.k) * sizeof(float);
+                    quant_reads = {"x", x, row, e.src1_rows * e.n_tokens, static_cast<uint64_t>(e.src1_row_stride) * sizeof(float), Access::read};
+                }
+                at = place({stage_holder(KernelKind::act_quant, {quant_reads, {"tiles", act, e.act_bytes, 1, e.act_bytes, Access::write}})},
+                           at, static_cast<int32_t>(3 * i + 1));
+                at = place({stage_holder(KernelKind::matmul, {{"weights", w, e.weights.total_bytes, 1, e.weights.total_bytes, Access::read},
+                                                              {"activations", act, e.act_bytes, 1, e.act_bytes, Access::read},
+                                                              {"out", out, e.out_bytes, 1, e.out_bytes, Access::write}})},
+                           at + 1, static_cast<int32_t>(3 * i + 2));
+                op_stage[i] = floor_stage = place({expert_outputs_gather(e, out, ids, y)}, at + 1);
+            }
             continue;  // routed per ubatch: route_batch()
         }
         if (p.is(PlannedForm::own)) {
@@ -242,9 +298,11 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
     }
     plan.batch.invocations.clear();
     plan.batch.stage_ends.clear();
-    for (const std::vector<Invocation> & st : stages) {
+    plan.expert_part.clear();
+    for (size_t s = 0; s < stages.size(); ++s) {
         plan.batch.end_stage();
-        plan.batch.invocations.insert(plan.batch.invocations.end(), st.begin(), st.end());
+        plan.batch.invocations.insert(plan.batch.invocations.end(), stages[s].begin(), stages[s].end());
+        plan.expert_part.insert(plan.expert_part.end(), stage_parts[s].begin(), stage_parts[s].end());
     }
     return true;
 }
@@ -252,8 +310,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
 bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve,
                  DeviceBuffer * scratch, RoutedBatch & routed, std::string & why) {
     routed.routing.resize(plan.ops.size());
-    routed.batch.invocations.assign(plan.batch.invocations.begin(), plan.batch.invocations.end());
-    routed.batch.stage_ends = plan.batch.stage_ends;  // the experts' invocations join the last stage
+    std::vector<BufferSlice> weights(plan.ops.size());
     for (size_t i = 0; i < plan.ops.size(); ++i) {
         const PlannedOp & p = plan.ops[i];
         if (!p.is(PlannedForm::experts)) {
@@ -264,13 +321,49 @@ bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & node
             why = std::string(dst->name) + ": " + why;
             return false;
         }
-        const BufferSlice w = p.packed_weights ? resolve.slice_of(dst->src[0]) : BufferSlice{scratch, p.weight_offset};
-        if (w.buffer == nullptr) {
+        weights[i] = p.packed_weights ? resolve.slice_of(dst->src[0]) : BufferSlice{scratch, p.weight_offset};
+        if (weights[i].buffer == nullptr) {
             why = std::string(dst->name) + ": weights not in device memory";
             return false;
         }
-        expert_invocations(p.experts, routed.routing[i], w, {scratch, p.expert_act_offset}, {scratch, p.expert_out_offset},
-                           routed.batch.invocations);
+        if (p.experts.on_npu) {
+            auto * ids = reinterpret_cast<int32_t *>(static_cast<char *>(scratch->host_ptr()) + p.expert_ids_offset);
+            write_expert_gather_ids(p.experts, routed.routing[i], ids);
+        }
+    }
+    // The plan's stages, the NPU-moved MUL_MAT_IDs' routed invocations in the places held for them.
+    Batch & b = routed.batch;
+    b.invocations.clear();
+    b.stage_ends.clear();
+    for (size_t s = 0; s < plan.batch.stages(); ++s) {
+        b.end_stage();
+        for (size_t j = plan.batch.stage_begin(s); j < plan.batch.stage_end(s); ++j) {
+            const int32_t part = j < plan.expert_part.size() ? plan.expert_part[j] : -1;
+            if (part < 0) {
+                b.invocations.push_back(plan.batch.invocations[j]);
+                continue;
+            }
+            const size_t      i = static_cast<size_t>(part / 3);
+            const PlannedOp & p = plan.ops[i];
+            if (part % 3 == 0) {
+                b.invocations.push_back(expert_rows_gather(p.experts, routed.routing[i], resolve.slice_of(nodes[i]->src[1]),
+                                                           {scratch, p.expert_ids_offset}, {scratch, p.expert_rows_offset}));
+            } else if (part % 3 == 1) {
+                expert_quantizations(p.experts, routed.routing[i], resolve.slice_of(nodes[i]->src[1]), {scratch, p.expert_rows_offset},
+                                     {scratch, p.expert_act_offset}, {scratch, plan.zeros_offset}, b.invocations);
+            } else {
+                expert_invocations(p.experts, routed.routing[i], weights[i], {scratch, p.expert_act_offset},
+                                   {scratch, p.expert_out_offset}, b.invocations);
+            }
+        }
+    }
+    // The host-moved ones join the last stage: they read only what the host prepared.
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+        const PlannedOp & p = plan.ops[i];
+        if (p.is(PlannedForm::experts) && !p.experts.on_npu) {
+            expert_invocations(p.experts, routed.routing[i], weights[i], {scratch, p.expert_act_offset}, {scratch, p.expert_out_offset},
+                               b.invocations);
+        }
     }
     return true;
 }

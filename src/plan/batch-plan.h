@@ -41,6 +41,9 @@ struct PlannedOp {
     ExpertPlan experts;
     size_t     expert_act_offset = 0;
     size_t     expert_out_offset = 0;
+    // experts.on_npu: the scratch offsets of the gathered fp32 rows and of the two gathers' ids.
+    size_t     expert_rows_offset = 0;
+    size_t     expert_ids_offset = 0;
     // own: its invocations; it needs no scratch and nothing prepared on the host.
     std::vector<Invocation> own;
 
@@ -68,10 +71,17 @@ struct BatchPlan {
     // outputs; the matmuls that read those.
     Batch                      batch;
     bool                       has_experts = false;  // some op is a MUL_MAT_ID: submit route_batch()'s
+    // With has_experts, per invocation of `batch`: -1, or where route_batch() puts the invocations of a
+    // MUL_MAT_ID the NPU moves (experts.on_npu), which depend on the routing: 3 * op for its gather of
+    // src1's rows, 3 * op + 1 for its quantization, 3 * op + 2 for its matmuls. The invocation there only holds the stage: it touches the memory any
+    // routing's invocations may touch, so that nothing that conflicts with them shares their stage.
+    std::vector<int32_t>       expert_part;
 };
 
-// A plan with MUL_MAT_IDs, for one ubatch: each one's ids routed, and the Batch to submit (the plan's
-// invocations, then one per expert a token selected). Reused between ubatches (no reallocation).
+// A plan with MUL_MAT_IDs, for one ubatch: each one's ids routed, and the Batch to submit: the plan's
+// invocations with the routed ones of NPU-moved MUL_MAT_IDs in their stages, then, in the last stage,
+// one per expert a token selected of the host-moved ones. Reused between ubatches (no reallocation).
+// The NPU-moved ones' gather ids are written into scratch's host memory, to be synced with it.
 struct RoutedBatch {
     std::vector<ExpertRouting> routing;  // per op of the plan (empty for MUL_MATs)
     Batch                      batch;

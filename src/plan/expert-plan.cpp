@@ -1,5 +1,7 @@
 #include "plan/expert-plan.h"
 
+#include "ops/act_quant/act-quant-invocation.h"
+#include "ops/get_rows/get-rows-invocation.h"
 #include "plan/matmul-plan.h"
 
 #include <algorithm>
@@ -49,6 +51,55 @@ bool plan_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, con
     return true;
 }
 
+bool npu_routes_experts(const ggml_tensor * dst, ExpertPlan & plan, const TensorResolver & resolve, std::string & why) {
+    plan.on_npu = false;
+    const ggml_tensor * src1 = dst->src[1];
+    if (!npu_op_offered("get_rows")) {
+        why = "the NPU moves expert rows with GGML_XDNA_NPU_OPS=glue or layer";
+        return false;
+    }
+    // Both gathers take fp32 rows a whole number of floats apart, and name a row by one index: src1's rows
+    // of a token and dst's slots of a token are contiguous runs of rows.
+    if (src1->type != GGML_TYPE_F32 || src1->nb[0] != sizeof(float) || src1->nb[1] % sizeof(float) != 0 ||
+        src1->nb[2] != src1->nb[1] * static_cast<size_t>(src1->ne[1]) || dst->type != GGML_TYPE_F32 || dst->nb[0] != sizeof(float) ||
+        dst->nb[1] % sizeof(float) != 0 || dst->nb[2] != dst->nb[1] * static_cast<size_t>(dst->ne[1])) {
+        why = "MUL_MAT_ID rows the NPU's gathers do not take (fp32 rows, each token's rows contiguous)";
+        return false;
+    }
+    const BufferSlice s1 = resolve.slice_of(src1), d = resolve.slice_of(dst);
+    if (s1.buffer == nullptr || d.buffer == nullptr) {
+        why = "MUL_MAT_ID src1 or dst not in device memory";
+        return false;
+    }
+    const int tile_k = get_rows_tile(plan.weights.k), tile_m = get_rows_tile(plan.weights.rows);
+    if (tile_k == 0 || tile_m == 0 ||
+        (resolve.has_kernel && (!resolve.has_kernel(get_rows_key(tile_k)) || !resolve.has_kernel(get_rows_key(tile_m))))) {
+        why = "no get_rows program for rows of " + std::to_string(plan.weights.k) + " and " + std::to_string(plan.weights.rows) +
+              " values";
+        return false;
+    }
+    // Any group may take any token tile the plan has: the NPU must quantize into each.
+    for (int t : plan.tiles) {
+        const ActivationLayout L = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(), t, t);
+        if (!act_quant_takes(L) || (resolve.has_kernel && !resolve.has_kernel(act_quant_key(L)))) {
+            why = std::string("no act_quant program for ") + plan.contract->name + " at token tile " + std::to_string(t);
+            return false;
+        }
+    }
+    plan.on_npu = true;
+    plan.src1_row_stride = static_cast<int64_t>(src1->nb[1] / sizeof(float));
+    plan.dst_row_stride = static_cast<int64_t>(dst->nb[1] / sizeof(float));
+    return true;
+}
+
+bool npu_routes_experts(const ggml_tensor * dst, const TensorResolver & resolve) {
+    MatmulChoice choice;
+    ExpertPlan   plan;
+    std::string  why;
+    return choose_matmul_id(dst, resolve, choice, why) && plan_matmul_id(dst, resolve, choice, plan, why) &&
+           npu_routes_experts(dst, plan, resolve, why);
+}
+
 bool route_experts(const ggml_tensor * ids, const ExpertPlan & plan, ExpertRouting & routing, std::string & why) {
     routing.groups.clear();
     routing.count.assign(plan.n_expert + 1, 0);
@@ -71,6 +122,17 @@ bool route_experts(const ggml_tensor * ids, const ExpertPlan & plan, ExpertRouti
     for (int64_t x = 0; x < plan.n_expert; ++x) {
         routing.count[x + 1] += routing.count[x];
     }
+    auto tile_for = [&](int64_t rows) {
+        return choose_tile_n(*plan.contract, rows, [&](const TileShape & t) {
+            return std::find(plan.tiles.begin(), plan.tiles.end(), t.n) != plan.tiles.end();
+        });
+    };
+    // NPU-gathered rows: every expert takes the tile the largest group chooses (one quantization for all).
+    int uniform_tile = 0;
+    for (int64_t x = 0; x < plan.n_expert && plan.on_npu && plan.gathers_rows(); ++x) {
+        const int64_t rows = routing.count[x + 1] - routing.count[x];
+        uniform_tile = rows > 0 ? std::max(uniform_tile, tile_for(rows)) : uniform_tile;
+    }
     size_t act_offset = 0;
     int64_t out_row = 0;
     for (int64_t x = 0; x < plan.n_expert; ++x) {
@@ -81,9 +143,8 @@ bool route_experts(const ggml_tensor * ids, const ExpertPlan & plan, ExpertRouti
         ExpertGroup g;
         g.expert = static_cast<int32_t>(x);
         g.first = routing.count[x];
-        const int tile_n = choose_tile_n(*plan.contract, rows, [&](const TileShape & t) {
-            return std::find(plan.tiles.begin(), plan.tiles.end(), t.n) != plan.tiles.end();
-        });
+        g.rows = rows;
+        const int tile_n = uniform_tile > 0 ? uniform_tile : tile_for(rows);
         g.activations = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(), rows, tile_n);
         g.act_offset = act_offset;
         g.out_row0 = out_row;
@@ -91,6 +152,7 @@ bool route_experts(const ggml_tensor * ids, const ExpertPlan & plan, ExpertRouti
         out_row += g.activations.n_pad;
         routing.groups.push_back(g);
     }
+    routing.staged_rows = out_row;
     // The plan's scratch holds any routing (plan_matmul_id's bound); a violation is a planner bug.
     if (act_offset > plan.act_bytes || static_cast<size_t>(out_row * plan.out_row_stride) * sizeof(float) > plan.out_bytes) {
         why = "expert routing exceeds the planned scratch (planner bug)";
@@ -100,6 +162,21 @@ bool route_experts(const ggml_tensor * ids, const ExpertPlan & plan, ExpertRouti
     for (int64_t t = 0; t < plan.n_tokens; ++t) {
         for (int64_t e = 0; e < plan.n_used; ++e) {
             routing.pair[next[id_at(e, t)]++] = e + t * plan.n_used;
+        }
+    }
+    if (plan.on_npu && !plan.gathers_rows()) {
+        // One token: src1's rows are quantized once, where they are (expert_quantizations), and each
+        // expert (one row: its slot's) multiplies the whole token tile that holds that row. The tile's
+        // other rows are other slots' or padding: their outputs land in the expert's own staging rows,
+        // and the gather back reads only the slot's row. The kernel computes whole tiles either way.
+        for (ExpertGroup & g : routing.groups) {
+            const int     tile_n = g.activations.tile_n;
+            const int64_t row = (routing.pair[g.first] % plan.n_used) % plan.src1_rows;
+            const ActivationLayout all = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(), plan.src1_rows, tile_n);
+            g.activations = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(),
+                                                   std::min<int64_t>(tile_n, plan.src1_rows), tile_n);
+            g.act_offset = all.tile_offset(row / tile_n, 0);
+            g.tile_row = row % tile_n;
         }
     }
     return true;
@@ -119,6 +196,66 @@ void expert_invocations(const ExpertPlan & plan, const ExpertRouting & routing, 
     }
 }
 
+void write_expert_gather_ids(const ExpertPlan & plan, const ExpertRouting & routing, int32_t * ids) {
+    int32_t * out_ids = ids + plan.staged_rows();
+    for (const ExpertGroup & g : routing.groups) {
+        for (int64_t r = 0; r < g.activations.n_pad; ++r) {
+            const int64_t pair = routing.pair[g.first + std::min(r, g.rows - 1)];
+            const int64_t slot = pair % plan.n_used, token = pair / plan.n_used;
+            ids[g.out_row0 + r] = static_cast<int32_t>(slot % plan.src1_rows + token * plan.src1_rows);
+            if (r < g.rows) {
+                out_ids[pair] = static_cast<int32_t>(g.out_row0 + r + g.tile_row);
+            }
+        }
+    }
+}
+
+Invocation expert_rows_gather(const ExpertPlan & plan, const ExpertRouting & routing, BufferSlice src1, BufferSlice ids,
+                              BufferSlice rows) {
+    GetRowsInvocation g;
+    g.p.n_ids = routing.staged_rows;
+    g.p.cols = plan.weights.k;
+    g.p.src_rows = plan.src1_rows * plan.n_tokens;
+    g.p.src_row_stride = plan.src1_row_stride;
+    g.p.y_row_stride = plan.weights.k;
+    g.src = src1;
+    g.ids = ids;
+    g.y = rows;
+    return to_invocation(g);
+}
+
+Invocation expert_outputs_gather(const ExpertPlan & plan, BufferSlice out, BufferSlice ids, BufferSlice dst) {
+    GetRowsInvocation g;
+    g.p.n_ids = plan.pairs();
+    g.p.cols = plan.weights.rows;
+    g.p.src_rows = plan.staged_rows();
+    g.p.src_row_stride = plan.out_row_stride;
+    g.p.y_row_stride = plan.dst_row_stride;
+    g.src = out;
+    g.ids = {ids.buffer, ids.offset + static_cast<size_t>(plan.staged_rows()) * sizeof(int32_t)};
+    g.y = dst;
+    return to_invocation(g);
+}
+
+void expert_quantizations(const ExpertPlan & plan, const ExpertRouting & routing, BufferSlice src1, BufferSlice rows,
+                          BufferSlice act, BufferSlice zeros, std::vector<Invocation> & batch) {
+    const int64_t k = plan.weights.k;
+    if (!plan.gathers_rows() && !routing.groups.empty()) {
+        // One token: its src1 rows, in the token tile every expert's group took (route_experts).
+        const ActivationLayout all = make_activation_layout(*plan.contract, k, plan.weights.padded_k(), plan.src1_rows,
+                                                            routing.groups.front().activations.tile_n);
+        batch.push_back(to_invocation(act_quant_invocation(all, src1, plan.src1_row_stride, act, zeros)));
+        return;
+    }
+    if (routing.groups.empty()) {
+        return;
+    }
+    // The gathered rows are the groups' token tiles back to back (one tile size): one quantization.
+    const ActivationLayout all = make_activation_layout(*plan.contract, k, plan.weights.padded_k(), routing.staged_rows,
+                                                        routing.groups.front().activations.tile_n);
+    batch.push_back(to_invocation(act_quant_invocation(all, rows, k, act, zeros)));
+}
+
 const void * pair_source_row(const ggml_tensor * src1, const ExpertPlan & plan, int64_t pair) {
     const int64_t slot = pair % plan.n_used, token = pair / plan.n_used;
     return static_cast<const char *>(src1->data) + (slot % plan.src1_rows) * src1->nb[1] + token * src1->nb[2];
@@ -131,7 +268,7 @@ void scatter_expert_outputs(const ExpertPlan & plan, const ExpertRouting & routi
             const int64_t pair = routing.pair[g.first + r];
             const int64_t slot = pair % plan.n_used, token = pair / plan.n_used;
             char * row = static_cast<char *>(dst->data) + slot * dst->nb[1] + token * dst->nb[2];
-            std::memcpy(row, in + (g.out_row0 + r) * plan.out_row_stride, sizeof(float) * plan.weights.rows);
+            std::memcpy(row, in + (g.out_row0 + r + g.tile_row) * plan.out_row_stride, sizeof(float) * plan.weights.rows);
         }
     }
 }

@@ -13,12 +13,16 @@ trap 'rm -f "$log"' EXIT
 # BACKEND_OPS_PARAMS: a -p regex choosing a subset of the cases (slow simulator modes run a subset in CI).
 subset=()
 [ -z "${BACKEND_OPS_PARAMS:-}" ] || subset=(-p "$BACKEND_OPS_PARAMS")
-GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim "$bin/test-backend-ops" -b XDNA0 -o "$op" "${subset[@]}" >"$log" 2>&1 || {
+# With the glue on the NPU, a MUL_MAT_ID's rows are moved by NPU gathers and quantizations (plan/expert-plan.h):
+# the profile must show them.
+npu_moves_rows=0
+[ "$op" = MUL_MAT_ID ] && [[ "${GGML_XDNA_NPU_OPS:-}" =~ ^(glue|layer)$ ]] && npu_moves_rows=1
+GGML_XDNA_PROFILE=$npu_moves_rows GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim "$bin/test-backend-ops" -b XDNA0 -o "$op" "${subset[@]}" >"$log" 2>&1 || {
     grep -E "FAIL|error" "$log" | head -20; echo "test-backend-ops failed"; exit 1; }
 grep -E "tests passed" "$log"
 # A device failure falls back to the host and still passes the case: none may happen here (a stream
 # reading past a weight's tail room, for one, would be such a failure).
-if grep -q "device run failed" "$log"; then grep "device run failed" "$log" | head -3; echo "a device run failed"; exit 1; fi
+if grep -q "xdna: device run failed" "$log"; then grep "xdna: device run failed" "$log" | head -3; echo "a device run failed"; exit 1; fi
 # Every case of the op must have been tried (a filter that matches nothing would pass vacuously).
 grep -q "^  $op(" "$log" || { echo "no $op case ran"; exit 1; }
 # With GGML_XDNA_SIM_EXEC=kernels the simulator must say it ran the core kernel code itself.
@@ -30,6 +34,11 @@ fi
 if [ "${GGML_XDNA_SIM_EXEC:-}" = stream ]; then
     grep -q "executing the instruction streams" "$log" || { echo "the simulator did not run the instruction streams"; exit 1; }
     echo "executed the host-built instruction streams and the core kernel code (GGML_XDNA_SIM_EXEC=stream)"
+fi
+if [ $npu_moves_rows = 1 ]; then
+    grep -qE "^  get_rows_f32 " "$log" && grep -qE "^  act_quant_" "$log" ||
+        { echo "GGML_XDNA_NPU_OPS=$GGML_XDNA_NPU_OPS: no NPU gather or quantization of expert rows in the profile"; exit 1; }
+    echo "the experts' rows were gathered, quantized and scattered by NPU invocations"
 fi
 claimed="type_a=($types),type_b=(f32|f16|bf16),"
 # o > 1 cases add the matmul outputs with ADD, an op that stays on the CPU: refused for the ADD, not the matmul.

@@ -99,6 +99,13 @@ check() {
     if [ "$name" = tiny-moe ] && ! grep -q "MUL_MAT_ID expert invocations" "$log"; then
         echo "$path $q: no MUL_MAT_ID ran on XDNA0"; status=1
     fi
+    # ... and, with the glue on the NPU, inside the layer's submission: its graphs are cut only by the host
+    # runs (the router's top-k), never by the experts (their rows moved by NPU gathers) ...
+    if [ "$name" = tiny-moe ] && [[ "${GGML_XDNA_NPU_OPS:-}" =~ ^(glue|layer)$ ]]; then
+        awk '/submissions per graph:/ { for (i = 1; i <= NF; ++i) { if ($i == "graph:") s = $(i + 1); if ($i == "them:") c = $(i + 1) }
+             found = 1 } END { exit !(found && s + 0 <= c + 1.001) }' "$log" ||
+            { echo "$path $q: MoE submissions per graph past the host runs' cuts + 1:"; grep "submissions per graph" "$log"; status=1; }
+    fi
     # ... with a quantized cache and attention on the NPU, its writes and attention ran there ...
     if [ -n "${KLD_CACHE_TYPE:-}" ] && [ "${GGML_XDNA_NPU_OPS:-}" = layer ] && [ "${KLD_XDNA_FA:-}" != off ]; then
         grep -q "^  f32_to_$KLD_CACHE_TYPE " "$log" || { echo "$path $q: no KV write f32_to_$KLD_CACHE_TYPE ran on XDNA0"; status=1; }
@@ -106,8 +113,12 @@ check() {
     fi
     # ... and the decode path must be one token per matmul (profile rows: "<kernel> M x N x K"; with a
     # quantized cache llama.cpp rotates q, k, v and the attention output by a Hadamard matrix per head,
-    # F32 MUL_MATs whose N is heads, not tokens: llama-impl.h llama_mul_mat_hadamard).
-    if [ "${path%%-*}" = decode ] && awk -v cache="${KLD_CACHE_TYPE:-}" '/^  mm_/ && $3 == "x" && $4 > 1 && !(cache != "" && $1 == "mm_f32_f32") { found = 1 } END { exit !found }' "$log"; then
+    # F32 MUL_MATs whose N is heads, not tokens: llama-impl.h llama_mul_mat_hadamard). With the NPU moving
+    # the MoE model's expert rows, a down expert multiplies the token tile of 4 rows that holds its slot's
+    # row (the token's 4 slots; plan/expert-plan.h route_experts): N up to 4 there, all of one token.
+    local moe_slots=0
+    [ "$name" = tiny-moe ] && [[ "${GGML_XDNA_NPU_OPS:-}" =~ ^(glue|layer)$ ]] && moe_slots=4
+    if [ "${path%%-*}" = decode ] && awk -v cache="${KLD_CACHE_TYPE:-}" -v slots=$moe_slots '/^  mm_/ && $3 == "x" && $4 > 1 && !(cache != "" && $1 == "mm_f32_f32") && !($4 <= slots) { found = 1 } END { exit !found }' "$log"; then
         echo "decode $q: a matmul ran with more than one token, see $log"
         status=1
     fi

@@ -119,6 +119,31 @@ void add_expert_combine(std::vector<Job> & pending, const ModelDims & d, int64_t
     }
 }
 
+// What moves a MUL_MAT_ID's rows on the NPU with the glue there (plan/expert-plan.h npu_routes_experts):
+// the gather of its (slot, token) rows of k values as the selected experts' token tiles, their one
+// quantization (one token: no gather, and one quantization of the token's `slot_rows` rows), and after
+// the experts the gather of the staged outputs into dst. `before`: the first two, else the last.
+void add_expert_moves(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t m, int64_t k, int64_t slot_rows,
+                      const xdna::MatmulInvocation & mm, const ExpertLoad & load, bool before, int group) {
+    const int64_t pairs = tokens * d.n_expert_used;
+    xdna::GetRowsInvocation g;
+    if (before) {
+        const int64_t tn = mm.tile.n;
+        const int64_t rows = tokens > 1 ? load.experts * ((load.rows + tn - 1) / tn) * tn : slot_rows;
+        if (tokens > 1) {
+            g.p = {rows, k, pairs, k, k};
+            pending.push_back({{}, group, true, xdna::get_rows_model_shape(xdna::to_invocation(g))});
+        }
+        const xdna::ActivationLayout L = xdna::make_activation_layout(*mm.contract, k, k, rows, mm.tile.n);
+        if (xdna::act_quant_takes(L)) {
+            pending.push_back({{}, group, true, xdna::act_quant_model_shape(xdna::to_invocation(xdna::act_quant_invocation(L, {}, k, {})))});
+        }
+        return;
+    }
+    g.p = {pairs, m, pairs, m, m};
+    pending.push_back({{}, group, true, xdna::get_rows_model_shape(xdna::to_invocation(g))});
+}
+
 // SwiGLU of `tokens` rows of n_ff values, and the quantization of its output for the down projection.
 void add_swiglu(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t n_ff, const xdna::MatmulInvocation & down,
                 int group) {
@@ -283,27 +308,19 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             // glue_on_npu: attention (between QKV and O) stays on the host and cuts; O, gate/up, SwiGLU,
             // down and the next layer's QKV share a submission.
             // layer_on_npu: attention joins too, and a dense model's whole pass is one submission. A MoE
-            // layer's routing stays on the host (as the backend runs it: SOFT_MAX+ARGSORT of the router's
-            // output, then the GET_ROWS of the chosen experts' weights on the NPU, then their
-            // normalisation SUM_ROWS+CLAMP+DIV, and after the experts the MUL by the weights): three
-            // submissions per layer, the experts' MUL_MAT_IDs in the third.
+            // layer's routing stays on the host, as the backend runs it: one host run of SOFT_MAX, ARGSORT,
+            // GET_ROWS (the chosen experts' weights: rows of one float, no NPU gather's), SUM_ROWS, CLAMP
+            // and DIV after the router. The experts' rows are moved by NPU gathers (plan/expert-plan.h
+            // npu_routes_experts), so the experts, the MUL by their weights and the next layer up to its
+            // router are the next submission: one per layer and one.
             static const int glue_group[4] = {0, 1, 1, 1};
             const bool moe = d.n_expert > 0;
             j.group = grouping == Grouping::per_split     ? l * 8 + mm[i].split
                     : grouping == Grouping::per_layer   ? l
                     : grouping == Grouping::glue_on_npu ? l + glue_group[mm[i].split & 3]
-                    : layer && moe                      ? 3 * l + (mm[i].split >= 3 ? 2 : 0)
+                    : layer && moe                      ? l + (mm[i].split >= 3 ? 1 : 0)
                                                         : 0;
             const bool split_starts = i == 0 || mm[i - 1].split != mm[i].split;
-            if (layer && moe && split_starts && mm[i].split == 3) {
-                if (!pending.empty()) {
-                    flush();
-                }
-                xdna::GetRowsInvocation g;  // the chosen experts' router weights: one float per row
-                g.p = {tokens * d.n_expert_used, 1, tokens * d.n_expert, 1, 1};
-                pending.push_back({{}, 3 * l + 1, true, xdna::get_rows_model_shape(xdna::to_invocation(g))});
-                pending_group = 3 * l + 1;
-            }
             if (glue && split_starts && mm[i].split == 1 && !pending.empty()) {
                 add_ropes(pending, d, tokens, pending_group, kv_q8_0);  // the rotations end the QKV stages
                 if (layer) {
@@ -323,8 +340,22 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
                 add_swiglu(pending, d, tokens, mm[i].k, j.inv, j.group);  // before down: SwiGLU, its quantization
             }
             pending_group = j.group;
+            // The MUL_MAT_IDs of one split (gate and up) run their moves in shared stages, as the
+            // planner places them: both quantizations, then both experts' matmuls, then both gathers back.
+            const bool npu_moves = glue && mm[i].experts && !fold_experts;
+            const bool split_ends = i + 1 == mm.size() || mm[i + 1].split != mm[i].split;
+            if (npu_moves && split_starts) {
+                for (size_t s2 = i; s2 < mm.size() && mm[s2].split == mm[i].split; ++s2) {
+                    add_expert_moves(pending, d, tokens, mm[s2].m, mm[s2].k, mm[s2].split == 3 ? 1 : d.n_expert_used, j.inv, load, true, j.group);
+                }
+            }
             for (int64_t e = 0; e < load.experts; ++e) {
                 pending.push_back(j);
+            }
+            if (npu_moves && split_ends) {
+                for (size_t s2 = i + 1; s2-- > 0 && mm[s2].split == mm[i].split;) {
+                    add_expert_moves(pending, d, tokens, mm[s2].m, mm[s2].k, 1, j.inv, load, false, j.group);
+                }
             }
         }
     }
