@@ -24,6 +24,9 @@ mkdir -p "$work"
 model=$models/demo-tiny-Q4_K_M.gguf
 cache=${FAULTS_CACHE_TYPE:-f16}
 [ "$cache" = f16 ] || model=$models/demo-trained-Q4_K_M.gguf
+# FAULTS_MODEL=tiny-moe: the MoE demo model, whose experts' rows the NPU gathers, quantizes and scatters
+# inside the submissions with the glue there (a failed one's recomputation runs those moves on the host).
+[ -z "${FAULTS_MODEL:-}" ] || model=$models/demo-$FAULTS_MODEL-Q4_K_M.gguf
 # Prefill batches of 32 tokens: many submissions (one per split and batch), so the rate gives many faults.
 common=(-m "$model" -f "$text" -c 128 -b 32 -ub 32 --chunks 3 -t 2)
 [ "$cache" = f16 ] || common+=(-ctk "$cache" -ctv "$cache")
@@ -49,6 +52,10 @@ if [ "${GGML_XDNA_NPU_OPS:-none}" = glue ] || [ "${GGML_XDNA_NPU_OPS:-none}" = l
     grep -q "^  f32_to_$cache " "$work/faults.log" || { echo "FAIL: the KV-cache writes did not run on the NPU"; status=1; }
     if [ "$GGML_XDNA_NPU_OPS" = layer ]; then
         grep -q "^  fa_block" "$work/faults.log" || { echo "FAIL: the attention did not run on the NPU"; status=1; }
+    fi
+    if [ "${FAULTS_MODEL:-}" = tiny-moe ]; then
+        grep -q "MUL_MAT_ID expert invocations" "$work/faults.log" && grep -q "^  get_rows_f32 " "$work/faults.log" ||
+            { echo "FAIL: the experts or their rows' gathers did not run on the NPU"; status=1; }
     fi
 else
     grep -q "cut .* by host ops .*SET_ROWS" "$work/faults.log" || { echo "FAIL: no whole layer ran on XDNA0 (no SET_ROWS between submissions)"; status=1; }

@@ -251,7 +251,7 @@ const char * grouping_name(Grouping g) {
         case Grouping::glue_on_npu:
             return "residual ADD, RMS_NORM, SwiGLU, ROPE, the KV-cache writes, the output rows and activation quantization on the NPU (GGML_XDNA_NPU_OPS=glue): 1 per layer";
         case Grouping::layer_on_npu:
-            return "the glue and FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer): 1 per token or ubatch (a MoE layer 3: its routing on the host)";
+            return "the glue and FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer): 1 per token or ubatch (a MoE model 1 per layer and 1: its routing on the host, the experts' rows moved by NPU gathers)";
         case Grouping::co_resident:
             return "the co-resident decode-layer plan (aie/decode_layer/README.md, not built): the layer's work in one xclbin, projections and attention on 7 columns, the glue on the 8th, no switches";
     }
