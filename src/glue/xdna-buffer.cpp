@@ -326,6 +326,9 @@ TensorResolver make_tensor_resolver(XdnaDeviceContext & ctx) {
     r.is_packed = tensor_is_packed;
     Device * device = ctx.device.get();
     r.has_kernel = [device](const KernelKey & key) { return device->has_kernel(key); };
+    r.has_kernel_in_layout = [device](const KernelKey & key, const std::string & layout) {
+        return device->has_kernel_in_layout(key, layout);
+    };
     return r;
 }
 

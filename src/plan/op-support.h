@@ -20,6 +20,9 @@ struct TensorResolver {
     std::function<BufferSlice(const ggml_tensor *)>                slice_of;
     std::function<bool(const ggml_tensor *)>                       is_packed;   // empty: nothing is
     std::function<bool(const KernelKey &)>                         has_kernel;  // empty: every kernel
+    // Whether the kernel is built in a design layout (Device::has_kernel_in_layout); empty: every layout
+    // of a kernel it has.
+    std::function<bool(const KernelKey &, const std::string &)>    has_kernel_in_layout;
 
     // t is a weight packed at load, or a view into one: not in ggml's layout, so no op but the matmul
     // that owns it can read it.

@@ -101,6 +101,13 @@ public:
 
     // Whether this device has the kernel the key names (its design, variant and tile shape).
     virtual bool has_kernel(const KernelKey & key) const = 0;
+    // The same, built in the design layout `layout` (a design of several layouts, aie/flash_attn: each
+    // xclbin moves the objects of one). A device that builds the stream of any layout it is asked for
+    // (the simulator) has a kernel in every layout.
+    virtual bool has_kernel_in_layout(const KernelKey & key, const std::string & layout) const {
+        (void) layout;
+        return has_kernel(key);
+    }
     // The same for the matmul kernel of a contract at a tile shape.
     bool has_kernel(const MatmulContract & contract, const TileShape & tile) const {
         return has_kernel(matmul_key(contract, tile));

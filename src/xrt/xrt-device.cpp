@@ -333,6 +333,11 @@ bool XrtDevice::has_kernel(const KernelKey & key) const {
     return kernel_for(key) != nullptr;
 }
 
+bool XrtDevice::has_kernel_in_layout(const KernelKey & key, const std::string & layout) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return kernel_for(key, layout) != nullptr;
+}
+
 XrtDevice::RunSlot & XrtDevice::slot(LoadedKernel & lk, size_t i) {
     while (lk.slots.size() <= i) {
         // Arguments that never change for a kernel are set once, when the run object is made.

@@ -53,6 +53,7 @@ public:
     std::unique_ptr<DeviceBuffer> allocate(size_t bytes, BufferRole role) override;
     using Device::has_kernel;
     bool                          has_kernel(const KernelKey & key) const override;
+    bool                          has_kernel_in_layout(const KernelKey & key, const std::string & layout) const override;
     Status                        run(const Batch & batch, std::chrono::milliseconds timeout) override;
     const std::vector<InvocationStats> & last_stats() const override { return stats_; }
 

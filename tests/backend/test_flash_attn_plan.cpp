@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -25,7 +26,9 @@ struct Planned {
 };
 
 // q [d, tokens, heads, 1], K and V [d, n_kv, kv heads, 1] F16, the mask [mask_cols, tokens, mask_heads, 1].
-Planned plan(int64_t d, int64_t tokens, int64_t heads, int64_t kv_heads, int64_t n_kv, int64_t mask_cols, int64_t mask_heads) {
+// `layouts`: the design layouts the device has kernels in (empty: every one).
+Planned plan(int64_t d, int64_t tokens, int64_t heads, int64_t kv_heads, int64_t n_kv, int64_t mask_cols, int64_t mask_heads,
+             const std::vector<std::string> & layouts = {}) {
     xdna_test::Context c;
     ggml_tensor * q = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F32, d, tokens, heads, 1);
     ggml_tensor * k = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F16, d, n_kv, kv_heads, 1);
@@ -35,6 +38,11 @@ Planned plan(int64_t d, int64_t tokens, int64_t heads, int64_t kv_heads, int64_t
     xdna_test::ContextBuffer buf(c.ctx);
     TensorResolver resolve;
     resolve.slice_of = [&](const ggml_tensor * t) { return buf.slice_of(t); };
+    if (!layouts.empty()) {
+        resolve.has_kernel_in_layout = [&](const KernelKey &, const std::string & layout) {
+            return std::find(layouts.begin(), layouts.end(), layout) != layouts.end();
+        };
+    }
     Planned out;
     std::vector<Invocation> invs;
     out.ok = plan_flash_attn(fa, resolve, invs, out.why);
@@ -64,4 +72,18 @@ TEST(FlashAttnPlan, AMaskPerHeadGoesToTheHostPathWithTheReason) {
     const Planned p = plan(64, 2, 4, 4, 256, 256, 4);
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.why.find("a mask of 4 heads"), std::string::npos) << p.why;
+}
+
+// A device whose manifest lists the decode layout's xclbins alone: a decoded token's attention (tasks of
+// one token) goes to it, a prompt's (tasks of several) to the host path with the reason, not to a
+// submission the device would refuse.
+TEST(FlashAttnPlan, ADeviceOfDecodeXclbinsAloneTakesOnlyTasksOfOneToken) {
+    const Planned decode = plan(128, 1, 32, 8, 512, 512, 1, {"decode"});
+    EXPECT_TRUE(decode.ok) << decode.why;
+    const Planned prompt = plan(128, 8, 32, 8, 512, 512, 1, {"decode"});
+    EXPECT_FALSE(prompt.ok);
+    EXPECT_NE(prompt.why.find("no flash_attn kernel of a layout holding tasks of"), std::string::npos) << prompt.why;
+    EXPECT_NE(prompt.why.find("layouts that do: attention"), std::string::npos) << prompt.why;
+    // With the attention layout's xclbins as well, both are taken.
+    EXPECT_TRUE(plan(128, 8, 32, 8, 512, 512, 1, {"decode", "attention"}).ok);
 }

@@ -1026,6 +1026,23 @@ TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer
     }
 }
 
+// A manifest of the decode layout's entry alone (build-npu-kernels.sh --attention-layout decode): the
+// device has the kernel, but in that layout only, which the planner asks (Device::has_kernel_in_layout)
+// before it sends a multi-token FLASH_ATTN_EXT here.
+TEST_F(XrtDeviceTest, SaysWhichLayoutsItsAttentionKernelsAreBuiltIn) {
+    write_file(dir_ + "/fa_f16_128_decode.xclbin", xrt_mock::make_xclbin({{"MLIR_AIE_DECODE", 8}}, 4));
+    write_manifest(json::array({attention_entry("fa_f16_128_decode.xclbin", "MLIR_AIE_DECODE", "decode")}));
+    auto dev = open();
+    ASSERT_NE(dev, nullptr);
+    auto act = dev->allocate(1 << 20, BufferRole::data);
+    auto cache = dev->allocate(1 << 20, BufferRole::data);
+    ASSERT_TRUE(act && cache);
+    const Invocation inv = to_invocation(attention_invocation(act.get(), cache.get(), 1, 0.0f));
+    EXPECT_TRUE(dev->has_kernel(inv.key));
+    EXPECT_TRUE(dev->has_kernel_in_layout(inv.key, "decode"));
+    EXPECT_FALSE(dev->has_kernel_in_layout(inv.key, "attention"));
+}
+
 // A manifest listing both layouts' entries of one (family, head dim) (two xclbins, told apart here by
 // their kernels' names): a decoded token runs on the decode entry with the decode layout's stream (one
 // mask row a block), a multi-token invocation on the attention entry with the attention layout's; each

@@ -128,8 +128,25 @@ bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve
     // path here, not to a submission an NPU would refuse. The kernels mode could run them; the NPU cannot.
     const DesignRead & design = built_in_design(kFlashAttnDesign);
     std::string err;
-    if (!design.ok() || !attention_shape_fits(design.design, attention_shape(params_of(fa), flash_attn_variant(products_bfp16(), kv_q8_0)), err)) {
+    const AttentionShape shape = attention_shape(params_of(fa), flash_attn_variant(products_bfp16(), kv_q8_0));
+    if (!design.ok() || !attention_shape_fits(design.design, shape, err)) {
         why = "FLASH_ATTN_EXT: " + (design.ok() ? err : design.error);
+        return false;
+    }
+    // Each xclbin moves the objects of one layout: the device must have one of a layout that holds the
+    // shape's tasks (a manifest of decode xclbins alone holds no task of two tokens).
+    if (resolve.has_kernel_in_layout) {
+        const KernelKey key = flash_attn_key(flash_attn_variant(products_bfp16(), kv_q8_0), d);
+        std::string     holding;
+        for (const LayoutDesc * L : attention_layouts_holding(design.design, shape)) {
+            if (resolve.has_kernel_in_layout(key, L->name)) {
+                return true;
+            }
+            holding += (holding.empty() ? "" : ", ") + L->name;
+        }
+        why = "FLASH_ATTN_EXT: the device has no flash_attn kernel of a layout holding tasks of " +
+              std::to_string(attention_task_tokens(design.design, shape)) + " tokens (" +
+              (holding.empty() ? std::string("no layout holds them") : "layouts that do: " + holding) + ")";
         return false;
     }
     return true;
