@@ -8,6 +8,7 @@
 
 #include "contracts/weight-layout.h"
 #include "plan/weight-packing.h"
+#include "runtime/options.h"
 
 #include "ggml-impl.h"
 
@@ -243,6 +244,8 @@ const char * buft_get_name(ggml_backend_buffer_type_t buft) {
     return static_cast<XdnaDeviceContext *>(buft->context)->name.c_str();
 }
 
+size_t buft_get_max_size(ggml_backend_buffer_type_t);
+
 ggml_backend_buffer_t buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
     auto * dctx = static_cast<XdnaDeviceContext *>(buft->context);
     auto ctx = std::make_unique<XdnaBufferContext>();
@@ -251,6 +254,7 @@ ggml_backend_buffer_t buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t 
         GGML_LOG_ERROR("xdna: failed to allocate %zu bytes of device memory\n", size);
         return nullptr;
     }
+    GGML_LOG_DEBUG("xdna: allocated a buffer of %zu bytes (at most %zu)\n", size, buft_get_max_size(buft));
     return ggml_backend_buffer_init(buft, kBufferInterface, ctx.release(), size);
 }
 
@@ -267,6 +271,19 @@ size_t buft_get_alloc_size(ggml_backend_buffer_type_t, const ggml_tensor * t) {
     return bytes;
 }
 
+// One buffer is one kernel argument, whose operands the control code addresses by their offsets in it:
+// those must fit 32 bits, so no buffer is larger than 4 GiB (GGML_XDNA_MAX_BUFFER_MB). ggml splits what is
+// larger (ggml_backend_alloc_ctx_tensors_from_buft for weights and the KV cache, ggml-alloc's chunks for
+// compute buffers); no tensor spans two buffers.
+size_t buft_get_max_size(ggml_backend_buffer_type_t) {
+    static const size_t max = [] {
+        const OptionValue<size_t> o = max_buffer_option();
+        report_option_error(o.error);
+        return o.value;
+    }();
+    return max;
+}
+
 bool buft_is_host(ggml_backend_buffer_type_t) {
     // Not host memory in ggml's sense: weights are not in ggml's layout, so nobody may read them directly.
     return false;
@@ -279,7 +296,7 @@ void init_buffer_type(XdnaDeviceContext & ctx, ggml_backend_dev_t dev) {
         /* .get_name       = */ buft_get_name,
         /* .alloc_buffer   = */ buft_alloc_buffer,
         /* .get_alignment  = */ buft_get_alignment,
-        /* .get_max_size   = */ nullptr,
+        /* .get_max_size   = */ buft_get_max_size,
         /* .get_alloc_size = */ buft_get_alloc_size,
         /* .is_host        = */ buft_is_host,
     };

@@ -71,6 +71,11 @@ std::vector<OptionSpec> make_options() {
          "objects sized to the family's largest tile, so a smaller type's W window reads past its tile (Q4_K +46 %: "
          "aie/matmul/README.md); exact: one xclbin per contract (scripts/build-npu-kernels.sh --exact), W objects of "
          "the contract's own tile, another xclbin at every change of contract. On an NPU the installed xclbins decide"},
+        {"GGML_XDNA_MAX_BUFFER_MB", "a whole number from 1 to 4096", "4096",
+         "the largest buffer the backend lets ggml allocate, in MiB (its buffer type's max size): llama.cpp's loader "
+         "and graph allocator split weights, KV cache and compute buffers past it into several. 4096: a buffer is one "
+         "kernel argument, and the control code addresses an operand by its offset in the argument, which must fit "
+         "32 bits (Llama-3.1-8B's Q4_K_M weights, 4.6 GiB, take two buffers). Smaller: a test aid"},
         {"GGML_XDNA_SIM_FAULTS", "rate,seed: a fault rate from 0 to 1 and a whole number >= 0, e.g. 0.05,7", "no faults",
          "test aid: the simulator fails this fraction of submissions (half as submission errors, half as timeouts), "
          "drawn from a generator seeded with `seed`; the backend computes each failed submission on the CPU"},
@@ -286,6 +291,24 @@ OptionValue<int> threads_option() {
     return o;
 }
 
+OptionValue<size_t> max_buffer_option() {
+    static const std::string name = "GGML_XDNA_MAX_BUFFER_MB";
+    OptionValue<size_t> o;
+    o.value = size_t(4096) << 20;
+    const char * s = option_text(name);
+    if (s == nullptr) {
+        return o;
+    }
+    o.set = true;
+    long n = 0;
+    if (parse_long(s, 1, 4096, n)) {
+        o.value = static_cast<size_t>(n) << 20;
+    } else {
+        o.error = invalid(name, s);
+    }
+    return o;
+}
+
 OptionValue<std::chrono::milliseconds> timeout_option() {
     static const std::string name = "GGML_XDNA_TIMEOUT_MS";
     OptionValue<std::chrono::milliseconds> o;
@@ -403,6 +426,7 @@ std::string option_error(const std::string & name) {
         {"GGML_XDNA_NPU_OPS", [] { return npu_ops_option().error; }},
         {"GGML_XDNA_FA_PRODUCTS", [] { return fa_products_option().error; }},
         {"GGML_XDNA_W_OBJECTS", [] { return w_objects_option().error; }},
+        {"GGML_XDNA_MAX_BUFFER_MB", [] { return max_buffer_option().error; }},
         {"GGML_XDNA_SIM_FAULTS", [] { return sim_faults_option().error; }},
         {"GGML_XDNA_PROFILE", [] { return profile_option().error; }},
         {"GGML_XDNA_TRACE", [] { return trace_option().error; }},

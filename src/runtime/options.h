@@ -59,6 +59,7 @@ OptionValue<std::string>               sim_exec_option();   // GGML_XDNA_SIM_EXE
 OptionValue<SimFaults>                 sim_faults_option(); // GGML_XDNA_SIM_FAULTS (rate 0: none)
 OptionValue<int>                       threads_option();    // GGML_XDNA_THREADS (0: the hardware's)
 OptionValue<std::chrono::milliseconds> timeout_option();    // GGML_XDNA_TIMEOUT_MS
+OptionValue<size_t>                    max_buffer_option(); // GGML_XDNA_MAX_BUFFER_MB, in bytes (default 4 GiB)
 OptionValue<std::string>               preset_option();     // GGML_XDNA_PRESET (a preset name)
 OptionValue<std::string>               kernels_option();    // GGML_XDNA_KERNELS (empty: default location)
 OptionValue<std::string>               host_ops_option();   // GGML_XDNA_HOST_OPS ("cpu" or "off")

@@ -145,4 +145,16 @@ TEST_F(Options, ReadmeDocumentsEveryOption) {
 }
 
 }  // namespace
+TEST_F(Options, MaxBufferIsFourGiBOrWholeMiBUpToIt) {
+    EXPECT_EQ(max_buffer_option().value, size_t(4) << 30);
+    set("GGML_XDNA_MAX_BUFFER_MB", "1");
+    EXPECT_EQ(max_buffer_option().value, size_t(1) << 20);
+    EXPECT_TRUE(max_buffer_option().error.empty());
+    for (const char * bad : {"0", "4097", "1.5", "x"}) {
+        set("GGML_XDNA_MAX_BUFFER_MB", bad);
+        expect_invalid(max_buffer_option().error, "GGML_XDNA_MAX_BUFFER_MB", bad);
+        EXPECT_EQ(max_buffer_option().value, size_t(4) << 30) << bad;  // the default stays
+    }
+}
+
 }  // namespace xdna
