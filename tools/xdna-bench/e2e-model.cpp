@@ -58,8 +58,10 @@ void add_glue(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, c
     }
 }
 
+// `matmul_columns`: the columns the matmuls may use (0: the whole array); `subroles`: Q4_K's on the first
+// kQ4KColumns of them and every other type's on the rest, each with exact W objects (co_resident_subroles).
 void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::TimingModel & model,
-               const xdna::MatmulContract *& last_type, const char *& last_layout, int matmul_columns = 0) {
+               const xdna::MatmulContract *& last_type, const char *& last_layout, int matmul_columns = 0, bool subroles = false) {
     if (jobs.empty()) {
         return;
     }
@@ -71,6 +73,11 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
         }
         shapes.push_back(xdna::shape_of(j.inv));
         shapes.back().max_columns = matmul_columns;  // 0: the whole array
+        if (subroles) {
+            const bool q4_k = j.inv.contract->weight_type == GGML_TYPE_Q4_K;
+            shapes.back().max_columns = q4_k ? kQ4KColumns : matmul_columns - kQ4KColumns;
+            shapes.back().exact_w = true;
+        }
         out.weight_bytes += static_cast<double>(j.inv.weight_bytes());
     }
     xdna::ModelledBatch b;
@@ -254,6 +261,8 @@ const char * grouping_name(Grouping g) {
             return "the glue and FLASH_ATTN_EXT on the NPU (GGML_XDNA_NPU_OPS=layer): 1 per token or ubatch (a MoE model 1 per layer and 1: its routing on the host, the experts' rows moved by NPU gathers)";
         case Grouping::co_resident:
             return "the co-resident decode-layer plan (aie/decode_layer/README.md, not built): the layer's work in one xclbin, projections and attention on 7 columns, the glue on the 8th, no switches";
+        case Grouping::co_resident_subroles:
+            return "the co-resident decode-layer plan with two projection sub-roles (not built): Q4_K's program on 4 columns, the other types' on 3, both of exact W objects, attention on all 7";
     }
     return "?";
 }
@@ -269,7 +278,8 @@ const char * PhaseModel::dominant() const {
 PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdna::TimingModel & model,
                        int64_t tokens, Grouping grouping, bool fold_experts, int64_t head_rows, int64_t context, bool kv_q8_0) {
     PhaseModel out;
-    const bool co_resident = grouping == Grouping::co_resident;
+    const bool subroles = grouping == Grouping::co_resident_subroles;
+    const bool co_resident = grouping == Grouping::co_resident || subroles;
     const bool layer = grouping == Grouping::layer_on_npu || co_resident;
     const int64_t attention_cores = co_resident ? 4 * kCoResidentColumns : 32;
     const bool glue = grouping == Grouping::glue_on_npu || layer;  // the glue kernels join the submissions
@@ -289,7 +299,7 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
     int pending_group = -1;
     auto flush = [&] {
         add_batch(out, std::vector<Job>(pending.begin(), pending.end()), model, last, last_layout,
-                  co_resident ? kCoResidentColumns : 0);
+                  co_resident ? kCoResidentColumns : 0, subroles);
         pending.clear();
     };
     for (int l = 0; l < d.n_layer; ++l) {

@@ -30,10 +30,13 @@ enum class Grouping {
                    // keep fixed roles, so no switch between kinds or contracts (the caller's preset sets
                    // the switch cost to 0); the projections and attention share the cores of columns
                    // 0-6 (kCoResidentColumns), the glue runs on column 7
+    co_resident_subroles,  // the same with two projection sub-roles of exact W objects: Q4_K's program on
+                           // columns 0-3 (kQ4KColumns), every other type's on 4-6; attention on all seven
 };
 
 // The co-resident plan's cores (aie/decode_layer/README.md): projections and attention on 7 columns.
 inline constexpr int kCoResidentColumns = 7;
+inline constexpr int kQ4KColumns = 4;  // co_resident_subroles: 4 shim channels stream at the DRAM rate
 
 const char * grouping_name(Grouping g);
 

@@ -310,18 +310,22 @@ static void print_e2e_co_resident(FILE * out, const ModelDims & d, const std::st
     const int64_t contexts[] = {1024, 4096, 16384};
     std::fprintf(out, "\nThe co-resident decode-layer plan (all MODELLED; %s):\n\n", grouping_name(Grouping::co_resident));
     std::fprintf(out, "| context | decode t/s | ms per token | attention (compute, DRAM) ms | submissions per token | "
-                      "the same work in today's per-kind designs t/s | with a Q8_0 KV cache t/s |\n|---|---|---|---|---|---|---|\n");
+                      "the same work in today's per-kind designs t/s | with a Q8_0 KV cache t/s | two projection sub-roles t/s | "
+                      "sub-roles, Q8_0 KV cache t/s |\n|---|---|---|---|---|---|---|---|---|\n");
     double t_first = 0, t_last = 0;
     const PhaseModel base_tg = model_phase(d, ftype, model, 1, Grouping::co_resident, false, 1, 1);
     for (size_t i = 0; i < 3; ++i) {
         const PhaseModel tg = model_phase(d, ftype, model, 1, Grouping::co_resident, false, 1, contexts[i]);
         const PhaseModel today = model_phase(d, ftype, charged, 1, Grouping::layer_on_npu, false, 1, contexts[i]);
         const PhaseModel q8 = model_phase(d, ftype, model, 1, Grouping::co_resident, false, 1, contexts[i], true);
+        const PhaseModel sub = model_phase(d, ftype, model, 1, Grouping::co_resident_subroles, false, 1, contexts[i]);
+        const PhaseModel sub_q8 = model_phase(d, ftype, model, 1, Grouping::co_resident_subroles, false, 1, contexts[i], true);
         (i == 0 ? t_first : t_last) = tg.total_us;
-        std::fprintf(out, "| %lld | %s | %s | %s (%s, %s) | %d | %s | %s |\n", (long long) contexts[i], fmt(tg.tokens_per_s(), 2).c_str(),
+        std::fprintf(out, "| %lld | %s | %s | %s (%s, %s) | %d | %s | %s | %s | %s |\n", (long long) contexts[i], fmt(tg.tokens_per_s(), 2).c_str(),
                      fmt(tg.total_us / 1e3, 2).c_str(), fmt((tg.total_us - base_tg.total_us) / 1e3, 2).c_str(),
                      fmt((tg.compute_us - base_tg.compute_us) / 1e3, 2).c_str(), fmt((tg.dram_us - base_tg.dram_us) / 1e3, 2).c_str(),
-                     tg.submissions, fmt(today.tokens_per_s(), 2).c_str(), fmt(q8.tokens_per_s(), 2).c_str());
+                     tg.submissions, fmt(today.tokens_per_s(), 2).c_str(), fmt(q8.tokens_per_s(), 2).c_str(),
+                     fmt(sub.tokens_per_s(), 2).c_str(), fmt(sub_q8.tokens_per_s(), 2).c_str());
     }
     std::fprintf(out,
                  "\nPer context position: %s us per token (attention's stream split over %d columns' cores, on the columns its tasks "
