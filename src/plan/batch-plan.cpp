@@ -229,17 +229,16 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
                 const BufferSlice  rows{scratch, p.expert_rows_offset}, ids{scratch, p.expert_ids_offset};
                 const BufferSlice  act{scratch, p.expert_act_offset}, out{scratch, p.expert_out_offset};
                 int at = std::max(floor_stage, producer_stage(dst->src[1], i) + 1);
-                Operand quant_reads{"x", rows, e.row_bytes(), 1, e.row_bytes(), Access::read};
+                // src1's rows are read by the gather, or with one token by the quantization itself.
+                const Operand src1_rows{"x", x, static_cast<uint64_t>(e.weights.k) * sizeof(float), e.src1_rows * e.n_tokens,
+                                        static_cast<uint64_t>(e.src1_row_stride) * sizeof(float), Access::read};
+                Operand quant_reads = src1_rows;
                 if (e.gathers_rows()) {
-                    const uint64_t row = static_cast<uint64_t>(e.weights.k) * sizeof(float);
-                    at = place({stage_holder(KernelKind::get_rows,
-                                             {{"src", x, row, e.src1_rows * e.n_tokens, static_cast<uint64_t>(e.src1_row_stride) * sizeof(float), Access::read},
-                                              {"ids", ids, e.ids_bytes(), 1, e.ids_bytes(), Access::read},
-                                              {"y", rows, e.row_bytes(), 1, e.row_bytes(), Access::write}})},
+                    quant_reads = {"x", rows, e.row_bytes(), 1, e.row_bytes(), Access::read};
+                    at = place({stage_holder(KernelKind::get_rows, {src1_rows,
+                                                                    {"ids", ids, e.ids_bytes(), 1, e.ids_bytes(), Access::read},
+                                                                    {"y", rows, e.row_bytes(), 1, e.row_bytes(), Access::write}})},
                                at, static_cast<int32_t>(3 * i)) + 1;
-                } else {
-                    const uint64_t row = static_cast<uint64_t>(e.weights.k) * sizeof(float);
-                    quant_reads = {"x", x, row, e.src1_rows * e.n_tokens, static_cast<uint64_t>(e.src1_row_stride) * sizeof(float), Access::read};
                 }
                 at = place({stage_holder(KernelKind::act_quant, {quant_reads, {"tiles", act, e.act_bytes, 1, e.act_bytes, Access::write}})},
                            at, static_cast<int32_t>(3 * i + 1));
@@ -310,7 +309,8 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
 bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve,
                  DeviceBuffer * scratch, RoutedBatch & routed, std::string & why) {
     routed.routing.resize(plan.ops.size());
-    std::vector<BufferSlice> weights(plan.ops.size());
+    std::vector<BufferSlice> & weights = routed.weights;
+    weights.assign(plan.ops.size(), BufferSlice{});
     for (size_t i = 0; i < plan.ops.size(); ++i) {
         const PlannedOp & p = plan.ops[i];
         if (!p.is(PlannedForm::experts)) {

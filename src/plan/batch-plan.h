@@ -85,6 +85,7 @@ struct BatchPlan {
 // The NPU-moved ones' gather ids are written into scratch's host memory, to be synced with it.
 struct RoutedBatch {
     std::vector<ExpertRouting> routing;  // per op of the plan (empty for MUL_MATs)
+    std::vector<BufferSlice>   weights;  // per op of the plan: a MUL_MAT_ID's expert stack
     Batch                      batch;
 };
 bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve,

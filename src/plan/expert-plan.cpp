@@ -169,12 +169,14 @@ bool route_experts(const ggml_tensor * ids, const ExpertPlan & plan, ExpertRouti
         // expert (one row: its slot's) multiplies the whole token tile that holds that row. The tile's
         // other rows are other slots' or padding: their outputs land in the expert's own staging rows,
         // and the gather back reads only the slot's row. The kernel computes whole tiles either way.
+        // Every group has one row, so every group chose the same tile.
+        const int              tile_n = tile_for(1);
+        const ActivationLayout all = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(), plan.src1_rows, tile_n);
+        const ActivationLayout one = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(),
+                                                            std::min<int64_t>(tile_n, plan.src1_rows), tile_n);
         for (ExpertGroup & g : routing.groups) {
-            const int     tile_n = g.activations.tile_n;
             const int64_t row = (routing.pair[g.first] % plan.n_used) % plan.src1_rows;
-            const ActivationLayout all = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(), plan.src1_rows, tile_n);
-            g.activations = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(),
-                                                   std::min<int64_t>(tile_n, plan.src1_rows), tile_n);
+            g.activations = one;
             g.act_offset = all.tile_offset(row / tile_n, 0);
             g.tile_row = row % tile_n;
         }
@@ -239,21 +241,17 @@ Invocation expert_outputs_gather(const ExpertPlan & plan, BufferSlice out, Buffe
 
 void expert_quantizations(const ExpertPlan & plan, const ExpertRouting & routing, BufferSlice src1, BufferSlice rows,
                           BufferSlice act, BufferSlice zeros, std::vector<Invocation> & batch) {
-    const int64_t k = plan.weights.k;
-    if (!plan.gathers_rows() && !routing.groups.empty()) {
-        // One token: its src1 rows, in the token tile every expert's group took (route_experts).
-        const ActivationLayout all = make_activation_layout(*plan.contract, k, plan.weights.padded_k(), plan.src1_rows,
-                                                            routing.groups.front().activations.tile_n);
-        batch.push_back(to_invocation(act_quant_invocation(all, src1, plan.src1_row_stride, act, zeros)));
-        return;
-    }
     if (routing.groups.empty()) {
         return;
     }
-    // The gathered rows are the groups' token tiles back to back (one tile size): one quantization.
-    const ActivationLayout all = make_activation_layout(*plan.contract, k, plan.weights.padded_k(), routing.staged_rows,
+    // Gathered: the groups' token tiles back to back (one tile size). One token: its src1 rows where they
+    // are, in the token tile every group took (route_experts). Either way one quantization for all.
+    const bool             gathered = plan.gathers_rows();
+    const int64_t          k = plan.weights.k;
+    const ActivationLayout all = make_activation_layout(*plan.contract, k, plan.weights.padded_k(),
+                                                        gathered ? routing.staged_rows : plan.src1_rows,
                                                         routing.groups.front().activations.tile_n);
-    batch.push_back(to_invocation(act_quant_invocation(all, rows, k, act, zeros)));
+    batch.push_back(to_invocation(act_quant_invocation(all, gathered ? rows : src1, gathered ? k : plan.src1_row_stride, act, zeros)));
 }
 
 const void * pair_source_row(const ggml_tensor * src1, const ExpertPlan & plan, int64_t pair) {
