@@ -14,4 +14,6 @@ BUILD_DIR=$build_dir "$here/make-demo-model.sh" trained >/dev/null    # the trai
 BUILD_DIR=$build_dir "$here/make-demo-model.sh" draft >/dev/null      # its draft model (speculative decoding)
 cmake -S "$root" -B "$build_dir" -DXDNA_MODELS_DIR="$models" >/dev/null
 cd "$build_dir"
-ctest --output-on-failure -j "${JOBS:-1}" "$@"
+# One test per core: most tests are one simulator thread; the instrumented builds start first (their
+# COST) and use every core while the other slots run the rest.
+ctest --output-on-failure -j "${JOBS:-$(nproc)}" "$@"
