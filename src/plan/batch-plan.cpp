@@ -55,16 +55,30 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
             }
             p.form = PlannedForm::experts;
             plan.has_experts = true;
-            p.expert_act_offset = size;
-            size = align_up(size + p.experts.act_bytes);
             p.expert_out_offset = size;
             size = align_up(size + p.experts.out_bytes);
             std::string host_moves;  // why the host moves the rows: the path before, not an error
-            if (npu_routes_experts(node, p.experts, resolve, host_moves)) {
-                p.expert_rows_offset = size;
-                size = align_up(size + (p.experts.gathers_rows() ? p.experts.row_bytes() : 0));
-                p.expert_ids_offset = size;
-                size = align_up(size + p.experts.ids_bytes());
+            const bool  npu_moves = npu_routes_experts(node, p.experts, resolve, host_moves);
+            // Gate and up read the same rows by the same routing: the first one's gather and quantization
+            // serve both (node identity, as for the matmuls' shared activations below).
+            const auto rows_of = std::find_if(plan.ops.begin(), plan.ops.end(), [&](const PlannedOp & q) {
+                return npu_moves && q.is(PlannedForm::experts) && q.expert_rows_of < 0 && q.node->src[1] == node->src[1] &&
+                       q.node->src[2] == node->src[2] && same_expert_activations(q.experts, p.experts);
+            });
+            if (rows_of != plan.ops.end()) {
+                p.expert_rows_of = static_cast<int32_t>(rows_of - plan.ops.begin());
+                p.expert_act_offset = rows_of->expert_act_offset;
+                p.expert_rows_offset = rows_of->expert_rows_offset;
+                p.expert_ids_offset = rows_of->expert_ids_offset;
+            } else {
+                p.expert_act_offset = size;
+                size = align_up(size + p.experts.act_bytes);
+                if (npu_moves) {
+                    p.expert_rows_offset = size;
+                    size = align_up(size + (p.experts.gathers_rows() ? p.experts.row_bytes() : 0));
+                    p.expert_ids_offset = size;
+                    size = align_up(size + p.experts.ids_bytes());
+                }
             }
             plan.max_k_pad = std::max(plan.max_k_pad, p.experts.weights.padded_k());
             p.packed_weights = resolve.is_packed && resolve.is_packed(node->src[0]);
@@ -186,6 +200,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
     std::vector<const ggml_tensor *>     reads;
     int                                  floor_stage = 0;
     std::unordered_map<size_t, int>      act_stage;  // scratch offset of NPU-quantized activations -> their stage
+    std::vector<int>                     expert_quant_stage(plan.ops.size(), -1);  // NPU-moved MUL_MAT_IDs
     // t or the tensor it views (a ROPE reads the reshape of its projection's output).
     auto producer_stage = [&](const ggml_tensor * t, size_t before) {
         int st = -1;
@@ -229,24 +244,32 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
                 const BufferSlice  rows{scratch, p.expert_rows_offset}, ids{scratch, p.expert_ids_offset};
                 const BufferSlice  act{scratch, p.expert_act_offset}, out{scratch, p.expert_out_offset};
                 int at = std::max(floor_stage, producer_stage(dst->src[1], i) + 1);
-                // src1's rows are read by the gather, or with one token by the quantization itself.
-                const Operand src1_rows{"x", x, static_cast<uint64_t>(e.weights.k) * sizeof(float), e.src1_rows * e.n_tokens,
-                                        static_cast<uint64_t>(e.src1_row_stride) * sizeof(float), Access::read};
-                Operand quant_reads = src1_rows;
-                if (e.gathers_rows()) {
-                    quant_reads = {"x", rows, e.row_bytes(), 1, e.row_bytes(), Access::read};
-                    at = place({stage_holder(KernelKind::get_rows, {src1_rows,
-                                                                    {"ids", ids, e.ids_bytes(), 1, e.ids_bytes(), Access::read},
-                                                                    {"y", rows, e.row_bytes(), 1, e.row_bytes(), Access::write}})},
-                               at, static_cast<int32_t>(3 * i)) + 1;
+                if (p.expert_rows_of >= 0) {
+                    // The activation tiles another op's quantization writes: its matmuls go right after that
+                    // stage, beside the other op's (they touch only the weights, those tiles and their own
+                    // staging rows, which nothing between the two ops writes), its gather back after them.
+                    at = expert_quant_stage[static_cast<size_t>(p.expert_rows_of)];
+                } else {
+                    // src1's rows are read by the gather, or with one token by the quantization itself.
+                    const Operand src1_rows{"x", x, static_cast<uint64_t>(e.weights.k) * sizeof(float), e.src1_rows * e.n_tokens,
+                                            static_cast<uint64_t>(e.src1_row_stride) * sizeof(float), Access::read};
+                    Operand quant_reads = src1_rows;
+                    if (e.gathers_rows()) {
+                        quant_reads = {"x", rows, e.row_bytes(), 1, e.row_bytes(), Access::read};
+                        at = place({stage_holder(KernelKind::get_rows, {src1_rows,
+                                                                        {"ids", ids, e.ids_bytes(), 1, e.ids_bytes(), Access::read},
+                                                                        {"y", rows, e.row_bytes(), 1, e.row_bytes(), Access::write}})},
+                                   at, static_cast<int32_t>(3 * i)) + 1;
+                    }
+                    at = place({stage_holder(KernelKind::act_quant, {quant_reads, {"tiles", act, e.act_bytes, 1, e.act_bytes, Access::write}})},
+                               at, static_cast<int32_t>(3 * i + 1));
+                    expert_quant_stage[i] = at;
                 }
-                at = place({stage_holder(KernelKind::act_quant, {quant_reads, {"tiles", act, e.act_bytes, 1, e.act_bytes, Access::write}})},
-                           at, static_cast<int32_t>(3 * i + 1));
                 at = place({stage_holder(KernelKind::matmul, {{"weights", w, e.weights.total_bytes, 1, e.weights.total_bytes, Access::read},
                                                               {"activations", act, e.act_bytes, 1, e.act_bytes, Access::read},
                                                               {"out", out, e.out_bytes, 1, e.out_bytes, Access::write}})},
                            at + 1, static_cast<int32_t>(3 * i + 2));
-                op_stage[i] = floor_stage = place({expert_outputs_gather(e, out, ids, y)}, at + 1);
+                op_stage[i] = floor_stage = place({expert_outputs_gather(e, out, ids, y)}, std::max(at + 1, floor_stage));
             }
             continue;  // routed per ubatch: route_batch()
         }
@@ -326,7 +349,7 @@ bool route_batch(const BatchPlan & plan, const std::vector<ggml_tensor *> & node
             why = std::string(dst->name) + ": weights not in device memory";
             return false;
         }
-        if (p.experts.on_npu) {
+        if (p.experts.on_npu && p.expert_rows_of < 0) {  // a reader of another op's rows: the same ids, written once
             auto * ids = reinterpret_cast<int32_t *>(static_cast<char *>(scratch->host_ptr()) + p.expert_ids_offset);
             write_expert_gather_ids(p.experts, routed.routing[i], ids);
         }

@@ -44,6 +44,9 @@ struct PlannedOp {
     // experts.on_npu: the scratch offsets of the gathered fp32 rows and of the two gathers' ids.
     size_t     expert_rows_offset = 0;
     size_t     expert_ids_offset = 0;
+    // experts.on_npu: an earlier op of the plan whose gathered rows, activation tiles and gather ids this
+    // one reads (same_expert_activations: gate and up), its three offsets above being that op's; or -1.
+    int32_t    expert_rows_of = -1;
     // own: its invocations; it needs no scratch and nothing prepared on the host.
     std::vector<Invocation> own;
 
@@ -73,7 +76,8 @@ struct BatchPlan {
     bool                       has_experts = false;  // some op is a MUL_MAT_ID: submit route_batch()'s
     // With has_experts, per invocation of `batch`: -1, or where route_batch() puts the invocations of a
     // MUL_MAT_ID the NPU moves (experts.on_npu), which depend on the routing: 3 * op for its gather of
-    // src1's rows, 3 * op + 1 for its quantization, 3 * op + 2 for its matmuls. The invocation there only
+    // src1's rows, 3 * op + 1 for its quantization, 3 * op + 2 for its matmuls (an op that reads another's rows,
+// PlannedOp::expert_rows_of, holds only the last). The invocation there only
     // holds the stage: it touches the memory any routing's invocations may touch, so that nothing that
     // conflicts with them shares their stage.
     std::vector<int32_t>       expert_part;

@@ -100,6 +100,13 @@ bool npu_routes_experts(const ggml_tensor * dst, const TensorResolver & resolve)
            npu_routes_experts(dst, plan, resolve, why);
 }
 
+bool same_expert_activations(const ExpertPlan & a, const ExpertPlan & b) {
+    return a.on_npu && b.on_npu && a.contract == b.contract && a.weights.k == b.weights.k &&
+           a.weights.padded_k() == b.weights.padded_k() && a.weights.k_tiles == b.weights.k_tiles && a.n_expert == b.n_expert &&
+           a.n_used == b.n_used && a.n_tokens == b.n_tokens && a.src1_rows == b.src1_rows && a.src1_row_stride == b.src1_row_stride &&
+           a.tiles == b.tiles && a.act_bytes == b.act_bytes && a.staged_rows() == b.staged_rows();
+}
+
 bool route_experts(const ggml_tensor * ids, const ExpertPlan & plan, ExpertRouting & routing, std::string & why) {
     routing.groups.clear();
     routing.count.assign(plan.n_expert + 1, 0);

@@ -81,6 +81,12 @@ bool npu_routes_experts(const ggml_tensor * dst, ExpertPlan & plan, const Tensor
 // The same from the node alone (what the backend asks before letting the node join a submission).
 bool npu_routes_experts(const ggml_tensor * dst, const TensorResolver & resolve);
 
+// Whether two NPU-moved MUL_MAT_IDs that read the same src1 and ids tensors (the caller checks that: gate
+// and up of a MoE FFN) make the same gathered rows and activation tiles, so that the second may read the
+// first's: the same routing (experts, slots, tokens) over the same rows, quantized for the same contract
+// at the same tiles. Its gather and its quantization are then not made at all.
+bool same_expert_activations(const ExpertPlan & a, const ExpertPlan & b);
+
 // One selected expert: the tokens routed to it this ubatch.
 struct ExpertGroup {
     int32_t          expert = 0;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -178,6 +180,108 @@ TEST(MulMatId, OnlySelectedExpertsAreStreamedAllInOneSubmission) {
         EXPECT_EQ(rows, static_cast<uint64_t>(n_used * n_tokens)) << "every (slot, token) routed once";
     }
     ggml_free(ctx);
+}
+
+}  // namespace
+
+namespace {
+
+// The kinds of a routed batch's invocations, per stage.
+std::vector<std::vector<xdna::KernelKind>> stage_kinds(const xdna::Batch & b) {
+    std::vector<std::vector<xdna::KernelKind>> kinds(b.stages());
+    for (size_t s = 0; s < b.stages(); ++s) {
+        for (size_t j = b.stage_begin(s); j < b.stage_end(s); ++j) {
+            kinds[s].push_back(b.invocations[j].key.kind);
+        }
+    }
+    return kinds;
+}
+
+size_t count_kind(const std::vector<std::vector<xdna::KernelKind>> & kinds, xdna::KernelKind k) {
+    size_t n = 0;
+    for (const auto & s : kinds) n += static_cast<size_t>(std::count(s.begin(), s.end(), k));
+    return n;
+}
+
+// Gate and up of a MoE FFN read the same rows by the same routing. When the NPU moves the rows
+// (GGML_XDNA_NPU_OPS=glue|layer, read once per process: CTest test-backend-npu-moved-experts runs this
+// with it), the first one's gather and quantization serve both, and their matmuls share a stage; up
+// of another type than gate (another contract: other activation tiles) makes its own.
+void check_shared_expert_rows(int64_t n_tokens, ggml_type up_type, bool shared) {
+    SCOPED_TRACE(testing::Message() << "tokens=" << n_tokens << " up=" << ggml_type_name(up_type) << " seed=" << test_seed());
+    const int64_t k = 512, m = 96, n_expert = 16, n_used = 2;
+    ggml_init_params p = {64 << 20, nullptr, false};
+    ggml_context * ctx = ggml_init(p);
+    ggml_tensor * gate = ggml_new_tensor_3d(ctx, GGML_TYPE_Q4_K, k, m, n_expert);
+    ggml_tensor * up = ggml_new_tensor_3d(ctx, up_type, k, m, n_expert);
+    ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, 1, n_tokens);
+    ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tokens);
+    std::set<int32_t> selected;
+    std::uniform_int_distribution<int32_t> pick(0, n_expert - 1);
+    for (int64_t i = 0; i < n_used * n_tokens; ++i) {
+        static_cast<int32_t *>(ids->data)[i] = pick(rng());
+        selected.insert(static_cast<int32_t *>(ids->data)[i]);
+    }
+    std::vector<ggml_tensor *> nodes = {ggml_mul_mat_id(ctx, gate, x, ids), ggml_mul_mat_id(ctx, up, x, ids)};
+    for (ggml_tensor * n : nodes) {
+        ggml_set_name(n, "node");
+    }
+    HostBuffer mem(ggml_get_mem_buffer(ctx), ggml_get_mem_size(ctx));
+    xdna::TensorResolver resolve;
+    resolve.slice_of = [&](const ggml_tensor * t) {
+        return xdna::BufferSlice{&mem, static_cast<size_t>(static_cast<char *>(t->data) - static_cast<char *>(mem.host_ptr()))};
+    };
+    resolve.is_packed = [&](const ggml_tensor * t) { return t == gate || t == up; };
+
+    xdna::BatchPlan plan;
+    std::string why;
+    ASSERT_TRUE(xdna::layout_batch(nodes, resolve, plan, why)) << why;
+    ASSERT_TRUE(plan.ops[0].experts.on_npu && plan.ops[1].experts.on_npu);
+    std::vector<uint8_t> scratch_bytes(plan.scratch_bytes);
+    HostBuffer scratch(scratch_bytes.data(), scratch_bytes.size());
+    ASSERT_TRUE(xdna::fill_invocations(plan, resolve, &scratch, why)) << why;
+    xdna::RoutedBatch routed;
+    ASSERT_TRUE(xdna::route_batch(plan, nodes, resolve, &scratch, routed, why)) << why;
+
+    const auto kinds = stage_kinds(routed.batch);
+    const size_t makers = shared ? 1 : 2;  // MUL_MAT_IDs that gather and quantize
+    EXPECT_EQ(plan.ops[1].expert_rows_of, shared ? 0 : -1);
+    // One gather back each; a gather of src1's rows per maker when there are several tokens.
+    EXPECT_EQ(count_kind(kinds, xdna::KernelKind::get_rows), 2 + (n_tokens > 1 ? makers : 0));
+    EXPECT_EQ(count_kind(kinds, xdna::KernelKind::act_quant), makers);
+    EXPECT_EQ(count_kind(kinds, xdna::KernelKind::matmul), 2 * selected.size());
+    if (shared) {
+        // Both experts' matmuls in one stage, right after the one quantization, and both gathers back
+        // in the next: no stage of its own for up.
+        size_t quant = kinds.size(), mm = kinds.size();
+        for (size_t s = 0; s < kinds.size(); ++s) {
+            if (std::count(kinds[s].begin(), kinds[s].end(), xdna::KernelKind::act_quant) > 0) quant = s;
+            if (std::count(kinds[s].begin(), kinds[s].end(), xdna::KernelKind::matmul) > 0 && mm == kinds.size()) mm = s;
+        }
+        ASSERT_LT(quant, kinds.size());
+        ASSERT_EQ(mm, quant + 1);
+        EXPECT_EQ(static_cast<size_t>(std::count(kinds[mm].begin(), kinds[mm].end(), xdna::KernelKind::matmul)), 2 * selected.size());
+        ASSERT_EQ(kinds.size(), mm + 2);
+        EXPECT_EQ(kinds[mm + 1], std::vector<xdna::KernelKind>(2, xdna::KernelKind::get_rows));
+        // Up's matmuls read the very activation tiles gate's quantization wrote.
+        EXPECT_EQ(plan.ops[1].expert_act_offset, plan.ops[0].expert_act_offset);
+    }
+    ggml_free(ctx);
+}
+
+bool npu_moves_expert_rows() {
+    const char * ops = std::getenv("GGML_XDNA_NPU_OPS");
+    return ops != nullptr && (std::string(ops) == "glue" || std::string(ops) == "layer");
+}
+
+TEST(MulMatIdNpuMoved, GateAndUpShareOneGatherAndOneQuantization) {
+    if (!npu_moves_expert_rows()) {
+        GTEST_SKIP() << "runs with GGML_XDNA_NPU_OPS=glue (CTest test-backend-npu-moved-experts)";
+    }
+    for (int64_t n_tokens : {1, 3, 37}) {
+        check_shared_expert_rows(n_tokens, GGML_TYPE_Q4_K, true);
+        check_shared_expert_rows(n_tokens, GGML_TYPE_Q6_K, false);
+    }
 }
 
 }  // namespace

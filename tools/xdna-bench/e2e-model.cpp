@@ -351,12 +351,23 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             }
             pending_group = j.group;
             // The MUL_MAT_IDs of one split (gate and up) run their moves in shared stages, as the
-            // planner places them: both quantizations, then both experts' matmuls, then both gathers back.
+            // planner places them: the gather and quantization (one for both when they share a type), then
+            // both experts' matmuls, then both gathers back.
             const bool npu_moves = glue && mm[i].experts && !fold_experts;
             const bool split_ends = i + 1 == mm.size() || mm[i + 1].split != mm[i].split;
             if (npu_moves && split_starts) {
+                // Gate and up of one type read one gather and one quantization (the planner's
+                // expert_rows_of): a MUL_MAT_ID of the split makes them only if none before it has its type.
                 for (size_t s2 = i; s2 < mm.size() && mm[s2].split == mm[i].split; ++s2) {
-                    add_expert_moves(pending, d, tokens, mm[s2].m, mm[s2].k, mm[s2].split == 3 ? 1 : d.n_expert_used, j.inv, load, true, j.group);
+                    const ggml_type t2 = matmul_type(d, l, static_cast<int>(s2), uniform, q4_k_m);
+                    bool shared = false;
+                    for (size_t s1 = i; s1 < s2; ++s1) {
+                        shared = shared || (matmul_type(d, l, static_cast<int>(s1), uniform, q4_k_m) == t2 && mm[s1].k == mm[s2].k);
+                    }
+                    if (!shared) {
+                        add_expert_moves(pending, d, tokens, mm[s2].m, mm[s2].k, mm[s2].split == 3 ? 1 : d.n_expert_used, j.inv, load, true,
+                                         j.group);
+                    }
                 }
             }
             for (int64_t e = 0; e < load.experts; ++e) {
