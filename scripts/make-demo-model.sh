@@ -7,9 +7,10 @@
 #             same way on the same corpus with the same tokenizer (about 2 minutes on 2 cores).
 #   tiny, 1b  Llama-architecture GGUFs with RANDOM weights (gibberish) at tiny and Llama 3.2 1B shapes,
 #             for tests and benchmarks (8b: Llama 3.1 8B's shapes, 16 GB as F16, Q4_K_M only, for profiles); tiny-moe the same for the Qwen3-MoE architecture (mixture of
-#             experts) with Qwen's tokenizer.
+#             experts) with Qwen's tokenizer; 30b-a3b-4l: 4 of Qwen3-30B-A3B's 48 layers at its shapes (128
+#             experts, 8 used; 6 GB as F16, Q4_K_M only), for profiles at the real MoE shapes.
 #
-# usage: scripts/make-demo-model.sh [trained|draft|tiny|1b|8b|tiny-moe]      (default tiny)
+# usage: scripts/make-demo-model.sh [trained|draft|tiny|1b|8b|tiny-moe|30b-a3b-4l]      (default tiny)
 # env:   BUILD_DIR   this project's build directory (default build), holding tools/make-demo-model
 #        MODELS_DIR  where the models go (default ~/.cache/ggml-xdna/models)
 #
@@ -19,8 +20,8 @@ set -euo pipefail
 preset=${1:-tiny}
 case "$preset" in
     trained|draft|tiny|tiny-moe) base_type=f32 ;;
-    1b|8b) base_type=f16 ;;  # an f32 1B model would be ~5 GB for no gain in what the demo can show
-    *) echo "usage: $0 [trained|draft|tiny|1b|8b|tiny-moe]" >&2; exit 2 ;;
+    1b|8b|30b-a3b-4l) base_type=f16 ;;  # an f32 1B model would be ~5 GB for no gain in what the demo can show
+    *) echo "usage: $0 [trained|draft|tiny|1b|8b|tiny-moe|30b-a3b-4l]" >&2; exit 2 ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,7 +40,7 @@ corpus=(fortunes literature riddles)
 quantize=$llama/build/bin/llama-quantize
 vocab=$llama/src/models/ggml-vocab-llama-bpe.gguf
 # Qwen3 models use Qwen2's tokenizer; llama.cpp ships it as a vocab file too.
-[ "$preset" = tiny-moe ] && vocab=$llama/src/models/ggml-vocab-qwen2.gguf
+{ [ "$preset" = tiny-moe ] || [ "$preset" = 30b-a3b-4l ]; } && vocab=$llama/src/models/ggml-vocab-qwen2.gguf
 [ -x "$tool" ]     || { log "missing $tool; build this project first (cmake --build $build_dir)"; exit 1; }
 case "$preset" in trained|draft) trained=1 ;; *) trained=0 ;; esac
 [ "$trained" = 0 ] || [ -x "$trainer" ] || { log "missing $trainer; build this project first"; exit 1; }
@@ -80,7 +81,7 @@ else
 fi
 
 quants=(Q4_K_M Q8_0 F16)
-[ "$preset" = 8b ] && quants=(Q4_K_M)   # the profile's model; 8.5 GB of Q8_0 and a second F16 name buy nothing
+{ [ "$preset" = 8b ] || [ "$preset" = 30b-a3b-4l ]; } && quants=(Q4_K_M)   # the profile's model; 8.5 GB of Q8_0 and a second F16 name buy nothing
 for q in "${quants[@]}"; do
     out=$models_dir/demo-$preset-$q.gguf
     if [ -f "$out" ]; then

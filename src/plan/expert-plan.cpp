@@ -134,30 +134,36 @@ bool route_experts(const ggml_tensor * ids, const ExpertPlan & plan, ExpertRouti
             return std::find(plan.tiles.begin(), plan.tiles.end(), t.n) != plan.tiles.end();
         });
     };
-    // NPU-gathered rows: every expert takes the tile the largest group chooses (one quantization for all).
-    int uniform_tile = 0;
-    for (int64_t x = 0; x < plan.n_expert && plan.on_npu && plan.gathers_rows(); ++x) {
-        const int64_t rows = routing.count[x + 1] - routing.count[x];
-        uniform_tile = rows > 0 ? std::max(uniform_tile, tile_for(rows)) : uniform_tile;
-    }
+    // Each group takes the tile its rows choose. NPU-gathered rows are laid out by tile (ascending), each
+    // tile's groups together, so that one quantization per tile size makes every group's activation
+    // tiles: a tile the largest group chose for all would pad a batch of a few tokens per expert, where
+    // one popular expert takes 5 rows, to 32 rows for every expert (9 tokens of Qwen3-30B-A3B: 72 rows
+    // gathered, quantized and multiplied as 1376).
+    const bool   by_tile = plan.on_npu && plan.gathers_rows();
+    const size_t passes = by_tile ? plan.tiles.size() : 1;
     size_t act_offset = 0;
     int64_t out_row = 0;
-    for (int64_t x = 0; x < plan.n_expert; ++x) {
-        const int64_t rows = routing.count[x + 1] - routing.count[x];
-        if (rows == 0) {
-            continue;  // not selected: no invocation, its weights are never read
+    for (size_t pass = 0; pass < passes; ++pass) {
+        for (int64_t x = 0; x < plan.n_expert; ++x) {
+            const int64_t rows = routing.count[x + 1] - routing.count[x];
+            if (rows == 0) {
+                continue;  // not selected: no invocation, its weights are never read
+            }
+            const int tile_n = tile_for(rows);
+            if (by_tile && tile_n != plan.tiles[pass]) {
+                continue;
+            }
+            ExpertGroup g;
+            g.expert = static_cast<int32_t>(x);
+            g.first = routing.count[x];
+            g.rows = rows;
+            g.activations = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(), rows, tile_n);
+            g.act_offset = act_offset;
+            g.out_row0 = out_row;
+            act_offset += g.activations.total_bytes;
+            out_row += g.activations.n_pad;
+            routing.groups.push_back(g);
         }
-        ExpertGroup g;
-        g.expert = static_cast<int32_t>(x);
-        g.first = routing.count[x];
-        g.rows = rows;
-        const int tile_n = uniform_tile > 0 ? uniform_tile : tile_for(rows);
-        g.activations = make_activation_layout(*plan.contract, plan.weights.k, plan.weights.padded_k(), rows, tile_n);
-        g.act_offset = act_offset;
-        g.out_row0 = out_row;
-        act_offset += g.activations.total_bytes;
-        out_row += g.activations.n_pad;
-        routing.groups.push_back(g);
     }
     routing.staged_rows = out_row;
     // The plan's scratch holds any routing (plan_matmul_id's bound); a violation is a planner bug.
@@ -251,14 +257,27 @@ void expert_quantizations(const ExpertPlan & plan, const ExpertRouting & routing
     if (routing.groups.empty()) {
         return;
     }
-    // Gathered: the groups' token tiles back to back (one tile size). One token: its src1 rows where they
-    // are, in the token tile every group took (route_experts). Either way one quantization for all.
-    const bool             gathered = plan.gathers_rows();
-    const int64_t          k = plan.weights.k;
-    const ActivationLayout all = make_activation_layout(*plan.contract, k, plan.weights.padded_k(),
-                                                        gathered ? routing.staged_rows : plan.src1_rows,
-                                                        routing.groups.front().activations.tile_n);
-    batch.push_back(to_invocation(act_quant_invocation(all, gathered ? rows : src1, gathered ? k : plan.src1_row_stride, act, zeros)));
+    const int64_t k = plan.weights.k;
+    if (!plan.gathers_rows()) {
+        // One token: its src1 rows where they are, in the token tile every group took (route_experts).
+        const ActivationLayout all = make_activation_layout(*plan.contract, k, plan.weights.padded_k(), plan.src1_rows,
+                                                            routing.groups.front().activations.tile_n);
+        batch.push_back(to_invocation(act_quant_invocation(all, src1, plan.src1_row_stride, act, zeros)));
+        return;
+    }
+    // Gathered: the groups' token tiles back to back, those of one tile size together (route_experts):
+    // one quantization per run of one tile size, its rows and tiles contiguous.
+    for (size_t a = 0; a < routing.groups.size();) {
+        const ExpertGroup & first = routing.groups[a];
+        const int           tile_n = first.activations.tile_n;
+        int64_t             run_rows = 0;
+        for (; a < routing.groups.size() && routing.groups[a].activations.tile_n == tile_n; ++a) {
+            run_rows += routing.groups[a].activations.n_pad;
+        }
+        const ActivationLayout run = make_activation_layout(*plan.contract, k, plan.weights.padded_k(), run_rows, tile_n);
+        const BufferSlice      from{rows.buffer, rows.offset + static_cast<size_t>(first.out_row0 * k) * sizeof(float)};
+        batch.push_back(to_invocation(act_quant_invocation(run, from, k, {act.buffer, act.offset + first.act_offset}, zeros)));
+    }
 }
 
 const void * pair_source_row(const ggml_tensor * src1, const ExpertPlan & plan, int64_t pair) {

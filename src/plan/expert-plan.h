@@ -55,8 +55,9 @@ struct ExpertPlan {
     int64_t pairs() const { return n_used * n_tokens; }
     // With one token (decode) the NPU quantizes src1's rows where they are, once for all experts (no
     // gather): each expert's matmul reads the token tile that holds its slot's row (route_experts).
-    // With more, the gather lays each expert's rows out as its token tiles (every expert takes the same
-    // tile), so that one quantization of all of them makes every expert's activation tiles.
+    // With more, the gather lays each expert's rows out as its token tiles (each the tile its rows choose,
+    // the experts of one tile together), so that one quantization per tile size makes every expert's
+    // activation tiles.
     bool    gathers_rows() const { return n_tokens > 1; }
     int64_t staged_rows() const { return static_cast<int64_t>(out_bytes / sizeof(float)) / out_row_stride; }  // worst case
     size_t  row_bytes() const { return static_cast<size_t>(staged_rows() * weights.k) * sizeof(float); }  // gathered src1 rows
@@ -99,7 +100,7 @@ struct ExpertGroup {
 };
 
 struct ExpertRouting {
-    std::vector<ExpertGroup> groups;  // selected experts, ascending
+    std::vector<ExpertGroup> groups;  // selected experts, ascending (NPU-gathered rows: by tile, then expert)
     int64_t                  staged_rows = 0;  // the groups' rows padded to their token tiles
     std::vector<int64_t>     pair;    // per gathered row: slot + token * n_used, grouped by expert
     std::vector<int64_t>     count;   // scratch for the counting sort, one per expert

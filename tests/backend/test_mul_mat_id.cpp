@@ -206,7 +206,8 @@ size_t count_kind(const std::vector<std::vector<xdna::KernelKind>> & kinds, xdna
 // Gate and up of a MoE FFN read the same rows by the same routing. When the NPU moves the rows
 // (GGML_XDNA_NPU_OPS=glue|layer, read once per process: CTest test-backend-npu-moved-experts runs this
 // with it), the first one's gather and quantization serve both, and their matmuls share a stage; up
-// of another type than gate (another contract: other activation tiles) makes its own.
+// of another type than gate (another contract: other activation tiles) makes its own. 37 tokens x 2
+// slots over 16 experts give groups of both tile sizes (the gather lays them out by tile).
 void check_shared_expert_rows(int64_t n_tokens, ggml_type up_type, bool shared) {
     SCOPED_TRACE(testing::Message() << "tokens=" << n_tokens << " up=" << ggml_type_name(up_type) << " seed=" << test_seed());
     const int64_t k = 512, m = 96, n_expert = 16, n_used = 2;
@@ -246,16 +247,33 @@ void check_shared_expert_rows(int64_t n_tokens, ggml_type up_type, bool shared) 
     const auto kinds = stage_kinds(routed.batch);
     const size_t makers = shared ? 1 : 2;  // MUL_MAT_IDs that gather and quantize
     EXPECT_EQ(plan.ops[1].expert_rows_of, shared ? 0 : -1);
+    // Each expert takes the smallest tile its rows fit (the widest when none does), no wider: the
+    // gathered rows are laid out by tile, so there is one quantization per tile size in use.
+    std::set<int> tiles_used;
+    int last_tile = 0;
+    for (const xdna::ExpertGroup & g : routed.routing[0].groups) {
+        const std::vector<int> & tiles = plan.ops[0].experts.tiles;
+        const auto fits = std::find_if(tiles.begin(), tiles.end(), [&](int t) { return t >= g.rows; });
+        EXPECT_EQ(g.activations.tile_n, fits == tiles.end() ? tiles.back() : *fits) << "expert " << g.expert << ", " << g.rows << " rows";
+        if (n_tokens > 1) EXPECT_GE(g.activations.tile_n, last_tile) << "the gathered rows are laid out by tile";
+        last_tile = g.activations.tile_n;
+        tiles_used.insert(g.activations.tile_n);
+    }
+    const size_t quantizations = n_tokens > 1 ? tiles_used.size() : 1;
     // One gather back each; a gather of src1's rows per maker when there are several tokens.
     EXPECT_EQ(count_kind(kinds, xdna::KernelKind::get_rows), 2 + (n_tokens > 1 ? makers : 0));
-    EXPECT_EQ(count_kind(kinds, xdna::KernelKind::act_quant), makers);
+    EXPECT_EQ(count_kind(kinds, xdna::KernelKind::act_quant), makers * quantizations);
     EXPECT_EQ(count_kind(kinds, xdna::KernelKind::matmul), 2 * selected.size());
     if (shared) {
         // Both experts' matmuls in one stage, right after the one quantization, and both gathers back
         // in the next: no stage of its own for up.
         size_t quant = kinds.size(), mm = kinds.size();
         for (size_t s = 0; s < kinds.size(); ++s) {
-            if (std::count(kinds[s].begin(), kinds[s].end(), xdna::KernelKind::act_quant) > 0) quant = s;
+            if (std::count(kinds[s].begin(), kinds[s].end(), xdna::KernelKind::act_quant) > 0) {
+                EXPECT_EQ(static_cast<size_t>(std::count(kinds[s].begin(), kinds[s].end(), xdna::KernelKind::act_quant)), quantizations)
+                    << "the quantizations of every tile size share a stage";
+                quant = s;
+            }
             if (std::count(kinds[s].begin(), kinds[s].end(), xdna::KernelKind::matmul) > 0 && mm == kinds.size()) mm = s;
         }
         ASSERT_LT(quant, kinds.size());
@@ -278,7 +296,7 @@ TEST(MulMatIdNpuMoved, GateAndUpShareOneGatherAndOneQuantization) {
     if (!npu_moves_expert_rows()) {
         GTEST_SKIP() << "runs with GGML_XDNA_NPU_OPS=glue (CTest test-backend-npu-moved-experts)";
     }
-    for (int64_t n_tokens : {1, 3, 37}) {
+    for (int64_t n_tokens : {1, 3, 37, 200}) {
         check_shared_expert_rows(n_tokens, GGML_TYPE_Q4_K, true);
         check_shared_expert_rows(n_tokens, GGML_TYPE_Q6_K, false);
     }

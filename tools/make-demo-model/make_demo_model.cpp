@@ -37,6 +37,7 @@ struct preset {
     int64_t n_ctx;
     int64_t n_expert = 0;  // 0: dense Llama; else Qwen3-MoE with this many experts per layer
     int64_t n_expert_used = 0;
+    int64_t head_dim = 0;  // 0: n_embd / n_head
 };
 
 // tiny: small enough that a full CPU run takes seconds; 1b: the layer shapes of Llama 3.2 1B, for
@@ -45,11 +46,15 @@ struct preset {
 // tiny-moe: Qwen3-MoE's graph (per-head Q/K norms, a softmax router, top-k experts with normalized
 // weights) at tiny size: 16 experts of width 512, 4 used per token, so a short prompt selects some
 // experts and leaves others unselected, as in Qwen3-30B-A3B (128 experts of 768, 8 used).
+// 30b-a3b-4l: Qwen3-30B-A3B's layer (n_embd 2048, 32 heads of 128 with 4 KV heads, 128 experts of 768,
+// 8 used) and vocabulary, 4 of its 48 layers (3.1 G params): profiles of the planner at the real MoE
+// shapes (a layer costs what it costs in the whole model; 48 layers would be 61 GB as F16).
 const preset PRESETS[] = {
     { "tiny",      256,  768,  4,  8, 4, 2048 },
     { "1b",       2048, 8192, 16, 32, 8, 4096 },
     { "8b",       4096, 14336, 32, 32, 8, 4096 },
     { "tiny-moe",  256,  512,  4,  8, 4, 2048, 16, 4 },
+    { "30b-a3b-4l", 2048, 768, 4, 32, 4, 4096, 128, 8, 128 },
 };
 
 constexpr float ROPE_FREQ_BASE = 500000.0f;  // Llama 3
@@ -75,7 +80,7 @@ struct options {
 
 void usage(FILE * f, const char * argv0) {
     fprintf(f,
-        "usage: %s --vocab <ggml-vocab-*.gguf> --out <file.gguf> [--preset tiny|1b|8b|tiny-moe] [--type f32|f16] [--seed N]\n"
+        "usage: %s --vocab <ggml-vocab-*.gguf> --out <file.gguf> [--preset tiny|1b|8b|tiny-moe|30b-a3b-4l] [--type f32|f16] [--seed N]\n"
         "\n"
         "Writes a Llama-architecture GGUF with RANDOM weights (not a trained model; it generates gibberish)\n"
         "and the tokenizer copied from the given vocab file (llama.cpp's ggml-vocab-llama-bpe.gguf: Llama 3's).\n"
@@ -84,6 +89,8 @@ void usage(FILE * f, const char * argv0) {
         "            8b: Llama 3.1 8B dims: n_embd 4096, n_ff 14336, 32 layers, 32 heads (8 KV), ctx 4096\n"
         "            tiny-moe: Qwen3-MoE architecture: n_embd 256, 4 layers, 8 heads (4 KV), 16 experts of\n"
         "            n_ff 512, 4 used per token (give it llama.cpp's ggml-vocab-qwen2.gguf, Qwen3's tokenizer)\n"
+        "            30b-a3b-4l: Qwen3-30B-A3B's layer dims (n_embd 2048, 32 heads of 128, 4 KV, 128 experts of\n"
+        "            n_ff 768, 8 used), 4 of its 48 layers (the qwen2 vocab file too)\n"
         "  --type    type of the weight matrices (default f32); norm weights are always f32\n"
         "  --seed    random seed (default 42); the same seed gives the same file\n",
         argv0);
@@ -119,7 +126,7 @@ options parse_args(int argc, char ** argv) {
                 }
             }
             if (!o.p) {
-                die("unknown preset '%s' (expected tiny, 1b, 8b or tiny-moe)", v.c_str());
+                die("unknown preset '%s' (expected tiny, 1b, 8b, tiny-moe or 30b-a3b-4l)", v.c_str());
             }
         } else if (a == "--type") {
             if (v == "f32") {
@@ -218,7 +225,8 @@ int main(int argc, char ** argv) {
     const auto t_start = std::chrono::steady_clock::now();
 
     const int64_t n_vocab = demo_gguf::vocab_size("make-demo-model", o.vocab);
-    const int64_t n_embd_head = p.n_embd / p.n_head;
+    const int64_t n_embd_head = p.head_dim > 0 ? p.head_dim : p.n_embd / p.n_head;
+    const int64_t n_embd_q    = n_embd_head * p.n_head;  // n_embd unless the head dim is set apart
     const int64_t n_embd_kv   = n_embd_head * p.n_head_kv;
 
     gguf_context * g = gguf_init_empty();
@@ -277,10 +285,10 @@ int main(int argc, char ** argv) {
     for (int64_t il = 0; il < p.n_layer; ++il) {
         const std::string b = "blk." + std::to_string(il) + ".";
         add(b + "attn_norm.weight",   GGML_TYPE_F32, p.n_embd, 0,         1.0f, NORM_NOISE_STD);
-        add(b + "attn_q.weight",      wt,            p.n_embd, p.n_embd,  0.0f, s_embd);
+        add(b + "attn_q.weight",      wt,            p.n_embd, n_embd_q,  0.0f, s_embd);
         add(b + "attn_k.weight",      wt,            p.n_embd, n_embd_kv, 0.0f, s_embd);
         add(b + "attn_v.weight",      wt,            p.n_embd, n_embd_kv, 0.0f, s_embd);
-        add(b + "attn_output.weight", wt,            p.n_embd, p.n_embd,  0.0f, s_embd);
+        add(b + "attn_output.weight", wt,            n_embd_q, p.n_embd,  0.0f, 1.0f / std::sqrt(float(n_embd_q)));
         add(b + "ffn_norm.weight",    GGML_TYPE_F32, p.n_embd, 0,         1.0f, NORM_NOISE_STD);
         if (!moe) {
             add(b + "ffn_gate.weight", wt, p.n_embd, p.n_ff,   0.0f, s_embd);
