@@ -76,10 +76,10 @@ struct BatchPlan {
     bool                       has_experts = false;  // some op is a MUL_MAT_ID: submit route_batch()'s
     // With has_experts, per invocation of `batch`: -1, or where route_batch() puts the invocations of a
     // MUL_MAT_ID the NPU moves (experts.on_npu), which depend on the routing: 3 * op for its gather of
-    // src1's rows, 3 * op + 1 for its quantization, 3 * op + 2 for its matmuls (an op that reads another's rows,
-// PlannedOp::expert_rows_of, holds only the last). The invocation there only
-    // holds the stage: it touches the memory any routing's invocations may touch, so that nothing that
-    // conflicts with them shares their stage.
+    // src1's rows, 3 * op + 1 for its quantization, 3 * op + 2 for its matmuls (an op that reads another's
+    // rows, PlannedOp::expert_rows_of, holds only the last). The invocation there only holds the stage: it
+    // touches the memory any routing's invocations may touch, so that nothing that conflicts with them
+    // shares their stage.
     std::vector<int32_t>       expert_part;
 };
 
