@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -117,45 +118,77 @@ private:
     size_t n_;
 };
 
+// Gate and up MUL_MAT_IDs over one x and one random routing, in host memory standing in for the device
+// (the gate and up stacks packed at load), for planning without a device.
+struct ExpertGraph {
+    static constexpr int64_t k = 512, m = 96, n_expert = 16, n_used = 2;
+    ggml_context *       ctx = nullptr;
+    ggml_tensor *        gate = nullptr, * up = nullptr, * x = nullptr, * ids = nullptr;
+    std::set<int32_t>    selected;  // experts some (slot, token) routes to
+    std::unique_ptr<HostBuffer> mem;
+    xdna::TensorResolver resolve;
+
+    ExpertGraph(int64_t n_tokens, ggml_type up_type) {
+        ggml_init_params p = {64 << 20, nullptr, false};
+        ctx = ggml_init(p);
+        gate = ggml_new_tensor_3d(ctx, GGML_TYPE_Q4_K, k, m, n_expert);
+        up = ggml_new_tensor_3d(ctx, up_type, k, m, n_expert);
+        x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, 1, n_tokens);
+        ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tokens);
+        std::uniform_int_distribution<int32_t> pick(0, n_expert - 1);
+        for (int64_t i = 0; i < n_used * n_tokens; ++i) {
+            static_cast<int32_t *>(ids->data)[i] = pick(rng());
+            selected.insert(static_cast<int32_t *>(ids->data)[i]);
+        }
+        mem = std::make_unique<HostBuffer>(ggml_get_mem_buffer(ctx), ggml_get_mem_size(ctx));
+        resolve.slice_of = [this](const ggml_tensor * t) {
+            return xdna::BufferSlice{mem.get(), static_cast<size_t>(static_cast<char *>(t->data) - static_cast<char *>(mem->host_ptr()))};
+        };
+        resolve.is_packed = [this](const ggml_tensor * t) { return t == gate || t == up; };
+    }
+    ExpertGraph(const ExpertGraph &) = delete;
+    ExpertGraph & operator=(const ExpertGraph &) = delete;
+    ~ExpertGraph() { ggml_free(ctx); }
+
+    std::vector<ggml_tensor *> gate_and_up() {
+        std::vector<ggml_tensor *> nodes = {ggml_mul_mat_id(ctx, gate, x, ids), ggml_mul_mat_id(ctx, up, x, ids)};
+        for (ggml_tensor * n : nodes) ggml_set_name(n, "node");
+        return nodes;
+    }
+};
+
+// layout_batch, fill_invocations and route_batch of `nodes`, with scratch in host memory.
+void plan_and_route(const std::vector<ggml_tensor *> & nodes, const xdna::TensorResolver & resolve, xdna::BatchPlan & plan,
+                    std::vector<uint8_t> & scratch_bytes, xdna::RoutedBatch & routed) {
+    std::string why;
+    ASSERT_TRUE(xdna::layout_batch(nodes, resolve, plan, why)) << why;
+    scratch_bytes.assign(plan.scratch_bytes, 0);
+    HostBuffer scratch(scratch_bytes.data(), scratch_bytes.size());
+    ASSERT_TRUE(xdna::fill_invocations(plan, resolve, &scratch, why)) << why;
+    ASSERT_TRUE(xdna::route_batch(plan, nodes, resolve, &scratch, routed, why)) << why;
+}
+
 // The planner turns two MUL_MAT_IDs and a MUL_MAT into one Batch with exactly one invocation per
 // selected expert, each streaming exactly that expert's slice of the stack.
 TEST(MulMatId, OnlySelectedExpertsAreStreamedAllInOneSubmission) {
     SCOPED_TRACE(testing::Message() << "seed=" << test_seed());
-    const int64_t k = 512, m = 96, n_expert = 16, n_used = 2, n_tokens = 3;
-    ggml_init_params p = {64 << 20, nullptr, false};
-    ggml_context * ctx = ggml_init(p);
-    ggml_tensor * gate = ggml_new_tensor_3d(ctx, GGML_TYPE_Q4_K, k, m, n_expert);
-    ggml_tensor * up = ggml_new_tensor_3d(ctx, GGML_TYPE_Q6_K, k, m, n_expert);
-    ggml_tensor * shared = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, k, m);
-    ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, 1, n_tokens);
-    ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tokens);
-    std::set<int32_t> selected;
-    std::uniform_int_distribution<int32_t> pick(0, n_expert - 1);
-    for (int64_t i = 0; i < n_used * n_tokens; ++i) {
-        static_cast<int32_t *>(ids->data)[i] = pick(rng());
-        selected.insert(static_cast<int32_t *>(ids->data)[i]);
-    }
-    std::vector<ggml_tensor *> nodes = {ggml_mul_mat_id(ctx, gate, x, ids), ggml_mul_mat_id(ctx, up, x, ids),
-                                        ggml_mul_mat(ctx, shared, ggml_reshape_2d(ctx, x, k, n_tokens))};
-    for (ggml_tensor * n : nodes) {
-        ggml_set_name(n, "node");
-    }
-    HostBuffer mem(ggml_get_mem_buffer(ctx), ggml_get_mem_size(ctx));
-    xdna::TensorResolver resolve;
-    resolve.slice_of = [&](const ggml_tensor * t) {
-        return xdna::BufferSlice{&mem, static_cast<size_t>(static_cast<char *>(t->data) - static_cast<char *>(mem.host_ptr()))};
-    };
-    resolve.is_packed = [&](const ggml_tensor * t) { return t == gate || t == up; };
+    const int64_t n_tokens = 3;
+    ExpertGraph g(n_tokens, GGML_TYPE_Q6_K);
+    const int64_t k = g.k, m = g.m, n_used = g.n_used;
+    ggml_tensor * gate = g.gate, * up = g.up;
+    const xdna::TensorResolver & resolve = g.resolve;
+    const std::set<int32_t> & selected = g.selected;
+    ggml_tensor * shared = ggml_new_tensor_2d(g.ctx, GGML_TYPE_Q8_0, k, m);
+    std::vector<ggml_tensor *> nodes = g.gate_and_up();
+    nodes.push_back(ggml_mul_mat(g.ctx, shared, ggml_reshape_2d(g.ctx, g.x, k, n_tokens)));
+    ggml_set_name(nodes.back(), "node");
 
     xdna::BatchPlan plan;
-    std::string why;
-    ASSERT_TRUE(xdna::layout_batch(nodes, resolve, plan, why)) << why;
-    std::vector<uint8_t> scratch_bytes(plan.scratch_bytes);
-    HostBuffer scratch(scratch_bytes.data(), scratch_bytes.size());
-    ASSERT_TRUE(xdna::fill_invocations(plan, resolve, &scratch, why)) << why;
-    EXPECT_TRUE(plan.has_experts);
+    std::vector<uint8_t> scratch_bytes;
     xdna::RoutedBatch routed;
-    ASSERT_TRUE(xdna::route_batch(plan, nodes, resolve, &scratch, routed, why)) << why;
+    plan_and_route(nodes, resolve, plan, scratch_bytes, routed);
+    if (HasFatalFailure()) return;
+    EXPECT_TRUE(plan.has_experts);
 
     ASSERT_EQ(routed.batch.invocations.size(), 1 + 2 * selected.size());
     for (int op = 0; op < 2; ++op) {
@@ -179,7 +212,6 @@ TEST(MulMatId, OnlySelectedExpertsAreStreamedAllInOneSubmission) {
         EXPECT_EQ(streamed, selected) << "streamed experts != selected experts";
         EXPECT_EQ(rows, static_cast<uint64_t>(n_used * n_tokens)) << "every (slot, token) routed once";
     }
-    ggml_free(ctx);
 }
 
 }  // namespace
@@ -210,39 +242,14 @@ size_t count_kind(const std::vector<std::vector<xdna::KernelKind>> & kinds, xdna
 // slots over 16 experts give groups of both tile sizes (the gather lays them out by tile).
 void check_shared_expert_rows(int64_t n_tokens, ggml_type up_type, bool shared) {
     SCOPED_TRACE(testing::Message() << "tokens=" << n_tokens << " up=" << ggml_type_name(up_type) << " seed=" << test_seed());
-    const int64_t k = 512, m = 96, n_expert = 16, n_used = 2;
-    ggml_init_params p = {64 << 20, nullptr, false};
-    ggml_context * ctx = ggml_init(p);
-    ggml_tensor * gate = ggml_new_tensor_3d(ctx, GGML_TYPE_Q4_K, k, m, n_expert);
-    ggml_tensor * up = ggml_new_tensor_3d(ctx, up_type, k, m, n_expert);
-    ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, 1, n_tokens);
-    ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tokens);
-    std::set<int32_t> selected;
-    std::uniform_int_distribution<int32_t> pick(0, n_expert - 1);
-    for (int64_t i = 0; i < n_used * n_tokens; ++i) {
-        static_cast<int32_t *>(ids->data)[i] = pick(rng());
-        selected.insert(static_cast<int32_t *>(ids->data)[i]);
-    }
-    std::vector<ggml_tensor *> nodes = {ggml_mul_mat_id(ctx, gate, x, ids), ggml_mul_mat_id(ctx, up, x, ids)};
-    for (ggml_tensor * n : nodes) {
-        ggml_set_name(n, "node");
-    }
-    HostBuffer mem(ggml_get_mem_buffer(ctx), ggml_get_mem_size(ctx));
-    xdna::TensorResolver resolve;
-    resolve.slice_of = [&](const ggml_tensor * t) {
-        return xdna::BufferSlice{&mem, static_cast<size_t>(static_cast<char *>(t->data) - static_cast<char *>(mem.host_ptr()))};
-    };
-    resolve.is_packed = [&](const ggml_tensor * t) { return t == gate || t == up; };
-
+    ExpertGraph g(n_tokens, up_type);
+    const std::set<int32_t> & selected = g.selected;
     xdna::BatchPlan plan;
-    std::string why;
-    ASSERT_TRUE(xdna::layout_batch(nodes, resolve, plan, why)) << why;
-    ASSERT_TRUE(plan.ops[0].experts.on_npu && plan.ops[1].experts.on_npu);
-    std::vector<uint8_t> scratch_bytes(plan.scratch_bytes);
-    HostBuffer scratch(scratch_bytes.data(), scratch_bytes.size());
-    ASSERT_TRUE(xdna::fill_invocations(plan, resolve, &scratch, why)) << why;
+    std::vector<uint8_t> scratch_bytes;
     xdna::RoutedBatch routed;
-    ASSERT_TRUE(xdna::route_batch(plan, nodes, resolve, &scratch, routed, why)) << why;
+    plan_and_route(g.gate_and_up(), g.resolve, plan, scratch_bytes, routed);
+    if (testing::Test::HasFatalFailure()) return;
+    ASSERT_TRUE(plan.ops[0].experts.on_npu && plan.ops[1].experts.on_npu);
 
     const auto kinds = stage_kinds(routed.batch);
     const size_t makers = shared ? 1 : 2;  // MUL_MAT_IDs that gather and quantize
@@ -288,7 +295,6 @@ void check_shared_expert_rows(int64_t n_tokens, ggml_type up_type, bool shared) 
         // Up's matmuls read the very activation tiles gate's quantization wrote.
         EXPECT_EQ(plan.ops[1].expert_act_offset, plan.ops[0].expert_act_offset);
     }
-    ggml_free(ctx);
 }
 
 bool npu_moves_expert_rows() {
