@@ -42,7 +42,6 @@ MODEL = {"n_embd": 4096, "n_ff": 14336, "n_head": 32, "n_head_kv": 8, "head_dim"
 PROGRAM = {
     "matmul kquant": (9728, "src/sim/feasibility.cpp: the K-quant family program (Q4_K, Q5_K, Q6_K; an upper bound for "
                             "a sub-role's one type)"),
-    "rms_norm": (None, "the plan's own estimate (aie/rms_norm design.py program_bytes)"),
 }
 
 
