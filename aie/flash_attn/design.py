@@ -13,9 +13,11 @@ What the program is, the numbers of its data movement read from the description 
     tasks (sequence, KV head, chunk of at most 16 query rows: the heads of a token next to each other, then
     the next token) and, with fewer tasks than cores, parts: a task's blocks of 32 KV rows in `parts` ranges
     of whole blocks (the first blocks % parts one block longer), merged in order by part 0.
-  - Placement (this design's): a column takes slots = cores_per_column // parts tasks per round; core row
-    first_core_row + slot x parts + part takes part `part` of its slot's task; task g of round k on column c
-    and slot j is g = (k x columns + c) x slots + j. A column's cores run in lockstep (one split, one join).
+  - Placement (this design's): the cores of a round, column by column and row by row (core i = column x 4 +
+    row - first_core_row), take the (task, part) pairs in order: core i takes part i % parts of task
+    k x tasks_per_round + i // parts in round k, tasks_per_round = columns x 4 // parts. A task's parts sit
+    on consecutive cores, in one column or across two (their partial states meet in the partials operand). A
+    column's cores run in lockstep (one split, one join), whatever tasks they hold.
   - Per column: kv_l3l2 (shim MM2S -> memory tile, one step of the 4 cores per object) split into kv_l2l1
     (one kv object per core, double-buffered); out_l1l2 (the core's state / finished rows) joined into
     out_l2l3 (memory tile -> shim S2MM).
@@ -42,8 +44,8 @@ What the program is, the numbers of its data movement read from the description 
     repeat a row, a stride of 0 is not encodable) and the core copies each to the query rows that share it.
     Without a mask the mask rows are filler (the slopes operand's zero region) and the block programs are
     called on them as with a mask: slope x 0 added to each score. A mask per head is refused (the host path).
-  - Columns: --cols, or as many as the tasks fill (min(max_columns, ceil(tasks / slots)), the split over all
-    32 cores as the engine makes it): a column without a task would only move filler.
+  - Columns: --cols, or as many as the pairs fill (min(max_columns, ceil(tasks x parts / 4)), the split over
+    all 32 cores as the engine makes it, or over --max-cols' cores): a column without a task would only move filler.
   - The shim (one phase of a round in flight, each phase's BDs from all 16): the q step chain, the block steps'
     chain repeated by the BDs' iteration, on a split round the partial states' drain and the state steps, the
     drain of the finished rows; a block step chain of more BDs than a phase has is refused. The plan's traffic
@@ -263,11 +265,25 @@ def split(s, cores, k):
     chunk_rows = (gr + chunks - 1) // chunks
     groups = s.n_seq * s.n_head_kv * chunks
     blocks = (s.n_kv + k["kFaKvBlock"] - 1) // k["kFaKvBlock"]
-    # Parts of 4, 2 or 1: a column's 4 cores take 4 // parts tasks in lockstep, so 3 parts would leave a
-    # core idle in every column and take a round more for the tasks the idle cores could have held.
-    most = min(4, cores // groups, blocks) if groups < cores else 1
-    parts = 4 if most >= 4 else 2 if most >= 2 else 1
+    # Fewer tasks than cores: each task's context in parts (every part at least one block), as many as the
+    # cores hold, up to 4 or isqrt(2 x blocks) (past it the state steps, ceil(parts / 2) kv objects, cost a
+    # core more than its blocks save). The cores take (task, part) pairs in order, so a task's parts may sit
+    # in two columns.
+    parts = max(1, min(cores // groups, blocks, max(4, math.isqrt(2 * blocks)))) if groups < cores else 1
     return {"chunk_rows": chunk_rows, "chunks": chunks, "groups": groups, "blocks": blocks, "parts": parts}
+
+
+def pair_of(sp, columns, cpc, rnd, column, row):
+    """The (task, part) core `row` of `column` takes in round `rnd`, or None: the cores of a round take the
+    pairs in order (task-major), tasks_per_round = columns x cpc // parts of them, so a task's parts sit on
+    consecutive cores, in one column or across two."""
+    parts = sp["parts"]
+    per_round = columns * cpc // parts
+    i = column * cpc + row
+    if i // parts >= per_round:
+        return None
+    g = rnd * per_round + i // parts
+    return (g, i % parts) if g < sp["groups"] else None
 
 
 def part_range(blocks, parts, i):
@@ -342,7 +358,7 @@ class Plan:
     split: dict
     objects: dict      # kv: the layout's kv object (kv or kv_decode), the bytes of every input object
     task_tokens: int = 0
-    slots: int = 0
+    tasks_per_round: int = 0
     rounds: int = 0
     states_per_object: int = 0
     steps: dict = field(default_factory=dict)
@@ -418,7 +434,7 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
     usable = columns if columns is not None else (max_columns if max_columns is not None else arr["max_columns"])
     sp = split(s, usable * cpc, k)
     if columns is None:
-        columns = min(usable, math.ceil(sp["groups"] / (cpc // sp["parts"])))
+        columns = min(usable, math.ceil(sp["groups"] * sp["parts"] / cpc))
     lay = choose_layout(desc, s, sp, layout)
     obj = objects(family, d, k)
     described = att["objects"][family][str(d)]
@@ -481,8 +497,8 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
 
     # Placement and rounds.
     parts = sp["parts"]
-    p.slots = cpc // parts
-    p.rounds = math.ceil(sp["groups"] / (columns * p.slots))
+    p.tasks_per_round = columns * cpc // parts
+    p.rounds = math.ceil(sp["groups"] / p.tasks_per_round)
     p.states_per_object = kv_bytes // obj["state"]
     state_steps = 0 if parts == 1 else math.ceil(parts / p.states_per_object)
     steps = part_range(sp["blocks"], parts, 0)[1]
@@ -491,19 +507,20 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
     version = raw["core_program"]["rtp_layout_version"]
     for c in range(columns):
         for r in range(cpc):
-            slot, part = divmod(r, parts)
-            active = slot < p.slots
-            first = c * p.slots + slot
-            tasks = sum(1 for kk in range(p.rounds) if active and (kk * columns * p.slots + first) < sp["groups"])
+            first = pair_of(sp, columns, cpc, 0, c, r)
+            active = first is not None
+            part = first[1] if active else 0
+            tasks = sum(1 for kk in range(p.rounds) if pair_of(sp, columns, cpc, kk, c, r) is not None)
             b0, nb = part_range(sp["blocks"], parts, part) if active else (0, 0)
-            words = {"contract": contract, "rounds": p.rounds, "tasks": tasks, "first_chunk": first % sp["chunks"],
-                     "chunk_step": (columns * p.slots) % sp["chunks"], "chunks": sp["chunks"],
+            words = {"contract": contract, "rounds": p.rounds, "tasks": tasks,
+                     "first_chunk": ((c * cpc + r) // parts) % sp["chunks"],
+                     "chunk_step": p.tasks_per_round % sp["chunks"], "chunks": sp["chunks"],
                      "chunk_rows": sp["chunk_rows"],
                      "last_rows": s.group_rows - (sp["chunks"] - 1) * sp["chunk_rows"], "part": part if active else 0,
                      "parts": parts, "block0": b0, "part_blocks": nb, "steps": steps, "n_kv": s.n_kv,
                      "scale": s.scale, "state_steps": state_steps, "mask_ratio": s.ratio if s.has_mask else 0,
                      "version": version}
-            p.cores.append({"column": c, "row": arr["first_core_row"] + r, "slot": slot if active else None,
+            p.cores.append({"column": c, "row": arr["first_core_row"] + r, "task": first[0] if active else None,
                             "words": words})
     idx = raw["core_program"]["rtp_words"]
     check("RTP words: the core program's, distinct, within the word count",
@@ -605,9 +622,8 @@ def _shim_plan(desc, p, s, sp, k, check):
         for c in range(p.columns):
             chain = {"q": 0, "block": 0, "state": [0] * state_steps, "drain": 0}
             for r in range(4):
-                slot, part = divmod(r, parts)
-                g = (kk * p.columns + c) * p.slots + slot
-                if slot >= p.slots or g >= sp["groups"]:
+                pair = pair_of(sp, p.columns, 4, kk, c, r)
+                if pair is None:
                     # One filler BD per step, the whole object; the output object discarded.
                     chain["q"] += 1
                     chain["block"] += 1
@@ -617,6 +633,7 @@ def _shim_plan(desc, p, s, sp, k, check):
                     chain["drain"] += 1
                     moved["discarded"] += st
                     continue
+                g, part = pair
                 _, _, _, row0, rows = task_of(s, sp, g)
                 runs = len(row_runs(s, row0, rows))
                 q_bytes = 4 * d * rows
@@ -883,7 +900,7 @@ def print_plan_text(p, out=sys.stdout):
     w(f"layout: {p.layout} (tasks of up to {p.task_tokens} token(s), kv objects of {p.objects['kv']} bytes)\n")
     w(f"shape: {p.shape}\n")
     w(f"split (flash_attn_split): {p.split}\n")
-    w(f"placement: {p.slots} task(s) per column per round, {p.rounds} round(s); steps {p.steps}; "
+    w(f"placement: {p.tasks_per_round} task(s) per round, {p.rounds} round(s); steps {p.steps}; "
       f"{p.states_per_object} state(s) per kv object\n")
     w(f"objects: {p.objects}\n\ncore data memory (each core):\n")
     for kk, v in p.core_bytes.items():

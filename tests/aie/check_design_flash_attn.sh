@@ -42,6 +42,7 @@ here=$root/tests/aie
 design=$root/aie/flash_attn/design.py
 df=$root/aie/flash_attn/dataflow.json
 engine=$root/src/ops/flash_attn/sim/sim-flash-attn.cpp
+sequence=$root/src/ops/flash_attn/runtime/flash-attn-sequence.cpp
 entry_points=$root/src/ops/flash_attn/sim/flash-attn-kernels.h
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -67,7 +68,10 @@ done
 # The engine's split, whose constants design.py and the verifier restate.
 grep -q 'constexpr int kColumns = 8, kCores = 32, kCoresPerColumn = 4;' "$engine" ||
     fail "sim-flash-attn.cpp's array constants changed: design.py and flash_attn_plan_verify.py restate 8 x 4 cores"
-grep -q 's.parts = most >= 4 ? 4 : most >= 2 ? 2 : 1;' "$engine" ||
+grep -q 's.parts = attention_parts(s.groups, s.blocks, cores);' "$engine" &&
+    grep -q 'if (tasks < 1 || tasks >= cores) return 1;' "$sequence" &&
+    grep -q 'while ((root + 1) \* (root + 1) <= 2 \* blocks) ++root;' "$sequence" &&
+    grep -q 'return std::max<int64_t>(1, std::min({cores / tasks, blocks, std::max<int64_t>(4, root)}));' "$sequence" ||
     fail "flash_attn_split's parts changed: design.py and flash_attn_plan_verify.py restate it"
 for sym in fa_init_f32 fa_prepare_q_bfp16 fa_block_f16 fa_block_f16_bfp16 fa_block_q8_0 fa_block_q8_0_bfp16 fa_merge_f32 fa_finish_f32; do
     grep -q "^void $sym(" "$entry_points" || fail "the simulator no longer declares $sym"

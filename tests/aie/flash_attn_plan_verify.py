@@ -4,7 +4,7 @@ against a recomputation written here, apart from design.py's planning code, and 
 against the simulator's engine:
 
   - the split (src/ops/flash_attn/sim/sim-flash-attn.cpp flash_attn_split, restated here from its text),
-    the placement (a column takes 4 // parts tasks per round, core row slot x parts + part), the rounds, the
+    the placement (the (task, part) pairs dealt to the cores in order, a round's cores column by column), the rounds, the
     steps, every core's RTP words, the objects (from flash_attn_tiles.h's constants, read here), the core and
     memory-tile memory, the columns the tasks fill, the shim's phases BD by BD (each kv object's BDs adding up
     to the object) and the DRAM traffic they move, the slopes operand's layout (each task's 16 values its rows'
@@ -58,9 +58,23 @@ def engine_split(n_head, n_head_kv, tokens, n_seq, n_kv, cores):
     chunk_rows = (group_rows + chunks - 1) // chunks
     groups = n_seq * n_head_kv * chunks
     blocks = (n_kv + 31) // 32
-    most = min(4, cores // groups, blocks) if groups < cores else 1
-    parts = next(q for q in (4, 2, 1) if q <= max(1, most))
+    root = 0
+    while (root + 1) ** 2 <= 2 * blocks:
+        root += 1
+    parts = max(1, min(cores // groups, blocks, max(4, root))) if groups < cores else 1
     return chunks, chunk_rows, groups, blocks, parts
+
+
+def deal(groups, parts, columns, rounds):
+    """The pairs (task, part), task-major, dealt to the cores: each round whole tasks, as many as its
+    columns x 4 cores hold, to cores 0, 1, ... (core = column x 4 + row). {(round, core): (task, part)}."""
+    pairs = [(g, q) for g in range(groups) for q in range(parts)]
+    per = (columns * 4 // parts) * parts
+    table = {}
+    for k in range(rounds):
+        for i, pair in enumerate(pairs[k * per:(k + 1) * per]):
+            table[(k, i)] = pair
+    return table
 
 
 def engine_parts(blocks, parts):
@@ -201,20 +215,22 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
     if p.split != want_split:
         errors.append(f"{label}: split {p.split}, the engine's {want_split}")
         return p
-    slots = 4 // parts
-    columns = cols if cols is not None else min(8, -(-groups // slots))
+    columns = cols if cols is not None else min(8, -(-groups * parts // 4))
     if p.columns != columns:
-        errors.append(f"{label}: {p.columns} columns, the tasks fill {columns}")
+        errors.append(f"{label}: {p.columns} columns, the pairs fill {columns}")
         return p
-    rounds = -(-groups // (columns * slots))
+    tasks_round = columns * 4 // parts
+    rounds = -(-groups // tasks_round)
+    dealt = deal(groups, parts, columns, rounds)
     rb, kv, state, tt = sizes(family, d, lay)
     spo = kv // state
     state_steps = 0 if parts == 1 else -(-parts // spo)
     plist = engine_parts(blocks, parts)
     steps = plist[0][1]
-    if (p.slots, p.rounds, p.states_per_object) != (slots, rounds, spo) or p.objects["kv"] != kv or p.objects["state"] != state:
-        errors.append(f"{label}: slots {p.slots}, rounds {p.rounds}, spo {p.states_per_object}, objects {p.objects}; "
-                      f"expected {slots}, {rounds}, {spo}, kv {kv} state {state}")
+    if (p.tasks_per_round, p.rounds, p.states_per_object) != (tasks_round, rounds, spo) or p.objects["kv"] != kv or \
+            p.objects["state"] != state:
+        errors.append(f"{label}: tasks per round {p.tasks_per_round}, rounds {p.rounds}, spo {p.states_per_object}, "
+                      f"objects {p.objects}; expected {tasks_round}, {rounds}, {spo}, kv {kv} state {state}")
     ratio = n_head // n_head_kv
     group_rows = ratio * tokens
     # The core memory: the FIFO objects, the core's own buffers, 18 words, stack.
@@ -236,10 +252,8 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
         for c in range(columns):
             core_tasks = []
             for r in range(4):
-                slot, part = divmod(r, parts)
-                g = (kk * columns + c) * slots + slot
-                core_tasks.append(((g % chunks) * chunk_rows, task_rows[g], part)
-                                  if slot < slots and g < groups else None)
+                pair = dealt.get((kk, c * 4 + r))
+                core_tasks.append(((pair[0] % chunks) * chunk_rows, task_rows[pair[0]], pair[1]) if pair else None)
             ph = column_round(family, d, mask, ratio, core_tasks, parts, steps, state_steps, lay)
             for name, phase in ph.items():
                 lists = phase if name == "states" else [phase]
@@ -282,12 +296,17 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
     mask_w = 2 * BLK * rb // 4  # the mask rows, in words, of a block step
     for ci, core in enumerate(p.cores):
         c, r = divmod(ci, 4)
-        slot, part = divmod(r, parts)
-        active = slot < slots
-        tasks = [g for g in ((k * columns + c) * slots + slot for k in range(rounds)) if active and g < groups]
+        mine = [dealt[(k, ci)] for k in range(rounds) if (k, ci) in dealt]
+        tasks = [g for g, _ in mine]
+        active = bool(mine)
+        part = mine[0][1] if active else 0
+        if len({q for _, q in mine}) > 1:
+            errors.append(f"{label}: core {ci} takes parts {mine}: one part a core, every round")
         b0, nb = plist[part] if active else (0, 0)
+        # A core's first chunk is its round-0 task's (ci // parts, counting the idle cores' too); a round
+        # moves every core on by the tasks a round holds.
         want = {"contract": contract, "rounds": rounds, "tasks": len(tasks),
-                "first_chunk": (c * slots + slot) % chunks, "chunk_step": columns * slots % chunks, "chunks": chunks,
+                "first_chunk": (ci // parts) % chunks, "chunk_step": tasks_round % chunks, "chunks": chunks,
                 "chunk_rows": chunk_rows, "last_rows": group_rows - (chunks - 1) * chunk_rows,
                 "part": part if active else 0, "parts": parts, "block0": b0, "part_blocks": nb, "steps": steps,
                 "n_kv": n_kv, "scale": scale, "state_steps": state_steps, "mask_ratio": ratio if mask else 0,
@@ -408,8 +427,8 @@ count = 0
 # token, mask_ratio 4), 128 blocks, 4 parts of 32 blocks on a column each; part 0 merges 4 states, 2 per kv
 # object (17408 / 8320). The attention layout, forced (a one-token shape takes the decode layout, below).
 p = check_shape("f16", 128, 0, 32, 8, 1, 4096, layout="attention")
-hand("8B decode split", p, (p.split["parts"], p.split["blocks"], p.slots, p.rounds, p.columns, p.steps["states"]),
-     (4, 128, 1, 1, 8, 2))
+hand("8B decode split", p, (p.split["parts"], p.split["blocks"], p.tasks_per_round, p.rounds, p.columns,
+                            p.steps["states"]), (4, 128, 8, 1, 8, 2))
 hand("8B decode column 3 row 4", p, (p.cores[14]["words"]["block0"], p.cores[14]["words"]["part_blocks"],
                                      p.cores[14]["words"]["mask_ratio"]), (64, 32, 4))
 hand("F16 128 core memory: 63108 + a word", p, sum(p.core_bytes.values()), 63112)
@@ -457,12 +476,18 @@ hand("Q8_0 8B decode, decode layout: kv, filler, read", p,
      ("decode", 8768, 4, 8 * (4 * (8768 - 64 - 2048) + 4 * (448 + 3 * 8768)), 8 * 4 * 37 * 8768))
 hand("Q8_0 8B decode, decode layout: block chain 4 x (K, V, mask)", p, p.bds["block step chain (largest)"], 12)
 # Two sequences over one KV sequence, 8/2 heads at head dim 64, 700 positions (22 blocks): 4 tasks of one token,
-# 4 parts (6, 6, 5, 5 blocks), 4 columns; kv_decode 8448 (block 8256, tail 192), 2 states per object.
+# 6 parts (32 // 4 = 8 cores a task, isqrt(44) = 6: blocks 4, 4, 4, 4, 3, 3), 24 pairs on 6 columns, the
+# second task's parts on cores 6..11 (columns 1 and 2); kv_decode 8448 (block 8256, tail 192), 2 states per
+# object, 3 state steps.
 p = check_shape("f16", 64, 0, 8, 2, 1, 700, n_seq=2)
 hand("2 sequences, decode layout: columns, parts, steps, state steps", p,
-     (p.layout, p.columns, p.split["parts"], p.steps["blocks"], p.steps["states"]), ("decode", 4, 4, 6, 2))
+     (p.layout, p.columns, p.split["parts"], p.steps["blocks"], p.steps["states"]), ("decode", 6, 6, 4, 3))
+hand("2 sequences, decode layout: task 1 across columns 1 and 2", p,
+     [(c["column"], c["words"]["part"]) for c in p.cores if c["task"] == 1], [(1, q) for q in range(2)] + [(2, q) for q in range(2, 6)])
+# 24 cores: q step 7360 filler each (8448 - 64 slopes - 4 rows x 256); 4 block steps of a 192-byte tail; 3
+# state steps, the 4 merging cores read 2 states each (no filler), the 20 others 8448 each.
 hand("2 sequences, decode layout: filler", p, p.traffic["filler"],
-     4 * (4 * (8448 - 64 - 4 * 64 * 4) + 6 * 4 * 192 + 3 * 2 * 8448))
+     24 * (8448 - 64 - 4 * 64 * 4) + 4 * 24 * 192 + 20 * 3 * 8448)
 # 7 tokens of 4/2 heads at head dim 64, 256 positions: 2 tasks of 14 rows (7 tokens), 8 blocks in 4 parts of 2:
 # 2 columns. Per core a block step: K, V 32 x 128 bytes, 7 mask rows and 9 x 64 filler (9216 in all).
 p = check_shape("f16", 64, 0, 4, 2, 7, 256)
@@ -502,20 +527,28 @@ hand("F16 decode without a mask, decode layout: block chain 4 x (K, V, filler), 
      (p.bds["block step chain (largest)"], p.traffic["filler"] - 32 * (16640 - 64 - 512) - 8 * (3 * 2 * 16640)),
      (12, 32 * 8 * 256))
 p = check_shape("f16", 64, 1, 32, 8, 1, 70, cols=8, layout="attention")
-# 3 blocks: at most 3 parts, taken as 2 (3 would idle a core in every column): 2 tasks per column, parts of
-# 2 and 1 blocks, core row 3 the second task's second part.
-hand("70 positions: 2 parts, two tasks per column, parts of 2 and 1 blocks", p,
-     (p.split["parts"], p.slots, p.cores[3]["words"]["tasks"], p.cores[0]["words"]["part_blocks"]), (2, 2, 1, 2))
+# 3 blocks: 3 parts of one block each (32 // 8 = 4 cores a task, but no part without a block): 8 tasks a
+# round on 24 cores; core 3 (column 0, row 3) the second task's first part, cores 24..31 idle.
+hand("70 positions: 3 parts of a block, core 3 task 1 part 0, core 24 idle", p,
+     (p.split["parts"], p.tasks_per_round, p.cores[3]["task"], p.cores[3]["words"]["part"],
+      p.cores[0]["words"]["part_blocks"], p.cores[24]["words"]["tasks"]), (3, 10, 1, 0, 1, 0))
 hand("F16 64 core memory: 35076 + a word", p, sum(p.core_bytes.values()), 35080)
 p = check_shape("f16", 128, 0, 24, 12, 1, 512)
-hand("12 tasks: 2 parts, 2 tasks per column, 6 columns", p, (p.split["parts"], p.slots, p.rounds, p.columns),
-     (2, 2, 1, 6))
+# 32 // 12 = 2 parts: 24 pairs on 6 columns, 16 tasks a round's 6 columns could hold.
+hand("12 tasks: 2 parts, 6 columns", p, (p.split["parts"], p.tasks_per_round, p.rounds, p.columns),
+     (2, 12, 1, 6))
 p = check_shape("f16", 128, 0, 36, 9, 1, 512)
-# 32 // 9 = 3 parts at most, taken as 2: 2 tasks per column on ceil(9 / 2) = 5 columns in one round (3
-# parts took one task per column, 8 columns and 2 rounds).
-hand("9 tasks: 2 parts, 5 columns, 1 round, one task for column 0's and column 1's first core", p,
-     (p.split["parts"], p.columns, p.rounds, p.cores[0]["words"]["tasks"], p.cores[4]["words"]["tasks"]),
-     (2, 5, 1, 1, 1))
+# 32 // 9 = 3 parts (16 blocks, isqrt(32) = 5): 27 pairs on ceil(27 / 4) = 7 columns in one round, task 1 on
+# cores 3..5 (columns 0 and 1), core 27 idle.
+hand("9 tasks: 3 parts, 7 columns, 1 round, task 1 across columns, core 27 idle", p,
+     (p.split["parts"], p.columns, p.rounds, [c["task"] for c in p.cores[3:6]], p.cores[27]["words"]["tasks"]),
+     (3, 7, 1, [1, 1, 1], 0))
+# Qwen3-30B-A3B decode (32/4 heads, head dim 128, 4096 positions): 4 tasks of 8 rows, 8 parts of 16 blocks
+# (32 // 4 = 8, isqrt(256) = 16): the whole array, a task on 2 columns, 4 state steps.
+p = check_shape("f16", 128, 0, 32, 4, 1, 4096)
+hand("30B-A3B decode: parts, columns, steps, state steps, task 1's columns", p,
+     (p.split["parts"], p.columns, p.steps["blocks"], p.steps["states"],
+      sorted({c["column"] for c in p.cores if c["task"] == 1})), (8, 8, 16, 4, [2, 3]))
 p = check_shape("f16", 128, 0, 32, 8, 512, 512)
 hand("pp512: 128 chunks of 16 rows per KV head, 1024 tasks, 32 rounds", p,
      (p.split["chunks"], p.split["groups"], p.split["parts"], p.rounds), (128, 1024, 1, 32))

@@ -571,13 +571,19 @@ TEST(FlashAttnSplit, TheDesignSplitsTheContextWhenCoresWouldIdle) {
     EXPECT_EQ(prefill.chunk_rows, 16);
     EXPECT_EQ(prefill.groups, 8 * 128);
     EXPECT_EQ(prefill.parts, 1);
-    // Fewer cores for the kind (a co-resident design's 28): 2 parts per KV head (3 would idle a core in
-    // every column: a column's cores take 4 / parts tasks in lockstep); 8 cores: one per KV head, no
-    // split; the budget never exceeds the array.
+    // Fewer cores for the kind (a co-resident design's 28): 3 parts per KV head, 24 cores busy (the
+    // cores take (task, part) pairs in order, a task's parts across two columns where they fall); 8 cores:
+    // one per KV head, no split; the budget never exceeds the array.
     p.n_tokens = 1;
-    EXPECT_EQ(xdna::flash_attn_split(p, 28).parts, 2);
+    EXPECT_EQ(xdna::flash_attn_split(p, 28).parts, 3);
     EXPECT_EQ(xdna::flash_attn_split(p, 8).parts, 1);
     EXPECT_EQ(xdna::flash_attn_split(p, 64).parts, 4);
+    // 4 KV heads (Qwen3-30B-A3B): 8 parts each, the whole array, not 4 (a column's cores) on half of it.
+    p.n_head_kv = 4;
+    EXPECT_EQ(xdna::flash_attn_split(p).parts, 8);
+    // No part without a block: 3 blocks of context, 3 parts.
+    p.n_kv = 70;
+    EXPECT_EQ(xdna::flash_attn_split(p).parts, 3);
 }
 
 }  // namespace

@@ -248,10 +248,11 @@ const Case kCases[] = {
     {64, 113, 7, 4, 2},                                 // prefill of 7 tokens, GQA 2: 2 tasks of 4 parts, a short last block
     {64, 300, 5, 12, 4, 1, 1, true, true, false},       // Q8_0 fp32 program, ratio 3: chunks start inside a token
     {32, 70, 40, 4, 4, 1, 1, true, false, false},       // fp32 program, 40 tokens per head: 3 chunks, 12 tasks
-    {64, 96, 3, 8, 1, 2, 1, true, false, true, 8.0f},   // 2 sequences over one KV sequence, ALiBi, GQA 8
+    {64, 96, 3, 8, 1, 2, 1, true, false, true, 8.0f},   // 2 sequences over one KV sequence, ALiBi, GQA 8: 2 tasks of 3 parts, task 1 across columns 0 and 1
     {128, 2200, 2, 32, 8},                              // 69 blocks: parts of 18 and 17 blocks, the shorter wrapping
     {64, 64, 40, 8, 8},                                 // 40 tokens x 8 heads: 24 tasks of 14, 14 and 12 rows on 6 columns
-    {64, 500, 1, 32, 1, 2, 2},                          // decode of 2 sequences, 32 heads on one KV head: tasks of 16 rows of one token
+    {64, 500, 1, 32, 1, 2, 2},                          // decode of 2 sequences, 32 heads on one KV head: tasks of 16 rows of one token, 5 parts each
+    {128, 1024, 1, 32, 4},                              // a Qwen3-30B-A3B decode token: 4 tasks of 8 parts, each on 2 columns
 };
 
 }  // namespace
@@ -327,19 +328,26 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
          8,
          {{"q", 65536}, {"slopes", 2048}, {"k", 4456448}, {"v", 4456448}, {"mask", 65536}, {"filler", 1069056}, {"partials_read", 266240},
           {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
+        // 4 tasks of 6 parts: 24 pairs on 6 columns, tasks across two columns.
         {{64, 700, 1, 8, 2, 2, 1},
          "",
-         4,
-         {{"q", 16384}, {"slopes", 1024}, {"k", 393216}, {"v", 393216}, {"mask", 6144}, {"filler", 338944}, {"partials_read", 67584},
-          {"out", 4096}, {"partials_written", 67584}, {"discarded", 63488}}},
-        // A co-resident design's 7 attention columns (design.py --max-cols 7): 2 parts a KV head, 2 tasks a
-        // column, on the 4 columns they fill.
+         6,
+         {{"q", 24576}, {"slopes", 1536}, {"k", 393216}, {"v", 393216}, {"mask", 6144}, {"filler", 701952}, {"partials_read", 101376},
+          {"out", 4096}, {"partials_written", 101376}, {"discarded", 97280}}},
+        // A co-resident design's 7 attention columns (design.py --max-cols 7): 3 parts a KV head, 24 pairs on
+        // the 6 columns they fill.
         {{128, 4096, 1, 32, 8},
          "",
-         4,
-         {{"q", 32768}, {"slopes", 1024}, {"k", 8388608}, {"v", 8388608}, {"mask", 65536}, {"filler", 562176}, {"partials_read", 133120},
-          {"out", 16384}, {"partials_written", 133120}, {"discarded", 116736}},
+         6,
+         {{"q", 49152}, {"slopes", 1536}, {"k", 8454144}, {"v", 8454144}, {"mask", 66048}, {"filler", 1145856}, {"partials_read", 199680},
+          {"out", 16384}, {"partials_written", 199680}, {"discarded", 183296}},
          7},
+        // Qwen3-30B-A3B decode: 4 KV heads in 8 parts each, the whole array.
+        {{128, 4096, 1, 32, 4},
+         "",
+         8,
+         {{"q", 131072}, {"slopes", 2048}, {"k", 4194304}, {"v", 4194304}, {"mask", 32768}, {"filler", 2361344}, {"partials_read", 266240},
+          {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
         {{64, 256, 7, 4, 2},
          "",
          2,

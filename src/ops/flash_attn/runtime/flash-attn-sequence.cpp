@@ -54,6 +54,13 @@ bool attention_shape_of(const Invocation & inv, const DesignDescription & d, Att
     return true;
 }
 
+int64_t attention_parts(int64_t tasks, int64_t blocks, int64_t cores) {
+    if (tasks < 1 || tasks >= cores) return 1;
+    int64_t root = 0;  // isqrt(2 blocks)
+    while ((root + 1) * (root + 1) <= 2 * blocks) ++root;
+    return std::max<int64_t>(1, std::min({cores / tasks, blocks, std::max<int64_t>(4, root)}));
+}
+
 uint64_t AttentionSequence::reach_of(const std::string & operand) const {
     for (const auto & [name, bytes] : reach) {
         if (name == operand) return bytes;
@@ -244,9 +251,11 @@ public:
 private:
     struct Task {
         bool    valid = false;
-        int64_t seq = 0, kv = 0, chunk = 0, row0 = 0, rows = 0;
+        int64_t seq = 0, kv = 0, chunk = 0, row0 = 0, rows = 0, part = 0;
     };
-    Task task(int64_t round, int column, int64_t slot) const;
+    // The (task, part) pair core `row` of `column` takes in `round` (design.py pair_of): the round's cores,
+    // column by column, take the pairs in order, so a task's parts sit on consecutive cores.
+    Task task(int64_t round, int column, int row) const;
     bool fail(std::string why) {
         out_.error = std::move(why);
         return false;
@@ -268,16 +277,18 @@ private:
     uint64_t                  use_bytes_[kUses] = {};
     uint64_t                  reach_[kOps] = {};
     int64_t                   mask_tokens_ = 0;  // the mask rows a kv object carries (the layout's task_tokens)
-    int64_t                   ratio_ = 1, chunks_ = 0, chunk_rows_ = 0, groups_ = 0, blocks_ = 0, parts_ = 1, slots_ = 4;
+    int64_t                   ratio_ = 1, chunks_ = 0, chunk_rows_ = 0, groups_ = 0, blocks_ = 0, parts_ = 1, per_round_ = 0, cpc_ = 4;
     int                       columns_ = 0;
     uint64_t                  kv_bytes_ = 0, state_bytes_ = 0, row_bytes_ = 0;
 };
 
-Builder::Task Builder::task(int64_t round, int column, int64_t slot) const {
+Builder::Task Builder::task(int64_t round, int column, int row) const {
     Task t;
-    const int64_t g = (round * columns_ + column) * slots_ + slot;
-    if (slot >= slots_ || g >= groups_) return t;
+    const int64_t i = column * cpc_ + row;
+    const int64_t g = round * per_round_ + i / parts_;
+    if (i / parts_ >= per_round_ || g >= groups_) return t;
     t.valid = true;
+    t.part = i % parts_;
     t.chunk = g % chunks_;
     t.kv = (g / chunks_) % s_.n_head_kv;
     t.seq = g / (chunks_ * s_.n_head_kv);
@@ -405,13 +416,13 @@ bool Builder::build() {
     chunk_rows_ = (group_rows + chunks_ - 1) / chunks_;
     groups_ = s.n_seq * s.n_head_kv * chunks_;
     blocks_ = (s.n_kv + blk - 1) / blk;
-    const int64_t most = groups_ < cores ? std::min<int64_t>({cpc, cores / groups_, blocks_}) : 1;
-    parts_ = most >= 4 ? 4 : most >= 2 ? 2 : 1;  // whole slots per column (flash_attn_split)
-    slots_ = cpc / parts_;
-    const int64_t fill = (groups_ + slots_ - 1) / slots_;
+    parts_ = attention_parts(groups_, blocks_, cores);  // flash_attn_split's
+    cpc_ = cpc;
+    const int64_t fill = (groups_ * parts_ + cpc - 1) / cpc;  // the columns the pairs fill
     columns_ = s.columns > 0 ? s.columns : static_cast<int>(std::min<int64_t>(usable, fill));
     if (columns_ > d_.max_columns) return fail(std::to_string(columns_) + " columns: the design has " + std::to_string(d_.max_columns));
-    const int64_t rounds = (groups_ + columns_ * slots_ - 1) / (columns_ * slots_);
+    per_round_ = columns_ * cpc / parts_;
+    const int64_t rounds = (groups_ + per_round_ - 1) / per_round_;
     const int64_t steps = part_range(blocks_, parts_, 0).n;
     const int64_t spo = static_cast<int64_t>(kv_bytes_ / state_bytes_);
     const int64_t state_steps = parts_ == 1 ? 0 : (parts_ + spo - 1) / spo;
@@ -437,12 +448,13 @@ bool Builder::build() {
     const int64_t first_row = d_.first_core_row;
     for (int c = 0; c < columns_; ++c) {
         for (int r = 0; r < cpc; ++r) {
-            const int64_t slot = r / parts_, part = r % parts_;
-            const bool active = slot < slots_;
+            const Task first = task(0, c, r);
+            const bool active = first.valid;
+            const int64_t part = first.part;
             int64_t tasks = 0;
-            for (int64_t k = 0; k < rounds; ++k) tasks += task(k, c, slot).valid ? 1 : 0;
+            for (int64_t k = 0; k < rounds; ++k) tasks += task(k, c, r).valid ? 1 : 0;
             const PartRange pr = active ? part_range(blocks_, parts_, part) : PartRange{0, 0};
-            const int64_t values[] = {rounds, tasks, (c * slots_ + slot) % chunks_, (columns_ * slots_) % chunks_, chunks_, chunk_rows_,
+            const int64_t values[] = {rounds, tasks, ((c * cpc + r) / parts_) % chunks_, per_round_ % chunks_, chunks_, chunk_rows_,
                                       last_rows, active ? part : 0, parts_, pr.first, pr.n, steps, s.n_kv, 0, state_steps,
                                       s.has_mask ? ratio_ : 0};
             std::vector<uint32_t> rtp(static_cast<size_t>(d_.rtp_word_count), 0);
@@ -473,7 +485,7 @@ bool Builder::build() {
         for (int c = 0; c < columns_; ++c) {
             auto & chain = chains[static_cast<size_t>(c)];
             for (int r = 0; r < cpc; ++r) {
-                const Task t = task(k, c, r / parts_);
+                const Task t = task(k, c, r);
                 if (!t.valid) {
                     chain.push_back(filler(kv_bytes_, "a q step's filler"));
                     continue;
@@ -505,12 +517,12 @@ bool Builder::build() {
                 auto & chain = chains[static_cast<size_t>(c)];
                 chain.clear();
                 for (int r = 0; r < cpc; ++r) {
-                    const Task t = task(k, c, r / parts_);
+                    const Task t = task(k, c, r);
                     if (!t.valid) {
                         chain.push_back(filler(kv_bytes_, "a block step's filler"));
                         continue;
                     }
-                    const PartRange pr = part_range(blocks_, parts_, r % parts_);
+                    const PartRange pr = part_range(blocks_, parts_, t.part);
                     // Steps past the part's blocks reread them: the BD's iteration wraps.
                     const int64_t base = pr.first + (s0 < pr.n ? s0 : 0);
                     const uint32_t iters = static_cast<uint32_t>(s0 < pr.n ? std::min(n, pr.n - s0) : 1);
@@ -557,15 +569,18 @@ bool Builder::build() {
             if (!phase(chains, true, static_cast<uint32_t>(n - 1), false)) return false;
         }
 
+        // The scratch: the partial state of core i (column x 4 + row) at state i, so a task's parts' states
+        // are consecutive wherever its cores sit; then the cores' discard slots.
+        const uint64_t cores_used = static_cast<uint64_t>(columns_) * static_cast<uint64_t>(cpc);
         const auto discard = [&](int c, int r, uint64_t bytes) {
-            return linear(kPartials, (static_cast<uint64_t>(c) * 8 + 4 + static_cast<uint64_t>(r)) * state_bytes_, bytes, uDiscarded,
-                          "discarded bytes");
+            return linear(kPartials, (cores_used + static_cast<uint64_t>(c * cpc + r)) * state_bytes_, bytes, uDiscarded, "discarded bytes");
         };
         if (parts_ > 1) {
-            // The partial states of the column's four cores, drained into its scratch, then read back.
+            // The partial states of the column's four cores, drained into the scratch; every column's drain
+            // is synced before any state step reads (a task's parts may sit in two columns).
             for (int c = 0; c < columns_; ++c) {
-                chains[static_cast<size_t>(c)] = {
-                    linear(kPartials, static_cast<uint64_t>(c) * 8 * state_bytes_, 4 * state_bytes_, uPartialsWritten, "partial states")};
+                chains[static_cast<size_t>(c)] = {linear(kPartials, static_cast<uint64_t>(c * cpc) * state_bytes_, static_cast<uint64_t>(cpc) * state_bytes_,
+                                                         uPartialsWritten, "partial states")};
             }
             if (!phase(chains, false, 0, true)) return false;
             for (int64_t j = 0; j < state_steps; ++j) {
@@ -573,15 +588,15 @@ bool Builder::build() {
                     auto & chain = chains[static_cast<size_t>(c)];
                     chain.clear();
                     for (int r = 0; r < cpc; ++r) {
-                        const int64_t slot = r / parts_;
-                        if (!task(k, c, slot).valid || r % parts_ != 0) {
+                        const Task t = task(k, c, r);
+                        if (!t.valid || t.part != 0) {
                             chain.push_back(filler(kv_bytes_, "a state step's filler"));
                             continue;
                         }
                         const int64_t n = std::min(spo, parts_ - j * spo);
                         const uint64_t bytes = static_cast<uint64_t>(n) * state_bytes_;
-                        chain.push_back(linear(kPartials, (static_cast<uint64_t>(c) * 8 + static_cast<uint64_t>(slot * parts_ + j * spo)) * state_bytes_,
-                                               bytes, uPartialsRead, "partial states"));
+                        chain.push_back(linear(kPartials, static_cast<uint64_t>(c * cpc + r + j * spo) * state_bytes_, bytes, uPartialsRead,
+                                               "partial states"));
                         if (bytes < kv_bytes_) chain.push_back(filler(kv_bytes_ - bytes, "a state step's filler"));
                     }
                 }
@@ -593,8 +608,8 @@ bool Builder::build() {
             auto & chain = chains[static_cast<size_t>(c)];
             chain.clear();
             for (int r = 0; r < cpc; ++r) {
-                const Task t = task(k, c, r / parts_);
-                if (!t.valid || r % parts_ != 0) {
+                const Task t = task(k, c, r);
+                if (!t.valid || t.part != 0) {
                     chain.push_back(discard(c, r, state_bytes_));
                     continue;
                 }

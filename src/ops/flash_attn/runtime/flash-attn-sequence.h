@@ -4,8 +4,9 @@
 //
 // The work is the engine's split (tasks of a sequence, a KV head and up to 16 query rows; a task's blocks
 // of 32 KV rows in `parts` ranges when there are fewer tasks than cores), placed as aie/flash_attn/design.py
-// places it: a column takes 4 / parts tasks per round, its four cores in lockstep behind one input FIFO
-// split over them and one output FIFO joined from them. Per round and column the stream runs phases, one
+// places it: the cores of a round, column by column, take the (task, part) pairs in order (a task's parts on
+// consecutive cores, in one column or two), a column's four cores in lockstep behind one input FIFO split
+// over them and one output FIFO joined from them. Per round and column the stream runs phases, one
 // in flight, each taking its BDs from all 16 of the shim (the host syncs on a phase before it rewrites
 // them):
 //   the q step      per core: its 16 slopes (from the host-written table), its query rows in runs of
@@ -13,8 +14,9 @@
 //   the block steps one chain per column (per core K, V, the mask rows of its task's tokens and their
 //                   filler), repeated over up to 64 steps with each BD's iteration stepping to the next
 //                   block, wrapping on a part of fewer blocks;
-//   split rounds    the partial states drained into the partials scratch, then read back by each task's
-//                   merging core, one state step at a time;
+//   split rounds    the partial states drained into the partials scratch (core i's at state i, so a task's
+//                   are consecutive), every column's drain synced, then read back by each task's merging
+//                   core, one state step at a time;
 //   the drain       the finished rows to out in runs, every other byte of the cores' objects to the
 //                   scratch's discard slots.
 // Every per-token value (n_kv, the blocks) is in the stream and the RTP words: the xclbin depends on the
@@ -50,6 +52,13 @@ struct AttentionShape {
     std::string layout;          // "": the layout of the fewest task tokens that holds the largest task's
     bool operator==(const AttentionShape & o) const;
 };
+
+// The parts of a task's context (flash_attn_split's and the stream's): with fewer tasks than `cores`, as
+// many as the cores hold, every part at least one block, up to 4 or isqrt(2 blocks). A core of the design
+// takes ceil(blocks / parts) block steps and ceil(parts / 2) state steps (an F16 kv object holds 2 states),
+// fewest near parts = sqrt(2 blocks); past it the merging core's state steps cost more than the parts
+// save. 1 when the tasks fill the cores.
+int64_t attention_parts(int64_t tasks, int64_t blocks, int64_t cores);
 
 // The shape of a flash_attn invocation from its key and parameter block; false with `err` otherwise.
 bool attention_shape_of(const Invocation & inv, const DesignDescription & d, AttentionShape & out, std::string & err);
@@ -88,7 +97,7 @@ bool attention_slopes_layout(const DesignDescription & d, const std::string & fa
 
 struct AttentionSequence : RowsSequence {
     AttentionSlopesLayout slopes;
-    uint64_t              partials_bytes = 0;  // the scratch operand: 8 state objects per column
+    uint64_t              partials_bytes = 0;  // the scratch operand: per core of the stream a partial state and a discard slot
     // Per operand the bytes past its base the stream's BDs reach (K, V and the mask read a last block of
     // fewer than 32 rows whole): the memory behind each operand must hold them.
     std::vector<std::pair<std::string, uint64_t>> reach;

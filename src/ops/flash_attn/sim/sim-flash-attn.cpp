@@ -185,13 +185,8 @@ FlashAttnSplit flash_attn_split(const FlashAttnParams & p, int64_t cores) {
     s.chunk_rows = (group_rows + s.chunks - 1) / s.chunks;  // chunks of equal size, at most 16 rows
     s.groups = p.n_seq * p.n_head_kv * s.chunks;
     s.blocks = (p.n_kv + kFaKvBlock - 1) / kFaKvBlock;
-    // Fewer groups than cores: the cores of a column split a group's context, every part at least one block,
-    // in 4, 2 or 1 parts: a column's 4 cores take 4 / parts groups in lockstep (the design's placement), so 3
-    // parts would idle a core in every column and cost the stream a round more.
-    if (s.groups < cores) {
-        const int64_t most = std::min<int64_t>({kCoresPerColumn, cores / s.groups, s.blocks});
-        s.parts = most >= 4 ? 4 : most >= 2 ? 2 : 1;
-    }
+    // Fewer groups than cores: each group's context in parts (attention_parts, the design's rule).
+    s.parts = attention_parts(s.groups, s.blocks, cores);
     return s;
 }
 
