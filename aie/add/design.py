@@ -50,18 +50,19 @@ data movement is written here:
     objects are a group of core_rows chunks; the memory tile splits each object, chunk k to core row k
     on an MM2S channel of its own; each core writes one chunk of y per call, joined in the memory tile
     into group objects the shim's S2MM channel drains.
-  - Why the inputs are split over 2 core rows (array.core_rows is 2 in add's, glu's and scale's
-    descriptions; the other core rows of a column stay unused): a split takes one memory-tile MM2S
+  - Why the inputs are split over 2 core rows (array.core_rows is 2 in add's and scale's descriptions;
+    the other core rows of a column stay unused; glu's is 4, below): a split takes one memory-tile MM2S
     channel per core row it feeds, and the memory tile has 6 MM2S channels. Two inputs over 2 core rows:
     a 2 + b 2 + y 1 (to the shim) = 5 of 6, and 4 upward streams through 6 switch ports; over 4 core
     rows: 4 + 4 + 1 = 9 of 6 and 8 streams through 6 ports, so a plan of that description fails those
     two checks by name and is not emitted. One input (scale) over 2 core rows takes x 2 + y 1 = 3 of 6
     channels and 2 upward streams; it could feed 4 (4 + 1 = 5 of 6, 4 streams) but keeps add's 2 core
     rows, so that one program and the host's one rows stream serve it. Broadcasting b whole instead (one
-    MM2S channel, fanned out by the switches) was rejected: every core would hold the whole group and
-    must read chunk k of it, but an IRON kernel call passes the acquired object's base pointer and the
-    kernels take (a, b, y, n), no offset; the plan fails a broadcast description at the kernels'
-    signature check.
+    MM2S channel, fanned out by the switches) was rejected for add's kernels: every core would hold the
+    whole group and must read chunk k of it, but an IRON kernel call passes the acquired object's base
+    pointer and add's kernels take (a, b, y, n), no offset; the plan fails such a description at the
+    kernels' signature check. glu's kernel takes the offset (swiglu_f32(a, b, y, n, b_at)), and glu's
+    description broadcasts b over 4 core rows: a 4 + b 1 + y 1 = 6 of 6 MM2S channels, 5 upward streams.
   - One core row (hadamard's description: x 1 + y 1 = 2 of 6 MM2S channels, 1 upward stream): a
     transform needs its whole row, so a chunk is one row and a group one chunk. A row transform's plan
     fails by name with more core rows (a group of two chunks would be two rows back to back, which the

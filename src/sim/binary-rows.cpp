@@ -36,11 +36,11 @@ Status sim_run_binary_rows(const BinaryKernel & k, const std::vector<BinaryRows>
     for (const BinaryRows & r : rows) {
         const int64_t chunk = r.chunk > 0 ? r.chunk : kBinaryChunk;
         const int64_t tail = r.cols % chunk;
-        if (chunk > kBinaryChunk || chunk % kBinaryLanes != 0 || r.cols % kBinaryLanes != 0 || (tail != 0 && tail < kBinaryMinCall) ||
-            (r.cols < kBinaryMinCall)) {
+        if (chunk > kBinaryChunk || chunk % kBinaryLanes != 0 || r.cols % kBinaryLanes != 0 || (tail != 0 && tail < k.min_call) ||
+            (r.cols < k.min_call)) {
             return Status::error(std::string(k.name) + ": a row of " + std::to_string(r.cols) + " values in calls of " + std::to_string(chunk) +
-                                 " would call the kernel on fewer than " + std::to_string(kBinaryMinCall) +
-                                 " values (its loop promises the compiler 2 trips of 32 lanes)");
+                                 " would call the kernel on fewer than " + std::to_string(k.min_call) + " values (its loop promises the compiler " +
+                                 std::to_string(k.min_call / kBinaryLanes) + " trip(s) of 32 lanes)");
         }
     }
     std::vector<std::pair<uint32_t, int64_t>> jobs;
@@ -59,14 +59,14 @@ Status sim_run_binary_rows(const BinaryKernel & k, const std::vector<BinaryRows>
 BinaryCallOps measure_binary_calls(const BinaryKernel & k) {
     auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
     std::memset(b, 0, sizeof *b);
-    const BinaryCallOps m{measure_on_own_thread([&] { k.fn(b->a, b->b, b->y, kBinaryMinCall); }),
-                          measure_on_own_thread([&] { k.fn(b->a, b->b, b->y, kBinaryChunk); })};
+    const BinaryCallOps m{measure_on_own_thread([&] { k.fn(b->a, b->b, b->y, k.min_call); }),
+                          measure_on_own_thread([&] { k.fn(b->a, b->b, b->y, kBinaryChunk); }), k.min_call};
     std::free(b);
     return m;
 }
 
 CoreOps BinaryCallOps::at(int64_t n) const {
-    return interpolate_call_ops(min_call, chunk, n, kBinaryMinCall, kBinaryChunk);
+    return interpolate_call_ops(min_call, chunk, n, min_n, kBinaryChunk);
 }
 
 }  // namespace xdna

@@ -11,14 +11,19 @@ namespace {
 class BinaryChunkRole final : public CoreRole {
 public:
     BinaryChunkRole(const DesignDescription & d, const LayoutDesc & L, int row, int tile, const std::vector<BinaryChunkKernel> & kernels,
-                    const std::string & a, const std::string & b, const std::string & y)
-        : d_(d), row_(row), tile_(tile), kernels_(kernels), a_(core_port(L, a)), b_(core_port(L, b)), y_(core_port(L, y)),
+                    const std::vector<BinaryChunkKernelAt> & kernels_at, const std::string & a, const std::string & b, const std::string & y)
+        : d_(d), row_(row), tile_(tile), kernels_(kernels), kernels_at_(kernels_at), a_(core_port(L, a)), b_(core_port(L, b)), y_(core_port(L, y)),
           a_group_(whole_group(L, a)), b_group_(whole_group(L, b)), chunks_word_(d.rtp_word("chunks")) {}
 
     std::string start(const std::vector<uint32_t> & words) override {
         contract_ = words[d_.rtp_contract];
-        if (contract_ >= kernels_.size() || kernels_[contract_] == nullptr) {
+        const bool at = !kernels_at_.empty();
+        if (at ? contract_ >= kernels_at_.size() || kernels_at_[contract_] == nullptr
+               : contract_ >= kernels_.size() || kernels_[contract_] == nullptr) {
             return "contract RTP " + std::to_string(contract_) + " selects no kernel of this family";
+        }
+        if (at && !b_group_) {
+            return "the family's kernels take b as the whole group with their chunk's offset, and this layout splits b";
         }
         if (a_ < 0 || b_ < 0 || y_ < 0 || chunks_word_ < 0) {
             return "the layout lacks the core FIFOs or the RTP word this core program reads";
@@ -32,8 +37,12 @@ public:
         while (done_ < chunks_ && p.ready(a_) && p.ready(b_) && p.ready(y_)) {
             // An input broadcast as the whole group of chunks: this core's is the chunk of its row.
             const auto * a = reinterpret_cast<const float *>(p.object(a_)) + (a_group_ ? static_cast<size_t>(row_) * tile_ : 0);
-            const auto * b = reinterpret_cast<const float *>(p.object(b_)) + (b_group_ ? static_cast<size_t>(row_) * tile_ : 0);
-            kernels_[contract_](a, b, reinterpret_cast<float *>(p.object(y_)), tile_);
+            const auto * b = reinterpret_cast<const float *>(p.object(b_));
+            if (!kernels_at_.empty()) {
+                kernels_at_[contract_](a, b, reinterpret_cast<float *>(p.object(y_)), tile_, row_ * tile_);
+            } else {
+                kernels_[contract_](a, b + (b_group_ ? static_cast<size_t>(row_) * tile_ : 0), reinterpret_cast<float *>(p.object(y_)), tile_);
+            }
             p.release(a_);
             p.release(b_);
             p.release(y_);
@@ -56,6 +65,7 @@ private:
     const DesignDescription & d_;
     int row_, tile_;
     std::vector<BinaryChunkKernel> kernels_;
+    std::vector<BinaryChunkKernelAt> kernels_at_;
     int a_, b_, y_;
     bool a_group_, b_group_;
     int chunks_word_;
@@ -68,7 +78,15 @@ CoreRoleFactory binary_chunk_roles(const DesignDescription & d, int tile, std::v
                                    std::string a_fifo, std::string b_fifo, std::string y_fifo) {
     return [&d, tile, kernels = std::move(kernels), a = std::move(a_fifo), b = std::move(b_fifo), y = std::move(y_fifo)](
                const LayoutDesc & L, int, int row, std::string &) -> std::unique_ptr<CoreRole> {
-        return std::make_unique<BinaryChunkRole>(d, L, row, tile, kernels, a, b, y);
+        return std::make_unique<BinaryChunkRole>(d, L, row, tile, kernels, std::vector<BinaryChunkKernelAt>{}, a, b, y);
+    };
+}
+
+CoreRoleFactory binary_chunk_roles_at(const DesignDescription & d, int tile, std::vector<BinaryChunkKernelAt> kernels,
+                                      std::string a_fifo, std::string b_fifo, std::string y_fifo) {
+    return [&d, tile, kernels = std::move(kernels), a = std::move(a_fifo), b = std::move(b_fifo), y = std::move(y_fifo)](
+               const LayoutDesc & L, int, int row, std::string &) -> std::unique_ptr<CoreRole> {
+        return std::make_unique<BinaryChunkRole>(d, L, row, tile, std::vector<BinaryChunkKernel>{}, kernels, a, b, y);
     };
 }
 

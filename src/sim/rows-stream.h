@@ -26,6 +26,15 @@ namespace xdna {
 // side, in the layout), at tile `tile`: kernels[contract] per chunk.
 CoreRoleFactory binary_chunk_roles(const DesignDescription & d, int tile, std::vector<BinaryChunkKernel> kernels,
                                    std::string a_fifo, std::string b_fifo, std::string y_fifo);
+// A kernel whose b is the whole group of chunks broadcast to the core rows, told where its chunk starts
+// (values): an IRON kernel call passes an acquired object's base pointer only (aie/add/design.py
+// kernel_params). aie/glu's swiglu_f32.
+using BinaryChunkKernelAt = void (*)(const float * a, const float * b_group, float * y, int32_t n, int32_t b_at);
+// The same core program calling such kernels: b's object passed whole, with core row k's offset k x tile,
+// as the design's IRON program passes them. A layout whose b is not a broadcast of the group is refused
+// when the core starts (the kernel would read past its chunk).
+CoreRoleFactory binary_chunk_roles_at(const DesignDescription & d, int tile, std::vector<BinaryChunkKernelAt> kernels,
+                                      std::string a_fifo, std::string b_fifo, std::string y_fifo);
 
 // The built stream of a shape, once per shape and builder (a model runs a few shapes every token, and
 // the timing model asks for each invocation's stream on every run): the last 128 of each shape type.

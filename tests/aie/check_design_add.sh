@@ -16,7 +16,8 @@
 #     (src/runtime/rows-sequence.cpp: R row blocks x S segments, one column each; steps of at most
 #     min(kRowsPerStep, repeat_max + 1) rows; rows_bd's d0), and each of its checks passes or fails
 #     exactly when the recomputation says it must; every value goes to exactly one core and is read and
-#     written once; the kernels take what the core passes (a binary kernel (a, b, y, n), scale's
+#     written once; the kernels take what the core passes (a binary kernel (a, b, y, n), SwiGLU's
+#     (a, b, y, n, b's offset: b broadcast whole to glu's 4 core rows), scale's
 #     (x, y, n, s, b, with_bias), hadamard's (x, y, rows, n, scale), read here from the sources); scale's
 #     fp32 RTP words are the bits of --scale and --bias, hadamard's of --hadamard-scale or, by default,
 #     1.0f / sqrtf(tile) (the three tiles' bits written here by hand); a few shapes are also held to the
@@ -35,8 +36,10 @@
 #   - descriptions changed the ways the design has been discussed: the inputs split over 4 core rows
 #     (core_rows 4, groups of 4: for add and glu the memory tile's 6 MM2S channels and the 6 upward ports
 #     cannot feed it and it must fail those checks by name; scale's one input fits, 5 of 6 and 4 of 6),
-#     the last input broadcast whole (the kernels take no offset: it must fail the kernels' signature
-#     check), scale without its fp32 words and add with one (both fail the signature check), hadamard
+#     the last input broadcast whole (add's and scale's kernels take no offset: it must fail the kernels'
+#     signature check; glu's description broadcasts b and its kernel takes the offset: its plan passes,
+#     and glu split over 2 core rows, as it was, fails the signature check: its kernel wants an offset the
+#     core then does not pass), scale without its fp32 words and add with one (both fail the signature check), hadamard
 #     beside a fwht.cc that defines no fwht_f32 or one without its rows (the kernel check fails by name);
 #     a plan that passes is handed on to the MLIR emission;
 #   - the IRON program design.py builds for the descriptions, run on stand-ins of IRON's classes
@@ -119,6 +122,7 @@ py_step=$(sed -n 's/^HOST_ROWS_PER_STEP = \([0-9]*\).*/\1/p' "$design")
 # Variants of each description, from the real one (so every other number stays its own); "the inputs"
 # are its shim MM2S FIFOs (a and b, or x), "the last input" b or x:
 #   <d>-split4:  the inputs split over 4 core rows (core_rows 4, groups of 4 chunks), y joined from 4;
+#   <d>-split2:  the inputs split over 2 core rows (core_rows 2, groups of 2 chunks), y joined from 2;
 #   <d>-bcast:   the last input broadcast whole to the 2 core rows (core object = the group);
 #   <d>-forward: the last input handed on by a forward (refused when read);
 #   <d>-group4:  groups of 4 chunks over core_rows 2 (refused when read);
@@ -140,20 +144,23 @@ for path in descs:
     last_in = [f["name"] for f in fifos if f.get("shim_channel", {}).get("direction") == "mm2s"][-1]
     last_core = next(f["name"] for f in fifos if f.get("source") == last_in)
 
-    def variant(kind, core_rows=None, group=None, link=None, count=None):
+    def variant(kind, core_rows=None, group=None, link=None, count=None, split_all=False):
         d = copy.deepcopy(base)
         if core_rows is not None:
             d["array"]["core_rows"] = core_rows
         for f in d["layouts"][0]["fifos"]:
             if group is not None and f["name"] in shim:
                 f["object"]["count"] = group
+            if split_all and f.get("to") == "core":
+                f["link"], f["object"]["count"] = "split", 1
             if f["name"] == last_core and link is not None:
                 f["link"] = link
                 f["object"]["count"] = count
         json.dump(d, open(f"{out}/{name}-{kind}.json", "w"), indent=1)
         return d
 
-    variant("split4", core_rows=4, group=4)
+    variant("split4", core_rows=4, group=4, split_all=True)
+    variant("split2", core_rows=2, group=2, split_all=True)
     variant("bcast", link="broadcast", count=base["array"]["core_rows"])
     variant("forward", link="forward", count=1)
     variant("group4", group=4)
@@ -576,8 +583,11 @@ verify(add, 1, 4096, 8, expect={"columns used": 4, "kernel calls on the busiest 
                                 "read (bytes)": 2 * 16384, "written (bytes)": 16384})
 verify(add, 512, 4096, 8, one_b_row=True, expect={"columns used": 8, "kernel calls on the busiest core": 256,
                                                   "read (bytes)": 2 * 512 * 16384})
-verify(glu, 1, 14336, 8, expect={"tile": 512, "columns used": 8, "kernel calls on the busiest core": 2})
-verify(glu, 37, 1536, 8, expect={"tile": 256, "columns used": 8, "kernel calls on the busiest core": 15})
+# glu over 4 core rows, by hand: 14336 is 7 groups of 4 chunks of 512, one per column; 1536 is 3 groups of
+# 4 x 128 (no larger tile's group divides it), 37 rows in row blocks of 5 and 4 over the 8 columns, 5 x 3
+# chunks on each core of the busiest.
+verify(glu, 1, 14336, 8, expect={"tile": 512, "columns used": 7, "kernel calls on the busiest core": 1})
+verify(glu, 37, 1536, 8, expect={"tile": 128, "columns used": 8, "kernel calls on the busiest core": 15})
 # Scale's, by hand: a row of 4096 is 2 groups of 2 chunks of 1024, one per column (1 row < 8 columns:
 # S = min(2, 8) = 2); 64 rows are 8 per column, 2 groups each, 16 chunks per core; x read and y written once.
 verify(scale, 1, 4096, 8, expect={"tile": 1024, "columns used": 2, "kernel calls on the busiest core": 1,
@@ -728,8 +738,20 @@ for want in "\[ok\] DMA channels memory tile (each column) MM2S: 5 of 6" \
             "\[ok\] stream-switch ports memory tile -> core row 2 (up): 4 stream(s) of 6 ports"; do
     grep -q "$want" "$tmp/split4.txt" || fail "scale: split over 4 core rows: no '$want'"
 done
-# The last input broadcast whole: the kernels take no offset.
-for d in add glu scale; do
+# glu broadcasts b whole to its 4 core rows and its kernel takes the offset of the core's chunk; split over
+# 2 core rows, as it was, the core passes no offset and the kernel check fails.
+"$py" "$design" --dataflow "$glu_df" --tile 256 --print-plan >"$tmp/glu.txt" 2>&1 ||
+    fail "glu's description: a check fails"
+for want in "\[ok\] kernel swiglu_f32 (swiglu.cc) takes what the core program passes: swiglu_f32(.*int32_t n, int32_t g_at); .*offset of the core's chunk in b's object" \
+            "\[ok\] DMA channels memory tile (each column) MM2S: 6 of 6 (4 x a (split) + 1 x b (broadcast) + 1 x y to the shim)" \
+            "\[ok\] stream-switch ports memory tile -> core row 2 (up): 5 stream(s) of 6 ports"; do
+    grep -q -- "$want" "$tmp/glu.txt" || fail "glu's plan: no '$want'"
+done
+"$py" "$design" --dataflow "$tmp/glu-split2.json" --tile 256 --print-plan >"$tmp/split2.txt" 2>&1 || true
+grep -q "\[FAIL\] kernel swiglu_f32 (swiglu.cc) takes what the core program passes" "$tmp/split2.txt" ||
+    fail "glu split over 2 core rows: no failed kernel signature check"
+# The last input broadcast whole: add's and scale's kernels take no offset.
+for d in add scale; do
     "$py" "$design" --dataflow "$tmp/$d-bcast.json" --tile 256 --print-plan >"$tmp/bcast.txt" 2>&1 || true
     grep -q "\[FAIL\] kernel .* takes what the core program passes: .*the kernel must take the chunk's offset" "$tmp/bcast.txt" ||
         fail "$d: the last input broadcast: no failed kernel signature check"

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-extern "C" void swiglu_f32(const float * a, const float * b, float * y, int32_t n);  // aie/glu/kernels/swiglu.cc
+extern "C" void swiglu_f32(const float * a, const float * b, float * y, int32_t n, int32_t b_at);  // aie/glu/kernels/swiglu.cc
 
 namespace {
 
@@ -153,8 +153,8 @@ struct RowsSeed {
 const RowsSeed kRowsSeeds[] = {
     // 8 columns, a one-row b (repeats)
     {"add-t256-r9-c1536-brow.bin", "add", "add_f32", 9, 1536, {{"a", 1600}, {"b", 0}, {"y", 1600}}},
-    // 3 rows in segments over 6 columns
-    {"glu-t64-r3-c896.bin", "glu", "swiglu_f32", 3, 896, {{"a", 896}, {"b", 896}, {"y", 896}}},
+    // 3 rows in segments over 8 columns, b broadcast to the 4 core rows
+    {"glu-t64-r3-c1280.bin", "glu", "swiglu_f32", 3, 1280, {{"a", 1280}, {"b", 1280}, {"y", 1280}}},
     // 11 rows of 896 values (tile 128) over 8 columns, one weight row for all
     {"norm-t128-r11-c896-w.bin", "rms_norm", "rms_norm_mul_f32", 11, 896, {{"x", 896}, {"weight", 0}, {"y", 896}}},
     // 5 rows of 1536 values (tile 256) over 5 columns, one input
@@ -172,7 +172,7 @@ CoreRoleFactory real_roles(const RowsSeed & s, const DesignDescription & d, int 
     if (design == "scale") {
         return scale_core_roles(d, tile);
     }
-    return design == "add" ? add_core_roles(d, tile) : binary_chunk_roles(d, tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2");
+    return design == "add" ? add_core_roles(d, tile) : binary_chunk_roles_at(d, tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2");
 }
 
 TEST(DmaFuzzSeeds, RowsSeedsAreTheBuildersStreamsAndRunOnTheFuzzersArguments) {

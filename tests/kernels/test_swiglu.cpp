@@ -131,12 +131,14 @@ TEST(SwigluKernel, TwinIsBitIdenticalToTheKernelCode) {
 }
 
 // The glu design through its instruction stream (aie/glu/dataflow.json, runtime/rows-sequence.h): a decode
-// token's gate over 8 columns and a prefill block, every output the kernel mode's bits (which the test
-// above ties to the stated numerics); a row no group of the design's tiles divides is refused.
+// token's gate over 7 columns, a prefill block and rows of 128 (the smallest tile, 32, in groups of the 4
+// core rows), each core reading its chunk of b's broadcast object, every output the kernel mode's bits
+// (which the test above ties to the stated numerics); a row no group of the design's tiles divides is
+// refused.
 TEST(SwigluStream, StreamGivesTheKernelModesBits) {
     using namespace xdna;
     StreamContexts ctx;
-    for (const auto & [rows, cols] : {std::pair<int64_t, int64_t>{1, 14336}, {37, 1536}}) {
+    for (const auto & [rows, cols] : {std::pair<int64_t, int64_t>{1, 14336}, {37, 1536}, {5, 128}}) {
         SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
         const size_t n = static_cast<size_t>(rows * cols);
         const std::vector<float> x = xdna_test::random_floats(n, 3.0f), g = xdna_test::random_floats(n, 1.0f);
@@ -158,7 +160,7 @@ TEST(SwigluStream, StreamGivesTheKernelModesBits) {
     }
     xdna_test::HostBuffer small(4 * 96);
     GluInvocation odd;
-    odd.p = {1, 96, 96, 96, 96};  // not a whole group of 2 chunks of 64
+    odd.p = {1, 96, 96, 96, 96};  // not a whole group of 4 chunks of 32
     odd.a = odd.b = odd.y = {&small, 0};
     ThreadPool pool(1);
     bool refused = false;

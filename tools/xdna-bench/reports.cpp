@@ -233,6 +233,16 @@ void print_e2e_tiers(FILE * out, const ModelDims & d, const std::string & ftype,
 // Decode with the layer's attention on the NPU (GGML_XDNA_NPU_OPS=layer) against the context length,
 // beside FastFlowLM's published Llama-3.1-8B decode on Krackan (ROCm/FastFlowLM docs/docs/benchmarks/
 // llama3_results.md: 12.8 / 12.2 / 10.2 t/s at 1k / 4k / 16k, about 76.8 ms + 1.28 us per position).
+// Per kind of invocation: its count, busy, compute and DRAM time, bytes, and argument setup.
+static void print_by_kind(FILE * out, const PhaseModel & ph) {
+    std::fprintf(out, "| kind | invocations | busy ms | compute ms | DRAM ms | MB moved | DRAM GB/s | setup ms |\n|---|---|---|---|---|---|---|---|\n");
+    for (const auto & [kind, k] : ph.by_kind) {
+        std::fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", kind.c_str(), k.invocations, fmt(k.busy_us / 1e3, 2).c_str(),
+                     fmt(k.compute_us / 1e3, 2).c_str(), fmt(k.dram_us / 1e3, 2).c_str(), fmt(k.dram_bytes / 1e6, 1).c_str(),
+                     fmt(k.dram_us > 0 ? k.dram_bytes / k.dram_us / 1e3 : 0.0, 1).c_str(), fmt(k.dispatch_us / 1e3, 2).c_str());
+    }
+}
+
 static void print_e2e_attention(FILE * out, const ModelDims & d, const std::string & ftype, const NpuPreset & base, int64_t pp_tokens) {
     const TimingModel model(base);
     const int64_t contexts[] = {1024, 4096, 16384};
@@ -291,12 +301,13 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
                       "per invocation, DRAM GB/s = the kind's bytes over its DRAM time; the submission's own %s ms and the %d "
                       "changes of contract or layout (%s ms) are not in the rows):\n\n",
                  (long long) contexts[0], fmt(tg1k.submit_us / 1e3, 2).c_str(), tg1k.contract_changes, fmt(tg1k.switch_us / 1e3, 2).c_str());
-    std::fprintf(out, "| kind | invocations | busy ms | compute ms | DRAM ms | MB moved | DRAM GB/s | setup ms |\n|---|---|---|---|---|---|---|---|\n");
-    for (const auto & [kind, k] : tg1k.by_kind) {
-        std::fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", kind.c_str(), k.invocations, fmt(k.busy_us / 1e3, 2).c_str(),
-                     fmt(k.compute_us / 1e3, 2).c_str(), fmt(k.dram_us / 1e3, 2).c_str(), fmt(k.dram_bytes / 1e6, 1).c_str(),
-                     fmt(k.dram_us > 0 ? k.dram_bytes / k.dram_us / 1e3 : 0.0, 1).c_str(), fmt(k.dispatch_us / 1e3, 2).c_str());
-    }
+    print_by_kind(out, tg1k);
+    // The same for a prompt's ubatch: what the prefill goal has to cut.
+    std::fprintf(out, "\nWhere a prefill ubatch of %lld tokens goes from an empty cache (MODELLED, the same run and columns; every "
+                      "attention block charged; the submission's own %s ms and the %d changes of contract or layout (%s ms) are "
+                      "not in the rows):\n\n",
+                 (long long) pp_tokens, fmt(pp.submit_us / 1e3, 2).c_str(), pp.contract_changes, fmt(pp.switch_us / 1e3, 2).c_str());
+    print_by_kind(out, pp);
 }
 
 // The co-resident decode-layer plan (aie/decode_layer/README.md), decode only: no switches, projections

@@ -1,6 +1,10 @@
-// SwiGLU of fp32 rows, the FFN's gate of every llama.cpp layer: y[i] = silu(x[i]) * g[i] with
+// SwiGLU of fp32 rows, the FFN's gate of every llama.cpp layer: y[i] = silu(x[i]) * g[g_at + i] with
 // silu(x) = x / (1 + exp(-x)), over one chunk of n values (n a multiple of 32,
-// at least 64: its loop promises the compiler 2 trips).
+// at least 32: its loop promises the compiler 1 trip, so that the design's smallest tile, 32 values,
+// takes a row of 128 as a group of 4 chunks). g is the object the core holds of the up
+// projection: the whole group of chunks, broadcast to the column's core rows (aie/glu/dataflow.json), so
+// g_at is the offset of this core's chunk in it (core row k: k x n). An IRON kernel call passes an acquired
+// object's base pointer only, so the kernel takes the offset.
 //
 // Numerics as the core computes them (aie/glu/README.md): every product is aie_api's float multiply
 // (Peano's `safe` emulation, split in the reset mode, floor), every add one fp32 rounding to nearest
@@ -42,9 +46,10 @@ vf reciprocal(const vf & d) {
 
 extern "C" {
 
-void swiglu_f32(const float * __restrict x, const float * __restrict g, float * __restrict y, int32_t n) {
+void swiglu_f32(const float * __restrict x, const float * __restrict g_group, float * __restrict y, int32_t n, int32_t g_at) {
     constexpr float kLog2e = 1.4426950408889634f;
-    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(2)
+    const float * __restrict g = g_group + g_at;
+    AIE_PREPARE_FOR_PIPELINING AIE_LOOP_MIN_ITERATION_COUNT(1)
     for (int32_t i = 0; i < n; i += kLanes) {
         const vf xv = aie::load_v<kLanes>(x + i);
         const vf z = aie::min(aie::max(mulv(xv, -kLog2e), -126.0f), 125.0f);

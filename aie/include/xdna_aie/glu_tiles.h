@@ -1,5 +1,5 @@
 // What the glu design's core program and the host agree on (aie/glu/README.md): chunks of the xclbin's
-// tile (64 to 512 values, aie/glu/dataflow.json), a multiple of kGluLanes each.
+// tile (32 to 512 values, aie/glu/dataflow.json), a multiple of kGluLanes each.
 #pragma once
 
 namespace xdna_aie {

@@ -38,11 +38,12 @@ bool glu_supported(const ggml_tensor * glu, const TensorResolver & resolve, std:
         why = "GLU row length " + std::to_string(a->ne[0]) + " is not a multiple of " + std::to_string(xdna_aie::kGluLanes);
         return false;
     }
-    // The design's data movement takes rows in groups of core_rows (2) chunks of one of its tiles (aie/glu/dataflow.json).
+    // The design's data movement takes rows in groups of core_rows (4) chunks of one of its tiles (aie/glu/dataflow.json).
     const DesignRead & d = glu_design();
     const int tile = d.ok() ? rows_tile_for(d.design, d.design.families.front().first, a->ne[0]) : 0;
     if (tile == 0) {
-        why = "GLU row length " + std::to_string(a->ne[0]) + " is not a whole number of groups of 2 chunks of 64 to 512 values " +
+        why = "GLU row length " + std::to_string(a->ne[0]) + " is not a whole number of groups of " +
+              (d.ok() ? std::to_string(d.design.core_rows) : std::string("the design's")) + " chunks of any of its tiles " +
               "(aie/glu/dataflow.json)" + (d.ok() ? std::string() : ": " + d.error);
         return false;
     }

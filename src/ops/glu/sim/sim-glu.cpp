@@ -9,15 +9,22 @@
 #include <algorithm>
 #include <cstring>
 
-extern "C" void swiglu_f32(const float * a, const float * b, float * y, int32_t n);  // aie/glu/kernels/swiglu.cc
+// aie/glu/kernels/swiglu.cc: b the whole group broadcast to the core rows, b_at the core's chunk in it.
+extern "C" void swiglu_f32(const float * a, const float * b, float * y, int32_t n, int32_t b_at);
 
 namespace xdna {
 
 namespace {
 
+// The engine's chunk calls (kernels mode) hand the kernel b at its own chunk: the offset 0.
+void swiglu_chunk(const float * a, const float * b, float * y, int32_t n) { swiglu_f32(a, b, y, n, 0); }
+
 static_assert(xdna_aie::kGluChunk == kBinaryChunk && xdna_aie::kGluLanes == kBinaryLanes, "the glu design's chunks");
-constexpr BinaryKernel kSwiglu{"swiglu_f32", swiglu_f32};
-constexpr BinaryKernel kSwigluTwin{"swiglu_f32", twin_swiglu_f32};
+// swiglu_f32's loop promises 1 trip of 32 lanes (the design's smallest tile, 32 values, takes a row of 128
+// as 4 chunks of its 4 core rows).
+constexpr int32_t kGluMinCall = xdna_aie::kGluLanes;
+constexpr BinaryKernel kSwiglu{"swiglu_f32", swiglu_chunk, kGluMinCall};
+constexpr BinaryKernel kSwigluTwin{"swiglu_f32", twin_swiglu_f32, kGluMinCall};
 constexpr int kCores = 32;
 
 const BinaryCallOps & calls() {
@@ -44,11 +51,11 @@ ModelShape glu_model_shape(const Invocation & inv) {
         return s;
     }
     s.n_core_calls = 1;
-    const int64_t chunks = r.p.rows * ((r.p.cols + kBinaryMinCall - 1) / kBinaryMinCall);
+    const int64_t chunks = r.p.rows * ((r.p.cols + kGluMinCall - 1) / kGluMinCall);
     const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(chunks, kCores));
     s.kind_cores = static_cast<int>(cores);
     s.kind_columns = static_cast<int>(std::min<int64_t>(8, cores));
-    s.core_calls[0] = {calls().at(kBinaryMinCall), static_cast<double>((chunks + cores - 1) / cores)};
+    s.core_calls[0] = {calls().at(kGluMinCall), static_cast<double>((chunks + cores - 1) / cores)};
     s.activation_bytes = 2 * row * static_cast<double>(r.p.rows);
     s.out_bytes = row * static_cast<double>(r.p.rows);
     return s;
@@ -77,7 +84,7 @@ Status sim_run_glus(const std::vector<Invocation> & invs, ThreadPool & pool, Sim
 Status sim_run_glus_stream(const std::vector<Invocation> & invs, ThreadPool & pool, StreamContexts & contexts, bool * refused) {
     return sim_run_rows_invocations(
         invs, glu_has_kernel,
-        [](const DesignDescription & d, int tile) { return binary_chunk_roles(d, tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2"); },
+        [](const DesignDescription & d, int tile) { return binary_chunk_roles_at(d, tile, {swiglu_f32}, "a_l2l1", "b_l2l1", "y_l1l2"); },
         pool, contexts, refused, "glu");
 }
 
