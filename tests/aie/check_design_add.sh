@@ -82,6 +82,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+shows() {  # shows <label> <plan file> <pattern>...: every pattern is in the plan
+    local label=$1 file=$2 want
+    shift 2
+    for want in "$@"; do
+        grep -q -- "$want" "$file" || fail "$label: no '$want'"
+    done
+}
 
 # Compile without writing a .pyc into the source tree.
 "$py" -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$design" ||
@@ -649,11 +656,9 @@ refused "\[FAIL\] shape: row stride within the shim's stride" --dataflow "$scale
 # is then 1024 runs, past d1's wrap unless the step is one contiguous run.
 "$py" "$design" --dataflow "$scale_df" --rows 10 --row-len 2048 --row-stride 3000 --print-plan >"$tmp/strided.txt" ||
     fail "scale: strided rows at tile 1024 fail a check"
-for want in "x fill, per column per step (the largest: column 0's first): sizes \[1, 2, 4, 512\] strides \[0, 3000, 512, 1\]$" \
+shows "scale: strided rows at tile 1024" "$tmp/strided.txt" "x fill, per column per step (the largest: column 0's first): sizes \[1, 2, 4, 512\] strides \[0, 3000, 512, 1\]$" \
             "\[ok\] x fill, per column per step (the largest: column 0's first): d0 size: 512 <= 1023 words" \
-            "\[ok\] y drain, per column per step: d1 size (runs of 512 words of a segment): 4 <= 1023"; do
-    grep -q -- "$want" "$tmp/strided.txt" || fail "scale: strided rows at tile 1024: no '$want'"
-done
+            "\[ok\] y drain, per column per step: d1 size (runs of 512 words of a segment): 4 <= 1023"
 refused "\[FAIL\] x fill, per column per step (the largest: column 0's first): d1 size (runs of 512 words of a segment): 1024 > 1023" \
     --dataflow "$scale_df" --rows 16 --row-len 524288 --row-stride 600000
 "$py" "$design" --dataflow "$scale_df" --rows 16 --row-len 524288 --print-plan >"$tmp/long.txt" &&
@@ -676,12 +681,10 @@ refused "\[FAIL\] kernel scale_f32 (scale.cc) takes what the core program passes
 refused "\[FAIL\] kernel add_f32 (add.cc) takes what the core program passes" --dataflow "$tmp/add-float.json"
 # The fp32 words' bits, as the plan prints them.
 "$py" "$design" --dataflow "$scale_df" --scale -0.125 --bias 3.5 --print-plan >"$tmp/scale.txt" || fail "scale's plan fails a check"
-for want in "s = -0.125 (0xbe000000), b = 3.5 (0x40600000)" "with_bias = (b != 0.0) = 1" \
+shows "scale's plan" "$tmp/scale.txt" "s = -0.125 (0xbe000000), b = 3.5 (0x40600000)" "with_bias = (b != 0.0) = 1" \
             "\[ok\] kernel scale_f32 (scale.cc) takes what the core program passes" \
             "\[ok\] DMA channels memory tile (each column) MM2S: 3 of 6 (2 x x (split) + 1 x y to the shim)" \
-            "\[ok\] RTP fp32 words: 32-bit patterns: s 0xbe000000, b 0x40600000"; do
-    grep -q -- "$want" "$tmp/scale.txt" || fail "scale's plan: no '$want'"
-done
+            "\[ok\] RTP fp32 words: 32-bit patterns: s 0xbe000000, b 0x40600000"
 "$py" "$design" --dataflow "$scale_df" --bias -0.0 --print-plan >"$tmp/scale.txt" || fail "scale's plan at -0.0 fails a check"
 grep -q "with_bias = (b != 0.0) = 0" "$tmp/scale.txt" && grep -q "b = -0.0 (0x80000000)" "$tmp/scale.txt" ||
     fail "scale's plan at --bias -0.0: not with_bias 0 on the bits 0x80000000"
@@ -707,13 +710,11 @@ if "$py" "$design" --dataflow "$tmp/hadamard-core2.json" --tile 128 --row-len 25
 fi
 # Without --row-len or --tile: the largest tile, a row of its length, scale 1 / sqrtf(256) = 1/16.
 "$py" "$design" --dataflow "$hadamard_df" --print-plan >"$tmp/hadamard.txt" || fail "hadamard's plan fails a check"
-for want in "runtime sequence for: 64 rows x 256 values, row stride 256, scale = 0.0625 (0x3d800000)$" \
+shows "hadamard's plan" "$tmp/hadamard.txt" "runtime sequence for: 64 rows x 256 values, row stride 256, scale = 0.0625 (0x3d800000)$" \
             "fwht_f32 by the contract word, rows = 1, n = 256, scale = f32(word scale) = 0.0625;" \
             "\[ok\] kernel fwht_f32 (fwht.cc) takes what the core program passes: fwht_f32(.*, int32_t rows, int32_t n, float scale)" \
             "\[ok\] array: a row transform's group is one chunk (array.core_rows 1)" \
-            "\[ok\] DMA channels memory tile (each column) MM2S: 2 of 6 (1 x x (split) + 1 x y to the shim)"; do
-    grep -q -- "$want" "$tmp/hadamard.txt" || fail "hadamard's plan: no '$want'"
-done
+            "\[ok\] DMA channels memory tile (each column) MM2S: 2 of 6 (1 x x (split) + 1 x y to the shim)"
 "$py" "$design" --dataflow "$hadamard_df" --row-len 128 --print-plan >"$tmp/hadamard.txt" &&
     grep -q "runtime sequence for: 64 rows x 128 values, row stride 128, scale = 0.0883883461356163 (0x3db504f3)$" "$tmp/hadamard.txt" ||
     fail "hadamard at --row-len 128: not tile 128 with the scale 1.0f / sqrtf(128) (0x3db504f3)"
@@ -722,10 +723,8 @@ done
 # by name; scale's one input fits.
 for d in add glu; do
     "$py" "$design" --dataflow "$tmp/$d-split4.json" --tile 256 --print-plan >"$tmp/split4.txt" 2>&1 || true
-    for want in "\[FAIL\] DMA channels memory tile (each column) MM2S: 9 of 6" \
-                "\[FAIL\] stream-switch ports memory tile -> core row 2 (up): 8 stream(s) of 6 ports"; do
-        grep -q "$want" "$tmp/split4.txt" || fail "$d: split over 4 core rows: no '$want'"
-    done
+    shows "$d: split over 4 core rows" "$tmp/split4.txt" "\[FAIL\] DMA channels memory tile (each column) MM2S: 9 of 6" \
+                "\[FAIL\] stream-switch ports memory tile -> core row 2 (up): 8 stream(s) of 6 ports"
     # A failing plan is not emitted: design.py names the failed checks.
     if "$py" "$design" --dataflow "$tmp/$d-split4.json" --tile 256 >"$tmp/emit.txt" 2>&1 ||
             ! grep -q "check failed: DMA channels memory tile" "$tmp/emit.txt"; then
@@ -734,19 +733,15 @@ for d in add glu; do
 done
 "$py" "$design" --dataflow "$tmp/scale-split4.json" --tile 256 --print-plan >"$tmp/split4.txt" 2>&1 ||
     fail "scale: split over 4 core rows fails a check"
-for want in "\[ok\] DMA channels memory tile (each column) MM2S: 5 of 6" \
-            "\[ok\] stream-switch ports memory tile -> core row 2 (up): 4 stream(s) of 6 ports"; do
-    grep -q "$want" "$tmp/split4.txt" || fail "scale: split over 4 core rows: no '$want'"
-done
+shows "scale: split over 4 core rows" "$tmp/split4.txt" "\[ok\] DMA channels memory tile (each column) MM2S: 5 of 6" \
+            "\[ok\] stream-switch ports memory tile -> core row 2 (up): 4 stream(s) of 6 ports"
 # glu broadcasts b whole to its 4 core rows and its kernel takes the offset of the core's chunk; split over
 # 2 core rows, as it was, the core passes no offset and the kernel check fails.
 "$py" "$design" --dataflow "$glu_df" --tile 256 --print-plan >"$tmp/glu.txt" 2>&1 ||
     fail "glu's description: a check fails"
-for want in "\[ok\] kernel swiglu_f32 (swiglu.cc) takes what the core program passes: swiglu_f32(.*int32_t n, int32_t g_at); .*offset of the core's chunk in b's object" \
+shows "glu's plan" "$tmp/glu.txt" "\[ok\] kernel swiglu_f32 (swiglu.cc) takes what the core program passes: swiglu_f32(.*int32_t n, int32_t g_at); .*offset of the core's chunk in b's object" \
             "\[ok\] DMA channels memory tile (each column) MM2S: 6 of 6 (4 x a (split) + 1 x b (broadcast) + 1 x y to the shim)" \
-            "\[ok\] stream-switch ports memory tile -> core row 2 (up): 5 stream(s) of 6 ports"; do
-    grep -q -- "$want" "$tmp/glu.txt" || fail "glu's plan: no '$want'"
-done
+            "\[ok\] stream-switch ports memory tile -> core row 2 (up): 5 stream(s) of 6 ports"
 "$py" "$design" --dataflow "$tmp/glu-split2.json" --tile 256 --print-plan >"$tmp/split2.txt" 2>&1 || true
 grep -q "\[FAIL\] kernel swiglu_f32 (swiglu.cc) takes what the core program passes" "$tmp/split2.txt" ||
     fail "glu split over 2 core rows: no failed kernel signature check"
@@ -1219,15 +1214,13 @@ mkdir -p "$tmp/row_scale"
 "$py" "$root/tests/aie/row_scale_iron_check.py" "$root" "$root/tests/aie/check_barrier.py" || fail "row_scale: the IRON program"
 # The plan as printed: a broadcast is one memory-tile MM2S channel and one upward stream; w is 4-byte objects.
 "$py" "$design" --dataflow "$row_scale_df" --print-plan >"$tmp/row_scale.txt" || fail "row_scale's plan fails a check"
-for want in "\[ok\] DMA channels memory tile (each column) MM2S: 4 of 6 (2 x x (split) + 1 x w (broadcast) + 1 x y to the shim)" \
+shows "row_scale's plan" "$tmp/row_scale.txt" "\[ok\] DMA channels memory tile (each column) MM2S: 4 of 6 (2 x x (split) + 1 x w (broadcast) + 1 x y to the shim)" \
             "\[ok\] DMA channels core (each) S2MM: 2 of 2 (x, w)" \
             "\[ok\] stream-switch ports memory tile -> core row 2 (up): 3 stream(s) of 6 ports" \
             "v_l2l1_<c> (2 x 1 value of 4 B) *8 B" "v_l3l2_<c> (2 x 1 value of 4 B) *8 B" \
             "per row (RTP rows), core row k: acquire w, read its value; the row's chunks; release w" \
             "row_scale_f32 by the contract word, n = 1024, w = the value of w's object; release x, y" \
-            "w fill, per column per step: one value per row: sizes \[1, 8, 1, 1\] strides \[0, 1, 1, 1\], one contiguous run"; do
-    grep -q -- "$want" "$tmp/row_scale.txt" || fail "row_scale's plan: no '$want'"
-done
+            "w fill, per column per step: one value per row: sizes \[1, 8, 1, 1\] strides \[0, 1, 1, 1\], one contiguous run"
 
 # What the descriptions in the tree get: their failing checks, named (a plan is not emitted while any fails).
 for desc in "$add_df" "$glu_df" "$scale_df" "$hadamard_df" "$row_scale_df"; do

@@ -277,14 +277,14 @@ private:
     uint64_t                  use_bytes_[kUses] = {};
     uint64_t                  reach_[kOps] = {};
     int64_t                   mask_tokens_ = 0;  // the mask rows a kv object carries (the layout's task_tokens)
-    int64_t                   ratio_ = 1, chunks_ = 0, chunk_rows_ = 0, groups_ = 0, blocks_ = 0, parts_ = 1, per_round_ = 0, cpc_ = 4;
+    int64_t                   ratio_ = 1, chunks_ = 0, chunk_rows_ = 0, groups_ = 0, blocks_ = 0, parts_ = 1, per_round_ = 0;
     int                       columns_ = 0;
     uint64_t                  kv_bytes_ = 0, state_bytes_ = 0, row_bytes_ = 0;
 };
 
 Builder::Task Builder::task(int64_t round, int column, int row) const {
     Task t;
-    const int64_t i = column * cpc_ + row;
+    const int64_t i = column * d_.attention_cores_per_column + row;
     const int64_t g = round * per_round_ + i / parts_;
     if (i / parts_ >= per_round_ || g >= groups_) return t;
     t.valid = true;
@@ -417,7 +417,6 @@ bool Builder::build() {
     groups_ = s.n_seq * s.n_head_kv * chunks_;
     blocks_ = (s.n_kv + blk - 1) / blk;
     parts_ = attention_parts(groups_, blocks_, cores);  // flash_attn_split's
-    cpc_ = cpc;
     const int64_t fill = (groups_ * parts_ + cpc - 1) / cpc;  // the columns the pairs fill
     columns_ = s.columns > 0 ? s.columns : static_cast<int>(std::min<int64_t>(usable, fill));
     if (columns_ > d_.max_columns) return fail(std::to_string(columns_) + " columns: the design has " + std::to_string(d_.max_columns));
