@@ -47,6 +47,26 @@ XDNA_EMUL_TARGET inline Parts split(__m512 x) {
     return p;
 }
 
+// split(x) for any x but a signalling NaN (no arithmetic result is one), in fewer instructions:
+//   - hi: bf16_floor without its special-value branch. For a finite x it is the same sum (negative
+//     values with discarded bits step one bf16 ulp away from zero: adding 0xFFFF before the
+//     truncation carries into bit 16 exactly when a discarded bit is set; the carry into an infinity
+//     is bf16_floor's too); an infinity has no discarded bits; a quiet NaN stays a NaN (its payload
+//     may differ: payloads are no part of the kernels' results).
+//   - mid, lo: with floor rounding hi <= x, so x - hi and r1 - mid are >= 0 (or +inf or NaN after an
+//     infinity, which the truncation leaves as they are), and the floor of those is a truncation.
+XDNA_EMUL_TARGET inline Parts split_arith(__m512 x) {
+    const __m512i keep = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+    const __m512i u = _mm512_castps_si512(x);
+    Parts p;
+    p.hi = _mm512_castsi512_ps(_mm512_and_si512(_mm512_add_epi32(u, _mm512_srli_epi32(_mm512_srai_epi32(u, 31), 16)), keep));
+    const __m512 r1 = _mm512_sub_ps(x, p.hi);
+    p.mid = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(r1), keep));
+    const __m512 r2 = _mm512_sub_ps(r1, p.mid);
+    p.lo = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(r2), keep));
+    return p;
+}
+
 // One value's split, as the host aie_api makes it in floor.
 inline aie_host::detail::bf16_parts split_scalar(float x) { return aie_host::detail::split_bf16(x, aie::rounding_mode::floor); }
 
