@@ -138,13 +138,22 @@ constexpr Shuffles kShuffles = make_shuffles();
 
 // Unsigned codes of a row group's 64 chunks (chunk ch = K 4ch .. 4ch+3), one int32 lane per row holding
 // that row's 4 codes: the layout VNNI multiplies against 4 consecutive activations.
+// `ahead`: the next tile, whose lines [first_line, end_line) are prefetched over the unpacking loop, a
+// line or two per step: issued at once, most prefetches would find the miss queues full (as the AVX2
+// path measured: kquant-twin-avx2.cpp vector_tile).
 template <KType T>
-XDNA_TWIN_TARGET inline void unpack_row_group(const uint8_t * q4, const uint8_t * hi, int g, __m512i * wv) {
+XDNA_TWIN_TARGET inline void unpack_row_group(const uint8_t * q4, const uint8_t * hi, int g, __m512i * wv, const uint8_t * ahead,
+                                              int first_line, int end_line) {
     const __m512i idx0 = _mm512_load_si512(kShuffles.nib_pair[0]);
     const __m512i idx1 = _mm512_load_si512(kShuffles.nib_pair[1]);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x88));  // q4 holds code ^ 8 per nibble
+    constexpr int kSteps = kTileK / 8;
     for (int ch = 0; ch < kTileK / 4; ch += 2) {
+        const int step = ch / 2, lines = end_line - first_line;
+        for (int l = first_line + lines * step / kSteps; l < first_line + lines * (step + 1) / kSteps; ++l) {
+            _mm_prefetch(reinterpret_cast<const char *>(ahead + 64 * l), _MM_HINT_T0);
+        }
         const __m512i x = _mm512_xor_si512(_mm512_loadu_si512(q4 + g * 2048 + 32 * ch), flip);
         const __m512i lo = _mm512_and_si512(x, low4);
         const __m512i hn = _mm512_and_si512(_mm512_srli_epi16(x, 4), low4);
@@ -245,8 +254,10 @@ XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * 
     const uint8_t * sbytes = w + f.plane_offset(sp);
     const int units = f.planes[sp].units;
     // The simulator walks K tiles in memory order: fetch the next tile while this one is computed (a
-    // hint only: it never faults, past the end of the buffer included).
-    for (int o = 0; o < f.tile_bytes(); o += 64) _mm_prefetch(reinterpret_cast<const char *>(w + f.tile_bytes() + o), _MM_HINT_T0);
+    // hint only: it never faults, past the end of the buffer included), a quarter of its lines over
+    // each row group's unpacking.
+    const uint8_t * ahead = w + f.tile_bytes();
+    constexpr int kLines = (f.tile_bytes() + 63) / 64;
 
     twin::Parts sa[TN];  // each token's activation scale, split
     for (int t = 0; t < valid; ++t) sa[t] = twin::split(_mm512_set1_ps(scales[af.scale_index(t, 0)]));
@@ -279,7 +290,7 @@ XDNA_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float * 
                                                                     w + f.plane_offset(sp + 2) + g * 32))));
         // The row group's codes, unpacked once (4 KB, stays in L1), then streamed past every token.
         __m512i wv[kTileK / 4];
-        unpack_row_group<T>(q4, hi, g, wv);
+        unpack_row_group<T>(q4, hi, g, wv, ahead, kLines * g / kRowGroups, kLines * (g + 1) / kRowGroups);
         // Four tokens at a time: four independent VNNI chains, their sums kept in registers.
         for (int t0 = 0; t0 < valid; t0 += 4) {
             switch (std::min(4, valid - t0)) {
