@@ -196,16 +196,22 @@ XDNA_TWIN_TARGET inline void token_group(const __m512i * wv, const __m512i * sc,
     }
     // Independent VNNI chains: P partial sums per token, so even one token keeps several in flight.
     constexpr int P = NU == 1 ? 4 : NU == 2 ? 2 : 1;
-    for (int j = 0; j < nsub; ++j) {
+    // Token t0 + u's 4 codes of chunk ch are at[code_index(u, 4 ch)] (t0 a multiple of 4): a sub-block's
+    // chunks are whole K steps of 4 tokens' 16 codes, so with its chunk loop unrolled every load is at a
+    // constant offset from `at`, which moves on by a sub-block's codes (no index arithmetic per product).
+    static_assert(chunks_per_sub % 4 == 0 && af.code_index(0, 4 * chunks_per_sub) == 16 * chunks_per_sub, "whole K steps");
+    const int8_t * at = codes + af.code_index(t0, 0);
+    for (int j = 0; j < nsub; ++j, at += 16 * chunks_per_sub) {
         __m512i part[NU][P];
         for (int u = 0; u < NU; ++u)
             for (int q = 0; q < P; ++q) part[u][q] = _mm512_setzero_si512();
+#pragma GCC unroll 8
         for (int cc = 0; cc < chunks_per_sub; ++cc) {
-            const int ch = j * chunks_per_sub + cc;
+            const __m512i w4 = wv[j * chunks_per_sub + cc];
             for (int u = 0; u < NU; ++u) {
                 int32_t a4;
-                std::memcpy(&a4, codes + af.code_index(t0 + u, 4 * ch), 4);
-                part[u][cc % P] = _mm512_dpbusd_epi32(part[u][cc % P], wv[ch], _mm512_set1_epi32(a4));
+                std::memcpy(&a4, at + af.code_index(u, 4 * cc), 4);
+                part[u][cc % P] = _mm512_dpbusd_epi32(part[u][cc % P], w4, _mm512_set1_epi32(a4));
             }
         }
         __m512i dot[NU];
