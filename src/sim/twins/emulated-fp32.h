@@ -29,37 +29,44 @@ inline fp32_accuracy current_accuracy() { return fp32_accuracy::fast32; }
 
 #define XDNA_EMUL_TARGET __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline))
 
-// bf16 with floor rounding (toward minus infinity); NaNs stay quiet NaNs: the host aie_api's own split.
-XDNA_EMUL_TARGET inline __m512 bf16_floor(__m512 x) { return aie_host::detail::bf16_part_x16<true>(x); }
+// The bf16 parts in the host aie_api's two rounding modes (aie_host::detail::bf16_part_x16<Floor>), the
+// same bits for every input, in fewer operations: the integer sum that rounds a finite value, with one
+// masked fix-up for NaN lanes (the kept bits made quiet, as there), where bf16_part_x16 selects among
+// its special cases. Tests: tests/kernels/test_twin_splits.cpp, against bf16_part_x16 on every upper
+// half of the bits with the lower halves that decide the rounding.
+//
+// Floor: a negative value with discarded bits steps one bf16 ulp away from zero: adding 0xFFFF before
+// the truncation carries into bit 16 exactly when a discarded bit is set (into the exponent, and to an
+// infinity, where bf16_part_x16 carries too); an infinity has no discarded bits.
+XDNA_EMUL_TARGET inline __m512 bf16_floor(__m512 x) {
+    const __m512i u = _mm512_castps_si512(x), keep = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+    const __m512i r = _mm512_and_si512(_mm512_add_epi32(u, _mm512_srli_epi32(_mm512_srai_epi32(u, 31), 16)), keep);
+    const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_castsi512_ps(_mm512_mask_or_epi32(r, nan, _mm512_and_si512(u, keep), _mm512_set1_epi32(0x00400000)));
+}
+
+// conv_even: adding 0x7FFF and the kept part's lowest bit carries into it exactly when the discarded
+// bits round up (above half, or half with an odd kept part).
+XDNA_EMUL_TARGET inline __m512 bf16_even(__m512 x) {
+    const __m512i u = _mm512_castps_si512(x), keep = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), odd), keep);
+    const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    return _mm512_castsi512_ps(_mm512_mask_or_epi32(r, nan, _mm512_and_si512(u, keep), _mm512_set1_epi32(0x00400000)));
+}
 
 struct Parts {
     __m512 hi, mid, lo;
 };
 
-// The split in floor: a = bf16(x), b = bf16(x - a), c = bf16(x - a - b), each difference exact.
+// The split in floor: a = bf16(x), b = bf16(x - a), c = bf16(x - a - b), each difference exact. With
+// floor rounding a <= x, so both residuals are >= 0, or +inf or NaN after an infinity: their floor is
+// the truncation, or a NaN's kept bits, already quiet (an arithmetic result), so the second and third
+// parts are truncations.
 XDNA_EMUL_TARGET inline Parts split(__m512 x) {
+    const __m512i keep = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
     Parts p;
     p.hi = bf16_floor(x);
-    const __m512 r1 = _mm512_sub_ps(x, p.hi);
-    p.mid = bf16_floor(r1);
-    const __m512 r2 = _mm512_sub_ps(r1, p.mid);
-    p.lo = bf16_floor(r2);
-    return p;
-}
-
-// split(x) for any x but a signalling NaN (no arithmetic result is one), in fewer instructions:
-//   - hi: bf16_floor without its special-value branch. For a finite x it is the same sum (negative
-//     values with discarded bits step one bf16 ulp away from zero: adding 0xFFFF before the
-//     truncation carries into bit 16 exactly when a discarded bit is set; the carry into an infinity
-//     is bf16_floor's too); an infinity has no discarded bits; a quiet NaN stays a NaN (its payload
-//     may differ: payloads are no part of the kernels' results).
-//   - mid, lo: with floor rounding hi <= x, so x - hi and r1 - mid are >= 0 (or +inf or NaN after an
-//     infinity, which the truncation leaves as they are), and the floor of those is a truncation.
-XDNA_EMUL_TARGET inline Parts split_arith(__m512 x) {
-    const __m512i keep = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
-    const __m512i u = _mm512_castps_si512(x);
-    Parts p;
-    p.hi = _mm512_castsi512_ps(_mm512_and_si512(_mm512_add_epi32(u, _mm512_srli_epi32(_mm512_srai_epi32(u, 31), 16)), keep));
     const __m512 r1 = _mm512_sub_ps(x, p.hi);
     p.mid = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(r1), keep));
     const __m512 r2 = _mm512_sub_ps(r1, p.mid);

@@ -2,6 +2,8 @@
 // flash-attn-twin.h says why. Each step below names the kernel code it reproduces.
 #include "flash-attn-twin.h"
 
+#include "emulated-fp32.h"
+
 #include <aie_api/aie.hpp>
 
 #include <immintrin.h>
@@ -176,10 +178,10 @@ struct Parts16 {
 };
 XDNA_FA_TWIN_TARGET inline Parts16 parts(__m512 x) {
     Parts16 p;
-    p.a = aie_host::detail::bf16_part_x16<false>(x);
+    p.a = twin::bf16_even(x);
     const __m512 r1 = _mm512_sub_ps(x, p.a);
-    p.b = aie_host::detail::bf16_part_x16<false>(r1);
-    p.c = aie_host::detail::bf16_part_x16<false>(_mm512_sub_ps(r1, p.b));
+    p.b = twin::bf16_even(r1);
+    p.c = twin::bf16_even(_mm512_sub_ps(r1, p.b));
     return p;
 }
 XDNA_FA_TWIN_TARGET inline __m512 safe(const Parts16 & x, const Parts16 & y) {

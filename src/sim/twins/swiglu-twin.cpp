@@ -64,23 +64,20 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void swiglu_avx512(const fl
         z = _mm512_max_ps(lo, z);  // lo > z ? lo : z, and z when unordered: aie::max(z, -126)
         z = _mm512_min_ps(hi, z);  // hi < z ? hi : z, and z when unordered: aie::min(z, 125)
         const __m512 nr = _mm512_sub_ps(_mm512_add_ps(z, magic), magic);
-        // split_arith (the same parts as split for anything but a signalling NaN) wherever the operand
-        // is an arithmetic result, or 2^n made with a zero significand; split where it is bits from
-        // memory (x, g) or from integer arithmetic (the reciprocal's seed).
-        const twin::Parts st = twin::split_arith(smul(twin::split_arith(_mm512_sub_ps(z, nr)), ln2));
+        const twin::Parts st = twin::split(smul(twin::split(_mm512_sub_ps(z, nr)), ln2));
         __m512 p = _mm512_set1_ps(kHorner0);
-        for (const float c : kHorner) p = _mm512_add_ps(smul(twin::split_arith(p), st), _mm512_set1_ps(c));
+        for (const float c : kHorner) p = _mm512_add_ps(smul(twin::split(p), st), _mm512_set1_ps(c));
         const __m512i e = _mm512_add_epi32(_mm512_cvttps_epi32(nr), _mm512_set1_epi32(127));
         const __m512 scale = _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
-        const __m512 d = _mm512_add_ps(smul(twin::split_arith(p), twin::split_arith(scale)), one);
-        const twin::Parts sd = twin::split_arith(d);
+        const __m512 d = _mm512_add_ps(smul(twin::split(p), twin::split(scale)), one);
+        const twin::Parts sd = twin::split(d);
         __m512 r = _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(kReciprocalSeed), _mm512_castps_si512(d)));
         for (int it = 0; it < 4; ++it) {
-            const twin::Parts sr = it == 0 ? twin::split(r) : twin::split_arith(r);
-            r = smul(sr, twin::split_arith(_mm512_sub_ps(two, smul(sd, sr))));
+            const twin::Parts sr = twin::split(r);
+            r = smul(sr, twin::split(_mm512_sub_ps(two, smul(sd, sr))));
         }
-        const __m512 silu = smul(sx, twin::split_arith(r));
-        _mm512_storeu_ps(y + i, smul(twin::split_arith(silu), twin::split(_mm512_loadu_ps(g + i))));
+        const __m512 silu = smul(sx, twin::split(r));
+        _mm512_storeu_ps(y + i, smul(twin::split(silu), twin::split(_mm512_loadu_ps(g + i))));
     }
 }
 #endif
