@@ -60,9 +60,9 @@ struct Parts {
 };
 
 // The split in floor: a = bf16(x), b = bf16(x - a), c = bf16(x - a - b), each difference exact. With
-// floor rounding a <= x, so both residuals are >= 0, or +inf or NaN after an infinity: their floor is
-// the truncation, or a NaN's kept bits, already quiet (an arithmetic result), so the second and third
-// parts are truncations.
+// floor rounding a <= x, so both residuals are >= 0, or +inf or NaN (x a NaN, or after an infinity):
+// their floor is the truncation, or a NaN's kept bits, already quiet (a difference is never a
+// signalling NaN), so the second and third parts are truncations.
 XDNA_EMUL_TARGET inline Parts split(__m512 x) {
     const __m512i keep = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
     Parts p;
