@@ -235,10 +235,10 @@ XDNA_TWIN_TARGET inline void token_group(const __m512i * wv, const __m512i * sc,
     for (int u = 0; u < NU; ++u) {
         const int t = t0 + u;
         const __m512 pd = twin::emulated_mul(d, sa[t], acc);
-        __m512 val = twin::emulated_mul(twin::split(pd), twin::split(_mm512_cvtepi32_ps(sumi[u])), acc);
+        __m512 val = twin::emulated_mul(pd, _mm512_cvtepi32_ps(sumi[u]), acc);
         if (T != KType::q6_K) {
             const __m512 pm = twin::emulated_mul(dmin, sa[t], acc);
-            val = _mm512_sub_ps(val, twin::emulated_mul(twin::split(pm), twin::split(_mm512_cvtepi32_ps(summ[u])), acc));
+            val = _mm512_sub_ps(val, twin::emulated_mul(pm, _mm512_cvtepi32_ps(summ[u]), acc));
         }
         float * out = c + t * abi::kTileM + g * abi::kRowGroup;
         _mm512_storeu_ps(out, _mm512_add_ps(_mm512_loadu_ps(out), val));

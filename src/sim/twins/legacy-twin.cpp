@@ -237,10 +237,10 @@ LEGACY_TWIN_TARGET void vector_tile(const uint8_t * w, const uint8_t * a, float 
                 for (int u = 0; u < 4; ++u) {
                     const Parts sa = splat(sa_parts[t0 + u][b]);
                     const __m512 p = emul(d[b], sa, acc);
-                    __m512 v = emul(twin::split(p), twin::split(_mm512_cvtepi32_ps(x[u])), acc);
+                    __m512 v = emul(split(p), split(_mm512_cvtepi32_ps(x[u])), acc);
                     if constexpr (kHasMin<T>) {
                         const __m512 q = emul(m[b], sa, acc);
-                        v = _mm512_add_ps(v, emul(twin::split(q), splat(fs_parts[t0 + u][b]), acc));
+                        v = _mm512_add_ps(v, emul(split(q), splat(fs_parts[t0 + u][b]), acc));
                     }
                     cv[u] = _mm512_add_ps(cv[u], v);
                 }
