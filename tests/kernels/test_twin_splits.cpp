@@ -46,10 +46,8 @@ template <typename Check> XDNA_TEST_AVX512_FN void over_sweep(Check check) {
     }
 }
 
-#define XDNA_TEST_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
-
-XDNA_TEST_AVX512 void floor_and_even() {
-    over_sweep([](__m512 x, int lane) __attribute__((target("avx512f,avx512bw,avx512vl"))) {
+XDNA_TEST_AVX512_FN void floor_and_even() {
+    over_sweep([](__m512 x, int lane) XDNA_TEST_AVX512_FN {
         const uint32_t in = bits_of(x, lane);
         const uint32_t floor_want = bits_of(aie_host::detail::bf16_part_x16<true>(x), lane);
         const uint32_t even_want = bits_of(aie_host::detail::bf16_part_x16<false>(x), lane);
@@ -59,8 +57,8 @@ XDNA_TEST_AVX512 void floor_and_even() {
     });
 }
 
-XDNA_TEST_AVX512 void split_in_floor() {
-    over_sweep([](__m512 x, int lane) __attribute__((target("avx512f,avx512bw,avx512vl"))) {
+XDNA_TEST_AVX512_FN void split_in_floor() {
+    over_sweep([](__m512 x, int lane) XDNA_TEST_AVX512_FN {
         // The definition: each part the floor bf16 of what the parts before it leave.
         const __m512 a = aie_host::detail::bf16_part_x16<true>(x), r1 = _mm512_sub_ps(x, a);
         const __m512 b = aie_host::detail::bf16_part_x16<true>(r1);
