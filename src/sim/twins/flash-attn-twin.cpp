@@ -89,6 +89,89 @@ inline void mac(float * c, bool first, const bfp16_block * a, const bfp16_block 
     }
 }
 
+// The same 64 products with each operand laid out for VNNI once where it is read again (a K or V tile by
+// every query chunk of its KV head, a q tile by every 8 K rows, a weights tile by every 8 of the head dim):
+// bfp16_products_vnni's operations (mmul-bfp16.hpp) on the same values, minus its per-call packing.
+// Operands whose exponents leave its range take bfp16_products itself, as there.
+#if defined(XDNA_AIE_HOST_BFP16_WIDE)
+#define XDNA_FA_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+// Plain words, read and written with unaligned loads and stores: no alignment is asked of their storage.
+struct APrep {  // an A operand (q, the weights): mantissas + 128, unsigned; exponents
+    int32_t av[16];
+    int32_t ea[kBlocks];
+    int32_t emin, emax;
+};
+struct BPrep {  // a B^T operand (K, V^T): K 0-3 and K 4-7 of each row in both halves, 128 x their sums, exponents
+    int32_t lo[16], hi[16], bsum128[16], eb[16];
+    int32_t emin, emax;
+};
+XDNA_FA_VNNI inline __m512i words(const int32_t * w) { return _mm512_loadu_si512(w); }
+XDNA_FA_VNNI inline void put(int32_t * w, __m512i v) { _mm512_storeu_si512(w, v); }
+XDNA_FA_VNNI void prep_a(const bfp16_block * a, APrep & o) {
+    alignas(64) int8_t m[kTile];
+    o.emin = 255;
+    o.emax = 0;
+    for (int i = 0; i < kBlocks; ++i) {
+        std::memcpy(m + 8 * i, a[i].mantissa, 8);
+        o.ea[i] = a[i].exponent;
+        o.emin = std::min<int32_t>(o.emin, a[i].exponent);
+        o.emax = std::max<int32_t>(o.emax, a[i].exponent);
+    }
+    put(o.av, _mm512_xor_si512(_mm512_load_si512(m), _mm512_set1_epi8(int8_t(0x80))));
+}
+XDNA_FA_VNNI void prep_b(const bfp16_block * bt, BPrep & o) {
+    alignas(64) int8_t m[kTile];
+    o.emin = 255;
+    o.emax = 0;
+    for (int i = 0; i < kBlocks; ++i) {
+        std::memcpy(m + 8 * i, bt[i].mantissa, 8);
+        o.eb[i] = o.eb[i + 8] = bt[i].exponent;
+        o.emin = std::min<int32_t>(o.emin, bt[i].exponent);
+        o.emax = std::max<int32_t>(o.emax, bt[i].exponent);
+    }
+    const __m512i bv = _mm512_load_si512(m);
+    const __m512i lo = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14), bv);
+    const __m512i hi = _mm512_permutexvar_epi32(_mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15), bv);
+    const __m512i ones = _mm512_set1_epi8(1);
+    put(o.lo, lo);
+    put(o.hi, hi);
+    put(o.bsum128, _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, lo), ones, hi), 7));
+}
+XDNA_FA_VNNI inline void products(const APrep & A, const bfp16_block * a, const BPrep & B, const bfp16_block * bt, float * p) {
+    using aie::detail::bfp16_value_bias;
+    if (A.emin + B.emin - 2 * bfp16_value_bias < -126 || A.emax + B.emax - 2 * bfp16_value_bias > 110) {
+        aie::detail::bfp16_products(a, bt, p);
+        return;
+    }
+    const __m512i bias = _mm512_set1_epi32(127 - 2 * bfp16_value_bias);
+    const __m512i av = words(A.av), b_lo = words(B.lo), b_hi = words(B.hi), bsum128 = words(B.bsum128), ebv = words(B.eb);
+    for (int r = 0; r < 4; ++r) {
+        // Lanes 0-7: output row 2r, lanes 8-15: row 2r + 1.
+        const int m0 = 2 * r, m1 = 2 * r + 1;
+        const __m512i sel = _mm512_mask_blend_epi32(__mmask16(0xff00), _mm512_set1_epi32(2 * m0), _mm512_set1_epi32(2 * m1));
+        const __m512i a_lo = _mm512_permutexvar_epi32(sel, av);
+        const __m512i a_hi = _mm512_permutexvar_epi32(_mm512_add_epi32(sel, _mm512_set1_epi32(1)), av);
+        const __m512i dots = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), a_lo, b_lo), a_hi, b_hi), bsum128);
+        const __m512i eav = _mm512_mask_blend_epi32(__mmask16(0xff00), _mm512_set1_epi32(A.ea[m0]), _mm512_set1_epi32(A.ea[m1]));
+        const __m512 scale = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_add_epi32(eav, ebv), bias), 23));
+        _mm512_storeu_ps(p + 16 * r, _mm512_mul_ps(_mm512_cvtepi32_ps(dots), scale));
+    }
+}
+// One 8x8x8 bfp16 mmul into a C tile from prepared operands (mac's).
+XDNA_FA_VNNI inline void mac(float * c, bool first, const APrep & A, const bfp16_block * a, const BPrep & B, const bfp16_block * bt) {
+    float p[kTile];
+    products(A, a, B, bt, p);
+    if (first) {
+        std::memcpy(c, p, sizeof p);
+    } else {
+        for (int i = 0; i < kTile; ++i) c[i] = c[i] + p[i];
+    }
+}
+bool vnni_products() { return aie::detail::bfp16_vnni_lanes(); }
+#else
+bool vnni_products() { return false; }
+#endif
+
 // any_nonfinite(p, n, d): the kernel reads 64 values at a time, so it looks at the first n * d values
 // rounded up to a multiple of 64 (a stale row past n_kv included when n * d is not one).
 bool any_nonfinite(const uint16_t * p, int32_t n, int32_t d) {
@@ -110,6 +193,10 @@ struct KvOperands {
     std::vector<uint16_t> k, v;  // K rows [0, 8 kv_groups) and V rows [0, n_kv): what the tiles read
     std::vector<Split3>   kt;
     std::vector<Split2>   vt;
+#if defined(XDNA_AIE_HOST_BFP16_WIDE)
+    std::vector<BPrep> ktp;  // with VNNI: kt's parts laid out (hi, mid, lo per tile)
+    std::vector<BPrep> vtp;  // vt's (hi, lo per tile)
+#endif
 };
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -136,6 +223,21 @@ void make_operands(const uint16_t * k, const uint16_t * v, KvOperands & e) {
             split2(x, e.vt[size_t(ng) * kv_groups + jb]);
         }
     }
+#if defined(XDNA_AIE_HOST_BFP16_WIDE)
+    if (vnni_products()) {
+        e.ktp.resize(e.kt.size() * 3);
+        for (size_t i = 0; i < e.kt.size(); ++i) {
+            prep_b(e.kt[i].hi, e.ktp[3 * i]);
+            prep_b(e.kt[i].mid, e.ktp[3 * i + 1]);
+            prep_b(e.kt[i].lo, e.ktp[3 * i + 2]);
+        }
+        e.vtp.resize(e.vt.size() * 2);
+        for (size_t i = 0; i < e.vt.size(); ++i) {
+            prep_b(e.vt[i].hi, e.vtp[2 * i]);
+            prep_b(e.vt[i].lo, e.vtp[2 * i + 1]);
+        }
+    }
+#endif
 }
 
 const KvOperands & kv_operands(const uint16_t * k, const uint16_t * v, int32_t d, int32_t n_kv) {
@@ -306,6 +408,12 @@ bool block(const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uin
     // accumulator per 8 query rows; per 8 of the head dim the K tile (block n = K row n) split in three and
     // the six products in the kernel's order.
     const KvOperands & kv = kv_operands(k, v, d, n_kv);
+#if defined(XDNA_AIE_HOST_BFP16_WIDE)
+    const bool prepared = !kv.ktp.empty();
+    // q's parts laid out once for the kv_groups blocks of K rows that read them ([kb][rg][hi, mid, lo]).
+    std::vector<APrep> qp(prepared ? size_t(kbs) * groups * 3 : 0);
+    for (size_t i = 0; i < qp.size(); ++i) prep_a(qblocks + i * kBlocks, qp[i]);
+#endif
     for (int32_t ng = 0; ng < kv_groups; ++ng) {
         float c[2][kTile];
         for (int32_t kb = 0; kb < kbs; ++kb) {
@@ -314,6 +422,19 @@ bool block(const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uin
                 const bfp16_block * qh = qblocks + ((kb * groups + rg) * 3) * kBlocks;
                 const bfp16_block * qm = qh + kBlocks;
                 const bfp16_block * ql = qm + kBlocks;
+#if defined(XDNA_AIE_HOST_BFP16_WIDE)
+                if (prepared) {
+                    const APrep * q3 = &qp[size_t(kb * groups + rg) * 3];
+                    const BPrep * k3 = &kv.ktp[(size_t(ng) * kbs + kb) * 3];
+                    mac(c[rg], kb == 0, q3[0], qh, k3[0], kt.hi);
+                    mac(c[rg], false, q3[0], qh, k3[1], kt.mid);
+                    mac(c[rg], false, q3[1], qm, k3[0], kt.hi);
+                    mac(c[rg], false, q3[0], qh, k3[2], kt.lo);
+                    mac(c[rg], false, q3[2], ql, k3[0], kt.hi);
+                    mac(c[rg], false, q3[1], qm, k3[1], kt.mid);
+                    continue;
+                }
+#endif
                 mac(c[rg], kb == 0, qh, kt.hi);
                 mac(c[rg], false, qh, kt.mid);
                 mac(c[rg], false, qm, kt.hi);
@@ -345,6 +466,18 @@ bool block(const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uin
             split2(x, p[rg][jb]);
         }
     }
+#if defined(XDNA_AIE_HOST_BFP16_WIDE)
+    // The weights' parts laid out once for the d / 8 tiles of V that read them ([rg][jb][hi, lo]).
+    APrep pp[2][kBlock / kOp][2];
+    if (prepared) {
+        for (int32_t rg = 0; rg < groups; ++rg) {
+            for (int32_t jb = 0; jb < kv_groups; ++jb) {
+                prep_a(p[rg][jb].hi, pp[rg][jb][0]);
+                prep_a(p[rg][jb].lo, pp[rg][jb][1]);
+            }
+        }
+    }
+#endif
     float * o = xdna_aie::fa::outputs(state, d, 0);
     for (int32_t ng = 0; ng < d / kOp; ++ng) {
         float c[2][kTile];
@@ -353,6 +486,17 @@ bool block(const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uin
                 for (int n = 0; n < kOp; ++n) c[rg][m * kOp + n] = m < rows - rg * kOp ? o[(rg * kOp + m) * d + ng * kOp + n] : 0.0f;
         for (int32_t jb = 0; jb < kv_groups; ++jb) {
             const Split2 & vt = kv.vt[size_t(ng) * kv_groups + jb];
+#if defined(XDNA_AIE_HOST_BFP16_WIDE)
+            if (prepared) {
+                const BPrep * v2 = &kv.vtp[(size_t(ng) * kv_groups + jb) * 2];
+                for (int32_t rg = 0; rg < groups; ++rg) {
+                    mac(c[rg], false, pp[rg][jb][0], p[rg][jb].hi, v2[0], vt.hi);
+                    mac(c[rg], false, pp[rg][jb][0], p[rg][jb].hi, v2[1], vt.lo);
+                    mac(c[rg], false, pp[rg][jb][1], p[rg][jb].lo, v2[0], vt.hi);
+                }
+                continue;
+            }
+#endif
             for (int32_t rg = 0; rg < groups; ++rg) {
                 mac(c[rg], false, p[rg][jb].hi, vt.hi);
                 mac(c[rg], false, p[rg][jb].hi, vt.lo);
