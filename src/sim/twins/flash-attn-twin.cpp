@@ -168,8 +168,6 @@ XDNA_FA_VNNI inline void mac(float * c, bool first, const APrep & A, const bfp16
     }
 }
 bool vnni_products() { return aie::detail::bfp16_vnni_lanes(); }
-#else
-bool vnni_products() { return false; }
 #endif
 
 // any_nonfinite(p, n, d): the kernel reads 64 values at a time, so it looks at the first n * d values
