@@ -107,28 +107,26 @@ struct BPrep {  // a B^T operand (K, V^T): K 0-3 and K 4-7 of each row in both h
 };
 XDNA_FA_VNNI inline __m512i words(const int32_t * w) { return _mm512_loadu_si512(w); }
 XDNA_FA_VNNI inline void put(int32_t * w, __m512i v) { _mm512_storeu_si512(w, v); }
+// An operand's 64 mantissas in block order, its 8 exponents and their least and greatest.
+inline void gather(const bfp16_block * b, int8_t * m, int32_t * e, int32_t & emin, int32_t & emax) {
+    emin = 255;
+    emax = 0;
+    for (int i = 0; i < kBlocks; ++i) {
+        std::memcpy(m + 8 * i, b[i].mantissa, 8);
+        e[i] = b[i].exponent;
+        emin = std::min<int32_t>(emin, b[i].exponent);
+        emax = std::max<int32_t>(emax, b[i].exponent);
+    }
+}
 XDNA_FA_VNNI void prep_a(const bfp16_block * a, APrep & o) {
     alignas(64) int8_t m[kTile];
-    o.emin = 255;
-    o.emax = 0;
-    for (int i = 0; i < kBlocks; ++i) {
-        std::memcpy(m + 8 * i, a[i].mantissa, 8);
-        o.ea[i] = a[i].exponent;
-        o.emin = std::min<int32_t>(o.emin, a[i].exponent);
-        o.emax = std::max<int32_t>(o.emax, a[i].exponent);
-    }
+    gather(a, m, o.ea, o.emin, o.emax);
     put(o.av, _mm512_xor_si512(_mm512_load_si512(m), _mm512_set1_epi8(int8_t(0x80))));
 }
 XDNA_FA_VNNI void prep_b(const bfp16_block * bt, BPrep & o) {
     alignas(64) int8_t m[kTile];
-    o.emin = 255;
-    o.emax = 0;
-    for (int i = 0; i < kBlocks; ++i) {
-        std::memcpy(m + 8 * i, bt[i].mantissa, 8);
-        o.eb[i] = o.eb[i + 8] = bt[i].exponent;
-        o.emin = std::min<int32_t>(o.emin, bt[i].exponent);
-        o.emax = std::max<int32_t>(o.emax, bt[i].exponent);
-    }
+    gather(bt, m, o.eb, o.emin, o.emax);
+    std::memcpy(o.eb + kBlocks, o.eb, kBlocks * sizeof(int32_t));  // both halves: rows 2r and 2r + 1
     const __m512i bv = _mm512_load_si512(m);
     const __m512i lo = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14), bv);
     const __m512i hi = _mm512_permutexvar_epi32(_mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15), bv);
@@ -408,9 +406,12 @@ bool block(const uint8_t * qb, const uint16_t * k, const uint16_t * v, const uin
     const KvOperands & kv = kv_operands(k, v, d, n_kv);
 #if defined(XDNA_AIE_HOST_BFP16_WIDE)
     const bool prepared = !kv.ktp.empty();
-    // q's parts laid out once for the kv_groups blocks of K rows that read them ([kb][rg][hi, mid, lo]).
-    std::vector<APrep> qp(prepared ? size_t(kbs) * groups * 3 : 0);
-    for (size_t i = 0; i < qp.size(); ++i) prep_a(qblocks + i * kBlocks, qp[i]);
+    // q's parts laid out once for the kv_groups blocks of K rows that read them ([kb][rg][hi, mid, lo]), on
+    // the stack: a block call is the per-token path.
+    APrep qp[xdna_aie::kFaMaxHead / kOp * 2 * 3];
+    if (prepared) {
+        for (int32_t i = 0; i < kbs * groups * 3; ++i) prep_a(qblocks + i * kBlocks, qp[i]);
+    }
 #endif
     for (int32_t ng = 0; ng < kv_groups; ++ng) {
         float c[2][kTile];
