@@ -27,40 +27,51 @@ What the program is, the numbers of its data movement read from the description 
     filler). A stream takes the layout of fewest task_tokens that holds its largest task's tokens (decode for
     one query token), or the one --layout names. In the decode layout the core copies the step's one mask
     row to each query row of a 16 x 32-half buffer of its own (no room to widen it in the object).
-  - Per core and round: the q step (the task's 16 slopes, then its query rows, copied into the core's buffers),
-    `steps` block steps (a block: K rows, V rows, the mask rows of the task's tokens, which the core widens in
-    place to one row per query row when mask_ratio > 0, or in the decode layout into its mask buffer; steps
-    past the part's blocks passed over), then
+  - Per core and round: the q step (the task's 16 slopes, then its query rows, copied into the core's buffers,
+    then the round's two step words: the column's block steps and the core's own), the column's block steps
+    (a block: K rows, V rows, the mask rows of the task's tokens, which the core widens in place to one row
+    per query row when mask_ratio > 0, or in the decode layout into its mask buffer; the steps past its own
+    passed over), then
     unsplit: fa_finish_f32 over the query rows, copied into the output object; split: the partial state
     released (written to the partials operand), a second output object, and on part 0 the parts' states read
     back in order (states_per_object per kv object), the first copied in, the others merged (fa_merge_f32),
     fa_finish_f32 and the copy. The engine's calls, in the engine's order: tests/aie/flash_attn_plan_verify.py
     replays this program (replay_core) against a recomputation of the engine.
   - RTP words per core (the description's names): its rounds and tasks, the chunk bookkeeping (first_chunk,
-    chunk_step, chunks, chunk_rows, last_rows), its part, parts, block0, part_blocks, the column's steps, n_kv,
-    scale (fp32 bits), state_steps, mask_ratio, version. Every per-token value (n_kv and the blocks) is a word:
-    no xclbin depends on the context length. mask_ratio is the query rows per token of a mask shared by the
+    chunk_step, chunks, chunk_rows, last_rows), its part, parts, block0, n_kv, scale (fp32 bits), state_steps,
+    mask_ratio, version. Every per-token value (n_kv and the blocks) is a word or a step word: no xclbin
+    depends on the context length. mask_ratio is the query rows per token of a mask shared by the
     heads (n_head / n_head_kv), 0 without a mask: the host moves one mask row per token (a shim BD cannot
     repeat a row, a stride of 0 is not encodable) and the core copies each to the query rows that share it.
     Without a mask the mask rows are filler (the slopes operand's zero region) and the block programs are
     called on them as with a mask: slope x 0 added to each score. A mask per head is refused (the host path).
   - Columns: --cols, or as many as the pairs fill (min(max_columns, ceil(tasks x parts / 4)), the split over
     all 32 cores as the engine makes it, or over --max-cols' cores): a column without a task would only move filler.
-  - The shim (one phase of a round in flight, each phase's BDs from all 16): the q step chain, the block steps'
-    chain repeated by the BDs' iteration, on a split round the partial states' drain and the state steps, the
-    drain of the finished rows; a block step chain of more BDs than a phase has is refused. The plan's traffic
-    counts every byte these chains move: the kv objects whole (fillers from the zero region), 32 K and V rows
-    per step of every part, the output objects whole.
+  - Block steps (the profile): a task needs the blocks from block 0 up to the last one a visible position of
+    its tokens lies in (--causal N0: token t sees positions 0 .. N0 + t; without a profile every block). The
+    split does not change (the engine's merge order); per round a core's own steps are its part's blocks the
+    task needs (0 on an idle core), a column's steps the most of its cores' own (its cores run in lockstep).
+    The host writes both per round and core into the slopes operand's step table, and the q step reads them
+    into the core.
+  - The shim (one phase of a round in flight, each phase's BDs from all 16): the q step chain, per group of up
+    to iteration_max block steps a chain per column of steps left repeated by the BDs' iteration, on a split
+    round the partial states' drain and the state steps, the drain of the finished rows; a block step chain of
+    more BDs than a phase has is refused. The plan's traffic counts every byte these chains move: the kv
+    objects whole (fillers from the zero region), 32 K and V rows per column step of every core with blocks
+    of its own, the output objects whole.
 
 `--print-plan` prints the plan and its checks (core and memory-tile memory, DMA channels and BDs of cores,
-memory tiles and shims, the description's objects against the kernel header, RTP words, barrier). Exit status:
+memory tiles and shims, the description's objects against the kernel header, RTP words, barrier), the step
+table (per round each column's block steps and each core's own; the block steps the rounds take in lockstep
+and the busiest core's block calls) and the DRAM traffic per use. Exit status:
 0 when every check passes, 1 when one fails, 2 for a shape or description the design refuses. Without
 --print-plan the IRON program is emitted (mlir-aie >= 1.4).
 
 Status, plainly: never run by mlir-aie, never compiled by aiecc, never run on an NPU; the IRON program was run
 on stand-ins of IRON's classes only (tests/aie/flash_attn_iron_check.py). Unverified in particular: the views
 of one kv object at word offsets passed to a kernel's pointer arguments (`view` below), element copies in a
-core body, a worker holding an output object across a loop whose bound is an RTP word. The host's stream
+core body, a worker holding an output object across a loop whose bound is a word of an object it has
+released (kept in a scalar slot). The host's stream
 builder (src/ops/flash_attn/runtime/flash-attn-sequence.cpp) builds the chains this plan counts; the simulator's stream mode
 runs them.
 """
@@ -89,12 +100,16 @@ NPU2_CORE_ROWS = 4
 FIFOS = ("kv_l3l2", "kv_l2l1", "out_l1l2", "out_l2l3")
 OPERANDS = ("q", "k", "v", "mask", "out", "slopes", "partials")
 # The regions of a kv object, in the order core_program reads them.
-KV_OBJECT = {"block": ["k", "v", "mask"], "q_step": ["slopes", "q"], "state_step": ["partials"]}
+KV_OBJECT = {"block": ["k", "v", "mask"], "q_step": ["slopes", "q", "steps"], "state_step": ["partials"]}
 RTP_NAMES = ("contract", "rounds", "tasks", "first_chunk", "chunk_step", "chunks", "chunk_rows", "last_rows", "part",
-             "parts", "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps", "mask_ratio", "version")
+             "parts", "block0", "n_kv", "scale", "state_steps", "mask_ratio", "version")
+# The layout of RTP_NAMES: the core reads its block steps from the q step, not from its words.
+RTP_LAYOUT_VERSION = 3
+# The q step's step words (uint32): the column's block steps this round, the core's own.
+STEP_WORDS = 2
 # The plan's DRAM traffic, bytes: what the shim's chains read (the sum is every kv object whole) and write
 # (every output object whole).
-TRAFFIC_READ = ("q", "slopes", "k", "v", "mask", "filler", "partials_read")
+TRAFFIC_READ = ("q", "slopes", "steps", "k", "v", "mask", "filler", "partials_read")
 TRAFFIC_WRITTEN = ("out", "partials_written", "discarded")
 
 
@@ -208,11 +223,12 @@ def objects(family, d, k, task_tokens=None):
     """The kv and state objects from the kernels' constants (the description's .attention.objects about): kv
     holds a block step of 16 mask rows, kv_decode one of a single mask row (a decode layout's, whose tasks hold
     one token) and as many states as kv does, so a split task takes as many state steps in either layout.
-    block: a block step's bytes with task_tokens mask rows (default 16)."""
+    block: a block step's bytes with task_tokens mask rows (default 16); q_step: the slopes, the query rows and
+    the step words."""
     rows, blk = k["kFaMaxRows"], k["kFaKvBlock"]
     state = 4 * (2 * rows + rows * d)
     kv_rows = 2 * blk * row_bytes(family, d)
-    q_step = 4 * rows * d + 4 * rows
+    q_step = 4 * rows * d + 4 * rows + 4 * STEP_WORDS
     kv = max(kv_rows + rows * blk * 2, q_step, state)
     kv_decode = max(kv_rows + blk * 2, q_step, kv // state * state)
     block = kv_rows + (rows if task_tokens is None else task_tokens) * blk * 2
@@ -247,6 +263,9 @@ class Shape:
     has_mask: bool = True
     mask_heads: int = 1
     scale: float = 0.0
+    # The mask's profile: None, none known (every block is moved); N0, a causal mask over a cache of N0
+    # earlier positions (token t, in every sequence, sees positions 0 .. N0 + t).
+    causal: int = None
 
     @property
     def ratio(self):
@@ -326,15 +345,62 @@ def task_tokens(s, row0, rows):
     return (row0 + rows - 1) // s.ratio - row0 // s.ratio + 1
 
 
-def slopes_layout(s, kv_bytes):
+def task_need(s, sp, row0, rows, blk):
+    """The blocks, from block 0, a task must compute: up to the last one a visible position of its tokens lies
+    in. Its last token sees the most (a causal mask), so it alone counts; without a profile every block."""
+    if s.causal is None:
+        return sp["blocks"]
+    last_token = (row0 + rows - 1) // s.ratio
+    return min(sp["blocks"], (s.causal + last_token) // blk + 1)
+
+
+def core_steps(s, sp, pair, blk):
+    """A core's own block steps in a round: the blocks of its part its task needs (its part's first ones,
+    since a task needs blocks from block 0 on); 0 on a core without a pair."""
+    if pair is None:
+        return 0
+    g, part = pair
+    _, _, _, row0, rows = task_of(s, sp, g)
+    first, n = part_range(sp["blocks"], sp["parts"], part)
+    return max(0, min(task_need(s, sp, row0, rows, blk) - first, n))
+
+
+def step_table(s, sp, columns, cpc, rounds, blk):
+    """Per round, each core's own block steps (cores in stream order) and each column's: the most of its
+    cores' own, since the column's cores take its block objects in lockstep."""
+    own, col_steps = [], []
+    for rnd in range(rounds):
+        mine = [core_steps(s, sp, pair_of(sp, columns, cpc, rnd, c, r), blk)
+                for c in range(columns) for r in range(cpc)]
+        own.append(mine)
+        col_steps.append([max(mine[c * cpc:(c + 1) * cpc]) for c in range(columns)])
+    return own, col_steps
+
+
+def step_words(p):
+    """The slopes operand's step table as the host writes it: per round k and core i of the stream, at
+    2 (k cores + i), the column's block steps and the core's own."""
+    return [w for rnd in range(p.rounds) for i, core in enumerate(p.cores)
+            for w in (p.col_steps[rnd][core["column"]], p.own[rnd][i])]
+
+
+def slopes_layout(s, kv_bytes, rounds, cores_used):
     """The host-written slopes operand: per KV head 16 + ratio fp32 slopes, value i that of head
     g ratio + i % ratio, so that any 16 consecutive rows of the KV head's tasks read theirs as one run;
     then, 64-byte aligned, kv_bytes of zeros (the largest kv object of any layout: one operand for every
-    layout), every filler's source."""
+    layout), every filler's source; then the step table, a core's step words per round and core (they depend
+    on the stream, so they are written with it)."""
     per_head = 16 + s.ratio
     zero_at = (4 * s.n_head_kv * per_head + 63) // 64 * 64
+    steps_at = zero_at + kv_bytes
     return {"per KV head": per_head, "zero region at": zero_at, "zero region bytes": kv_bytes,
-            "bytes": zero_at + kv_bytes}
+            "steps_offset": steps_at, "step words": STEP_WORDS * rounds * cores_used,
+            "bytes": steps_at + 4 * STEP_WORDS * rounds * cores_used}
+
+
+def step_words_at(p, rnd, core):
+    """The byte offset of core `core`'s step words of round `rnd` in the slopes operand."""
+    return p.slopes["steps_offset"] + 4 * STEP_WORDS * (rnd * len(p.cores) + core)
 
 
 def slope_index(s, kv_head, row0):
@@ -362,6 +428,8 @@ class Plan:
     rounds: int = 0
     states_per_object: int = 0
     steps: dict = field(default_factory=dict)
+    col_steps: list = field(default_factory=list)  # per round, per column: its block steps
+    own: list = field(default_factory=list)        # per round, per core: its own block steps (block calls)
     cores: list = field(default_factory=list)      # per core: column, row, RTP words
     core_bytes: dict = field(default_factory=dict)
     memtile_bytes: dict = field(default_factory=dict)
@@ -415,6 +483,12 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
             s.n_seq % s.n_seq_kv or (s.has_mask and s.mask_heads < 1)):
         raise PlanError(f"{s.n_tokens} token(s), {s.n_head}/{s.n_head_kv} heads, {s.n_seq}/{s.n_seq_kv} sequences, "
                         f"{s.n_kv} KV rows: not a shape the design takes")
+    if s.causal is not None and not s.has_mask:
+        raise PlanError(f"--causal {s.causal}: a causal profile describes a mask, and this shape has none")
+    if s.causal is not None and not 0 <= s.causal <= s.n_kv - s.n_tokens:
+        raise PlanError(f"--causal {s.causal}: {s.causal} earlier positions and {s.n_tokens} token(s) need at least "
+                        f"{s.causal + s.n_tokens} KV rows, this shape has {s.n_kv}" if s.causal >= 0 else
+                        f"--causal {s.causal}: the earlier positions are a count (0 or more)")
     if s.has_mask and s.mask_heads > 1:
         # The core widens one row per token to the token's heads; rows that differ per head would need a
         # BD per query row and block.
@@ -481,7 +555,7 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
     layout = {n: att["kv_object"][n] for n in ("block", "q_step", "state_step")}
     check("kv object layout: the core program's", layout == KV_OBJECT,
           f"{layout}; the core program takes {KV_OBJECT} (K at 0, V at 32 rows, the mask at 64; the slopes, "
-          "then the query rows; the states in part order)")
+          "then the query rows, then the step words; the states in part order)")
     check("kv object: a block step fills it (the shim's block chain moves no tail)", obj["block"] == obj["kv"],
           f"block {obj['block']}, kv {obj['kv']}")
     check("attention constants: the kernels'", (att["kv_block"], att["max_rows"], att["lanes"]) ==
@@ -501,9 +575,13 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
     p.rounds = math.ceil(sp["groups"] / p.tasks_per_round)
     p.states_per_object = kv_bytes // obj["state"]
     state_steps = 0 if parts == 1 else math.ceil(parts / p.states_per_object)
-    steps = part_range(sp["blocks"], parts, 0)[1]
-    p.steps = {"q": 1, "blocks": steps, "states": state_steps, "per round": 1 + steps + state_steps,
+    p.own, p.col_steps = step_table(s, sp, columns, cpc, p.rounds, k["kFaKvBlock"])
+    p.steps = {"q": 1, "blocks (most of a column and round)": max(max(x) for x in p.col_steps),
+               "lockstep block steps": sum(max(x) for x in p.col_steps),
+               "block calls (busiest core)": max(sum(x[i] for x in p.own) for i in range(columns * cpc)),
+               "column block steps": sum(sum(x) for x in p.col_steps), "states": state_steps,
                "out objects per round": 1 if parts == 1 else 2}
+    _need_checks(s, sp, p, cpc, k["kFaKvBlock"], check)
     version = raw["core_program"]["rtp_layout_version"]
     for c in range(columns):
         for r in range(cpc):
@@ -511,14 +589,14 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
             active = first is not None
             part = first[1] if active else 0
             tasks = sum(1 for kk in range(p.rounds) if pair_of(sp, columns, cpc, kk, c, r) is not None)
-            b0, nb = part_range(sp["blocks"], parts, part) if active else (0, 0)
+            b0 = part_range(sp["blocks"], parts, part)[0] if active else 0
             words = {"contract": contract, "rounds": p.rounds, "tasks": tasks,
                      "first_chunk": ((c * cpc + r) // parts) % sp["chunks"],
                      "chunk_step": p.tasks_per_round % sp["chunks"], "chunks": sp["chunks"],
                      "chunk_rows": sp["chunk_rows"],
                      "last_rows": s.group_rows - (sp["chunks"] - 1) * sp["chunk_rows"], "part": part if active else 0,
-                     "parts": parts, "block0": b0, "part_blocks": nb, "steps": steps, "n_kv": s.n_kv,
-                     "scale": s.scale, "state_steps": state_steps, "mask_ratio": s.ratio if s.has_mask else 0,
+                     "parts": parts, "block0": b0, "n_kv": s.n_kv, "scale": s.scale, "state_steps": state_steps,
+                     "mask_ratio": s.ratio if s.has_mask else 0,
                      "version": version}
             p.cores.append({"column": c, "row": arr["first_core_row"] + r, "task": first[0] if active else None,
                             "words": words})
@@ -526,6 +604,8 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
     check("RTP words: the core program's, distinct, within the word count",
           sorted(idx) == sorted(RTP_NAMES) and sorted(idx.values()) == list(range(raw["core_program"]["rtp_word_count"])),
           f"{len(idx)} words of {raw['core_program']['rtp_word_count']}")
+    check(f"RTP words: layout version {RTP_LAYOUT_VERSION} (the block steps in the q step's step words)",
+          version == RTP_LAYOUT_VERSION, f"rtp_layout_version {version}")
     check("RTP words: scale as fp32 bits, the others counts",
           raw["core_program"].get("rtp_float_words") == ["scale"], f"rtp_float_words {raw['core_program'].get('rtp_float_words')}")
     wmax = raw["core_program"]["rtp_word_max"]
@@ -576,6 +656,26 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
     return p
 
 
+def _need_checks(s, sp, p, cpc, blk, check):
+    """Every task's parts compute, between them, exactly the blocks it needs, each once (the parts' ranges
+    are consecutive from block 0 and a core computes its range's first own blocks), and every column takes
+    as many block objects as its busiest core computes."""
+    computed = [0] * sp["groups"]
+    for rnd in range(p.rounds):
+        for i in range(p.columns * cpc):
+            pair = pair_of(sp, p.columns, cpc, rnd, i // cpc, i % cpc)
+            if pair is not None:
+                computed[pair[0]] += p.own[rnd][i]
+    need = [task_need(s, sp, *task_of(s, sp, g)[3:], blk) for g in range(sp["groups"])]
+    wrong = [(g, computed[g], need[g]) for g in range(sp["groups"]) if computed[g] != need[g]]
+    check("steps: each task's parts compute the blocks it needs (the profile's), each once", not wrong,
+          f"{wrong[:4] or 'all'} (task, computed, needed); needed from {min(need)} to {max(need)} of "
+          f"{sp['blocks']} blocks")
+    short = [(rnd, c) for rnd in range(p.rounds) for c in range(p.columns)
+             if p.col_steps[rnd][c] != max(p.own[rnd][c * cpc:(c + 1) * cpc])]
+    check("steps: a column's block steps are its busiest core's", not short, f"{short[:4] or 'all'}")
+
+
 def mask_apart(p, k):
     """Whether the core widens the mask rows into a buffer of its own: its layout's kv object carries fewer
     mask rows than a core's query rows, no room to widen them in place."""
@@ -590,6 +690,122 @@ def _barrier_checks(bar, check):
           f"set {bar['set_value']}, wait {bar['acquire']['value']}")
     check("barrier: released after the RTP words are read", bar["release"]["value"] > 0 and after != bar["acquire"]["value"],
           f"lock after a pass {after}")
+
+
+@dataclass(frozen=True)
+class Bd:
+    """A shim BD of a chain: the traffic use its bytes count as and its bytes per step; a step-words BD its byte
+    offset in the slopes operand; a K, V or mask BD the block its first step reads and the blocks its iteration
+    steps over before it wraps (a chain repeated past them rereads them)."""
+    use: str
+    bytes: int
+    at: int = None
+    first: int = None
+    iterations: int = None
+
+
+@dataclass
+class Phase:
+    """The chains of one phase of a round: per column taking part, (column, the times its chain repeats, per
+    core its BDs); block phases and state steps also name their first step."""
+    kind: str   # "q", "block", "partials drain", "state" or "drain"
+    round: int
+    step: int
+    columns: list
+
+
+def _q_bds(p, s, sp, pair, at, k):
+    """A core's q step: its slopes, its query rows by runs and their filler, its step words (the slopes
+    operand's table, its own entry), the rest of the object filler; a core without a task the step words
+    alone between fillers (it still takes its column's block objects)."""
+    rows_max, d, kv_obj = k["kFaMaxRows"], p.tile, p.objects["kv"]
+    words = Bd("steps", 4 * STEP_WORDS, at=at)
+    room = 4 * rows_max + 4 * rows_max * d  # the slopes and the query rows a q step has room for
+    rest = [Bd("filler", kv_obj - room - words.bytes)] if kv_obj > room + words.bytes else []
+    if pair is None:
+        return [Bd("filler", room), words] + rest
+    _, _, _, row0, rows = task_of(s, sp, pair[0])
+    bds = [Bd("slopes", 4 * rows_max)]
+    bds += [Bd("q", 4 * d * run["heads"] * run["tokens"]) for run in row_runs(s, row0, rows)]
+    if rows < rows_max:
+        bds.append(Bd("filler", 4 * d * (rows_max - rows)))
+    return bds + [words] + rest
+
+
+def _block_bds(p, s, sp, pair, own, s0, n, k):
+    """A core's BDs of a block phase whose group starts at step s0 and repeats n times: K, V and the mask
+    rows of its task's tokens stepping over its own blocks from s0 on (past its own, rereading its part's
+    first block), or one filler BD on a core that computes none."""
+    kv_obj = p.objects["kv"]
+    if pair is None or own == 0:
+        return [Bd("filler", kv_obj)]
+    blk, rb = k["kFaKvBlock"], row_bytes(p.family, p.tile)
+    first = part_range(sp["blocks"], sp["parts"], pair[1])[0]
+    base, iterations = (first + s0, min(n, own - s0)) if s0 < own else (first, 1)
+    rows_bd = lambda use, nbytes: Bd(use, nbytes, first=base, iterations=iterations)
+    bds = [rows_bd("k", blk * rb), rows_bd("v", blk * rb)]
+    # Past K, V and the task_tokens mask rows: a decode object's tail (padded to hold as many states as the
+    # attention layout's), read with the mask rows' filler in one BD.
+    mask_row = 2 * blk
+    tail = kv_obj - p.objects["block"]
+    if not s.has_mask:
+        return bds + [Bd("filler", p.task_tokens * mask_row + tail)]
+    _, _, _, row0, rows = task_of(s, sp, pair[0])
+    tokens = task_tokens(s, row0, rows)
+    rest = (p.task_tokens - tokens) * mask_row + tail
+    return bds + [rows_bd("mask", tokens * mask_row)] + ([Bd("filler", rest)] if rest > 0 else [])
+
+
+def _state_bds(p, sp, pair, j):
+    """A core's BDs of state step j: on a task's part 0 the parts' partial states it carries and filler, one
+    filler BD on any other core."""
+    kv_obj, st, spo = p.objects["kv"], p.objects["state"], p.states_per_object
+    if pair is None or pair[1] != 0:
+        return [Bd("filler", kv_obj)]
+    n = min(spo, sp["parts"] - j * spo)
+    return [Bd("partials_read", n * st)] + ([Bd("filler", kv_obj - n * st)] if kv_obj > n * st else [])
+
+
+def _drain_bds(p, s, sp, pair):
+    """A core's output object drained: on a task's part 0 its finished rows by runs, then the bytes past them;
+    any other core's discarded whole (its partial state went out with the partial states' drain)."""
+    st, d = p.objects["state"], p.tile
+    if pair is None or pair[1] != 0:
+        return [Bd("discarded", st)]
+    _, _, _, row0, rows = task_of(s, sp, pair[0])
+    return [Bd("out", 4 * d * run["heads"] * run["tokens"]) for run in row_runs(s, row0, rows)] + \
+        [Bd("discarded", st - 4 * d * rows)]
+
+
+def shim_phases(p, s, it_max):
+    """The shim's phases of every round, in the order the stream issues them, each column's chain per core.
+    A round's block steps go in groups of at most it_max (a BD's iteration limit); a group's phase takes the
+    columns with steps left, each repeating its chain over its own steps of the group, and syncs them all."""
+    k, sp, cpc = header(), p.split, len(p.cores) // p.columns
+    pairs = lambda rnd, c: [pair_of(sp, p.columns, cpc, rnd, c, r) for r in range(cpc)]
+    out = []
+    for rnd in range(p.rounds):
+        out.append(Phase("q", rnd, 0, [
+            (c, 1, [_q_bds(p, s, sp, pair, step_words_at(p, rnd, c * cpc + r), k)
+                    for r, pair in enumerate(pairs(rnd, c))]) for c in range(p.columns)]))
+        for s0 in range(0, max(p.col_steps[rnd]), it_max):
+            group = []
+            for c in range(p.columns):
+                n = min(it_max, p.col_steps[rnd][c] - s0)
+                if n > 0:
+                    group.append((c, n, [_block_bds(p, s, sp, pair, p.own[rnd][c * cpc + r], s0, n, k)
+                                         for r, pair in enumerate(pairs(rnd, c))]))
+            out.append(Phase("block", rnd, s0, group))
+        if sp["parts"] > 1:
+            # The column's 4 partial states, one S2MM BD, before any state step reads them back.
+            out.append(Phase("partials drain", rnd, 0,
+                             [(c, 1, [[Bd("partials_written", cpc * p.objects["state"])]]) for c in range(p.columns)]))
+        for j in range(p.steps["states"]):
+            out.append(Phase("state", rnd, j, [(c, 1, [_state_bds(p, sp, pair, j) for pair in pairs(rnd, c)])
+                                               for c in range(p.columns)]))
+        out.append(Phase("drain", rnd, 0, [(c, 1, [_drain_bds(p, s, sp, pair) for pair in pairs(rnd, c)])
+                                           for c in range(p.columns)]))
+    return out
 
 
 def _shim_plan(desc, p, s, sp, k, check):
@@ -607,104 +823,58 @@ def _shim_plan(desc, p, s, sp, k, check):
           len(set(phase_ids)) == ids and all(0 <= i < shim_bds for i in phase_ids) and
           raw["shim"]["steps_in_flight"] == 1, f"{ids} ids {phase_ids} of {shim_bds}, "
           f"{raw['shim']['steps_in_flight']} phase(s) in flight")
-    blk, rows_max = k["kFaKvBlock"], k["kFaMaxRows"]
-    rb, d, parts = row_bytes(p.family, p.tile), p.tile, sp["parts"]
-    kv_obj, st, spo = p.objects["kv"], p.objects["state"], p.states_per_object
-    tt = p.task_tokens
-    # A block step's bytes past K, V and the task_tokens mask rows (a decode object padded to hold as many
-    # states as the attention layout's): read with the mask rows' filler, one BD (a tail alone adds one).
-    tail = kv_obj - p.objects["block"]
-    steps, state_steps = p.steps["blocks"], p.steps["states"]
-    slope_bytes, mask_row = 4 * rows_max, 2 * blk  # a task's 16 slopes; one token's 32 mask halves of a block
+    blk, rb, d, parts = k["kFaKvBlock"], row_bytes(p.family, p.tile), p.tile, sp["parts"]
+    kv_obj, st, cpc = p.objects["kv"], p.objects["state"], len(p.cores) // p.columns
+    # The zero region serves every layout's fillers: the largest kv object of the family and head dim.
+    described = raw["attention"]["objects"][p.family][str(d)]
+    p.slopes = slopes_layout(s, max(described.get(x.kv_unit, 0) for x in desc.layouts), p.rounds, len(p.cores))
+    p.partials_bytes = p.columns * 8 * st
+    it_max = raw["limits"]["iteration_max"]
+    phases = shim_phases(p, s, it_max)
     moved = dict.fromkeys(TRAFFIC_READ + TRAFFIC_WRITTEN, 0)
-    longest = {"q": 0, "block": 0, "state": 0, "drain": 0}
-    for kk in range(p.rounds):
-        for c in range(p.columns):
-            chain = {"q": 0, "block": 0, "state": [0] * state_steps, "drain": 0}
-            for r in range(4):
-                pair = pair_of(sp, p.columns, 4, kk, c, r)
-                if pair is None:
-                    # One filler BD per step, the whole object; the output object discarded.
-                    chain["q"] += 1
-                    chain["block"] += 1
-                    moved["filler"] += kv_obj * (1 + steps + state_steps)
-                    for j in range(state_steps):
-                        chain["state"][j] += 1
-                    chain["drain"] += 1
-                    moved["discarded"] += st
-                    continue
-                g, part = pair
-                _, _, _, row0, rows = task_of(s, sp, g)
-                runs = len(row_runs(s, row0, rows))
-                q_bytes = 4 * d * rows
-                q_fill = kv_obj - slope_bytes - q_bytes
-                chain["q"] += 1 + runs + (1 if q_fill > 0 else 0)
-                moved["slopes"] += slope_bytes
-                moved["q"] += q_bytes
-                moved["filler"] += q_fill
-                # Every step reads 32 K and V rows (a part of fewer blocks rereads its own, a last block of
-                # fewer rows reads past n_kv): the BDs iterate the same way on every core of the chain.
-                moved["k"] += steps * blk * rb
-                moved["v"] += steps * blk * rb
-                if s.has_mask:
-                    tokens = task_tokens(s, row0, rows)
-                    rest = (tt - tokens) * mask_row + tail
-                    chain["block"] += 3 + (1 if rest > 0 else 0)
-                    moved["mask"] += steps * tokens * mask_row
-                    moved["filler"] += steps * rest
-                else:
-                    chain["block"] += 3
-                    moved["filler"] += steps * (tt * mask_row + tail)
-                for j in range(state_steps):
-                    if part == 0:
-                        n = min(spo, parts - j * spo)
-                        chain["state"][j] += 1 + (1 if kv_obj - n * st > 0 else 0)
-                        moved["partials_read"] += n * st
-                        moved["filler"] += kv_obj - n * st
-                    else:
-                        chain["state"][j] += 1
-                        moved["filler"] += kv_obj
-                if part == 0:
-                    chain["drain"] += runs + 1
-                    moved["out"] += 4 * d * rows
-                    moved["discarded"] += st - 4 * d * rows
-                else:
-                    chain["drain"] += 1
-                    moved["discarded"] += st
-            if parts > 1:
-                moved["partials_written"] += 4 * st  # the column's 4 partial states, one S2MM BD
-            for key in ("q", "block", "drain"):
-                longest[key] = max(longest[key], chain[key])
-            longest["state"] = max([longest["state"]] + chain["state"])
+    longest = dict.fromkeys(("q", "block", "state", "drain"), 0)
+    torn = []  # (phase, round, column, core, bytes) of an object its BDs do not move whole
+    for ph in phases:
+        whole = st if ph.kind == "drain" else kv_obj
+        for c, repeat, cores in ph.columns:
+            for r, bds in enumerate(cores):
+                for bd in bds:
+                    moved[bd.use] += repeat * bd.bytes
+                if ph.kind != "partials drain" and sum(bd.bytes for bd in bds) != whole:
+                    torn.append((ph.kind, ph.round, c, r, sum(bd.bytes for bd in bds)))
+            if ph.kind in longest:
+                longest[ph.kind] = max(longest[ph.kind], sum(len(bds) for bds in cores))
+    check("shim: every core's BDs of a step move its object whole", not torn, f"{torn[:4] or 'all'}")
     if longest["block"] > ids:
         # The chain repeats over the steps by the BDs' iteration: split into tasks it would need one per step.
         raise PlanError(f"a block step's chain takes {longest['block']} BDs, a phase has {ids}: a block step "
                         "longer than a phase is not this design's (the host path)")
-    it_max = raw["limits"]["iteration_max"]
+    block_phases = [sum(1 for ph in phases if ph.kind == "block" and ph.round == rnd) for rnd in range(p.rounds)]
     p.bds = {"phase BD ids": ids,
              "q step chain (largest)": longest["q"], "q step tasks (largest)": math.ceil(longest["q"] / ids),
              "block step chain (largest)": longest["block"],
-             "block phase tasks per round": math.ceil(steps / it_max),
+             "block phases": sum(block_phases), "block phases in a round (most)": max(block_phases),
              "state step chain (largest)": longest["state"],
              "partial states drain chain": 1 if parts > 1 else 0,
              "drain chain (largest)": longest["drain"], "drain tasks (largest)": math.ceil(longest["drain"] / ids)}
     p.traffic = dict(moved)
     p.traffic["read"] = sum(moved[x] for x in TRAFFIC_READ)
     p.traffic["written"] = sum(moved[x] for x in TRAFFIC_WRITTEN)
-    # The zero region serves every layout's fillers: the largest kv object of the family and head dim.
-    described = raw["attention"]["objects"][p.family][str(d)]
-    p.slopes = slopes_layout(s, max(described.get(x.kv_unit, 0) for x in desc.layouts))
-    p.partials_bytes = p.columns * 8 * st
     rows_all = s.n_seq * s.n_head * s.n_tokens
     check("traffic: every query row read once per part of its task, every output row written once",
           moved["q"] == 4 * rows_all * d * parts and moved["out"] == 4 * rows_all * d,
           f"q {moved['q']}, out {moved['out']} bytes of {rows_all} rows, {parts} part(s)")
-    task_cores = sp["groups"] * parts
-    check("traffic: every part reads steps x 32 K and V rows, covering its KV head's rows",
-          moved["k"] == moved["v"] == task_cores * steps * blk * rb and steps * parts * blk >= s.n_kv,
-          f"k {moved['k']}, v {moved['v']} bytes: {task_cores} part(s) x {steps} steps x {blk} rows x {rb} bytes")
-    objects_in = p.columns * p.rounds * 4 * (1 + steps + state_steps)
-    objects_out = p.columns * p.rounds * 4 * p.steps["out objects per round"]
+    check("traffic: every core's step words read once a round",
+          moved["steps"] == 4 * STEP_WORDS * p.rounds * len(p.cores) == p.slopes["bytes"] - p.slopes["steps_offset"],
+          f"steps {moved['steps']} bytes, {p.rounds} round(s) x {len(p.cores)} cores, the table "
+          f"{p.slopes['bytes'] - p.slopes['steps_offset']} bytes")
+    computing = sum(p.col_steps[rnd][c] * sum(1 for x in p.own[rnd][c * cpc:(c + 1) * cpc] if x > 0)
+                    for rnd in range(p.rounds) for c in range(p.columns))
+    check("traffic: every core with blocks of its own reads 32 K and V rows per step of its column",
+          moved["k"] == moved["v"] == computing * blk * rb,
+          f"k {moved['k']}, v {moved['v']} bytes: {computing} core step(s) x {blk} rows x {rb} bytes")
+    objects_in = sum(cpc * (1 + x + p.steps["states"]) for per_round in p.col_steps for x in per_round)
+    objects_out = p.columns * p.rounds * cpc * p.steps["out objects per round"]
     check("traffic: every kv object read whole, every output object written whole",
           p.traffic["read"] == objects_in * kv_obj and p.traffic["written"] == objects_out * st,
           f"read {p.traffic['read']} = {objects_in} x {kv_obj}, written {p.traffic['written']} = {objects_out} x {st}")
@@ -735,7 +905,12 @@ def core_program(ops, words, kv_in, out, bufs, d, family, spo, k, apart=False):
         ops.if_(ops.ge(ops.load("chunk"), words["chunks"]),
                 lambda: ops.store("chunk", ops.sub(ops.load("chunk"), words["chunks"])))
         o = out.acquire(1)
-        step = kv_in.acquire(1)  # the q step: the slopes, then the query rows
+        step = kv_in.acquire(1)  # the q step: the slopes, the query rows, the step words
+        # The round's block steps, kept past the q step's release: the column's (the block objects to take,
+        # an idle core too, or its column's lockstep stalls) and the core's own (the blocks to compute).
+        words_w = rows_max + rows_max * d
+        ops.store("col_steps", ops.word(step, words_w))
+        ops.store("own", ops.word(step, words_w + 1))
 
         def take_q():
             ops.copy(bufs["slopes"], 0, step, 0, rows_max)
@@ -759,7 +934,7 @@ def core_program(ops, words, kv_in, out, bufs, d, family, spo, k, apart=False):
                 ops.if_(ops.ne(tau, at), lambda: ops.copy(b, ops.add(mask_w, ops.mul(at, row_w)), b,
                                                           ops.add(mask_w, ops.mul(tau, row_w)), row_w))
 
-        for s in ops.range(words["steps"]):
+        for s in ops.range(ops.load("col_steps")):
             b = kv_in.acquire(1)  # a block step: K rows, V rows, the mask rows
 
             def block():
@@ -790,7 +965,7 @@ def core_program(ops, words, kv_in, out, bufs, d, family, spo, k, apart=False):
                                              bufs["scores"], rows, d, n, words["scale"]),
                             lambda: ops.call("fa_block_f16", bufs["q"], kb, vb, mb, bufs["slopes"], o, bufs["scores"],
                                              rows, d, n, words["scale"]))
-            ops.if_(ops.both(active, ops.lt(s, words["part_blocks"])), block)
+            ops.if_(ops.both(active, ops.lt(s, ops.load("own"))), block)
             kv_in.release(1)
 
         def finish_into(state):
@@ -854,6 +1029,12 @@ class Replay:
     def view(self, obj, offset):
         return obj if offset == 0 else f"{obj}+{offset}"
 
+    def word(self, obj, at):
+        written = getattr(obj, "words", {})
+        if at not in written:
+            raise PlanError(f"{obj}: the core reads word {at}, which the stream does not write there")
+        return written[at]
+
     def copy(self, dst, at, src, src_at, n):
         self.calls.append(("copy", dst, at, src, src_at, n))
 
@@ -864,28 +1045,55 @@ class Replay:
         self.calls.append((name,) + args)
 
 
-class ReplayFifo:
-    """A FIFO end naming the objects it hands out (kv:1, kv:2, ...), acquisitions and releases logged."""
+class ReplayObject(str):
+    """An object a replay FIFO hands out: its name (kv:1, kv:2, ...) and the words the stream wrote into it
+    that the core reads as values (word offset -> value)."""
 
-    def __init__(self, name, log):
-        self.name, self.n, self.log = name, 0, log
+    def __new__(cls, name, words):
+        obj = super().__new__(cls, name)
+        obj.words = words
+        return obj
+
+
+class ReplayFifo:
+    """A FIFO end naming the objects it hands out (kv:1, kv:2, ...), acquisitions and releases logged; the
+    n-th object carries contents[n - 1]'s words (none past them)."""
+
+    def __init__(self, name, log, contents=()):
+        self.name, self.n, self.log, self.contents = name, 0, log, contents
 
     def acquire(self, count):
         self.n += 1
         self.log.append(("acquire", self.name))
-        return f"{self.name}:{self.n}"
+        return ReplayObject(f"{self.name}:{self.n}", self.contents[self.n - 1] if self.n <= len(self.contents) else {})
 
     def release(self, count):
         self.log.append(("release", self.name))
 
 
+def core_stream(plan, core):
+    """The words the stream writes into the kv objects core `core` takes, in order, that the core reads as
+    values: per round the q step's step words (from the slopes operand's table, the core's entry), then its
+    column's block objects and the state steps (data only)."""
+    k = header()
+    at = k["kFaMaxRows"] + k["kFaMaxRows"] * plan.tile
+    table, column = step_words(plan), plan.cores[core]["column"]
+    out = []
+    for rnd in range(plan.rounds):
+        entry = STEP_WORDS * (rnd * len(plan.cores) + core)
+        out.append({at + j: table[entry + j] for j in range(STEP_WORDS)})
+        out += [{} for _ in range(plan.col_steps[rnd][column] + plan.steps["states"])]
+    return out
+
+
 def replay_core(plan, core):
     """What core `core` (an index of plan.cores) does in one invocation: acquisitions, releases, copies and
-    kernel calls, in order."""
+    kernel calls, in order, on the objects the stream hands it."""
     rep = Replay()
     bufs = {n: n for n in ("q", "qb", "slopes", "scores", "words", "scratch", "mask")}
     k = header()
-    core_program(rep, plan.cores[core]["words"], ReplayFifo("kv", rep.calls), ReplayFifo("out", rep.calls), bufs,
+    kv_in = ReplayFifo("kv", rep.calls, core_stream(plan, core))
+    core_program(rep, plan.cores[core]["words"], kv_in, ReplayFifo("out", rep.calls), bufs,
                  plan.tile, plan.family, plan.states_per_object, k, mask_apart(plan, k))
     return rep.calls
 
@@ -902,7 +1110,9 @@ def print_plan_text(p, out=sys.stdout):
     w(f"split (flash_attn_split): {p.split}\n")
     w(f"placement: {p.tasks_per_round} task(s) per round, {p.rounds} round(s); steps {p.steps}; "
       f"{p.states_per_object} state(s) per kv object\n")
-    w(f"objects: {p.objects}\n\ncore data memory (each core):\n")
+    w(f"objects: {p.objects}\n")
+    _print_steps(p, w)
+    w("\ncore data memory (each core):\n")
     for kk, v in p.core_bytes.items():
         w(f"  {kk:48s} {v}\n")
     w(f"  {'total':48s} {sum(p.core_bytes.values())}\nmemory tile (each column):\n")
@@ -921,6 +1131,17 @@ def print_plan_text(p, out=sys.stdout):
         w(f"  [{'ok' if ok else 'FAIL'}] {what}: {detail}\n")
 
 
+def _print_steps(p, w):
+    """The step table: per round each column's block steps, then each core's own, a column's cores together."""
+    cpc = len(p.cores) // p.columns
+    w(f"block steps: lockstep {p.steps['lockstep block steps']} (per round the most of any column, summed), block "
+      f"calls of the busiest core {p.steps['block calls (busiest core)']}, column block steps "
+      f"{p.steps['column block steps']}\n")
+    for rnd in range(p.rounds):
+        own = " | ".join(" ".join(str(x) for x in p.own[rnd][c * cpc:(c + 1) * cpc]) for c in range(p.columns))
+        w(f"  round {rnd}: col_steps {p.col_steps[rnd]}; own {own}\n")
+
+
 def plan_json(p):
     dd = asdict(p)
     dd["checks"] = [{"check": w, "ok": ok, "detail": det} for w, ok, det in p.checks]
@@ -935,7 +1156,7 @@ class IronOps:
     """core_program's control flow as IRON traces it: range_ loops and if_/else_ on RTP-word values, a
     core-local int32 buffer for the values a branch sets, element copies, views of an object."""
 
-    SLOTS = ("chunk", "rows", "n", "row0")
+    SLOTS = ("chunk", "rows", "n", "row0", "col_steps", "own")
 
     def __init__(self, range_, if_, else_, kernels, scalars, view):
         self._range, self._if, self._else = range_, if_, else_
@@ -969,6 +1190,9 @@ class IronOps:
 
     def view(self, obj, offset):
         return self._view(obj, offset)
+
+    def word(self, obj, at):
+        return obj[at]
 
     def copy(self, dst, at, src, src_at, n):
         for i in self._range(n):
@@ -1105,6 +1329,10 @@ def parse_args(argv):
     ap.add_argument("--n-seq-kv", type=int, default=1)
     ap.add_argument("--no-mask", action="store_true")
     ap.add_argument("--mask-heads", type=int, default=1)
+    ap.add_argument("--causal", type=int, metavar="N0",
+                    help="the mask is causal over a cache of N0 earlier positions (token t sees positions "
+                         "0 .. N0 + t): each core computes, and each column moves, only the blocks its tasks need "
+                         "(default: no profile, every block)")
     ap.add_argument("--scale", type=float, default=None, help="default 1/sqrt(head dim)")
     ap.add_argument("--layout", help="the description's layout (default: the one of fewest task_tokens that holds the "
                                      "largest task's tokens: decode for one query token, else attention)")
@@ -1138,7 +1366,7 @@ def main(argv=None):
             return 0
         shape = Shape(d=args.tile, n_kv=args.n_kv, n_tokens=args.tokens, n_head=args.n_head, n_head_kv=args.n_head_kv,
                       n_seq=args.n_seq, n_seq_kv=args.n_seq_kv, has_mask=not args.no_mask, mask_heads=args.mask_heads,
-                      scale=1.0 / math.sqrt(args.tile) if args.scale is None else args.scale)
+                      scale=1.0 / math.sqrt(args.tile) if args.scale is None else args.scale, causal=args.causal)
         plan = make_plan(desc, family, args.tile, shape, args.cols, args.contract, args.layout, args.max_cols)
     except PlanError as e:
         print(f"design.py: {e}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 #include "ops/act_quant/act-quant-invocation.h"
 #include "ops/act_quant/act-quant-plan.h"
+#include "ops/flash_attn/flash-attn-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 
 #include <algorithm>
@@ -417,6 +418,11 @@ void batch_signature(const std::vector<ggml_tensor *> & nodes, const TensorResol
             }
         }
         sig.push_back(n->src[0] != nullptr && resolve.is_packed && resolve.is_packed(n->src[0]) ? 1 : 0);
+        // A FLASH_ATTN_EXT's stream reads its mask's source, which the CPY of another run may read alone.
+        if (n->op == GGML_OP_FLASH_ATTN_EXT) {
+            bool f32 = false;
+            if (const ggml_tensor * src = flash_attn_mask_source(n, f32); src != nullptr && f32) add_tensor(src);
+        }
         // A MUL fused with the RMS_NORM before it reads that norm's input and parameters as well.
         if (mul_fuses_rms_norm(n, resolve)) {
             for (int32_t p : n->src[0]->op_params) {

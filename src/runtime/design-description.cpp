@@ -282,7 +282,7 @@ void check_attention(const DesignDescription & d) {
         }
     }
     for (const char * w : {"rounds", "tasks", "first_chunk", "chunk_step", "chunks", "chunk_rows", "last_rows", "part", "parts",
-                           "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps", "mask_ratio"}) {
+                           "block0", "n_kv", "scale", "state_steps", "mask_ratio"}) {
         const int i = d.rtp_word(w);
         if (i < 0) {
             throw FieldError{std::string(".core_program.rtp_words lacks ") + w + ", a word the attention's core program reads"};
@@ -291,6 +291,12 @@ void check_attention(const DesignDescription & d) {
             throw FieldError{std::string(".core_program.rtp_float_words: ") + w +
                              (std::string(w) == "scale" ? " is fp32 bits" : " is a count, not fp32 bits")};
         }
+    }
+    // From layout 3 on, the core reads each round's block steps (its column's, its own) from its q step, which
+    // the stream builds to that layout: an older core program would take a fixed count per round.
+    if (d.rtp_layout_version < 3) {
+        throw FieldError{".core_program.rtp_layout_version " + std::to_string(d.rtp_layout_version) +
+                         ": the attention streams are built for layout 3 (each round's block steps in the q step)"};
     }
 }
 

@@ -646,8 +646,9 @@ Status XrtDevice::resolve_attention(const Invocation & inv, const DesignDescript
     if (r.stream == nullptr) {
         return Status::error(r.label + ": " + err);
     }
-    // The slopes as the parameters give them, into the slot's own buffer, its scratch after them.
-    if (!inv.host_operand("slopes", r.host_bytes, err)) {
+    // The slopes as the parameters give them and the stream's step words, into the slot's own buffer, its
+    // scratch after them.
+    if (!attention_host_bytes(inv, *seq, r.host_bytes, err)) {
         return Status::error(r.label + ": " + err);
     }
     r.host_capacity = placed.held_bytes;

@@ -17,14 +17,21 @@
 #     against the engine's kernel calls, in order with their rows, n and scale, on the buffers the lockstep
 #     hands over, the mask rows widened in place to the tokens the query rows need (the decode layout: the
 #     step's one row copied into the core's mask buffer), and holds a few plans to numbers worked out by hand;
+#   - the block steps under a causal profile (--causal N0), in the same sweep: prefill and decode, several N0,
+#     split tasks, two sequences, fewer columns; the step table (per round each core's own block steps, each
+#     column's the most of its cores'), the q step's step words and their BDs, the block groups' chains
+#     (columns of fewer steps repeating theirs fewer times, a core's BDs rereading its part past its own
+#     steps), every task's parts computing exactly its needed blocks; a hand-worked pp64 plan; and per shape
+#     no more block steps in lockstep, bytes read or K bytes than without the profile;
 #   - what the design cannot take is refused with the reason (exit 2): a head dim without an xclbin, a Q8_0
 #     cache at head dim 32, a ratio that is not whole, no KV rows, 9 columns, a mask per head, a description
-#     of another movement;
+#     of another movement, a causal profile without a mask, over more positions than the KV rows or negative;
 #   - variants of the description (written to a temporary directory) fail the check their name says, or are
 #     refused: a kv object of the wrong size, kv_l2l1 three deep (past the core's memory), slopes not
 #     host-written, a tile the kernels do not take, no barrier release, a phase of 17 BD ids or of an id
-#     twice, 16 lanes, V before K in a block object, the query rows before the slopes in a q step, the RTP
-#     words of layout 1 (no mask_ratio), a kv_decode object too small for its states or not whole words, a
+#     twice, 16 lanes, V before K in a block object, the query rows before the slopes in a q step, a q step
+#     without its step words, the RTP words of layout 2 (part_blocks and steps as words) or 1 (no mask_ratio)
+#     or only their version, a kv_decode object too small for its states or not whole words, a
 #     layout's task_tokens not its objects' mask rows (decode 0, attention 17), each on a decode and a prefill
 #     shape; a phase of 8 BD ids (shorter than a decode block step's chain), the BD slots split into kv and
 #     out ids and a decode layout whose kv FIFOs carry different objects are refused;
@@ -122,14 +129,23 @@ variant("kv-order", lambda d: d["attention"]["kv_object"].__setitem__("block", [
 variant("q-order", lambda d: d["attention"]["kv_object"].__setitem__("q_step", ["q", "slopes"]))
 
 
-def layout_v1(d):
+def rtp_layout(d, names, version):
+    d["core_program"].update(rtp_words={n: i for i, n in enumerate(names)}, rtp_word_count=len(names),
+                             rtp_layout_version=version)
+
+
+def layout_v2_names(d):
+    """The RTP words of layout 2: the block steps as words, part_blocks and steps after block0."""
     words = d["core_program"]["rtp_words"]
-    words.pop("mask_ratio")
-    words["version"] = 16
-    d["core_program"].update(rtp_word_count=17, rtp_layout_version=1)
+    names = sorted(words, key=words.get)
+    at = names.index("block0") + 1
+    return names[:at] + ["part_blocks", "steps"] + names[at:]
 
 
-variant("rtp-v1", layout_v1)
+variant("rtp-v2", lambda d: rtp_layout(d, layout_v2_names(d), 2))
+variant("rtp-v1", lambda d: rtp_layout(d, [n for n in layout_v2_names(d) if n != "mask_ratio"], 1))
+variant("rtp-version2", lambda d: d["core_program"].__setitem__("rtp_layout_version", 2))
+variant("q-no-steps", lambda d: d["attention"]["kv_object"].__setitem__("q_step", ["slopes", "q"]))
 variant("refused-rope", lambda d: d.__setitem__("movement", "rope"))
 variant("refused-broadcast", lambda d: fifo("kv_l2l1")(d).__setitem__("link", "broadcast"))
 layout = lambda name: lambda d: next(x for x in d["layouts"] if x["name"] == name)
@@ -169,6 +185,34 @@ refused "this program builds the \"attention\" movement" --dataflow "$tmp/varian
 refused "its tasks hold 1 token(s), this shape's largest task has 2" --layout decode --tokens 2 --n-head 8 --n-head-kv 8
 refused "its tasks hold 1 token(s), this shape's largest task has 4" --layout decode --tokens 4 --n-head 32 --n-head-kv 8
 refused "the description has layouts attention, decode" --layout prefill
+refused "a causal profile describes a mask, and this shape has none" --causal 0 --no-mask
+refused "need at least 305 KV rows, this shape has 304" --causal 300 --tokens 5 --n-kv 304
+refused "the earlier positions are a count" --causal -1
+
+# A causal profile moves no more than none: per shape the lockstep block steps, the bytes read and K's bytes
+# with --causal N0 at most those without (the split, the columns and rounds the same), and the JSON plan
+# carries the step table the text prints.
+plan_figures() {  # plan_figures <design args...>: "<columns> <rounds> <lockstep> <read> <k> <step table rows>"
+    "$py" "$design" --print-plan --format json "$@" | "$py" -c 'import json, sys
+p = json.load(sys.stdin)
+assert len(p["col_steps"]) == len(p["own"]) == p["rounds"], "the step table has a row per round"
+print(p["columns"], p["rounds"], p["steps"]["lockstep block steps"], p["traffic"]["read"], p["traffic"]["k"],
+      len(p["col_steps"]))'
+}
+for shape in "--tokens 512 --n-kv 512 --causal 0" "--tokens 64 --n-kv 256 --causal 0" \
+             "--tokens 1 --n-kv 512 --causal 300" "--tokens 1 --n-kv 4096 --causal 0" \
+             "--tokens 7 --n-kv 256 --n-head 4 --n-head-kv 2 --tile 64 --causal 100" \
+             "--tokens 100 --n-kv 1000 --n-head 8 --n-head-kv 2 --tile 64 --causal 500" \
+             "--tokens 3 --n-kv 700 --n-head 8 --n-head-kv 2 --tile 64 --family q8_0 --n-seq 2 --causal 300"; do
+    # shellcheck disable=SC2086
+    with=$(plan_figures $shape) || { fail "plan of $shape"; continue; }
+    # shellcheck disable=SC2086
+    without=$(plan_figures ${shape% --causal *}) || { fail "plan of ${shape% --causal *}"; continue; }
+    read -r c1 r1 l1 b1 k1 _ <<<"$with"
+    read -r c0 r0 l0 b0 k0 _ <<<"$without"
+    { [ "$c1 $r1" = "$c0 $r0" ] && [ "$l1" -le "$l0" ] && [ "$b1" -le "$b0" ] && [ "$k1" -le "$k0" ]; } ||
+        fail "$shape: columns, rounds, lockstep, read, k '$with' against '$without' without the profile"
+done
 
 # The layout a shape takes: decode for one query token (every family, head dim and GQA ratio), attention for
 # more; the attention layout still takes a one-token shape when forced. The JSON plan names it and the kv

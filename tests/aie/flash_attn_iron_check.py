@@ -13,6 +13,9 @@ views of objects), and checked against the description (aie/flash_attn/dataflow.
     first acquisition; every kernel the family links called somewhere in the body, and every call inside the
     loop over the word rounds; the task's first row kept in its scalar slot before the chunk moves on to the
     next round's, and read back on a block step (the mask widening) before the step's block call;
+  - the step words: read from the q step's object (words 16 + 16 d and 17 + 16 d) before it is released,
+    outside any branch (an idle core takes its column's block objects too), kept in the scalar slots
+    col_steps and own; the block steps' loop bounded by the col_steps slot, own read in it before a block call;
   - the decode layout (the default for one-token shapes): its FIFOs of kv_decode objects, a 1024-byte mask
     buffer per core written on a block step before the block call, which takes it; the attention layout
     forced on the same shapes, and on prefill, without one;
@@ -72,18 +75,33 @@ class Fifo:
         return Handle(self, "cons", tile)
 
 
-class Obj(cb.Anything):  # an acquired object: indexable, viewable
-    def __init__(self, handle):
-        self.handle = handle
+class Loaded(cb.Anything):
+    """A value read from a buffer or an object's memref: where it was read."""
+
+    def __init__(self, source, at):
+        self.source, self.at = source, at
+
+
+class Obj(cb.Anything):
+    """An acquired object: viewable, its elements' reads recorded; serial: its place in its FIFO end's
+    acquisitions as traced (1: the first)."""
+
+    def __init__(self, handle, serial):
+        self.handle, self.serial = handle, serial
+
+    def __getitem__(self, i):
+        cb.record("read", self, i)
+        return Loaded(self, i)
 
 
 class Handle(cb.FifoHandle):
     def __init__(self, fifo, end, tile):
-        self.fifo, self.end, self.tile = fifo, end, tile
+        self.fifo, self.end, self.tile, self.acquired = fifo, end, tile, 0
 
     def acquire(self, n=1):
         cb.record("acquire", self, n)
-        return Obj(self)
+        self.acquired += 1
+        return Obj(self, self.acquired)
 
     def release(self, n=1):
         cb.record("release", self, n)
@@ -107,9 +125,19 @@ class Kernel:
 
 
 class Buffer(cb.Buffer):
+    """check_barrier's buffer, its reads giving where they were read and its writes recording the value too."""
+
     def __init__(self, obj_type=None, name=None, initial_value=None, use_write_rtp=False, **kwargs):
         super().__init__(name=name, use_write_rtp=use_write_rtp)
         self.obj_type = obj_type
+
+    def __getitem__(self, i):
+        super().__getitem__(i)
+        return Loaded(self, i)
+
+    def __setitem__(self, i, v):
+        super().__setitem__(i, v)
+        cb.record("store", self, (i, v))
 
 
 class Worker(cb.Worker):
@@ -125,13 +153,17 @@ def range_(bound, *args, **kwargs):
 
 
 class if_:
+    """if_ and else_: their bodies as traced, recorded so that a branch's operations can be told apart."""
+
     def __init__(self, cond, *args, **kwargs):
-        pass
+        self.cond = cond
 
     def __enter__(self):
+        cb.record("if", None, self.cond)
         return self
 
     def __exit__(self, *exc):
+        cb.record("end if", None, None)
         return False
 
 
@@ -152,6 +184,48 @@ errors = []
 d = json.load(open(f"{root}/aie/flash_attn/dataflow.json"))
 desc = design.load_description()
 prog, arr = d["core_program"], d["array"]
+
+
+def if_depths(ev):
+    """Per event, the if_/else_ bodies it is traced in."""
+    depth, out = 0, []
+    for e in ev:
+        depth += e[1] == "if"
+        depth -= e[1] == "end if"
+        out.append(depth)
+    return out
+
+
+def step_words_problem(ev, kv_in, scalars, tile, acq, blocks):
+    """What is wrong with a core's step words as traced, or None: the round's q step (its first kv object)
+    read at words 16 + 16 d (the column's block steps) and 17 + 16 d (its own) before its release, in the
+    branches the q step's acquisition is in (an idle core reads them too), each kept in its scalar slot; the
+    block steps' loop bounded by the col_steps slot, own read in it before the block call."""
+    at = d["attention"]["max_rows"] * (1 + tile)
+    depth = if_depths(ev)
+    q_release = next(j for j, e in enumerate(ev) if j > acq[0] and e[1] == "release" and e[2] is kv_in)
+    slot_of = {name: design.IronOps.SLOTS.index(name) for name in ("col_steps", "own")}
+    for name, word in (("col_steps", at), ("own", at + 1)):
+        reads = [j for j, e in enumerate(ev) if e[1] == "read" and isinstance(e[2], Obj) and e[2].handle is kv_in and
+                 e[2].serial == 1 and isinstance(e[3], int) and e[3] == word]
+        kept = lambda v: reads and isinstance(v, Loaded) and v.source is ev[reads[0]][2] and v.at == word
+        stores = [j for j, e in enumerate(ev) if e[1] == "store" and e[2] is scalars and e[3][0] == slot_of[name] and
+                  kept(e[3][1])]
+        if len(reads) != 1 or len(stores) != 1 or not acq[0] < reads[0] < stores[0] < q_release or \
+                depth[reads[0]] != depth[acq[0]] or depth[stores[0]] != depth[acq[0]]:
+            return (f"step word {name}: reads of the q step's word {word} at {reads}, kept in its slot at {stores} "
+                    f"(q step acquired at {acq[0]}, released at {q_release}, branch depths "
+                    f"{[depth[j] for j in [acq[0]] + reads + stores]})")
+    bounded = [j for j, e in enumerate(ev) if e[1] == "loop" and isinstance(e[3], Loaded) and e[3].source is scalars
+               and e[3].at == slot_of["col_steps"]]
+    if len(bounded) != 1 or not q_release < bounded[0] < acq[1]:
+        return (f"the block steps' loops bounded by the col_steps slot at {bounded}, the first block step acquired "
+                f"at {acq[1]}")
+    end = next(j for j, e in enumerate(ev) if j > bounded[0] and e[1] == "end loop" and e[3] is ev[bounded[0]][3])
+    own_reads = [j for j, e in enumerate(ev) if e[1] == "read" and e[2] is scalars and e[3] == slot_of["own"]]
+    if not blocks or not any(bounded[0] < j < min(blocks) for j in own_reads) or not min(blocks) < end:
+        return f"own read at {own_reads}, the block loop {bounded[0]}..{end}, the first block call at {blocks[:1]}"
+    return None
 
 
 def check(family, tile, contract, shape, columns=8, layout=None, want_layout=None):
@@ -246,6 +320,9 @@ def check(family, tile, contract, shape, columns=8, layout=None, want_layout=Non
                 not any(acq[1] < j < min(blocks) for j in row0_r):
             errors.append(f"{label}: {core} keeps the task's first row at {row0_w} (chunk updates {chunk_w}, reads "
                           f"{row0_r}, kv acquisitions {acq[:3]}, first block call {min(blocks)})")
+        problem = step_words_problem(ev, kv_in, scalars, tile, acq, blocks)
+        if problem:
+            errors.append(f"{label}: {core}: {problem}")
     seq = [e for e in cb.EVENTS if e[0] == "sequence"]
     for i, w in enumerate(workers):
         writes = [j for j, e in enumerate(seq) if e[1] == "write" and e[2] is w.fn_args[2]]
@@ -263,6 +340,9 @@ for fam, tiles in (("f16", (32, 64, 128)), ("q8_0", (64, 128))):
             check(fam, t, contract, design.Shape(d=t, n_kv=4096, scale=0.1), layout="attention")
         check(fam, t, 0, design.Shape(d=t, n_kv=4096, has_mask=False, scale=0.1), want_layout="decode")
 check("f16", 128, 0, design.Shape(d=128, n_kv=512, n_tokens=512, scale=0.1), want_layout="attention")
+# A causal profile changes the step words the host writes, not the program.
+check("f16", 128, 0, design.Shape(d=128, n_kv=256, n_tokens=64, scale=0.1, causal=0), want_layout="attention")
+check("f16", 128, 0, design.Shape(d=128, n_kv=512, scale=0.1, causal=300), want_layout="decode")
 check("q8_0", 64, 0, design.Shape(d=64, n_kv=33, n_head=8, n_head_kv=8, scale=0.1), columns=2, want_layout="decode")
 check("q8_0", 64, 0, design.Shape(d=64, n_kv=33, n_head=8, n_head_kv=8, n_tokens=3, scale=0.1), columns=2,
       want_layout="attention")

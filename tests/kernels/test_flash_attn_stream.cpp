@@ -33,6 +33,7 @@ struct Case {
     bool    mask = true, q8 = false, bfp16 = true;
     float   max_bias = 0.0f;
     int64_t spare_rows = 31;  // K/V rows (and mask values) the buffers hold past n_kv: a last short block is read whole
+    int64_t past = -1;        // token t sees positions up to past + t (-1: n_kv - n_tokens); the rest of the window is padding
 };
 
 std::string name_of(const Case & c) {
@@ -96,7 +97,8 @@ Data make(const Case & c) {
         for (int64_t t = 0; t < c.n_tokens; ++t) {
             for (int64_t j = 0; j < c.n_kv; ++j) {
                 // A causal prefix growing with the token, a few random biases, a masked hole.
-                const bool masked = j > c.n_kv - c.n_tokens + t || (j % 7 == 3);
+                const int64_t past = c.past >= 0 ? c.past : c.n_kv - c.n_tokens;
+                const bool masked = j > past + t || (j % 7 == 3);
                 x.mask[static_cast<size_t>((s * c.n_tokens + t) * x.mask_row + j)] =
                     ggml_fp32_to_fp16(masked ? -INFINITY : xdna_test::uniform(-2.0f, 0.5f));
             }
@@ -145,11 +147,19 @@ FlashAttnParams params_of(const Case & c, int64_t kv_row_bytes, int64_t mask_row
 
 // As llama.cpp lays them out: q, the mask and out in one compute buffer, K and V in the cache's buffer
 // (`separate`: each operand in a buffer of its own). K is last in its buffer, `trim_k_bytes` short.
+// `source`: where the stream builder reads the mask's profile (none: it moves every block; f16: the mask
+// itself; f32: an F32 copy of it, as llama.cpp's KQ mask before its cast, `f32_mask` when given).
 FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int64_t trim_k_bytes = 0, bool separate = false,
-          const std::string & layout = "") {
+          const std::string & layout = "", FlashAttnParams::MaskSource source = FlashAttnParams::MaskSource::none,
+          const std::vector<float> * f32_mask = nullptr) {
     const size_t out_n = static_cast<size_t>(c.d * c.n_head * c.n_tokens * c.n_seq);
     auto up = [](size_t n) { return (n + 63) / 64 * 64; };
     const size_t q_at = 0, mask_at = up(x.q.size() * 4), out_at = mask_at + up(x.mask.size() * 2);
+    std::vector<float> widened(x.mask.size());
+    for (size_t i = 0; i < x.mask.size(); ++i) widened[i] = static_cast<float>(half_value(x.mask[i]));
+    const std::vector<float> & as_f32 = f32_mask != nullptr ? *f32_mask : widened;
+    xdna_test::HostBuffer f32_buffer(as_f32.size() * 4);
+    std::memcpy(f32_buffer.host_ptr(), as_f32.data(), as_f32.size() * 4);
     const size_t v_at = 0, k_at = up(x.v.size());
     const size_t k_bytes = x.k.size() - static_cast<size_t>(trim_k_bytes);
     xdna_test::HostBuffer act(out_at + out_n * 4), cache(k_at + k_bytes);
@@ -172,6 +182,12 @@ FaRun run(const Case & c, const Data & x, bool stream, StreamContexts & ctx, int
     f.v = v;
     f.mask = mask;
     f.out = out;
+    if (c.mask && source != FlashAttnParams::MaskSource::none) {
+        const bool f32 = source == FlashAttnParams::MaskSource::f32;
+        f.p.mask_source = source;
+        for (int i = 0; i < 4; ++i) f.p.mask_source_nb[i] = f.p.mask_nb[i] * (f32 ? 2 : 1);
+        f.mask_source = f32 ? BufferSlice{&f32_buffer, 0} : mask;
+    }
     ThreadPool pool(2);
     FaRun r;
     if (stream) {
@@ -271,6 +287,98 @@ TEST(FlashAttnStream, OutputIsTheKernelsModesBitsAndAttentionInDouble) {
     }
 }
 
+// The same cases with the mask's profile read when the stream is built (from the F16 mask, and from an F32
+// copy as llama.cpp's KQ mask before its cast): the stream moves no block past a task's last visible one
+// and gives the kernels mode's bits, which compute every block the mask does not wholly hide.
+TEST(FlashAttnStream, TheMasksProfileSkipsHiddenBlocksWithTheSameBits) {
+    const DesignRead & design = built_in_design(kFlashAttnDesign);
+    ASSERT_TRUE(design.ok()) << design.error;
+    StreamContexts ctx;
+    std::vector<Case> cases(std::begin(kCases), std::end(kCases));
+    cases.push_back({64, 256, 64, 4, 4, 1, 1, true, false, true, 0.0f, 31, 0});   // a prompt's first ubatch in a 256-row window
+    cases.push_back({128, 512, 40, 8, 2, 1, 1, true, false, true, 0.0f, 31, 100});  // a later ubatch, GQA 4
+    cases.push_back({64, 300, 1, 8, 8, 1, 1, true, false, true, 0.0f, 31, 37});   // a decoded token in a padded window: 2 of 10 blocks
+    cases.push_back({128, 256, 5, 8, 8, 1, 1, true, true, true, 0.0f, 31, 0});    // Q8_0
+    int skipped = 0;
+    for (const Case & c : cases) {
+        if (!c.mask) continue;
+        SCOPED_TRACE(name_of(c) + " past " + std::to_string(c.past));
+        const Data x = make(c);
+        const FaRun k = run(c, x, false, ctx);
+        ASSERT_TRUE(k.st.ok) << k.st.message;
+        for (const auto source : {FlashAttnParams::MaskSource::f16, FlashAttnParams::MaskSource::f32}) {
+            const FaRun s = run(c, x, true, ctx, 0, false, "", source);
+            ASSERT_TRUE(s.st.ok) << s.st.message;
+            ASSERT_EQ(0, std::memcmp(s.out.data(), k.out.data(), s.out.size() * 4)) << "stream with the profile and kernels mode differ";
+        }
+        // The profile's stream moves no more than the full one, and less where a task sees fewer blocks.
+        const int64_t row = c.q8 ? c.n_head_kv * c.d / 32 * kQ8Block : c.n_head_kv * c.d * 2;
+        AttentionShape shape = attention_shape(params_of(c, row, x.mask_row), flash_attn_variant(c.bfp16, c.q8));
+        const AttentionSequence full = build_attention_sequence(design.design, shape);
+        const int64_t past = c.past >= 0 ? c.past : c.n_kv - c.n_tokens;
+        shape.visible.assign(static_cast<size_t>(c.n_seq * c.n_tokens), 0);
+        for (int64_t t = 0; t < c.n_seq * c.n_tokens; ++t) {
+            shape.visible[static_cast<size_t>(t)] = static_cast<int32_t>(std::min(c.n_kv, past + t % c.n_tokens + 1));
+        }
+        const AttentionSequence cut = build_attention_sequence(design.design, shape);
+        ASSERT_TRUE(full.ok() && cut.ok()) << full.error << cut.error;
+        EXPECT_LE(cut.traffic.of("k"), full.traffic.of("k"));
+        EXPECT_LE(cut.lockstep_blocks, full.lockstep_blocks);
+        EXPECT_EQ(cut.traffic.written, full.traffic.written);  // the same rows and states drained
+        if (cut.lockstep_blocks < full.lockstep_blocks) ++skipped;
+    }
+    EXPECT_GE(skipped, 4) << "the profile skipped blocks in too few cases to show anything";
+}
+
+// A prompt's first 64 tokens (one KV head per head, head dim 64) in a 256-row window, worked by hand: 16
+// tasks of 16 rows in 2 parts of 4 blocks, 32 cores, one round. Chunk c's tokens see positions up to
+// 16 c + 15: chunks 0 and 1 need block 0, chunks 2 and 3 blocks 0 and 1; no part 1 (blocks 4 to 7) needs
+// any. Column j holds tasks 2j and 2j + 1 (chunks 0, 1 of a KV head in even columns, 2, 3 in odd ones), so
+// even columns take 1 block step and odd ones 2, where every column took 4: K moves 4 x 2 x 1 + 4 x 2 x 2
+// steps of 32 rows of 128 bytes (98304 bytes, against 32 x 4 x 4096 = 524288).
+TEST(FlashAttnStream, ACausalPromptsBlockStepsAsWorkedByHand) {
+    const DesignRead & design = built_in_design(kFlashAttnDesign);
+    ASSERT_TRUE(design.ok()) << design.error;
+    const Case c{64, 256, 64, 4, 4, 1, 1, true, false, true, 0.0f, 31, 0};
+    const Data x = make(c);
+    AttentionShape shape = attention_shape(params_of(c, c.n_head_kv * c.d * 2, x.mask_row), flash_attn_variant(true, false));
+    const AttentionSequence full = build_attention_sequence(design.design, shape);
+    ASSERT_TRUE(full.ok()) << full.error;
+    EXPECT_EQ(full.lockstep_blocks, 4);
+    EXPECT_EQ(full.traffic.of("k"), 524288u);
+    for (int32_t t = 0; t < 64; ++t) shape.visible.push_back(t + 1);
+    const AttentionSequence cut = build_attention_sequence(design.design, shape);
+    ASSERT_TRUE(cut.ok()) << cut.error;
+    EXPECT_EQ(cut.rounds, 1);
+    EXPECT_EQ(cut.parts, 2);
+    EXPECT_EQ(cut.lockstep_blocks, 2);
+    EXPECT_EQ(cut.traffic.calls_per_core, 2);
+    EXPECT_EQ(cut.traffic.of("k"), 98304u);
+    EXPECT_EQ(cut.traffic.of("v"), 98304u);
+    // The step words: per core [column's steps, own]; core 4 (column 1, part 0 of chunk 2) computes 2.
+    ASSERT_EQ(cut.step_words.size(), 64u);
+    EXPECT_EQ(cut.step_words[0], 1u);
+    EXPECT_EQ(cut.step_words[1], 1u);
+    EXPECT_EQ(cut.step_words[3], 0u);
+    EXPECT_EQ(cut.step_words[8], 2u);
+    EXPECT_EQ(cut.step_words[9], 2u);
+    EXPECT_EQ(cut.step_words[11], 0u);
+
+    // And the profile as the stream builder reads it from an F32 mask: -inf hidden, any other value seen.
+    // A position hidden in the F32 source but not in the F16 mask is skipped: the source is what counts.
+    StreamContexts ctx;
+    const FaRun k = run(c, x, false, ctx);
+    ASSERT_TRUE(k.st.ok) << k.st.message;
+    std::vector<float> source(x.mask.size());
+    for (size_t i = 0; i < x.mask.size(); ++i) source[i] = static_cast<float>(half_value(x.mask[i]));
+    for (int64_t t = 32; t < 64; ++t) {
+        for (int64_t j = 32; j < c.n_kv; ++j) source[static_cast<size_t>(t * x.mask_row + j)] = -INFINITY;
+    }
+    const FaRun hidden = run(c, x, true, ctx, 0, false, "", FlashAttnParams::MaskSource::f32, &source);
+    ASSERT_TRUE(hidden.st.ok) << hidden.st.message;
+    EXPECT_NE(0, std::memcmp(hidden.out.data(), k.out.data(), hidden.out.size() * 4)) << "the F32 source's profile was not used";
+}
+
 // A decoded token runs on the decode layout (kv objects of one mask row, the core widening it into a
 // buffer of its own) unless told otherwise; on the attention layout's xclbin it gives the same bits.
 TEST(FlashAttnStream, DecodeTokensRunTheDecodeLayoutAndTheAttentionLayoutAlike) {
@@ -299,7 +407,7 @@ TEST(FlashAttnStream, DecodeTokensRunTheDecodeLayoutAndTheAttentionLayoutAlike) 
     EXPECT_NE(r.st.message.find("holds tasks of 1 token"), std::string::npos) << r.st.message;
 }
 
-// The figures aie/flash_attn/design.py --print-plan gives for three shapes (its own recomputation of the
+// The figures aie/flash_attn/design.py --print-plan gives for these shapes (its own recomputation of the
 // plan, tests/aie/check_design_flash_attn.sh): the stream moves exactly what the plan counts.
 TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
     const DesignRead & design = built_in_design(kFlashAttnDesign);
@@ -311,54 +419,43 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
         std::vector<std::pair<const char *, uint64_t>> bytes;
         int                                          max_columns = 0;  // design.py --max-cols (0: none)
     };
+    // q, slopes, steps, k, v, mask, filler, partials_read, out, partials_written, discarded.
+    auto uses = [](std::initializer_list<uint64_t> b) {
+        static const char * const names[] = {"q",      "slopes",        "steps", "k",         "v", "mask", "filler", "partials_read",
+                                             "out",    "partials_written", "discarded"};
+        std::vector<std::pair<const char *, uint64_t>> out;
+        size_t i = 0;
+        for (uint64_t v : b) out.emplace_back(names[i++], v);
+        return out;
+    };
     const Want wants[] = {
-        {{128, 4096, 1, 32, 8},
-         "attention",
-         8,
-         {{"q", 65536}, {"slopes", 2048}, {"k", 8388608}, {"v", 8388608}, {"mask", 65536}, {"filler", 2320384}, {"partials_read", 266240},
-          {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
+        {{128, 4096, 1, 32, 8}, "attention", 8, uses({65536, 2048, 256, 8388608, 8388608, 65536, 2320128, 266240, 16384, 266240, 249856})},
         // The decode layout, design.py's choice for one token: 64 bytes of mask rows a block step, not 1024.
-        {{128, 4096, 1, 32, 8},
-         "",
-         8,
-         {{"q", 65536}, {"slopes", 2048}, {"k", 8388608}, {"v", 8388608}, {"mask", 65536}, {"filler", 1460224}, {"partials_read", 266240},
-          {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
-        {{128, 4096, 1, 32, 8, 1, 1, true, true},
-         "",
-         8,
-         {{"q", 65536}, {"slopes", 2048}, {"k", 4456448}, {"v", 4456448}, {"mask", 65536}, {"filler", 1069056}, {"partials_read", 266240},
-          {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
+        {{128, 4096, 1, 32, 8}, "", 8, uses({65536, 2048, 256, 8388608, 8388608, 65536, 1459968, 266240, 16384, 266240, 249856})},
+        {{128, 4096, 1, 32, 8, 1, 1, true, true}, "", 8,
+         uses({65536, 2048, 256, 4456448, 4456448, 65536, 1068800, 266240, 16384, 266240, 249856})},
         // 4 tasks of 6 parts: 24 pairs on 6 columns, tasks across two columns.
-        {{64, 700, 1, 8, 2, 2, 1},
-         "",
-         6,
-         {{"q", 24576}, {"slopes", 1536}, {"k", 393216}, {"v", 393216}, {"mask", 6144}, {"filler", 701952}, {"partials_read", 101376},
-          {"out", 4096}, {"partials_written", 101376}, {"discarded", 97280}}},
+        {{64, 700, 1, 8, 2, 2, 1}, "", 6, uses({24576, 1536, 192, 393216, 393216, 6144, 701760, 101376, 4096, 101376, 97280})},
         // A co-resident design's 7 attention columns (design.py --max-cols 7): 3 parts a KV head, 24 pairs on
         // the 6 columns they fill.
-        {{128, 4096, 1, 32, 8},
-         "",
-         6,
-         {{"q", 49152}, {"slopes", 1536}, {"k", 8454144}, {"v", 8454144}, {"mask", 66048}, {"filler", 1145856}, {"partials_read", 199680},
-          {"out", 16384}, {"partials_written", 199680}, {"discarded", 183296}},
-         7},
+        {{128, 4096, 1, 32, 8}, "", 6, uses({49152, 1536, 192, 8454144, 8454144, 66048, 1145664, 199680, 16384, 199680, 183296}), 7},
         // Qwen3-30B-A3B decode: 4 KV heads in 8 parts each, the whole array.
-        {{128, 4096, 1, 32, 4},
-         "",
-         8,
-         {{"q", 131072}, {"slopes", 2048}, {"k", 4194304}, {"v", 4194304}, {"mask", 32768}, {"filler", 2361344}, {"partials_read", 266240},
-          {"out", 16384}, {"partials_written", 266240}, {"discarded", 249856}}},
-        {{64, 256, 7, 4, 2},
-         "",
-         2,
-         {{"q", 28672}, {"slopes", 512}, {"k", 65536}, {"v", 65536}, {"mask", 7168}, {"filler", 167424}, {"partials_read", 33792},
-          {"out", 7168}, {"partials_written", 33792}, {"discarded", 26624}}},
-        {{128, 1000, 1, 8, 8, 1, 1, false, true},
-         "attention",
-         8,
-         {{"q", 16384}, {"slopes", 2048}, {"k", 1114112}, {"v", 1114112}, {"mask", 0}, {"filler", 1533952}, {"partials_read", 266240},
-          {"out", 4096}, {"partials_written", 266240}, {"discarded", 262144}}},
+        {{128, 4096, 1, 32, 4}, "", 8, uses({131072, 2048, 256, 4194304, 4194304, 32768, 2361088, 266240, 16384, 266240, 249856})},
+        {{64, 256, 7, 4, 2}, "", 2, uses({28672, 512, 64, 65536, 65536, 7168, 167360, 33792, 7168, 33792, 26624})},
+        {{128, 1000, 1, 8, 8, 1, 1, false, true}, "attention", 8,
+         uses({16384, 2048, 256, 1114112, 1114112, 0, 1533696, 266240, 4096, 266240, 262144})},
+        // A causal mask's profile (design.py --causal N0: token t sees positions up to N0 + t). pp512 from an
+        // empty cache: 320 block steps in lockstep where 512 were, K 71303168 bytes where 134217728 were.
+        {{128, 512, 512, 32, 8, 1, 1, true, false, true, 0.0f, 31, 0}, "", 8,
+         uses({8388608, 65536, 8192, 71303168, 71303168, 2228224, 16048128, 0, 8388608, 0, 131072})},
+        // A decoded token at position 300 in a window of 512: part 0 needs all its blocks, parts 1 to 3 fewer.
+        {{128, 512, 1, 32, 8, 1, 1, true, false, true, 0.0f, 31, 300}, "", 8,
+         uses({65536, 2048, 256, 786432, 786432, 6144, 1814272, 266240, 16384, 266240, 249856})},
+        {{64, 256, 7, 4, 2, 1, 1, true, false, true, 0.0f, 31, 100}, "", 2,
+         uses({28672, 512, 64, 32768, 32768, 3584, 236480, 33792, 7168, 33792, 26624})},
     };
+    const int64_t lockstep[] = {32, 32, 32, 4, 43, 16, 2, 8, 320, 4, 2};  // design.py's "lockstep block steps"
+    size_t wi = 0;
     for (const Want & w : wants) {
         SCOPED_TRACE(name_of(w.c));
         const int64_t row = w.c.q8 ? w.c.n_head_kv * w.c.d / 32 * kQ8Block : w.c.n_head_kv * w.c.d * 2;
@@ -366,9 +463,13 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
         AttentionShape shape = attention_shape(p, flash_attn_variant(true, w.c.q8));
         shape.layout = w.layout;
         shape.max_columns = w.max_columns;
+        for (int64_t t = 0; w.c.past >= 0 && t < w.c.n_tokens; ++t) {
+            shape.visible.push_back(static_cast<int32_t>(std::min(w.c.n_kv, w.c.past + t + 1)));
+        }
         const AttentionSequence seq = build_attention_sequence(design.design, shape);
         ASSERT_TRUE(seq.ok()) << seq.error;
         EXPECT_EQ(seq.traffic.columns_used, w.columns);
+        EXPECT_EQ(seq.lockstep_blocks, lockstep[wi++]);
         uint64_t read = 0, written = 0;
         for (const auto & [name, bytes] : w.bytes) {
             EXPECT_EQ(seq.traffic.of(name), bytes) << name;

@@ -515,7 +515,9 @@ TEST(DesignDescription, MalformedAttentionDescriptionsNameTheField) {
     EXPECT_NE(error("\"host_written\": {", "\"host_written_not\": {").find("slopes"), std::string::npos);
     EXPECT_NE(error("\"device_scratch\": {", "\"device_scratch_not\": {").find("partials"), std::string::npos);
     EXPECT_NE(error("\"rtp_float_words\": [\"scale\"]", "\"rtp_float_words\": [\"scale\", \"n_kv\"]").find("n_kv"), std::string::npos);
-    EXPECT_NE(error("\"n_kv\": 13,", "\"n_kv_not\": 13,").find("n_kv"), std::string::npos);
+    EXPECT_NE(error("\"n_kv\": 11,", "\"n_kv_not\": 11,").find("n_kv"), std::string::npos);
+    // Layout 3's core reads each round's block steps from its q step; an older one takes a fixed count.
+    EXPECT_NE(error("\"rtp_layout_version\": 3", "\"rtp_layout_version\": 2").find("layout 3"), std::string::npos);
     EXPECT_NE(error("\"128\": {\"kv\": 17408", "\"256\": {\"kv\": 17408").find(".attention.objects.f16"), std::string::npos);
     EXPECT_NE(error("{\"kv\": 9216, \"state\": 4224, \"kv_decode\": 8448}", "{\"kv\": 4220, \"state\": 4224, \"kv_decode\": 8448}").find("kv is smaller"),
               std::string::npos);

@@ -1020,7 +1020,11 @@ TEST_F(XrtDeviceTest, RunsTheAttentionDesignsStreamWithItsOperandsPlacedByBuffer
         }
     }
     EXPECT_NE(table[0], table[1]);
-    for (uint64_t b = seq.slopes.zeros_offset; b < seq.slopes.bytes; ++b) ASSERT_EQ((*held)[b], 0) << "zero region byte " << b;
+    for (uint64_t b = seq.slopes.zeros_offset; b < seq.slopes.steps_offset; ++b) ASSERT_EQ((*held)[b], 0) << "zero region byte " << b;
+    // Then the stream's step words: per round and core its column's block steps and its own.
+    ASSERT_FALSE(seq.step_words.empty());
+    ASSERT_EQ(seq.slopes.bytes, seq.slopes.steps_offset + 4 * seq.step_words.size());
+    EXPECT_EQ(0, std::memcmp(held->data() + seq.slopes.steps_offset, seq.step_words.data(), 4 * seq.step_words.size()));
     for (int i = 0; i < 32 * 128 + 16; ++i) {
         ASSERT_EQ(out[i], i < 32 * 128 ? 0.25f : -1.0f) << "value " << i;
     }

@@ -205,7 +205,7 @@ void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, 
 }
 
 // FLASH_ATTN_EXT of `tokens` query rows per head over `context` KV rows of the F16 (or Q8_0) cache, with
-// the mask llama.cpp always passes (one row per token, broadcast over the heads), laid out as ggml does.
+// the mask llama.cpp always passes (one row per token, broadcast over the heads, causal), laid out as ggml does.
 void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t context, int group,
                    int64_t cores, bool kv_q8_0) {
     xdna::FlashAttnInvocation f;
@@ -230,6 +230,9 @@ void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t toke
         p.mask_nb[i] = mask_nb[i];
     }
     p.has_mask = true;
+    // llama.cpp's causal mask: the ubatch's tokens are the context's last, token t seeing every position
+    // up to its own (the stream then moves no block past a task's last visible one).
+    p.modelled_past = std::max<int64_t>(0, context - tokens);
     p.scale = 1.0f / std::sqrt(static_cast<float>(d.head_dim));
     pending.push_back({{}, group, true, xdna::flash_attn_model_shape_on(xdna::to_invocation(f), cores)});
     if (kv_q8_0 && d.head_dim % 64 == 0) {

@@ -268,8 +268,9 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
     const PhaseModel pp = model_phase(d, ftype, model, pp_tokens, Grouping::layer_on_npu);
     std::fprintf(out, "\nPer context position: %s us per token (FastFlowLM: 1.28 us). With attention on the host "
                       "(GGML_XDNA_NPU_OPS=glue) the same decode is %s t/s before the host's attention, in %d submissions per token. "
-                      "Prefill pp%lld from an empty cache with attention on the NPU (every block charged: the kernel skips the "
-                      "blocks a causal mask hides, the model does not credit it): %s t/s in %d submission(s).\n",
+                      "Prefill pp%lld from an empty cache with attention on the NPU (the causal mask's hidden blocks past each task's "
+                      "last visible one neither moved nor computed, each round as long as its longest column): %s t/s in %d "
+                      "submission(s).\n",
                  fmt(slope_us, 2).c_str(), fmt(none.tokens_per_s(), 2).c_str(), none.submissions, (long long) pp_tokens,
                  fmt(pp.tokens_per_s(), 0).c_str(), pp.submissions);
 
@@ -304,7 +305,7 @@ static void print_e2e_attention(FILE * out, const ModelDims & d, const std::stri
     print_by_kind(out, tg1k);
     // The same for a prompt's ubatch: what the prefill goal has to cut.
     std::fprintf(out, "\nWhere a prefill ubatch of %lld tokens goes from an empty cache (MODELLED, the same run and columns; every "
-                      "attention block charged; the submission's own %s ms and the %d changes of contract or layout (%s ms) are "
+                      "attention block up to each task's last visible one charged; the submission's own %s ms and the %d changes of contract or layout (%s ms) are "
                       "not in the rows):\n\n",
                  (long long) pp_tokens, fmt(pp.submit_us / 1e3, 2).c_str(), pp.contract_changes, fmt(pp.switch_us / 1e3, 2).c_str());
     print_by_kind(out, pp);

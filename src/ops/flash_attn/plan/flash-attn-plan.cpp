@@ -5,6 +5,7 @@
 #include "ops/flash_attn/flash-attn-sequence.h"
 #include "runtime/design-registry.h"
 #include "runtime/options.h"
+#include "runtime/runtime-log.h"
 
 #include <cstring>
 
@@ -62,7 +63,29 @@ FlashAttnParams params_of(const ggml_tensor * fa) {
     return p;
 }
 
+bool same_shape(const ggml_tensor * a, const ggml_tensor * b) {
+    for (int i = 0; i < GGML_MAX_DIMS; ++i) {
+        if (a->ne[i] != b->ne[i]) return false;
+    }
+    return true;
+}
+
 }  // namespace
+
+const ggml_tensor * flash_attn_mask_source(const ggml_tensor * fa, bool & f32) {
+    f32 = false;
+    const ggml_tensor * mask = fa->src[3];
+    if (mask == nullptr || mask->type != GGML_TYPE_F16) return nullptr;
+    // A leaf: no op of the graph writes it, so its values are the ones set before the graph runs.
+    if (mask->op == GGML_OP_NONE && mask->view_src == nullptr) return mask;
+    const ggml_tensor * src = mask->src[0];
+    if (mask->op == GGML_OP_CPY && src != nullptr && src->type == GGML_TYPE_F32 && src->op == GGML_OP_NONE && src->view_src == nullptr &&
+        same_shape(src, mask) && src->nb[0] == sizeof(float)) {
+        f32 = true;
+        return src;
+    }
+    return nullptr;
+}
 
 bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve, std::string & why) {
     const ggml_tensor * q = fa->src[0];
@@ -167,7 +190,23 @@ bool plan_flash_attn(const ggml_tensor * fa, const TensorResolver & resolve, std
     f.k = resolve.slice_of(k);
     f.v = resolve.slice_of(v);
     f.out = resolve.slice_of(fa);
-    if (mask != nullptr) f.mask = resolve.slice_of(mask);
+    if (mask != nullptr) {
+        f.mask = resolve.slice_of(mask);
+        bool f32 = false;
+        const ggml_tensor * src = flash_attn_mask_source(fa, f32);
+        const BufferSlice at = src != nullptr ? resolve.slice_of(src) : BufferSlice{};
+        // A source outside device memory (a mask left in a host buffer): every block is moved.
+        if (at.buffer != nullptr && src->nb[1] % src->nb[0] == 0) {
+            f.mask_source = at;
+            f.p.mask_source = f32 ? FlashAttnParams::MaskSource::f32 : FlashAttnParams::MaskSource::f16;
+            for (int i = 0; i < 4; ++i) f.p.mask_source_nb[i] = static_cast<int64_t>(src->nb[i]);
+            runtime_log_debug_once(std::string("FLASH_ATTN_EXT: the mask's hidden blocks read from ") +
+                                   (f32 ? "the F32 mask it is cast from" : "the F16 mask") + " when each stream is built");
+        } else {
+            runtime_log_debug_once("FLASH_ATTN_EXT: every block moved (the mask is neither a leaf of the graph nor cast from an F32 one in "
+                                   "device memory, so its values are not there when the stream is built)");
+        }
+    }
     if (f.q.buffer == nullptr || f.k.buffer == nullptr || f.v.buffer == nullptr || f.out.buffer == nullptr ||
         (mask != nullptr && f.mask.buffer == nullptr)) {
         why = "FLASH_ATTN_EXT operand not in device memory";

@@ -16,6 +16,14 @@ namespace xdna {
 
 bool flash_attn_supported(const ggml_tensor * fa, const TensorResolver & resolve, std::string & why);
 
+// The tensor whose values say which blocks the mask hides, read by the host when it builds each
+// submission's stream (the stream then moves no block that every query row of a task has hidden past its
+// last visible position): the mask itself when it is a leaf of the graph (its values are set before the
+// graph runs), or the F32 leaf it is cast from (llama.cpp's KQ mask, cast to F16 for flash attention by a
+// CPY of the same graph, whose output is not there yet when the device builds the streams of the
+// submission). nullptr: no such tensor (the stream moves every block). `f32` says which of the two.
+const ggml_tensor * flash_attn_mask_source(const ggml_tensor * fa, bool & f32);
+
 // One invocation for the node (every sequence, KV head and query row of it), appended to `out`.
 bool plan_flash_attn(const ggml_tensor * fa, const TensorResolver & resolve, std::vector<Invocation> & out, std::string & why);
 

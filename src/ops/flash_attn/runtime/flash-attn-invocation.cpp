@@ -85,6 +85,13 @@ Invocation to_invocation(const FlashAttnInvocation & f) {
         inv.add_operand(whole("mask", f.mask, span(mask_ne, p.mask_nb, 2), Access::read));
     }
     inv.add_operand(whole("out", f.out, span(out_ne, p.out_nb, sizeof(float)), Access::write));
+    if (p.has_mask && p.mask_source != FlashAttnParams::MaskSource::none) {
+        const int64_t mask_ne[4] = {p.n_kv, p.n_tokens, p.mask_heads, p.mask_seqs};
+        Operand o = whole("mask_source", f.mask_source,
+                          span(mask_ne, p.mask_source_nb, p.mask_source == FlashAttnParams::MaskSource::f32 ? 4 : 2), Access::read);
+        o.rows_moved = 0;  // read by the host at submission, no byte of it by the design
+        inv.add_operand(o);
+    }
     return inv;
 }
 
@@ -97,6 +104,7 @@ FlashAttnInvocation flash_attn_of(const Invocation & inv) {
     f.k = inv.operand("k")->slice;
     f.v = inv.operand("v")->slice;
     if (const Operand * m = inv.operand("mask")) f.mask = m->slice;
+    if (const Operand * m = inv.operand("mask_source")) f.mask_source = m->slice;
     f.out = inv.operand("out")->slice;
     return f;
 }

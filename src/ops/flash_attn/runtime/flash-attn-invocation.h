@@ -16,6 +16,7 @@ inline constexpr const char * kFlashAttnQ8Bfp16Variant = "fa_block_q8_0_bfp16";
 
 struct FlashAttnInvocation {
     BufferSlice     q, k, v, mask, out;  // mask: unset unless p.has_mask
+    BufferSlice     mask_source;         // unset unless p.mask_source (the host reads it; the design moves none of it)
     FlashAttnParams p;
     const char *    variant = kFlashAttnBfp16Variant;  // the program (its key's variant)
 };
@@ -30,7 +31,8 @@ bool      flash_attn_q8_0(const KernelKey & key);   // a program for Q8_0 K/V ro
 bool      flash_attn_bfp16(const FlashAttnInvocation & f);
 bool      flash_attn_q8_0(const FlashAttnInvocation & f);
 
-// Its operands: q, k, v (and the mask) read, each as the whole span its strides reach; out written.
+// Its operands: q, k, v (and the mask) read, each as the whole span its strides reach; out written; the
+// mask's source ("mask_source", read by the host when it builds the stream, moved by no BD: 0 bytes moved).
 Invocation to_invocation(const FlashAttnInvocation & f);
 FlashAttnInvocation flash_attn_of(const Invocation & inv);
 

@@ -28,6 +28,15 @@ struct FlashAttnParams {
     int64_t mask_heads = 1, mask_seqs = 1;
     int64_t mask_nb[4] = {};
     float   scale = 1.0f, max_bias = 0.0f;
+    // Where the host reads which blocks the mask hides, when the stream is built (each submission): the mask
+    // itself when it is a leaf of the graph (its values set before the graph runs), or the F32 leaf it is
+    // cast from in the same graph (llama.cpp's KQ mask: the F16 copy is not there until the cast runs). The
+    // invocation's "mask_source" operand holds it, of these strides. none: every block is moved.
+    enum class MaskSource : uint8_t { none, f16, f32 };
+    MaskSource mask_source = MaskSource::none;
+    int64_t    mask_source_nb[4] = {};
+    // A causal mask for a model of the run (no data): token t sees positions 0 .. modelled_past + t. -1: none.
+    int64_t modelled_past = -1;
 
     // The bytes of one K or V row of d values.
     int64_t kv_row_bytes() const { return kv_q8_0 ? d / 32 * 34 : d * 2; }

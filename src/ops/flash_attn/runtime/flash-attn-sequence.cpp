@@ -19,7 +19,7 @@ bool AttentionShape::operator==(const AttentionShape & o) const {
            n_head_kv == o.n_head_kv && n_seq == o.n_seq && n_seq_kv == o.n_seq_kv && has_mask == o.has_mask &&
            mask_heads == o.mask_heads && mask_seqs == o.mask_seqs && same(q_nb, o.q_nb) && same(k_nb, o.k_nb) &&
            same(v_nb, o.v_nb) && same(mask_nb, o.mask_nb) && same(out_nb, o.out_nb) && scale_bits == o.scale_bits &&
-           columns == o.columns && max_columns == o.max_columns && layout == o.layout;
+           columns == o.columns && max_columns == o.max_columns && layout == o.layout && visible == o.visible;
 }
 
 AttentionShape attention_shape(const FlashAttnParams & p, const char * contract) {
@@ -51,7 +51,50 @@ bool attention_shape_of(const Invocation & inv, const DesignDescription & d, Att
         return false;
     }
     out = attention_shape(*p, inv.key.variant);
+    out.visible = attention_visible(inv);
     return true;
+}
+
+std::vector<int32_t> attention_visible(const Invocation & inv) {
+    const FlashAttnParams * p = std::get_if<FlashAttnParams>(&inv.params);
+    std::vector<int32_t> out;
+    if (p == nullptr || !p->has_mask || p->n_tokens < 1 || p->mask_seqs < 1) return out;
+    const Operand * src = inv.operand("mask_source");
+    if (src != nullptr && src->slice.buffer != nullptr && p->mask_source != FlashAttnParams::MaskSource::none) {
+        const auto * base = static_cast<const uint8_t *>(src->slice.host());
+        const bool f32 = p->mask_source == FlashAttnParams::MaskSource::f32;
+        out.assign(static_cast<size_t>(p->mask_seqs * p->n_tokens), 0);
+        for (int64_t ms = 0; ms < p->mask_seqs; ++ms) {
+            for (int64_t t = 0; t < p->n_tokens; ++t) {
+                const uint8_t * row = base + t * p->mask_source_nb[1] + ms * p->mask_source_nb[3];
+                int64_t j = p->n_kv;
+                // From the row's end: a causal row's hidden tail is what is skipped, and the scan stops at it.
+                for (; j > 0; --j) {
+                    const uint8_t * at = row + (j - 1) * p->mask_source_nb[0];
+                    if (f32) {
+                        uint32_t bits;
+                        std::memcpy(&bits, at, 4);
+                        if (bits != 0xff800000u) break;
+                    } else {
+                        uint16_t bits;
+                        std::memcpy(&bits, at, 2);
+                        if (bits != 0xfc00u) break;
+                    }
+                }
+                out[static_cast<size_t>(ms * p->n_tokens + t)] = static_cast<int32_t>(j);
+            }
+        }
+        return out;
+    }
+    if (p->modelled_past >= 0) {
+        out.assign(static_cast<size_t>(p->mask_seqs * p->n_tokens), 0);
+        for (int64_t ms = 0; ms < p->mask_seqs; ++ms) {
+            for (int64_t t = 0; t < p->n_tokens; ++t) {
+                out[static_cast<size_t>(ms * p->n_tokens + t)] = static_cast<int32_t>(std::min(p->n_kv, p->modelled_past + t + 1));
+            }
+        }
+    }
+    return out;
 }
 
 int64_t attention_parts(int64_t tasks, int64_t blocks, int64_t cores) {
@@ -175,7 +218,8 @@ bool attention_slopes_layout(const DesignDescription & d, const std::string & fa
     const uint64_t table = static_cast<uint64_t>(n_head_kv * out.per_kv_head) * sizeof(float);
     out.zeros_offset = (table + 63) / 64 * 64;
     out.zeros_bytes = std::max(o->kv, o->kv_decode);  // the largest kv object of any layout
-    out.bytes = out.zeros_offset + out.zeros_bytes;
+    out.steps_offset = out.zeros_offset + out.zeros_bytes;
+    out.bytes = out.steps_offset;
     return true;
 }
 
@@ -185,8 +229,9 @@ namespace {
 enum Op { kQ, kK, kV, kMask, kOut, kSlopes, kPartials, kOps };
 const char * const kOpNames[kOps] = {"q", "k", "v", "mask", "out", "slopes", "partials"};
 // What a BD's bytes count as in the traffic.
-enum Use { uQ, uSlopes, uK, uV, uMask, uFiller, uPartialsRead, uOut, uPartialsWritten, uDiscarded, kUses };
-const char * const kUseNames[kUses] = {"q", "slopes", "k", "v", "mask", "filler", "partials_read", "out", "partials_written", "discarded"};
+enum Use { uQ, uSlopes, uSteps, uK, uV, uMask, uFiller, uPartialsRead, uOut, uPartialsWritten, uDiscarded, kUses };
+const char * const kUseNames[kUses] = {"q",      "slopes",        "steps", "k",         "v", "mask", "filler", "partials_read",
+                                       "out",    "partials_written", "discarded"};
 
 // One BD of a chain: its pattern in 32-bit words over operand `op`, `offset` bytes in.
 struct BdSpec {
@@ -262,8 +307,17 @@ private:
     }
     bool stride_words(int64_t bytes, const char * what, uint32_t & words);
     // Emits one phase: per column its chain (split into tasks of at most 16 BDs when `may_split`, else
-    // refused past 16), each task pushed `repeat` + 1 times, then a sync on every column's channel.
-    bool phase(const std::vector<std::vector<BdSpec>> & chains, bool mm2s, uint32_t repeat, bool may_split);
+    // refused past 16; an empty chain: the column takes no part), each task pushed repeats[column] + 1
+    // times (`repeat` + 1 for every column), then a sync on every taking column's channel.
+    bool phase(const std::vector<std::vector<BdSpec>> & chains, bool mm2s, const std::vector<uint32_t> & repeats, bool may_split);
+    bool phase(const std::vector<std::vector<BdSpec>> & chains, bool mm2s, uint32_t repeat, bool may_split) {
+        return phase(chains, mm2s, std::vector<uint32_t>(static_cast<size_t>(columns_), repeat), may_split);
+    }
+    // The blocks, counted from block 0, that task `t` computes: up to the last one a visible position of its
+    // tokens lies in (every block without a profile).
+    int64_t need(const Task & t) const;
+    // The block steps core `row` of `column` computes in `round`: its part's blocks below its task's need.
+    int64_t own_steps(int64_t round, int column, int row) const;
     void reach(Op op, const BdSpec & b, uint32_t executions);
 
     const DesignDescription & d_;
@@ -316,7 +370,26 @@ void Builder::reach(Op op, const BdSpec & b, uint32_t executions) {
     reach_[op] = std::max(reach_[op], b.offset + 4 * (last + 1));
 }
 
-bool Builder::phase(const std::vector<std::vector<BdSpec>> & chains, bool mm2s, uint32_t repeat, bool may_split) {
+int64_t Builder::need(const Task & t) const {
+    if (s_.visible.empty()) return blocks_;
+    const int64_t t0 = t.row0 / ratio_, t1 = (t.row0 + t.rows - 1) / ratio_;
+    const int64_t ms = t.seq % s_.mask_seqs;
+    int64_t most = 0;
+    for (int64_t tok = t0; tok <= t1; ++tok) {
+        most = std::max<int64_t>(most, s_.visible[static_cast<size_t>(ms * s_.n_tokens + tok)]);
+    }
+    const int64_t blk = d_.attention_kv_block;
+    return std::min(blocks_, (most + blk - 1) / blk);
+}
+
+int64_t Builder::own_steps(int64_t round, int column, int row) const {
+    const Task t = task(round, column, row);
+    if (!t.valid) return 0;
+    const PartRange pr = part_range(blocks_, parts_, t.part);
+    return std::clamp<int64_t>(need(t) - pr.first, 0, pr.n);
+}
+
+bool Builder::phase(const std::vector<std::vector<BdSpec>> & chains, bool mm2s, const std::vector<uint32_t> & repeats, bool may_split) {
     const FifoDesc & f = mm2s ? *in_ : *drain_;
     const size_t per_task = ids_.size();
     size_t longest = 0;
@@ -329,6 +402,7 @@ bool Builder::phase(const std::vector<std::vector<BdSpec>> & chains, bool mm2s, 
         for (int c = 0; c < columns_; ++c) {
             const auto & chain = chains[static_cast<size_t>(c)];
             if (from >= chain.size()) continue;
+            const uint32_t repeat = repeats[static_cast<size_t>(c)];
             const size_t n = std::min(per_task, chain.size() - from);
             for (size_t i = 0; i < n; ++i) {
                 const BdSpec & b = chain[from + i];
@@ -381,7 +455,7 @@ bool Builder::build() {
         if (args_[o] < 0) return fail("design " + d_.design + " has no operand " + kOpNames[o]);
     }
     static const char * const kWords[] = {"rounds", "tasks", "first_chunk", "chunk_step", "chunks", "chunk_rows", "last_rows", "part",
-                                          "parts", "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps", "mask_ratio"};
+                                          "parts", "block0", "n_kv", "scale", "state_steps", "mask_ratio"};
     int word[std::size(kWords)];
     for (size_t i = 0; i < std::size(kWords); ++i) {
         word[i] = d_.rtp_word(kWords[i]);
@@ -399,9 +473,9 @@ bool Builder::build() {
     state_bytes_ = objects->state;
     row_bytes_ = out_.family == "q8_0" ? static_cast<uint64_t>(s.d / 32 * 34) : static_cast<uint64_t>(2 * s.d);
     const int64_t blk = d_.attention_kv_block, max_rows = d_.attention_max_rows, cpc = d_.attention_cores_per_column;
-    if (row_bytes_ % 4 != 0 || 4 * s.d * max_rows + 4 * max_rows > static_cast<int64_t>(kv_bytes_) ||
+    if (row_bytes_ % 4 != 0 || 4 * s.d * max_rows + 4 * max_rows + 8 > static_cast<int64_t>(kv_bytes_) ||
         2 * blk * row_bytes_ + 2 * blk * mask_tokens_ > kv_bytes_ || state_bytes_ > kv_bytes_) {
-        return fail("the description's kv object does not hold a q step, a block step and a state");
+        return fail("the description's kv object does not hold a q step (with its step words), a block step and a state");
     }
     if (!attention_slopes_layout(d_, out_.family, s.d, s.n_head, s.n_head_kv, out_.slopes, out_.error)) return false;
 
@@ -453,9 +527,8 @@ bool Builder::build() {
             int64_t tasks = 0;
             for (int64_t k = 0; k < rounds; ++k) tasks += task(k, c, r).valid ? 1 : 0;
             const PartRange pr = active ? part_range(blocks_, parts_, part) : PartRange{0, 0};
-            const int64_t values[] = {rounds, tasks, ((c * cpc + r) / parts_) % chunks_, per_round_ % chunks_, chunks_, chunk_rows_,
-                                      last_rows, active ? part : 0, parts_, pr.first, pr.n, steps, s.n_kv, 0, state_steps,
-                                      s.has_mask ? ratio_ : 0};
+            const int64_t values[] = {rounds,      tasks,   ((c * cpc + r) / parts_) % chunks_, per_round_ % chunks_, chunks_, chunk_rows_,
+                                      last_rows,   active ? part : 0, parts_, pr.first, s.n_kv, 0, state_steps, s.has_mask ? ratio_ : 0};
             std::vector<uint32_t> rtp(static_cast<size_t>(d_.rtp_word_count), 0);
             for (size_t i = 0; i < std::size(kWords); ++i) {
                 if (values[i] < 0 || values[i] > static_cast<int64_t>(d_.rtp_word_max)) {
@@ -463,7 +536,7 @@ bool Builder::build() {
                 }
                 rtp[static_cast<size_t>(word[i])] = static_cast<uint32_t>(values[i]);
             }
-            rtp[static_cast<size_t>(word[13])] = s.scale_bits;
+            rtp[static_cast<size_t>(word[11])] = s.scale_bits;
             rtp[static_cast<size_t>(d_.rtp_contract)] = static_cast<uint32_t>(contract);
             rtp[static_cast<size_t>(d_.rtp_version)] = d_.rtp_layout_version;
             const uint32_t row = static_cast<uint32_t>(first_row + r);
@@ -472,21 +545,49 @@ bool Builder::build() {
                 control::tile_address(static_cast<uint32_t>(c), row, control::core_lock_value_offset(d_.barrier_lock)), d_.barrier_value});
         }
     }
-    out_.traffic.calls_per_core = rounds * steps;
+    // The step words: per round and core its column's block steps (the most of its four cores') and its own.
+    const uint64_t cores_used = static_cast<uint64_t>(columns_) * static_cast<uint64_t>(cpc);
+    out_.step_words.assign(static_cast<size_t>(rounds) * cores_used * 2, 0);
+    std::vector<int64_t> calls(cores_used, 0);
+    for (int64_t k = 0; k < rounds; ++k) {
+        int64_t most = 0;
+        for (int c = 0; c < columns_; ++c) {
+            int64_t column = 0;
+            for (int r = 0; r < cpc; ++r) column = std::max(column, own_steps(k, c, r));
+            for (int r = 0; r < cpc; ++r) {
+                const size_t i = static_cast<size_t>(k) * cores_used + static_cast<size_t>(c * cpc + r);
+                const int64_t own = own_steps(k, c, r);
+                out_.step_words[2 * i] = static_cast<uint32_t>(column);
+                out_.step_words[2 * i + 1] = static_cast<uint32_t>(own);
+                calls[static_cast<size_t>(c * cpc + r)] += own;
+            }
+            most = std::max(most, column);
+        }
+        out_.lockstep_blocks += most;
+    }
+    out_.traffic.calls_per_core = calls.empty() ? 0 : *std::max_element(calls.begin(), calls.end());
+    out_.slopes.bytes = out_.slopes.steps_offset + 4 * out_.step_words.size();
 
     const uint64_t zeros = out_.slopes.zeros_offset;
     const uint64_t q_bytes = static_cast<uint64_t>(4 * s.d);
     auto filler = [&](uint64_t bytes, const char * what) { return linear(kSlopes, zeros, bytes, uFiller, what); };
     // 2. The rounds.
     for (int64_t k = 0; k < rounds; ++k) {
-        // The q step.
+        // The q step: the slopes, the query rows, then at the end of the largest task's rows the core's two
+        // step words (an idle core's too: it passes over its column's block steps).
+        const uint64_t q_words_at = 4 * static_cast<uint64_t>(max_rows) + static_cast<uint64_t>(max_rows) * q_bytes;
+        const uint64_t q_tail = kv_bytes_ - q_words_at - 8;
         std::vector<std::vector<BdSpec>> chains(static_cast<size_t>(columns_));
         for (int c = 0; c < columns_; ++c) {
             auto & chain = chains[static_cast<size_t>(c)];
             for (int r = 0; r < cpc; ++r) {
                 const Task t = task(k, c, r);
+                const BdSpec step_words = linear(kSlopes, out_.slopes.steps_offset + 8 * (static_cast<uint64_t>(k) * cores_used + static_cast<uint64_t>(c * cpc + r)),
+                                                 8, uSteps, "step words");
                 if (!t.valid) {
-                    chain.push_back(filler(kv_bytes_, "a q step's filler"));
+                    chain.push_back(filler(q_words_at, "a q step's filler"));
+                    chain.push_back(step_words);
+                    if (q_tail > 0) chain.push_back(filler(q_tail, "a q step's filler"));
                     continue;
                 }
                 chain.push_back(linear(kSlopes, static_cast<uint64_t>(t.kv * out_.slopes.per_kv_head + t.row0 % ratio_) * 4,
@@ -501,30 +602,42 @@ bool Builder::build() {
                     b.what = "query rows";
                     chain.push_back(b);
                 }
-                const uint64_t rest = kv_bytes_ - 4 * static_cast<uint64_t>(max_rows) - static_cast<uint64_t>(t.rows) * q_bytes;
-                if (rest > 0) chain.push_back(filler(rest, "a q step's filler"));
+                const uint64_t rows_gap = static_cast<uint64_t>(max_rows - t.rows) * q_bytes;
+                if (rows_gap > 0) chain.push_back(filler(rows_gap, "a q step's filler"));
+                chain.push_back(step_words);
+                if (q_tail > 0) chain.push_back(filler(q_tail, "a q step's filler"));
             }
             out_.q_chain = std::max<int64_t>(out_.q_chain, static_cast<int64_t>(chain.size()));
         }
         if (!phase(chains, true, 0, true)) return false;
 
-        // The block steps: one chain per column repeated over up to iteration_max steps a task.
+        // The block steps: per column its own count this round (a column of none takes no part), one chain
+        // per column repeated over up to iteration_max steps a task.
         const int64_t per_task = std::max<uint32_t>(1, std::min<uint32_t>(d_.iteration_max, d_.repeat_max + 1));
-        for (int64_t s0 = 0; s0 < steps; s0 += per_task) {
-            const int64_t n = std::min(per_task, steps - s0);
+        std::vector<int64_t> column_steps(static_cast<size_t>(columns_), 0);
+        for (int c = 0; c < columns_; ++c) {
+            column_steps[static_cast<size_t>(c)] = out_.step_words[2 * (static_cast<size_t>(k) * cores_used + static_cast<size_t>(c * cpc))];
+        }
+        const int64_t most = *std::max_element(column_steps.begin(), column_steps.end());
+        for (int64_t s0 = 0; s0 < most; s0 += per_task) {
+            std::vector<uint32_t> repeats(static_cast<size_t>(columns_), 0);
             for (int c = 0; c < columns_; ++c) {
                 auto & chain = chains[static_cast<size_t>(c)];
                 chain.clear();
+                const int64_t n = std::min(per_task, column_steps[static_cast<size_t>(c)] - s0);
+                if (n <= 0) continue;
+                repeats[static_cast<size_t>(c)] = static_cast<uint32_t>(n - 1);
                 for (int r = 0; r < cpc; ++r) {
                     const Task t = task(k, c, r);
-                    if (!t.valid) {
+                    const int64_t own = own_steps(k, c, r);
+                    if (!t.valid || own == 0) {
                         chain.push_back(filler(kv_bytes_, "a block step's filler"));
                         continue;
                     }
                     const PartRange pr = part_range(blocks_, parts_, t.part);
-                    // Steps past the part's blocks reread them: the BD's iteration wraps.
-                    const int64_t base = pr.first + (s0 < pr.n ? s0 : 0);
-                    const uint32_t iters = static_cast<uint32_t>(s0 < pr.n ? std::min(n, pr.n - s0) : 1);
+                    // Steps past the core's own blocks reread them: the BD's iteration wraps.
+                    const int64_t base = pr.first + (s0 < own ? s0 : 0);
+                    const uint32_t iters = static_cast<uint32_t>(s0 < own ? std::min(n, own - s0) : 1);
                     const int64_t kv_seq = t.seq / (s.n_seq / s.n_seq_kv);
                     for (const auto & [op, row, nb, use, what] :
                          {std::tuple<Op, uint32_t, const int64_t *, Use, const char *>{kK, k_row, s.k_nb, uK, "K rows"},
@@ -565,12 +678,11 @@ bool Builder::build() {
                 }
                 out_.block_chain = std::max<int64_t>(out_.block_chain, static_cast<int64_t>(chain.size()));
             }
-            if (!phase(chains, true, static_cast<uint32_t>(n - 1), false)) return false;
+            if (!phase(chains, true, repeats, false)) return false;
         }
 
         // The scratch: the partial state of core i (column x 4 + row) at state i, so a task's parts' states
         // are consecutive wherever its cores sit; then the cores' discard slots.
-        const uint64_t cores_used = static_cast<uint64_t>(columns_) * static_cast<uint64_t>(cpc);
         const auto discard = [&](int c, int r, uint64_t bytes) {
             return linear(kPartials, (cores_used + static_cast<uint64_t>(c * cpc + r)) * state_bytes_, bytes, uDiscarded, "discarded bytes");
         };
@@ -632,10 +744,10 @@ bool Builder::build() {
     if (std::string why = control::validate(e_.stream); !why.empty()) return fail("control stream: " + why);
     out_.words = control::encode(e_.stream);
     for (int u = 0; u < kUses; ++u) out_.traffic.bytes.emplace_back(kUseNames[u], use_bytes_[u]);
-    out_.traffic.read = use_bytes_[uQ] + use_bytes_[uSlopes] + use_bytes_[uK] + use_bytes_[uV] + use_bytes_[uMask] + use_bytes_[uFiller] +
+    out_.traffic.read = use_bytes_[uQ] + use_bytes_[uSlopes] + use_bytes_[uSteps] + use_bytes_[uK] + use_bytes_[uV] + use_bytes_[uMask] + use_bytes_[uFiller] +
                         use_bytes_[uPartialsRead];
     out_.traffic.written = use_bytes_[uOut] + use_bytes_[uPartialsWritten] + use_bytes_[uDiscarded];
-    out_.traffic.steps = rounds * (1 + steps + state_steps);
+    out_.traffic.steps = rounds * (1 + state_steps) + out_.lockstep_blocks;
     for (int o = 0; o < kOps; ++o) out_.reach.emplace_back(kOpNames[o], reach_[o]);
     return true;
 }
@@ -648,6 +760,7 @@ bool attention_arguments(const Invocation & inv, const DesignDescription & d, co
     out.places.assign(d.operands.size(), ArgumentPlace{});
     std::vector<std::pair<int, uint64_t>> placed;  // per graph operand: its argument index in the design, its offset
     for (const Operand & o : inv.operands()) {
+        if (std::strcmp(o.role, "mask_source") == 0) continue;  // read by the host, no argument of the kernel's
         const int at = d.operand_arg(o.role);
         if (at < 0 || o.slice.buffer == nullptr) {
             err = std::string("operand ") + o.role + " is not one of design " + d.design + "'s, or not in memory";
@@ -685,6 +798,18 @@ bool attention_arguments(const Invocation & inv, const DesignDescription & d, co
     }
     out.places[static_cast<size_t>(d.operand_arg("slopes"))] = {held, 0};
     out.places[static_cast<size_t>(d.operand_arg("partials"))] = {held, out.partials_at};
+    return true;
+}
+
+bool attention_host_bytes(const Invocation & inv, const AttentionSequence & seq, std::vector<uint8_t> & out, std::string & err) {
+    if (!inv.host_operand("slopes", out, err)) return false;
+    if (out.size() > seq.slopes.steps_offset || seq.slopes.bytes != seq.slopes.steps_offset + 4 * seq.step_words.size()) {
+        err = "the slopes operand (" + std::to_string(out.size()) + " bytes) and the stream's step words (from byte " +
+              std::to_string(seq.slopes.steps_offset) + ") do not fit one layout";
+        return false;
+    }
+    out.resize(seq.slopes.bytes, 0);
+    if (!seq.step_words.empty()) std::memcpy(out.data() + seq.slopes.steps_offset, seq.step_words.data(), 4 * seq.step_words.size());
     return true;
 }
 

@@ -50,8 +50,17 @@ struct AttentionShape {
     int         columns = 0;     // 0: as many as the tasks fill, at most max_columns (design.py --cols: exactly)
     int         max_columns = 0; // the columns the split may use (0: the design's all; design.py --max-cols)
     std::string layout;          // "": the layout of the fewest task tokens that holds the largest task's
+    // Per mask sequence and token (mask_seqs x n_tokens): the positions up to its last one the mask leaves
+    // visible (0: none). Empty: not known when the stream is built, so every block is moved.
+    std::vector<int32_t> visible;
     bool operator==(const AttentionShape & o) const;
 };
+
+// The mask's profile (AttentionShape::visible) of an invocation: read from its "mask_source" operand (a
+// position counts as hidden where the value is -inf, the one value the F32 -> F16 cast and the kernel's
+// all_masked agree on; anything else, a NaN included, as visible), or made from the parameters' modelled
+// causal mask; empty without either.
+std::vector<int32_t> attention_visible(const Invocation & inv);
 
 // The parts of a task's context (flash_attn_split's and the stream's): with fewer tasks than `cores`, as
 // many as the cores hold, every part at least one block, up to 4 or isqrt(2 blocks). A core of the design
@@ -86,10 +95,11 @@ bool attention_shape_fits(const DesignDescription & d, const AttentionShape & s,
 
 // The host-written slopes operand (.host_written "slopes"): per KV head g, 16 + ratio fp32 values, value i
 // the slope of head g x ratio + i % ratio; then, 64-byte aligned, a zero region of one kv object, the
-// source of every filler read.
+// source of every filler read; then a stream's step words (two per round and core: its column's block
+// steps, its own), which only a stream knows (bytes: the slopes' and the zeros' until a stream adds them).
 struct AttentionSlopesLayout {
     int64_t  per_kv_head = 0;  // floats per KV head's table
-    uint64_t zeros_offset = 0, zeros_bytes = 0, bytes = 0;
+    uint64_t zeros_offset = 0, zeros_bytes = 0, steps_offset = 0, bytes = 0;
 };
 // False with `err` when the design has no kv object for the family and head dim.
 bool attention_slopes_layout(const DesignDescription & d, const std::string & family, int64_t head_dim, int64_t n_head,
@@ -106,7 +116,17 @@ struct AttentionSequence : RowsSequence {
     // largest chains of a q step and a block step (BDs per column).
     int64_t rounds = 0, parts = 0, steps = 0, state_steps = 0, syncs = 0, q_chain = 0, block_chain = 0;
     int64_t chunk_rows = 0;  // query rows of a task (its last chunk's may be fewer)
+    // The block steps the rounds take in lockstep: per round the most of any column (a phase syncs every
+    // column before the next), summed. traffic.calls_per_core: the busiest core's block calls.
+    int64_t lockstep_blocks = 0;
+    // The step words (slopes.steps_offset on): per round k and core i of the stream, [2 (k cores + i)] the
+    // column's block steps that round, [+1] the core's own.
+    std::vector<uint32_t> step_words;
 };
+
+// The host-written operand of a run of `seq`: the invocation's slopes and zero region, then the stream's
+// step words (seq.slopes.bytes in all); false with `err` when they cannot be made.
+bool attention_host_bytes(const Invocation & inv, const AttentionSequence & seq, std::vector<uint8_t> & out, std::string & err);
 
 // The stream, or the reason the design cannot take the shape (a head dim or KV type it has no xclbin for,
 // a mask per head, a stride a BD cannot take, a block step's chain past the shim's 16 BDs): the caller

@@ -40,10 +40,10 @@ struct alignas(64) CoreScratch {
 };
 
 // The RTP words the core program reads, by name.
-enum Word { wRounds, wTasks, wFirstChunk, wChunkStep, wChunks, wChunkRows, wLastRows, wPart, wParts, wBlock0, wPartBlocks, wSteps,
-            wNkv, wScale, wStateSteps, wMaskRatio, kWords };
-const char * const kWordNames[kWords] = {"rounds", "tasks", "first_chunk", "chunk_step", "chunks", "chunk_rows", "last_rows", "part",
-                                         "parts", "block0", "part_blocks", "steps", "n_kv", "scale", "state_steps", "mask_ratio"};
+enum Word { wRounds, wTasks, wFirstChunk, wChunkStep, wChunks, wChunkRows, wLastRows, wPart, wParts, wBlock0, wNkv, wScale,
+            wStateSteps, wMaskRatio, kWords };
+const char * const kWordNames[kWords] = {"rounds", "tasks",  "first_chunk", "chunk_step", "chunks",      "chunk_rows", "last_rows",
+                                         "part",   "parts",  "block0",      "n_kv",       "scale",       "state_steps", "mask_ratio"};
 
 // One core's program (dataflow.json .core_program): per round its out object held while the q step, the
 // block steps and (split) the state steps pass through its one input FIFO, in lockstep with its column.
@@ -132,6 +132,11 @@ private:
                 return true;
             case Stage::q_step: {
                 if (!p.ready(in_)) return false;
+                // The round's step words, after the largest task's query rows: its column's block steps (the
+                // objects to take) and its own (the blocks to compute), read by an idle core too.
+                const uint8_t * words = p.object(in_) + sizeof b_->slopes + static_cast<size_t>(kFaMaxRows) * d * sizeof(float);
+                std::memcpy(&column_steps_, words, 4);
+                std::memcpy(&own_steps_, words + 4, 4);
                 if (active()) {
                     const uint8_t * step = p.object(in_);
                     std::memcpy(b_->slopes, step, sizeof b_->slopes);
@@ -140,15 +145,15 @@ private:
                     call("fa_init_f32", [&] { fa_init_f32(out_state(p), rows(), d); });
                 }
                 p.release(in_);
-                stage_ = w_[wSteps] > 0 ? Stage::blocks : after_blocks(p);
+                stage_ = column_steps_ > 0 ? Stage::blocks : after_blocks(p);
                 index_in_stage_ = 0;
                 return true;
             }
             case Stage::blocks: {
                 if (!p.ready(in_)) return false;
-                if (active() && index_in_stage_ < w_[wPartBlocks]) block(p.object(in_), out_state(p));
+                if (active() && index_in_stage_ < own_steps_) block(p.object(in_), out_state(p));
                 p.release(in_);
-                if (++index_in_stage_ == w_[wSteps]) {
+                if (++index_in_stage_ == column_steps_) {
                     stage_ = after_blocks(p);
                     index_in_stage_ = 0;
                 }
@@ -283,6 +288,7 @@ private:
     int                                    index_[kWords] = {};
     uint32_t                               w_[kWords] = {};
     uint32_t                               contract_ = 0, round_ = 0, chunk_ = 0, task_chunk_ = 0, index_in_stage_ = 0;
+    uint32_t                               column_steps_ = 0, own_steps_ = 0;  // this round's, from its q step
     float                                  scale_ = 0.0f;
     Stage                                  stage_ = Stage::acquire_out;
     uint64_t                               calls_ = 0;
@@ -345,9 +351,8 @@ Status sim_run_flash_attns_stream(const std::vector<Invocation> & invs, ThreadPo
         std::string err;
         job.seq = flash_attn_sequence_of(invs[i], err, layout);
         if (job.seq == nullptr) return refuse(i, err);
-        std::vector<uint8_t> slopes;
-        if (!invs[i].host_operand("slopes", slopes, err)) return refuse(i, err);
-        if (slopes.size() < job.seq->slopes.bytes) return refuse(i, "the slopes operand is smaller than the stream reads");
+        std::vector<uint8_t> slopes;  // and the stream's step words
+        if (!attention_host_bytes(invs[i], *job.seq, slopes, err)) return refuse(i, err);
         // The operands in the firmware's 5 translated arguments, as the XRT device places them.
         AttentionArguments placed;
         if (!attention_arguments(invs[i], d, *job.seq, placed, err) || !place_arguments(job.seq->words, placed.places, job.words, err)) {

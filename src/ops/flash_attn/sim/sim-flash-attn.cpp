@@ -241,8 +241,9 @@ ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t max_cores) 
     // state steps and idle cores), every step's 32 K and V rows, the partial states out and back, the
     // discarded bytes of the drains. (A co-resident design's attention cores are another design's.)
     // On whole columns (a co-resident design's attention columns too) its stream says what moves and what
-    // the busiest core runs: its rounds of block steps, each round's init, prepare and finish, and on a
-    // split task's merging core the other parts' merges.
+    // the busiest core runs: its rounds of block steps (with the mask's profile, only the blocks up to the
+    // last visible one: from the mask's values in a run, from a modelled causal mask in a model), each
+    // round's init, prepare and finish, and on a split task's merging core the other parts' merges.
     std::string err;
     if (max_cores % kCoresPerColumn == 0) {
         const int columns = static_cast<int>(max_cores / kCoresPerColumn);
@@ -255,7 +256,8 @@ ModelShape flash_attn_model_shape_on(const Invocation & inv, int64_t max_cores) 
             m.out_bytes = static_cast<double>(t.written);
             const MeasuredCalls & sc = calls(static_cast<int32_t>(seq->chunk_rows), static_cast<int32_t>(p.d), p.has_mask, bfp16, p.kv_q8_0);
             const double rounds = static_cast<double>(seq->rounds);
-            m.core_calls[0] = {sc.block, static_cast<double>(t.calls_per_core)};
+            // Every round's block phase lasts as long as its longest column (the phases sync every column).
+            m.core_calls[0] = {sc.block, static_cast<double>(seq->lockstep_blocks)};
             m.core_calls[1] = {sc.init, rounds};
             m.core_calls[2] = {sc.merge, rounds * static_cast<double>(seq->parts - 1)};
             m.core_calls[3] = {sc.finish, rounds};
