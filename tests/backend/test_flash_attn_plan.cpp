@@ -87,3 +87,44 @@ TEST(FlashAttnPlan, ADeviceOfDecodeXclbinsAloneTakesOnlyTasksOfOneToken) {
     // With the attention layout's xclbins as well, both are taken.
     EXPECT_TRUE(plan(128, 8, 32, 8, 512, 512, 1, {"decode", "attention"}).ok);
 }
+
+// Where the stream builder reads which blocks the mask hides: the F16 mask when it is a leaf (llama.cpp's
+// KQ mask, filled by the host before the graph runs), the F32 leaf it is cast from (its F16 copy is a CPY of
+// the same submission, not there when the streams are built), and nowhere for a mask another op computes.
+TEST(FlashAttnPlan, TheMasksProfileIsReadFromALeafOrTheF32LeafItIsCastFrom) {
+    xdna_test::Context c;
+    ggml_tensor * q = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F32, 64, 4, 4, 1);
+    ggml_tensor * k = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F16, 64, 256, 4, 1);
+    ggml_tensor * v = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F16, 64, 256, 4, 1);
+    ggml_tensor * leaf = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F16, 256, 4, 1, 1);
+    ggml_tensor * f32 = ggml_new_tensor_4d(c.ctx, GGML_TYPE_F32, 256, 4, 1, 1);
+    ggml_tensor * cast = ggml_cast(c.ctx, f32, GGML_TYPE_F16);
+    ggml_tensor * computed = ggml_cast(c.ctx, ggml_scale(c.ctx, f32, 2.0f), GGML_TYPE_F16);
+    xdna_test::ContextBuffer buf(c.ctx);
+    TensorResolver resolve;
+    resolve.slice_of = [&](const ggml_tensor * t) { return buf.slice_of(t); };
+    struct Want {
+        ggml_tensor *                 mask;
+        FlashAttnParams::MaskSource   source;
+        const ggml_tensor *           from;
+    };
+    for (const Want & w : {Want{leaf, FlashAttnParams::MaskSource::f16, leaf}, Want{cast, FlashAttnParams::MaskSource::f32, f32},
+                           Want{computed, FlashAttnParams::MaskSource::none, nullptr}}) {
+        ggml_tensor * fa = ggml_flash_attn_ext(c.ctx, q, k, v, w.mask, 0.125f, 0.0f, 0.0f);
+        std::vector<Invocation> invs;
+        std::string why;
+        ASSERT_TRUE(plan_flash_attn(fa, resolve, invs, why)) << why;
+        ASSERT_EQ(invs.size(), 1u);
+        const FlashAttnInvocation f = flash_attn_of(invs[0]);
+        EXPECT_EQ(f.p.mask_source, w.source);
+        const Operand * src = invs[0].operand("mask_source");
+        if (w.from == nullptr) {
+            EXPECT_EQ(src, nullptr);
+            continue;
+        }
+        ASSERT_NE(src, nullptr);
+        EXPECT_EQ(src->slice.offset, buf.slice_of(w.from).offset);
+        EXPECT_EQ(src->bytes(), 0u);  // no BD moves it
+        EXPECT_EQ(f.p.mask_source_nb[1], static_cast<int64_t>(w.from->nb[1]));
+    }
+}
