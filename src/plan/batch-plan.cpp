@@ -37,6 +37,14 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         PlannedOp p;
         p.node = node;
         MatmulChoice choice;
+        // A node of no elements (llama.cpp's ops after it selects a ubatch's outputs, when the ubatch has
+        // none: the GET_ROWS, the output norm, the output head) writes nothing, whatever its kind: planned
+        // with no invocation, rather than streams of no rows that the designs refuse at run time.
+        if (ggml_nelements(node) == 0) {
+            p.form = PlannedForm::own;
+            plan.ops.push_back(std::move(p));
+            continue;
+        }
         if (plan_other_kind(node, resolve, p.own, why)) {
             // An op of another kind than matmul (ops/<op>/): its invocations are made now.
             p.form = PlannedForm::own;

@@ -236,9 +236,9 @@ bool choose_matmul_id(const ggml_tensor * dst, const TensorResolver & resolve, M
            choose_kernel(dst, src1->ne[2], resolve, choice, why);
 }
 
-namespace {
-
-bool plan_kind(const ggml_tensor * node, const TensorResolver & resolve, std::vector<Invocation> & out, std::string & why) {
+bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, std::vector<Invocation> & out,
+                     std::string & why) {
+    why.clear();
     if (mul_fuses_rms_norm(node, resolve)) {
         return plan_rms_norm(node, resolve, out, why);  // the MUL stands for the pair
     }
@@ -255,19 +255,6 @@ bool plan_kind(const ggml_tensor * node, const TensorResolver & resolve, std::ve
         case OpKind::row_scale: return plan_row_scale(node, resolve, out, why);
         default: return false;
     }
-}
-
-}  // namespace
-
-bool plan_other_kind(const ggml_tensor * node, const TensorResolver & resolve, std::vector<Invocation> & out,
-                     std::string & why) {
-    why.clear();
-    const size_t before = out.size();
-    if (!plan_kind(node, resolve, out, why)) return false;
-    // A node of no elements (llama.cpp's ops after it selects a ubatch's outputs, when the ubatch has none)
-    // writes nothing: no invocation, rather than a stream of no rows that a design refuses at run time.
-    if (ggml_nelements(node) == 0) out.resize(before);
-    return true;
 }
 
 bool op_supported(const ggml_tensor * op, const TensorResolver & resolve, std::string & why) {

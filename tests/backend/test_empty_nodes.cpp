@@ -3,12 +3,15 @@
 // take no invocation: a stream of no rows is one a design refuses at run time (the device would then fall
 // back to the CPU for the whole submission), and there is nothing to write.
 #include "context-buffer.h"
+#include "plan/batch-plan.h"
 #include "plan/op-support.h"
 
 #include "ggml.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,23 +19,18 @@ namespace {
 
 using namespace xdna;
 
-struct Planned {
-    bool        ok = false;
-    size_t      invocations = 0;
-    std::string why;
-};
+// The plan's scratch memory.
+class Scratch final : public DeviceBuffer {
+public:
+    explicit Scratch(std::vector<uint8_t> & m) : m_(m) {}
+    void * host_ptr() override { return m_.data(); }
+    size_t size() const override { return m_.size(); }
+    void   sync_to_device(size_t, size_t) override {}
+    void   sync_from_device(size_t, size_t) override {}
 
-Planned plan(xdna_test::ContextBuffer & buf, const ggml_tensor * node) {
-    TensorResolver resolve;
-    resolve.slice_of = [&](const ggml_tensor * t) { return buf.slice_of(t); };
-    Planned p;
-    std::vector<Invocation> invs;
-    std::string why;
-    p.ok = plan_other_kind(node, resolve, invs, why);
-    p.why = why;
-    p.invocations = invs.size();
-    return p;
-}
+private:
+    std::vector<uint8_t> & m_;
+};
 
 }  // namespace
 
@@ -41,20 +39,29 @@ TEST(EmptyNodes, AnOutputSelectionOfNoRowsAndTheOpsAfterItTakeNoInvocation) {
     if (!npu_op_offered("get_rows") || !npu_op_offered("add")) GTEST_SKIP() << "GET_ROWS and ADD not offered to the NPU";
     xdna_test::Context c;
     ggml_tensor * x = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 256, 10);
+    ggml_tensor * w = ggml_new_tensor_2d(c.ctx, GGML_TYPE_Q8_0, 256, 64);
     ggml_tensor * none = ggml_new_tensor_1d(c.ctx, GGML_TYPE_I32, 0);
     ggml_tensor * three = ggml_new_tensor_1d(c.ctx, GGML_TYPE_I32, 3);
-    ggml_tensor * empty = ggml_get_rows(c.ctx, x, none);
+    for (int i = 0; i < 3; ++i) static_cast<int32_t *>(three->data)[i] = 2 * i;
     ggml_tensor * rows = ggml_get_rows(c.ctx, x, three);
+    ggml_tensor * empty = ggml_get_rows(c.ctx, x, none);
     ggml_tensor * sum = ggml_add(c.ctx, empty, empty);
+    ggml_tensor * head = ggml_mul_mat(c.ctx, w, sum);
     xdna_test::ContextBuffer buf(c.ctx);
-
-    const Planned selected = plan(buf, rows);
-    ASSERT_TRUE(selected.ok) << selected.why;
-    EXPECT_EQ(selected.invocations, 1u);  // the same op with rows: one gather
-    const Planned got = plan(buf, empty);
-    EXPECT_TRUE(got.ok) << got.why;
-    EXPECT_EQ(got.invocations, 0u);
-    const Planned added = plan(buf, sum);
-    EXPECT_TRUE(added.ok) << added.why;
-    EXPECT_EQ(added.invocations, 0u);
+    TensorResolver resolve;
+    resolve.slice_of = [&](const ggml_tensor * t) { return buf.slice_of(t); };
+    BatchPlan plan;
+    std::string why;
+    ASSERT_TRUE(layout_batch({rows, empty, sum, head}, resolve, plan, why)) << why;
+    ASSERT_EQ(plan.ops.size(), 4u);
+    EXPECT_EQ(plan.ops[0].own.size(), 1u);  // the same op with rows: one gather
+    for (size_t i = 1; i < 4; ++i) {
+        EXPECT_TRUE(plan.ops[i].is(PlannedForm::own)) << plan.ops[i].node->name;
+        EXPECT_TRUE(plan.ops[i].own.empty()) << plan.ops[i].node->name;
+    }
+    std::vector<uint8_t> memory(std::max<size_t>(plan.scratch_bytes, 64));
+    Scratch scratch(memory);
+    ASSERT_TRUE(fill_invocations(plan, resolve, &scratch, why)) << why;
+    ASSERT_EQ(plan.batch.invocations.size(), 1u);  // the gather's alone: no act_quant or matmul of no rows
+    EXPECT_EQ(plan.batch.invocations[0].kind(), KernelKind::get_rows);
 }
