@@ -18,6 +18,13 @@ What the program is, the numbers of its data movement read from the description 
     k x tasks_per_round + i // parts in round k, tasks_per_round = columns x 4 // parts. A task's parts sit
     on consecutive cores, in one column or across two (their partial states meet in the partials operand). A
     column's cores run in lockstep (one split, one join), whatever tasks they hold.
+    Task order: task g is (sequence, KV head, chunk) chunk-major (chunk g // G, G = n_seq x n_head_kv the tasks
+    of one chunk index, then the KV head, then the sequence) when the rounds are several and a round holds
+    whole chunk indices (tasks_per_round % G == 0): a round then holds a few chunks of every KV head and
+    sequence, whose needs under a causal mask are nearly equal, so its block phases, which sync every column,
+    end with the columns' work (a round of one KV head's consecutive chunks waits on its latest chunks'
+    column). Otherwise chunk fastest (the engine's job order). The core counts its chunk the same way in
+    both (first_chunk, plus chunk_step a round, modulo chunks); only the two words differ.
   - Per column: kv_l3l2 (shim MM2S -> memory tile, one step of the 4 cores per object) split into kv_l2l1
     (one kv object per core, double-buffered); out_l1l2 (the core's state / finished rows) joined into
     out_l2l3 (memory tile -> shim S2MM).
@@ -311,11 +318,30 @@ def part_range(blocks, parts, i):
     return blocks // parts * i + min(i, blocks % parts), n
 
 
-def task_of(s, sp, g):
-    """Task g: (sequence, KV head, chunk, first row, rows), in the engine's job order."""
-    chunk = g % sp["chunks"]
-    kv = (g // sp["chunks"]) % s.n_head_kv
-    seq = g // (sp["chunks"] * s.n_head_kv)
+CHUNK_MAJOR, CHUNK_FASTEST = "chunk-major", "chunk-fastest"
+
+
+def chunk_sharers(s):
+    """The tasks that share a chunk index: one per sequence and KV head."""
+    return s.n_seq * s.n_head_kv
+
+
+def task_order(s, per_round, rounds):
+    """Chunk-major when a round holds whole chunk indices and there is more than one round (one round holds
+    every task, whatever the order); else chunk fastest, the engine's job order."""
+    return CHUNK_MAJOR if rounds > 1 and per_round % chunk_sharers(s) == 0 else CHUNK_FASTEST
+
+
+def task_of(s, sp, g, order):
+    """Task g: (sequence, KV head, chunk, first row, rows). Chunk-major: the chunk slowest, then the KV head,
+    then the sequence; chunk fastest: the engine's job order (chunk, KV head, sequence)."""
+    if order == CHUNK_MAJOR:
+        chunk, r = divmod(g, chunk_sharers(s))
+        seq, kv = divmod(r, s.n_head_kv)
+    else:
+        chunk = g % sp["chunks"]
+        kv = (g // sp["chunks"]) % s.n_head_kv
+        seq = g // (sp["chunks"] * s.n_head_kv)
     row0 = chunk * sp["chunk_rows"]
     return seq, kv, chunk, row0, min(sp["chunk_rows"], s.group_rows - row0)
 
@@ -354,23 +380,32 @@ def task_need(s, sp, row0, rows, blk):
     return min(sp["blocks"], (s.causal + last_token) // blk + 1)
 
 
-def core_steps(s, sp, pair, blk):
+def chunk_words(s, sp, slot, per_round, order):
+    """A core's first_chunk and chunk_step: the chunk of its round-0 slot's task and the chunks a round moves
+    it on (modulo chunks). Chunk-major: slot // G and per_round // G, since task k per_round + slot is chunk
+    k per_round // G + slot // G; chunk fastest: slot and per_round modulo chunks."""
+    if order == CHUNK_MAJOR:
+        return slot // chunk_sharers(s), per_round // chunk_sharers(s)
+    return slot % sp["chunks"], per_round % sp["chunks"]
+
+
+def core_steps(s, sp, pair, blk, order):
     """A core's own block steps in a round: the blocks of its part its task needs (its part's first ones,
     since a task needs blocks from block 0 on); 0 on a core without a pair."""
     if pair is None:
         return 0
     g, part = pair
-    _, _, _, row0, rows = task_of(s, sp, g)
+    _, _, _, row0, rows = task_of(s, sp, g, order)
     first, n = part_range(sp["blocks"], sp["parts"], part)
     return max(0, min(task_need(s, sp, row0, rows, blk) - first, n))
 
 
-def step_table(s, sp, columns, cpc, rounds, blk):
+def step_table(s, sp, columns, cpc, rounds, blk, order):
     """Per round, each core's own block steps (cores in stream order) and each column's: the most of its
     cores' own, since the column's cores take its block objects in lockstep."""
     own, col_steps = [], []
     for rnd in range(rounds):
-        mine = [core_steps(s, sp, pair_of(sp, columns, cpc, rnd, c, r), blk)
+        mine = [core_steps(s, sp, pair_of(sp, columns, cpc, rnd, c, r), blk, order)
                 for c in range(columns) for r in range(cpc)]
         own.append(mine)
         col_steps.append([max(mine[c * cpc:(c + 1) * cpc]) for c in range(columns)])
@@ -426,6 +461,7 @@ class Plan:
     task_tokens: int = 0
     tasks_per_round: int = 0
     rounds: int = 0
+    task_order: str = CHUNK_FASTEST  # chunk-major or chunk-fastest: which task g is (task_of)
     states_per_object: int = 0
     steps: dict = field(default_factory=dict)
     col_steps: list = field(default_factory=list)  # per round, per column: its block steps
@@ -573,9 +609,10 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
     parts = sp["parts"]
     p.tasks_per_round = columns * cpc // parts
     p.rounds = math.ceil(sp["groups"] / p.tasks_per_round)
+    p.task_order = task_order(s, p.tasks_per_round, p.rounds)
     p.states_per_object = kv_bytes // obj["state"]
     state_steps = 0 if parts == 1 else math.ceil(parts / p.states_per_object)
-    p.own, p.col_steps = step_table(s, sp, columns, cpc, p.rounds, k["kFaKvBlock"])
+    p.own, p.col_steps = step_table(s, sp, columns, cpc, p.rounds, k["kFaKvBlock"], p.task_order)
     p.steps = {"q": 1, "blocks (most of a column and round)": max(max(x) for x in p.col_steps),
                "lockstep block steps": sum(max(x) for x in p.col_steps),
                "block calls (busiest core)": max(sum(x[i] for x in p.own) for i in range(columns * cpc)),
@@ -590,9 +627,9 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
             part = first[1] if active else 0
             tasks = sum(1 for kk in range(p.rounds) if pair_of(sp, columns, cpc, kk, c, r) is not None)
             b0 = part_range(sp["blocks"], parts, part)[0] if active else 0
+            first_chunk, chunk_step = chunk_words(s, sp, (c * cpc + r) // parts, p.tasks_per_round, p.task_order)
             words = {"contract": contract, "rounds": p.rounds, "tasks": tasks,
-                     "first_chunk": ((c * cpc + r) // parts) % sp["chunks"],
-                     "chunk_step": p.tasks_per_round % sp["chunks"], "chunks": sp["chunks"],
+                     "first_chunk": first_chunk, "chunk_step": chunk_step, "chunks": sp["chunks"],
                      "chunk_rows": sp["chunk_rows"],
                      "last_rows": s.group_rows - (sp["chunks"] - 1) * sp["chunk_rows"], "part": part if active else 0,
                      "parts": parts, "block0": b0, "n_kv": s.n_kv, "scale": s.scale, "state_steps": state_steps,
@@ -600,6 +637,7 @@ def make_plan(desc, family=None, d=128, shape=None, columns=None, contract=0, la
                      "version": version}
             p.cores.append({"column": c, "row": arr["first_core_row"] + r, "task": first[0] if active else None,
                             "words": words})
+    _order_checks(s, sp, p, cpc, check)
     idx = raw["core_program"]["rtp_words"]
     check("RTP words: the core program's, distinct, within the word count",
           sorted(idx) == sorted(RTP_NAMES) and sorted(idx.values()) == list(range(raw["core_program"]["rtp_word_count"])),
@@ -666,7 +704,7 @@ def _need_checks(s, sp, p, cpc, blk, check):
             pair = pair_of(sp, p.columns, cpc, rnd, i // cpc, i % cpc)
             if pair is not None:
                 computed[pair[0]] += p.own[rnd][i]
-    need = [task_need(s, sp, *task_of(s, sp, g)[3:], blk) for g in range(sp["groups"])]
+    need = [task_need(s, sp, *task_of(s, sp, g, p.task_order)[3:], blk) for g in range(sp["groups"])]
     wrong = [(g, computed[g], need[g]) for g in range(sp["groups"]) if computed[g] != need[g]]
     check("steps: each task's parts compute the blocks it needs (the profile's), each once", not wrong,
           f"{wrong[:4] or 'all'} (task, computed, needed); needed from {min(need)} to {max(need)} of "
@@ -674,6 +712,40 @@ def _need_checks(s, sp, p, cpc, blk, check):
     short = [(rnd, c) for rnd in range(p.rounds) for c in range(p.columns)
              if p.col_steps[rnd][c] != max(p.own[rnd][c * cpc:(c + 1) * cpc])]
     check("steps: a column's block steps are its busiest core's", not short, f"{short[:4] or 'all'}")
+
+
+def counted_chunks(words, rounds):
+    """The chunk a core's program takes each round from its words: first_chunk, then chunk_step added a
+    round, chunks taken off once past the last (core_program's counting)."""
+    chunk, out = words["first_chunk"], []
+    for _ in range(rounds):
+        out.append(chunk)
+        chunk += words["chunk_step"]
+        if chunk >= words["chunks"]:
+            chunk -= words["chunks"]
+    return out
+
+
+def _order_checks(s, sp, p, cpc, check):
+    """The task order places every task once, and each core's chunk counting (its words) lands on its task's
+    chunk in every round it has one: the core knows its task only by that count."""
+    placed, off = [], []
+    for i, core in enumerate(p.cores):
+        counted = counted_chunks(core["words"], p.rounds)
+        for rnd in range(p.rounds):
+            pair = pair_of(sp, p.columns, cpc, rnd, i // cpc, i % cpc)
+            if pair is None:
+                continue
+            seq, kv, chunk = task_of(s, sp, pair[0], p.task_order)[:3]
+            if pair[1] == 0:
+                placed.append((seq, kv, chunk))
+            if counted[rnd] != chunk:
+                off.append((rnd, i, counted[rnd], chunk))
+    every = [(q, h, c) for q in range(s.n_seq) for h in range(s.n_head_kv) for c in range(sp["chunks"])]
+    check(f"placement ({p.task_order}): every task (sequence, KV head, chunk) placed once", sorted(placed) == every,
+          f"{len(placed)} placed, {len(set(placed))} distinct, of {len(every)}")
+    check("placement: each core's chunk counting (first_chunk, chunk_step, modulo chunks) gives its tasks' chunks",
+          not off, f"{off[:4] or 'all'} (round, core, counted, its task's)")
 
 
 def mask_apart(p, k):
@@ -724,7 +796,7 @@ def _q_bds(p, s, sp, pair, at, k):
     rest = [Bd("filler", kv_obj - room - words.bytes)] if kv_obj > room + words.bytes else []
     if pair is None:
         return [Bd("filler", room), words] + rest
-    _, _, _, row0, rows = task_of(s, sp, pair[0])
+    _, _, _, row0, rows = task_of(s, sp, pair[0], p.task_order)
     bds = [Bd("slopes", 4 * rows_max)]
     bds += [Bd("q", 4 * d * run["heads"] * run["tokens"]) for run in row_runs(s, row0, rows)]
     if rows < rows_max:
@@ -750,7 +822,7 @@ def _block_bds(p, s, sp, pair, own, s0, n, k):
     tail = kv_obj - p.objects["block"]
     if not s.has_mask:
         return bds + [Bd("filler", p.task_tokens * mask_row + tail)]
-    _, _, _, row0, rows = task_of(s, sp, pair[0])
+    _, _, _, row0, rows = task_of(s, sp, pair[0], p.task_order)
     tokens = task_tokens(s, row0, rows)
     rest = (p.task_tokens - tokens) * mask_row + tail
     return bds + [rows_bd("mask", tokens * mask_row)] + ([Bd("filler", rest)] if rest > 0 else [])
@@ -772,7 +844,7 @@ def _drain_bds(p, s, sp, pair):
     st, d = p.objects["state"], p.tile
     if pair is None or pair[1] != 0:
         return [Bd("discarded", st)]
-    _, _, _, row0, rows = task_of(s, sp, pair[0])
+    _, _, _, row0, rows = task_of(s, sp, pair[0], p.task_order)
     return [Bd("out", 4 * d * run["heads"] * run["tokens"]) for run in row_runs(s, row0, rows)] + \
         [Bd("discarded", st - 4 * d * rows)]
 
@@ -1108,6 +1180,7 @@ def print_plan_text(p, out=sys.stdout):
     w(f"layout: {p.layout} (tasks of up to {p.task_tokens} token(s), kv objects of {p.objects['kv']} bytes)\n")
     w(f"shape: {p.shape}\n")
     w(f"split (flash_attn_split): {p.split}\n")
+    w(f"task order: {p.task_order}\n")
     w(f"placement: {p.tasks_per_round} task(s) per round, {p.rounds} round(s); steps {p.steps}; "
       f"{p.states_per_object} state(s) per kv object\n")
     w(f"objects: {p.objects}\n")

@@ -23,6 +23,13 @@
 #     (columns of fewer steps repeating theirs fewer times, a core's BDs rereading its part past its own
 #     steps), every task's parts computing exactly its needed blocks; a hand-worked pp64 plan; and per shape
 #     no more block steps in lockstep, bytes read or K bytes than without the profile;
+#   - the task order (placement v2): chunk-major (a round holds a few chunks of every KV head and sequence)
+#     when the rounds are several and a round's tasks are a multiple of n_seq x n_head_kv, else chunk fastest;
+#     in the sweep both orders over several rounds, with and without a profile, one sequence and several, each
+#     core's first_chunk and chunk_step counting its tasks' chunks; a hand-worked plan in chunk-major order
+#     (pp64 on 2 columns: each core's tasks in rounds 0 and 1, its words, the lockstep); the text plan naming
+#     the order; and broken on purpose, on a copy of design.py: its tasks put back in chunk-fastest order fail
+#     the recomputation, its chunk-major tasks with chunk-fastest words fail its own check;
 #   - what the design cannot take is refused with the reason (exit 2): a head dim without an xclbin, a Q8_0
 #     cache at head dim 32, a ratio that is not whole, no KV rows, 9 columns, a mask per head, a description
 #     of another movement, a causal profile without a mask, over more positions than the KV rows or negative;
@@ -213,6 +220,52 @@ for shape in "--tokens 512 --n-kv 512 --causal 0" "--tokens 64 --n-kv 256 --caus
     { [ "$c1 $r1" = "$c0 $r0" ] && [ "$l1" -le "$l0" ] && [ "$b1" -le "$b0" ] && [ "$k1" -le "$k0" ]; } ||
         fail "$shape: columns, rounds, lockstep, read, k '$with' against '$without' without the profile"
 done
+
+# The task order the text plan names: chunk-major over several rounds of whole chunk indices (pp512; pp64 on 2
+# columns, 8 tasks a round of 8 KV heads), else chunk fastest (pp64 on 5 columns: 20 tasks a round; one round).
+for case in "chunk-major:--tokens 512 --n-kv 512 --causal 0" "chunk-major:--tokens 64 --n-kv 256 --cols 2" \
+            "chunk-fastest:--tokens 64 --n-kv 256 --cols 5" "chunk-fastest:--tokens 7 --n-kv 256 --n-head 4 --n-head-kv 2 --tile 64"; do
+    # shellcheck disable=SC2086
+    got=$("$py" "$design" --print-plan ${case#*:} | sed -n 's/^task order: //p') || fail "plan of ${case#*:}"
+    [ "$got" = "${case%%:*}" ] || fail "${case#*:}: task order '$got', expected '${case%%:*}'"
+done
+
+# Broken on purpose, each on a copy of design.py (with the description and header it reads) with one edit: the
+# tasks back in the engine's order (chunk fastest) must fail the recomputation; chunk-major tasks with the
+# chunk-fastest words (first_chunk slot % chunks, chunk_step per round % chunks) must fail design.py's own check.
+broken() {  # broken <name> <text> <replacement>: the copy in $tmp/broken-<name>
+    local dir=$tmp/broken-$1
+    mkdir -p "$dir/aie/flash_attn" "$dir/aie/include/xdna_aie"
+    cp "$df" "$dir/aie/flash_attn/dataflow.json"
+    cp "$root/aie/include/xdna_aie/flash_attn_tiles.h" "$dir/aie/include/xdna_aie/"
+    "$py" - "$design" "$dir/aie/flash_attn/design.py" "$2" "$3" <<'PYEOF'
+import sys
+
+src, dst, old, new = sys.argv[1:]
+text = open(src).read()
+if text.count(old) != 1:
+    sys.exit(f"design.py has {text.count(old)} of {old!r}, the edit needs one")
+open(dst, "w").write(text.replace(old, new))
+PYEOF
+}
+mkdir -p "$tmp/no-variants"
+if broken order "return CHUNK_MAJOR if rounds > 1 and per_round % chunk_sharers(s) == 0 else CHUNK_FASTEST" \
+        "return CHUNK_FASTEST"; then
+    rc=0; "$py" "$here/flash_attn_plan_verify.py" "$tmp/broken-order" "$tmp/no-variants" >"$tmp/broken.txt" 2>&1 || rc=$?
+    { [ "$rc" = 1 ] && grep -qF "task order chunk-fastest, recomputed chunk-major" "$tmp/broken.txt"; } ||
+        { fail "design.py with its tasks in chunk-fastest order passed the recomputation (exit $rc)"; tail -5 "$tmp/broken.txt"; }
+else
+    fail "the task order's rule is no longer where the broken copy edits it"
+fi
+if broken words "return slot // chunk_sharers(s), per_round // chunk_sharers(s)" \
+        'return slot % sp["chunks"], per_round % sp["chunks"]'; then
+    rc=0; "$py" "$tmp/broken-words/aie/flash_attn/design.py" --print-plan --tokens 64 --n-kv 256 --cols 2 \
+        >"$tmp/broken.txt" 2>&1 || rc=$?
+    { [ "$rc" = 1 ] && grep -qF "FAILED: placement: each core's chunk counting" "$tmp/broken.txt"; } ||
+        fail "design.py with chunk-fastest words on chunk-major tasks passed its checks (exit $rc)"
+else
+    fail "the chunk words' rule is no longer where the broken copy edits it"
+fi
 
 # The layout a shape takes: decode for one query token (every family, head dim and GQA ratio), attention for
 # more; the attention layout still takes a one-token shape when forced. The JSON plan names it and the kv

@@ -5,6 +5,10 @@ against the simulator's engine:
 
   - the split (src/ops/flash_attn/sim/sim-flash-attn.cpp flash_attn_split, restated here from its text),
     the placement (the (task, part) pairs dealt to the cores in order, a round's cores column by column), the
+    task order (task g's sequence, KV head and chunk: chunk-major when the rounds are several and a round's
+    tasks are a multiple of n_seq x n_head_kv, else the engine's chunk-fastest order; every task placed once;
+    each core's first_chunk and chunk_step counting its tasks' chunks; the sweep taking both orders over
+    several rounds, with and without a profile, over one sequence and several), the
     rounds, the step table (per round each core's own block steps: its part's blocks its task needs, and each
     column's, the most of its cores'), every core's RTP words, the objects (from flash_attn_tiles.h's
     constants, read here), the core and memory-tile memory, the columns the tasks fill, the shim's phases BD
@@ -32,7 +36,8 @@ against the simulator's engine:
     the core's mask buffer, which the block call takes, its rows written on that step); the kv and out
     objects acquired as the column's lockstep needs (per round 1 + the column's steps + state_steps, and 1
     or 2);
-  - a few plans held to numbers worked out by hand; the layout each shape takes; the decode layout forced on
+  - a few plans held to numbers worked out by hand (among them one in chunk-major order: each core's tasks of
+    rounds 0 and 1, its words, the lockstep); the layout each shape takes; the decode layout forced on
     a task of 2 tokens refused; a mask per head refused;
   - each description variant in <variants dir> (written by check_design_flash_attn.sh) fails the checks its
     name says (exit 1), or is refused (exit 2) when its name starts with "refused-".
@@ -52,6 +57,9 @@ spec = importlib.util.spec_from_file_location("xdna_flash_attn_design", f"{root}
 design = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(design)
 errors = []
+# (task order, several rounds, a causal profile, several sequences) of every shape recomputed: the sweep must
+# take both orders over several rounds, with and without a profile, over one sequence and several.
+orders_seen = set()
 header_text = open(f"{root}/aie/include/xdna_aie/flash_attn_tiles.h").read()
 K = {n: int(re.search(r"constexpr int " + n + r" = (\d+);", header_text).group(1))
      for n in ("kFaLanes", "kFaKvBlock", "kFaMaxRows", "kFaMaxHead")}
@@ -84,6 +92,22 @@ def deal(groups, parts, columns, rounds):
         for i, pair in enumerate(pairs[k * per:(k + 1) * per]):
             table[(k, i)] = pair
     return table
+
+
+def placed_tasks(n_seq, n_head_kv, chunks, tasks_round, rounds):
+    """Which task (sequence, KV head, chunk) the placement's task g is, for g = 0 .. groups - 1, and the order's
+    name. Placement v2: chunk-major (the chunk index slowest, then the KV head, then the sequence) when there
+    are several rounds and a round's tasks_round tasks are whole chunk indices (a multiple of the
+    n_seq x n_head_kv tasks sharing one); otherwise the engine's job order, the chunk fastest."""
+    shared = n_seq * n_head_kv
+    if rounds > 1 and tasks_round % shared == 0:
+        return "chunk-major", [(s, h, c) for c in range(chunks) for s in range(n_seq) for h in range(n_head_kv)]
+    return "chunk-fastest", [(s, h, c) for s in range(n_seq) for h in range(n_head_kv) for c in range(chunks)]
+
+
+def chunk_counting(first, step, chunks, rounds):
+    """The chunks a core's program walks through: first, then step added a round, modulo chunks."""
+    return [(first + k * step) % chunks for k in range(rounds)]
 
 
 def engine_parts(blocks, parts):
@@ -312,8 +336,18 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
                       f"objects {p.objects}; expected {tasks_round}, {rounds}, {spo}, kv {kv} state {state}")
     ratio = n_head // n_head_kv
     group_rows = ratio * tokens
-    task_rows = [min(chunk_rows, group_rows - (g % chunks) * chunk_rows) for g in range(groups)]
-    need = [need_of((g % chunks) * chunk_rows, task_rows[g], ratio, blocks, causal) for g in range(groups)]
+    order, placed = placed_tasks(n_seq, n_head_kv, chunks, tasks_round, rounds)
+    row0_of = [c * chunk_rows for _, _, c in placed]
+    task_rows = [min(chunk_rows, group_rows - row0_of[g]) for g in range(groups)]
+    if p.task_order != order or \
+            [design.task_of(shape, p.split, g, p.task_order) for g in range(groups)] != \
+            [placed[g] + (row0_of[g], task_rows[g]) for g in range(groups)]:
+        errors.append(f"{label}: task order {p.task_order}, recomputed {order}; its tasks "
+                      f"{[design.task_of(shape, p.split, g, p.task_order)[:3] for g in range(min(groups, 6))]}, "
+                      f"recomputed {placed[:6]}")
+        return p
+    orders_seen.add((order, rounds > 1, causal is not None, n_seq > 1))
+    need = [need_of(row0_of[g], task_rows[g], ratio, blocks, causal) for g in range(groups)]
     # The step table: per round each core's own steps (its part's blocks its task needs), each column's the
     # most of its 4 cores'.
     own = [[0] * (4 * columns) for _ in range(rounds)]
@@ -354,7 +388,7 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
     # The shim's phases, BD by BD: the traffic is their bytes (a block group's chain repeated over its steps),
     # the chains their BD counts per column.
     st = Stream(family, d, mask, ratio, parts, state_steps, lay)
-    core_tasks = [[((dealt[(k, i)][0] % chunks) * chunk_rows, task_rows[dealt[(k, i)][0]], dealt[(k, i)][1])
+    core_tasks = [[(row0_of[dealt[(k, i)][0]], task_rows[dealt[(k, i)][0]], dealt[(k, i)][1])
                    if (k, i) in dealt else None for i in range(4 * columns)] for k in range(rounds)]
     phases = phases_of(st, core_tasks, own, col, plist, lambda k, i: zero_at + zeros + 8 * (k * 4 * columns + i))
     got = [(ph.kind, ph.round, ph.step, [(c, n, [[(x.use, x.bytes, x.at, x.first, x.iterations) for x in bds]
@@ -418,7 +452,7 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
     # The slopes operand: a task's 16 values from slope_index are its rows' heads' slopes.
     values = [h * ratio + i % ratio for h in range(n_head_kv) for i in range(per)]  # each value's query head
     for g in range(groups):
-        kv_head, row0 = (g // chunks) % n_head_kv, (g % chunks) * chunk_rows
+        kv_head, row0 = placed[g][1], row0_of[g]
         at = design.slope_index(shape, kv_head, row0)
         got_slopes = values[at:at + ROWS]
         if len(got_slopes) != ROWS or at + ROWS > (kv_head + 1) * per or \
@@ -436,10 +470,19 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
         if len({q for _, q in mine}) > 1:
             errors.append(f"{label}: core {ci} takes parts {mine}: one part a core, every round")
         b0 = plist[part][0] if active else 0
-        # A core's first chunk is its round-0 task's (ci // parts, counting the idle cores' too); a round
-        # moves every core on by the tasks a round holds.
+        # A core's first chunk is its round-0 slot's task's (slot ci // parts, counting the idle cores' too); a
+        # round moves every core on by the tasks a round holds: chunk-major the chunk indices they span (a
+        # round holds tasks_round / (n_seq n_head_kv) whole ones), chunk fastest tasks_round chunks.
+        slot, shared = ci // parts, n_seq * n_head_kv
+        first_chunk, chunk_step = (slot // shared, tasks_round // shared) if order == "chunk-major" else \
+            (slot % chunks, tasks_round % chunks)
+        counted = chunk_counting(first_chunk, chunk_step, chunks, rounds)
+        if any(counted[k] != placed[g][2] for k, g in enumerate(tasks)):
+            errors.append(f"{label}: core {ci} counts chunks {counted}, its tasks' are "
+                          f"{[placed[g][2] for g in tasks]}")
+            return p
         want = {"contract": contract, "rounds": rounds, "tasks": len(tasks),
-                "first_chunk": (ci // parts) % chunks, "chunk_step": tasks_round % chunks, "chunks": chunks,
+                "first_chunk": first_chunk, "chunk_step": chunk_step, "chunks": chunks,
                 "chunk_rows": chunk_rows, "last_rows": group_rows - (chunks - 1) * chunk_rows,
                 "part": part if active else 0, "parts": parts, "block0": b0, "n_kv": n_kv, "scale": scale,
                 "state_steps": state_steps, "mask_ratio": ratio if mask else 0, "version": 3}
@@ -448,9 +491,9 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
             return p
         if not replay:
             continue
-        problem = check_replay(label, p, ci, tasks, part, own, col, state_steps, plist, need, chunks, chunk_rows,
-                               task_rows, ratio, mask, rb, kv, state, tt, mask_w, family, contract, d, n_kv, scale,
-                               delivered, called)
+        problem = check_replay(label, p, ci, tasks, part, own, col, state_steps, plist, need, row0_of, task_rows,
+                               ratio, mask, rb, kv, state, tt, mask_w, family, contract, d, n_kv, scale, delivered,
+                               called)
         if problem:
             errors.append(f"{label}: core {ci} {problem}")
             return p
@@ -460,8 +503,8 @@ def check_shape(family, d, contract, n_head, n_head_kv, tokens, n_kv, n_seq=1, c
     return p
 
 
-def check_replay(label, p, ci, tasks, part, own, col, state_steps, plist, need, chunks, chunk_rows, task_rows, ratio,
-                 mask, rb, kv, state, tt, mask_w, family, contract, d, n_kv, scale, delivered, called):
+def check_replay(label, p, ci, tasks, part, own, col, state_steps, plist, need, row0_of, task_rows, ratio, mask,
+                 rb, kv, state, tt, mask_w, family, contract, d, n_kv, scale, delivered, called):
     """design.replay_core's core `ci` on the objects the stream hands it against the engine: what is wrong, or
     None. Adds the blocks its calls take to called[task]."""
     c = ci // 4
@@ -484,9 +527,7 @@ def check_replay(label, p, ci, tasks, part, own, col, state_steps, plist, need, 
     calls = [kernel_view(e) for e in events if e[0].startswith("fa_")]
     want_calls = []
     for g in tasks:
-        chunk = g % chunks
-        rows = min(chunk_rows, task_rows[g])
-        per_part, merged = engine_calls(family, contract, d, rows, n_kv, plist, scale, need[g])
+        per_part, merged = engine_calls(family, contract, d, task_rows[g], n_kv, plist, scale, need[g])
         want_calls += per_part[part] + (merged if part == 0 else [])
     if calls != want_calls:
         return f"calls {calls[:6]}..., the engine's {want_calls[:6]}... ({len(calls)} against {len(want_calls)})"
@@ -507,7 +548,7 @@ def check_replay(label, p, ci, tasks, part, own, col, state_steps, plist, need, 
             mask_rows = None
             # A core computes a block step's rows only on its own steps: the task's mask rows are its to widen.
             if kind == "block" and rnd < len(tasks) and s < own[rnd][ci]:
-                row0 = (tasks[rnd] % chunks) * chunk_rows
+                row0 = row0_of[tasks[rnd]]
                 t0, nt = row0 // ratio, (row0 + task_rows[tasks[rnd]] - 1) // ratio - row0 // ratio + 1
                 mask_rows = [t0 + j if mask and j < nt else None for j in range(ROWS)]
         elif e == ("acquire", "out"):
@@ -541,7 +582,7 @@ def check_replay(label, p, ci, tasks, part, own, col, state_steps, plist, need, 
             if kind != "block" or e[k_arg:k_arg + 2] != (obj, f"{obj}+{BLK * rw}") or mask_arg not in e \
                     or f"out:{out_seen}" not in e or e[1] != "q":
                 return f"{e[0]} on {e[1:]} while holding {obj} ({kind}) and out:{out_seen}"
-            row0 = (tasks[rnd] % chunks) * chunk_rows
+            row0 = row0_of[tasks[rnd]]
             want_rows = [(row0 + i) // ratio if mask else None for i in range(task_rows[tasks[rnd]])]
             seen = mask_buf[:len(want_rows)] if apart else mask_rows and mask_rows[:len(want_rows)]
             want_seen = [(kv_seen, t) for t in want_rows] if apart else want_rows
@@ -750,15 +791,18 @@ count += 21
 
 # A causal profile (--causal N0: token t sees positions 0 .. N0 + t). pp of 64 tokens, 32/8 heads, head dim 128,
 # 256 positions, an empty cache: 16 chunks of 4 tokens per KV head, 128 tasks of one part on 8 columns, 4
-# rounds. Chunk c's last token 4 c + 3 sees up to position 4 c + 3: one block for chunks 0..7, two for 8..15.
-# Core i of round k takes task 32 k + i, chunk (32 k + i) % 16 = i % 16: columns 0, 1, 4, 5 hold chunks 0..7,
-# columns 2, 3, 6, 7 chunks 8..15. So every round's column steps are 1 1 2 2 1 1 2 2: 2 in lockstep a round (8
-# in all, against 8 a round without the profile), 8 block calls on the busiest core, 48 column steps.
+# rounds of 32 tasks, a multiple of the 8 KV heads: chunk-major. Chunk c's last token 4 c + 3 sees up to
+# position 4 c + 3: one block for chunks 0..7, two for 8..15. Core i of round k takes task 32 k + i, chunk
+# (32 k + i) // 8 = 4 k + i // 8, KV head i % 8: round k holds chunks 4 k .. 4 k + 3, so rounds 0 and 1 take one
+# block step on every column, rounds 2 and 3 two: 6 in lockstep (the engine's order, chunk (32 k + i) % 16,
+# would give every round columns of 1 and 2 steps: 8; 8 a round without the profile), 6 block calls on every
+# core, 48 column steps.
 p = check_shape("f16", 128, 0, 32, 8, 64, 256, causal=0)
-hand("pp64 causal 0: column steps per round", p, p.col_steps, [[1, 1, 2, 2, 1, 1, 2, 2]] * 4)
+hand("pp64 causal 0: task order", p, p.task_order, "chunk-major")
+hand("pp64 causal 0: column steps per round", p, p.col_steps, [[1] * 8, [1] * 8, [2] * 8, [2] * 8])
 hand("pp64 causal 0: lockstep, busiest core's calls, column steps, block phases", p,
      (p.steps["lockstep block steps"], p.steps["block calls (busiest core)"], p.steps["column block steps"],
-      p.bds["block phases"]), (8, 8, 48, 4))
+      p.bds["block phases"]), (6, 6, 48, 4))
 # 128 q steps (16 rows each, 17408 - 64 - 8192 - 8 = 9144 filler past the step words); 48 column steps x 4
 # cores of K, V (32 x 256 bytes each), 4 tokens' mask rows (256 bytes) and 12 rows of filler (768); 128
 # outputs of 16 rows (8192 bytes, 128 discarded).
@@ -813,6 +857,68 @@ for args, kw in ((("f16", 128, 0, 32, 8, 1, 4096), dict(causal=0)),
                  (("f16", 128, 0, 32, 8, 33, 4096), dict(causal=4000))):
     check_shape(*args, **kw)
 count += 15
+
+# The task order by hand. 64 tokens of 32/8 heads, head dim 128, 256 positions, an empty cache, 2 columns: 256
+# rows per KV head in 16 chunks of 16 (4 tokens each), 128 tasks; 8 blocks, split over 8 cores (128 tasks: one
+# part). 8 tasks a round, 16 rounds; the 8 tasks sharing a chunk index (1 sequence x 8 KV heads) divide a
+# round's 8: chunk-major. Core i (column i // 4, row 2 + i % 4) takes task 8 k + i in round k: chunk k, KV head i,
+# sequence 0. Round 0: cores 0..7 chunk 0 (rows 0..15, tokens 0..3) of KV heads 0..7; round 1: cores 0..7 chunk
+# 1 (rows 16..31, tokens 4..7) of KV heads 0..7. Every core's words: first_chunk 0 // 8 .. 7 // 8 = 0,
+# chunk_step 8 // 8 = 1 (the engine's order would give first_chunk i and chunk_step 8). Chunk k's last token
+# 4 k + 3 sees block (4 k + 3) // 32: 1 block for rounds 0..7, 2 for rounds 8..15, on every core: column steps
+# [1, 1] eight times then [2, 2] eight times, 8 + 16 = 24 in lockstep, 24 block calls on every core, 48 column
+# steps. (Chunk fastest, round k would hold chunks 8 k % 16 .. 8 k % 16 + 7 of one KV head: rounds of 1 and 2
+# steps in turn, 24 as well: at 2 columns the orders take as many steps, their tasks differ.) The traffic is
+# the 8-column plan's above: 128 q steps, 48 column steps of 4 computing cores, 128 outputs; the step table
+# 16 rounds x 8 cores x 8 bytes.
+p = check_shape("f16", 128, 0, 32, 8, 64, 256, cols=2, causal=0)
+shape6 = design.Shape(**p.shape)
+tasks_of_round = lambda k: [design.task_of(shape6, p.split, design.pair_of(p.split, 2, 4, k, i // 4, i % 4)[0],
+                                           p.task_order)[:4] for i in range(8)]
+hand("pp64 on 2 columns: order, tasks a round, rounds", p, (p.task_order, p.tasks_per_round, p.rounds),
+     ("chunk-major", 8, 16))
+hand("pp64 on 2 columns: round 0's tasks (sequence, KV head, chunk, first row)", p, tasks_of_round(0),
+     [(0, h, 0, 0) for h in range(8)])
+hand("pp64 on 2 columns: round 1's tasks", p, tasks_of_round(1), [(0, h, 1, 16) for h in range(8)])
+hand("pp64 on 2 columns: first_chunk and chunk_step of every core", p,
+     [(c["words"]["first_chunk"], c["words"]["chunk_step"]) for c in p.cores], [(0, 1)] * 8)
+hand("pp64 on 2 columns: column steps, lockstep, busiest core's calls, column steps", p,
+     (p.col_steps, p.steps["lockstep block steps"], p.steps["block calls (busiest core)"],
+      p.steps["column block steps"]), ([[1, 1]] * 8 + [[2, 2]] * 8, 24, 24, 48))
+hand("pp64 on 2 columns: traffic", p, p.traffic,
+     {"q": 128 * 8192, "slopes": 128 * 64, "steps": 128 * 8, "k": 48 * 4 * 8192, "v": 48 * 4 * 8192,
+      "mask": 48 * 4 * 256, "filler": 128 * 9144 + 48 * 4 * 768, "partials_read": 0,
+      "out": 128 * 8192, "partials_written": 0, "discarded": 128 * 128,
+      "read": (128 + 48 * 4) * 17408, "written": 128 * 8320})
+# pp512 on 8B from an empty cache: 32 rounds of 32 tasks, chunk-major, round k chunks 4 k .. 4 k + 3 (tokens
+# 16 k .. 16 k + 15, all within block k // 2): k // 2 + 1 block steps, 2 (1 + .. + 16) = 272 in lockstep, where
+# the engine's order (32 consecutive chunks of one KV head a round, tokens 128 (k % 4) .. + 127) takes 4, 8,
+# 12, 16 in turn: 320.
+p = check_shape("f16", 128, 0, 32, 8, 512, 512, causal=0, replay=False)
+hand("pp512 causal 0: order, lockstep", p, (p.task_order, p.steps["lockstep block steps"]), ("chunk-major", 272))
+# Both orders over several rounds, with and without a profile, one sequence and several: chunk-major when a
+# round's tasks are a multiple of n_seq x n_head_kv (32 of 8; 12 of 2 x 2; 32 of 2 x 2; 4 of 4; 16 of 8, its
+# last round chunk 2 alone on half the cores), else chunk fastest (20 of 8 on 5 columns; 32 of 3 x 2; 4 of 8 on
+# one column; 16 of 2 x 3).
+count += 2
+for args, kw, want in ((("f16", 128, 0, 32, 8, 64, 256), dict(cols=2), "chunk-major"),
+                       (("f16", 128, 0, 32, 8, 64, 256), dict(cols=5, causal=0), "chunk-fastest"),
+                       (("f16", 128, 0, 32, 8, 64, 256), dict(cols=5), "chunk-fastest"),
+                       (("f16", 64, 1, 8, 2, 40, 300), dict(n_seq=2, causal=100), "chunk-major"),
+                       (("f16", 64, 1, 8, 2, 40, 300), dict(n_seq=2), "chunk-major"),
+                       (("f16", 64, 0, 8, 2, 100, 1000), dict(n_seq=2, cols=3, causal=500), "chunk-major"),
+                       (("f16", 64, 0, 8, 2, 100, 1000), dict(mask=False), "chunk-major"),
+                       (("q8_0", 64, 0, 8, 2, 40, 500), dict(n_seq=3, causal=200), "chunk-fastest"),
+                       (("q8_0", 64, 0, 8, 2, 40, 500), dict(n_seq=3), "chunk-fastest"),
+                       (("f16", 32, 1, 4, 4, 40, 70), dict(cols=1), "chunk-major"),
+                       (("f16", 32, 1, 4, 4, 40, 70), dict(cols=1, causal=30), "chunk-major"),
+                       (("f16", 32, 0, 16, 8, 10, 200), dict(cols=1, causal=50), "chunk-fastest"),
+                       (("f16", 128, 1, 32, 8, 10, 512), dict(cols=4, causal=0), "chunk-major"),
+                       (("f16", 64, 0, 12, 3, 20, 256), dict(n_seq=2, cols=4, causal=100), "chunk-fastest"),
+                       (("f16", 64, 0, 12, 3, 20, 256), dict(n_seq=2, cols=4), "chunk-fastest")):
+    p = check_shape(*args, **kw)
+    hand(f"task order of {args} {kw}", p, (p.task_order, p.rounds > 1), (want, True))
+    count += 1
 causal_rng = random.Random(20261207)  # apart from rng: the shapes without a profile stay the ones they were
 for _ in range(320):
     family = rng.choice(["f16", "q8_0"])
@@ -837,6 +943,10 @@ for _ in range(320):
         check_shape(family, d, contract, ratio * n_head_kv, n_head_kv, tokens, n_kv, n_seq, cols, mask,
                     replay=not big, causal=n0)
         count += 1
+wanted = {(o, True, c, q) for o in ("chunk-major", "chunk-fastest") for c in (False, True) for q in (False, True)}
+if wanted - orders_seen:
+    errors.append(f"no shape of several rounds recomputed for (order, rounds > 1, causal, sequences > 1) "
+                  f"{sorted(wanted - orders_seen)}")
 # A mask per head is refused.
 try:
     design.make_plan(desc, "f16", 128, design.Shape(d=128, n_kv=256, mask_heads=8, scale=0.1))

@@ -14,7 +14,9 @@ bin=$1 lib=$2 models=$3 corpus=$4 work=$5
 model=$models/demo-trained-F16.gguf
 mkdir -p "$work"
 [ -f "$model" ] || { echo "missing $model (scripts/make-demo-model.sh trained makes it)"; exit 1; }
-prompt=$(grep -v '^%$' "$corpus/fortunes" | head -c 240 | tr '\n' ' ')
+# Filtered into a file first: `grep | head` would end grep by SIGPIPE, which pipefail counts as a failure.
+grep -v '^%$' "$corpus/fortunes" >"$work/corpus.txt"
+prompt=$(head -c 240 "$work/corpus.txt" | tr '\n' ' ')
 for cache in f16 q8_0; do
     for mode in kernels stream; do
         GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim GGML_XDNA_NPU_OPS=layer GGML_XDNA_SIM_EXEC=$mode \

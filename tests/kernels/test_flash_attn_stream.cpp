@@ -299,6 +299,9 @@ TEST(FlashAttnStream, TheMasksProfileSkipsHiddenBlocksWithTheSameBits) {
     cases.push_back({128, 512, 40, 8, 2, 1, 1, true, false, true, 0.0f, 31, 100});  // a later ubatch, GQA 4
     cases.push_back({64, 300, 1, 8, 8, 1, 1, true, false, true, 0.0f, 31, 37});   // a decoded token in a padded window: 2 of 10 blocks
     cases.push_back({128, 256, 5, 8, 8, 1, 1, true, true, true, 0.0f, 31, 0});    // Q8_0
+    cases.push_back({64, 256, 64, 16, 8, 1, 1, true, false, true, 0.0f, 31, 0});  // 64 tasks in 2 rounds, chunk-major
+    cases.push_back({64, 256, 40, 8, 4, 2, 2, true, false, true, 0.0f, 31, 20});  // 2 sequences: 40 tasks, chunk-major
+    cases.push_back({64, 128, 100, 6, 3, 1, 1, true, false, true, 0.0f, 31, 0});  // 39 tasks of 3 KV heads: chunk fastest
     int skipped = 0;
     for (const Case & c : cases) {
         if (!c.mask) continue;
@@ -418,6 +421,7 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
         int                                          columns;
         std::vector<std::pair<const char *, uint64_t>> bytes;
         int                                          max_columns = 0;  // design.py --max-cols (0: none)
+        int                                          cols = 0;         // design.py --cols (0: the columns the tasks fill)
     };
     // q, slopes, steps, k, v, mask, filler, partials_read, out, partials_written, discarded.
     auto uses = [](std::initializer_list<uint64_t> b) {
@@ -445,7 +449,8 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
         {{128, 1000, 1, 8, 8, 1, 1, false, true}, "attention", 8,
          uses({16384, 2048, 256, 1114112, 1114112, 0, 1533696, 266240, 4096, 266240, 262144})},
         // A causal mask's profile (design.py --causal N0: token t sees positions up to N0 + t). pp512 from an
-        // empty cache: 320 block steps in lockstep where 512 were, K 71303168 bytes where 134217728 were.
+        // empty cache: 272 block steps in lockstep where 512 were (chunk-major rounds; 320 chunk fastest), K
+        // 71303168 bytes where 134217728 were.
         {{128, 512, 512, 32, 8, 1, 1, true, false, true, 0.0f, 31, 0}, "", 8,
          uses({8388608, 65536, 8192, 71303168, 71303168, 2228224, 16048128, 0, 8388608, 0, 131072})},
         // A decoded token at position 300 in a window of 512: part 0 needs all its blocks, parts 1 to 3 fewer.
@@ -453,8 +458,14 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
          uses({65536, 2048, 256, 786432, 786432, 6144, 1814272, 266240, 16384, 266240, 249856})},
         {{64, 256, 7, 4, 2, 1, 1, true, false, true, 0.0f, 31, 100}, "", 2,
          uses({28672, 512, 64, 32768, 32768, 3584, 236480, 33792, 7168, 33792, 26624})},
+        // Several rounds in chunk-major order (the fp32 program on one column; the rounds' column steps 2, 2, 3,
+        // where chunk fastest took 3, 3, 3), and a prompt's first 64 tokens on 2 columns (16 rounds).
+        {{32, 70, 40, 4, 4, 1, 1, true, false, false, 0.0f, 31, 30}, "", 1,
+         uses({20480, 768, 96, 57344, 57344, 23552, 45216, 0, 20480, 0, 5632}), 0, 1},
+        {{128, 256, 64, 32, 8, 1, 1, true, false, true, 0.0f, 31, 0}, "", 2,
+         uses({1048576, 8192, 1024, 1572864, 1572864, 49152, 1317888, 0, 1048576, 0, 16384}), 0, 2},
     };
-    const int64_t lockstep[] = {32, 32, 32, 4, 43, 16, 2, 8, 320, 4, 2};  // design.py's "lockstep block steps"
+    const int64_t lockstep[] = {32, 32, 32, 4, 43, 16, 2, 8, 272, 4, 2, 7, 24};  // design.py's "lockstep block steps"
     size_t wi = 0;
     for (const Want & w : wants) {
         SCOPED_TRACE(name_of(w.c));
@@ -463,6 +474,7 @@ TEST(FlashAttnStream, TrafficIsTheDesignScriptsPlan) {
         AttentionShape shape = attention_shape(p, flash_attn_variant(true, w.c.q8));
         shape.layout = w.layout;
         shape.max_columns = w.max_columns;
+        shape.columns = w.cols;
         for (int64_t t = 0; w.c.past >= 0 && t < w.c.n_tokens; ++t) {
             shape.visible.push_back(static_cast<int32_t>(std::min(w.c.n_kv, w.c.past + t + 1)));
         }

@@ -332,6 +332,9 @@ private:
     uint64_t                  reach_[kOps] = {};
     int64_t                   mask_tokens_ = 0;  // the mask rows a kv object carries (the layout's task_tokens)
     int64_t                   ratio_ = 1, chunks_ = 0, chunk_rows_ = 0, groups_ = 0, blocks_ = 0, parts_ = 1, per_round_ = 0;
+    // The tasks in chunk-major order (a round holds a few chunks of every KV head and sequence, whose needs
+    // under a causal mask are nearly equal), else chunk fastest (a round holds consecutive chunks of one).
+    bool                      chunk_major_ = false;
     int                       columns_ = 0;
     uint64_t                  kv_bytes_ = 0, state_bytes_ = 0, row_bytes_ = 0;
 };
@@ -343,9 +346,16 @@ Builder::Task Builder::task(int64_t round, int column, int row) const {
     if (i / parts_ >= per_round_ || g >= groups_) return t;
     t.valid = true;
     t.part = i % parts_;
-    t.chunk = g % chunks_;
-    t.kv = (g / chunks_) % s_.n_head_kv;
-    t.seq = g / (chunks_ * s_.n_head_kv);
+    if (chunk_major_) {
+        const int64_t shared = s_.n_seq * s_.n_head_kv;  // the tasks of one chunk index
+        t.chunk = g / shared;
+        t.kv = (g % shared) % s_.n_head_kv;
+        t.seq = (g % shared) / s_.n_head_kv;
+    } else {
+        t.chunk = g % chunks_;
+        t.kv = (g / chunks_) % s_.n_head_kv;
+        t.seq = g / (chunks_ * s_.n_head_kv);
+    }
     t.row0 = t.chunk * chunk_rows_;
     t.rows = std::min(chunk_rows_, ratio_ * s_.n_tokens - t.row0);
     return t;
@@ -496,6 +506,11 @@ bool Builder::build() {
     if (columns_ > d_.max_columns) return fail(std::to_string(columns_) + " columns: the design has " + std::to_string(d_.max_columns));
     per_round_ = columns_ * cpc / parts_;
     const int64_t rounds = (groups_ + per_round_ - 1) / per_round_;
+    // Chunk-major where the core's chunk counting holds it (it adds chunk_step each round): a round of
+    // per_round tasks then spans whole chunk indices. The phases sync every column, so a round of chunks of
+    // like need (a causal mask) ends sooner than one of a KV head's consecutive chunks.
+    const int64_t shared = s.n_seq * s.n_head_kv;
+    chunk_major_ = rounds > 1 && per_round_ % shared == 0;
     const int64_t steps = part_range(blocks_, parts_, 0).n;
     const int64_t spo = static_cast<int64_t>(kv_bytes_ / state_bytes_);
     const int64_t state_steps = parts_ == 1 ? 0 : (parts_ + spo - 1) / spo;
@@ -527,7 +542,10 @@ bool Builder::build() {
             int64_t tasks = 0;
             for (int64_t k = 0; k < rounds; ++k) tasks += task(k, c, r).valid ? 1 : 0;
             const PartRange pr = active ? part_range(blocks_, parts_, part) : PartRange{0, 0};
-            const int64_t values[] = {rounds,      tasks,   ((c * cpc + r) / parts_) % chunks_, per_round_ % chunks_, chunks_, chunk_rows_,
+            const int64_t slot = (c * cpc + r) / parts_;
+            const int64_t first_chunk = chunk_major_ ? slot / shared : slot % chunks_;
+            const int64_t chunk_step = chunk_major_ ? per_round_ / shared : per_round_ % chunks_;
+            const int64_t values[] = {rounds,      tasks,   first_chunk, chunk_step, chunks_, chunk_rows_,
                                       last_rows,   active ? part : 0, parts_, pr.first, s.n_kv, 0, state_steps, s.has_mask ? ratio_ : 0};
             std::vector<uint32_t> rtp(static_cast<size_t>(d_.rtp_word_count), 0);
             for (size_t i = 0; i < std::size(kWords); ++i) {
