@@ -382,6 +382,33 @@ TEST(FlashAttnStream, ACausalPromptsBlockStepsAsWorkedByHand) {
     EXPECT_NE(0, std::memcmp(hidden.out.data(), k.out.data(), hidden.out.size() * 4)) << "the F32 source's profile was not used";
 }
 
+// The profile a stream is built from is in whole blocks: a decoded token's shape, and so the stream cached
+// for it, changes once every 32 positions, not with every token.
+TEST(FlashAttnStream, ADecodedTokensShapeChangesOnceABlock) {
+    const DesignRead & design = built_in_design(kFlashAttnDesign);
+    ASSERT_TRUE(design.ok()) << design.error;
+    const Case c{128, 256, 1, 32, 8};
+    xdna_test::HostBuffer mask(256 * 2);
+    auto shape_at = [&](int64_t positions) {
+        auto * m = static_cast<uint16_t *>(mask.host_ptr());
+        for (int64_t j = 0; j < 256; ++j) m[j] = j < positions ? ggml_fp32_to_fp16(0.0f) : 0xfc00;
+        FlashAttnInvocation f;
+        f.p = params_of(c, c.n_head_kv * c.d * 2, 256);
+        f.p.mask_source = FlashAttnParams::MaskSource::f16;
+        for (int i = 0; i < 4; ++i) f.p.mask_source_nb[i] = f.p.mask_nb[i];
+        f.mask = f.mask_source = BufferSlice{&mask, 0};
+        AttentionShape s;
+        std::string err;
+        EXPECT_TRUE(attention_shape_of(to_invocation(f), design.design, s, err)) << err;
+        return s;
+    };
+    const AttentionShape a = shape_at(33), b = shape_at(64), next = shape_at(65);
+    EXPECT_EQ(a.visible, std::vector<int32_t>{64});
+    EXPECT_TRUE(a == b);
+    EXPECT_EQ(next.visible, std::vector<int32_t>{96});
+    EXPECT_FALSE(a == next);
+}
+
 // A decoded token runs on the decode layout (kv objects of one mask row, the core widening it into a
 // buffer of its own) unless told otherwise; on the attention layout's xclbin it gives the same bits.
 TEST(FlashAttnStream, DecodeTokensRunTheDecodeLayoutAndTheAttentionLayoutAlike) {

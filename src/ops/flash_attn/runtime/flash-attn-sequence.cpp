@@ -52,6 +52,10 @@ bool attention_shape_of(const Invocation & inv, const DesignDescription & d, Att
     }
     out = attention_shape(*p, inv.key.variant);
     out.visible = attention_visible(inv);
+    // Whole blocks are what the stream takes: a decoded token's shape (and the stream cached for it) then
+    // changes once every block of positions, not with every token.
+    const int64_t blk = d.attention_kv_block;
+    for (int32_t & v : out.visible) v = static_cast<int32_t>(std::min<int64_t>(out.n_kv, (v + blk - 1) / blk * blk));
     return true;
 }
 

@@ -69,7 +69,8 @@ std::vector<int32_t> attention_visible(const Invocation & inv);
 // save. 1 when the tasks fill the cores.
 int64_t attention_parts(int64_t tasks, int64_t blocks, int64_t cores);
 
-// The shape of a flash_attn invocation from its key and parameter block; false with `err` otherwise.
+// The shape of a flash_attn invocation from its key and parameter block (its mask's profile rounded up to
+// whole blocks of KV rows); false with `err` otherwise.
 bool attention_shape_of(const Invocation & inv, const DesignDescription & d, AttentionShape & out, std::string & err);
 // The same from the parameter block and the program's name.
 AttentionShape attention_shape(const FlashAttnParams & p, const char * contract);
