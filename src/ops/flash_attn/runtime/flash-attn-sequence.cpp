@@ -574,15 +574,15 @@ bool Builder::build() {
     for (int64_t k = 0; k < rounds; ++k) {
         int64_t most = 0;
         for (int c = 0; c < columns_; ++c) {
+            const size_t first = static_cast<size_t>(k) * cores_used + static_cast<size_t>(c * cpc);
             int64_t column = 0;
-            for (int r = 0; r < cpc; ++r) column = std::max(column, own_steps(k, c, r));
             for (int r = 0; r < cpc; ++r) {
-                const size_t i = static_cast<size_t>(k) * cores_used + static_cast<size_t>(c * cpc + r);
                 const int64_t own = own_steps(k, c, r);
-                out_.step_words[2 * i] = static_cast<uint32_t>(column);
-                out_.step_words[2 * i + 1] = static_cast<uint32_t>(own);
+                out_.step_words[2 * (first + r) + 1] = static_cast<uint32_t>(own);
                 calls[static_cast<size_t>(c * cpc + r)] += own;
+                column = std::max(column, own);
             }
+            for (int r = 0; r < cpc; ++r) out_.step_words[2 * (first + r)] = static_cast<uint32_t>(column);
             most = std::max(most, column);
         }
         out_.lockstep_blocks += most;
@@ -651,7 +651,7 @@ bool Builder::build() {
                 repeats[static_cast<size_t>(c)] = static_cast<uint32_t>(n - 1);
                 for (int r = 0; r < cpc; ++r) {
                     const Task t = task(k, c, r);
-                    const int64_t own = own_steps(k, c, r);
+                    const int64_t own = out_.step_words[2 * (static_cast<size_t>(k) * cores_used + static_cast<size_t>(c * cpc + r)) + 1];
                     if (!t.valid || own == 0) {
                         chain.push_back(filler(kv_bytes_, "a block step's filler"));
                         continue;
