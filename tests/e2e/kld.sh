@@ -25,6 +25,7 @@
 # KV writes (f32_to_q8_0) and attention (fa_block_q8_0*) must have run there. Measured (prefill, 8
 # chunks): CPU Q8_0 vs CPU F16 cache 0.000285 / 98.2 %, XDNA Q8_0 (layer) 0.000251 / 99.0 %.
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 bin=$1 lib=$2 models=$3 text=$4 work=$5 corpus=${6:-/usr/share/games/fortunes}
 mkdir -p "$work"
 
@@ -93,7 +94,9 @@ check() {
     GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim GGML_XDNA_PROFILE=1 "$bin/llama-perplexity" "${common[@]}" "${cache[@]}" \
         ${KLD_XDNA_FA:+-fa "$KLD_XDNA_FA"} --kl-divergence-base "$base" --kl-divergence >"$log" 2>&1 \
         || { echo "XDNA run failed for $path $q, see $log"; exit 1; }
-    # The matmuls must really have run on the XDNA device (its profile counts them) ...
+    # Nothing fell back to the CPU (a fallback recomputes, so the KLD alone would not show it) ...
+    no_fallback "$log" "$path $q" || status=1
+    # ... the matmuls must really have run on the XDNA device (its profile counts them) ...
     grep -q "matmul invocations" "$log" || { echo "$path $q: no matmul ran on XDNA0"; status=1; }
     # ... the MoE model's experts too (MUL_MAT_ID: the profile counts their invocations) ...
     if [ "$name" = tiny-moe ] && ! grep -q "MUL_MAT_ID expert invocations" "$log"; then

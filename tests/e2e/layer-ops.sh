@@ -10,6 +10,7 @@
 #        have no case reported). OP:regex runs the cases of OP whose parameters match regex (-p).
 #        LAYER_OPS_ALLOW_EMPTY=1: an op with no case run on XDNA0 is reported, not a failure.
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 bin=$1 lib=$2
 shift 2
 ops=("$@")
@@ -33,6 +34,7 @@ for spec in "${ops[@]}"; do
         exit 1
     fi
     grep -q "Backend XDNA0: .*OK" "$log" || { echo "$op: XDNA0 not OK"; exit 1; }
+    no_fallback "$log" "test-backend-ops -o $op" || exit 1
     passed=$(sed -n 's/^ *\([0-9]*\)\/\([0-9]*\) tests passed.*/\1 of \2/p' "$log" | tail -n 1)
     refused=$(grep -c "not supported \[XDNA0" "$log" || true)
     if [ -z "$passed" ] || [ "${passed%% *}" -eq 0 ]; then

@@ -8,6 +8,7 @@
 #  5. with GGML_XDNA_DEVICE_TYPE=accel, the KV cache stays on the CPU (the behaviour before the option).
 # usage: owns-layers.sh <llama.cpp bin dir> <libggml-xdna.so> <models dir> <work dir>
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 bin=$1 lib=$2 models=$3 work=$4
 mkdir -p "$work"
 model=$models/demo-tiny-Q4_K_M.gguf
@@ -34,5 +35,7 @@ cmp -s "$work/cpu.txt" "$work/gpu.txt" || { echo "FAIL: greedy text differs from
 GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim GGML_XDNA_DEVICE_TYPE=accel "${run[@]}" >"$work/accel.txt" 2>"$work/accel.log" \
     || { echo "accel run failed, see $work/accel.log"; exit 1; }
 grep -q "CPU KV buffer size" "$work/accel.log" || { echo "FAIL: as accel, the KV cache is not on the CPU"; status=1; }
+no_fallback "$work/gpu.log" "the run owning the layers" || status=1
+no_fallback "$work/accel.log" "the accel run" || status=1
 [ $status = 0 ] && echo "XDNA0 owns the layers and the KV cache; one XDNA0 split per graph; same text as the CPU"
 exit $status

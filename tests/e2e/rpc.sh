@@ -12,6 +12,7 @@
 # usage: rpc.sh <llama.cpp bin dir> <libggml-xdna.so> <model.gguf> <text file> <work dir>
 # (the model: demo-tiny-Q4_K_M.gguf, whose XDNA-vs-CPU bounds tests/e2e/kld.sh derives)
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 bin=$1 lib=$2 model=$3 text=$4 work=$5
 mkdir -p "$work"
 [ -f "$model" ] || { echo "missing model $model (scripts/make-demo-model.sh makes it)"; exit 1; }
@@ -68,4 +69,5 @@ env -u GGML_BACKEND_PATH "$bin/llama-bench" -m "$model" "${rpc[@]}" -p 32 -n 8 -
 # Its backend column names the device the layers ran on.
 grep -E "\| RPC .*(pp32|tg8)" "$work/bench.out" || { echo "FAIL: llama-bench printed no RPC results"; status=1; }
 kill -0 "$server" 2>/dev/null || { echo "FAIL: ggml-rpc-server died, see $slog"; status=1; }
+no_fallback "$slog" "ggml-rpc-server" || status=1
 exit $status

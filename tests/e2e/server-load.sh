@@ -10,6 +10,7 @@
 #
 # usage: server-load.sh <llama.cpp bin dir> <libggml-xdna.so> <models dir> <work dir> [rounds] [requests]
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 bin=$1 lib=$2 models=$3 work=$4 rounds=${5:-3} requests=${6:-12}
 server=$bin/llama-server
 if [ ! -x "$server" ]; then
@@ -91,6 +92,7 @@ for name in cpu xdna; do
     fi
 done
 grep -qi "xdna" "$work/xdna-server.log" || { echo "FAIL: the XDNA device was not used, see $work/xdna-server.log"; status=1; }
+no_fallback "$work/xdna-server.log" "llama-server under load" || status=1
 if [ "${diffs[xdna]}" -gt "${diffs[cpu]}" ]; then
     echo "FAIL: XDNA answers under load differ more often (${diffs[xdna]}) than the CPU's (${diffs[cpu]})"; status=1
 fi

@@ -7,6 +7,7 @@
 #
 # usage: server.sh <llama.cpp bin dir> <libggml-xdna.so> <model.gguf> <work dir> [requests] [max tokens]
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 bin=$1 lib=$2 model=$3 work=$4 requests=${5:-12} max_tokens=${6:-16}
 here=$(cd "$(dirname "$0")" && pwd)
 slots=4
@@ -70,6 +71,7 @@ for s in $(seq 0 $((slots - 1))); do
     grep -aEq "slot +launch_slot_: id +$s \| task [0-9]+ \| processing task" "$log" \
         || { echo "FAIL: slot $s served no request, see $log"; status=1; }
 done
+no_fallback "$log" "llama-server" || status=1
 if grep -aq "The model produced output that does not match" "$log"; then
     echo "FAIL: llama-server could not parse the model's output, see $log"; status=1
 fi

@@ -15,6 +15,7 @@
 #
 # usage: speculative.sh <llama.cpp bin dir> <libggml-xdna.so> <models dir> <work dir> [max tokens]
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 bin=$1 lib=$2 models=$3 work=$4 n_predict=${5:-48}
 here=$(cd "$(dirname "$0")" && pwd)
 target=$models/demo-trained-Q4_K_M.gguf
@@ -57,6 +58,7 @@ for mode in "${modes[@]}"; do
         || { echo "FAIL: requests to the $mode server failed, see $work/server-$mode.log"; exit 1; }
     echo "$(( $(cpu_ticks) - t0 ))" >"$work/cpu-ticks-$mode.txt"
     stop_server
+    no_fallback "$work/server-$mode.log" "the $mode server" || exit 1
 done
 
 # Profile blocks of a server log: "<block> row <kernel> <M> <N> <Kp> <count> <modelled us per call> <MB>" rows, and "<block> graphs <n>",

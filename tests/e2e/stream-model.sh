@@ -10,6 +10,7 @@
 #
 # usage: stream-model.sh <llama.cpp bin dir> <libggml-xdna.so> <models dir> <corpus dir> <work dir>
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 bin=$1 lib=$2 models=$3 corpus=$4 work=$5
 model=$models/demo-trained-F16.gguf
 mkdir -p "$work"
@@ -23,10 +24,7 @@ for cache in f16 q8_0; do
             "$bin/llama-completion" -m "$model" -p "$prompt" -n 32 -c 128 -b 128 -ub 32 -fa on -ctk $cache -ctv $cache \
             -no-cnv --temp 0 -t 2 >"$work/$cache-$mode.txt" 2>"$work/$cache-$mode.log" \
             || { echo "llama-completion ($mode, $cache cache) failed, see $work/$cache-$mode.log"; exit 1; }
-        if grep -E "device run failed|fell back to the CPU" "$work/$cache-$mode.log"; then
-            echo "FAIL: the $mode run ($cache cache) fell back to the CPU (above)"
-            exit 1
-        fi
+        no_fallback "$work/$cache-$mode.log" "the $mode run ($cache cache)" || exit 1
     done
     cmp -s "$work/$cache-kernels.txt" "$work/$cache-stream.txt" \
         || { echo "FAIL: stream and kernels mode print different text ($cache cache): $work/$cache-*.txt"; exit 1; }

@@ -7,6 +7,7 @@
 #
 # usage: trained-model.sh <llama.cpp bin dir> <libggml-xdna.so> <models dir> <corpus dir> <work dir>
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 bin=$1 lib=$2 models=$3 corpus=$4 work=$5
 model=$models/demo-trained-Q4_K_M.gguf
 mkdir -p "$work"
@@ -25,6 +26,7 @@ GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim GGML_XDNA_PROFILE=1 "$bin/llama-perp
 cpu=$(ppl "$work/cpu-ppl.log") xdna=$(ppl "$work/xdna-ppl.log")
 [ -n "$cpu" ] && [ -n "$xdna" ] || { echo "no perplexity in the logs ($work)"; exit 1; }
 grep -q "^xdna profile" "$work/xdna-ppl.log" || { echo "XDNA ran no matmul (no profile in $work/xdna-ppl.log)"; exit 1; }
+no_fallback "$work/xdna-ppl.log" "perplexity" || exit 1
 echo "perplexity on the corpus, Q4_K_M: CPU $cpu, XDNA $xdna"
 # The untrained model's perplexity is about 150000 (its loss, 11.9, is printed by the trainer); a model
 # that only knew the corpus's word frequencies would score about 600 (the held-out loss of 6.4 the
@@ -43,6 +45,7 @@ for prompt in "The" "Q: What" "A man"; do
     GGML_BACKEND_PATH=$lib GGML_XDNA_DEVICE=sim "$bin/llama-completion" -m "$model" -p "$prompt" -n 48 -no-cnv \
         --temp 0 -t 2 >"$work/completion-1.txt" 2>"$work/completion.log" \
         || { echo "llama-completion failed, see $work/completion.log"; exit 1; }
+    no_fallback "$work/completion.log" "llama-completion \"$prompt\"" || exit 1
     # llama-completion marks the end of generation with "[end of text]"; that is not the model's.
     sed 's/\[end of text\]//' "$work/completion-1.txt" >>"$out"
     echo "XDNA, greedy: $(tr '\n\t' '  ' <"$work/completion-1.txt")"

@@ -14,6 +14,7 @@
 # usage: webui.sh <llama.cpp dir> <libggml-xdna.so> <models dir> <corpus dir> <work dir>
 # env:   CHROMIUM  the browser (default /usr/bin/chromium)
 set -euo pipefail
+. "$(dirname "$0")/no-fallback.sh"
 llama=$1 lib=$2 models=$3 corpus=$4 work=$5
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -102,6 +103,7 @@ fi
 grep -aEq "slot +launch_slot_: id +0 \| task [0-9]+ \| processing task" "$log" \
     || { echo "FAIL: the server's log shows no request served by its slot ($log)"; status=1; }
 grep -aq "^xdna profile" "$log" || { echo "FAIL: no XDNA profile in $log: the matmuls did not run on XDNA0"; status=1; }
+no_fallback "$log" "llama-server behind the web UI" || status=1
 # The screenshot: a PNG.
 if [ -s "$shot" ] && [ "$(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
     echo "screenshot: $shot ($(du -h "$shot" | cut -f1))"
