@@ -196,13 +196,45 @@ Invocation stage_holder(KernelKind kind, std::initializer_list<Operand> operands
     return inv;
 }
 
+// Orders one stage's invocations (independent of each other, so any order is right) by the program they
+// run: the invocations of `after` (the last of the stage before) first, then each other program's in the
+// order it first appears, each program's in their own order. `parts` (BatchPlan::expert_part) moves along.
+void group_stage_designs(std::vector<Invocation> & invs, std::vector<int32_t> & parts, const KernelKey * after) {
+    std::vector<const KernelKey *> designs;
+    if (after != nullptr) designs.push_back(after);
+    std::vector<size_t> design_of(invs.size());
+    for (size_t j = 0; j < invs.size(); ++j) {
+        size_t d = 0;
+        while (d < designs.size() && !same_key(*designs[d], invs[j].key)) ++d;
+        if (d == designs.size()) designs.push_back(&invs[j].key);
+        design_of[j] = d;
+    }
+    std::vector<size_t> order(invs.size());
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return design_of[a] < design_of[b]; });
+    std::vector<Invocation> sorted;
+    std::vector<int32_t>    sorted_parts;
+    sorted.reserve(invs.size());
+    sorted_parts.reserve(parts.size());
+    for (size_t j : order) {
+        sorted.push_back(std::move(invs[j]));
+        sorted_parts.push_back(parts[j]);
+    }
+    invs.swap(sorted);
+    parts.swap(sorted_parts);
+}
+
 }  // namespace
 
 bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBuffer * scratch, std::string & why) {
     // Stages: an op runs in a stage after every op of this batch whose output it reads (a matmul reads
-    // its NPU-quantized activations, one stage after their producer); stages never decrease in graph
-    // order, and ops that touch the same memory with a write never share one, so what ggml's allocator
-    // reuses in graph order is reused in that order here too.
+    // its NPU-quantized activations, one stage after their producer), and after every op before it in
+    // graph order that touches memory it touches, where either writes (what ggml's allocator reuses in
+    // graph order is reused in that order here too); ops that touch the same memory with a write never
+    // share one. Otherwise an op takes the earliest stage: the K and V projections join Q's, not a stage
+    // after Q's ROPE, as llama.cpp's order Q, rope(Q), K, rope(K), V would have it. Then each stage's
+    // invocations are ordered by design (group_stage_designs), so that a design's invocations run one after
+    // another: each change of design between consecutive invocations is an xclbin switch on an NPU.
     std::vector<std::vector<Invocation>> stages;
     std::vector<std::vector<int32_t>>    stage_parts;  // per stage, per invocation: BatchPlan::expert_part
     std::vector<int>                     op_stage(plan.ops.size(), 0);
@@ -220,6 +252,16 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             }
         }
         return st;
+    };
+    // The earliest stage `invs` may take for what was placed before them: one after the last stage holding
+    // an invocation that touches their memory with a write on either side.
+    auto after_conflicts = [&](const std::vector<Invocation> & invs) {
+        for (size_t s = stages.size(); s-- > 0;) {
+            for (const Invocation & i : invs) {
+                if (!independent(i, stages[s])) return static_cast<int>(s) + 1;
+            }
+        }
+        return 0;
     };
     auto place = [&](std::vector<Invocation> invs, int at, int32_t part = -1) {
         for (;; ++at) {
@@ -284,12 +326,13 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
         }
         if (p.is(PlannedForm::own)) {
             device_reads(p.node, resolve, reads);
-            int at = floor_stage;
+            int at = after_conflicts(p.own);
             for (const ggml_tensor * t : reads) at = std::max(at, producer_stage(t, i) + 1);
-            op_stage[i] = floor_stage = place(p.own, at);
+            op_stage[i] = place(p.own, at);
+            floor_stage = std::max(floor_stage, op_stage[i]);
             continue;
         }
-        int at = floor_stage;
+        int at = 0;
         if (p.act_on_npu) {
             // The stage the quantization of src1 landed in (made by the first op reading it; the others
             // share its scratch offset).
@@ -300,10 +343,12 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
                     why = std::string(p.node->name) + ": activations not in device memory";
                     return false;
                 }
-                act_stage[p.act_offset] =
-                    place({to_invocation(act_quant_invocation(p.plan.activations, x, static_cast<int64_t>(src1->nb[1] / sizeof(float)),
-                                                              {scratch, p.act_offset}, {scratch, plan.zeros_offset}))},
-                          producer_stage(src1, i) + 1);
+                std::vector<Invocation> quant{to_invocation(act_quant_invocation(
+                    p.plan.activations, x, static_cast<int64_t>(src1->nb[1] / sizeof(float)), {scratch, p.act_offset},
+                    {scratch, plan.zeros_offset}))};
+                const int q_at = std::max(after_conflicts(quant), producer_stage(src1, i) + 1);
+                act_stage[p.act_offset] = place(std::move(quant), q_at);
+                floor_stage = std::max(floor_stage, act_stage[p.act_offset]);
             }
             at = std::max(at, act_stage.at(p.act_offset) + 1);
         }
@@ -325,12 +370,17 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             inv.out = {out.buffer, out.offset + i2 * dst->nb[2] + i3 * dst->nb[3]};
             invs.push_back(to_invocation(inv));
         }
-        op_stage[i] = floor_stage = place(std::move(invs), at);
+        at = std::max(at, after_conflicts(invs));
+        op_stage[i] = place(std::move(invs), at);
+        floor_stage = std::max(floor_stage, op_stage[i]);
     }
     plan.batch.invocations.clear();
     plan.batch.stage_ends.clear();
     plan.expert_part.clear();
+    const KernelKey * last_design = nullptr;
     for (size_t s = 0; s < stages.size(); ++s) {
+        group_stage_designs(stages[s], stage_parts[s], last_design);
+        if (!stages[s].empty()) last_design = &stages[s].back().key;
         plan.batch.end_stage();
         plan.batch.invocations.insert(plan.batch.invocations.end(), stages[s].begin(), stages[s].end());
         plan.expert_part.insert(plan.expert_part.end(), stage_parts[s].begin(), stage_parts[s].end());
