@@ -66,6 +66,8 @@ void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & 
     ++submissions_;
     host_us_total_ += host_us;
     modelled_submit_us_ += batch_stats.modelled_submit_us;
+    modelled_switch_us_ += batch_stats.modelled_switch_us;
+    modelled_switches_ += batch_stats.modelled_switches;
     const double n = static_cast<double>(batch.invocations.size());
     for (size_t i = 0; i < batch.invocations.size(); ++i) {
         const Invocation & inv = batch.invocations[i];
@@ -135,7 +137,7 @@ void Profiler::report(const char * device_description) {
         std::vector<std::pair<std::string, Row>> rows(rows_.begin(), rows_.end());
         std::sort(rows.begin(), rows.end(), [](const auto & a, const auto & b) { return a.second.modelled_us > b.second.modelled_us; });
         uint64_t invocations = 0;
-        double modelled = modelled_submit_us_, device = 0;
+        double modelled = modelled_submit_us_ + modelled_switch_us_, device = 0;
         for (const auto & r : rows) {
             invocations += r.second.count;
             modelled += r.second.modelled_us;
@@ -149,8 +151,10 @@ void Profiler::report(const char * device_description) {
         }
         std::fprintf(stderr, "  host overhead per invocation (measured, plan + activation quantization): %.1f us\n",
                      host_us_total_ / std::max<uint64_t>(invocations, 1));
-        std::fprintf(stderr, "  NPU time (MODELLED by the XDNA2 timing model, not measured): %.1f ms, of which submissions %.1f ms\n",
-                     modelled / 1e3, modelled_submit_us_ / 1e3);
+        std::fprintf(stderr, "  NPU time (MODELLED by the XDNA2 timing model, not measured): %.1f ms, of which submissions %.1f ms, "
+                     "%llu changes of program between consecutive invocations (xclbin switches) %.1f ms\n",
+                     modelled / 1e3, modelled_submit_us_ / 1e3, static_cast<unsigned long long>(modelled_switches_),
+                     modelled_switch_us_ / 1e3);
         std::fprintf(stderr, "  device time (measured: the simulator executing on the host CPU): %.1f ms\n", device / 1e3);
         std::fprintf(stderr, "  %-35s %7s %9s %11s %12s %9s %9s %9s %9s\n", "kernel, M x N x Kp", "count", "host us",
                      "sim us", "model us", "GMAC", "MB", "mod TOPS", "roofline");

@@ -66,6 +66,8 @@ private:
     std::string                last_fallback_why_;
     double                     host_us_total_ = 0;
     double                     modelled_submit_us_ = 0;
+    double                     modelled_switch_us_ = 0;
+    uint64_t                   modelled_switches_ = 0;
     std::map<std::string, uint64_t> host_op_nodes_;  // host-op path: nodes per op
     uint64_t                   host_runs_ = 0;
     double                     host_op_us_ = 0;

@@ -81,7 +81,12 @@ struct InvocationStats {
 // Accounting for the last run as a whole.
 struct BatchStats {
     double modelled_submit_us = 0;  // modelled cost of the one submission
-    double modelled_us = 0;         // modelled: submission + every invocation back to back
+    double modelled_us = 0;         // modelled: submission + every invocation back to back + the switches
+    // Modelled: changes of program between consecutive invocations (another xclbin, or another matmul
+    // contract or layout: each a switch on an NPU), counted from the program the device ran last, and their
+    // cost (in modelled_us).
+    uint64_t modelled_switches = 0;
+    double   modelled_switch_us = 0;
 };
 
 struct Status {

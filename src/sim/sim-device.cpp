@@ -190,6 +190,8 @@ Status SimDevice::run(const Batch & batch, std::chrono::milliseconds) {
     }
     batch_stats_.modelled_submit_us = modelled.submit_us;
     batch_stats_.modelled_us = modelled.total_us;
+    batch_stats_.modelled_switches = modelled.contract_switches;
+    batch_stats_.modelled_switch_us = modelled.switch_us;
     if (!skip_kernels_) {
         bool refused = false;  // refused before anything ran: the outputs are as they were
         Status st;
