@@ -239,6 +239,8 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
     std::vector<std::vector<int32_t>>    stage_parts;  // per stage, per invocation: BatchPlan::expert_part
     std::vector<int>                     op_stage(plan.ops.size(), 0);
     std::vector<const ggml_tensor *>     reads;
+    // The latest stage an op took so far: an NPU-moved MUL_MAT_ID starts no earlier, since its routed
+    // invocations are placed after the plan (route_batch) and only its stage holders stand for them here.
     int                                  floor_stage = 0;
     std::unordered_map<size_t, int>      act_stage;  // scratch offset of NPU-quantized activations -> their stage
     std::vector<int>                     expert_quant_stage(plan.ops.size(), -1);  // NPU-moved MUL_MAT_IDs

@@ -7,6 +7,8 @@
 #include "ggml.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace xdna_test {
 
@@ -25,6 +27,19 @@ public:
 
 private:
     ggml_context * ctx_;
+};
+
+// Zeroed host memory of at least `bytes` (64 at least) standing in for a plan's scratch buffer.
+class ScratchBuffer final : public xdna::DeviceBuffer {
+public:
+    explicit ScratchBuffer(size_t bytes) : m_(bytes > 64 ? bytes : 64, 0) {}
+    void * host_ptr() override { return m_.data(); }
+    size_t size() const override { return m_.size(); }
+    void   sync_to_device(size_t, size_t) override {}
+    void   sync_from_device(size_t, size_t) override {}
+
+private:
+    std::vector<uint8_t> m_;
 };
 
 // A context of 64 MB with its tensors allocated.

@@ -10,29 +10,11 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace {
-
 using namespace xdna;
-
-// The plan's scratch memory.
-class Scratch final : public DeviceBuffer {
-public:
-    explicit Scratch(std::vector<uint8_t> & m) : m_(m) {}
-    void * host_ptr() override { return m_.data(); }
-    size_t size() const override { return m_.size(); }
-    void   sync_to_device(size_t, size_t) override {}
-    void   sync_from_device(size_t, size_t) override {}
-
-private:
-    std::vector<uint8_t> & m_;
-};
-
-}  // namespace
 
 // Run with GGML_XDNA_NPU_OPS=layer (CTest backend-empty-nodes): the process reads it once.
 TEST(EmptyNodes, AnOutputSelectionOfNoRowsAndTheOpsAfterItTakeNoInvocation) {
@@ -59,8 +41,7 @@ TEST(EmptyNodes, AnOutputSelectionOfNoRowsAndTheOpsAfterItTakeNoInvocation) {
         EXPECT_TRUE(plan.ops[i].is(PlannedForm::own)) << plan.ops[i].node->name;
         EXPECT_TRUE(plan.ops[i].own.empty()) << plan.ops[i].node->name;
     }
-    std::vector<uint8_t> memory(std::max<size_t>(plan.scratch_bytes, 64));
-    Scratch scratch(memory);
+    xdna_test::ScratchBuffer scratch(plan.scratch_bytes);
     ASSERT_TRUE(fill_invocations(plan, resolve, &scratch, why)) << why;
     ASSERT_EQ(plan.batch.invocations.size(), 1u);  // the gather's alone: no act_quant or matmul of no rows
     EXPECT_EQ(plan.batch.invocations[0].kind(), KernelKind::get_rows);

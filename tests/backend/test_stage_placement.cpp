@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,19 +20,7 @@ namespace {
 
 using namespace xdna;
 
-class Scratch final : public DeviceBuffer {
-public:
-    explicit Scratch(std::vector<uint8_t> & m) : m_(m) {}
-    void * host_ptr() override { return m_.data(); }
-    size_t size() const override { return m_.size(); }
-    void   sync_to_device(size_t, size_t) override {}
-    void   sync_from_device(size_t, size_t) override {}
-
-private:
-    std::vector<uint8_t> & m_;
-};
-
-// The stage of the invocation whose `out` (a matmul's) or `y` (an ADD's) operand starts at `slice`.
+// The stage of the invocation whose written operand starts at `slice`.
 int stage_writing(const Batch & b, const BufferSlice & slice) {
     for (size_t s = 0; s < b.stages(); ++s) {
         for (size_t j = b.stage_begin(s); j < b.stage_end(s); ++j) {
@@ -53,43 +41,51 @@ int program_changes(const Batch & b) {
     return n;
 }
 
-struct Planned {
-    BatchPlan            plan;
-    std::vector<uint8_t> memory;
-    std::unique_ptr<Scratch> scratch;
-};
+// A graph of F32 activations (256 x 4) and Q8_0 weights (256 x 256) in one context, planned into a batch.
+// Run with GGML_XDNA_NPU_OPS=layer (CTest backend-stage-placement): the process reads it once.
+class StagePlacement : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!npu_op_offered("add")) GTEST_SKIP() << "ADD not offered to the NPU";
+    }
+    ggml_tensor * activations() { return ggml_new_tensor_2d(c_.ctx, GGML_TYPE_F32, 256, 4); }
+    ggml_tensor * weights() { return ggml_new_tensor_2d(c_.ctx, GGML_TYPE_Q8_0, 256, 256); }
+    ggml_context * ctx() { return c_.ctx; }
+    BufferSlice slice_of(const ggml_tensor * t) { return buf_.slice_of(t); }
 
-void plan_nodes(const std::vector<ggml_tensor *> & nodes, const TensorResolver & resolve, Planned & p) {
-    std::string why;
-    ASSERT_TRUE(layout_batch(nodes, resolve, p.plan, why)) << why;
-    p.memory.assign(std::max<size_t>(p.plan.scratch_bytes, 64), 0);
-    p.scratch = std::make_unique<Scratch>(p.memory);
-    ASSERT_TRUE(fill_invocations(p.plan, resolve, p.scratch.get(), why)) << why;
-}
+    // Plans `nodes`; with `from`, the resolver places `from` where `to` is, as ggml's allocator does when
+    // it reuses memory in graph order.
+    const Batch & plan(const std::vector<ggml_tensor *> & nodes, const ggml_tensor * from = nullptr,
+                       const ggml_tensor * to = nullptr) {
+        TensorResolver resolve;
+        resolve.slice_of = [this, from, to](const ggml_tensor * t) { return buf_.slice_of(t == from ? to : t); };
+        std::string why;
+        EXPECT_TRUE(layout_batch(nodes, resolve, plan_, why)) << why;
+        scratch_ = std::make_unique<xdna_test::ScratchBuffer>(plan_.scratch_bytes);
+        EXPECT_TRUE(fill_invocations(plan_, resolve, scratch_.get(), why)) << why;
+        return plan_.batch;
+    }
+
+private:
+    xdna_test::Context                        c_;
+    xdna_test::ContextBuffer                  buf_{c_.ctx};
+    BatchPlan                                 plan_;
+    std::unique_ptr<xdna_test::ScratchBuffer> scratch_;
+};
 
 }  // namespace
 
-// Run with GGML_XDNA_NPU_OPS=layer (CTest backend-stage-placement): the process reads it once.
-TEST(StagePlacement, AProjectionJoinsTheStageOfTheOneBeforeItsNeighboursOp) {
-    if (!npu_op_offered("add")) GTEST_SKIP() << "ADD not offered to the NPU";
-    xdna_test::Context c;
-    ggml_tensor * x = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 256, 4);
-    ggml_tensor * wq = ggml_new_tensor_2d(c.ctx, GGML_TYPE_Q8_0, 256, 256);
-    ggml_tensor * wk = ggml_new_tensor_2d(c.ctx, GGML_TYPE_Q8_0, 256, 256);
-    ggml_tensor * q = ggml_mul_mat(c.ctx, wq, x);
-    ggml_tensor * a = ggml_add(c.ctx, q, q);       // another program, reading q (rope(Q)'s place)
-    ggml_tensor * k = ggml_mul_mat(c.ctx, wk, x);  // reads only x, as Q does
-    xdna_test::ContextBuffer buf(c.ctx);
-    TensorResolver resolve;
-    resolve.slice_of = [&](const ggml_tensor * t) { return buf.slice_of(t); };
-    Planned p;
-    plan_nodes({q, a, k}, resolve, p);
-    const Batch & b = p.plan.batch;
+TEST_F(StagePlacement, AProjectionJoinsTheStageOfTheOneBeforeItsNeighboursOp) {
+    ggml_tensor * x = activations();
+    ggml_tensor * q = ggml_mul_mat(ctx(), weights(), x);
+    ggml_tensor * a = ggml_add(ctx(), q, q);          // another program, reading q (rope(Q)'s place)
+    ggml_tensor * k = ggml_mul_mat(ctx(), weights(), x);  // reads only x, as Q does
+    const Batch & b = plan({q, a, k});
     std::string kinds;
     for (const Invocation & i : b.invocations) kinds += std::string(kernel_kind_name(i.kind())) + " ";
     ASSERT_EQ(b.invocations.size(), 3u) << kinds;  // two matmuls (x quantized by the host), the ADD
-    EXPECT_EQ(stage_writing(b, buf.slice_of(k)), stage_writing(b, buf.slice_of(q))) << "K's matmul in Q's stage";
-    EXPECT_GT(stage_writing(b, buf.slice_of(a)), stage_writing(b, buf.slice_of(q)));
+    EXPECT_EQ(stage_writing(b, slice_of(k)), stage_writing(b, slice_of(q))) << "K's matmul in Q's stage";
+    EXPECT_GT(stage_writing(b, slice_of(a)), stage_writing(b, slice_of(q)));
     EXPECT_EQ(b.invocations[0].kind(), KernelKind::matmul);
     EXPECT_EQ(b.invocations[1].kind(), KernelKind::matmul);
     EXPECT_EQ(b.invocations[2].kind(), KernelKind::add);
@@ -98,56 +94,38 @@ TEST(StagePlacement, AProjectionJoinsTheStageOfTheOneBeforeItsNeighboursOp) {
 
 // ggml's allocator reuses memory in graph order: here K's output lands where r was, which the ADD before
 // it reads. K reads nothing the ADD writes, but must still run after it, not in Q's stage.
-TEST(StagePlacement, AnOpWritingWhatAnEarlierOpReadsRunsAfterIt) {
-    if (!npu_op_offered("add")) GTEST_SKIP() << "ADD not offered to the NPU";
-    xdna_test::Context c;
-    ggml_tensor * x = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 256, 4);
-    ggml_tensor * r = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 256, 4);
-    ggml_tensor * wq = ggml_new_tensor_2d(c.ctx, GGML_TYPE_Q8_0, 256, 256);
-    ggml_tensor * wk = ggml_new_tensor_2d(c.ctx, GGML_TYPE_Q8_0, 256, 256);
-    ggml_tensor * q = ggml_mul_mat(c.ctx, wq, x);
-    ggml_tensor * a = ggml_add(c.ctx, q, r);
-    ggml_tensor * k = ggml_mul_mat(c.ctx, wk, x);
-    xdna_test::ContextBuffer buf(c.ctx);
-    TensorResolver resolve;
-    resolve.slice_of = [&](const ggml_tensor * t) { return buf.slice_of(t == k ? r : t); };
-    Planned p;
-    plan_nodes({q, a, k}, resolve, p);
-    const Batch & b = p.plan.batch;
+TEST_F(StagePlacement, AnOpWritingWhatAnEarlierOpReadsRunsAfterIt) {
+    ggml_tensor * x = activations();
+    ggml_tensor * r = activations();
+    ggml_tensor * q = ggml_mul_mat(ctx(), weights(), x);
+    ggml_tensor * a = ggml_add(ctx(), q, r);
+    ggml_tensor * k = ggml_mul_mat(ctx(), weights(), x);
+    const Batch & b = plan({q, a, k}, k, r);
     ASSERT_EQ(b.invocations.size(), 3u);
-    const int sq = stage_writing(b, buf.slice_of(q)), sa = stage_writing(b, buf.slice_of(a)), sk = stage_writing(b, buf.slice_of(r));
+    const int sq = stage_writing(b, slice_of(q)), sa = stage_writing(b, slice_of(a)), sk = stage_writing(b, slice_of(r));
     ASSERT_GE(sq, 0);
     EXPECT_GT(sa, sq);
     EXPECT_GT(sk, sa) << "K overwrites r, which the ADD reads: it must run in a later stage";
-    // The ADD writing where the next op reads (what an in-place op does) orders them the same way.
 }
 
 // Ops that write the same memory keep their graph order too (the second's result is the one left).
-TEST(StagePlacement, TwoOpsWritingTheSameMemoryKeepTheirOrder) {
-    if (!npu_op_offered("add")) GTEST_SKIP() << "ADD not offered to the NPU";
-    xdna_test::Context c;
-    ggml_tensor * x = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 256, 4);
-    ggml_tensor * y = ggml_new_tensor_2d(c.ctx, GGML_TYPE_F32, 256, 4);
-    ggml_tensor * wq = ggml_new_tensor_2d(c.ctx, GGML_TYPE_Q8_0, 256, 256);
-    ggml_tensor * q = ggml_mul_mat(c.ctx, wq, x);
-    ggml_tensor * a = ggml_add(c.ctx, q, y);  // after q: it reads it
-    ggml_tensor * b2 = ggml_add(c.ctx, x, y);  // reads inputs only, but writes where a does
-    xdna_test::ContextBuffer buf(c.ctx);
-    TensorResolver resolve;
-    resolve.slice_of = [&](const ggml_tensor * t) { return buf.slice_of(t == b2 ? a : t); };
-    Planned p;
-    plan_nodes({q, a, b2}, resolve, p);
-    const Batch & b = p.plan.batch;
-    int sa = -1, sb = -1;
+TEST_F(StagePlacement, TwoOpsWritingTheSameMemoryKeepTheirOrder) {
+    ggml_tensor * x = activations();
+    ggml_tensor * y = activations();
+    ggml_tensor * q = ggml_mul_mat(ctx(), weights(), x);
+    ggml_tensor * a = ggml_add(ctx(), q, y);   // after q: it reads it
+    ggml_tensor * a2 = ggml_add(ctx(), x, y);  // reads inputs only, but writes where a does
+    const Batch & b = plan({q, a, a2}, a2, a);
+    int sa = -1, sa2 = -1;
     for (size_t s = 0; s < b.stages(); ++s) {
         for (size_t j = b.stage_begin(s); j < b.stage_end(s); ++j) {
             if (b.invocations[j].kind() != KernelKind::add) continue;
             const Operand * in = b.invocations[j].operand("a");
             ASSERT_NE(in, nullptr);
-            (in->slice.offset == buf.slice_of(q).offset ? sa : sb) = static_cast<int>(s);
+            (in->slice.offset == slice_of(q).offset ? sa : sa2) = static_cast<int>(s);
         }
     }
     ASSERT_GE(sa, 0);
-    ASSERT_GE(sb, 0);
-    EXPECT_GT(sb, sa) << "the second write to the same memory must stay the second";
+    ASSERT_GE(sa2, 0);
+    EXPECT_GT(sa2, sa) << "the second write to the same memory must stay the second";
 }

@@ -571,10 +571,14 @@ bool Builder::build() {
     const uint64_t cores_used = static_cast<uint64_t>(columns_) * static_cast<uint64_t>(cpc);
     out_.step_words.assign(static_cast<size_t>(rounds) * cores_used * 2, 0);
     std::vector<int64_t> calls(cores_used, 0);
+    // Core (c, r)'s place among a round's cores: its two step words are step_words[2 * it], [2 * it + 1].
+    auto core_of_round = [&](int64_t k, int c, int r) {
+        return static_cast<size_t>(k) * cores_used + static_cast<size_t>(c * cpc + r);
+    };
     for (int64_t k = 0; k < rounds; ++k) {
         int64_t most = 0;
         for (int c = 0; c < columns_; ++c) {
-            const size_t first = static_cast<size_t>(k) * cores_used + static_cast<size_t>(c * cpc);
+            const size_t first = core_of_round(k, c, 0);
             int64_t column = 0;
             for (int r = 0; r < cpc; ++r) {
                 const int64_t own = own_steps(k, c, r);
@@ -604,7 +608,7 @@ bool Builder::build() {
             auto & chain = chains[static_cast<size_t>(c)];
             for (int r = 0; r < cpc; ++r) {
                 const Task t = task(k, c, r);
-                const BdSpec step_words = linear(kSlopes, out_.slopes.steps_offset + 8 * (static_cast<uint64_t>(k) * cores_used + static_cast<uint64_t>(c * cpc + r)),
+                const BdSpec step_words = linear(kSlopes, out_.slopes.steps_offset + 8 * static_cast<uint64_t>(core_of_round(k, c, r)),
                                                  8, uSteps, "step words");
                 if (!t.valid) {
                     chain.push_back(filler(q_words_at, "a q step's filler"));
@@ -638,7 +642,7 @@ bool Builder::build() {
         const int64_t per_task = std::max<uint32_t>(1, std::min<uint32_t>(d_.iteration_max, d_.repeat_max + 1));
         std::vector<int64_t> column_steps(static_cast<size_t>(columns_), 0);
         for (int c = 0; c < columns_; ++c) {
-            column_steps[static_cast<size_t>(c)] = out_.step_words[2 * (static_cast<size_t>(k) * cores_used + static_cast<size_t>(c * cpc))];
+            column_steps[static_cast<size_t>(c)] = out_.step_words[2 * core_of_round(k, c, 0)];
         }
         const int64_t most = *std::max_element(column_steps.begin(), column_steps.end());
         for (int64_t s0 = 0; s0 < most; s0 += per_task) {
@@ -651,7 +655,7 @@ bool Builder::build() {
                 repeats[static_cast<size_t>(c)] = static_cast<uint32_t>(n - 1);
                 for (int r = 0; r < cpc; ++r) {
                     const Task t = task(k, c, r);
-                    const int64_t own = out_.step_words[2 * (static_cast<size_t>(k) * cores_used + static_cast<size_t>(c * cpc + r)) + 1];
+                    const int64_t own = out_.step_words[2 * core_of_round(k, c, r) + 1];
                     if (!t.valid || own == 0) {
                         chain.push_back(filler(kv_bytes_, "a block step's filler"));
                         continue;
