@@ -91,8 +91,11 @@ void Profiler::record(const Batch & batch, const std::vector<InvocationStats> & 
         trace_.push_back({"submit (modelled)", 3, t, batch_stats.modelled_submit_us});
         t += batch_stats.modelled_submit_us;
         for (size_t i = 0; i < batch.invocations.size() && i < stats.size(); ++i) {
-            const char * name = batch.invocations[i].kernel_name();
-            trace_.push_back({std::string(name ? name : "?") + " (modelled NPU)", 3, t, stats[i].modelled_us});
+            const Invocation & inv = batch.invocations[i];
+            const char * name = inv.kernel_name();
+            const auto * mm = std::get_if<MatmulParams>(&inv.params);
+            trace_.push_back({std::string(name ? name : "?") + " (modelled NPU)", 3, t, stats[i].modelled_us, kernel_kind_name(inv.key.kind),
+                              mm != nullptr && mm->contract != nullptr ? ggml_type_name(mm->contract->weight_type) : ""});
             t += stats[i].modelled_us;
         }
     }
@@ -205,8 +208,12 @@ void Profiler::report(const char * device_description) {
             std::fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"device run (measured, simulator)\"}},\n");
             std::fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":3,\"args\":{\"name\":\"NPU (MODELLED)\"}}");
             for (const auto & e : trace_) {
-                std::fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", e.name.c_str(),
+                std::fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", e.name.c_str(),
                              e.tid, e.ts_us, e.dur_us);
+                if (!e.kind.empty()) {
+                    std::fprintf(f, ",\"args\":{\"kind\":\"%s\",\"weights\":\"%s\"}", e.kind.c_str(), e.weights.c_str());
+                }
+                std::fprintf(f, "}");
             }
             std::fprintf(f, "\n]}\n");
             std::fclose(f);

@@ -54,6 +54,9 @@ private:
         std::string name;
         int         tid;
         double      ts_us, dur_us;
+        // An invocation's program, as the timing model tells programs apart: its kind and, for a matmul,
+        // its contract's weight type (`xdna-bench order` prints the model's in the same words).
+        std::string kind, weights;
     };
 
     bool                       profile_ = false;

@@ -39,6 +39,14 @@ struct Job {
     xdna::ModelShape shape{};
 };
 
+// The NPU's quantization of `tokens` rows of k values for `consumer`, when its contract takes one.
+void add_quantization(std::vector<Job> & pending, const xdna::MatmulInvocation & consumer, int64_t k, int64_t tokens, int group) {
+    const xdna::ActivationLayout L = xdna::make_activation_layout(*consumer.contract, k, k, tokens, consumer.tile.n);
+    if (xdna::act_quant_takes(L)) {
+        pending.push_back({{}, group, true, xdna::act_quant_model_shape(xdna::to_invocation(xdna::act_quant_invocation(L, {}, k, {})))});
+    }
+}
+
 // The glue before a matmul group on the NPU (Grouping::glue_on_npu): the residual ADD (unless the input
 // is the embedding), RMS_NORM with its weight, and the quantization of its output for `consumer`.
 void add_glue(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, const xdna::MatmulInvocation & consumer,
@@ -51,11 +59,7 @@ void add_glue(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, c
     xdna::RmsNormInvocation r;
     r.p = {tokens, d.n_embd, 1e-5f, 1.0f / static_cast<float>(d.n_embd), true, d.n_embd, 0, d.n_embd};
     pending.push_back({{}, group, true, xdna::rms_norm_model_shape(xdna::to_invocation(r))});
-    const xdna::ActivationLayout L =
-        xdna::make_activation_layout(*consumer.contract, d.n_embd, d.n_embd, tokens, consumer.tile.n);
-    if (xdna::act_quant_takes(L)) {
-        pending.push_back({{}, group, true, xdna::act_quant_model_shape(xdna::to_invocation(xdna::act_quant_invocation(L, {}, d.n_embd, {})))});
-    }
+    add_quantization(pending, consumer, d.n_embd, tokens, group);
 }
 
 // `matmul_columns`: the columns the matmuls may use (0: the whole array); `subroles`: Q4_K's on the first
@@ -79,6 +83,12 @@ void add_batch(PhaseModel & out, const std::vector<Job> & jobs, const xdna::Timi
             shapes.back().exact_w = true;
         }
         out.weight_bytes += static_cast<double>(j.inv.weight_bytes());
+    }
+    out.programs.emplace_back();
+    for (const auto & sh : shapes) {
+        std::string program = xdna::kernel_kind_name(sh.kind);
+        if (sh.kind == xdna::KernelKind::matmul && sh.weight_type != GGML_TYPE_COUNT) program += std::string(" ") + ggml_type_name(sh.weight_type);
+        out.programs.back().push_back(program);
     }
     xdna::ModelledBatch b;
     model.batch(shapes, b, &last_type, &last_layout);  // switches across submissions are charged too
@@ -157,10 +167,7 @@ void add_swiglu(std::vector<Job> & pending, const ModelDims & d, int64_t tokens,
     xdna::GluInvocation g;
     g.p = {tokens, n_ff, n_ff, n_ff, n_ff};
     pending.push_back({{}, group, true, xdna::glu_model_shape(xdna::to_invocation(g))});
-    const xdna::ActivationLayout L = xdna::make_activation_layout(*down.contract, n_ff, n_ff, tokens, down.tile.n);
-    if (xdna::act_quant_takes(L)) {
-        pending.push_back({{}, group, true, xdna::act_quant_model_shape(xdna::to_invocation(xdna::act_quant_invocation(L, {}, n_ff, {})))});
-    }
+    add_quantization(pending, down, n_ff, tokens, group);
     (void) d;
 }
 
@@ -178,30 +185,60 @@ void add_rotation(std::vector<Job> & pending, const ModelDims & d, int64_t token
     pending.push_back({{}, group, true, xdna::hadamard_model_shape(xdna::to_invocation(h))});
 }
 
-// ROPE of Q and K after the QKV projections (Llama: NORM mode, freq factors), and the writes of K and V
-// into the F16 (or Q8_0) cache, closing their submission (a Q8_0 cache: q, k and v rotated first).
-void add_ropes(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int group, bool kv_q8_0) {
-    for (int64_t heads : {d.n_head, d.n_head_kv}) {
-        xdna::RopeInvocation r;
-        r.p.angles.n_dims = static_cast<int32_t>(d.head_dim);
-        r.p.angles.has_freq_factors = true;
-        r.p.ne0 = d.head_dim;
-        r.p.n_heads = heads;
-        r.p.n_tokens = tokens;
-        r.p.x_head_stride = r.p.y_head_stride = d.head_dim;
-        r.p.x_token_stride = r.p.y_token_stride = d.head_dim * heads;
-        pending.push_back({{}, group, true, xdna::rope_model_shape(xdna::to_invocation(r))});
+// ROPE of `heads` heads of `tokens` rows (Llama: NORM mode, freq factors).
+void add_rope(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t heads, int group) {
+    xdna::RopeInvocation r;
+    r.p.angles.n_dims = static_cast<int32_t>(d.head_dim);
+    r.p.angles.has_freq_factors = true;
+    r.p.ne0 = d.head_dim;
+    r.p.n_heads = heads;
+    r.p.n_tokens = tokens;
+    r.p.x_head_stride = r.p.y_head_stride = d.head_dim;
+    r.p.x_token_stride = r.p.y_token_stride = d.head_dim * heads;
+    pending.push_back({{}, group, true, xdna::rope_model_shape(xdna::to_invocation(r))});
+}
+
+// The write of K's or V's rows into the F16 (or Q8_0) cache.
+void add_cache_write(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int group, bool kv_q8_0) {
+    xdna::SetRowsInvocation s;
+    s.p = {tokens, d.n_head_kv * d.head_dim, 4096, d.n_head_kv * d.head_dim, d.n_head_kv * d.head_dim, true};
+    s.p.y_q8_0 = kv_q8_0;
+    if (kv_q8_0) s.p.y_row_stride = s.p.y_row_bytes();
+    pending.push_back({{}, group, true, xdna::set_rows_model_shape(xdna::to_invocation(s))});
+}
+
+// The QKV projections with the glue on the NPU, in the order the backend's batch planner runs them
+// (src/plan/batch-plan.cpp: each op in the earliest stage its inputs and ggml's reuse of memory allow,
+// each stage's invocations grouped by program), as its trace shows it for llama.cpp's graph
+// (tests/e2e/model-order.sh compares the two):
+// - F16 cache: Q, K, rope(Q), rope(K), V, then the cache writes of K and V;
+// - Q8_0 cache (q, k and v rotated before the cache stores them): Q, rope(Q), rot(Q), V, rot(V), K,
+//   the write of V, rope(K), rot(K), the write of K.
+// A projection without an NPU contract (empty) stays on the CPU.
+void add_qkv(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, const std::vector<Job> & q,
+             const std::vector<Job> & k, const std::vector<Job> & v, int group, bool kv_q8_0) {
+    auto add = [&](const std::vector<Job> & jobs) { pending.insert(pending.end(), jobs.begin(), jobs.end()); };
+    const bool rotated = kv_q8_0 && d.head_dim % 64 == 0;
+    if (!rotated) {
+        add(q);
+        add(k);
+        add_rope(pending, d, tokens, d.n_head, group);
+        add_rope(pending, d, tokens, d.n_head_kv, group);
+        add(v);
+        add_cache_write(pending, d, tokens, group, kv_q8_0);
+        add_cache_write(pending, d, tokens, group, kv_q8_0);
+        return;
     }
-    if (kv_q8_0 && d.head_dim % 64 == 0) {
-        for (int64_t heads : {d.n_head, d.n_head_kv, d.n_head_kv}) add_rotation(pending, d, tokens, heads, group);
-    }
-    for (int kv = 0; kv < 2; ++kv) {
-        xdna::SetRowsInvocation s;
-        s.p = {tokens, d.n_head_kv * d.head_dim, 4096, d.n_head_kv * d.head_dim, d.n_head_kv * d.head_dim, true};
-        s.p.y_q8_0 = kv_q8_0;
-        if (kv_q8_0) s.p.y_row_stride = s.p.y_row_bytes();
-        pending.push_back({{}, group, true, xdna::set_rows_model_shape(xdna::to_invocation(s))});
-    }
+    add(q);
+    add_rope(pending, d, tokens, d.n_head, group);
+    add_rotation(pending, d, tokens, d.n_head, group);
+    add(v);
+    add_rotation(pending, d, tokens, d.n_head_kv, group);
+    add(k);
+    add_cache_write(pending, d, tokens, group, kv_q8_0);
+    add_rope(pending, d, tokens, d.n_head_kv, group);
+    add_rotation(pending, d, tokens, d.n_head_kv, group);
+    add_cache_write(pending, d, tokens, group, kv_q8_0);
 }
 
 // FLASH_ATTN_EXT of `tokens` query rows per head over `context` KV rows of the F16 (or Q8_0) cache, with
@@ -235,9 +272,6 @@ void add_attention(std::vector<Job> & pending, const ModelDims & d, int64_t toke
     p.modelled_past = std::max<int64_t>(0, context - tokens);
     p.scale = 1.0f / std::sqrt(static_cast<float>(d.head_dim));
     pending.push_back({{}, group, true, xdna::flash_attn_model_shape_on(xdna::to_invocation(f), cores)});
-    if (kv_q8_0 && d.head_dim % 64 == 0) {
-        add_rotation(pending, d, tokens, d.n_head, group);  // the output rotated back
-    }
 }
 
 }  // namespace
@@ -305,13 +339,26 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
                   co_resident ? kCoResidentColumns : 0, subroles);
         pending.clear();
     };
+    const bool rotated = kv_q8_0 && d.head_dim % 64 == 0;  // llama.cpp rotates q, k, v and the output
+    const int64_t out_rows = std::min(tokens, head_rows);
     for (int l = 0; l < d.n_layer; ++l) {
+        std::vector<Job> q, k, v;  // with the glue on the NPU: the QKV projections, run in the planner's order (add_qkv)
+        auto end_qkv = [&] {
+            if (!q.empty() || !k.empty() || !v.empty()) {
+                add_qkv(pending, d, tokens, q, k, v, pending_group, kv_q8_0);
+                q.clear(), k.clear(), v.clear();
+            }
+        };
         for (size_t i = 0; i < mm.size(); ++i) {
             bool ok = false;
             const ggml_type t = matmul_type(d, l, static_cast<int>(i), uniform, q4_k_m);
+            // llama.cpp keeps only the output rows after the last layer's attention (llama-model.cpp: the
+            // GET_ROWS of inp_out_ids on cur and inpSA), so that layer's FFN computes those rows alone.
+            const bool last_ffn = l + 1 == d.n_layer && mm[i].split >= 2;
+            const int64_t rows = last_ffn ? out_rows : tokens;
             // A MUL_MAT_ID is one invocation per selected expert over that expert's slice (as the
             // planner does), with the tokens routed to it.
-            ExpertLoad load = mm[i].experts ? expert_load(d, tokens) : ExpertLoad{1, tokens};
+            ExpertLoad load = mm[i].experts ? expert_load(d, rows) : ExpertLoad{1, rows};
             const int64_t stacked = fold_experts ? load.experts : 1;
             load.experts /= stacked;
             Job j{invocation_shape(t, mm[i].m * stacked, mm[i].k, load.rows, ok), 0};
@@ -334,8 +381,8 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
                     : layer && moe                      ? l + (mm[i].split >= 3 ? 1 : 0)
                                                         : 0;
             const bool split_starts = i == 0 || mm[i - 1].split != mm[i].split;
-            if (glue && split_starts && mm[i].split == 1 && !pending.empty()) {
-                add_ropes(pending, d, tokens, pending_group, kv_q8_0);  // the rotations end the QKV stages
+            if (glue && split_starts && mm[i].split == 1) {
+                end_qkv();
                 if (layer) {
                     add_attention(pending, d, tokens, context, pending_group, attention_cores, kv_q8_0);
                 }
@@ -343,16 +390,36 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             if (j.group != pending_group && !pending.empty()) {
                 flush();
             }
+            if (glue && split_starts && mm[i].split == 1 && (layer || rotated)) {
+                // The attention's output (rotated back first with a Q8_0 cache) is an NPU stage's: the NPU
+                // quantizes it for O. With attention on the host and an F16 cache, the host does.
+                if (rotated) {
+                    add_rotation(pending, d, tokens, d.n_head, j.group);
+                }
+                add_quantization(pending, j.inv, mm[i].k, tokens, j.group);
+            }
             if (glue && moe && split_starts && mm[i].split == 0 && l > 0) {
                 add_expert_combine(pending, d, tokens, j.group);  // the layer before's experts, before its residual ADD
             }
+            if (glue && split_starts && l + 1 == d.n_layer && mm[i].split == 2) {
+                for (int r = 0; r < 2; ++r) {  // the output rows of the attention's output and of the residual
+                    xdna::GetRowsInvocation g;
+                    g.p = {out_rows, d.n_embd, tokens, d.n_embd, d.n_embd};
+                    pending.push_back({{}, j.group, true, xdna::get_rows_model_shape(xdna::to_invocation(g))});
+                }
+            }
             if (glue && split_starts && (mm[i].split == 0 || mm[i].split == 2)) {
-                add_glue(pending, d, tokens, j.inv, !(l == 0 && mm[i].split == 0), j.group);
+                add_glue(pending, d, rows, j.inv, !(l == 0 && mm[i].split == 0), j.group);
             }
             if (glue && split_starts && mm[i].split == 3) {
-                add_swiglu(pending, d, tokens, mm[i].k, j.inv, j.group);  // before down: SwiGLU, its quantization
+                add_swiglu(pending, d, rows, mm[i].k, j.inv, j.group);  // before down: SwiGLU, its quantization
             }
             pending_group = j.group;
+            if (glue && mm[i].split == 0) {
+                std::string name = mm[i].name;
+                (name == "q" ? q : name == "k" ? k : v).push_back(j);
+                continue;
+            }
             // The MUL_MAT_IDs of one split (gate and up) run their moves in shared stages, as the
             // planner places them: the gather and quantization (one for both when they share a type), then
             // both experts' matmuls, then both gathers back.
@@ -368,7 +435,7 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
                         shared = shared || (matmul_type(d, l, static_cast<int>(s1), uniform, q4_k_m) == t2 && mm[s1].k == mm[s2].k);
                     }
                     if (!shared) {
-                        add_expert_moves(pending, d, tokens, mm[s2].m, mm[s2].k, mm[s2].split == 3 ? 1 : d.n_expert_used, j.inv, load, true,
+                        add_expert_moves(pending, d, rows, mm[s2].m, mm[s2].k, mm[s2].split == 3 ? 1 : d.n_expert_used, j.inv, load, true,
                                          j.group);
                     }
                 }
@@ -378,10 +445,11 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             }
             if (npu_moves && split_ends) {
                 for (size_t s2 = i + 1; s2-- > 0 && mm[s2].split == mm[i].split;) {
-                    add_expert_moves(pending, d, tokens, mm[s2].m, mm[s2].k, 1, j.inv, load, false, j.group);
+                    add_expert_moves(pending, d, rows, mm[s2].m, mm[s2].k, 1, j.inv, load, false, j.group);
                 }
             }
         }
+        end_qkv();  // a layer without an NPU O projection
     }
     // glue_on_npu: the output rows' GET_ROWS runs on the NPU too, so the last layer and the head share
     // a submission.
@@ -395,12 +463,7 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
     if (ok) {
         if (glue) {
             if (d.n_expert > 0) {
-                add_expert_combine(pending, d, tokens, -1);  // the last layer's experts
-            }
-            for (int k = 0; k < 2; ++k) {  // the rows of the layer's output and of the residual
-                xdna::GetRowsInvocation g;
-                g.p = {head_rows, d.n_embd, tokens, d.n_embd, d.n_embd};
-                pending.push_back({{}, -1, true, xdna::get_rows_model_shape(xdna::to_invocation(g))});
+                add_expert_combine(pending, d, out_rows, -1);  // the last layer's experts
             }
             add_glue(pending, d, head_rows, head.inv, true, -1);  // the last residual ADD and the output norm
         }

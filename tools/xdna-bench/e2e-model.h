@@ -55,6 +55,9 @@ struct PhaseModel {
     double  total_us = 0;
     std::vector<std::string> infeasible;  // design limits the phase's kernels break (feasibility.h)
     std::map<std::string, int> layouts;   // invocations per design layout the model chose (timing-model.h)
+    // Per submission, per invocation in order: its program, as the backend's trace names it (the kernel
+    // kind, and a matmul's weight type: "matmul q4_K"); `xdna-bench order` prints them.
+    std::vector<std::vector<std::string>> programs;
     // Per kernel kind (matmul split by weight type): invocations and the sums of their modelled terms,
     // so a report can say where a token's time goes.
     struct KindTotals {

@@ -12,6 +12,10 @@
 //                                    tiles, decode and --pp) and what the model charges [--models 8b]
 //   xdna-bench speculative [options] markdown: modelled decode with a draft model (speculative decoding):
 //                                    --models TARGET,DRAFT [8b,1b], --ftype, --preset
+//   xdna-bench order [options]       text: the programs of a decoded token's invocations as the e2e model
+//                                    orders them, one per line, "--" between submissions: the words of
+//                                    the backend's GGML_XDNA_TRACE (tests/e2e/model-order.sh compares
+//                                    them) [--npu-ops layer --kv f16 --context 1024]
 //
 // Options:
 //   --models 1b,8b           built-in families (1b, 3b, 8b, qwen3-8b, qwen3-30b-a3b) [sweep: 1b,8b; e2e: 8b]
@@ -28,6 +32,10 @@
 //   --reps N                 sweep: timed runs per measurement               [3]
 //   --no-measure             sweep: modelled columns only
 //   --xdna-lib PATH          libggml-xdna.so to load                         [the one built with this tool]
+//   --npu-ops glue|layer     order: GGML_XDNA_NPU_OPS's grouping             [layer]
+//   --kv f16|q8_0            order: the KV cache's type                      [f16]
+//   --context N              order: the KV rows attention reads              [1024]
+#include "e2e-model.h"
 #include "model-dims.h"
 #include "stream-bench.h"
 
@@ -69,7 +77,7 @@ std::vector<std::string> split(const std::string & s) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|feasibility|e2e|overhead|stream|traffic|speculative [options]; see the header of main.cpp\n");
+    std::fprintf(stderr, "usage: xdna-bench sweep|presets|calibration|feasibility|e2e|overhead|stream|traffic|speculative|order [options]; see the header of main.cpp\n");
     return 2;
 }
 
@@ -86,6 +94,8 @@ int main(int argc, char ** argv) {
     std::string gguf, ftype = "q4_K_M";
     int64_t pp = 512;
     bool summary = false;
+    std::string npu_ops = "layer", kv = "f16";
+    int64_t context = 1024;
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -134,6 +144,12 @@ int main(int argc, char ** argv) {
             sweep.measure = false;
         } else if (a == "--xdna-lib") {
             sweep.xdna_lib = value();
+        } else if (a == "--npu-ops") {
+            npu_ops = value();
+        } else if (a == "--kv") {
+            kv = value();
+        } else if (a == "--context") {
+            context = std::atoll(value().c_str());
         } else {
             std::fprintf(stderr, "xdna-bench: unknown option %s\n", a.c_str());
             return usage();
@@ -222,6 +238,28 @@ int main(int argc, char ** argv) {
     }
     if (mode == "feasibility") {
         print_feasibility(stdout);
+        return 0;
+    }
+    if (mode == "order") {
+        ggml_type uniform;
+        bool q4_k_m;
+        if (!parse_ftype(ftype, uniform, q4_k_m) || (npu_ops != "glue" && npu_ops != "layer") || (kv != "f16" && kv != "q8_0") ||
+            context < 1 || models.size() != 1) {
+            std::fprintf(stderr, "xdna-bench: order takes one model, --npu-ops glue|layer, --kv f16|q8_0, --context >= 1\n");
+            return 2;
+        }
+        const xdna::NpuPreset * preset = xdna::find_npu_preset(sweep.preset);
+        if (preset == nullptr) {
+            std::fprintf(stderr, "xdna-bench: unknown preset %s\n", sweep.preset.c_str());
+            return 2;
+        }
+        const PhaseModel tg = model_phase(models[0], ftype, xdna::TimingModel(*preset), 1,
+                                          npu_ops == "glue" ? Grouping::glue_on_npu : Grouping::layer_on_npu, false, 1, context,
+                                          kv == "q8_0");
+        for (size_t s = 0; s < tg.programs.size(); ++s) {
+            if (s > 0) std::printf("--\n");
+            for (const auto & p : tg.programs[s]) std::printf("%s\n", p.c_str());
+        }
         return 0;
     }
     if (mode == "e2e") {
