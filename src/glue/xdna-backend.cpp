@@ -15,6 +15,7 @@
 #include "devices/open-device.h"
 #include "ops/act_quant/act-quant-invocation.h"
 #include "ops/act_quant/act-quant-plan.h"
+#include "ops/hadamard/hadamard-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 #include "plan/batch-plan.h"
 #include "plan/graph-plan.h"
@@ -572,13 +573,21 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph * graph) {
     return ctx_of(backend)->compute(graph);
 }
 
-// Before the scheduler allocates a split: the NPU's matmuls that do not depend on the host ops between
-// them move together, into one submission (plan/submission-order.h).
-void backend_graph_optimize(ggml_backend_t backend, ggml_cgraph * graph, ggml_backend_graph_optimize_params *) {
+// Before the scheduler allocates a split: the NPU's nodes that do not depend on the host ops between
+// them move together, into one submission, then the NPU's nodes of one kind, into fewer changes of program
+// (plan/submission-order.h).
+void backend_graph_optimize(ggml_backend_t backend, ggml_cgraph * graph, ggml_backend_graph_optimize_params * params) {
     BackendContext * ctx = ctx_of(backend);
-    group_npu_nodes(graph->nodes, graph->n_nodes, [ctx](const ggml_tensor * n) {
-        return (n->flags & GGML_TENSOR_FLAG_COMPUTE) != 0 && ctx->runs_on_device(n);
-    });
+    const auto on_npu = [ctx](const ggml_tensor * n) { return (n->flags & GGML_TENSOR_FLAG_COMPUTE) != 0 && ctx->runs_on_device(n); };
+    // The kind as the NPU runs it: a MUL_MAT by a Hadamard matrix is the rotation's program, not a matmul's.
+    const auto kind_of = [](const ggml_tensor * n) { return static_cast<int>(n->op) + (hadamard_hinted(n) ? GGML_OP_COUNT : 0); };
+    group_npu_nodes(graph->nodes, graph->n_nodes, on_npu);
+    group_nodes_by_kind(graph->nodes, graph->n_nodes, on_npu, kind_of);
+    if (params != nullptr && params->add_alloc_dep != nullptr) {
+        keep_run_inputs(graph->nodes, graph->n_nodes, on_npu, kind_of, [params](ggml_tensor * t, ggml_tensor * until) {
+            params->add_alloc_dep(params->user_data, t, until);
+        });
+    }
 }
 
 const ggml_backend_i kBackendInterface = {

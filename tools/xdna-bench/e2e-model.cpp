@@ -207,37 +207,31 @@ void add_cache_write(std::vector<Job> & pending, const ModelDims & d, int64_t to
     pending.push_back({{}, group, true, xdna::set_rows_model_shape(xdna::to_invocation(s))});
 }
 
-// The QKV projections with the glue on the NPU, in the order the backend's batch planner runs them
-// (src/plan/batch-plan.cpp: each op in the earliest stage its inputs and ggml's reuse of memory allow,
-// each stage's invocations grouped by program), as its trace shows it for llama.cpp's graph
-// (tests/e2e/model-order.sh compares the two):
-// - F16 cache: Q, K, rope(Q), rope(K), V, then the cache writes of K and V;
-// - Q8_0 cache (q, k and v rotated before the cache stores them): Q, rope(Q), rot(Q), V, rot(V), K,
-//   the write of V, rope(K), rot(K), the write of K.
+// The QKV projections with the glue on the NPU, in the order the backend runs them (CTest
+// e2e-model-order compares the two on the trained demo model's trace): the graph's nodes of one kind
+// moved together before allocation and their inputs kept allocated to the run's end
+// (src/plan/submission-order.h), then each op in the earliest stage its inputs and memory allow, each
+// stage's invocations grouped by program (src/plan/batch-plan.cpp): Q, K, V (grouped by weight type, Q's
+// first), rope(Q), rope(K), with a Q8_0 cache the rotations of q, k and v, then the cache writes of K and V.
 // A projection without an NPU contract (empty) stays on the CPU.
 void add_qkv(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, const std::vector<Job> & q,
              const std::vector<Job> & k, const std::vector<Job> & v, int group, bool kv_q8_0) {
-    auto add = [&](const std::vector<Job> & jobs) { pending.insert(pending.end(), jobs.begin(), jobs.end()); };
-    const bool rotated = kv_q8_0 && d.head_dim % 64 == 0;
-    if (!rotated) {
-        add(q);
-        add(k);
-        add_rope(pending, d, tokens, d.n_head, group);
-        add_rope(pending, d, tokens, d.n_head_kv, group);
-        add(v);
-        add_cache_write(pending, d, tokens, group, kv_q8_0);
-        add_cache_write(pending, d, tokens, group, kv_q8_0);
-        return;
+    std::vector<Job> projections;
+    for (const std::vector<Job> * jobs : {&q, &k, &v}) projections.insert(projections.end(), jobs->begin(), jobs->end());
+    std::vector<const xdna::MatmulContract *> types;  // in the order they first appear
+    for (const Job & j : projections) {
+        if (std::find(types.begin(), types.end(), j.inv.contract) == types.end()) types.push_back(j.inv.contract);
     }
-    add(q);
+    std::stable_sort(projections.begin(), projections.end(), [&](const Job & a, const Job & b) {
+        return std::find(types.begin(), types.end(), a.inv.contract) < std::find(types.begin(), types.end(), b.inv.contract);
+    });
+    pending.insert(pending.end(), projections.begin(), projections.end());
     add_rope(pending, d, tokens, d.n_head, group);
-    add_rotation(pending, d, tokens, d.n_head, group);
-    add(v);
-    add_rotation(pending, d, tokens, d.n_head_kv, group);
-    add(k);
-    add_cache_write(pending, d, tokens, group, kv_q8_0);
     add_rope(pending, d, tokens, d.n_head_kv, group);
-    add_rotation(pending, d, tokens, d.n_head_kv, group);
+    if (kv_q8_0 && d.head_dim % 64 == 0) {
+        for (int64_t heads : {d.n_head, d.n_head_kv, d.n_head_kv}) add_rotation(pending, d, tokens, heads, group);
+    }
+    add_cache_write(pending, d, tokens, group, kv_q8_0);
     add_cache_write(pending, d, tokens, group, kv_q8_0);
 }
 
