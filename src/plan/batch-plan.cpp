@@ -281,6 +281,23 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
         }
         return at;
     };
+    // An op of another kind joins a later stage that already runs its program, rather than the earliest it
+    // may take, when there is one: nothing placed so far conflicts with it from `at` on (after_conflicts),
+    // and what comes later in graph order is placed after it where it must be. llama.cpp writes K's cache
+    // rows before V's: V's write, ready a stage earlier, joins K's instead of making a change of program of
+    // its own (likewise the output rows of the last layer's residual and attention, and the rotations of a
+    // quantized cache).
+    auto same_program_stage = [&](const std::vector<Invocation> & invs, int at) {
+        if (invs.empty()) return at;
+        for (size_t s = static_cast<size_t>(std::max(at, 0)); s < stages.size(); ++s) {
+            bool runs_it = false;
+            for (const Invocation & o : stages[s]) runs_it = runs_it || same_key(o.key, invs.front().key);
+            bool fits = runs_it;
+            for (const Invocation & v : invs) fits = fits && independent(v, stages[s]);
+            if (fits) return static_cast<int>(s);
+        }
+        return at;
+    };
     for (size_t i = 0; i < plan.ops.size(); ++i) {
         const PlannedOp & p = plan.ops[i];
         if (p.is(PlannedForm::experts)) {
@@ -330,7 +347,7 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             device_reads(p.node, resolve, reads);
             int at = after_conflicts(p.own);
             for (const ggml_tensor * t : reads) at = std::max(at, producer_stage(t, i) + 1);
-            op_stage[i] = place(p.own, at);
+            op_stage[i] = place(p.own, same_program_stage(p.own, at));
             floor_stage = std::max(floor_stage, op_stage[i]);
             continue;
         }

@@ -179,7 +179,7 @@ int keep_run_inputs(ggml_tensor ** nodes, int n_nodes, const std::function<bool(
     auto close_run = [&] {
         for (int i = first; i >= 0 && i < last; ++i) {
             const ggml_tensor * n = nodes[i];
-            if (is_view_op(n)) continue;
+            if (is_view_op(n)) continue;  // views compute nothing; a fused MUL's inputs are kept like any
             for (ggml_tensor * s : n->src) {
                 if (s != nullptr && in_graph.count(s) != 0) {
                     keep(s, nodes[last]);
@@ -192,6 +192,12 @@ int keep_run_inputs(ggml_tensor ** nodes, int n_nodes, const std::function<bool(
     for (int i = 0; i < n_nodes; ++i) {
         const ggml_tensor * n = nodes[i];
         if (is_view_op(n)) continue;
+        // The MUL of a fused RMS_NORM pair is part of the norm's op: a run of norms runs through it, and
+        // ends after it (the pair writes the MUL's output).
+        if (i > 0 && n->op == GGML_OP_MUL && nodes[i - 1]->op == GGML_OP_RMS_NORM && reads(n, nodes[i - 1])) {
+            last = first >= 0 && last == i - 1 ? i : last;
+            continue;
+        }
         const int k = on_npu(n) ? kind_of(n) : -1;
         if (k < 0 || k != kind) {
             close_run();

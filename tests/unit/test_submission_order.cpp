@@ -281,12 +281,13 @@ TEST(SubmissionOrder, ProjectionsAndRopesOfAnAttentionBlockComeTogetherByKind) {
     EXPECT_LT(p[1], p[2]);
 }
 
-// An RMS_NORM that could join an earlier RMS_NORM goes after that norm's MUL: the backend fuses each
-// norm with the MUL of its weight only when the two are adjacent.
+// An RMS_NORM that could join an earlier RMS_NORM goes after that norm's MUL (the backend fuses each norm
+// with the MUL of its weight only when the two are adjacent), and the run of the two pairs keeps the first
+// norm's input allocated until the second pair's MUL, which writes the pair's output.
 TEST(SubmissionOrder, ANormNeverSplitsAnotherNormFromItsWeight) {
     Graph g;
-    ggml_tensor * x = ggml_new_tensor_2d(g.ctx, GGML_TYPE_F32, 32, 2);
-    ggml_tensor * y = ggml_new_tensor_2d(g.ctx, GGML_TYPE_F32, 32, 2);
+    ggml_tensor * x = ggml_scale(g.ctx, ggml_new_tensor_2d(g.ctx, GGML_TYPE_F32, 32, 2), 2.0f);
+    ggml_tensor * y = ggml_scale(g.ctx, ggml_new_tensor_2d(g.ctx, GGML_TYPE_F32, 32, 2), 3.0f);
     ggml_tensor * w1 = ggml_new_tensor_1d(g.ctx, GGML_TYPE_F32, 32);
     ggml_tensor * w2 = ggml_new_tensor_1d(g.ctx, GGML_TYPE_F32, 32);
     ggml_tensor * n1 = ggml_rms_norm(g.ctx, x, 1e-5f);
@@ -301,7 +302,11 @@ TEST(SubmissionOrder, ANormNeverSplitsAnotherNormFromItsWeight) {
     EXPECT_GT(group_nodes_by_kind(&g.gf->nodes[0], ggml_graph_n_nodes(g.gf), every_node, op_kind), 0);
     const std::vector<ggml_tensor *> after = g.nodes();
     expect_valid(before, after);
-    EXPECT_EQ(after, (std::vector<ggml_tensor *>{n1, m1, n2, m2, s1}));
+    EXPECT_EQ(after, (std::vector<ggml_tensor *>{x, y, n1, m1, n2, m2, s1}));
+    std::map<const ggml_tensor *, std::vector<const ggml_tensor *>> kept;
+    keep_run_inputs(&g.gf->nodes[0], ggml_graph_n_nodes(g.gf), every_node, op_kind,
+                    [&](ggml_tensor * t, ggml_tensor * until) { kept[until].push_back(t); });
+    EXPECT_NE(std::find(kept[m2].begin(), kept[m2].end(), x), kept[m2].end()) << "the second pair may get the first's input";
 }
 
 }  // namespace

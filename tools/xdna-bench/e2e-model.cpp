@@ -161,13 +161,14 @@ void add_expert_moves(std::vector<Job> & pending, const ModelDims & d, int64_t t
     pending.push_back({{}, group, true, xdna::get_rows_model_shape(xdna::to_invocation(g))});
 }
 
-// SwiGLU of `tokens` rows of n_ff values, and the quantization of its output for the down projection.
+// SwiGLU of `tokens` rows of n_ff values, and the quantization of its output for the down projection
+// (`quantize`; a MoE layer's down experts quantize their rows with their moves, add_expert_moves).
 void add_swiglu(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t n_ff, const xdna::MatmulInvocation & down,
-                int group) {
+                int group, bool quantize) {
     xdna::GluInvocation g;
     g.p = {tokens, n_ff, n_ff, n_ff, n_ff};
     pending.push_back({{}, group, true, xdna::glu_model_shape(xdna::to_invocation(g))});
-    add_quantization(pending, down, n_ff, tokens, group);
+    if (quantize) add_quantization(pending, down, n_ff, tokens, group);
     (void) d;
 }
 
@@ -207,12 +208,23 @@ void add_cache_write(std::vector<Job> & pending, const ModelDims & d, int64_t to
     pending.push_back({{}, group, true, xdna::set_rows_model_shape(xdna::to_invocation(s))});
 }
 
-// The QKV projections with the glue on the NPU, in the order the backend runs them (CTest
-// e2e-model-order compares the two on the trained demo model's trace): the graph's nodes of one kind
-// moved together before allocation and their inputs kept allocated to the run's end
-// (src/plan/submission-order.h), then each op in the earliest stage its inputs and memory allow, each
-// stage's invocations grouped by program (src/plan/batch-plan.cpp): Q, K, V (grouped by weight type, Q's
-// first), rope(Q), rope(K), with a Q8_0 cache the rotations of q, k and v, then the cache writes of K and V.
+// RMS_NORM with its weight over `heads` heads of `tokens` rows of head_dim values: Qwen3's norm of q or k.
+void add_head_norm(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, int64_t heads, int group) {
+    xdna::RmsNormInvocation r;
+    r.p = {tokens * heads, d.head_dim, 1e-6f, 1.0f / static_cast<float>(d.head_dim), true, d.head_dim, 0, d.head_dim};
+    pending.push_back({{}, group, true, xdna::rms_norm_model_shape(xdna::to_invocation(r))});
+}
+
+// The QKV projections with the glue on the NPU, in the order the backend runs them. The backend moves a
+// layer's graph nodes of one kind together before allocation and keeps their inputs allocated to the
+// run's end (src/plan/submission-order.h); its planner then puts each op in the earliest stage its inputs
+// and memory allow, or in a later stage that already runs its program, and groups a stage's invocations
+// by program, the previous stage's last first (src/plan/batch-plan.cpp). So: Q, K, V (grouped by weight
+// type, Q's first); Qwen3's norms of q and k; rope(Q), rope(K); with a Q8_0 cache the rotations of q, k
+// and v; the cache writes of K and V. CTest e2e-model-order compares this with the backend's trace of a
+// decoded token: the trained demo model (F16 and Q8_0 caches, glue and layer modes) and the tiny MoE model
+// (the norms; layer mode, F16 cache: its head dim of 32 takes neither the rotations nor the Q8_0
+// attention program). The norms with a Q8_0 cache follow the same rules, but no demo model shows them.
 // A projection without an NPU contract (empty) stays on the CPU.
 void add_qkv(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, const std::vector<Job> & q,
              const std::vector<Job> & k, const std::vector<Job> & v, int group, bool kv_q8_0) {
@@ -226,6 +238,10 @@ void add_qkv(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, co
         return std::find(types.begin(), types.end(), a.inv.contract) < std::find(types.begin(), types.end(), b.inv.contract);
     });
     pending.insert(pending.end(), projections.begin(), projections.end());
+    if (d.qk_norm) {
+        add_head_norm(pending, d, tokens, d.n_head, group);
+        add_head_norm(pending, d, tokens, d.n_head_kv, group);
+    }
     add_rope(pending, d, tokens, d.n_head, group);
     add_rope(pending, d, tokens, d.n_head_kv, group);
     if (kv_q8_0 && d.head_dim % 64 == 0) {
@@ -405,8 +421,10 @@ PhaseModel model_phase(const ModelDims & d, const std::string & ftype, const xdn
             if (glue && split_starts && (mm[i].split == 0 || mm[i].split == 2)) {
                 add_glue(pending, d, rows, j.inv, !(l == 0 && mm[i].split == 0), j.group);
             }
-            if (glue && split_starts && mm[i].split == 3) {
-                add_swiglu(pending, d, rows, mm[i].k, j.inv, j.group);  // before down: SwiGLU, its quantization
+            if (glue && split_starts && mm[i].split == (moe ? 4 : 3)) {
+                // Before down (a MoE layer's down experts): SwiGLU of each token's rows (one per selected
+                // expert), and for a dense layer its quantization.
+                add_swiglu(pending, d, moe ? rows * d.n_expert_used : rows, mm[i].k, j.inv, j.group, !moe);
             }
             pending_group = j.group;
             if (glue && mm[i].split == 0) {

@@ -53,6 +53,7 @@ const std::vector<ModelDims> & builtin_models() {
         // heads of 128, 128 experts, 8 per token, vocab 151936).
         m[4].name = "qwen3-30b-a3b"; m[4].n_embd = 2048; m[4].n_ff = 768; m[4].n_layer = 48; m[4].n_head = 32; m[4].n_head_kv = 4; m[4].head_dim = 128; m[4].vocab = 151936;
         m[4].n_expert = 128; m[4].n_expert_used = 8;
+        m[3].qk_norm = m[4].qk_norm = true;  // Qwen3 normalizes q and k per head before RoPE
         return m;
     }();
     return models;
@@ -145,6 +146,7 @@ bool read_gguf_dims(const std::string & path, ModelDims & out, std::string & err
             }
         }
     }
+    out.qk_norm = gguf_find_tensor(g.get(), "blk.0.attn_q_norm.weight") >= 0;
     int64_t head = gguf_find_tensor(g.get(), "output.weight");
     if (head < 0) {
         head = gguf_find_tensor(g.get(), "token_embd.weight");

@@ -13,6 +13,8 @@ struct ModelDims {
     int64_t n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0, vocab = 0;
     // Mixture of experts (0: dense): n_ff is then one expert's width.
     int64_t n_expert = 0, n_expert_used = 0;
+    // Q and K normalized per head (RMS_NORM with a weight) before RoPE, as Qwen3 does.
+    bool qk_norm = false;
     // Weight type of every matmul, when read from a GGUF ("blk.<i>.<name>.weight", "output.weight").
     std::vector<std::vector<ggml_type>> layer_types;  // [layer][matmul index]
     ggml_type output_type = GGML_TYPE_COUNT;
