@@ -1,8 +1,8 @@
 #include "plan/submission-order.h"
 
 #include <algorithm>
-#include <unordered_set>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace xdna {

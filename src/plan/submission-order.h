@@ -25,10 +25,10 @@ namespace xdna {
 int group_npu_nodes(ggml_tensor ** nodes, int n_nodes, const std::function<bool(const ggml_tensor *)> & on_npu);
 
 // Then the NPU nodes of one kind move together, so that the batch planner can run them in one stage and
-// the NPU changes program (an xclbin switch) less often. llama.cpp's attention builds Q, rope(Q), K,
-// rope(K), V (with a quantized cache: Q, rope(Q), rot(Q), V, rot(V), K, rope(K), rot(K)), and ggml's
+// the NPU changes program (an xclbin switch) less often. llama.cpp's attention builds Q, rope(Q), V, K,
+// rope(K) (with a quantized cache: Q, rope(Q), rot(Q), V, rot(V), K, rope(K), rot(K)), and ggml's
 // allocator reuses memory in that order: the memory of Q's projection, freed once rope(Q) has read it,
-// becomes V's, so V cannot run beside Q and K. Reordered before allocation, the projections, the ROPEs
+// becomes another projection's, which then cannot run beside Q's. Reordered before allocation, the projections, the ROPEs
 // and the rotations each come together. An NPU node that writes only its own memory moves to just after
 // the last node of its kind (`kind_of`; -1: never moved), under the rules above, past nothing it reads
 // (nor the views it reads through: a view node moves to just after what it views), and not between an
