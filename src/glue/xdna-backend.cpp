@@ -30,6 +30,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace xdna {
@@ -578,9 +579,20 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph * graph) {
 // (plan/submission-order.h).
 void backend_graph_optimize(ggml_backend_t backend, ggml_cgraph * graph, ggml_backend_graph_optimize_params * params) {
     BackendContext * ctx = ctx_of(backend);
-    const auto on_npu = [ctx](const ggml_tensor * n) { return (n->flags & GGML_TENSOR_FLAG_COMPUTE) != 0 && ctx->runs_on_device(n); };
-    // The kind as the NPU runs it: a MUL_MAT by a Hadamard matrix is the rotation's program, not a matmul's.
-    const auto kind_of = [](const ggml_tensor * n) { return static_cast<int>(n->op) + (hadamard_hinted(n) ? GGML_OP_COUNT : 0); };
+    // Each node's kind as the NPU runs it, -1 for a node it does not run, decided once: the passes ask
+    // about a node many times. A MUL_MAT by a Hadamard matrix is the rotation's program, not a matmul's.
+    std::unordered_map<const ggml_tensor *, int> kinds;
+    kinds.reserve(static_cast<size_t>(graph->n_nodes));
+    for (int i = 0; i < graph->n_nodes; ++i) {
+        const ggml_tensor * n = graph->nodes[i];
+        const bool npu = (n->flags & GGML_TENSOR_FLAG_COMPUTE) != 0 && ctx->runs_on_device(n);
+        kinds[n] = npu ? static_cast<int>(n->op) + (hadamard_hinted(n) ? GGML_OP_COUNT : 0) : -1;
+    }
+    const auto kind_of = [&kinds](const ggml_tensor * n) {
+        const auto it = kinds.find(n);
+        return it != kinds.end() ? it->second : -1;
+    };
+    const auto on_npu = [&kind_of](const ggml_tensor * n) { return kind_of(n) >= 0; };
     group_npu_nodes(graph->nodes, graph->n_nodes, on_npu);
     group_nodes_by_kind(graph->nodes, graph->n_nodes, on_npu, kind_of);
     if (params != nullptr && params->add_alloc_dep != nullptr) {

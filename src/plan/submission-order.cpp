@@ -17,19 +17,24 @@ const ggml_tensor * memory_root(const ggml_tensor * t) {
     return t;
 }
 
-// Whether computing `n` writes memory that belongs to another tensor: a non-view op whose result is a
-// view (SET_ROWS, CPY into a view, in-place ops), or a node whose memory was allocated before the graph.
-bool writes_foreign_memory(const ggml_tensor * n) {
+// A node that computes nothing: a view of another tensor's memory, or no op (ggml_op_is_empty's list).
+bool computes_nothing(const ggml_tensor * n) {
     switch (n->op) {
         case GGML_OP_NONE:
         case GGML_OP_VIEW:
         case GGML_OP_RESHAPE:
         case GGML_OP_PERMUTE:
         case GGML_OP_TRANSPOSE:
-            return false;
+            return true;
         default:
-            return n->view_src != nullptr || n->data != nullptr;
+            return false;
     }
+}
+
+// Whether computing `n` writes memory that belongs to another tensor: a non-view op whose result is a
+// view (SET_ROWS, CPY into a view, in-place ops), or a node whose memory was allocated before the graph.
+bool writes_foreign_memory(const ggml_tensor * n) {
+    return !computes_nothing(n) && (n->view_src != nullptr || n->data != nullptr);
 }
 
 }  // namespace
@@ -84,10 +89,6 @@ int group_npu_nodes(ggml_tensor ** nodes, int n_nodes, const std::function<bool(
 
 namespace {
 
-bool is_view_op(const ggml_tensor * n) {
-    return n->op == GGML_OP_VIEW || n->op == GGML_OP_RESHAPE || n->op == GGML_OP_PERMUTE || n->op == GGML_OP_TRANSPOSE;
-}
-
 // Whether `n` reads `t`'s result, directly or through a chain of views.
 bool reads(const ggml_tensor * n, const ggml_tensor * t) {
     for (const ggml_tensor * s : n->src) {
@@ -108,17 +109,19 @@ bool writes_what_it_reads(const ggml_tensor * x, const ggml_tensor * n) {
     return false;
 }
 
+// An RMS_NORM and the MUL by its weight right after it: the pair the backend fuses (ggml_can_fuse over
+// {RMS_NORM, MUL}, glue/xdna-backend.cpp), kept adjacent and counted as the norm's op.
+bool fused_norm_mul(const ggml_tensor * norm, const ggml_tensor * mul) {
+    return norm->op == GGML_OP_RMS_NORM && mul->op == GGML_OP_MUL && reads(mul, norm);
+}
+
 }  // namespace
 
 int group_nodes_by_kind(ggml_tensor ** nodes, int n_nodes, const std::function<bool(const ggml_tensor *)> & on_npu,
                         const std::function<int(const ggml_tensor *)> & kind_of) {
     std::vector<ggml_tensor *> order(nodes, nodes + n_nodes);
     int moved = 0;
-    // An RMS_NORM and the MUL by its weight right after it: the pair the backend fuses, kept adjacent.
-    auto fused_pair = [&](int i) {
-        return i + 1 < n_nodes && order[static_cast<size_t>(i)]->op == GGML_OP_RMS_NORM &&
-               order[static_cast<size_t>(i) + 1]->op == GGML_OP_MUL && reads(order[static_cast<size_t>(i) + 1], order[static_cast<size_t>(i)]);
-    };
+    auto fused_pair = [&](int i) { return i + 1 < n_nodes && fused_norm_mul(order[static_cast<size_t>(i)], order[static_cast<size_t>(i) + 1]); };
     // Moves order[from] (with the MUL of a fused pair) to just after order[after] (after < from) when
     // nothing in between is what they read. Returns how many nodes moved (0, 1 or 2).
     auto move_after = [&](int from, int after) {
@@ -140,7 +143,7 @@ int group_nodes_by_kind(ggml_tensor ** nodes, int n_nodes, const std::function<b
     for (int i = 0; i < n_nodes; ++i) {
         ggml_tensor * node = order[static_cast<size_t>(i)];
         int up = 0;
-        if (is_view_op(node)) {
+        if (computes_nothing(node)) {
             // A view moves up to what it views, so that the nodes reading through it can move too.
             for (int j = i - 1; j >= 0; --j) {
                 if (reads(node, order[static_cast<size_t>(j)])) {
@@ -179,7 +182,7 @@ int keep_run_inputs(ggml_tensor ** nodes, int n_nodes, const std::function<bool(
     auto close_run = [&] {
         for (int i = first; i >= 0 && i < last; ++i) {
             const ggml_tensor * n = nodes[i];
-            if (is_view_op(n)) continue;  // views compute nothing; a fused MUL's inputs are kept like any
+            if (computes_nothing(n)) continue;  // a fused MUL's inputs are kept like any
             for (ggml_tensor * s : n->src) {
                 if (s != nullptr && in_graph.count(s) != 0) {
                     keep(s, nodes[last]);
@@ -191,10 +194,10 @@ int keep_run_inputs(ggml_tensor ** nodes, int n_nodes, const std::function<bool(
     };
     for (int i = 0; i < n_nodes; ++i) {
         const ggml_tensor * n = nodes[i];
-        if (is_view_op(n)) continue;
+        if (computes_nothing(n)) continue;
         // The MUL of a fused RMS_NORM pair is part of the norm's op: a run of norms runs through it, and
         // ends after it (the pair writes the MUL's output).
-        if (i > 0 && n->op == GGML_OP_MUL && nodes[i - 1]->op == GGML_OP_RMS_NORM && reads(n, nodes[i - 1])) {
+        if (i > 0 && fused_norm_mul(nodes[i - 1], n)) {
             last = first >= 0 && last == i - 1 ? i : last;
             continue;
         }
