@@ -2,6 +2,7 @@
 // slice of it at its offset, as the backend's resolver would hand it to a planner.
 #pragma once
 
+#include "host-memory-buffer.h"
 #include "runtime/device-buffer.h"
 
 #include "ggml.h"
@@ -30,16 +31,9 @@ private:
 };
 
 // Zeroed host memory of at least `bytes` (64 at least) standing in for a plan's scratch buffer.
-class ScratchBuffer final : public xdna::DeviceBuffer {
+class ScratchBuffer final : public OwnedHostBuffer {
 public:
-    explicit ScratchBuffer(size_t bytes) : m_(bytes > 64 ? bytes : 64, 0) {}
-    void * host_ptr() override { return m_.data(); }
-    size_t size() const override { return m_.size(); }
-    void   sync_to_device(size_t, size_t) override {}
-    void   sync_from_device(size_t, size_t) override {}
-
-private:
-    std::vector<uint8_t> m_;
+    explicit ScratchBuffer(size_t bytes) : OwnedHostBuffer(bytes, 64) {}
 };
 
 // A context of 64 MB with its tensors allocated.

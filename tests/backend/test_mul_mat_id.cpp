@@ -5,6 +5,7 @@
 // all in one submission; ids outside the expert range are an error, not a crash.
 #include "backend-harness.h"
 #include "contracts/matmul-contract.h"
+#include "host-memory-buffer.h"
 #include "plan/batch-plan.h"
 #include "test-random.h"
 
@@ -105,18 +106,7 @@ TEST(MulMatId, DeviceErrorsFallBackWithExactResults) {
 }
 
 // A host buffer standing in for device memory, for planning without a device.
-class HostBuffer final : public xdna::DeviceBuffer {
-public:
-    HostBuffer(void * p, size_t n) : p_(p), n_(n) {}
-    void * host_ptr() override { return p_; }
-    size_t size() const override { return n_; }
-    void   sync_to_device(size_t, size_t) override {}
-    void   sync_from_device(size_t, size_t) override {}
-
-private:
-    void * p_;
-    size_t n_;
-};
+using HostBuffer = xdna_test::BorrowedHostBuffer;
 
 // Gate and up MUL_MAT_IDs over one x and one random routing, in host memory standing in for the device
 // (the gate and up stacks packed at load), for planning without a device.

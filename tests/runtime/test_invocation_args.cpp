@@ -1,4 +1,5 @@
 // Argument layout of a kernel invocation: the mlir-aie convention, params packing and range checks.
+#include "host-memory-buffer.h"
 #include "runtime/invocation-args.h"
 #include "runtime/kernel-manifest.h"
 
@@ -11,17 +12,7 @@ using namespace xdna;
 namespace {
 
 // Memory the test owns; only its size matters to the layout.
-class FakeBuffer final : public DeviceBuffer {
-public:
-    explicit FakeBuffer(size_t n) : bytes_(n) {}
-    void * host_ptr() override { return bytes_.data(); }
-    size_t size() const override { return bytes_.size(); }
-    void   sync_to_device(size_t, size_t) override {}
-    void   sync_from_device(size_t, size_t) override {}
-
-private:
-    std::vector<char> bytes_;
-};
+using FakeBuffer = xdna_test::OwnedHostBuffer;
 
 KernelEntry mlir_aie_entry(const MatmulContract & c, int tile_n) {
     KernelEntry k;
