@@ -2,6 +2,7 @@
 
 #include "ops/act_quant/act-quant-invocation.h"
 #include "ops/act_quant/act-quant-plan.h"
+#include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/flash_attn/flash-attn-plan.h"
 #include "ops/rms_norm/rms-norm-plan.h"
 
@@ -25,6 +26,31 @@ size_t align_up(size_t x) {
 bool same_activations(const ggml_tensor * a, const ggml_tensor * b) {
     return a->data == b->data && a->type == b->type && std::memcmp(a->ne, b->ne, sizeof a->ne) == 0 &&
            std::memcmp(a->nb, b->nb, sizeof a->nb) == 0;
+}
+
+// The own op of the plan that can make `matmul`'s activation tiles (layout `al`) itself, or -1: the
+// RMS_NORM with its weight that computes the matmul's src1, on one row (a decoded token), not yet
+// quantizing for another layout, the tiles a8 of 4 tokens over the whole row, and the device has its
+// quantizing program. It still writes its output: any other reader sees the norm as before.
+int32_t norm_quantizing_for(const BatchPlan & plan, const ggml_tensor * matmul, const ActivationLayout & al,
+                            const TensorResolver & resolve) {
+    const ggml_tensor * src = reshaped_source(matmul->src[1]);
+    const int block = act_format_block(al.format);
+    if ((al.format != ActFormat::a8_b32 && al.format != ActFormat::a8_b256) || al.tile_n != kRmsNormQuantTileN ||
+        al.tile_k != kRmsNormQuantTileK || al.k_parts != 1 || al.n != 1 || al.n_tiles != 1 || al.k != al.k_pad) {
+        return -1;
+    }
+    for (size_t j = 0; j < plan.ops.size(); ++j) {
+        const PlannedOp & q = plan.ops[j];
+        if (!q.is(PlannedForm::own) || q.node != src || q.own.size() != 1 || q.own[0].kind() != KernelKind::rms_norm ||
+            q.quant_block != 0) {
+            continue;
+        }
+        const RmsNormInvocation r = rms_norm_of(q.own[0]);
+        const bool fits = r.p.with_weight && r.p.rows == 1 && r.p.cols == al.k_pad;
+        return fits && (!resolve.has_kernel || resolve.has_kernel(rms_norm_key(true, r.p.cols, block))) ? static_cast<int32_t>(j) : -1;
+    }
+    return -1;
 }
 
 }  // namespace
@@ -131,6 +157,14 @@ bool layout_batch(const std::vector<ggml_tensor *> & nodes, const TensorResolver
         } else {
             p.quantizes = true;
             p.act_offset = size;
+            if (produced_here) {
+                p.act_by_op = norm_quantizing_for(plan, node, al, resolve);
+                if (p.act_by_op >= 0) {
+                    PlannedOp & norm = plan.ops[static_cast<size_t>(p.act_by_op)];
+                    norm.quant_block = act_format_block(al.format);
+                    norm.quant_offset = p.act_offset;
+                }
+            }
             size = align_up(size + p.plan.activation_bytes());
             plan.max_k_pad = std::max(plan.max_k_pad, al.k_pad);
             for (int64_t s = 0; s < p.plan.n_slices && !p.act_on_npu; ++s) {
@@ -344,10 +378,20 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
             continue;  // routed per ubatch: route_batch()
         }
         if (p.is(PlannedForm::own)) {
+            std::vector<Invocation> own = p.own;
+            if (p.quant_block != 0) {
+                // A later matmul's activation tiles, made by this norm's program (norm_quantizing_for).
+                RmsNormInvocation r = rms_norm_of(own[0]);
+                if (!rms_norm_fuse_quant(r, p.quant_block, {scratch, p.quant_offset})) {
+                    why = std::string(p.node->name) + ": the norm cannot quantize its output for the matmul planned to read it";
+                    return false;
+                }
+                own[0] = to_invocation(r);
+            }
             device_reads(p.node, resolve, reads);
-            int at = after_conflicts(p.own);
+            int at = after_conflicts(own);
             for (const ggml_tensor * t : reads) at = std::max(at, producer_stage(t, i) + 1);
-            op_stage[i] = place(p.own, same_program_stage(p.own, at));
+            op_stage[i] = place(own, same_program_stage(own, at));
             floor_stage = std::max(floor_stage, op_stage[i]);
             continue;
         }
@@ -355,7 +399,9 @@ bool fill_invocations(BatchPlan & plan, const TensorResolver & resolve, DeviceBu
         if (p.act_on_npu) {
             // The stage the quantization of src1 landed in (made by the first op reading it; the others
             // share its scratch offset).
-            if (p.quantizes) {
+            if (p.quantizes && p.act_by_op >= 0) {
+                act_stage[p.act_offset] = op_stage[static_cast<size_t>(p.act_by_op)];
+            } else if (p.quantizes) {
                 const ggml_tensor * src1 = p.node->src[1];
                 const BufferSlice x = resolve.slice_of(src1);
                 if (x.buffer == nullptr) {

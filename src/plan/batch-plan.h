@@ -35,6 +35,10 @@ struct PlannedOp {
     // stage after it; this matmul runs in the stage after that. With `quantizes`: the op whose
     // activation operand the act_quant invocation writes.
     bool   act_on_npu = false;
+    // With `quantizes` and `act_on_npu`: the own op (an RMS_NORM with its weight, one row) whose program
+    // also makes these activation tiles (ops/rms_norm: rms_norm_fuse_quant), so no act_quant invocation
+    // runs; -1: act_quant's.
+    int32_t act_by_op = -1;
     bool   packed_weights = true; // matmul, experts: src0 was packed at load; otherwise packed into scratch per run
     size_t weight_offset = 0;     // scratch offset of the packed src0 when !packed_weights
     // experts: the plan, and the scratch offsets of its gathered activations and staged outputs.
@@ -49,6 +53,10 @@ struct PlannedOp {
     int32_t    expert_rows_of = -1;
     // own: its invocations; it needs no scratch and nothing prepared on the host.
     std::vector<Invocation> own;
+    // own, an RMS_NORM a later matmul's act_by_op names: its invocation also writes that matmul's
+    // activation tiles, at this scratch offset, `quant_block` values per scale (0: it does not).
+    int    quant_block = 0;
+    size_t quant_offset = 0;
 
     bool is(PlannedForm f) const { return form == f; }
 };

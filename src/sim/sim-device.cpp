@@ -140,7 +140,7 @@ bool SimDevice::has_kernel(const KernelKey & key) const {
     // The simulator has every kernel its kinds' engines implement, at every tile shape they allow, unless
     // GGML_XDNA_SIM_TILES narrows the token widths (to behave like an NPU with fewer kernels installed).
     const SimKindEngine * e = sim_kind_engine(key.kind);
-    return e != nullptr && e->has_kernel(key) &&
+    return e != nullptr && e->has_kernel(key) && (exec_ != SimExec::stream || e->has_stream == nullptr || e->has_stream(key)) &&
            (token_tiles_.empty() || std::find(token_tiles_.begin(), token_tiles_.end(), key.tile.n) != token_tiles_.end());
 }
 

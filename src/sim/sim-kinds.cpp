@@ -136,7 +136,8 @@ Status row_scale_run_stream(const std::vector<Invocation> & invs, ThreadPool & p
 // One row per kind, in KernelKind order.
 const SimKindEngine kEngines[] = {
     {KernelKind::matmul, matmul_has_kernel, matmul_model_shape, sim_run_matmuls, matmul_run_stream},
-    {KernelKind::rms_norm, rms_norm_has_kernel, rms_norm_model_shape, rms_norm_run, rms_norm_run_stream},
+    {KernelKind::rms_norm, rms_norm_has_kernel, rms_norm_model_shape, rms_norm_run, rms_norm_run_stream, nullptr,
+     rms_norm_has_stream},
     {KernelKind::act_quant, act_quant_has_kernel, act_quant_model_shape, act_quant_run, act_quant_run_stream},
     {KernelKind::add, add_has_kernel, add_model_shape, add_run, add_run_stream},
     {KernelKind::glu, glu_has_kernel, glu_model_shape, glu_run, glu_run_stream},

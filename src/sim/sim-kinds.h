@@ -31,6 +31,9 @@ struct SimKindEngine {
     // What a failed run may leave in the outputs, for a kind that writes only some rows of an output
     // (a scatter: the rows its ids name) -- nullptr: every written operand's whole extent.
     void (*poison)(const Invocation & inv) = nullptr;
+    // Whether run_stream has the key's program (a program with no data movement yet runs in the other
+    // modes only) -- nullptr: every key has_kernel takes.
+    bool (*has_stream)(const KernelKey & key) = nullptr;
 };
 
 // The engine of `kind`, nullptr if the simulator has none.

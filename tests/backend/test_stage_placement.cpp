@@ -129,3 +129,39 @@ TEST_F(StagePlacement, TwoOpsWritingTheSameMemoryKeepTheirOrder) {
     ASSERT_GE(sa2, 0);
     EXPECT_GT(sa2, sa) << "the second write to the same memory must stay the second";
 }
+
+// A decoded token's norm makes its matmuls' activation tiles itself (batch-plan.cpp norm_quantizing_for:
+// the rms_norm design's quantizing program), so no act_quant invocation and no change of program to it
+// run between the norm and the projections; it still writes its output for any other reader. Two tokens
+// keep the act_quant invocation (the program takes one row).
+TEST_F(StagePlacement, ADecodedTokensNormQuantizesForItsMatmuls) {
+    for (const int64_t tokens : {1, 2}) {
+        SCOPED_TRACE(tokens);
+        ggml_tensor * x = ggml_new_tensor_2d(ctx(), GGML_TYPE_F32, 256, tokens);
+        ggml_tensor * g = ggml_new_tensor_1d(ctx(), GGML_TYPE_F32, 256);
+        ggml_tensor * y = ggml_mul(ctx(), ggml_rms_norm(ctx(), x, 1e-5f), g);
+        ggml_tensor * q = ggml_mul_mat(ctx(), weights(), y);
+        ggml_tensor * k = ggml_mul_mat(ctx(), weights(), y);
+        const Batch & b = plan({y, q, k});
+        std::string kinds;
+        for (const Invocation & i : b.invocations) kinds += std::string(kernel_kind_name(i.kind())) + " ";
+        ASSERT_EQ(b.invocations.size(), tokens == 1 ? 3u : 4u) << kinds;
+        const Invocation & norm = b.invocations[0];
+        ASSERT_EQ(norm.kind(), KernelKind::rms_norm) << kinds;
+        ASSERT_NE(norm.operand("y"), nullptr);
+        EXPECT_EQ(norm.operand("y")->slice.offset, slice_of(y).offset) << "the norm's output is written as before";
+        const Operand * tiles = norm.operand("tiles");
+        if (tokens == 2) {
+            EXPECT_EQ(tiles, nullptr);
+            EXPECT_EQ(b.invocations[1].kind(), KernelKind::act_quant) << kinds;
+            continue;
+        }
+        ASSERT_NE(tiles, nullptr) << "a decoded token's norm writes its matmuls' activation tiles";
+        EXPECT_EQ(program_changes(b), 1) << kinds;  // rms_norm -> matmul
+        for (size_t j = 1; j < 3; ++j) {
+            ASSERT_EQ(b.invocations[j].kind(), KernelKind::matmul) << kinds;
+            EXPECT_EQ(b.invocations[j].operand("activations")->slice.offset, tiles->slice.offset) << "the matmuls read the norm's tiles";
+        }
+        EXPECT_GT(stage_writing(b, slice_of(q)), stage_writing(b, slice_of(y)));
+    }
+}

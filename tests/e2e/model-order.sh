@@ -11,6 +11,9 @@
 #     submissions) in layer mode with an F16 cache. Its head dim of 32 takes neither the Hadamard
 #     rotations nor the Q8_0 attention program, and the e2e model does not follow the backend's MoE
 #     layers in glue mode: neither is compared.
+# MODEL_ORDER_RUNS replaces that list (words model:ops:cache, the model demo-<model>-Q4_K_M.gguf), e.g.
+# "1b:layer:f16 1b:layer:q8_0 8b:layer:f16 8b:layer:q8_0" for the larger random-weight models CI does not
+# make (scripts/make-demo-model.sh 1b|8b; those four match, about 30 s).
 #
 # usage: model-order.sh <llama.cpp bin dir> <libggml-xdna.so> <xdna-bench> <models dir> <work dir>
 set -euo pipefail
@@ -18,7 +21,7 @@ set -euo pipefail
 bin=$1 lib=$2 bench=$3 models=$4 work=$5
 here=$(dirname "$0")
 mkdir -p "$work"
-for run in trained:layer:f16 trained:layer:q8_0 trained:glue:f16 trained:glue:q8_0 tiny-moe:layer:f16; do
+for run in ${MODEL_ORDER_RUNS:-trained:layer:f16 trained:layer:q8_0 trained:glue:f16 trained:glue:q8_0 tiny-moe:layer:f16}; do
     IFS=: read -r name ops cache <<<"$run"
     model=$models/demo-$name-Q4_K_M.gguf
     [ -f "$model" ] || { echo "missing $model (scripts/make-demo-model.sh $name makes it)"; exit 1; }

@@ -6,10 +6,15 @@
 #include "core-fp32-reference.h"
 #include "kernel-loop-promises.h"
 #include "test-random.h"
+#include "contracts/activation-layout.h"
+#include "contracts/matmul-contract.h"
+#include "ops/act_quant/act-quant-invocation.h"
+#include "ops/act_quant/sim-act-quant.h"
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "ops/rms_norm/sim-rms-norm.h"
 #include "runtime/thread-pool.h"
 #include "sim-operands.h"
+#include "xdna_aie/matmul_tiles.h"
 #include "xdna_aie/rms_norm_tiles.h"
 
 #include <gtest/gtest.h>
@@ -326,4 +331,117 @@ TEST(RmsNormKernel, LoopPromisesHoldForEveryCallTheDesignMakes) {
         for (int64_t c = 0; c < xdna_aie::rms_norm_chunks(cols); ++c) ASSERT_GE(xdna_aie::rms_norm_chunk_len(cols, c), xdna::kRmsNormMinCall) << cols;
     }
     EXPECT_EQ(taken, xdna_aie::kRmsNormMaxCols / kLanes) << "every row length of a multiple of 32";
+}
+
+namespace {
+
+// The a8 tiles of one row y (token 0 of tiles of 4 tokens, the others zero), 256 values a tile, as the
+// act_quant program states them (aie/act_quant/kernels/act_quant.cc): per block the largest |y|, s =
+// amax / 127 and id = 127 / amax by IEEE divisions, codes rint(y (x) id) with the core's safe product,
+// clamped; the int16 sum of every 16 codes.
+std::vector<uint8_t> reference_tiles(const std::vector<float> & y, int block) {
+    const xdna_aie::ActTileFormat f{4, 256, block};
+    const size_t tile_bytes = static_cast<size_t>(f.tile_bytes());
+    std::vector<uint8_t> out(tile_bytes * (y.size() / 256), 0);
+    for (size_t kt = 0; kt < y.size() / 256; ++kt) {
+        uint8_t * tile = out.data() + kt * tile_bytes;
+        auto * codes = reinterpret_cast<int8_t *>(tile + f.codes_offset());
+        auto * scales = reinterpret_cast<float *>(tile + f.scales_offset());
+        auto * sums = reinterpret_cast<int16_t *>(tile + f.sums_offset());
+        for (int b = 0; b < 256 / block; ++b) {
+            const float * v = y.data() + kt * 256 + b * block;
+            float amax = 0.0f;
+            for (int i = 0; i < block; ++i) amax = std::fmax(amax, std::fabs(v[i]));
+            scales[f.scale_index(0, b)] = amax / 127.0f;
+            const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+            for (int i = 0; i < block; i += 16) {
+                int sum = 0;
+                for (int j = 0; j < 16; ++j) {
+                    const int c = static_cast<int>(std::fmax(-127.0f, std::fmin(127.0f, std::nearbyint(safe_mul(v[i + j], id)))));
+                    codes[f.code_index(0, b * block + i + j)] = static_cast<int8_t>(c);
+                    sum += c;
+                }
+                sums[f.sum_index(0, (b * block + i) / 16)] = static_cast<int16_t>(sum);
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+// The quantizing programs (a decoded token's norm making its matmuls' a8 tiles, rms_norm_fuse_quant): y
+// as the plain program writes it, and every byte of every tile, the zero tokens and the planes' padding
+// included, the stated numerics' on the reference's y, and the same as the norm then act_quant's own
+// invocation make them. Both block sizes, rows of one tile to many.
+TEST(RmsNormEngine, TheQuantizingProgramWritesYAndItsActivationTiles) {
+    using namespace xdna;
+    ThreadPool pool(2);
+    for (const int block : {32, 256}) {
+        for (const int64_t cols : {256, 1024, 4096, 5120}) {
+            SCOPED_TRACE("block " + std::to_string(block) + ", cols " + std::to_string(cols));
+            const std::vector<float> x = xdna_test::random_floats(static_cast<size_t>(cols), 3.0f);
+            const std::vector<float> w = xdna_test::random_floats(static_cast<size_t>(cols), 1.5f);
+            const size_t tile_bytes = static_cast<size_t>(xdna_aie::ActTileFormat{4, 256, block}.tile_bytes());
+            const size_t tiles_bytes = tile_bytes * static_cast<size_t>(cols / 256);
+            xdna_test::HostBuffer xb(cols * 4), wb(cols * 4), yb(cols * 4), tb(tiles_bytes), y2b(cols * 4), t2b(tiles_bytes);
+            std::memcpy(xb.host_ptr(), x.data(), cols * 4);
+            std::memcpy(wb.host_ptr(), w.data(), cols * 4);
+            std::memset(tb.host_ptr(), 0xA5, tiles_bytes);  // every byte must be written
+            RmsNormInvocation r;
+            r.p = {1, cols, 1e-5f, 1.0f / static_cast<float>(cols), true, cols, 0, cols};
+            r.x = {&xb, 0};
+            r.weight = {&wb, 0};
+            r.y = {&yb, 0};
+            RmsNormInvocation plain = r;
+            plain.y = {&y2b, 0};
+            ASSERT_TRUE(rms_norm_fuse_quant(r, block, {&tb, 0}));
+            EXPECT_NE(rms_norm_quant_program(to_invocation(r).key), nullptr);
+            const Status st = sim_run_rms_norms({to_invocation(r)}, pool);
+            ASSERT_TRUE(st.ok) << st.message;
+
+            const std::vector<float> want_y = reference_row(x, w.data(), 1e-5f);
+            const auto * y = static_cast<const float *>(yb.host_ptr());
+            expect_same_bits(want_y, std::vector<float>(y, y + cols), "quantizing program, y");
+            const auto * t = static_cast<const uint8_t *>(tb.host_ptr());
+            const std::vector<uint8_t> want = reference_tiles(want_y, block);
+            for (size_t i = 0; i < tiles_bytes; ++i) {
+                ASSERT_EQ(t[i], want[i]) << "byte " << i << " of " << tiles_bytes << " (tile " << i / tile_bytes << ", seed "
+                                         << xdna_test::test_seed() << ")";
+            }
+
+            // The two programs it stands for: the plain norm, then act_quant on its row.
+            ASSERT_TRUE(sim_run_rms_norms({to_invocation(plain)}, pool).ok);
+            const ActivationLayout L =
+                make_activation_layout(*matmul_contract_for(block == 32 ? GGML_TYPE_Q8_0 : GGML_TYPE_Q4_K), cols, cols, 1, 4);
+            ASSERT_EQ(L.total_bytes, tiles_bytes);
+            ASSERT_TRUE(sim_run_act_quants({to_invocation(act_quant_invocation(L, {&y2b, 0}, cols, {&t2b, 0}))}, pool,
+                                           SimExec::kernels).ok);
+            EXPECT_EQ(std::memcmp(t, t2b.host_ptr(), tiles_bytes), 0) << "the fused program's tiles differ from act_quant's";
+        }
+    }
+}
+
+// What the quantizing programs do not take, refused before anything runs: more than one row, a row that
+// is not whole tiles of 256, no weight.
+TEST(RmsNormEngine, TheQuantizingProgramTakesOneRowOfWholeTiles) {
+    using namespace xdna;
+    xdna_test::HostBuffer b(1 << 16), t(1 << 16);
+    RmsNormInvocation r;
+    r.p = {2, 512, 1e-5f, 1.0f / 512, true, 512, 0, 512};
+    r.x = r.y = r.weight = {&b, 0};
+    EXPECT_FALSE(rms_norm_fuse_quant(r, 256, {&t, 0}));
+    r.p.rows = 1;
+    r.p.cols = 288;
+    EXPECT_FALSE(rms_norm_fuse_quant(r, 256, {&t, 0}));
+    r.p.cols = 512;
+    r.p.with_weight = false;
+    EXPECT_FALSE(rms_norm_fuse_quant(r, 256, {&t, 0}));
+    r.p.with_weight = true;
+    ASSERT_TRUE(rms_norm_fuse_quant(r, 32, {&t, 0}));
+    r.p.rows = 2;  // made by hand past the check: the engine refuses it
+    ThreadPool pool(1);
+    const Status st = sim_run_rms_norms({to_invocation(r)}, pool);
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("quantizing program takes one row"), std::string::npos) << st.message;
 }

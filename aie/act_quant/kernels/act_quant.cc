@@ -31,7 +31,13 @@ constexpr int kTK = 256;
 constexpr int kGroup = xdna_aie::kTokGroup;
 constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
 
-template <int AB, int TN> void quantize_group(const float * __restrict x, uint8_t * __restrict tile, int32_t group) {
+// Tokens < kGroup: x holds that many tokens' values and the group's other tokens are zeros, written as
+// their codes, scales and sums would be (all 0): the codes plane is cleared with the other two (a call
+// takes the tile's only group, group 0, at TN 4). A decoded token's norm calls it on its row alone
+// (aie/rms_norm: the quantizing programs), so neither the padding tokens' values nor their work exist.
+template <int AB, int TN, int Tokens = kGroup>
+void quantize_group(const float * __restrict x, uint8_t * __restrict tile, int32_t group) {
+    static_assert(Tokens == kGroup || TN == kGroup, "a group of fewer tokens is the tile's only group");
     constexpr xdna_aie::ActTileFormat f{TN, kTK, AB};
     auto * codes = reinterpret_cast<int8_t *>(tile + f.codes_offset());
     auto * scales = reinterpret_cast<float *>(tile + f.scales_offset());
@@ -43,8 +49,11 @@ template <int AB, int TN> void quantize_group(const float * __restrict x, uint8_
         static_assert(TN * kTK % xdna_aie::kPlaneAlign == 0, "codes plane without padding");
         const aie::vector<uint8_t, 64> z = aie::zeros<uint8_t, 64>();
         for (int i = 0; i < f.scales_bytes() + f.sums_bytes(); i += 64) aie::store_v(tile + f.scales_offset() + i, z);
+        if constexpr (Tokens < kGroup) {
+            for (int i = 0; i < f.codes_bytes(); i += 64) aie::store_v(tile + f.codes_offset() + i, z);
+        }
     }
-    for (int tg = 0; tg < kGroup; ++tg) {
+    for (int tg = 0; tg < Tokens; ++tg) {
         const int t = group * kGroup + tg;
         const float * xt = x + tg * kTK;
         for (int b = 0; b < kTK / AB; ++b) {
@@ -157,6 +166,9 @@ void act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group) { quant
 void act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 32>(x, tile, group); }
 void act_quant_a8_b256_n4(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 4>(x, tile, group); }
 void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 32>(x, tile, group); }
+// One token's 256 values into a tile of 4 tokens whose other three are zeros (group 0 only).
+void act_quant_a8_b32_n4_row(const float * x, uint8_t * tile, int32_t group) { quantize_group<32, 4, 1>(x, tile, group); }
+void act_quant_a8_b256_n4_row(const float * x, uint8_t * tile, int32_t group) { quantize_group<256, 4, 1>(x, tile, group); }
 void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<256, 32>(x, tile, group); }
 void act_quant_bfp16_k128_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<128, 32>(x, tile, group); }
 void act_quant_bfp16_k64_n32(const float * x, uint8_t * tile, int32_t group) { quantize_group_bfp16<64, 32>(x, tile, group); }

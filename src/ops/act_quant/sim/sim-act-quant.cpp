@@ -20,6 +20,8 @@ void act_quant_a8_b32_n4(const float * x, uint8_t * tile, int32_t group);
 void act_quant_a8_b32_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_a8_b256_n4(const float * x, uint8_t * tile, int32_t group);
 void act_quant_a8_b256_n32(const float * x, uint8_t * tile, int32_t group);
+void act_quant_a8_b32_n4_row(const float * x, uint8_t * tile, int32_t group);
+void act_quant_a8_b256_n4_row(const float * x, uint8_t * tile, int32_t group);
 void act_quant_bfp16_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_bfp16_k128_n32(const float * x, uint8_t * tile, int32_t group);
 void act_quant_bfp16_k64_n32(const float * x, uint8_t * tile, int32_t group);
@@ -216,6 +218,51 @@ std::shared_ptr<const RowsSequence> quant_sequence_of(const Invocation & inv) {
 }
 
 }  // namespace
+
+namespace {
+
+// The programs other designs link (not act_quant's own invocations): one token's row into a tile of 4
+// tokens, the other three zeros (aie/act_quant/kernels/act_quant.cc), with their scalar divisions.
+struct RowProgram {
+    const char * name;
+    QuantFn      fn;
+    int          divides;
+};
+const RowProgram kRowPrograms[] = {
+    {"act_quant_a8_b32_n4_row", act_quant_a8_b32_n4_row, 2 * 8},
+    {"act_quant_a8_b256_n4_row", act_quant_a8_b256_n4_row, 2},
+};
+constexpr int kRowProgramCount = sizeof kRowPrograms / sizeof kRowPrograms[0];
+
+// Measured once per process, as the variants are, at group 0: the tile's only group, whose call clears
+// the planes.
+const CoreOps & row_program_ops(int i) {
+    static const std::vector<CoreOps> m = [] {
+        std::vector<CoreOps> out(kRowProgramCount);
+        auto * b = static_cast<CoreBuffers *>(std::aligned_alloc(64, sizeof(CoreBuffers)));
+        std::memset(b, 0, sizeof *b);
+        for (int p = 0; p < kRowProgramCount; ++p) {
+            out[p] = measure_on_own_thread([&] { kRowPrograms[p].fn(b->x, b->tile, 0); });
+            out[p].scalar += kSoftDivideCycles * static_cast<uint64_t>(kRowPrograms[p].divides);
+        }
+        std::free(b);
+        return out;
+    }();
+    return m[static_cast<size_t>(i)];
+}
+
+}  // namespace
+
+bool act_quant_program(const char * name, ActQuantKernel & kernel, CoreOps & call_ops) {
+    for (int i = 0; name != nullptr && i < kRowProgramCount; ++i) {
+        if (std::strcmp(kRowPrograms[i].name, name) == 0) {
+            kernel = kRowPrograms[i].fn;
+            call_ops = row_program_ops(i);
+            return true;
+        }
+    }
+    return false;
+}
 
 CoreRoleFactory act_quant_core_roles(const DesignDescription & d, const std::string & family, ActQuantKernel kernel) {
     const DesignDescription::FamilyObjects * o = d.objects_of(family);

@@ -24,6 +24,14 @@ Status sim_run_act_quants(const std::vector<Invocation> & invs, ThreadPool & poo
 // family's program (x, tile, group), release x; then release the tile. `kernel` replaces the program's
 // kernel code (tests break it on purpose); nullptr: the kernel code.
 using ActQuantKernel = void (*)(const float * x, uint8_t * tile, int32_t group);
+
+// A program of aie/act_quant's kernels that another design's core program links, by its name
+// ("act_quant_a8_b32_n4_row", "act_quant_a8_b256_n4_row": one token's row into a tile of 4 tokens, the
+// others zeros; the norm that quantizes its output, ops/rms_norm): its kernel code and what one call
+// issues (measured, with its scalar divisions, as act_quant's own calls are charged). False when there is
+// no such program.
+bool act_quant_program(const char * name, ActQuantKernel & kernel, CoreOps & call_ops);
+
 CoreRoleFactory act_quant_core_roles(const DesignDescription & d, const std::string & family, ActQuantKernel kernel = nullptr);
 
 // SimExec::stream: every stream built (runtime/quant-sequence.h) and every operand checked first

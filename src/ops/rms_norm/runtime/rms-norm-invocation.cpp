@@ -2,6 +2,7 @@
 
 #include "runtime/design-registry.h"
 #include "runtime/rows-sequence.h"
+#include "xdna_aie/matmul_tiles.h"
 
 #include "ggml.h"
 
@@ -12,8 +13,8 @@ namespace xdna {
 
 std::string RmsNormParams::shape_label(const TileShape &) const {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%lld x %lld%s", static_cast<long long>(rows), static_cast<long long>(cols),
-                  with_weight ? " x w" : "");
+    std::snprintf(buf, sizeof buf, "%lld x %lld%s%s", static_cast<long long>(rows), static_cast<long long>(cols),
+                  with_weight ? " x w" : "", quant_block != 0 ? " -> a8" : "");
     return buf;
 }
 
@@ -33,18 +34,38 @@ int rms_norm_tile(int64_t cols) {
     return d.ok() && !d.design.families.empty() ? rows_tile_for(d.design, d.design.families.front().first, cols) : 0;
 }
 
-KernelKey rms_norm_key(bool with_weight, int64_t cols) {
+KernelKey rms_norm_key(bool with_weight, int64_t cols, int quant_block) {
     KernelKey k;
     k.kind = KernelKind::rms_norm;
     k.design = kRmsNormDesign;
     k.variant = with_weight ? kRmsNormMulVariant : kRmsNormVariant;
+    if (with_weight && quant_block == 32) k.variant = kRmsNormMulQuantB32Variant;
+    if (with_weight && quant_block == 256) k.variant = kRmsNormMulQuantB256Variant;
     k.tile = TileShape{0, rms_norm_tile(cols), 0};
     return k;
 }
 
+const char * rms_norm_quant_program(const KernelKey & key) {
+    if (key.kind != KernelKind::rms_norm || key.variant == nullptr) return nullptr;
+    if (std::strcmp(key.variant, kRmsNormMulQuantB32Variant) == 0) return "act_quant_a8_b32_n4_row";
+    if (std::strcmp(key.variant, kRmsNormMulQuantB256Variant) == 0) return "act_quant_a8_b256_n4_row";
+    return nullptr;
+}
+
+bool rms_norm_fuse_quant(RmsNormInvocation & r, int block, BufferSlice tiles) {
+    if (!r.p.with_weight || r.p.rows != 1 || r.p.cols % kRmsNormQuantTileK != 0 || (block != 32 && block != 256)) {
+        return false;
+    }
+    r.p.quant_block = block;
+    r.p.quant_tile_n = kRmsNormQuantTileN;
+    r.p.quant_tile_bytes = xdna_aie::ActTileFormat{kRmsNormQuantTileN, kRmsNormQuantTileK, block}.tile_bytes();
+    r.tiles = tiles;
+    return true;
+}
+
 Invocation to_invocation(const RmsNormInvocation & r) {
     Invocation inv;
-    inv.key = rms_norm_key(r.p.with_weight, r.p.cols);
+    inv.key = rms_norm_key(r.p.with_weight, r.p.cols, r.p.quant_block);
     inv.params = r.p;
     const uint64_t row_bytes = static_cast<uint64_t>(r.p.cols) * sizeof(float);
     inv.add_operand({"x", r.x, row_bytes, r.p.rows, static_cast<uint64_t>(r.p.x_row_stride) * sizeof(float), Access::read});
@@ -54,6 +75,10 @@ Invocation to_invocation(const RmsNormInvocation & r) {
                          Access::read});
     }
     inv.add_operand({"y", r.y, row_bytes, r.p.rows, static_cast<uint64_t>(r.p.y_row_stride) * sizeof(float), Access::write});
+    if (r.p.quant_block != 0) {
+        const uint64_t tiles_bytes = r.p.quant_tile_bytes * static_cast<uint64_t>(r.p.cols / kRmsNormQuantTileK);
+        inv.add_operand({"tiles", r.tiles, tiles_bytes, 1, tiles_bytes, Access::write});
+    }
     return inv;
 }
 
@@ -66,6 +91,9 @@ RmsNormInvocation rms_norm_of(const Invocation & inv) {
         r.weight = w->slice;
     }
     r.y = inv.operand("y")->slice;
+    if (const Operand * t = inv.operand("tiles")) {
+        r.tiles = t->slice;
+    }
     return r;
 }
 

@@ -15,6 +15,12 @@ inline constexpr const char * kRmsNormDesign = "rms_norm";
 // The program variants of the design: with and without the norm weight.
 inline constexpr const char * kRmsNormVariant = "rms_norm_f32";
 inline constexpr const char * kRmsNormMulVariant = "rms_norm_mul_f32";
+// With the weight and the a8 quantization of y for the matmuls that read it (RmsNormParams::quant_block):
+// one decoded row into tiles of 4 tokens, 32 or 256 values per scale.
+inline constexpr const char * kRmsNormMulQuantB32Variant = "rms_norm_mul_quant_a8_b32_n4";
+inline constexpr const char * kRmsNormMulQuantB256Variant = "rms_norm_mul_quant_a8_b256_n4";
+inline constexpr int kRmsNormQuantTileN = 4;
+inline constexpr int kRmsNormQuantTileK = 256;
 
 // The kernels' chunk loops promise the compiler kRmsNormMinCall / 32 trips of 32 lanes
 // (aie/rms_norm/kernels/rms_norm.cc): a call on fewer values would be undefined on the core, so the
@@ -30,6 +36,7 @@ constexpr bool rms_norm_calls_keep_promise(int64_t cols) {
 
 struct RmsNormInvocation {
     BufferSlice x, weight, y;    // weight: one row of cols floats, or one per row; null buffer without it
+    BufferSlice tiles;           // p.quant_block: y's activation tiles, cols / 256 of them; else null
     RmsNormParams p;
 };
 
@@ -39,10 +46,18 @@ const DesignRead & rms_norm_design();
 int rms_norm_tile(int64_t cols);
 
 // The key of an invocation on rows of `cols` values: its program, and the xclbin's chunk size.
-KernelKey rms_norm_key(bool with_weight, int64_t cols);
+// quant_block 32 or 256: the program that also quantizes y (with the weight only).
+KernelKey rms_norm_key(bool with_weight, int64_t cols, int quant_block = 0);
+// The act_quant program the quantizing variant `key` runs after pass 2 ("act_quant_a8_b<block>_n4_row":
+// one token's 256 values into a tile of 4 tokens, the others zeros), nullptr for the others.
+const char * rms_norm_quant_program(const KernelKey & key);
+
+// `r` made to quantize y into `tiles` as a8 tiles of 4 tokens, `block` values per scale: one row with
+// the weight, cols a multiple of 256. False (r unchanged) when it is not such a norm.
+bool rms_norm_fuse_quant(RmsNormInvocation & r, int block, BufferSlice tiles);
 
 // Its operands: x read as rows of cols floats x_row_stride floats apart, the weight once (or per row), y
-// written as rows y_row_stride floats apart.
+// written as rows y_row_stride floats apart (and the tiles written whole when it quantizes).
 Invocation to_invocation(const RmsNormInvocation & r);
 
 // The typed view of an rms_norm-kind invocation. Aborts on another kind.

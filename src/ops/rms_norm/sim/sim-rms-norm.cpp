@@ -1,10 +1,12 @@
 #include "ops/rms_norm/sim-rms-norm.h"
 
+#include "ops/act_quant/sim-act-quant.h"
 #include "ops/rms_norm/rms-norm-invocation.h"
 #include "runtime/norm-sequence.h"
 #include "sim/core-state.h"
 #include "sim/rows-stream.h"
 #include "sim/kernel-cycles.h"
+#include "xdna_aie/matmul_tiles.h"
 #include "xdna_aie/rms_norm_tiles.h"
 
 #include <algorithm>
@@ -29,21 +31,45 @@ using xdna_aie::kRmsNormLanes;
 // The design's columns: each column's core takes whole rows (aie/rms_norm/dataflow.json).
 constexpr int kColumns = 8;
 
+constexpr int kQuantTileBytes = xdna_aie::ActTileFormat{kRmsNormQuantTileN, kRmsNormQuantTileK, 32}.tile_bytes();
+
 // One core's data memory as the design lays it out: chunk buffers of x, w and y, the partial sums and
-// the row's scale (64-byte aligned, as the core's buffers are).
+// the row's scale (64-byte aligned, as the core's buffers are); a quantizing program's too: 256 values
+// of y and the tile it makes of them.
 struct alignas(64) CoreBuffers {
     float x[kRmsNormChunk];
     float w[kRmsNormChunk];
     float y[kRmsNormChunk];
     float partial[kRmsNormLanes];
     float scale[kRmsNormLanes];
+    float group[kRmsNormQuantTileK];
+    alignas(64) uint8_t tile[kQuantTileBytes];
 };
+static_assert(xdna_aie::ActTileFormat{kRmsNormQuantTileN, kRmsNormQuantTileK, 256}.tile_bytes() <= kQuantTileBytes,
+              "the b256 tile fits the b32 tile's buffer");
 
 // A kernel call with the modes checked around it (core-state.h).
 template <typename F> void checked(const char * name, F && call) {
     const CoreModes found = sim_core_modes();
     call();
     sim_check_modes_restored(name, found);
+}
+
+// The quantizing programs (one row, with the weight): per 256 values of y, one call of the act_quant
+// row program (the tile's token 0; its tokens 1-3, past the invocation's one row, zeros, as act_quant's
+// padding rows make them) and the finished tile written out, tiles in K order.
+void quantize_row(const RmsNormInvocation & r, const float * y, CoreBuffers & b) {
+    ActQuantKernel quant = nullptr;
+    CoreOps unused;
+    act_quant_program(rms_norm_quant_program(rms_norm_key(true, r.p.cols, r.p.quant_block)), quant, unused);
+    auto * tiles = static_cast<uint8_t *>(r.tiles.host());
+    for (int64_t kt = 0; kt < r.p.cols / kRmsNormQuantTileK; ++kt) {
+        std::memcpy(b.group, y + kt * kRmsNormQuantTileK, kRmsNormQuantTileK * sizeof(float));
+        // A tile object holds what the memory last held: the program must write every byte of it.
+        std::memset(b.tile, 0xA5, sizeof b.tile);
+        checked("act_quant (rms_norm)", [&] { quant(b.group, b.tile, 0); });
+        std::memcpy(tiles + kt * r.p.quant_tile_bytes, b.tile, r.p.quant_tile_bytes);
+    }
 }
 
 void run_row(const RmsNormInvocation & r, int64_t row, CoreBuffers & b) {
@@ -71,6 +97,9 @@ void run_row(const RmsNormInvocation & r, int64_t row, CoreBuffers & b) {
             checked("rms_norm_apply_f32", [&] { rms_norm_apply_f32(b.x, b.scale, b.y, n); });
         }
         std::memcpy(y + c * kRmsNormChunk, b.y, n * sizeof(float));
+    }
+    if (r.p.quant_block != 0) {
+        quantize_row(r, y, b);
     }
 }
 
@@ -217,11 +246,44 @@ Status sim_run_rms_norms_stream(const std::vector<Invocation> & invs, ThreadPool
 bool rms_norm_has_kernel(const KernelKey & key) {
     return key.kind == KernelKind::rms_norm && key.design != nullptr && std::strcmp(key.design, kRmsNormDesign) == 0 &&
            key.variant != nullptr &&
-           (std::strcmp(key.variant, kRmsNormVariant) == 0 || std::strcmp(key.variant, kRmsNormMulVariant) == 0);
+           (std::strcmp(key.variant, kRmsNormVariant) == 0 || std::strcmp(key.variant, kRmsNormMulVariant) == 0 ||
+            rms_norm_quant_program(key) != nullptr);
 }
+
+bool rms_norm_has_stream(const KernelKey & key) {
+    return rms_norm_has_kernel(key) && rms_norm_quant_program(key) == nullptr;
+}
+
+namespace {
+
+// A quantizing program's own work on top of the norm's: one act_quant call per 256 values of its row (the
+// program's measured ops, as act_quant's own invocations are charged) and the tiles it writes. Its data
+// movement is not described yet: the bytes are the tiles, written once, beside the norm's own.
+void add_quantization(const RmsNormInvocation & r, ModelShape & s) {
+    ActQuantKernel quant = nullptr;
+    CoreOps call;
+    if (r.p.quant_block == 0 || !act_quant_program(rms_norm_quant_program(rms_norm_key(true, r.p.cols, r.p.quant_block)), quant, call) ||
+        s.n_core_calls >= static_cast<int>(s.core_calls.size())) {
+        return;
+    }
+    s.core_calls[static_cast<size_t>(s.n_core_calls++)] = {call, static_cast<double>(r.p.cols / kRmsNormQuantTileK)};
+    s.out_bytes += static_cast<double>(r.p.quant_tile_bytes) * static_cast<double>(r.p.cols / kRmsNormQuantTileK);
+}
+
+}  // namespace
 
 ModelShape rms_norm_model_shape(const Invocation & inv) {
     const RmsNormInvocation r = rms_norm_of(inv);
+    if (r.p.quant_block != 0) {
+        // The norm's own work and movement as the plain program's, then the quantization's.
+        RmsNormInvocation plain = r;
+        plain.p.quant_block = plain.p.quant_tile_n = 0;
+        plain.p.quant_tile_bytes = 0;
+        plain.tiles = {};
+        ModelShape s = rms_norm_model_shape(to_invocation(plain));
+        add_quantization(r, s);
+        return s;
+    }
     const MeasuredCalls & m = measured_calls();
     ModelShape s;
     s.kind = KernelKind::rms_norm;
@@ -285,6 +347,19 @@ Status sim_run_rms_norms(const std::vector<Invocation> & invs, ThreadPool & pool
                                  std::to_string(xdna_aie::rms_norm_chunk_len(r.p.cols, xdna_aie::rms_norm_chunks(r.p.cols) - 1)) +
                                  " values, fewer than " + std::to_string(kRmsNormMinCall) +
                                  " (their loops promise the compiler " + std::to_string(kRmsNormMinCall / 32) + " trip(s) of 32 lanes)");
+        }
+        if (r.p.quant_block != 0) {
+            ActQuantKernel quant = nullptr;
+            CoreOps ops;
+            const char * program = rms_norm_quant_program(i.key);
+            if (program == nullptr || !act_quant_program(program, quant, ops) || r.p.rows != 1 ||
+                r.p.cols % kRmsNormQuantTileK != 0 || r.tiles.host() == nullptr ||
+                r.p.quant_tile_bytes != static_cast<size_t>(xdna_aie::ActTileFormat{kRmsNormQuantTileN, kRmsNormQuantTileK,
+                                                                                    r.p.quant_block}.tile_bytes())) {
+                return Status::error("rms_norm: a quantizing program takes one row of a multiple of 256 values into a8 tiles of " +
+                                     std::to_string(kRmsNormQuantTileN) + " tokens (" + std::to_string(r.p.rows) + " rows of " +
+                                     std::to_string(r.p.cols) + " given)");
+            }
         }
         views.push_back(r);
     }

@@ -17,15 +17,21 @@
 
 namespace xdna {
 
-// Whether the simulator has the key's program (the rms_norm design's two variants).
+// Whether the simulator has the key's program (the rms_norm design's variants: with and without the
+// weight, and with the weight and the a8 quantization of its one row, kernels and twin modes only).
 bool rms_norm_has_kernel(const KernelKey & key);
+// Whether stream mode has it: not the quantizing programs, whose data movement (a tiles output beside
+// y) is not described yet.
+bool rms_norm_has_stream(const KernelKey & key);
 
 // The timing model's shape: the busiest core's kernel calls (their op counts measured from the kernel
 // code once per process) and the bytes the design moves (aie/rms_norm/README.md).
 ModelShape rms_norm_model_shape(const Invocation & inv);
 
 // Execute rms_norm invocations (every row of every invocation as one parallel job). An error when a
-// kernel returned with other rounding or saturation modes than it found.
+// kernel returned with other rounding or saturation modes than it found. A quantizing program then
+// makes the row's activation tiles as the core would: per 256 values of y, the tile's 4 tokens' values
+// in core memory (y's, then three rows of zeros) and one call of aie/act_quant's program on them.
 Status sim_run_rms_norms(const std::vector<Invocation> & invs, ThreadPool & pool);
 
 // The design's core program (aie/rms_norm/dataflow.json, core_program) at tile `tile`: per row, pass 1
