@@ -3,6 +3,7 @@
 // instruction stream vs kernel code).
 #pragma once
 
+#include "host-memory-buffer.h"
 #include "contracts/activation-layout.h"
 #include "contracts/matmul-contract.h"
 #include "contracts/tile-codec.h"
@@ -21,24 +22,8 @@
 
 namespace xdna_test {
 
-// Host memory standing in for a device buffer, aligned as device buffers are (the kernels' vector
-// loads check it), with a page of slack behind it (a DMA window may read past the last tile).
-class HostBuffer final : public xdna::DeviceBuffer {
-public:
-    explicit HostBuffer(size_t n)
-        : data_(static_cast<uint8_t *>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096 + 4096))), size_(n) {}
-    ~HostBuffer() override { std::free(data_); }
-    HostBuffer(const HostBuffer &) = delete;
-    HostBuffer & operator=(const HostBuffer &) = delete;
-    void * host_ptr() override { return data_; }
-    size_t size() const override { return size_; }
-    void   sync_to_device(size_t, size_t) override {}
-    void   sync_from_device(size_t, size_t) override {}
-
-private:
-    uint8_t * data_;
-    size_t    size_;
-};
+// Host memory standing in for a device buffer: page-aligned, with a page of slack behind it.
+using HostBuffer = OwnedHostBuffer;
 
 // Random GGUF rows of `type` whose fp16 fields are finite and of LLM-like size (random bytes elsewhere):
 // the codes take every bit pattern, the scales stay numbers so the comparison is of values.
