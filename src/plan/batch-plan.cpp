@@ -35,20 +35,15 @@ bool same_activations(const ggml_tensor * a, const ggml_tensor * b) {
 int32_t norm_quantizing_for(const BatchPlan & plan, const ggml_tensor * matmul, const ActivationLayout & al,
                             const TensorResolver & resolve) {
     const ggml_tensor * src = reshaped_source(matmul->src[1]);
-    const int block = act_format_block(al.format);
-    if ((al.format != ActFormat::a8_b32 && al.format != ActFormat::a8_b256) || al.tile_n != kRmsNormQuantTileN ||
-        al.tile_k != kRmsNormQuantTileK || al.k_parts != 1 || al.n != 1 || al.n_tiles != 1 || al.k != al.k_pad) {
-        return -1;
-    }
     for (size_t j = 0; j < plan.ops.size(); ++j) {
         const PlannedOp & q = plan.ops[j];
         if (!q.is(PlannedForm::own) || q.node != src || q.own.size() != 1 || q.own[0].kind() != KernelKind::rms_norm ||
             q.quant_block != 0) {
             continue;
         }
-        const RmsNormInvocation r = rms_norm_of(q.own[0]);
-        const bool fits = r.p.with_weight && r.p.rows == 1 && r.p.cols == al.k_pad;
-        return fits && (!resolve.has_kernel || resolve.has_kernel(rms_norm_key(true, r.p.cols, block))) ? static_cast<int32_t>(j) : -1;
+        RmsNormInvocation r = rms_norm_of(q.own[0]);
+        const bool fits = rms_norm_fuse_quant(r, al, {});
+        return fits && (!resolve.has_kernel || resolve.has_kernel(to_invocation(r).key)) ? static_cast<int32_t>(j) : -1;
     }
     return -1;
 }

@@ -61,9 +61,7 @@ void add_glue(std::vector<Job> & pending, const ModelDims & d, int64_t tokens, c
     // A decoded token's norm makes its consumer's a8 tiles itself, as the batch planner has it
     // (norm_quantizing_for, src/plan/batch-plan.cpp): no act_quant invocation after it.
     const xdna::ActivationLayout L = xdna::make_activation_layout(*consumer.contract, d.n_embd, d.n_embd, tokens, consumer.tile.n);
-    const bool a8 = L.format == xdna::ActFormat::a8_b32 || L.format == xdna::ActFormat::a8_b256;
-    const bool quantizes = a8 && L.tile_n == xdna::kRmsNormQuantTileN && L.tile_k == xdna::kRmsNormQuantTileK && L.k_parts == 1 &&
-                           L.n == 1 && L.k == L.k_pad && xdna::rms_norm_fuse_quant(r, xdna::act_format_block(L.format), {});
+    const bool quantizes = xdna::rms_norm_fuse_quant(r, L, {});
     pending.push_back({{}, group, true, xdna::rms_norm_model_shape(xdna::to_invocation(r))});
     if (!quantizes) {
         add_quantization(pending, consumer, d.n_embd, tokens, group);

@@ -63,6 +63,12 @@ bool rms_norm_fuse_quant(RmsNormInvocation & r, int block, BufferSlice tiles) {
     return true;
 }
 
+bool rms_norm_fuse_quant(RmsNormInvocation & r, const ActivationLayout & L, BufferSlice tiles) {
+    const bool a8 = L.format == ActFormat::a8_b32 || L.format == ActFormat::a8_b256;
+    return a8 && L.tile_n == kRmsNormQuantTileN && L.tile_k == kRmsNormQuantTileK && L.k_parts == 1 && L.n == 1 &&
+           L.n_tiles == 1 && L.k == L.k_pad && L.k_pad == r.p.cols && rms_norm_fuse_quant(r, act_format_block(L.format), tiles);
+}
+
 Invocation to_invocation(const RmsNormInvocation & r) {
     Invocation inv;
     inv.key = rms_norm_key(r.p.with_weight, r.p.cols, r.p.quant_block);

@@ -2,6 +2,7 @@
 // its engines read it.
 #pragma once
 
+#include "contracts/activation-layout.h"
 #include "runtime/design-description.h"
 #include "runtime/invocation.h"
 #include "xdna_aie/rms_norm_tiles.h"
@@ -55,6 +56,10 @@ const char * rms_norm_quant_program(const KernelKey & key);
 // `r` made to quantize y into `tiles` as a8 tiles of 4 tokens, `block` values per scale: one row with
 // the weight, cols a multiple of 256. False (r unchanged) when it is not such a norm.
 bool rms_norm_fuse_quant(RmsNormInvocation & r, int block, BufferSlice tiles);
+// The same for the activation layout `L` a matmul reads: when L is a quantizing program's tiles (a8 at
+// token tile 4 and K tile 256, one token, K unpadded) of r's whole row. The planner's test and the e2e
+// model's are this one.
+bool rms_norm_fuse_quant(RmsNormInvocation & r, const ActivationLayout & L, BufferSlice tiles);
 
 // Its operands: x read as rows of cols floats x_row_stride floats apart, the weight once (or per row), y
 // written as rows y_row_stride floats apart (and the tiles written whole when it quantizes).
